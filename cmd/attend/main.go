@@ -1,0 +1,50 @@
+// Command attend trains attention sequence-to-sequence translation models on the CPU, translates with them and
+// shows where they looked. Run `attend --help` for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "attend:", err)
+		var exit exitCode
+		if errors.As(err, &exit) {
+			os.Exit(int(exit))
+		}
+		os.Exit(1)
+	}
+}
+
+// exitCode is an error that asks for a particular exit status.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "attend",
+		Short: "Train attention seq2seq translation models on the CPU, translate, and see where they looked",
+		Long: `attend trains a sequence-to-sequence model with attention (bidirectional LSTM encoder, additive
+attention, LSTM decoder) on a parallel corpus, translates new text with it, and exports the attention.
+
+  attend demo                      train on the built-in synthetic corpus and show the result
+  attend train --src S --tgt T --out m.ckpt
+  attend translate --model m.ckpt < input > output`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newTrainCmd(), newTranslateCmd(), newDemoCmd(), newVersionCmd())
+	return root
+}

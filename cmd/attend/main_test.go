@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/synth"
+)
+
+// attendBin is the attend binary built once for these tests.
+var attendBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "attend-cli")
+	if err != nil {
+		panic(err)
+	}
+	attendBin = filepath.Join(dir, "attend")
+	if out, err := exec.Command("go", "build", "-o", attendBin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs the attend binary and returns its stdout, stderr and exit code.
+func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(attendBin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrainThenTranslateEndToEnd trains a tiny model on a generated corpus through the binary, then translates
+// a file and standard input with it, and checks outputs, metrics and exit codes.
+func TestTrainThenTranslateEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	train, valid, test := synth.Split(300, 30, 5, 7)
+	if err := synth.WriteFiles(dir, train, valid, test); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "m.ckpt")
+	stdout, stderr, code := run(t, "", "train", "--config", "../../configs/demo.yaml",
+		"--src", filepath.Join(dir, "train.src"), "--tgt", filepath.Join(dir, "train.tgt"),
+		"--valid-src", filepath.Join(dir, "valid.src"), "--valid-tgt", filepath.Join(dir, "valid.tgt"),
+		"--out", ckpt, "--max-steps", "12", "--set", "model.emb=8", "--set", "model.enc_hidden=8",
+		"--set", "model.dec_hidden=8", "--set", "model.attn_dim=8", "--set", "train.log_every=5", "--no-progress")
+	if code != 0 {
+		t.Fatalf("train exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "done: 12 steps") || !strings.Contains(last, "tok/s") || !strings.Contains(last, "valid ppl") {
+		t.Fatalf("last stdout line %q does not summarise the run", last)
+	}
+	for _, f := range []string{ckpt, filepath.Join(dir, "m.best.ckpt"), filepath.Join(dir, "m.metrics.jsonl")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("training did not write %s: %v", f, err)
+		}
+	}
+	metrics, _ := os.ReadFile(filepath.Join(dir, "m.metrics.jsonl"))
+	for _, key := range []string{`"step":`, `"epoch":`, `"loss":`, `"tgt_tokens":`, `"tok_per_s":`, `"elapsed_s":`, `"valid_loss":`, `"valid_ppl":`} {
+		if !bytes.Contains(metrics, []byte(key)) {
+			t.Fatalf("metrics file lacks %s:\n%s", key, metrics)
+		}
+	}
+
+	input := filepath.Join(dir, "in.txt")
+	writeFile(t, input, test[0].Src+"\n\n"+test[1].Src+"\n")
+	out := filepath.Join(dir, "out.txt")
+	attn := filepath.Join(dir, "attn.jsonl")
+	if _, stderr, code := run(t, "", "translate", "--model", ckpt, "--input", input, "--output", out, "--attention", attn); code != 0 {
+		t.Fatalf("translate exited %d: %s", code, stderr)
+	}
+	got, _ := os.ReadFile(out)
+	if n := strings.Count(string(got), "\n"); n != 3 {
+		t.Fatalf("translate wrote %d lines for 3 input lines:\n%s", n, got)
+	}
+	if a, _ := os.ReadFile(attn); strings.Count(string(a), `"attention"`) != 3 {
+		t.Fatalf("attention file does not have one record per line:\n%s", a)
+	}
+	stdout, stderr, code = run(t, test[0].Src+"\n", "translate", "--model", ckpt)
+	if code != 0 || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("translate from stdin: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+}
+
+// TestBadInputFailsWithFileAndLine checks that broken corpora and paths give a clear message and exit code 1.
+func TestBadInputFailsWithFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	src, tgt := filepath.Join(dir, "a.src"), filepath.Join(dir, "a.tgt")
+	cases := []struct {
+		name, src, tgt string
+		args           []string
+		want           []string
+	}{
+		{"mismatched line counts", "a b\nc d\ne f\n", "x y\nz w\n", nil, []string{"a.tgt", "line"}},
+		{"invalid UTF-8", "a b\nc \xff d\n", "x y\nz w\n", nil, []string{"a.src line 2", "UTF-8"}},
+		{"empty corpus", "", "", nil, []string{"a.src", "empty"}},
+		{"missing file", "a\n", "b\n", []string{"--src", filepath.Join(dir, "nope.src")}, []string{"nope.src"}},
+		{"unknown config key", "a\n", "b\n", []string{"--set", "model.size=3"}, []string{"size"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			writeFile(t, src, c.src)
+			writeFile(t, tgt, c.tgt)
+			args := append([]string{"train", "--src", src, "--tgt", tgt, "--out", filepath.Join(dir, "m.ckpt"), "--no-progress"}, c.args...)
+			_, stderr, code := run(t, "", args...)
+			if code != 1 {
+				t.Fatalf("exit code %d, want 1; stderr: %s", code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Fatalf("stderr %q does not mention %q", stderr, w)
+				}
+			}
+			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
+				t.Fatalf("stderr shows a panic: %s", stderr)
+			}
+		})
+	}
+	if _, stderr, code := run(t, "x\n", "translate", "--model", filepath.Join(dir, "missing.ckpt")); code != 1 || !strings.Contains(stderr, "missing.ckpt") {
+		t.Fatalf("translate with a missing model: exit %d, stderr %q", code, stderr)
+	}
+	if _, _, code := run(t, "", "train"); code != 1 {
+		t.Fatalf("train without --out: exit %d, want 1", code)
+	}
+}

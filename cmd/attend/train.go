@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"os"
+
+	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/model"
+	"github.com/spf13/cobra"
+)
+
+type trainFlags struct {
+	config                  string
+	corpus, valid           app.Corpus
+	out, resume, metrics    string
+	sets                    []string
+	epochs, maxSteps, batch int
+	seed                    uint64
+	threads                 int
+	noProgress              bool
+}
+
+func newTrainCmd() *cobra.Command {
+	var f trainFlags
+	cmd := &cobra.Command{
+		Use:   "train --src FILE --tgt FILE --out CKPT | --data TSV --out CKPT",
+		Short: "Train a model on a parallel corpus",
+		Long: `Train reads a parallel corpus (two line-aligned files, or one TSV file with the source in column 1 and
+the target in column 2; .gz files are read directly), builds vocabularies, and trains. It writes the last state
+to --out, the state with the best validation loss beside it (NAME.best.ckpt), and one JSON line per logged step
+and per validation to the metrics file. Ctrl-C saves the exact position; --resume continues from it.
+
+Every config key can be set with --set section.key=value, e.g. --set model.cell=gru --set train.lr=5e-4.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := model.Default()
+			if f.config != "" {
+				var err error
+				if cfg, err = model.LoadConfig(f.config); err != nil {
+					return err
+				}
+			}
+			overrides := func(c *model.Config) error { return applyTrainFlags(cmd, &f, c) }
+			if err := overrides(&cfg); err != nil {
+				return err
+			}
+			req := app.TrainRequest{Config: cfg, Train: f.corpus, Valid: f.valid, Out: f.out, Resume: f.resume,
+				Overrides: overrides, MetricsPath: f.metrics, Stdout: cmd.OutOrStdout()}
+			if !f.noProgress {
+				req.Bar = os.Stderr
+			}
+			_, err := app.Train(cmd.Context(), req)
+			if errors.Is(err, model.ErrInterrupted) {
+				return exitCode(130)
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "YAML config file (default: the built-in small config)")
+	fl.StringVar(&f.corpus.Src, "src", "", "training source file, one sentence per line")
+	fl.StringVar(&f.corpus.Tgt, "tgt", "", "training target file, line-aligned with --src")
+	fl.StringVar(&f.corpus.TSV, "data", "", "training TSV file: source<TAB>target, extra columns ignored")
+	fl.StringVar(&f.valid.Src, "valid-src", "", "validation source file")
+	fl.StringVar(&f.valid.Tgt, "valid-tgt", "", "validation target file")
+	fl.StringVar(&f.valid.TSV, "valid-data", "", "validation TSV file")
+	fl.StringVar(&f.out, "out", "", "checkpoint to write (required)")
+	fl.StringVar(&f.resume, "resume", "", "checkpoint to continue training from")
+	fl.StringVar(&f.metrics, "metrics", "", "metrics JSON-lines file (default: beside --out)")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a config key: section.key=value (repeatable)")
+	fl.IntVar(&f.epochs, "epochs", 0, "number of epochs (train.epochs)")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, "stop after this many steps in all (train.max_steps)")
+	fl.IntVar(&f.batch, "batch", 0, "sentence pairs per batch (data.batch)")
+	fl.Uint64Var(&f.seed, "seed", 0, "random seed (train.seed)")
+	fl.IntVar(&f.threads, "threads", 0, "CPU threads (train.threads)")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw a progress bar")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+// applyTrainFlags applies the shortcut flags the user gave, then every --set, to cfg.
+func applyTrainFlags(cmd *cobra.Command, f *trainFlags, cfg *model.Config) error {
+	fl := cmd.Flags()
+	if fl.Changed("epochs") {
+		cfg.Train.Epochs = f.epochs
+	}
+	if fl.Changed("max-steps") {
+		cfg.Train.MaxSteps = f.maxSteps
+	}
+	if fl.Changed("batch") {
+		cfg.Data.Batch = f.batch
+	}
+	if fl.Changed("seed") {
+		cfg.Train.Seed = f.seed
+	}
+	if fl.Changed("threads") {
+		cfg.Train.Threads = f.threads
+	}
+	for _, s := range f.sets {
+		if err := cfg.Set(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+// Package decoder predicts target words one step at a time from the previous word, the decoder state and the
+// attention context: the LSTM step, teacher-forced scoring, and greedy and beam search, which return the
+// attention weights of every emitted word.
+package decoder
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+)
+
+// Config gives the decoder's sizes.
+type Config struct {
+	Vocab  int // target vocabulary size
+	Emb    int // target embedding width
+	Hidden int // LSTM units
+	MemDim int // width of an encoder state (2 × encoder hidden)
+	Attn   int // width of the additive attention layer
+}
+
+// Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
+// LSTM cell over [emb(y_{t-1}); context] and the output layer over [s_t; context; emb(y_{t-1})].
+type Decoder[T kernels.Float] struct {
+	Cfg                Config
+	Emb                *param.Tensor[T] // (Vocab, Emb)
+	BridgeHW, BridgeHB *param.Tensor[T] // (MemDim, Hidden), (Hidden): s_0 = tanh(W [h_fwd ; h_bwd] + b)
+	BridgeCW, BridgeCB *param.Tensor[T] // (MemDim, Hidden), (Hidden): c_0 = tanh(W [c_fwd ; c_bwd] + b)
+	Attn               *align.MLP[T]
+	InputW             *param.Tensor[T] // (4, Emb+MemDim, Hidden): rows [0,Emb) read the embedding, the rest the context
+	HiddenW            *param.Tensor[T] // (4, Hidden, Hidden)
+	Bias               *param.Tensor[T] // (4, Hidden)
+	OutW               *param.Tensor[T] // (Hidden+MemDim+Emb, Vocab): rows read s_t, then the context, then the embedding
+	OutB               *param.Tensor[T] // (Vocab)
+}
+
+// New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*").
+func New[T kernels.Float](set *param.Set[T], cfg Config) *Decoder[T] {
+	h := cfg.Hidden
+	return &Decoder[T]{Cfg: cfg,
+		Emb:      set.Add("tgt_emb", cfg.Vocab, cfg.Emb),
+		BridgeHW: set.Add("bridge.h.w", cfg.MemDim, h), BridgeHB: set.Add("bridge.h.b", h),
+		BridgeCW: set.Add("bridge.c.w", cfg.MemDim, h), BridgeCB: set.Add("bridge.c.b", h),
+		Attn:    align.NewMLP(set, cfg.MemDim, h, cfg.Attn),
+		InputW:  set.Add("dec.w_ih", 4, cfg.Emb+cfg.MemDim, h),
+		HiddenW: set.Add("dec.w_hh", 4, h, h),
+		Bias:    set.Add("dec.b", 4, h),
+		OutW:    set.Add("out.w", h+cfg.MemDim+cfg.Emb, cfg.Vocab),
+		OutB:    set.Add("out.b", cfg.Vocab),
+	}
+}
+
+// OutIn is the width of the output layer's input [s_t; context; emb].
+func (d *Decoder[T]) OutIn() int { return d.Cfg.Hidden + d.Cfg.MemDim + d.Cfg.Emb }
+
+// Init draws the weights as PyTorch does for the same layers.
+func (d *Decoder[T]) Init(rng *rand.Rand) {
+	param.Normal(d.Emb, 1, rng)
+	clear(d.Emb.Data[:d.Cfg.Emb]) // row 0 is <pad>
+	for _, t := range []*param.Tensor[T]{d.BridgeHW, d.BridgeHB, d.BridgeCW, d.BridgeCB} {
+		param.Uniform(t, param.InvSqrt(d.Cfg.MemDim), rng)
+	}
+	d.Attn.Init(rng)
+	for _, t := range []*param.Tensor[T]{d.InputW, d.HiddenW, d.Bias} {
+		param.Uniform(t, param.InvSqrt(d.Cfg.Hidden), rng)
+	}
+	param.Uniform(d.OutW, param.InvSqrt(d.OutIn()), rng)
+	param.Uniform(d.OutB, param.InvSqrt(d.OutIn()), rng)
+}
+
+// Memory is what the decoder attends over for one batch: the encoder states, their precomputed keys and the
+// source lengths.
+type Memory[T kernels.Float] struct {
+	Rows, SrcLen int
+	States       []T // (Rows, SrcLen, MemDim)
+	Keys         []T // scorer keys
+	Lengths      []int
+}
+
+// State is the decoder's recurrent state for a batch: H is s_t and C the LSTM cell, both (Rows, Hidden).
+type State[T kernels.Float] struct {
+	Rows int
+	H, C []T
+}
+
+// Start builds the attention memory and the initial state s_0, c_0 from the encoder output.
+func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *State[T]) {
+	rows, h := enc.Rows, d.Cfg.Hidden
+	mem := &Memory[T]{Rows: rows, SrcLen: enc.SrcLen, States: enc.Memory, Lengths: lengths,
+		Keys: d.Attn.Keys(enc.Memory, rows, enc.SrcLen)}
+	st := &State[T]{Rows: rows, H: make([]T, rows*h), C: make([]T, rows*h)}
+	bridge := func(in []T, w, b *param.Tensor[T], out []T) {
+		kernels.Gemm(false, false, rows, h, d.Cfg.MemDim, 1, in, d.Cfg.MemDim, w.Data, h, 0, out, h)
+		kernels.AddBias(out, rows, h, b.Data)
+		for i, v := range out {
+			out[i] = kernels.Tanh(v)
+		}
+	}
+	bridge(enc.FinalH, d.BridgeHW, d.BridgeHB, st.H)
+	bridge(enc.FinalC, d.BridgeCW, d.BridgeCB, st.C)
+	return mem, st
+}
+
+// Scratch is the working memory of Step, allocated once per batch by NewScratch and reused at every step.
+type Scratch[T kernels.Float] struct {
+	emb, scores, ctx, gates, hNew, cNew, outIn []T
+}
+
+// NewScratch allocates Step's working memory for a batch of rows and source length srcLen.
+func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
+	h := d.Cfg.Hidden
+	return &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), scores: make([]T, rows*srcLen),
+		ctx: make([]T, rows*d.Cfg.MemDim), gates: make([]T, rows*4*h), hNew: make([]T, rows*h),
+		cNew: make([]T, rows*h), outIn: make([]T, rows*d.OutIn())}
+}
+
+// Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
+// updates st in place to s_t, and writes the output logits (rows, Vocab) and the attention weights (rows, SrcLen).
+func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], logits, weights []T) {
+	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
+	if len(prev) != rows || len(logits) != rows*d.Cfg.Vocab || len(weights) != rows*mem.SrcLen {
+		panic(fmt.Sprintf("decoder: Step got %d ids, %d logits, %d weights for %d rows", len(prev), len(logits), len(weights), rows))
+	}
+	for r, id := range prev {
+		copy(buf.emb[r*e:(r+1)*e], d.Emb.Data[id*e:(id+1)*e])
+	}
+	// c_t = Σ_i a_ti h_i with a_t = softmax(score(s_{t-1}, h))
+	d.Attn.Score(st.H, mem.Keys, rows, mem.SrcLen, buf.scores)
+	align.Attend(buf.scores, mem.Lengths, mem.States, rows, mem.SrcLen, md, weights, buf.ctx)
+	// gates = emb·W_e + ctx·W_c + s_{t-1}·W_hh + b, one block of W per gate
+	in := e + md
+	for k := 0; k < 4; k++ {
+		w := d.InputW.Block(k)
+		kernels.Gemm(false, false, rows, h, e, 1, buf.emb, e, w[:e*h], h, 0, buf.gates[k*h:], 4*h)
+		kernels.Gemm(false, false, rows, h, md, 1, buf.ctx, md, w[e*h:in*h], h, 1, buf.gates[k*h:], 4*h)
+	}
+	kernels.Project(st.H, rows, h, d.HiddenW.Data, 4, h, buf.gates, true)
+	kernels.AddBias(buf.gates, rows, 4*h, d.Bias.Data)
+	kernels.LSTMPointwise(buf.gates, st.C, rows, h, buf.hNew, buf.cNew)
+	copy(st.H, buf.hNew)
+	copy(st.C, buf.cNew)
+	// logits = [s_t; ctx; emb] · W_out + b_out
+	oi := d.OutIn()
+	for r := 0; r < rows; r++ {
+		row := buf.outIn[r*oi : (r+1)*oi]
+		copy(row[:h], st.H[r*h:(r+1)*h])
+		copy(row[h:h+md], buf.ctx[r*md:(r+1)*md])
+		copy(row[h+md:], buf.emb[r*e:(r+1)*e])
+	}
+	kernels.Gemm(false, false, rows, d.Cfg.Vocab, oi, 1, buf.outIn, oi, d.OutW.Data, d.Cfg.Vocab, 0, logits, d.Cfg.Vocab)
+	kernels.AddBias(logits, rows, d.Cfg.Vocab, d.OutB.Data)
+}
+
+// TeacherForced runs the decoder over a time-major target input tgtIn (tgtLen, rows) and returns the logits
+// (tgtLen, rows, Vocab) and attention weights (tgtLen, rows, SrcLen) of every step. It is the plain-Go reference
+// of the training graph and the validation scorer.
+func (d *Decoder[T]) TeacherForced(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights []T) {
+	rows, v := enc.Rows, d.Cfg.Vocab
+	mem, st := d.Start(enc, lengths)
+	buf := d.NewScratch(rows, enc.SrcLen)
+	logits = make([]T, tgtLen*rows*v)
+	weights = make([]T, tgtLen*rows*enc.SrcLen)
+	for t := 0; t < tgtLen; t++ {
+		d.Step(st, tgtIn[t*rows:(t+1)*rows], mem, buf, logits[t*rows*v:(t+1)*rows*v], weights[t*rows*enc.SrcLen:(t+1)*rows*enc.SrcLen])
+	}
+	return logits, weights
+}

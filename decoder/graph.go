@@ -1,0 +1,95 @@
+package decoder
+
+import (
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+)
+
+// GraphMasks are the dropout masks of one training graph; a nil mask means no dropout there. Emb is
+// (tgtLen, rows, Emb) on the target embeddings; Out holds one mask per part of the output layer's input
+// [s_t; ctx_fwd; ctx_bwd; emb], each (tgtLen·rows, part width).
+type GraphMasks struct {
+	Emb *G.Node
+	Out [4]*G.Node
+}
+
+// Graph is the teacher-forced decoder of one training graph: it reads the target input ids tgtIn and the
+// reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
+// every non-padding target word, and the attention weights of every step ((rows, srcLen) each).
+func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
+	rows, srcLen, tgtLen int, masks GraphMasks) (loss *G.Node, attention []*G.Node) {
+	e, h, half, v := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2, d.Cfg.Vocab
+	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
+	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
+	drop := func(x, mask *G.Node) *G.Node {
+		if mask == nil {
+			return x
+		}
+		return G.Must(G.HadamardProd(x, mask))
+	}
+
+	emb := drop(graph.Gather[T](p.Whole(d.Emb), tgtIn, tgtLen, rows, e), masks.Emb)
+
+	// s_0 = tanh(W_h [h_fwd ; h_bwd] + b_h), c_0 likewise from the final cell states.
+	bridge := func(final [2]*G.Node, w, b *param.Tensor[T]) *G.Node {
+		sum := add(mul(final[0], p.View(w, 0, half, h)), mul(final[1], p.View(w, half*h, half, h)))
+		return G.Must(G.Tanh(graph.AddBias[T](sum, p.Whole(b))))
+	}
+	state := bridge(enc.FinalH, d.BridgeHW, d.BridgeHB)
+	cell := bridge(enc.FinalC, d.BridgeCW, d.BridgeCB)
+
+	attn := d.Attn.Graph(p, rows, srcLen)
+	keys := attn.Keys(enc.Fwd, enc.Bwd)
+
+	// Gate k reads the embedding, the two context halves and s_{t-1}, each through its own block of rows.
+	in := e + d.Cfg.MemDim
+	var embW, ctxFW, ctxBW, hidW, bias [4]*G.Node
+	for k := 0; k < 4; k++ {
+		base := k * in * h
+		embW[k] = p.View(d.InputW, base, e, h)
+		ctxFW[k] = p.View(d.InputW, base+e*h, half, h)
+		ctxBW[k] = p.View(d.InputW, base+(e+half)*h, half, h)
+		hidW[k] = p.View(d.HiddenW, k*h*h, h, h)
+		bias[k] = p.View(d.Bias, k*h, h)
+	}
+
+	states := make([]*G.Node, tgtLen)
+	ctxF := make([]*G.Node, tgtLen)
+	ctxB := make([]*G.Node, tgtLen)
+	attention = make([]*G.Node, tgtLen)
+	for t := 0; t < tgtLen; t++ {
+		x := graph.Select[T](emb, t)
+		// c_t = Σ_i a_ti h_i with a_t from s_{t-1}
+		attention[t], ctxF[t], ctxB[t] = align.AttendGraph[T](attn.Score(state, keys), srcLengths, enc.Fwd, enc.Bwd)
+		var pre [4]*G.Node
+		for k := range pre {
+			sum := add(add(mul(x, embW[k]), mul(ctxF[t], ctxFW[k])), add(mul(ctxB[t], ctxBW[k]), mul(state, hidW[k])))
+			pre[k] = graph.AddBias[T](sum, bias[k])
+		}
+		state, cell = encoder.LSTMGraph(pre[0], pre[1], pre[2], pre[3], cell)
+		states[t] = state
+	}
+
+	// logits = [s_t; ctx; emb] W_out + b_out for all steps at once, one row block of W_out per part.
+	parts := []*G.Node{
+		graph.Stack[T](states, false), graph.Stack[T](ctxF, false), graph.Stack[T](ctxB, false),
+		G.Must(G.Reshape(emb, []int{tgtLen * rows, e})),
+	}
+	widths := []int{h, half, half, e}
+	var logits *G.Node
+	row := 0
+	for i, part := range parts {
+		term := mul(drop(part, masks.Out[i]), p.View(d.OutW, row*v, widths[i], v))
+		row += widths[i]
+		if logits == nil {
+			logits = term
+		} else {
+			logits = add(logits, term)
+		}
+	}
+	logits = graph.AddBias[T](logits, p.Whole(d.OutB))
+	return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0), attention
+}

@@ -1,0 +1,105 @@
+package encoder
+
+import (
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/kernels"
+	G "gorgonia.org/gorgonia"
+)
+
+// GraphOutput is the symbolic encoder output of a training graph.
+type GraphOutput struct {
+	// Fwd and Bwd are the states of each direction, (rows, srcLen, Hidden) batch-major; together they are the
+	// attention memory [fwd ; bwd] that Output.Memory holds in one tensor.
+	Fwd, Bwd *G.Node
+	// FinalH and FinalC are the forward and backward final states (rows, Hidden) each: index 0 forward, 1 backward.
+	FinalH, FinalC [2]*G.Node
+}
+
+// Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
+// read at run time, so the graph serves every batch of this shape. embMask, when not nil, is a (srcLen, rows,
+// Emb) dropout mask multiplied into the embeddings.
+func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node) *GraphOutput {
+	emb := graph.Gather[T](p.Whole(e.Emb), src, srcLen, rows, e.Cfg.Emb)
+	if embMask != nil {
+		emb = G.Must(G.HadamardProd(emb, embMask))
+	}
+	out := &GraphOutput{}
+	for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
+		cell := e.bindCell(p, d)
+		h := p.Zeros("h0", rows, e.Cfg.Hidden)
+		c := h
+		states := make([]*G.Node, srcLen)
+		for step := 0; step < srcLen; step++ {
+			t := step
+			if dir == 1 {
+				t = srcLen - 1 - step
+			}
+			hNew, cNew := cell.step(graph.Select[T](emb, t), h, c)
+			h = graph.MaskedUpdate[T](h, hNew, lengths, t)
+			if e.Cfg.Cell == LSTM {
+				c = graph.MaskedUpdate[T](c, cNew, lengths, t)
+			} else {
+				c = h
+			}
+			states[t] = h
+		}
+		stacked := graph.Stack[T](states, true)
+		if dir == 0 {
+			out.Fwd = stacked
+		} else {
+			out.Bwd = stacked
+		}
+		out.FinalH[dir], out.FinalC[dir] = h, c
+	}
+	return out
+}
+
+// graphCell is one direction's weights bound to a graph, gate by gate, so that no gate is sliced out of a wider
+// node.
+type graphCell[T kernels.Float] struct {
+	lstm               bool
+	inW, hidW, b, hidB []*G.Node
+}
+
+func (e *Encoder[T]) bindCell(p *graph.Params[T], d Direction[T]) *graphCell[T] {
+	g, h, in := e.Cfg.Cell.Gates(), e.Cfg.Hidden, e.Cfg.Emb
+	c := &graphCell[T]{lstm: e.Cfg.Cell == LSTM}
+	for k := 0; k < g; k++ {
+		c.inW = append(c.inW, p.View(d.InputW, k*in*h, in, h))
+		c.hidW = append(c.hidW, p.View(d.HiddenW, k*h*h, h, h))
+		c.b = append(c.b, p.View(d.Bias, k*h, h))
+		if d.HiddenBias != nil {
+			c.hidB = append(c.hidB, p.View(d.HiddenBias, k*h, h))
+		}
+	}
+	return c
+}
+
+// step is the unfused cell: every gate a pair of products, a bias and an activation, in gorgonia ops.
+func (c *graphCell[T]) step(x, h, cPrev *G.Node) (hNew, cNew *G.Node) {
+	pre := func(k int) *G.Node {
+		return graph.AddBias[T](G.Must(G.Add(G.Must(G.Mul(x, c.inW[k])), G.Must(G.Mul(h, c.hidW[k])))), c.b[k])
+	}
+	if c.lstm {
+		return LSTMGraph(pre(0), pre(1), pre(2), pre(3), cPrev)
+	}
+	// GRU: r and z see both biases; the candidate multiplies only the hidden part (with its bias) by r.
+	xPart := func(k int) *G.Node { return graph.AddBias[T](G.Must(G.Mul(x, c.inW[k])), c.b[k]) }
+	hPart := func(k int) *G.Node { return graph.AddBias[T](G.Must(G.Mul(h, c.hidW[k])), c.hidB[k]) }
+	r := G.Must(G.Sigmoid(G.Must(G.Add(xPart(0), hPart(0)))))
+	z := G.Must(G.Sigmoid(G.Must(G.Add(xPart(1), hPart(1)))))
+	n := G.Must(G.Tanh(G.Must(G.Add(xPart(2), G.Must(G.HadamardProd(r, hPart(2)))))))
+	// h = (1-z)*n + z*h = n + z*(h-n)
+	hNew = G.Must(G.Add(n, G.Must(G.HadamardProd(z, G.Must(G.Sub(h, n))))))
+	return hNew, hNew
+}
+
+// LSTMGraph is the LSTM pointwise step over gate pre-activations in gorgonia ops:
+// c = σ(f)·cPrev + σ(i)·tanh(g);  h = σ(o)·tanh(c).
+func LSTMGraph(i, f, g, o, cPrev *G.Node) (h, c *G.Node) {
+	c = G.Must(G.Add(
+		G.Must(G.HadamardProd(G.Must(G.Sigmoid(f)), cPrev)),
+		G.Must(G.HadamardProd(G.Must(G.Sigmoid(i)), G.Must(G.Tanh(g))))))
+	h = G.Must(G.HadamardProd(G.Must(G.Sigmoid(o)), G.Must(G.Tanh(c))))
+	return h, c
+}

@@ -1,0 +1,167 @@
+// Package graph is attend's gorgonia plumbing: custom ops with hand-written forward and backward kernels
+// (gather, per-step select, stack, masked update, bias, masked softmax, softmax cross-entropy) and the binding of
+// parameter tensors to graph nodes, so that gradients land back in the model's own buffers.
+//
+// None of these ops uses gorgonia's slice or concat, whose node hashing merges slices whose bounds agree mod
+// 256 (gorgonia v0.9.18): every op here hashes its full parameters and the address of the batch data it reads.
+package graph
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Dtype returns gorgonia's dtype for the element type T.
+func Dtype[T kernels.Float]() tensor.Dtype {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		return tensor.Float32
+	}
+	return tensor.Float64
+}
+
+// kernelOp is a gorgonia Op defined by plain-Go functions over the input and output data. Every op of this
+// package is one of these, so each op reads as: its name, its shape rule, its forward kernel and its gradient.
+type kernelOp[T kernels.Float] struct {
+	name    string // identifies the op and all its parameters; it is the node hash, so it must be unique per behaviour
+	inDims  []int  // dimensions of each input (for gorgonia's type system)
+	outDims int    // 0 for a scalar output
+	shape   func(in []tensor.Shape) tensor.Shape
+	forward func(in [][]T, inShapes []tensor.Shape, out []T)
+	// backward returns one gradient node per input (nil where the op is not differentiable). nil backward: the op
+	// has no gradient (it is itself a gradient op or reads only constants).
+	backward func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
+}
+
+func (op *kernelOp[T]) Arity() int { return len(op.inDims) }
+
+func (op *kernelOp[T]) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	types := make([]hm.Type, 0, len(op.inDims)+1)
+	for _, d := range op.inDims {
+		types = append(types, tensorType(d, a))
+	}
+	types = append(types, tensorType(op.outDims, a))
+	return hm.NewFnType(types...)
+}
+
+func tensorType(dims int, a hm.TypeVariable) hm.Type {
+	if dims == 0 {
+		return a
+	}
+	return G.TensorType{Dims: dims, Of: a}
+}
+
+func (op *kernelOp[T]) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	shapes := make([]tensor.Shape, len(in))
+	for i, d := range in {
+		s, ok := d.(tensor.Shape)
+		if !ok {
+			return nil, fmt.Errorf("graph: %s: input %d has no concrete shape", op.name, i)
+		}
+		shapes[i] = s
+	}
+	return op.shape(shapes), nil
+}
+
+func (op *kernelOp[T]) inputs(values []G.Value) ([][]T, []tensor.Shape) {
+	if len(values) != len(op.inDims) {
+		panic(fmt.Sprintf("graph: %s got %d inputs, want %d", op.name, len(values), len(op.inDims)))
+	}
+	data := make([][]T, len(values))
+	shapes := make([]tensor.Shape, len(values))
+	for i, v := range values {
+		shapes[i] = v.Shape()
+		switch x := v.Data().(type) {
+		case []T:
+			data[i] = x
+		case T:
+			data[i] = []T{x}
+		default:
+			panic(fmt.Sprintf("graph: %s input %d has data %T", op.name, i, v.Data()))
+		}
+	}
+	return data, shapes
+}
+
+func (op *kernelOp[T]) Do(values ...G.Value) (G.Value, error) {
+	data, shapes := op.inputs(values)
+	outShape := op.shape(shapes)
+	if op.outDims == 0 {
+		out := make([]T, 1)
+		op.forward(data, shapes, out)
+		return scalar(out[0]), nil
+	}
+	out := tensor.New(tensor.WithShape(outShape.Clone()...), tensor.Of(Dtype[T]()))
+	op.forward(data, shapes, out.Data().([]T))
+	return out, nil
+}
+
+// UsePreallocDo lets gorgonia's tape machine reuse the node's memory between runs.
+func (op *kernelOp[T]) UsePreallocDo(prealloc G.Value, values ...G.Value) (G.Value, error) {
+	if op.outDims == 0 {
+		return op.Do(values...)
+	}
+	data, shapes := op.inputs(values)
+	out, ok := prealloc.Data().([]T)
+	if !ok || !prealloc.Shape().Eq(op.shape(shapes)) {
+		return op.Do(values...)
+	}
+	op.forward(data, shapes, out)
+	return prealloc, nil
+}
+
+func scalar[T kernels.Float](v T) G.Value {
+	switch x := any(v).(type) {
+	case float32:
+		return G.NewF32(x)
+	default:
+		return G.NewF64(any(v).(float64))
+	}
+}
+
+func (op *kernelOp[T]) ReturnsPtr() bool     { return false }
+func (op *kernelOp[T]) CallsExtern() bool    { return false }
+func (op *kernelOp[T]) OverwritesInput() int { return -1 }
+func (op *kernelOp[T]) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "attend.%s", op.name)
+}
+func (op *kernelOp[T]) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+func (op *kernelOp[T]) String() string { return op.name }
+
+func (op *kernelOp[T]) DiffWRT(n int) []bool {
+	wrt := make([]bool, n)
+	if op.backward == nil {
+		return wrt
+	}
+	for i := range wrt {
+		wrt[i] = true
+	}
+	return wrt
+}
+
+func (op *kernelOp[T]) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.backward == nil {
+		return nil, fmt.Errorf("graph: %s has no gradient", op.name)
+	}
+	return op.backward(inputs, output, grad)
+}
+
+// apply adds op to the graph with the given inputs.
+func apply[T kernels.Float](op *kernelOp[T], inputs ...*G.Node) *G.Node {
+	n, err := G.ApplyOp(op, inputs...)
+	if err != nil {
+		panic(fmt.Sprintf("graph: applying %s: %v", op.name, err))
+	}
+	return n
+}

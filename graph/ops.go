@@ -1,0 +1,375 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/attend-nmt/attend/kernels"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Gather looks up rows of table (V, D) by the ids in *ids and returns them shaped outShape (whose last axis is
+// D and whose size is len(*ids)·D). The ids are read at run time, so a cached graph is reused for every batch of
+// its shape. Gradient: the output gradient's rows are added into a zero (V, D) table.
+func Gather[T kernels.Float](table *G.Node, ids *[]int, outShape ...int) *G.Node {
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("Gather(%p,%v)", ids, outShape),
+		inDims:  []int{2},
+		outDims: len(outShape),
+		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape(outShape).Clone() },
+		forward: func(in [][]T, shapes []tensor.Shape, out []T) {
+			d := shapes[0][1]
+			for i, id := range *ids {
+				copy(out[i*d:(i+1)*d], in[0][id*d:(id+1)*d])
+			}
+		},
+	}
+	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		tableShape := inputs[0].Shape().Clone()
+		gop := &kernelOp[T]{
+			name:    fmt.Sprintf("GatherGrad(%p,%v)", ids, tableShape),
+			inDims:  []int{len(outShape)},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return tableShape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				clear(out)
+				d := tableShape[1]
+				for i, id := range *ids {
+					row := out[id*d : (id+1)*d]
+					for j, g := range in[0][i*d : (i+1)*d] {
+						row[j] += g
+					}
+				}
+			},
+		}
+		return G.Nodes{apply(gop, grad)}, nil
+	}
+	return apply(op, table)
+}
+
+// Select returns x[t] for x of shape (N, rest...): the slice along the first axis. Gradient: a zero tensor of x's
+// shape holding the output gradient at [t].
+func Select[T kernels.Float](x *G.Node, t int) *G.Node {
+	xShape := x.Shape().Clone()
+	if t < 0 || t >= xShape[0] {
+		panic(fmt.Sprintf("graph: Select(%d) out of range for shape %v", t, xShape))
+	}
+	rest := xShape[1:].Clone()
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("Select(%d,%v)", t, xShape),
+		inDims:  []int{len(xShape)},
+		outDims: len(rest),
+		shape:   func([]tensor.Shape) tensor.Shape { return rest.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			n := len(out)
+			copy(out, in[0][t*n:(t+1)*n])
+		},
+	}
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		gop := &kernelOp[T]{
+			name:    fmt.Sprintf("SelectGrad(%d,%v)", t, xShape),
+			inDims:  []int{len(rest)},
+			outDims: len(xShape),
+			shape:   func([]tensor.Shape) tensor.Shape { return xShape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				clear(out)
+				n := len(in[0])
+				copy(out[t*n:(t+1)*n], in[0])
+			},
+		}
+		return G.Nodes{apply(gop, grad)}, nil
+	}
+	return apply(op, x)
+}
+
+// Stack joins n matrices of shape (B, D). Time-major, the result is (n·B, D) with input i at rows [i·B, (i+1)·B);
+// batch-major, it is (B, n, D) with input i at [:, i, :]. Gradient of input i: its part of the output gradient.
+func Stack[T kernels.Float](xs []*G.Node, batchMajor bool) *G.Node {
+	if len(xs) == 0 {
+		panic("graph: Stack of nothing")
+	}
+	part := xs[0].Shape().Clone()
+	n, b, d := len(xs), part[0], part[1]
+	inDims := make([]int, n)
+	for i, x := range xs {
+		if !x.Shape().Eq(part) {
+			panic(fmt.Sprintf("graph: Stack input %d has shape %v, want %v", i, x.Shape(), part))
+		}
+		inDims[i] = 2
+	}
+	outShape := tensor.Shape{n * b, d}
+	if batchMajor {
+		outShape = tensor.Shape{b, n, d}
+	}
+	// offset is where row r of input i starts in the stacked tensor.
+	offset := func(i, r int) int {
+		if batchMajor {
+			return (r*n + i) * d
+		}
+		return (i*b + r) * d
+	}
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("Stack(%d,%v,%v)", n, part, batchMajor),
+		inDims:  inDims,
+		outDims: len(outShape),
+		shape:   func([]tensor.Shape) tensor.Shape { return outShape.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			for i, x := range in {
+				for r := 0; r < b; r++ {
+					copy(out[offset(i, r):offset(i, r)+d], x[r*d:(r+1)*d])
+				}
+			}
+		},
+	}
+	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		grads := make(G.Nodes, len(inputs))
+		for i := range inputs {
+			i := i
+			gop := &kernelOp[T]{
+				name:    fmt.Sprintf("Unstack(%d,%d,%v,%v)", i, n, part, batchMajor),
+				inDims:  []int{len(outShape)},
+				outDims: 2,
+				shape:   func([]tensor.Shape) tensor.Shape { return part.Clone() },
+				forward: func(in [][]T, _ []tensor.Shape, out []T) {
+					for r := 0; r < b; r++ {
+						copy(out[r*d:(r+1)*d], in[0][offset(i, r):offset(i, r)+d])
+					}
+				},
+			}
+			grads[i] = apply(gop, grad)
+		}
+		return grads, nil
+	}
+	return apply(op, xs...)
+}
+
+// MaskedUpdate returns, row by row, next where t < (*lengths)[row] and prev elsewhere: a recurrent state that
+// stops changing past a sentence's end (and, read backwards, starts at its last word). prev and next are (B, H).
+// Gradient: the output gradient goes to next on updated rows and to prev on the others.
+func MaskedUpdate[T kernels.Float](prev, next *G.Node, lengths *[]int, t int) *G.Node {
+	shape := prev.Shape().Clone()
+	rowMask := func(updated bool) *kernelOp[T] {
+		return &kernelOp[T]{
+			name:    fmt.Sprintf("MaskRows(%p,%d,%v,%v)", lengths, t, updated, shape),
+			inDims:  []int{2},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				h := shape[1]
+				for r, n := range *lengths {
+					if (t < n) == updated {
+						copy(out[r*h:(r+1)*h], in[0][r*h:(r+1)*h])
+					} else {
+						clear(out[r*h : (r+1)*h])
+					}
+				}
+			},
+		}
+	}
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("MaskedUpdate(%p,%d,%v)", lengths, t, shape),
+		inDims:  []int{2, 2},
+		outDims: 2,
+		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			h := shape[1]
+			for r, n := range *lengths {
+				src := in[0]
+				if t < n {
+					src = in[1]
+				}
+				copy(out[r*h:(r+1)*h], src[r*h:(r+1)*h])
+			}
+		},
+	}
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		return G.Nodes{apply(rowMask(false), grad), apply(rowMask(true), grad)}, nil
+	}
+	return apply(op, prev, next)
+}
+
+// AddBias adds bias (N) to every row of x (R, N) without materialising a broadcast. Gradient: x gets the output
+// gradient, bias its column sums.
+func AddBias[T kernels.Float](x, bias *G.Node) *G.Node {
+	shape := x.Shape().Clone()
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("AddBias(%v)", shape),
+		inDims:  []int{2, 1},
+		outDims: 2,
+		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			copy(out, in[0])
+			kernels.AddBias(out, shape[0], shape[1], in[1])
+		},
+	}
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		sum := &kernelOp[T]{
+			name:    fmt.Sprintf("ColumnSum(%v)", shape),
+			inDims:  []int{2},
+			outDims: 1,
+			shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{shape[1]} },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				clear(out)
+				for r := 0; r < shape[0]; r++ {
+					for j, g := range in[0][r*shape[1] : (r+1)*shape[1]] {
+						out[j] += g
+					}
+				}
+			},
+		}
+		return G.Nodes{grad, apply(sum, grad)}, nil
+	}
+	return apply(op, x, bias)
+}
+
+// AddQuery adds the query projection q (B, A) to every source position of keys (B, S, A): the argument of tanh in
+// the additive score. Gradient: keys get the output gradient, q its sum over positions.
+func AddQuery[T kernels.Float](keys, q *G.Node) *G.Node {
+	shape := keys.Shape().Clone()
+	b, s, a := shape[0], shape[1], shape[2]
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("AddQuery(%v)", shape),
+		inDims:  []int{3, 2},
+		outDims: 3,
+		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			for r := 0; r < b; r++ {
+				qr := in[1][r*a : (r+1)*a]
+				for i := 0; i < s; i++ {
+					o := (r*s + i) * a
+					for j, qv := range qr {
+						out[o+j] = in[0][o+j] + qv
+					}
+				}
+			}
+		},
+	}
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		sum := &kernelOp[T]{
+			name:    fmt.Sprintf("SumPositions(%v)", shape),
+			inDims:  []int{3},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{b, a} },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				clear(out)
+				for r := 0; r < b; r++ {
+					for i := 0; i < s; i++ {
+						for j, g := range in[0][(r*s+i)*a : (r*s+i+1)*a] {
+							out[r*a+j] += g
+						}
+					}
+				}
+			},
+		}
+		return G.Nodes{grad, apply(sum, grad)}, nil
+	}
+	return apply(op, keys, q)
+}
+
+// MaskedSoftmax is the softmax over each row of scores (B, S) with positions at or past (*lengths)[row] masked to
+// exactly 0. Gradient: dx = w ⊙ (g − Σ_j w_j g_j), which is 0 on masked positions since w is.
+func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
+	shape := scores.Shape().Clone()
+	s := shape[1]
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("MaskedSoftmax(%p,%v)", lengths, shape),
+		inDims:  []int{2},
+		outDims: 2,
+		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			copy(out, in[0])
+			for r, n := range *lengths {
+				kernels.SoftmaxRow(out[r*s:(r+1)*s], n)
+			}
+		},
+	}
+	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		gop := &kernelOp[T]{
+			name:    fmt.Sprintf("SoftmaxGrad(%v)", shape),
+			inDims:  []int{2, 2},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				w, g := in[0], in[1]
+				for r := 0; r < shape[0]; r++ {
+					var dot T
+					for j := r * s; j < (r+1)*s; j++ {
+						dot += w[j] * g[j]
+					}
+					for j := r * s; j < (r+1)*s; j++ {
+						out[j] = w[j] * (g[j] - dot)
+					}
+				}
+			},
+		}
+		return G.Nodes{apply(gop, output, grad)}, nil
+	}
+	return apply(op, scores)
+}
+
+// SoftmaxCrossEntropy is Σ_r −log softmax(logits[r])[targets[r]] over the rows of logits (N, V) whose target is
+// not padding (id 0); it never materialises the log-probabilities. Gradient: (softmax − onehot) · g on those rows,
+// 0 on padding rows.
+func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID int) *G.Node {
+	shape := logits.Shape().Clone()
+	v := shape[1]
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("SoftmaxCrossEntropy(%p,%v)", targets, shape),
+		inDims:  []int{2},
+		outDims: 0,
+		shape:   func([]tensor.Shape) tensor.Shape { return tensor.ScalarShape() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			var loss float64
+			for r, y := range *targets {
+				if y == padID {
+					continue
+				}
+				row := in[0][r*v : (r+1)*v]
+				loss += logSumExp(row) - float64(row[y])
+			}
+			out[0] = T(loss)
+		},
+	}
+	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		gop := &kernelOp[T]{
+			name:    fmt.Sprintf("SoftmaxCrossEntropyGrad(%p,%v)", targets, shape),
+			inDims:  []int{2, 0},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				g := in[1][0]
+				for r, y := range *targets {
+					o := out[r*v : (r+1)*v]
+					if y == padID {
+						clear(o)
+						continue
+					}
+					row := in[0][r*v : (r+1)*v]
+					lse := logSumExp(row)
+					for j, x := range row {
+						o[j] = T(math.Exp(float64(x)-lse)) * g
+					}
+					o[y] -= g
+				}
+			},
+		}
+		return G.Nodes{apply(gop, inputs[0], grad)}, nil
+	}
+	return apply(op, logits)
+}
+
+// logSumExp is log Σ exp(x), shifted by the maximum so that large logits cannot overflow.
+func logSumExp[T kernels.Float](row []T) float64 {
+	maxv := row[0]
+	for _, x := range row {
+		if x > maxv {
+			maxv = x
+		}
+	}
+	var sum float64
+	for _, x := range row {
+		sum += math.Exp(float64(x - maxv))
+	}
+	return float64(maxv) + math.Log(sum)
+}

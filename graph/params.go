@@ -1,0 +1,90 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Params binds parameter tensors to the nodes of one graph. A node views a contiguous block of a tensor's memory
+// (a whole tensor, one gate's weights, or the rows of a weight that read one part of a concatenated input), so
+// an optimizer that updates the tensors in place updates every cached graph at once.
+type Params[T kernels.Float] struct {
+	Graph    *G.ExprGraph
+	bindings []binding[T]
+	grads    G.Nodes
+}
+
+type binding[T kernels.Float] struct {
+	node   *G.Node
+	tensor *param.Tensor[T]
+	offset int
+}
+
+// NewParams starts a graph.
+func NewParams[T kernels.Float]() *Params[T] { return &Params[T]{Graph: G.NewGraph()} }
+
+// View returns a node over t.Data[offset : offset+size] with the given shape (size = product of shape).
+func (p *Params[T]) View(t *param.Tensor[T], offset int, shape ...int) *G.Node {
+	size := tensor.Shape(shape).TotalSize()
+	if offset < 0 || offset+size > len(t.Data) {
+		panic(fmt.Sprintf("graph: view [%d,%d) of %s with %d values", offset, offset+size, t.Name, len(t.Data)))
+	}
+	value := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.Data[offset:offset+size]))
+	name := fmt.Sprintf("%s@%d", t.Name, offset)
+	var n *G.Node
+	if len(shape) == 1 {
+		n = G.NewVector(p.Graph, Dtype[T](), G.WithShape(shape...), G.WithName(name), G.WithValue(value))
+	} else {
+		n = G.NewMatrix(p.Graph, Dtype[T](), G.WithShape(shape...), G.WithName(name), G.WithValue(value))
+	}
+	p.bindings = append(p.bindings, binding[T]{node: n, tensor: t, offset: offset})
+	return n
+}
+
+// Whole returns a node over all of t.
+func (p *Params[T]) Whole(t *param.Tensor[T]) *G.Node { return p.View(t, 0, t.Shape...) }
+
+// Input returns a node whose value is a tensor over data, which the caller refills before each run (dropout
+// masks, for example).
+func (p *Params[T]) Input(name string, data []T, shape ...int) *G.Node {
+	value := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))
+	return G.NewTensor(p.Graph, Dtype[T](), len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(value))
+}
+
+// Zeros returns a node holding zeros of the given shape, for initial states.
+func (p *Params[T]) Zeros(name string, shape ...int) *G.Node {
+	return p.Input(name, make([]T, tensor.Shape(shape).TotalSize()), shape...)
+}
+
+// Differentiate adds the gradient of the scalar loss with respect to every bound parameter node to the graph.
+func (p *Params[T]) Differentiate(loss *G.Node) error {
+	nodes := make(G.Nodes, len(p.bindings))
+	for i, b := range p.bindings {
+		nodes[i] = b.node
+	}
+	grads, err := G.Grad(loss, nodes...)
+	if err != nil {
+		return fmt.Errorf("graph: differentiate: %w", err)
+	}
+	p.grads = grads
+	return nil
+}
+
+// AddGrads adds scale × (the gradients computed by the last run) into grads, a set shaped like the parameters.
+func (p *Params[T]) AddGrads(grads *param.Set[T], scale T) {
+	for i, b := range p.bindings {
+		v := p.grads[i].Value()
+		if v == nil {
+			panic(fmt.Sprintf("graph: no gradient value for %s", b.node.Name()))
+		}
+		src := v.Data().([]T)
+		dst := grads.Get(b.tensor.Name).Data[b.offset : b.offset+len(src)]
+		for j, g := range src {
+			dst[j] += scale * g
+		}
+	}
+}

@@ -1,0 +1,114 @@
+// Package kernels holds the plain-Go numerical building blocks that the reference forward passes, the inference
+// path and the training graph share: GEMM dispatch to the active BLAS, activations and a stable softmax.
+package kernels
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Float is the element type of every tensor in attend: float32 for training and inference, float64 for
+// gradient checks.
+type Float interface{ ~float32 | ~float64 }
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// Gemm computes c = alpha*op(a)*op(b) + beta*c on row-major matrices, where op(a) is (m,k), op(b) is (k,n) and c
+// is (m,n); lda, ldb and ldc are the row strides. It calls the BLAS that gonum's blas32/blas64 have in use, so an
+// OpenBLAS build speeds up every caller at once.
+func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		// BLAS rejects k=0 with lda<1 on some implementations; the product is empty, so only scale c.
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		return
+	}
+	switch av := any(a).(type) {
+	case []float32:
+		blas32.Implementation().Sgemm(trans(transA), trans(transB), m, n, k, float32(alpha), av, lda,
+			any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	case []float64:
+		blas64.Implementation().Dgemm(trans(transA), trans(transB), m, n, k, float64(alpha), av, lda,
+			any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	default:
+		panic("kernels: Gemm on an unsupported element type")
+	}
+}
+
+// Sigmoid returns 1/(1+exp(-x)).
+func Sigmoid[T Float](x T) T { return T(1 / (1 + math.Exp(-float64(x)))) }
+
+// Tanh returns the hyperbolic tangent of x.
+func Tanh[T Float](x T) T { return T(math.Tanh(float64(x))) }
+
+// Exp returns e**x.
+func Exp[T Float](x T) T { return T(math.Exp(float64(x))) }
+
+// Log returns the natural logarithm of x.
+func Log[T Float](x T) T { return T(math.Log(float64(x))) }
+
+// MaskNegative is the score given to masked positions before a softmax: large enough that exp underflows to
+// exactly zero in float32 and float64, finite so that a row with every position masked stays NaN-free.
+const MaskNegative = -1e9
+
+// SoftmaxRow overwrites row with softmax(row) over its first n entries, treating entries at index >= valid as
+// masked: they come out exactly 0. It subtracts the row maximum before exp so that large scores cannot overflow.
+func SoftmaxRow[T Float](row []T, valid int) {
+	if valid > len(row) {
+		valid = len(row)
+	}
+	if valid <= 0 {
+		// Every position masked: a uniform distribution, as a softmax over equal MaskNegative scores gives.
+		for i := range row {
+			row[i] = T(1 / float64(len(row)))
+		}
+		return
+	}
+	maxv := row[0]
+	for _, v := range row[:valid] {
+		if v > maxv {
+			maxv = v
+		}
+	}
+	var sum float64
+	for i := 0; i < valid; i++ {
+		e := math.Exp(float64(row[i] - maxv))
+		row[i] = T(e)
+		sum += e
+	}
+	inv := 1 / sum
+	for i := 0; i < valid; i++ {
+		row[i] = T(float64(row[i]) * inv)
+	}
+	for i := valid; i < len(row); i++ {
+		row[i] = 0
+	}
+}
+
+// AddBias adds bias (n) to every row of x (rows, n).
+func AddBias[T Float](x []T, rows, n int, bias []T) {
+	if len(bias) != n || len(x) < rows*n {
+		panic("kernels: AddBias shape mismatch")
+	}
+	for r := 0; r < rows; r++ {
+		row := x[r*n : (r+1)*n]
+		for j, b := range bias {
+			row[j] += b
+		}
+	}
+}

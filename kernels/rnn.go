@@ -1,0 +1,66 @@
+package kernels
+
+// LSTM gate order inside a (rows, 4H) pre-activation matrix and a (4, In, H) weight: input, forget, cell
+// candidate, output (PyTorch's order, so weights can be compared one to one).
+const (
+	GateI = iota
+	GateF
+	GateG
+	GateO
+)
+
+// GRU gate order inside a (rows, 3H) matrix and a (3, In, H) weight: reset, update, new (PyTorch's order).
+const (
+	GateR = iota
+	GateZ
+	GateN
+)
+
+// Project computes out[:, k*H:(k+1)*H] (+)= x · w[k] for every gate block k of w (gates, In, H), with x (rows, In)
+// and out (rows, gates*H). With accumulate false out is overwritten.
+func Project[T Float](x []T, rows, in int, w []T, gates, hidden int, out []T, accumulate bool) {
+	beta := T(0)
+	if accumulate {
+		beta = 1
+	}
+	for k := 0; k < gates; k++ {
+		Gemm(false, false, rows, hidden, in, 1, x, in, w[k*in*hidden:(k+1)*in*hidden], hidden, beta, out[k*hidden:], gates*hidden)
+	}
+}
+
+// LSTMPointwise turns pre-activations (rows, 4H), bias included, and the previous cell state cPrev (rows, H)
+// into the new hidden state h and cell state c (rows, H):
+//
+//	i, f, o = σ(gates_i), σ(gates_f), σ(gates_o);  g = tanh(gates_g)
+//	c = f*cPrev + i*g;  h = o*tanh(c)
+func LSTMPointwise[T Float](gates, cPrev []T, rows, hidden int, h, c []T) {
+	for r := 0; r < rows; r++ {
+		g := gates[r*4*hidden : (r+1)*4*hidden]
+		for j := 0; j < hidden; j++ {
+			ig := Sigmoid(g[GateI*hidden+j])
+			fg := Sigmoid(g[GateF*hidden+j])
+			cg := Tanh(g[GateG*hidden+j])
+			og := Sigmoid(g[GateO*hidden+j])
+			cNew := fg*cPrev[r*hidden+j] + ig*cg
+			c[r*hidden+j] = cNew
+			h[r*hidden+j] = og * Tanh(cNew)
+		}
+	}
+}
+
+// GRUPointwise turns the input part gx (rows, 3H) and the hidden part gh (rows, 3H) of the pre-activations,
+// each with its own bias included, and hPrev (rows, H) into the new hidden state h (rows, H):
+//
+//	r = σ(gx_r + gh_r);  z = σ(gx_z + gh_z);  n = tanh(gx_n + r*gh_n);  h = (1-z)*n + z*hPrev
+func GRUPointwise[T Float](gx, gh, hPrev []T, rows, hidden int, h []T) {
+	for r := 0; r < rows; r++ {
+		x := gx[r*3*hidden : (r+1)*3*hidden]
+		hh := gh[r*3*hidden : (r+1)*3*hidden]
+		for j := 0; j < hidden; j++ {
+			rg := Sigmoid(x[GateR*hidden+j] + hh[GateR*hidden+j])
+			zg := Sigmoid(x[GateZ*hidden+j] + hh[GateZ*hidden+j])
+			ng := Tanh(x[GateN*hidden+j] + rg*hh[GateN*hidden+j])
+			h[r*hidden+j] = (1-zg)*ng + zg*hPrev[r*hidden+j]
+		}
+	}
+}

@@ -1,0 +1,132 @@
+// Package metrics scores translations and alignments: corpus BLEU, exact match and alignment error rate.
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// bleuOrder is the highest n-gram order BLEU counts.
+const bleuOrder = 4
+
+// BLEU is corpus BLEU (Papineni et al. 2002) of hyps against refs (one reference per hypothesis, both
+// already tokenized), as a 0-100 figure: the geometric mean of the clipped 1- to 4-gram precisions, pooled
+// over the corpus, with uniform weights, times the brevity penalty BP = 1 if the total hypothesis length
+// exceeds the total reference length and exp(1 - r/max(h, 1)) otherwise.
+//
+// BLEU is 0 if some order has no matching n-gram (there is no smoothing), in particular for an empty corpus
+// or one whose hypotheses are all shorter than 4 tokens. It follows the function bleu of the PyTorch peer
+// (shared/bench/peer_torch.py) step by step, so both give the same figure up to floating-point rounding of
+// log and exp. BLEU panics if hyps and refs differ in length.
+func BLEU(hyps, refs [][]string) float64 {
+	if len(hyps) != len(refs) {
+		panic(fmt.Sprintf("metrics: BLEU of %d hypotheses against %d references", len(hyps), len(refs)))
+	}
+	var matches, totals [bleuOrder]int
+	hypLen, refLen := 0, 0
+	for i, hyp := range hyps {
+		ref := refs[i]
+		hypLen += len(hyp)
+		refLen += len(ref)
+		for order := 1; order <= bleuOrder; order++ {
+			refCounts := ngramCounts(ref, order)
+			for gram, count := range ngramCounts(hyp, order) {
+				matches[order-1] += min(count, refCounts[gram]) // clip by the reference count
+			}
+			totals[order-1] += max(len(hyp)-order+1, 0)
+		}
+	}
+	if slices.Min(matches[:]) == 0 {
+		return 0
+	}
+	// Summed in order 1..4 and divided after, as the peer does, so the rounding matches too.
+	logPrecision := 0.0
+	for order := range bleuOrder {
+		logPrecision += math.Log(float64(matches[order]) / float64(totals[order]))
+	}
+	logPrecision /= bleuOrder
+	brevity := 1.0
+	if hypLen <= refLen {
+		brevity = math.Exp(1 - float64(refLen)/float64(max(hypLen, 1)))
+	}
+	return 100 * brevity * math.Exp(logPrecision)
+}
+
+// ngramCounts counts the n-grams of the given order (at most bleuOrder) in tokens. The key holds the n-gram
+// in its first order slots; the rest stay empty, which is unambiguous because one map holds one order.
+func ngramCounts(tokens []string, order int) map[[bleuOrder]string]int {
+	counts := make(map[[bleuOrder]string]int, len(tokens))
+	for start := 0; start+order <= len(tokens); start++ {
+		var gram [bleuOrder]string
+		copy(gram[:], tokens[start:start+order])
+		counts[gram]++
+	}
+	return counts
+}
+
+// ExactMatch is the fraction (0 to 1) of hypotheses equal to their reference token by token; it is 0 for
+// an empty corpus. ExactMatch panics if hyps and refs differ in length.
+func ExactMatch(hyps, refs [][]string) float64 {
+	if len(hyps) != len(refs) {
+		panic(fmt.Sprintf("metrics: ExactMatch of %d hypotheses against %d references", len(hyps), len(refs)))
+	}
+	if len(hyps) == 0 {
+		return 0
+	}
+	equal := 0
+	for i, hyp := range hyps {
+		if slices.Equal(hyp, refs[i]) {
+			equal++
+		}
+	}
+	return float64(equal) / float64(len(hyps))
+}
+
+// AER is the alignment error rate (Och and Ney 2003) of the predicted links against sure and possible gold
+// links, pooled over the corpus (one slice of (source, target) links per sentence):
+//
+//	AER = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)
+//
+// where A, S and P are the predicted, sure and possible links. Possible links include the sure ones (AER
+// adds S to P if the caller left some out); with only sure links, pass the same set twice. Each sentence's
+// links are taken as a set, so a repeated link counts once. AER is 0 when there are neither predicted nor
+// sure links. It panics if the three corpora differ in length.
+func AER(predicted, sure, possible [][][2]int) float64 {
+	if len(predicted) != len(sure) || len(predicted) != len(possible) {
+		panic(fmt.Sprintf("metrics: AER of %d predicted against %d sure and %d possible alignments",
+			len(predicted), len(sure), len(possible)))
+	}
+	var predictedCount, sureCount, hitSure, hitPossible int
+	for i := range predicted {
+		predictedSet := linkSet(predicted[i])
+		sureSet := linkSet(sure[i])
+		possibleSet := linkSet(possible[i])
+		for link := range sureSet {
+			possibleSet[link] = true
+		}
+		predictedCount += len(predictedSet)
+		sureCount += len(sureSet)
+		for link := range predictedSet {
+			if sureSet[link] {
+				hitSure++
+			}
+			if possibleSet[link] {
+				hitPossible++
+			}
+		}
+	}
+	if predictedCount+sureCount == 0 {
+		return 0
+	}
+	return 1 - float64(hitSure+hitPossible)/float64(predictedCount+sureCount)
+}
+
+// linkSet returns the links as a set.
+func linkSet(links [][2]int) map[[2]int]bool {
+	set := make(map[[2]int]bool, len(links))
+	for _, link := range links {
+		set[link] = true
+	}
+	return set
+}

@@ -1,0 +1,70 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSmallConfigFileIsTheDefault keeps configs/small.yaml and Default in step, and base.yaml at double widths.
+func TestSmallConfigFileIsTheDefault(t *testing.T) {
+	small, err := LoadConfig("../configs/small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small != Default() {
+		t.Fatalf("configs/small.yaml:\n%s\nDefault():\n%s", small.YAML(), Default().YAML())
+	}
+	base, err := LoadConfig("../configs/base.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Model.Emb, want.Model.EncHidden, want.Model.DecHidden, want.Model.AttnDim = 256, 256, 512, 256
+	if base != want {
+		t.Fatalf("configs/base.yaml:\n%s\nwant:\n%s", base.YAML(), want.YAML())
+	}
+}
+
+func TestSetOverridesOneKey(t *testing.T) {
+	cfg := Default()
+	for _, s := range []string{"model.cell=gru", "train.lr=5e-4", "data.batch=32", "data.lowercase=false"} {
+		if err := cfg.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfg.Model.Cell != "gru" || cfg.Train.LR != 5e-4 || cfg.Data.Batch != 32 || cfg.Data.Lowercase {
+		t.Fatalf("overrides not applied: %+v", cfg)
+	}
+	if cfg.Model.Emb != 128 || cfg.Train.Epochs != 10 {
+		t.Fatalf("other keys changed: %+v", cfg)
+	}
+}
+
+func TestConfigErrorsNameTheProblem(t *testing.T) {
+	cases := []struct{ set, want string }{
+		{"model.cells=gru", "cells"},
+		{"train.lr=fast", "lr"},
+		{"nosection", "section.key=value"},
+		{"data.batch=1.5", "batch"},
+	}
+	for _, c := range cases {
+		cfg := Default()
+		err := cfg.Set(c.set)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Set(%q) = %v, want an error mentioning %q", c.set, err, c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(path, []byte("model:\n  emb: 64\n  hiden: 3\n"), 0o644)
+	_, err := LoadConfig(path)
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("LoadConfig with an unknown key: %v, want file name and line 3", err)
+	}
+	cfg := Default()
+	cfg.Model.Cell = "rnn"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "rnn") {
+		t.Fatalf("Validate with cell rnn: %v", err)
+	}
+}

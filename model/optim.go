@@ -1,0 +1,64 @@
+package model
+
+import (
+	"math"
+
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+)
+
+// Adam is the Adam optimizer (Kingma & Ba 2015) with PyTorch's defaults: β1 0.9, β2 0.999, ε 1e-8, bias
+// correction. Its moments are parameter-shaped sets, so they are saved with the checkpoint by name.
+type Adam[T kernels.Float] struct {
+	LR, Beta1, Beta2, Eps float64
+	Steps                 int           // updates made so far (the t of the bias correction)
+	M, V                  *param.Set[T] // first and second moments
+}
+
+// NewAdam returns an optimizer for parameters shaped like params.
+func NewAdam[T kernels.Float](params *param.Set[T], lr float64) *Adam[T] {
+	return &Adam[T]{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, M: params.ZerosLike(), V: params.ZerosLike()}
+}
+
+// Step updates params in place from grads:
+//
+//	m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²;  p -= lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + ε)
+func (a *Adam[T]) Step(params, grads *param.Set[T]) {
+	a.Steps++
+	c1 := 1 - math.Pow(a.Beta1, float64(a.Steps))
+	c2 := 1 - math.Pow(a.Beta2, float64(a.Steps))
+	b1, b2 := T(a.Beta1), T(a.Beta2)
+	stepSize := a.LR / c1
+	sqrtC2 := math.Sqrt(c2)
+	for i, p := range params.List() {
+		g, m, v := grads.List()[i].Data, a.M.List()[i].Data, a.V.List()[i].Data
+		for j := range p.Data {
+			m[j] = b1*m[j] + (1-b1)*g[j]
+			v[j] = b2*v[j] + (1-b2)*g[j]*g[j]
+			denom := math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps
+			p.Data[j] -= T(stepSize * float64(m[j]) / denom)
+		}
+	}
+}
+
+// ClipGlobalNorm scales grads so that their joint L2 norm is at most maxNorm (as PyTorch's clip_grad_norm_,
+// coefficient maxNorm/(norm+1e-6)) and returns the norm before clipping. maxNorm <= 0 only measures.
+func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float64 {
+	var sq float64
+	for _, g := range grads.List() {
+		for _, x := range g.Data {
+			sq += float64(x) * float64(x)
+		}
+	}
+	norm := math.Sqrt(sq)
+	if maxNorm > 0 {
+		if coef := maxNorm / (norm + 1e-6); coef < 1 {
+			for _, g := range grads.List() {
+				for j := range g.Data {
+					g.Data[j] *= T(coef)
+				}
+			}
+		}
+	}
+	return norm
+}

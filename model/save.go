@@ -1,0 +1,113 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/model/checkpoint"
+	"github.com/attend-nmt/attend/param"
+)
+
+// Progress is where a training run stands: enough, with the seed, to rebuild the same batches and dropout masks
+// and continue exactly where it stopped.
+type Progress struct {
+	Epoch         int      `json:"epoch"`           // epoch in progress, from 0
+	Batch         int      `json:"batch"`           // batches of that epoch already trained on
+	Step          int      `json:"step"`            // optimizer steps in all
+	ElapsedS      float64  `json:"elapsed_s"`       // training seconds in all
+	BestValidLoss *float64 `json:"best_valid_loss"` // nil before the first validation
+}
+
+// header is the JSON metadata of a checkpoint.
+type header struct {
+	Format   string   `json:"format"`
+	Dtype    string   `json:"dtype"`
+	Config   Config   `json:"config"`
+	SrcVocab []string `json:"src_vocab"`
+	TgtVocab []string `json:"tgt_vocab"`
+	Progress Progress `json:"progress"`
+	AdamStep int      `json:"adam_step"`
+}
+
+const formatName = "attend-seq2seq"
+
+// Checkpoint is a loaded checkpoint: the model, the optimizer state and the training position.
+type Checkpoint struct {
+	Config   Config
+	Model    *Seq2Seq[float32]
+	Adam     *Adam[float32]
+	Progress Progress
+}
+
+// BestPath is where the checkpoint with the best validation loss goes, beside the last one at path.
+func BestPath(path string) string { return strings.TrimSuffix(path, ".ckpt") + ".best.ckpt" }
+
+// Save writes the model, optimizer state and progress to path atomically.
+func Save(path string, cfg Config, m *Seq2Seq[float32], opt *Adam[float32], prog Progress) error {
+	h := header{Format: formatName, Dtype: "float32", Config: cfg, SrcVocab: m.SrcVocab.Tokens(), TgtVocab: m.TgtVocab.Tokens(),
+		Progress: prog, AdamStep: opt.Steps}
+	raw, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	f := &checkpoint.File{Header: raw}
+	add := func(prefix string, set *param.Set[float32]) {
+		for _, t := range set.List() {
+			f.Tensors = append(f.Tensors, checkpoint.Tensor{Name: prefix + t.Name, Shape: t.Shape, F32: t.Data})
+		}
+	}
+	add("", m.Params)
+	add("adam.m.", opt.M)
+	add("adam.v.", opt.V)
+	return checkpoint.Write(path, f)
+}
+
+// Load reads a checkpoint written by Save.
+func Load(path string) (*Checkpoint, error) {
+	f, err := checkpoint.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	var h header
+	if err := json.Unmarshal(f.Header, &h); err != nil {
+		return nil, fmt.Errorf("load %s: header: %w", path, err)
+	}
+	if h.Format != formatName || h.Dtype != "float32" {
+		return nil, fmt.Errorf("load %s: not an attend float32 model (format %q, dtype %q)", path, h.Format, h.Dtype)
+	}
+	src, err := data.NewVocab(h.SrcVocab)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: source vocabulary: %w", path, err)
+	}
+	tgt, err := data.NewVocab(h.TgtVocab)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: target vocabulary: %w", path, err)
+	}
+	m, err := New[float32](h.Config.Model, src, tgt)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	opt := NewAdam(m.Params, h.Config.Train.LR)
+	opt.Steps = h.AdamStep
+	fill := func(prefix string, set *param.Set[float32]) error {
+		for _, t := range set.List() {
+			stored, ok := f.Tensor(prefix + t.Name)
+			if !ok {
+				return fmt.Errorf("load %s: tensor %s missing", path, prefix+t.Name)
+			}
+			if fmt.Sprint(stored.Shape) != fmt.Sprint(t.Shape) || len(stored.F32) != len(t.Data) {
+				return fmt.Errorf("load %s: tensor %s has shape %v, the config implies %v", path, prefix+t.Name, stored.Shape, t.Shape)
+			}
+			copy(t.Data, stored.F32)
+		}
+		return nil
+	}
+	for prefix, set := range map[string]*param.Set[float32]{"": m.Params, "adam.m.": opt.M, "adam.v.": opt.V} {
+		if err := fill(prefix, set); err != nil {
+			return nil, err
+		}
+	}
+	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil
+}

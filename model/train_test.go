@@ -1,0 +1,233 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+)
+
+// tinyCorpus is a reversal task over a 10-word vocabulary: every target is its source backwards, so attention
+// must run right to left.
+func tinyCorpus(n int, seed uint64) (pairs []data.Pair) {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	words := strings.Fields("a b c d e f g h i j")
+	for i := 0; i < n; i++ {
+		src := make([]string, 2+rng.IntN(4))
+		for j := range src {
+			src[j] = words[rng.IntN(len(words))]
+		}
+		tgt := make([]string, len(src))
+		for j := range src {
+			tgt[len(src)-1-j] = src[j]
+		}
+		pairs = append(pairs, data.Pair{Src: src, Tgt: tgt, Line: i + 1})
+	}
+	return pairs
+}
+
+func tinyConfig() Config {
+	cfg := Default()
+	cfg.Model = ModelConfig{Emb: 16, EncHidden: 32, DecHidden: 32, AttnDim: 16, Cell: "lstm", Attention: "mlp", Dropout: 0}
+	cfg.Data = DataConfig{Lowercase: true, MinFreq: 1, MaxLen: 20, Batch: 8, BucketChunk: 4, RoundLen: 1}
+	cfg.Train = TrainConfig{Epochs: 1000, LR: 0.01, Clip: 1, Seed: 3, LogEvery: 1, Threads: 1, GraphCache: 8}
+	return cfg
+}
+
+func tinySetup(t testing.TB, cfg Config, pairs []data.Pair) (*Seq2Seq[float32], []data.Example) {
+	var src, tgt [][]string
+	for _, p := range pairs {
+		src, tgt = append(src, p.Src), append(tgt, p.Tgt)
+	}
+	m, err := New[float32](cfg.Model, data.BuildVocab(src, 1, 0), data.BuildVocab(tgt, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
+	return m, data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
+}
+
+func exactMatch(m *Seq2Seq[float32], examples []data.Example) float64 {
+	right := 0
+	for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: 16}, nil) {
+		for r, h := range m.Greedy(&b, 20) {
+			if fmt.Sprint(h.Tokens) == fmt.Sprint(examples[b.Index[r]].Tgt) {
+				right++
+			}
+		}
+	}
+	return float64(right) / float64(len(examples))
+}
+
+// TestTinyCorpusIsLearned trains on 24 reversal pairs until greedy decoding reproduces every training target.
+func TestTinyCorpusIsLearned(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Train.MaxSteps = 400
+	m, examples := tinySetup(t, cfg, tinyCorpus(24, 1))
+	if acc := exactMatch(m, examples); acc > 0.2 {
+		t.Fatalf("untrained model already gets %.0f%% right: the task is too easy to show learning", 100*acc)
+	}
+	_, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc := exactMatch(m, examples); acc < 1 {
+		t.Fatalf("training exact match %.1f%% after %d steps, want 100%%", 100*acc, cfg.Train.MaxSteps)
+	}
+}
+
+// TestCheckpointRoundTrip saves a partly trained model and checks that the loaded one has bit-identical weights
+// and optimizer moments, translates identically and gives the identical loss on the next step.
+func TestCheckpointRoundTrip(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Train.MaxSteps = 20
+	cfg.Model.Dropout = 0.1
+	pairs := tinyCorpus(24, 2)
+	m, examples := tinySetup(t, cfg, pairs)
+	path := filepath.Join(t.TempDir(), "m.ckpt")
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: path}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Progress.Step != 20 || ck.Adam.Steps != 20 {
+		t.Fatalf("loaded progress step %d, adam step %d; want 20 and 20", ck.Progress.Step, ck.Adam.Steps)
+	}
+	for i, p := range m.Params.List() {
+		q := ck.Model.Params.List()[i]
+		if p.Name != q.Name || !bitsEqual(p.Data, q.Data) {
+			t.Fatalf("parameter %s differs after save and load", p.Name)
+		}
+	}
+	trA, trB := NewTrainer(m, cfg.Train.LR, 1, 1), NewTrainer(ck.Model, cfg.Train.LR, 1, 1)
+	// Saving what was loaded must give the same bytes: weights, Adam moments, vocabularies and progress all
+	// round-trip exactly.
+	again := filepath.Join(t.TempDir(), "again.ckpt")
+	if err := Save(again, ck.Config, ck.Model, ck.Adam, ck.Progress); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := readFile(t, path), readFile(t, again); !bytes.Equal(a, b) {
+		t.Fatalf("re-saved checkpoint differs from the original (%d and %d bytes)", len(a), len(b))
+	}
+	if exactMatch(m, examples) != exactMatch(ck.Model, examples) {
+		t.Fatal("translations differ after save and load")
+	}
+	b := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8}, nil)[0]
+	ra, err := trA.Gradients(&b, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := trB.Gradients(&b, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra.Loss != rb.Loss {
+		t.Fatalf("next-step loss %v before saving, %v after loading", ra.Loss, rb.Loss)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func bitsEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// cancelAfter is a metrics writer that cancels a context once it has seen n step lines: an interruption at a
+// known step.
+type cancelAfter struct {
+	bytes.Buffer
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"event":"step"`)) {
+		c.n--
+		if c.n == 0 {
+			c.cancel()
+		}
+	}
+	return c.Buffer.Write(p)
+}
+
+// TestResumeReproducesUninterruptedRun interrupts training mid-epoch, resumes from the checkpoint, and checks
+// that the loss curve and the final weights equal those of an uninterrupted run bit for bit.
+func TestResumeReproducesUninterruptedRun(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Train.Epochs = 3
+	cfg.Model.Dropout = 0.2
+	pairs := tinyCorpus(40, 3) // 5 batches an epoch: the interruption at step 7 falls inside epoch 2
+
+	whole, examples := tinySetup(t, cfg, pairs)
+	var wholeLog bytes.Buffer
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: whole,
+		Out: filepath.Join(t.TempDir(), "whole.ckpt"), Metrics: &wholeLog}); err != nil {
+		t.Fatal(err)
+	}
+
+	part, _ := tinySetup(t, cfg, pairs)
+	path := filepath.Join(t.TempDir(), "part.ckpt")
+	ctx, cancel := context.WithCancel(context.Background())
+	first := &cancelAfter{n: 7, cancel: cancel}
+	_, err := Train(ctx, TrainOptions{Config: cfg, Train: examples, Model: part, Out: path, Metrics: first})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted run returned %v, want ErrInterrupted", err)
+	}
+	ck, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Progress.Step != 7 || ck.Progress.Epoch != 1 || ck.Progress.Batch != 2 {
+		t.Fatalf("saved progress %+v, want step 7 = epoch 1 batch 2", ck.Progress)
+	}
+	var second bytes.Buffer
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam,
+		Progress: ck.Progress, Out: path, Metrics: &second}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := losses(first.String()+second.String()), losses(wholeLog.String()); got != want {
+		t.Fatalf("loss curve with resume:\n%s\nwithout:\n%s", got, want)
+	}
+	for i, p := range whole.Params.List() {
+		if !bitsEqual(p.Data, ck.Model.Params.List()[i].Data) {
+			t.Fatalf("parameter %s differs between resumed and uninterrupted runs", p.Name)
+		}
+	}
+}
+
+// losses extracts the step and loss fields of the step lines of a metrics log.
+func losses(log string) string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"event":"step"`) {
+			continue
+		}
+		i := strings.Index(line, `"loss":`)
+		j := strings.Index(line, `"step":`)
+		out = append(out, line[j:j+strings.IndexAny(line[j:], ",}")]+" "+line[i:i+strings.IndexAny(line[i:], ",}")])
+	}
+	return strings.Join(out, "\n")
+}

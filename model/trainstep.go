@@ -1,0 +1,94 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+)
+
+// shape identifies a compiled training graph: batches with the same padded sizes share one.
+type shape struct{ rows, srcLen, tgtLen int }
+
+// trainGraph is the compiled forward and backward pass for one batch shape. The custom ops read the batch's ids
+// through pointers to the feed slices, and the dropout masks through their backing slices, so running another
+// batch of this shape is: copy the ids in, refill the masks, run.
+type trainGraph[T kernels.Float] struct {
+	shape
+	params          *graph.Params[T]
+	vm              G.VM
+	loss            *G.Node
+	src, srcLengths []int
+	tgtIn, tgtOut   []int
+	masks           [][]T                // dropout mask buffers
+	encOut          *encoder.GraphOutput // kept for the tests that compare with the plain-Go forward
+	attention       []*G.Node
+	lastUse         int
+}
+
+// buildGraph compiles the training graph of a shape. With dropout 0 no masks are built.
+func (m *Seq2Seq[T]) buildGraph(s shape) (*trainGraph[T], error) {
+	tg := &trainGraph[T]{shape: s, params: graph.NewParams[T](),
+		src: make([]int, s.rows*s.srcLen), srcLengths: make([]int, s.rows),
+		tgtIn: make([]int, s.rows*s.tgtLen), tgtOut: make([]int, s.rows*s.tgtLen)}
+	p := tg.params
+	mask := func(name string, dims ...int) *G.Node {
+		if m.Cfg.Dropout == 0 {
+			return nil
+		}
+		n := 1
+		for _, d := range dims {
+			n *= d
+		}
+		buf := make([]T, n)
+		tg.masks = append(tg.masks, buf)
+		return p.Input(name, buf, dims...)
+	}
+	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
+	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, mask("drop.src_emb", s.srcLen, s.rows, e))
+	steps := s.tgtLen * s.rows
+	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
+		Out: [4]*G.Node{mask("drop.out.s", steps, h), mask("drop.out.ctx_f", steps, half),
+			mask("drop.out.ctx_b", steps, half), mask("drop.out.emb", steps, e)}}
+	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks)
+	tg.loss, tg.encOut, tg.attention = loss, enc, attention
+	if err := p.Differentiate(loss); err != nil {
+		return nil, err
+	}
+	tg.vm = G.NewTapeMachine(p.Graph)
+	return tg, nil
+}
+
+// run feeds a batch to the graph, draws dropout masks from rng, runs forward and backward, and adds the gradient
+// of the summed loss, times scale, into grads. It returns the summed loss.
+func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, grads *param.Set[T], scale T) (float64, error) {
+	if b.Rows != tg.rows || b.SrcLen != tg.srcLen || b.TgtLen != tg.tgtLen {
+		panic(fmt.Sprintf("model: batch %d×%d×%d in graph %v", b.Rows, b.SrcLen, b.TgtLen, tg.shape))
+	}
+	copy(tg.src, b.Src)
+	copy(tg.srcLengths, b.SrcLengths)
+	copy(tg.tgtIn, b.TgtIn)
+	copy(tg.tgtOut, b.TgtOut)
+	keep := T(1 / (1 - dropout))
+	for _, buf := range tg.masks {
+		for i := range buf {
+			if rng.Float64() < dropout {
+				buf[i] = 0
+			} else {
+				buf[i] = keep
+			}
+		}
+	}
+	defer tg.vm.Reset()
+	if err := tg.vm.RunAll(); err != nil {
+		return 0, fmt.Errorf("model: training step: %w", err)
+	}
+	tg.params.AddGrads(grads, scale)
+	return float64(tg.loss.Value().Data().(T)), nil
+}

@@ -1,0 +1,101 @@
+// Package param holds a model's named parameter tensors in a fixed order, so that the training graph, the
+// inference path, the optimizer and the checkpoint all see the same memory under the same names.
+package param
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/attend-nmt/attend/kernels"
+)
+
+// Tensor is one named, row-major parameter tensor.
+type Tensor[T kernels.Float] struct {
+	Name  string
+	Shape []int
+	Data  []T
+}
+
+// Size is the number of elements of t.
+func (t *Tensor[T]) Size() int { return len(t.Data) }
+
+// Block returns the contiguous sub-tensor t[i] of a tensor whose first axis indexes blocks (for example gate i
+// of a (4, In, H) LSTM weight), as a slice sharing t's memory.
+func (t *Tensor[T]) Block(i int) []T {
+	n := len(t.Data) / t.Shape[0]
+	return t.Data[i*n : (i+1)*n]
+}
+
+// Set is an ordered collection of parameter tensors with unique names.
+type Set[T kernels.Float] struct {
+	list   []*Tensor[T]
+	byName map[string]*Tensor[T]
+}
+
+// NewSet returns an empty set.
+func NewSet[T kernels.Float]() *Set[T] { return &Set[T]{byName: map[string]*Tensor[T]{}} }
+
+// Add allocates a zero tensor of the given shape under name; a duplicate name is a programming error.
+func (s *Set[T]) Add(name string, shape ...int) *Tensor[T] {
+	if _, dup := s.byName[name]; dup {
+		panic(fmt.Sprintf("param: duplicate parameter %q", name))
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	t := &Tensor[T]{Name: name, Shape: append([]int(nil), shape...), Data: make([]T, n)}
+	s.list = append(s.list, t)
+	s.byName[name] = t
+	return t
+}
+
+// List returns the tensors in the order they were added.
+func (s *Set[T]) List() []*Tensor[T] { return s.list }
+
+// Get returns the tensor called name, or nil.
+func (s *Set[T]) Get(name string) *Tensor[T] { return s.byName[name] }
+
+// Len is the total number of scalar parameters.
+func (s *Set[T]) Len() int {
+	n := 0
+	for _, t := range s.list {
+		n += len(t.Data)
+	}
+	return n
+}
+
+// ZerosLike returns a set with the same names and shapes as s, every value zero (for gradients and optimizer
+// moments).
+func (s *Set[T]) ZerosLike() *Set[T] {
+	z := NewSet[T]()
+	for _, t := range s.list {
+		z.Add(t.Name, t.Shape...)
+	}
+	return z
+}
+
+// Zero sets every value of s to 0.
+func (s *Set[T]) Zero() {
+	for _, t := range s.list {
+		clear(t.Data)
+	}
+}
+
+// Uniform fills t with values drawn uniformly from [-bound, bound).
+func Uniform[T kernels.Float](t *Tensor[T], bound float64, rng *rand.Rand) {
+	for i := range t.Data {
+		t.Data[i] = T((2*rng.Float64() - 1) * bound)
+	}
+}
+
+// Normal fills t with values drawn from N(0, std²).
+func Normal[T kernels.Float](t *Tensor[T], std float64, rng *rand.Rand) {
+	for i := range t.Data {
+		t.Data[i] = T(rng.NormFloat64() * std)
+	}
+}
+
+// InvSqrt returns 1/sqrt(n), the PyTorch default init bound for a layer with n inputs or n hidden units.
+func InvSqrt(n int) float64 { return 1 / math.Sqrt(float64(n)) }
