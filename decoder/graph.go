@@ -21,7 +21,7 @@ type GraphMasks struct {
 // every non-padding target word, and the attention weights of every step ((rows, srcLen) each).
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
 	rows, srcLen, tgtLen int, masks GraphMasks) (loss *G.Node, attention []*G.Node) {
-	e, h, half, v := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2, d.Cfg.Vocab
+	e, h, half := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2
 	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
 	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
 	drop := func(x, mask *G.Node) *G.Node {
@@ -78,18 +78,11 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		graph.Stack[T](states, false), graph.Stack[T](ctxF, false), graph.Stack[T](ctxB, false),
 		G.Must(G.Reshape(emb, []int{tgtLen * rows, e})),
 	}
-	widths := []int{h, half, half, e}
-	var logits *G.Node
-	row := 0
-	for i, part := range parts {
-		term := mul(drop(part, masks.Out[i]), p.View(d.OutW, row*v, widths[i], v))
-		row += widths[i]
-		if logits == nil {
-			logits = term
-		} else {
-			logits = add(logits, term)
-		}
+	for i := range parts {
+		parts[i] = drop(parts[i], masks.Out[i])
 	}
+	// One product over the joined input: four separate ones would each materialise a (steps, Vocab) matrix.
+	logits := mul(graph.Concat[T](parts), p.Whole(d.OutW))
 	logits = graph.AddBias[T](logits, p.Whole(d.OutB))
 	return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0), attention
 }

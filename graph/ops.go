@@ -144,6 +144,61 @@ func Stack[T kernels.Float](xs []*G.Node, batchMajor bool) *G.Node {
 	return apply(op, xs...)
 }
 
+// Concat joins matrices with the same number of rows side by side: inputs (R, D_i) give (R, Σ D_i). Gradient of
+// input i: its columns of the output gradient. (Gorgonia's own concat is avoided: its slices hash alike when
+// their bounds agree mod 256.)
+func Concat[T kernels.Float](xs []*G.Node) *G.Node {
+	rows := xs[0].Shape()[0]
+	widths := make([]int, len(xs))
+	inDims := make([]int, len(xs))
+	total := 0
+	for i, x := range xs {
+		if x.Shape()[0] != rows || x.Dims() != 2 {
+			panic(fmt.Sprintf("graph: Concat input %d has shape %v, want (%d, _)", i, x.Shape(), rows))
+		}
+		widths[i], inDims[i] = x.Shape()[1], 2
+		total += widths[i]
+	}
+	offsets := make([]int, len(xs))
+	for i := 1; i < len(xs); i++ {
+		offsets[i] = offsets[i-1] + widths[i-1]
+	}
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("Concat(%d,%v)", rows, widths),
+		inDims:  inDims,
+		outDims: 2,
+		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, total} },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			for i, x := range in {
+				w := widths[i]
+				for r := 0; r < rows; r++ {
+					copy(out[r*total+offsets[i]:r*total+offsets[i]+w], x[r*w:(r+1)*w])
+				}
+			}
+		},
+	}
+	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		grads := make(G.Nodes, len(inputs))
+		for i := range inputs {
+			w, off := widths[i], offsets[i]
+			gop := &kernelOp[T]{
+				name:    fmt.Sprintf("ConcatGrad(%d,%v,%d)", rows, widths, i),
+				inDims:  []int{2},
+				outDims: 2,
+				shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, w} },
+				forward: func(in [][]T, _ []tensor.Shape, out []T) {
+					for r := 0; r < rows; r++ {
+						copy(out[r*w:(r+1)*w], in[0][r*total+off:r*total+off+w])
+					}
+				},
+			}
+			grads[i] = apply(gop, grad)
+		}
+		return grads, nil
+	}
+	return apply(op, xs...)
+}
+
 // MaskedUpdate returns, row by row, next where t < (*lengths)[row] and prev elsewhere: a recurrent state that
 // stops changing past a sentence's end (and, read backwards, starts at its last word). prev and next are (B, H).
 // Gradient: the output gradient goes to next on updated rows and to prev on the others.

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
@@ -62,6 +63,10 @@ func (m *Seq2Seq[T]) buildGraph(s shape) (*trainGraph[T], error) {
 		return nil, err
 	}
 	tg.vm = G.NewTapeMachine(p.Graph)
+	// gorgonia sets a finalizer on every tape machine (it releases CUDA contexts; a no-op on the CPU). A finalizer
+	// on an object inside a reference cycle stops the whole cycle from ever being collected, so an evicted graph
+	// would keep its gigabyte of node values forever: drop the finalizer.
+	runtime.SetFinalizer(tg.vm, nil)
 	return tg, nil
 }
 
