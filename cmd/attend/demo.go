@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/attend-nmt/attend/app"
@@ -36,7 +37,8 @@ Everything it writes (corpus, checkpoints, metrics) goes to --out.`,
 			}
 			_, err := app.Demo(cmd.Context(), req)
 			if errors.Is(err, model.ErrInterrupted) {
-				return exitCode(130)
+				fmt.Fprintln(cmd.ErrOrStderr(), "attend:", err)
+				return exitCode(130) // 128 + SIGINT, as shells report an interrupted command
 			}
 			return err
 		},

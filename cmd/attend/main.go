@@ -18,16 +18,16 @@ func main() {
 	defer stop()
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "attend:", err)
 		var exit exitCode
 		if errors.As(err, &exit) {
-			os.Exit(int(exit))
+			os.Exit(int(exit)) // the command has said why
 		}
+		fmt.Fprintln(os.Stderr, "attend:", err)
 		os.Exit(1)
 	}
 }
 
-// exitCode is an error that asks for a particular exit status.
+// exitCode is an error that asks for a particular exit status; the command has already printed its message.
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

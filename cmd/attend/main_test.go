@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attend-nmt/attend/synth"
 )
@@ -147,5 +148,48 @@ func TestBadInputFailsWithFileAndLine(t *testing.T) {
 	}
 	if _, _, code := run(t, "", "train"); code != 1 {
 		t.Fatalf("train without --out: exit %d, want 1", code)
+	}
+}
+
+// TestInterruptSavesAndResumeFinishes sends SIGINT to a training run, expects exit status 130 and a checkpoint,
+// then resumes to the step limit.
+func TestInterruptSavesAndResumeFinishes(t *testing.T) {
+	dir := t.TempDir()
+	train, valid, test := synth.Split(2000, 20, 5, 9)
+	if err := synth.WriteFiles(dir, train, valid, test); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "m.ckpt")
+	metrics := filepath.Join(dir, "m.metrics.jsonl")
+	args := []string{"train", "--config", "../../configs/demo.yaml", "--src", filepath.Join(dir, "train.src"),
+		"--tgt", filepath.Join(dir, "train.tgt"), "--out", ckpt, "--no-progress", "--set", "train.log_every=1",
+		"--set", "model.emb=8", "--set", "model.enc_hidden=8", "--set", "model.dec_hidden=8", "--set", "model.attn_dim=8"}
+	cmd := exec.Command(attendBin, append(args, "--max-steps", "100000")...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(metrics); bytes.Count(b, []byte("\n")) >= 3 {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			cmd.Process.Kill()
+			t.Fatalf("no training progress within a minute: %s", stderr.String())
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("interrupted run: %v, want exit status 130; stderr: %s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "--resume") {
+		t.Fatalf("interrupted run does not say how to resume: %s", stderr.String())
+	}
+	stdout, errOut, code := run(t, "", append(args, "--resume", ckpt, "--max-steps", "8")...)
+	if code != 0 || !strings.Contains(stdout, "resuming") || !strings.Contains(stdout, "done: 8 steps") {
+		t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", code, stdout, errOut)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/attend-nmt/attend/app"
@@ -51,7 +52,8 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 			}
 			_, err := app.Train(cmd.Context(), req)
 			if errors.Is(err, model.ErrInterrupted) {
-				return exitCode(130)
+				fmt.Fprintln(cmd.ErrOrStderr(), "attend:", err)
+				return exitCode(130) // 128 + SIGINT, as shells report an interrupted command
 			}
 			return err
 		},
