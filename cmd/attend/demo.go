@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/attend-nmt/attend/app"
-	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
 
@@ -36,11 +33,7 @@ Everything it writes (corpus, checkpoints, metrics) goes to --out.`,
 				req.Bar = os.Stderr
 			}
 			_, err := app.Demo(cmd.Context(), req)
-			if errors.Is(err, model.ErrInterrupted) {
-				fmt.Fprintln(cmd.ErrOrStderr(), "attend:", err)
-				return exitCode(130) // 128 + SIGINT, as shells report an interrupted command
-			}
-			return err
+			return interruptStatus(cmd, err)
 		},
 	}
 	fl := cmd.Flags()

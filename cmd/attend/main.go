@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
 
@@ -47,4 +48,14 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
 	}
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newDemoCmd(), newVersionCmd())
 	return root
+}
+
+// interruptStatus turns a training run's ErrInterrupted into exit status 130 (128 + SIGINT, as shells report an
+// interrupted command) after saying how to resume; other errors pass through.
+func interruptStatus(cmd *cobra.Command, err error) error {
+	if errors.Is(err, model.ErrInterrupted) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "attend:", err)
+		return exitCode(130)
+	}
+	return err
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/attend-nmt/attend/app"
@@ -51,11 +49,7 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 				req.Bar = os.Stderr
 			}
 			_, err := app.Train(cmd.Context(), req)
-			if errors.Is(err, model.ErrInterrupted) {
-				fmt.Fprintln(cmd.ErrOrStderr(), "attend:", err)
-				return exitCode(130) // 128 + SIGINT, as shells report an interrupted command
-			}
-			return err
+			return interruptStatus(cmd, err)
 		},
 	}
 	fl := cmd.Flags()

@@ -162,27 +162,35 @@ func encode(w *bufio.Writer, f *File) error {
 		for _, d := range t.Shape {
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(d))
 		}
-		for _, v := range t.F32 {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-			if len(buf) >= 1<<16-8 {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
+		var err error
+		if buf, err = appendValues(w, buf, t.F32, func(b []byte, v float32) []byte {
+			return binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		}); err != nil {
+			return err
 		}
-		for _, v := range t.F64 {
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
-			if len(buf) >= 1<<16-8 {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
+		if buf, err = appendValues(w, buf, t.F64, func(b []byte, v float64) []byte {
+			return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}); err != nil {
+			return err
 		}
 	}
 	_, err := w.Write(buf)
 	return err
+}
+
+// appendValues appends the encoded values to buf, handing full 64 KiB chunks to w so that a large tensor is
+// never encoded into memory whole. It returns the partly filled buffer.
+func appendValues[V float32 | float64](w *bufio.Writer, buf []byte, values []V, put func([]byte, V) []byte) ([]byte, error) {
+	for _, v := range values {
+		buf = put(buf, v)
+		if len(buf) >= 1<<16-8 {
+			if _, err := w.Write(buf); err != nil {
+				return buf, err
+			}
+			buf = buf[:0]
+		}
+	}
+	return buf, nil
 }
 
 // Read reads and verifies the checkpoint at path: magic, version, every length, and the checksum.
