@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	_ "github.com/attend-nmt/attend/backend" // selects the BLAS for every matrix product
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/attend-nmt/attend/backend"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +20,7 @@ func newVersionCmd() *cobra.Command {
 				version = info.Main.Version
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "attend %s, %s %s/%s, %d CPUs\nBLAS: %s\n", version, runtime.Version(),
-				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), blasName)
+				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), backend.BLAS)
 		},
 	}
 }

@@ -1,0 +1,7 @@
+//go:build !openblas
+
+package backend
+
+// BLAS names the BLAS in use: gonum's pure-Go kernels. Build with `-tags openblas` (the Makefile does when
+// libopenblas is installed) for OpenBLAS.
+const BLAS = "gonum (pure Go; build with -tags openblas for OpenBLAS)"
