@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/attend-nmt/attend/kernels"
 	G "gorgonia.org/gorgonia"
@@ -364,11 +363,12 @@ func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 }
 
 // SoftmaxCrossEntropy is Σ_r −log softmax(logits[r])[targets[r]] over the rows of logits (N, V) whose target is
-// not padding (id 0); it never materialises the log-probabilities. Gradient: (softmax − onehot) · g on those rows,
-// 0 on padding rows.
+// not padding. The forward pass keeps the probabilities, so the backward pass — (softmax − onehot) · g on those
+// rows, 0 on padding rows — computes no exponential again.
 func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID int) *G.Node {
 	shape := logits.Shape().Clone()
 	v := shape[1]
+	probs := make([]T, shape.TotalSize()) // softmax of the last forward run, read by the backward op
 	op := &kernelOp[T]{
 		name:    fmt.Sprintf("SoftmaxCrossEntropy(%p,%v)", targets, shape),
 		inDims:  []int{2},
@@ -377,11 +377,15 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 		forward: func(in [][]T, _ []tensor.Shape, out []T) {
 			var loss float64
 			for r, y := range *targets {
+				p := probs[r*v : (r+1)*v]
 				if y == padID {
+					clear(p)
 					continue
 				}
 				row := in[0][r*v : (r+1)*v]
-				loss += logSumExp(row) - float64(row[y])
+				copy(p, row)
+				// −log p_y = lse − x_y, from the logits rather than log(p_y), which can underflow.
+				loss += kernels.SoftmaxRow(p, v) - float64(row[y])
 			}
 			out[0] = T(loss)
 		},
@@ -395,15 +399,13 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 			forward: func(in [][]T, _ []tensor.Shape, out []T) {
 				g := in[1][0]
 				for r, y := range *targets {
-					o := out[r*v : (r+1)*v]
+					o, p := out[r*v:(r+1)*v], probs[r*v:(r+1)*v]
 					if y == padID {
 						clear(o)
 						continue
 					}
-					row := in[0][r*v : (r+1)*v]
-					lse := logSumExp(row)
-					for j, x := range row {
-						o[j] = T(math.Exp(float64(x)-lse)) * g
+					for j, pj := range p {
+						o[j] = pj * g
 					}
 					o[y] -= g
 				}
@@ -412,19 +414,4 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 		return G.Nodes{apply(gop, inputs[0], grad)}, nil
 	}
 	return apply(op, logits)
-}
-
-// logSumExp is log Σ exp(x), shifted by the maximum so that large logits cannot overflow.
-func logSumExp[T kernels.Float](row []T) float64 {
-	maxv := row[0]
-	for _, x := range row {
-		if x > maxv {
-			maxv = x
-		}
-	}
-	var sum float64
-	for _, x := range row {
-		sum += math.Exp(float64(x - maxv))
-	}
-	return float64(maxv) + math.Log(sum)
 }

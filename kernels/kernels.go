@@ -66,9 +66,10 @@ func Log[T Float](x T) T { return T(math.Log(float64(x))) }
 // exactly zero in float32 and float64, finite so that a row with every position masked stays NaN-free.
 const MaskNegative = -1e9
 
-// SoftmaxRow overwrites row with softmax(row) over its first n entries, treating entries at index >= valid as
-// masked: they come out exactly 0. It subtracts the row maximum before exp so that large scores cannot overflow.
-func SoftmaxRow[T Float](row []T, valid int) {
+// SoftmaxRow overwrites row with softmax(row), treating entries at index >= valid as masked: they come out
+// exactly 0. It subtracts the row maximum before exp so that large scores cannot overflow, and returns the
+// log-sum-exp of the valid entries (so −log softmax_y = lse − x_y needs no second pass).
+func SoftmaxRow[T Float](row []T, valid int) (lse float64) {
 	if valid > len(row) {
 		valid = len(row)
 	}
@@ -77,7 +78,7 @@ func SoftmaxRow[T Float](row []T, valid int) {
 		for i := range row {
 			row[i] = T(1 / float64(len(row)))
 		}
-		return
+		return math.Inf(-1)
 	}
 	maxv := row[0]
 	for _, v := range row[:valid] {
@@ -98,6 +99,7 @@ func SoftmaxRow[T Float](row []T, valid int) {
 	for i := valid; i < len(row); i++ {
 		row[i] = 0
 	}
+	return float64(maxv) + math.Log(sum)
 }
 
 // AddBias adds bias (n) to every row of x (rows, n).
