@@ -18,9 +18,11 @@ type GraphMasks struct {
 
 // Graph is the teacher-forced decoder of one training graph: it reads the target input ids tgtIn and the
 // reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
-// every non-padding target word, and the attention weights of every step ((rows, srcLen) each).
+// every non-padding target word, and the attention weights of every step ((rows, srcLen) each). With fusedOutput
+// the output layer, log-softmax and cross-entropy are one op (graph.OutputXent) instead of gorgonia's product,
+// a bias op and a softmax cross-entropy op.
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
-	rows, srcLen, tgtLen int, masks GraphMasks) (loss *G.Node, attention []*G.Node) {
+	rows, srcLen, tgtLen int, masks GraphMasks, fusedOutput bool) (loss *G.Node, attention []*G.Node) {
 	e, h, half := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2
 	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
 	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
@@ -82,7 +84,10 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		parts[i] = drop(parts[i], masks.Out[i])
 	}
 	// One product over the joined input: four separate ones would each materialise a (steps, Vocab) matrix.
-	logits := mul(graph.Concat[T](parts), p.Whole(d.OutW))
-	logits = graph.AddBias[T](logits, p.Whole(d.OutB))
+	outIn := graph.Concat[T](parts)
+	if fusedOutput {
+		return graph.OutputXent[T](outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0), attention
+	}
+	logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
 	return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0), attention
 }

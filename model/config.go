@@ -54,6 +54,7 @@ type TrainConfig struct {
 	SaveEvery  int     `yaml:"save_every"`  // steps between checkpoints within an epoch (0: only at epoch ends)
 	Threads    int     `yaml:"threads"`     // CPU threads (GOMAXPROCS); 0: all
 	GraphCache int     `yaml:"graph_cache"` // how many compiled batch shapes to keep
+	Unfused    bool    `yaml:"unfused"`     // build graphs from gorgonia's own ops, not the fused kernels (for checking)
 }
 
 // DecodeConfig controls translation.

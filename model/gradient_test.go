@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -10,12 +11,17 @@ import (
 // parameter tensor, against central finite differences of the same graph's loss (float64, dropout on with masks
 // held fixed, padding rows and short rows present).
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
-	for _, cell := range []string{"lstm", "gru"} {
-		t.Run(cell, func(t *testing.T) {
+	for _, variant := range []struct {
+		cell    string
+		unfused bool
+	}{{"lstm", false}, {"gru", false}, {"lstm", true}} {
+		cell := variant.cell
+		t.Run(fmt.Sprintf("%s unfused=%v", cell, variant.unfused), func(t *testing.T) {
 			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: "mlp", Dropout: 0.25}
 			m := newTestModel[float64](t, cfg, 9, 11, 1)
 			b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
 			tr := NewTrainer(m, 1e-3, 0, 2)
+			tr.Unfused = variant.unfused
 			masks := func() *rand.Rand { return rand.New(rand.NewPCG(9, 9)) } // same dropout masks every run
 			if _, err := tr.Gradients(b, masks()); err != nil {
 				t.Fatal(err)

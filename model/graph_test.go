@@ -76,7 +76,7 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})
 
-			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen})
+			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, true)
 			if err != nil {
 				t.Fatal(err)
 			}

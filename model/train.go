@@ -54,6 +54,7 @@ const dropoutStream = 1 << 40
 func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	cfg := o.Config
 	tr := NewTrainer(o.Model, cfg.Train.LR, cfg.Train.Clip, cfg.Train.GraphCache)
+	tr.Unfused = cfg.Train.Unfused
 	if o.Adam != nil {
 		tr.Optimizer = o.Adam
 	}

@@ -15,6 +15,8 @@ type Trainer[T kernels.Float] struct {
 	Optimizer *Adam[T]
 	Clip      float64
 	Grads     *param.Set[T]
+	// Unfused builds graphs from gorgonia's own ops instead of the fused kernels: slower, kept to check them.
+	Unfused   bool
 	cache     []*trainGraph[T]
 	maxGraphs int
 	uses      int
@@ -70,7 +72,7 @@ func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
 			return tg, nil
 		}
 	}
-	tg, err := t.Model.buildGraph(s)
+	tg, err := t.Model.buildGraph(s, !t.Unfused)
 	if err != nil {
 		return nil, err
 	}

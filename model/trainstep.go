@@ -33,8 +33,9 @@ type trainGraph[T kernels.Float] struct {
 	lastUse         int
 }
 
-// buildGraph compiles the training graph of a shape. With dropout 0 no masks are built.
-func (m *Seq2Seq[T]) buildGraph(s shape) (*trainGraph[T], error) {
+// buildGraph compiles the training graph of a shape, with the fused kernels or the unfused gorgonia composition.
+// With dropout 0 no masks are built.
+func (m *Seq2Seq[T]) buildGraph(s shape, fused bool) (*trainGraph[T], error) {
 	tg := &trainGraph[T]{shape: s, params: graph.NewParams[T](),
 		src: make([]int, s.rows*s.srcLen), srcLengths: make([]int, s.rows),
 		tgtIn: make([]int, s.rows*s.tgtLen), tgtOut: make([]int, s.rows*s.tgtLen)}
@@ -57,7 +58,7 @@ func (m *Seq2Seq[T]) buildGraph(s shape) (*trainGraph[T], error) {
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: [4]*G.Node{mask("drop.out.s", steps, h), mask("drop.out.ctx_f", steps, half),
 			mask("drop.out.ctx_b", steps, half), mask("drop.out.emb", steps, e)}}
-	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks)
+	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, fused)
 	tg.loss, tg.encOut, tg.attention = loss, enc, attention
 	if err := p.Differentiate(loss); err != nil {
 		return nil, err
