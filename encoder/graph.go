@@ -17,13 +17,27 @@ type GraphOutput struct {
 
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
 // read at run time, so the graph serves every batch of this shape. embMask, when not nil, is a (srcLen, rows,
-// Emb) dropout mask multiplied into the embeddings.
-func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node) *GraphOutput {
+// Emb) dropout mask multiplied into the embeddings. With fused, an LSTM direction is one op
+// (graph.EncoderLSTM); otherwise — and for a GRU — every step is built from gorgonia's own ops.
+func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node, fused bool) *GraphOutput {
 	emb := graph.Gather[T](p.Whole(e.Emb), src, srcLen, rows, e.Cfg.Emb)
 	if embMask != nil {
 		emb = G.Must(G.HadamardProd(emb, embMask))
 	}
 	out := &GraphOutput{}
+	if fused && e.Cfg.Cell == LSTM {
+		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
+			packed := graph.EncoderLSTM[T](emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
+			states, h, c := graph.SplitEncoderOutput[T](packed)
+			if dir == 0 {
+				out.Fwd = states
+			} else {
+				out.Bwd = states
+			}
+			out.FinalH[dir], out.FinalC[dir] = h, c
+		}
+		return out
+	}
 	for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
 		cell := e.bindCell(p, d)
 		h := p.Zeros("h0", rows, e.Cfg.Hidden)

@@ -56,3 +56,113 @@ func OutputXent[T kernels.Float](x, w, b *G.Node, targets *[]int, pad int) *G.No
 	}
 	return apply(op, x, w, b)
 }
+
+// backwardOnce runs a fused op's whole backward pass at most once per forward run, however many of its
+// per-input gradient nodes ask for it.
+type backwardOnce[T kernels.Float] struct {
+	forwardRuns, backwardRuns int
+	run                       func(grad []T)
+}
+
+func (b *backwardOnce[T]) ensure(grad []T) {
+	if b.backwardRuns != b.forwardRuns {
+		b.run(grad)
+		b.backwardRuns = b.forwardRuns
+	}
+}
+
+// sharedGrad is the gradient node of one input of a fused op with several inputs: it triggers the op's
+// backward pass (once) with the incoming gradient and copies out that input's part.
+func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once *backwardOnce[T], stored []T) *G.Node {
+	shape := input.Shape().Clone()
+	op := &kernelOp[T]{
+		name:    name,
+		inDims:  []int{output.Dims(), grad.Dims()},
+		outDims: len(shape),
+		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			once.ensure(in[1])
+			copy(out, stored)
+		},
+	}
+	return apply(op, output, grad)
+}
+
+// EncoderLSTM is one direction of the encoder's LSTM over a whole batch as one op (kernels.LSTMSeq): x
+// (steps, rows, In) embeddings, inputW (4, In, H), hiddenW (4, H, H), bias (4, H). The output is
+// (steps+2, rows, H): the state after each position, then the final hidden state, then the final cell state.
+func EncoderLSTM[T kernels.Float](x, inputW, hiddenW, bias *G.Node, lengths *[]int, reverse bool) *G.Node {
+	steps, rows, in := x.Shape()[0], x.Shape()[1], x.Shape()[2]
+	hid := hiddenW.Shape()[1]
+	seq := kernels.NewLSTMSeq[T](steps, rows, in, hid, reverse)
+	grads := [][]T{make([]T, steps*rows*in), make([]T, 4*in*hid), make([]T, 4*hid*hid), make([]T, 4*hid)}
+	var saved [][]T // the inputs of the last forward run
+	once := &backwardOnce[T]{}
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("EncoderLSTM(%p,%v,%d,%d,%d,%d)", lengths, reverse, steps, rows, in, hid),
+		inDims:  []int{3, 3, 3, 2},
+		outDims: 3,
+		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{steps + 2, rows, hid} },
+		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
+			saved = vals
+			n := steps * rows * hid
+			seq.Forward(vals[0], vals[1], vals[2], vals[3], *lengths, out[:n], out[n:n+rows*hid], out[n+rows*hid:])
+			once.forwardRuns++
+		},
+	}
+	once.run = func(g []T) {
+		for _, d := range grads[1:] {
+			clear(d)
+		}
+		n := steps * rows * hid
+		seq.Backward(saved[0], saved[1], saved[2], *lengths, g[:n], g[n:n+rows*hid], g[n+rows*hid:],
+			grads[0], grads[1], grads[2], grads[3])
+	}
+	op.backward = func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		out := make(G.Nodes, len(inputs))
+		for i := range inputs {
+			out[i] = sharedGrad(fmt.Sprintf("EncoderLSTMGrad(%p,%v,%d)", lengths, reverse, i), inputs[i], output, grad, once, grads[i])
+		}
+		return out, nil
+	}
+	return apply(op, x, inputW, hiddenW, bias)
+}
+
+// SplitEncoderOutput turns an EncoderLSTM output (steps+2, rows, H) into the batch-major states (rows, steps, H)
+// and the final hidden and cell states (rows, H).
+func SplitEncoderOutput[T kernels.Float](packed *G.Node) (states, finalH, finalC *G.Node) {
+	steps := packed.Shape()[0] - 2
+	rows, hid := packed.Shape()[1], packed.Shape()[2]
+	packedShape := packed.Shape().Clone()
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("TimeToBatchMajor(%v)", packedShape),
+		inDims:  []int{3},
+		outDims: 3,
+		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, steps, hid} },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			for t := 0; t < steps; t++ {
+				for r := 0; r < rows; r++ {
+					copy(out[(r*steps+t)*hid:(r*steps+t+1)*hid], in[0][(t*rows+r)*hid:(t*rows+r+1)*hid])
+				}
+			}
+		},
+	}
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		gop := &kernelOp[T]{
+			name:    fmt.Sprintf("BatchToTimeMajor(%v)", packedShape),
+			inDims:  []int{3},
+			outDims: 3,
+			shape:   func([]tensor.Shape) tensor.Shape { return packedShape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				clear(out[steps*rows*hid:])
+				for t := 0; t < steps; t++ {
+					for r := 0; r < rows; r++ {
+						copy(out[(t*rows+r)*hid:(t*rows+r+1)*hid], in[0][(r*steps+t)*hid:(r*steps+t+1)*hid])
+					}
+				}
+			},
+		}
+		return G.Nodes{apply(gop, grad)}, nil
+	}
+	return apply(op, packed), Select[T](packed, steps), Select[T](packed, steps+1)
+}

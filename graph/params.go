@@ -36,10 +36,13 @@ func (p *Params[T]) View(t *param.Tensor[T], offset int, shape ...int) *G.Node {
 	value := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.Data[offset:offset+size]))
 	name := fmt.Sprintf("%s@%d", t.Name, offset)
 	var n *G.Node
-	if len(shape) == 1 {
+	switch len(shape) {
+	case 1:
 		n = G.NewVector(p.Graph, Dtype[T](), G.WithShape(shape...), G.WithName(name), G.WithValue(value))
-	} else {
+	case 2:
 		n = G.NewMatrix(p.Graph, Dtype[T](), G.WithShape(shape...), G.WithName(name), G.WithValue(value))
+	default:
+		n = G.NewTensor(p.Graph, Dtype[T](), len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(value))
 	}
 	p.bindings = append(p.bindings, binding[T]{node: n, tensor: t, offset: offset})
 	return n

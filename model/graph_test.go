@@ -69,14 +69,18 @@ func newTestModel[T float32 | float64](t testing.TB, cfg ModelConfig, srcVocab, 
 // weights and batch at realistic widths (decoder 512, encoder 2×256: the sizes at which gorgonia's slice hashing
 // merges gate slices) and compares encoder states, attention weights of every step and the loss.
 func TestGraphForwardMatchesPlainGo(t *testing.T) {
-	for _, cell := range []string{"lstm", "gru"} {
-		t.Run(cell, func(t *testing.T) {
+	for _, variant := range []struct {
+		cell  string
+		fused bool
+	}{{"lstm", true}, {"gru", true}, {"lstm", false}} {
+		cell := variant.cell
+		t.Run(fmt.Sprintf("%s fused=%v", cell, variant.fused), func(t *testing.T) {
 			cfg := ModelConfig{Emb: 64, EncHidden: 256, DecHidden: 512, AttnDim: 256, Cell: cell, Attention: "mlp"}
 			m := newTestModel[float64](t, cfg, 40, 50, 7)
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})
 
-			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, true)
+			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, variant.fused)
 			if err != nil {
 				t.Fatal(err)
 			}

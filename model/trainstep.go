@@ -53,7 +53,7 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool) (*trainGraph[T], error) {
 		return p.Input(name, buf, dims...)
 	}
 	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
-	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, mask("drop.src_emb", s.srcLen, s.rows, e))
+	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, mask("drop.src_emb", s.srcLen, s.rows, e), fused)
 	steps := s.tgtLen * s.rows
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: [4]*G.Node{mask("drop.out.s", steps, h), mask("drop.out.ctx_f", steps, half),

@@ -1,0 +1,138 @@
+package kernels
+
+import "fmt"
+
+// LSTMSeq runs one direction of an LSTM over a whole padded, time-major batch and keeps what its backward pass
+// reads. Positions at or past a row's length leave that row's state unchanged, so the forward direction ends
+// on each row's last word and the reverse direction starts there.
+//
+// Shapes: x (steps, rows, in), inputW (4, in, H), hiddenW (4, H, H), bias (4, H); out (steps, rows, H) holds the
+// state after each position; finalH, finalC (rows, H) the state after the last position processed.
+type LSTMSeq[T Float] struct {
+	Steps, Rows, In, Hidden int
+	Reverse                 bool
+	act                     []T // (steps, rows, 4H): σ(i), σ(f), tanh(g), σ(o) at each position
+	cPrev, hPrev            []T // (steps, rows, H): state before each position
+	tanhC                   []T // (steps, rows, H): tanh of the new cell state
+	dGates                  []T // (steps, rows, 4H): backward scratch
+	h, c, dh, dc            []T // (rows, H) running state / gradient
+}
+
+// NewLSTMSeq allocates the buffers for one shape.
+func NewLSTMSeq[T Float](steps, rows, in, hidden int, reverse bool) *LSTMSeq[T] {
+	n := steps * rows
+	return &LSTMSeq[T]{Steps: steps, Rows: rows, In: in, Hidden: hidden, Reverse: reverse,
+		act: make([]T, n*4*hidden), cPrev: make([]T, n*hidden), hPrev: make([]T, n*hidden),
+		tanhC: make([]T, n*hidden), dGates: make([]T, n*4*hidden),
+		h: make([]T, rows*hidden), c: make([]T, rows*hidden), dh: make([]T, rows*hidden), dc: make([]T, rows*hidden)}
+}
+
+func (s *LSTMSeq[T]) position(k int) int {
+	if s.Reverse {
+		return s.Steps - 1 - k
+	}
+	return k
+}
+
+// Forward computes out, finalH and finalC from x; lengths are the rows' real lengths.
+func (s *LSTMSeq[T]) Forward(x, inputW, hiddenW, bias []T, lengths []int, out, finalH, finalC []T) {
+	rows, hid, n := s.Rows, s.Hidden, s.Steps*s.Rows
+	if len(x) != n*s.In || len(out) != n*hid || len(lengths) != rows {
+		panic(fmt.Sprintf("kernels: LSTMSeq.Forward: x %d, out %d, lengths %d for %d×%d×%d", len(x), len(out), len(lengths), s.Steps, rows, s.In))
+	}
+	// Input projections of every position at once: one large GEMM per gate instead of one small one per step.
+	Project(x, n, s.In, inputW, 4, hid, s.act, false)
+	clear(s.h)
+	clear(s.c)
+	for k := 0; k < s.Steps; k++ {
+		t := s.position(k)
+		gates := s.act[t*rows*4*hid : (t+1)*rows*4*hid]
+		copy(s.hPrev[t*rows*hid:(t+1)*rows*hid], s.h)
+		copy(s.cPrev[t*rows*hid:(t+1)*rows*hid], s.c)
+		Project(s.h, rows, hid, hiddenW, 4, hid, gates, true)
+		for r := 0; r < rows; r++ {
+			g := gates[r*4*hid : (r+1)*4*hid]
+			tc := s.tanhC[(t*rows+r)*hid : (t*rows+r+1)*hid]
+			update := t < lengths[r]
+			for j := 0; j < hid; j++ {
+				ig := Sigmoid(g[GateI*hid+j] + bias[GateI*hid+j])
+				fg := Sigmoid(g[GateF*hid+j] + bias[GateF*hid+j])
+				cg := Tanh(g[GateG*hid+j] + bias[GateG*hid+j])
+				og := Sigmoid(g[GateO*hid+j] + bias[GateO*hid+j])
+				g[GateI*hid+j], g[GateF*hid+j], g[GateG*hid+j], g[GateO*hid+j] = ig, fg, cg, og
+				cNew := fg*s.c[r*hid+j] + ig*cg
+				tc[j] = Tanh(cNew)
+				if update {
+					s.c[r*hid+j] = cNew
+					s.h[r*hid+j] = og * tc[j]
+				}
+			}
+		}
+		copy(out[t*rows*hid:(t+1)*rows*hid], s.h)
+	}
+	copy(finalH, s.h)
+	copy(finalC, s.c)
+}
+
+// Backward adds the gradients of the weights into dInputW, dHiddenW, dBias and writes the gradient of x into dx,
+// given the gradients of out, finalH and finalC. It reads what the last Forward kept.
+func (s *LSTMSeq[T]) Backward(x, inputW, hiddenW []T, lengths []int, dOut, dFinalH, dFinalC []T, dx, dInputW, dHiddenW, dBias []T) {
+	rows, hid, n := s.Rows, s.Hidden, s.Steps*s.Rows
+	copy(s.dh, dFinalH)
+	copy(s.dc, dFinalC)
+	for k := s.Steps - 1; k >= 0; k-- {
+		t := s.position(k)
+		// out[t] is the state after position t, so its gradient joins dh here.
+		for i, g := range dOut[t*rows*hid : (t+1)*rows*hid] {
+			s.dh[i] += g
+		}
+		dG := s.dGates[t*rows*4*hid : (t+1)*rows*4*hid]
+		act := s.act[t*rows*4*hid : (t+1)*rows*4*hid]
+		for r := 0; r < rows; r++ {
+			d := dG[r*4*hid : (r+1)*4*hid]
+			if t >= lengths[r] { // the state passed through unchanged: so does its gradient
+				clear(d)
+				continue
+			}
+			a := act[r*4*hid : (r+1)*4*hid]
+			tc := s.tanhC[(t*rows+r)*hid : (t*rows+r+1)*hid]
+			cp := s.cPrev[(t*rows+r)*hid : (t*rows+r+1)*hid]
+			for j := 0; j < hid; j++ {
+				ig, fg, cg, og := a[GateI*hid+j], a[GateF*hid+j], a[GateG*hid+j], a[GateO*hid+j]
+				dh := s.dh[r*hid+j]
+				// h = o·tanh(c);  c = f·cPrev + i·g
+				dc := s.dc[r*hid+j] + dh*og*(1-tc[j]*tc[j])
+				d[GateO*hid+j] = dh * tc[j] * og * (1 - og)
+				d[GateI*hid+j] = dc * cg * ig * (1 - ig)
+				d[GateG*hid+j] = dc * ig * (1 - cg*cg)
+				d[GateF*hid+j] = dc * cp[j] * fg * (1 - fg)
+				s.dc[r*hid+j] = dc * fg
+			}
+		}
+		// dhPrev = dGates · W_hhᵀ on updated rows; untouched (pass-through) on the others.
+		for r := 0; r < rows; r++ {
+			if t < lengths[r] {
+				clear(s.dh[r*hid : (r+1)*hid])
+			}
+		}
+		for gate := 0; gate < 4; gate++ {
+			Gemm(false, true, rows, hid, hid, 1, dG[gate*hid:], 4*hid, hiddenW[gate*hid*hid:(gate+1)*hid*hid], hid, 1, s.dh, hid)
+		}
+	}
+	// Weight gradients over all positions at once: dW_hh[g] += hPrevᵀ dG_g, dW_ih[g] += xᵀ dG_g, db += Σ dG.
+	for gate := 0; gate < 4; gate++ {
+		Gemm(true, false, hid, hid, n, 1, s.hPrev, hid, s.dGates[gate*hid:], 4*hid, 1, dHiddenW[gate*hid*hid:(gate+1)*hid*hid], hid)
+		Gemm(true, false, s.In, hid, n, 1, x, s.In, s.dGates[gate*hid:], 4*hid, 1, dInputW[gate*s.In*hid:(gate+1)*s.In*hid], hid)
+		beta := T(1)
+		if gate == 0 {
+			beta = 0
+		}
+		// dx = Σ_g dG_g · W_ih[g]ᵀ
+		Gemm(false, true, n, s.In, hid, 1, s.dGates[gate*hid:], 4*hid, inputW[gate*s.In*hid:(gate+1)*s.In*hid], hid, beta, dx, s.In)
+	}
+	for i := 0; i < n; i++ {
+		for j, g := range s.dGates[i*4*hid : (i+1)*4*hid] {
+			dBias[j] += g
+		}
+	}
+}
