@@ -9,20 +9,20 @@ import (
 )
 
 // GraphMasks are the dropout masks of one training graph; a nil mask means no dropout there. Emb is
-// (tgtLen, rows, Emb) on the target embeddings; Out holds one mask per part of the output layer's input
-// [s_t; ctx_fwd; ctx_bwd; emb], each (tgtLen·rows, part width).
+// (tgtLen, rows, Emb) on the target embeddings; Out is (tgtLen·rows, Hidden+MemDim+Emb) on the output layer's
+// input [s_t; ctx; emb].
 type GraphMasks struct {
-	Emb *G.Node
-	Out [4]*G.Node
+	Emb, Out *G.Node
 }
 
 // Graph is the teacher-forced decoder of one training graph: it reads the target input ids tgtIn and the
 // reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
-// every non-padding target word, and the attention weights of every step ((rows, srcLen) each). With fusedOutput
-// the output layer, log-softmax and cross-entropy are one op (graph.OutputXent) instead of gorgonia's product,
-// a bias op and a softmax cross-entropy op.
+// every non-padding target word, and the attention weights of every step ((rows, srcLen) each). With fused, the
+// decoder loop (when the encoder is fused too) and the output layer with its loss are single ops
+// (graph.DecoderLSTM, graph.OutputXent), and no attention nodes are returned; otherwise every step is built
+// from gorgonia's own ops.
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
-	rows, srcLen, tgtLen int, masks GraphMasks, fusedOutput bool) (loss *G.Node, attention []*G.Node) {
+	rows, srcLen, tgtLen int, masks GraphMasks, fused bool) (loss *G.Node, attention []*G.Node) {
 	e, h, half := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2
 	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
 	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
@@ -34,6 +34,22 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	}
 
 	emb := drop(graph.Gather[T](p.Whole(d.Emb), tgtIn, tgtLen, rows, e), masks.Emb)
+	embFlat := G.Must(G.Reshape(emb, []int{tgtLen * rows, e}))
+	outputLayer := func(parts []*G.Node) *G.Node {
+		outIn := drop(graph.Concat[T](parts), masks.Out)
+		if fused {
+			return graph.OutputXent[T](outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0)
+		}
+		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
+		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0)
+	}
+	if fused && enc.Packed[0] != nil {
+		states, _ := graph.DecoderLSTM[T]([]*G.Node{emb, enc.Packed[0], enc.Packed[1],
+			p.Whole(d.BridgeHW), p.Whole(d.BridgeHB), p.Whole(d.BridgeCW), p.Whole(d.BridgeCB),
+			p.Whole(d.Attn.MemW), p.Whole(d.Attn.QueryW), p.Whole(d.Attn.QueryB), p.Whole(d.Attn.V),
+			p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias)}, srcLengths)
+		return outputLayer([]*G.Node{states, embFlat}), nil
+	}
 
 	// s_0 = tanh(W_h [h_fwd ; h_bwd] + b_h), c_0 likewise from the final cell states.
 	bridge := func(final [2]*G.Node, w, b *param.Tensor[T]) *G.Node {
@@ -75,19 +91,6 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		states[t] = state
 	}
 
-	// logits = [s_t; ctx; emb] W_out + b_out for all steps at once, one row block of W_out per part.
-	parts := []*G.Node{
-		graph.Stack[T](states, false), graph.Stack[T](ctxF, false), graph.Stack[T](ctxB, false),
-		G.Must(G.Reshape(emb, []int{tgtLen * rows, e})),
-	}
-	for i := range parts {
-		parts[i] = drop(parts[i], masks.Out[i])
-	}
-	// One product over the joined input: four separate ones would each materialise a (steps, Vocab) matrix.
-	outIn := graph.Concat[T](parts)
-	if fusedOutput {
-		return graph.OutputXent[T](outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0), attention
-	}
-	logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
-	return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0), attention
+	// logits = [s_t; ctx; emb] W_out + b_out for all steps at once.
+	return outputLayer([]*G.Node{graph.Stack[T](states, false), graph.Stack[T](ctxF, false), graph.Stack[T](ctxB, false), embFlat}), attention
 }

@@ -13,6 +13,9 @@ type GraphOutput struct {
 	Fwd, Bwd *G.Node
 	// FinalH and FinalC are the forward and backward final states (rows, Hidden) each: index 0 forward, 1 backward.
 	FinalH, FinalC [2]*G.Node
+	// Packed holds, for the fused encoder, each direction's output as EncoderLSTM makes it — (srcLen+2, rows,
+	// Hidden): states time-major, final h, final c — which the fused decoder reads directly. Nil otherwise.
+	Packed [2]*G.Node
 }
 
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
@@ -28,6 +31,7 @@ func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen
 	if fused && e.Cfg.Cell == LSTM {
 		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
 			packed := graph.EncoderLSTM[T](emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
+			out.Packed[dir] = packed
 			states, h, c := graph.SplitEncoderOutput[T](packed)
 			if dir == 0 {
 				out.Fwd = states

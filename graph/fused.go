@@ -166,3 +166,58 @@ func SplitEncoderOutput[T kernels.Float](packed *G.Node) (states, finalH, finalC
 	}
 	return apply(op, packed), Select[T](packed, steps), Select[T](packed, steps+1)
 }
+
+// DecoderLSTM is the teacher-forced decoder over a whole batch as one op (kernels.DecoderSeq). Inputs, in order:
+// emb (T, B, E); the packed encoder outputs of each direction (S+2, B, M/2) from EncoderLSTM; the bridge weights
+// bridge.h.w, bridge.h.b, bridge.c.w, bridge.c.b; the attention weights attn.w_h, attn.w_s, attn.b_s, attn.v; the
+// cell weights dec.w_ih (4, E+M, H), dec.w_hh (4, H, H), dec.b (4, H). Output: (T·B, H+M), each row [s_t ; c_t].
+// The op keeps the attention weights of its last run: see the returned accessor.
+func DecoderLSTM[T kernels.Float](inputs []*G.Node, lengths *[]int) (*G.Node, func(step int) []T) {
+	if len(inputs) != 14 {
+		panic(fmt.Sprintf("graph: DecoderLSTM needs 14 inputs, got %d", len(inputs)))
+	}
+	emb, fwd := inputs[0].Shape(), inputs[1].Shape()
+	steps, rows, e := emb[0], emb[1], emb[2]
+	srcLen, mem := fwd[0]-2, 2*fwd[2]
+	hid, attn := inputs[12].Shape()[1], inputs[9].Shape()[0]
+	seq := kernels.NewDecoderSeq[T](steps, rows, srcLen, e, mem, hid, attn)
+	grads := make([][]T, len(inputs))
+	inDims := make([]int, len(inputs))
+	for i, n := range inputs {
+		grads[i] = make([]T, n.Shape().TotalSize())
+		inDims[i] = n.Dims()
+	}
+	weights := func(v [][]T) kernels.DecoderWeights[T] {
+		return kernels.DecoderWeights[T]{BridgeHW: v[3], BridgeHB: v[4], BridgeCW: v[5], BridgeCB: v[6],
+			MemW: v[7], QueryW: v[8], QueryB: v[9], V: v[10], InputW: v[11], HiddenW: v[12], Bias: v[13]}
+	}
+	var saved [][]T
+	once := &backwardOnce[T]{}
+	name := fmt.Sprintf("DecoderLSTM(%p,%d,%d,%d,%d,%d,%d,%d)", lengths, steps, rows, srcLen, e, mem, hid, attn)
+	op := &kernelOp[T]{
+		name:    name,
+		inDims:  inDims,
+		outDims: 2,
+		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{steps * rows, hid + mem} },
+		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
+			saved = vals
+			seq.Lengths = *lengths
+			seq.Forward(vals[0], vals[1], vals[2], weights(vals), out)
+			once.forwardRuns++
+		},
+	}
+	once.run = func(g []T) {
+		for _, d := range grads[3:] {
+			clear(d)
+		}
+		seq.Backward(saved[0], weights(saved), g, grads[0], grads[1], grads[2], weights(grads))
+	}
+	op.backward = func(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		out := make(G.Nodes, len(in))
+		for i := range in {
+			out[i] = sharedGrad(fmt.Sprintf("%sGrad%d", name, i), in[i], output, grad, once, grads[i])
+		}
+		return out, nil
+	}
+	return apply(op, inputs...), seq.Attention
+}

@@ -107,6 +107,9 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 				}
 			}
 			_, weights := m.Decoder.TeacherForced(enc, b.SrcLengths, b.TgtIn, b.TgtLen)
+			if variant.fused && cell == "lstm" && tg.attention != nil {
+				t.Fatal("fused graph returned per-step attention nodes: the fused decoder is not in use")
+			}
 			for step, node := range tg.attention {
 				got := nodeData(node)
 				want := weights[step*b.Rows*b.SrcLen : (step+1)*b.Rows*b.SrcLen]

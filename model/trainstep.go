@@ -56,8 +56,7 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool) (*trainGraph[T], error) {
 	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, mask("drop.src_emb", s.srcLen, s.rows, e), fused)
 	steps := s.tgtLen * s.rows
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
-		Out: [4]*G.Node{mask("drop.out.s", steps, h), mask("drop.out.ctx_f", steps, half),
-			mask("drop.out.ctx_b", steps, half), mask("drop.out.emb", steps, e)}}
+		Out: mask("drop.out", steps, h+2*half+e)}
 	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, fused)
 	tg.loss, tg.encOut, tg.attention = loss, enc, attention
 	if err := p.Differentiate(loss); err != nil {
