@@ -56,13 +56,18 @@ func (m *MLP[T]) Score(query, keys []T, rows, srcLen int, scores []T) {
 	q := make([]T, rows*d)
 	kernels.Gemm(false, false, rows, d, m.QueryDim, 1, query, m.QueryDim, m.QueryW.Data, d, 0, q, d)
 	kernels.AddBias(q, rows, d, m.QueryB.Data)
+	pre := make([]T, d)
 	for r := 0; r < rows; r++ {
 		qr := q[r*d : (r+1)*d]
 		for i := 0; i < srcLen; i++ {
 			k := keys[(r*srcLen+i)*d:][:d]
+			for a := range pre {
+				pre[a] = k[a] + qr[a]
+			}
+			kernels.TanhSlice(pre)
 			var e T
 			for a, v := range m.V.Data {
-				e += v * kernels.Tanh(k[a]+qr[a])
+				e += v * pre[a]
 			}
 			scores[r*srcLen+i] = e
 		}

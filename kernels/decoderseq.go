@@ -102,10 +102,13 @@ func (d *DecoderSeq[T]) Forward(emb, fwd, bwd []T, w DecoderWeights[T], out []T)
 			for i := 0; i < S; i++ {
 				k := d.keys[(r*S+i)*A : (r*S+i+1)*A]
 				p := pre[(r*S+i)*A : (r*S+i+1)*A]
-				var e T
 				for j := range p {
-					p[j] = Tanh(k[j] + qr[j])
-					e += w.V[j] * p[j]
+					p[j] = k[j] + qr[j]
+				}
+				TanhSlice(p)
+				var e T
+				for j, pj := range p {
+					e += w.V[j] * pj
 				}
 				att[r*S+i] = e
 			}
@@ -121,16 +124,18 @@ func (d *DecoderSeq[T]) Forward(emb, fwd, bwd []T, w DecoderWeights[T], out []T)
 		for r := 0; r < B; r++ {
 			a := gates[r*4*H : (r+1)*4*H]
 			tc := d.tanhC[(t*B+r)*H : (t*B+r+1)*H]
-			for j := 0; j < H; j++ {
-				ig := Sigmoid(a[GateI*H+j] + w.Bias[GateI*H+j])
-				fg := Sigmoid(a[GateF*H+j] + w.Bias[GateF*H+j])
-				cg := Tanh(a[GateG*H+j] + w.Bias[GateG*H+j])
-				og := Sigmoid(a[GateO*H+j] + w.Bias[GateO*H+j])
-				a[GateI*H+j], a[GateF*H+j], a[GateG*H+j], a[GateO*H+j] = ig, fg, cg, og
-				cNew := fg*d.c[r*H+j] + ig*cg
-				tc[j] = Tanh(cNew)
-				d.c[r*H+j] = cNew
-				d.h[r*H+j] = og * tc[j]
+			for j, b := range w.Bias {
+				a[j] += b
+			}
+			LSTMActivate(a, H)
+			cr, hr := d.c[r*H:(r+1)*H], d.h[r*H:(r+1)*H]
+			for j := range cr {
+				cr[j] = a[GateF*H+j]*cr[j] + a[GateI*H+j]*a[GateG*H+j]
+			}
+			copy(tc, cr)
+			TanhSlice(tc)
+			for j := range hr {
+				hr[j] = a[GateO*H+j] * tc[j]
 			}
 			o := out[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
 			copy(o[:H], d.h[r*H:(r+1)*H])

@@ -86,15 +86,18 @@ func SoftmaxRow[T Float](row []T, valid int) (lse float64) {
 			maxv = v
 		}
 	}
-	var sum float64
-	for i := 0; i < valid; i++ {
-		e := math.Exp(float64(row[i] - maxv))
-		row[i] = T(e)
-		sum += e
+	live := row[:valid]
+	for i := range live {
+		live[i] -= maxv
 	}
-	inv := 1 / sum
-	for i := 0; i < valid; i++ {
-		row[i] = T(float64(row[i]) * inv)
+	ExpSlice(live)
+	var sum float64
+	for _, e := range live {
+		sum += float64(e)
+	}
+	inv := T(1 / sum)
+	for i := range live {
+		live[i] *= inv
 	}
 	for i := valid; i < len(row); i++ {
 		row[i] = 0

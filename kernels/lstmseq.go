@@ -53,18 +53,20 @@ func (s *LSTMSeq[T]) Forward(x, inputW, hiddenW, bias []T, lengths []int, out, f
 		for r := 0; r < rows; r++ {
 			g := gates[r*4*hid : (r+1)*4*hid]
 			tc := s.tanhC[(t*rows+r)*hid : (t*rows+r+1)*hid]
-			update := t < lengths[r]
-			for j := 0; j < hid; j++ {
-				ig := Sigmoid(g[GateI*hid+j] + bias[GateI*hid+j])
-				fg := Sigmoid(g[GateF*hid+j] + bias[GateF*hid+j])
-				cg := Tanh(g[GateG*hid+j] + bias[GateG*hid+j])
-				og := Sigmoid(g[GateO*hid+j] + bias[GateO*hid+j])
-				g[GateI*hid+j], g[GateF*hid+j], g[GateG*hid+j], g[GateO*hid+j] = ig, fg, cg, og
-				cNew := fg*s.c[r*hid+j] + ig*cg
-				tc[j] = Tanh(cNew)
-				if update {
-					s.c[r*hid+j] = cNew
-					s.h[r*hid+j] = og * tc[j]
+			for j, b := range bias {
+				g[j] += b
+			}
+			LSTMActivate(g, hid)
+			for j := range tc {
+				tc[j] = g[GateF*hid+j]*s.c[r*hid+j] + g[GateI*hid+j]*g[GateG*hid+j] // the new cell state, for now
+			}
+			if t < lengths[r] {
+				copy(s.c[r*hid:(r+1)*hid], tc)
+			}
+			TanhSlice(tc)
+			if t < lengths[r] {
+				for j := range tc {
+					s.h[r*hid+j] = g[GateO*hid+j] * tc[j]
 				}
 			}
 		}

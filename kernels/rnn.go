@@ -36,16 +36,25 @@ func Project[T Float](x []T, rows, in int, w []T, gates, hidden int, out []T, ac
 func LSTMPointwise[T Float](gates, cPrev []T, rows, hidden int, h, c []T) {
 	for r := 0; r < rows; r++ {
 		g := gates[r*4*hidden : (r+1)*4*hidden]
-		for j := 0; j < hidden; j++ {
-			ig := Sigmoid(g[GateI*hidden+j])
-			fg := Sigmoid(g[GateF*hidden+j])
-			cg := Tanh(g[GateG*hidden+j])
-			og := Sigmoid(g[GateO*hidden+j])
-			cNew := fg*cPrev[r*hidden+j] + ig*cg
-			c[r*hidden+j] = cNew
-			h[r*hidden+j] = og * Tanh(cNew)
+		LSTMActivate(g, hidden)
+		cr, hr := c[r*hidden:(r+1)*hidden], h[r*hidden:(r+1)*hidden]
+		for j := range cr {
+			cr[j] = g[GateF*hidden+j]*cPrev[r*hidden+j] + g[GateI*hidden+j]*g[GateG*hidden+j]
+		}
+		copy(hr, cr)
+		TanhSlice(hr)
+		for j := range hr {
+			hr[j] *= g[GateO*hidden+j]
 		}
 	}
+}
+
+// LSTMActivate turns one row of gate pre-activations (4H, bias included) into activations in place:
+// σ on the input and forget gates (contiguous), tanh on the candidate, σ on the output gate.
+func LSTMActivate[T Float](g []T, hidden int) {
+	SigmoidSlice(g[:2*hidden])
+	TanhSlice(g[GateG*hidden : (GateG+1)*hidden])
+	SigmoidSlice(g[GateO*hidden:])
 }
 
 // GRUPointwise turns the input part gx (rows, 3H) and the hidden part gh (rows, 3H) of the pre-activations,

@@ -17,6 +17,7 @@ type trainFlags struct {
 	seed                    uint64
 	threads                 int
 	noProgress              bool
+	cpuProfile              string
 }
 
 func newTrainCmd() *cobra.Command {
@@ -48,6 +49,13 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 			if !f.noProgress {
 				req.Bar = os.Stderr
 			}
+			if f.cpuProfile != "" {
+				stop, err := startCPUProfile(f.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			_, err := app.Train(cmd.Context(), req)
 			return interruptStatus(cmd, err)
 		},
@@ -70,6 +78,7 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed (train.seed)")
 	fl.IntVar(&f.threads, "threads", 0, "CPU threads (train.threads)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw a progress bar")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
