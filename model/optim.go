@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -30,15 +32,41 @@ func (a *Adam[T]) Step(params, grads *param.Set[T]) {
 	b1, b2 := T(a.Beta1), T(a.Beta2)
 	stepSize := a.LR / c1
 	sqrtC2 := math.Sqrt(c2)
-	for i, p := range params.List() {
-		g, m, v := grads.List()[i].Data, a.M.List()[i].Data, a.V.List()[i].Data
-		for j := range p.Data {
-			m[j] = b1*m[j] + (1-b1)*g[j]
-			v[j] = b2*v[j] + (1-b2)*g[j]*g[j]
-			denom := math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps
-			p.Data[j] -= T(stepSize * float64(m[j]) / denom)
+	gs, ms, vs := grads.List(), a.M.List(), a.V.List()
+	forEachChunk(params.Len(), func(lo, hi int) {
+		// [lo, hi) indexes the concatenation of all tensors; walk the tensors it overlaps.
+		off := 0
+		for i, p := range params.List() {
+			n := len(p.Data)
+			from, to := max(lo-off, 0), min(hi-off, n)
+			off += n
+			if from >= to {
+				continue
+			}
+			g, m, v, w := gs[i].Data[from:to], ms[i].Data[from:to], vs[i].Data[from:to], p.Data[from:to]
+			for j := range w {
+				m[j] = b1*m[j] + (1-b1)*g[j]
+				v[j] = b2*v[j] + (1-b2)*g[j]*g[j]
+				w[j] -= T(stepSize * float64(m[j]) / (math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps))
+			}
 		}
+	})
+}
+
+// forEachChunk splits [0, n) into one contiguous chunk per CPU and runs f on each concurrently: the optimizer
+// and the clipping touch every parameter once per step, which is memory-bound work that two cores share well.
+func forEachChunk(n int, f func(lo, hi int)) {
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/65536))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
 	}
+	wg.Wait()
 }
 
 // ClipGlobalNorm scales grads so that their joint L2 norm is at most maxNorm (as PyTorch's clip_grad_norm_,
