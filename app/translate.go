@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 
+	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/model"
@@ -72,13 +75,33 @@ func TranslateTokens(m *model.Seq2Seq[float32], sents [][]string, maxLen, batch 
 		examples = append(examples, data.Example{Src: m.SrcVocab.Encode(s)})
 		index = append(index, i)
 	}
-	for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: batch}, nil) {
-		hyps := m.Greedy(&b, maxLen)
-		for r, h := range hyps {
-			i := index[b.Index[r]]
-			out[i] = Translation{Source: sents[i], Output: tokens(m.TgtVocab, h), Attention: h.Attention}
-		}
+	// Batches are independent: decode them on every core, each worker writing only its own sentences, with
+	// single-threaded matrix products (two layers of threads on two cores cost 30% here).
+	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: batch}, nil)
+	if threads := backend.BLASThreads(); threads > 1 {
+		backend.SetBLASThreads(1)
+		defer backend.SetBLASThreads(threads)
 	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(batches)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for bi := range next {
+				b := &batches[bi]
+				for r, h := range m.Greedy(b, maxLen) {
+					i := index[b.Index[r]]
+					out[i] = Translation{Source: sents[i], Output: tokens(m.TgtVocab, h), Attention: h.Attention}
+				}
+			}
+		}()
+	}
+	for bi := range batches {
+		next <- bi
+	}
+	close(next)
+	wg.Wait()
 	return out, nil
 }
 

@@ -2,6 +2,13 @@
 
 package backend
 
+/*
+#cgo LDFLAGS: -lopenblas
+void openblas_set_num_threads(int);
+int openblas_get_num_threads(void);
+*/
+import "C"
+
 import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -22,3 +29,10 @@ func init() {
 	G.Use(impl)
 	tensor.Use(impl)
 }
+
+// SetBLASThreads sets how many threads OpenBLAS runs each product on. Callers that already spread
+// independent work over every core (batched decoding) set 1, so that the two kinds of parallelism do not fight.
+func SetBLASThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
+
+// BLASThreads is the number of threads OpenBLAS runs each product on.
+func BLASThreads() int { return int(C.openblas_get_num_threads()) }

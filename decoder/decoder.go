@@ -128,8 +128,10 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 		copy(buf.emb[r*e:(r+1)*e], d.Emb.Data[id*e:(id+1)*e])
 	}
 	// c_t = Σ_i a_ti h_i with a_t = softmax(score(s_{t-1}, h))
-	d.Attn.Score(st.H, mem.Keys, rows, mem.SrcLen, buf.scores)
-	align.Attend(buf.scores, mem.Lengths, mem.States, rows, mem.SrcLen, md, weights, buf.ctx)
+	// (The buffers may be longer than rows: greedy search shrinks the batch as sentences finish.)
+	sl := mem.SrcLen
+	d.Attn.Score(st.H[:rows*h], mem.Keys[:rows*sl*d.Cfg.Attn], rows, sl, buf.scores[:rows*sl])
+	align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])
 	// gates = emb·W_e + ctx·W_c + s_{t-1}·W_hh + b, one block of W per gate
 	in := e + md
 	for k := 0; k < 4; k++ {
@@ -140,8 +142,8 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	kernels.Project(st.H, rows, h, d.HiddenW.Data, 4, h, buf.gates, true)
 	kernels.AddBias(buf.gates, rows, 4*h, d.Bias.Data)
 	kernels.LSTMPointwise(buf.gates, st.C, rows, h, buf.hNew, buf.cNew)
-	copy(st.H, buf.hNew)
-	copy(st.C, buf.cNew)
+	copy(st.H[:rows*h], buf.hNew[:rows*h])
+	copy(st.C[:rows*h], buf.cNew[:rows*h])
 	// logits = [s_t; ctx; emb] · W_out + b_out
 	oi := d.OutIn()
 	for r := 0; r < rows; r++ {

@@ -14,41 +14,58 @@ type Hypothesis struct {
 }
 
 // Greedy decodes a batch by taking the most likely word at every step, starting from bos, until every row has
-// produced eos or maxLen words. lengths are the real source lengths of the rows.
+// produced eos or maxLen words. lengths are the real source lengths of the rows. Finished rows leave the batch,
+// so the work of a step shrinks with the number of sentences still being decoded.
 func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
 	rows, v, srcLen := enc.Rows, d.Cfg.Vocab, enc.SrcLen
-	mem, st := d.Start(enc, lengths)
+	mem, st := d.Start(enc, append([]int(nil), lengths...))
+	mem.States = append([]T(nil), mem.States...) // compaction rewrites the memory in place
 	buf := d.NewScratch(rows, srcLen)
 	logits := make([]T, rows*v)
 	weights := make([]T, rows*srcLen)
 	prev := make([]int, rows)
+	alive := make([]int, rows) // alive[k] is the original row of batch row k
 	for r := range prev {
-		prev[r] = bos
+		prev[r], alive[r] = bos, r
 	}
 	hyps := make([]Hypothesis, rows)
-	live := rows
-	for t := 0; t < maxLen && live > 0; t++ {
-		d.Step(st, prev, mem, buf, logits, weights)
-		for r := 0; r < rows; r++ {
-			if hyps[r].Finished {
-				continue
-			}
-			best := argmax(logits[r*v : (r+1)*v])
+	for t := 0; t < maxLen && len(alive) > 0; t++ {
+		n := len(alive)
+		d.Step(st, prev[:n], mem, buf, logits[:n*v], weights[:n*srcLen])
+		keep := 0
+		for k, r := range alive {
+			best := argmax(logits[k*v : (k+1)*v])
 			att := make([]float32, lengths[r])
 			for i := range att {
-				att[i] = float32(weights[r*srcLen+i])
+				att[i] = float32(weights[k*srcLen+i])
 			}
 			hyps[r].Attention = append(hyps[r].Attention, att)
 			if best == eos {
 				hyps[r].Finished = true
-				live--
-			} else {
-				hyps[r].Tokens = append(hyps[r].Tokens, best)
+				continue
 			}
-			prev[r] = best
+			hyps[r].Tokens = append(hyps[r].Tokens, best)
+			prev[keep] = best
+			if keep != k {
+				d.moveRow(st, mem, k, keep)
+			}
+			alive[keep] = r
+			keep++
 		}
+		alive = alive[:keep]
+		st.Rows, mem.Rows = keep, keep
 	}
 	return hyps
+}
+
+// moveRow copies batch row from to row to in the decoder state and the attention memory (to < from).
+func (d *Decoder[T]) moveRow(st *State[T], mem *Memory[T], from, to int) {
+	h, s, md, a := d.Cfg.Hidden, mem.SrcLen, d.Cfg.MemDim, d.Cfg.Attn
+	copy(st.H[to*h:(to+1)*h], st.H[from*h:(from+1)*h])
+	copy(st.C[to*h:(to+1)*h], st.C[from*h:(from+1)*h])
+	copy(mem.States[to*s*md:(to+1)*s*md], mem.States[from*s*md:(from+1)*s*md])
+	copy(mem.Keys[to*s*a:(to+1)*s*a], mem.Keys[from*s*a:(from+1)*s*a])
+	mem.Lengths[to] = mem.Lengths[from]
 }
 
 func argmax[T kernels.Float](xs []T) int {

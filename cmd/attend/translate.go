@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
@@ -59,7 +60,12 @@ with the source tokens, the output tokens and the attention matrix (one row per 
 				closers = append(closers, f.Close)
 				req.Attention = f
 			}
-			_, err = app.Translate(req)
+			start := time.Now()
+			n, err := app.Translate(req)
+			if err == nil {
+				secs := time.Since(start).Seconds()
+				fmt.Fprintf(cmd.ErrOrStderr(), "translated %d sentences in %.2fs (%.0f sentences/s)\n", n, secs, float64(n)/secs)
+			}
 			for _, c := range closers {
 				if cerr := c(); err == nil && cerr != nil {
 					err = cerr

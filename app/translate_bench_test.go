@@ -1,0 +1,38 @@
+package app
+
+import (
+	"os"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/model"
+)
+
+// BenchmarkTranslateMulti30k decodes test_2016_flickr greedily with a checkpoint named by ATTEND_BENCH_MODEL
+// (skipped without one) and reports sentences per second.
+func BenchmarkTranslateMulti30k(b *testing.B) {
+	path := os.Getenv("ATTEND_BENCH_MODEL")
+	if path == "" {
+		b.Skip("set ATTEND_BENCH_MODEL to a Multi30k checkpoint")
+	}
+	ck, err := model.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open("../../shared/data/multi30k/test_2016_flickr.de")
+	if err != nil {
+		b.Skip(err)
+	}
+	defer f.Close()
+	sents, err := data.ReadLines(f, "test_2016_flickr.de", data.NewRegexTokenizer(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := TranslateTokens(ck.Model, sents, 80, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(sents)*b.N)/b.Elapsed().Seconds(), "sent/s")
+}

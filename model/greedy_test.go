@@ -1,0 +1,47 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+)
+
+// TestGreedyIsIndependentOfBatching decodes sentences of different lengths as one batch — from which finished
+// rows drop out as they end — and one by one, and requires the same words and the same attention.
+func TestGreedyIsIndependentOfBatching(t *testing.T) {
+	cfg := ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 6, Cell: "lstm", Attention: "mlp"}
+	m := newTestModel[float64](t, cfg, 20, 9, 4) // a small target vocabulary: some rows end early, some run on
+	rng := rand.New(rand.NewPCG(8, 8))
+	var examples []data.Example
+	for n := 1; n <= 7; n++ {
+		src := make([]int, n)
+		for i := range src {
+			src[i] = 4 + rng.IntN(16)
+		}
+		examples = append(examples, data.Example{Src: src})
+	}
+	together := data.MakeBatches(examples, data.BatchOptions{BatchSize: len(examples)}, nil)[0]
+	hyps := m.Greedy(&together, 12)
+	lengths := map[int]bool{}
+	for r, h := range hyps {
+		alone := data.MakeBatches([]data.Example{examples[together.Index[r]]}, data.BatchOptions{}, nil)[0]
+		want := m.Greedy(&alone, 12)[0]
+		if fmt.Sprint(h.Tokens) != fmt.Sprint(want.Tokens) || h.Finished != want.Finished || len(h.Attention) != len(want.Attention) {
+			t.Fatalf("row %d: batched %v (finished %v), alone %v (finished %v)", r, h.Tokens, h.Finished, want.Tokens, want.Finished)
+		}
+		for s := range h.Attention {
+			for i := range h.Attention[s] {
+				if math.Abs(float64(h.Attention[s][i]-want.Attention[s][i])) > 1e-6 {
+					t.Fatalf("row %d step %d: attention differs", r, s)
+				}
+			}
+		}
+		lengths[len(h.Attention)] = true
+	}
+	if len(lengths) < 3 {
+		t.Fatalf("rows ended after %d distinct numbers of steps: the batch barely shrank, so compaction went untested", len(lengths))
+	}
+}
