@@ -27,8 +27,11 @@ test:
 demo: build
 	./$(BIN) demo --out demo-out
 
+# bench times every kernel and op (Go benchmarks, GFLOP/s), then attend against the PyTorch peer on Multi30k
+# (scripts/bench.sh: CONFIG=small|base, RUNS=3).
 bench: build
-	$(GO) test $(TAGS) -run '^$$' -bench . -benchtime 20x ./kernels/ ./graph/ ./model/
+	env -u OPENBLAS_CORETYPE $(GO) test $(TAGS) -run '^$$' -bench . -benchtime 10x ./kernels/ ./model/
+	scripts/bench.sh
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench.sh — attend against the PyTorch peer (../shared/bench/peer_torch.py), same model, same data, same
+# machine, run alternately, RUNS times each; prints medians and ratios. See ../shared/BENCHMARK.md.
+#
+#   scripts/bench.sh                      # small model, 3 runs of 200 measured steps after 20 warm-up steps
+#   CONFIG=base RUNS=5 scripts/bench.sh
+#
+# Both sides run with OPENBLAS_CORETYPE unset (this workplace sets it to Haswell, which slows OpenBLAS 1.5-1.8x
+# on AVX-512 machines) and 2 threads. Needs Debian's python3-torch for the peer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CONFIG=${CONFIG:-small}
+RUNS=${RUNS:-3}
+STEPS=${STEPS:-200}
+WARM=${WARM:-20}
+DATA=${DATA:-../shared/data/multi30k}
+PEER=${PEER:-../shared/bench/peer_torch.py}
+case $CONFIG in
+  small) SIZES="--emb 128 --enc 128 --dec 256 --att 128" ;;
+  base)  SIZES="--emb 256 --enc 256 --dec 512 --att 256" ;;
+  *) echo "CONFIG must be small or base" >&2; exit 2 ;;
+esac
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "bench: the peer needs PyTorch: apt-get install -y python3-torch" >&2; exit 2
+fi
+[ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time: apt-get install -y time" >&2; exit 2; }
+make -s build
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+total=$((STEPS + WARM))
+rss() { grep 'Maximum resident' "$1" | awk '{print $NF}'; }
+for i in $(seq "$RUNS"); do
+  echo "run $i/$RUNS: attend" >&2
+  env -u OPENBLAS_CORETYPE /usr/bin/time -v bin/attend train --config "configs/$CONFIG.yaml" \
+    --src "$DATA/train.de" --tgt "$DATA/train.en" --out "$out/a$i.ckpt" --max-steps "$total" --threads 2 \
+    --set train.log_every="$WARM" --set train.save_every=0 --no-progress >/dev/null 2>"$out/a$i.time"
+  env -u OPENBLAS_CORETYPE bin/attend translate --model "$out/a$i.ckpt" --input "$DATA/test_2016_flickr.de" \
+    --output "$out/a$i.hyp" 2>"$out/a$i.decode"
+  echo "run $i/$RUNS: peer" >&2
+  env -u OPENBLAS_CORETYPE /usr/bin/time -v /usr/bin/python3 "$PEER" --src "$DATA/train.de" --tgt "$DATA/train.en" \
+    --test-src "$DATA/test_2016_flickr.de" --test-tgt "$DATA/test_2016_flickr.en" $SIZES \
+    --max-steps "$total" --threads 2 >"$out/p$i.jsonl" 2>"$out/p$i.time"
+  echo "$(rss "$out/a$i.time") $(rss "$out/p$i.time")" >"$out/rss$i"
+done
+/usr/bin/python3 - "$out" "$RUNS" "$WARM" "$CONFIG" "$STEPS" <<'PY'
+import json, re, statistics, sys
+out, runs, warm, config, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+def med(xs): return statistics.median(xs)
+a_tok, a_dec, a_rss, a_len, p_tok, p_dec, p_rss = [], [], [], [], [], [], []
+for i in range(1, runs + 1):
+    recs = [json.loads(l) for l in open(f"{out}/a{i}.metrics.jsonl") if '"step"' in l]
+    timed = [r for r in recs if r["step"] > warm]          # windows after the warm-up (graph compiles)
+    a_tok.append(sum(r["tgt_tokens"] for r in timed) / sum(r["tgt_tokens"] / r["tok_per_s"] for r in timed))
+    a_dec.append(float(re.search(r"\(([\d.]+) sentences/s\)", open(f"{out}/a{i}.decode").read()).group(1)))
+    hyp = open(f"{out}/a{i}.hyp").read().split("\n")[:-1]
+    a_len.append(sum(len(h.split()) for h in hyp) / len(hyp))
+    peer = [json.loads(l) for l in open(f"{out}/p{i}.jsonl")]
+    p_tok.append(next(r["tgt_tokens_per_s"] for r in peer if r["event"] == "epoch"))
+    p_dec.append(next(r["greedy_sentences_per_s"] for r in peer if r["event"] == "test"))
+    ra, rp = open(f"{out}/rss{i}").read().split()
+    a_rss.append(int(ra) / 1024); p_rss.append(int(rp) / 1024)
+print(f"attend vs PyTorch peer — {config}, Multi30k De→En, {steps} steps after {warm} warm-up, 2 threads, medians of {runs} runs")
+print(f"{'figure':<28}{'attend':>12}{'peer':>12}{'ratio':>10}")
+print(f"{'train tgt tokens/s':<28}{med(a_tok):>12.0f}{med(p_tok):>12.0f}{med(a_tok)/med(p_tok):>9.2f}x")
+print(f"{'greedy decode sentences/s':<28}{med(a_dec):>12.0f}{med(p_dec):>12.0f}{med(a_dec)/med(p_dec):>9.2f}x")
+print(f"{'peak RSS of training, MB':<28}{med(a_rss):>12.0f}{med(p_rss):>12.0f}{med(a_rss)/med(p_rss):>9.2f}x")
+print(f"(attend's mean output length on test_2016_flickr: {med(a_len):.1f} tokens; per run tok/s attend "
+      f"{[round(x) for x in a_tok]}, peer {[round(x) for x in p_tok]}; decode attend {[round(x) for x in a_dec]}, peer {[round(x) for x in p_dec]})")
+PY
