@@ -38,13 +38,13 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	outputLayer := func(parts []*G.Node) *G.Node {
 		outIn := drop(graph.Concat[T](parts), masks.Out)
 		if fused {
-			return graph.OutputXent[T](outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0)
+			return graph.OutputXent[T](p.Arena, outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0)
 		}
 		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
 		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0)
 	}
 	if fused && enc.Packed[0] != nil {
-		states, _ := graph.DecoderLSTM[T]([]*G.Node{emb, enc.Packed[0], enc.Packed[1],
+		states, _ := graph.DecoderLSTM[T](p.Arena, []*G.Node{emb, enc.Packed[0], enc.Packed[1],
 			p.Whole(d.BridgeHW), p.Whole(d.BridgeHB), p.Whole(d.BridgeCW), p.Whole(d.BridgeCB),
 			p.Whole(d.Attn.MemW), p.Whole(d.Attn.QueryW), p.Whole(d.Attn.QueryB), p.Whole(d.Attn.V),
 			p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias)}, srcLengths)

@@ -30,7 +30,7 @@ func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen
 	out := &GraphOutput{}
 	if fused && e.Cfg.Cell == LSTM {
 		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
-			packed := graph.EncoderLSTM[T](emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
+			packed := graph.EncoderLSTM[T](p.Arena, emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
 			out.Packed[dir] = packed
 			states, h, c := graph.SplitEncoderOutput[T](packed)
 			if dir == 0 {

@@ -31,26 +31,26 @@ func scratchGrad[T kernels.Float](name string, input, after, g *G.Node, stored f
 // OutputXent is the output layer, log-softmax and cross-entropy as one op: the summed loss of the rows of
 // x (N, In) · w (In, V) + b (V) against *targets, ignoring rows whose target is pad. Its forward pass also
 // computes every gradient (kernels.OutputXent), chunk by chunk, so no (N, V) matrix is ever kept.
-func OutputXent[T kernels.Float](x, w, b *G.Node, targets *[]int, pad int) *G.Node {
+func OutputXent[T kernels.Float](arena *kernels.Arena[T], x, w, b *G.Node, targets *[]int, pad int) *G.Node {
 	n, in, v := x.Shape()[0], x.Shape()[1], w.Shape()[1]
 	const chunk = 256
-	dx, dw, db := make([]T, n*in), make([]T, in*v), make([]T, v)
-	scratch := make([]T, min(chunk, n)*v)
+	var dx, dw, db []T
 	op := &kernelOp[T]{
 		name:    fmt.Sprintf("OutputXent(%p,%d,%d,%d)", targets, n, in, v),
 		inDims:  []int{2, 2, 1},
 		outDims: 0,
 		shape:   func([]tensor.Shape) tensor.Shape { return tensor.ScalarShape() },
 		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
+			dx, dw, db = arena.Get("xent.dx", n*in), arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
+			scratch := arena.Get("xent.logits", min(chunk, n)*v)
 			out[0] = T(kernels.OutputXent(vals[0], vals[1], vals[2], *targets, pad, n, in, v, chunk, dx, dw, db, scratch))
 		},
 	}
 	op.backward = func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		stored := [][]T{dx, dw, db}
+		stored := []func() []T{func() []T { return dx }, func() []T { return dw }, func() []T { return db }}
 		grads := make(G.Nodes, 3)
 		for i := range grads {
-			s := stored[i]
-			grads[i] = scratchGrad[T](fmt.Sprintf("OutputXentGrad(%p,%d)", targets, i), inputs[i], output, grad, func() []T { return s })
+			grads[i] = scratchGrad[T](fmt.Sprintf("OutputXentGrad(%p,%d)", targets, i), inputs[i], output, grad, stored[i])
 		}
 		return grads, nil
 	}
@@ -73,7 +73,7 @@ func (b *backwardOnce[T]) ensure(grad []T) {
 
 // sharedGrad is the gradient node of one input of a fused op with several inputs: it triggers the op's
 // backward pass (once) with the incoming gradient and copies out that input's part.
-func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once *backwardOnce[T], stored []T) *G.Node {
+func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once *backwardOnce[T], stored func() []T) *G.Node {
 	shape := input.Shape().Clone()
 	op := &kernelOp[T]{
 		name:    name,
@@ -82,7 +82,7 @@ func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once 
 		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
 		forward: func(in [][]T, _ []tensor.Shape, out []T) {
 			once.ensure(in[1])
-			copy(out, stored)
+			copy(out, stored())
 		},
 	}
 	return apply(op, output, grad)
@@ -91,11 +91,13 @@ func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once 
 // EncoderLSTM is one direction of the encoder's LSTM over a whole batch as one op (kernels.LSTMSeq): x
 // (steps, rows, In) embeddings, inputW (4, In, H), hiddenW (4, H, H), bias (4, H). The output is
 // (steps+2, rows, H): the state after each position, then the final hidden state, then the final cell state.
-func EncoderLSTM[T kernels.Float](x, inputW, hiddenW, bias *G.Node, lengths *[]int, reverse bool) *G.Node {
+func EncoderLSTM[T kernels.Float](arena *kernels.Arena[T], x, inputW, hiddenW, bias *G.Node, lengths *[]int, reverse bool) *G.Node {
 	steps, rows, in := x.Shape()[0], x.Shape()[1], x.Shape()[2]
 	hid := hiddenW.Shape()[1]
-	seq := kernels.NewLSTMSeq[T](steps, rows, in, hid, reverse)
-	grads := [][]T{make([]T, steps*rows*in), make([]T, 4*in*hid), make([]T, 4*hid*hid), make([]T, 4*hid)}
+	prefix := fmt.Sprintf("enc%v", reverse)
+	seq := kernels.NewLSTMSeq[T](steps, rows, in, hid, reverse, arena, prefix)
+	sizes := []int{steps * rows * in, 4 * in * hid, 4 * hid * hid, 4 * hid}
+	grads := make([][]T, len(sizes))
 	var saved [][]T // the inputs of the last forward run
 	once := &backwardOnce[T]{}
 	op := &kernelOp[T]{
@@ -111,6 +113,9 @@ func EncoderLSTM[T kernels.Float](x, inputW, hiddenW, bias *G.Node, lengths *[]i
 		},
 	}
 	once.run = func(g []T) {
+		for i, size := range sizes {
+			grads[i] = arena.Get(fmt.Sprintf("%s.grad%d", prefix, i), size)
+		}
 		for _, d := range grads[1:] {
 			clear(d)
 		}
@@ -121,7 +126,8 @@ func EncoderLSTM[T kernels.Float](x, inputW, hiddenW, bias *G.Node, lengths *[]i
 	op.backward = func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		out := make(G.Nodes, len(inputs))
 		for i := range inputs {
-			out[i] = sharedGrad(fmt.Sprintf("EncoderLSTMGrad(%p,%v,%d)", lengths, reverse, i), inputs[i], output, grad, once, grads[i])
+			i := i
+			out[i] = sharedGrad(fmt.Sprintf("EncoderLSTMGrad(%p,%v,%d)", lengths, reverse, i), inputs[i], output, grad, once, func() []T { return grads[i] })
 		}
 		return out, nil
 	}
@@ -172,7 +178,7 @@ func SplitEncoderOutput[T kernels.Float](packed *G.Node) (states, finalH, finalC
 // bridge.h.w, bridge.h.b, bridge.c.w, bridge.c.b; the attention weights attn.w_h, attn.w_s, attn.b_s, attn.v; the
 // cell weights dec.w_ih (4, E+M, H), dec.w_hh (4, H, H), dec.b (4, H). Output: (T·B, H+M), each row [s_t ; c_t].
 // The op keeps the attention weights of its last run: see the returned accessor.
-func DecoderLSTM[T kernels.Float](inputs []*G.Node, lengths *[]int) (*G.Node, func(step int) []T) {
+func DecoderLSTM[T kernels.Float](arena *kernels.Arena[T], inputs []*G.Node, lengths *[]int) (*G.Node, func(step int) []T) {
 	if len(inputs) != 14 {
 		panic(fmt.Sprintf("graph: DecoderLSTM needs 14 inputs, got %d", len(inputs)))
 	}
@@ -180,11 +186,10 @@ func DecoderLSTM[T kernels.Float](inputs []*G.Node, lengths *[]int) (*G.Node, fu
 	steps, rows, e := emb[0], emb[1], emb[2]
 	srcLen, mem := fwd[0]-2, 2*fwd[2]
 	hid, attn := inputs[12].Shape()[1], inputs[9].Shape()[0]
-	seq := kernels.NewDecoderSeq[T](steps, rows, srcLen, e, mem, hid, attn)
+	seq := kernels.NewDecoderSeq[T](steps, rows, srcLen, e, mem, hid, attn, arena, "dec")
 	grads := make([][]T, len(inputs))
 	inDims := make([]int, len(inputs))
 	for i, n := range inputs {
-		grads[i] = make([]T, n.Shape().TotalSize())
 		inDims[i] = n.Dims()
 	}
 	weights := func(v [][]T) kernels.DecoderWeights[T] {
@@ -207,6 +212,9 @@ func DecoderLSTM[T kernels.Float](inputs []*G.Node, lengths *[]int) (*G.Node, fu
 		},
 	}
 	once.run = func(g []T) {
+		for i, n := range inputs {
+			grads[i] = arena.Get(fmt.Sprintf("dec.grad%d", i), n.Shape().TotalSize())
+		}
 		for _, d := range grads[3:] {
 			clear(d)
 		}
@@ -215,7 +223,8 @@ func DecoderLSTM[T kernels.Float](inputs []*G.Node, lengths *[]int) (*G.Node, fu
 	op.backward = func(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		out := make(G.Nodes, len(in))
 		for i := range in {
-			out[i] = sharedGrad(fmt.Sprintf("%sGrad%d", name, i), in[i], output, grad, once, grads[i])
+			i := i
+			out[i] = sharedGrad(fmt.Sprintf("%sGrad%d", name, i), in[i], output, grad, once, func() []T { return grads[i] })
 		}
 		return out, nil
 	}

@@ -13,7 +13,9 @@ import (
 // (a whole tensor, one gate's weights, or the rows of a weight that read one part of a concatenated input), so
 // an optimizer that updates the tensors in place updates every cached graph at once.
 type Params[T kernels.Float] struct {
-	Graph    *G.ExprGraph
+	Graph *G.ExprGraph
+	// Arena holds the scratch of the fused ops; graphs that never run at the same time share one.
+	Arena    *kernels.Arena[T]
 	bindings []binding[T]
 	grads    G.Nodes
 }
@@ -24,8 +26,13 @@ type binding[T kernels.Float] struct {
 	offset int
 }
 
-// NewParams starts a graph.
-func NewParams[T kernels.Float]() *Params[T] { return &Params[T]{Graph: G.NewGraph()} }
+// NewParams starts a graph whose fused ops take their scratch from arena (nil: a private one).
+func NewParams[T kernels.Float](arena *kernels.Arena[T]) *Params[T] {
+	if arena == nil {
+		arena = kernels.NewArena[T]()
+	}
+	return &Params[T]{Graph: G.NewGraph(), Arena: arena}
+}
 
 // View returns a node over t.Data[offset : offset+size] with the given shape (size = product of shape).
 func (p *Params[T]) View(t *param.Tensor[T], offset int, shape ...int) *G.Node {

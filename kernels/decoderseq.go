@@ -24,20 +24,28 @@ type DecoderSeq[T Float] struct {
 	h, c                []T // (B, H)
 
 	dG, dh, dc, dctx, dq, dKeys, dMem, da []T
+	dFinalH, dFinalC                      []T
+	arena                                 *Arena[T]
+	name                                  string
 }
 
-// NewDecoderSeq allocates the buffers for one shape.
-func NewDecoderSeq[T Float](steps, rows, srcLen, emb, mem, hidden, attn int) *DecoderSeq[T] {
-	tb, bs := steps*rows, rows*srcLen
-	return &DecoderSeq[T]{T: steps, B: rows, S: srcLen, E: emb, M: mem, H: hidden, A: attn,
-		mem: make([]T, bs*mem), keys: make([]T, bs*attn), finalH: make([]T, rows*mem), finalC: make([]T, rows*mem),
-		h0: make([]T, rows*hidden), c0: make([]T, rows*hidden), q: make([]T, rows*attn),
-		pre: make([]T, tb*srcLen*attn), attn: make([]T, tb*srcLen), ctx: make([]T, tb*mem),
-		act: make([]T, tb*4*hidden), hPrev: make([]T, tb*hidden), cPrev: make([]T, tb*hidden), tanhC: make([]T, tb*hidden),
-		h: make([]T, rows*hidden), c: make([]T, rows*hidden),
-		dG: make([]T, tb*4*hidden), dh: make([]T, rows*hidden), dc: make([]T, rows*hidden), dctx: make([]T, rows*mem),
-		dq: make([]T, rows*attn), dKeys: make([]T, bs*attn), dMem: make([]T, bs*mem), da: make([]T, srcLen),
-	}
+// NewDecoderSeq prepares one shape; its buffers come from arena under names starting with name, taken afresh
+// by every Forward.
+func NewDecoderSeq[T Float](steps, rows, srcLen, emb, mem, hidden, attn int, arena *Arena[T], name string) *DecoderSeq[T] {
+	return &DecoderSeq[T]{T: steps, B: rows, S: srcLen, E: emb, M: mem, H: hidden, A: attn, arena: arena, name: name}
+}
+
+func (d *DecoderSeq[T]) buffers() {
+	tb, bs, a := d.T*d.B, d.B*d.S, d.arena
+	get := func(field string, n int) []T { return a.Get(d.name+"."+field, n) }
+	d.mem, d.keys, d.finalH, d.finalC = get("mem", bs*d.M), get("keys", bs*d.A), get("finalH", d.B*d.M), get("finalC", d.B*d.M)
+	d.h0, d.c0, d.q = get("h0", d.B*d.H), get("c0", d.B*d.H), get("q", d.B*d.A)
+	d.pre, d.attn, d.ctx = get("pre", tb*d.S*d.A), get("attn", tb*d.S), get("ctx", tb*d.M)
+	d.act, d.hPrev, d.cPrev, d.tanhC = get("act", tb*4*d.H), get("hPrev", tb*d.H), get("cPrev", tb*d.H), get("tanhC", tb*d.H)
+	d.h, d.c = get("h", d.B*d.H), get("c", d.B*d.H)
+	d.dG, d.dh, d.dc, d.dctx = get("dG", tb*4*d.H), get("dh", d.B*d.H), get("dc", d.B*d.H), get("dctx", d.B*d.M)
+	d.dq, d.dKeys, d.dMem, d.da = get("dq", d.B*d.A), get("dKeys", bs*d.A), get("dMem", bs*d.M), get("da", d.S)
+	d.dFinalH, d.dFinalC = get("dFinalH", d.B*d.M), get("dFinalC", d.B*d.M)
 }
 
 // DecoderWeights are the decoder's parameters (or their gradients), in the layouts of DecoderSeq.
@@ -71,6 +79,7 @@ func (d *DecoderSeq[T]) unpack(fwd, bwd []T) {
 func (d *DecoderSeq[T]) Forward(emb, fwd, bwd []T, w DecoderWeights[T], out []T) {
 	B, S, M, H, A, E := d.B, d.S, d.M, d.H, d.A, d.E
 	in := E + M
+	d.buffers()
 	d.unpack(fwd, bwd)
 	bridge := func(x, wt, b, dst []T) {
 		Gemm(false, false, B, H, M, 1, x, M, wt, H, 0, dst, H)
@@ -253,7 +262,7 @@ func (d *DecoderSeq[T]) Backward(emb []T, w DecoderWeights[T], dOut []T, dEmb, d
 	Gemm(true, false, M, A, B*S, 1, d.mem, M, d.dKeys, A, 1, dw.MemW, A)
 	Gemm(false, true, B*S, M, A, 1, d.dKeys, A, w.MemW, A, 1, d.dMem, M)
 	// Bridge: s_0 = tanh(finalH W + b), c_0 = tanh(finalC W + b); d.dh and d.dc now hold dL/ds_0 and dL/dc_0.
-	dFinalH, dFinalC := make([]T, B*M), make([]T, B*M)
+	dFinalH, dFinalC := d.dFinalH, d.dFinalC
 	bridgeBack := func(x, y, dy, wt, dW, dB, dx []T) {
 		for i := range dy {
 			dy[i] *= 1 - y[i]*y[i]

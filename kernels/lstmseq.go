@@ -16,15 +16,22 @@ type LSTMSeq[T Float] struct {
 	tanhC                   []T // (steps, rows, H): tanh of the new cell state
 	dGates                  []T // (steps, rows, 4H): backward scratch
 	h, c, dh, dc            []T // (rows, H) running state / gradient
+	arena                   *Arena[T]
+	name                    string
 }
 
-// NewLSTMSeq allocates the buffers for one shape.
-func NewLSTMSeq[T Float](steps, rows, in, hidden int, reverse bool) *LSTMSeq[T] {
-	n := steps * rows
-	return &LSTMSeq[T]{Steps: steps, Rows: rows, In: in, Hidden: hidden, Reverse: reverse,
-		act: make([]T, n*4*hidden), cPrev: make([]T, n*hidden), hPrev: make([]T, n*hidden),
-		tanhC: make([]T, n*hidden), dGates: make([]T, n*4*hidden),
-		h: make([]T, rows*hidden), c: make([]T, rows*hidden), dh: make([]T, rows*hidden), dc: make([]T, rows*hidden)}
+// NewLSTMSeq prepares one shape; its buffers come from arena under names starting with name, taken afresh
+// by every Forward (so ops of other shapes can share them between runs).
+func NewLSTMSeq[T Float](steps, rows, in, hidden int, reverse bool, arena *Arena[T], name string) *LSTMSeq[T] {
+	return &LSTMSeq[T]{Steps: steps, Rows: rows, In: in, Hidden: hidden, Reverse: reverse, arena: arena, name: name}
+}
+
+func (s *LSTMSeq[T]) buffers() {
+	n, hid, a := s.Steps*s.Rows, s.Hidden, s.arena
+	s.act, s.dGates = a.Get(s.name+".act", n*4*hid), a.Get(s.name+".dGates", n*4*hid)
+	s.cPrev, s.hPrev, s.tanhC = a.Get(s.name+".cPrev", n*hid), a.Get(s.name+".hPrev", n*hid), a.Get(s.name+".tanhC", n*hid)
+	s.h, s.c = a.Get(s.name+".h", s.Rows*hid), a.Get(s.name+".c", s.Rows*hid)
+	s.dh, s.dc = a.Get(s.name+".dh", s.Rows*hid), a.Get(s.name+".dc", s.Rows*hid)
 }
 
 func (s *LSTMSeq[T]) position(k int) int {
@@ -40,6 +47,7 @@ func (s *LSTMSeq[T]) Forward(x, inputW, hiddenW, bias []T, lengths []int, out, f
 	if len(x) != n*s.In || len(out) != n*hid || len(lengths) != rows {
 		panic(fmt.Sprintf("kernels: LSTMSeq.Forward: x %d, out %d, lengths %d for %d×%d×%d", len(x), len(out), len(lengths), s.Steps, rows, s.In))
 	}
+	s.buffers()
 	// Input projections of every position at once: one large GEMM per gate instead of one small one per step.
 	Project(x, n, s.In, inputW, 4, hid, s.act, false)
 	clear(s.h)

@@ -80,7 +80,7 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})
 
-			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, variant.fused)
+			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, variant.fused, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

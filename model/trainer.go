@@ -18,13 +18,14 @@ type Trainer[T kernels.Float] struct {
 	// Unfused builds graphs from gorgonia's own ops instead of the fused kernels: slower, kept to check them.
 	Unfused   bool
 	cache     []*trainGraph[T]
+	arena     *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph
 	maxGraphs int
 	uses      int
 }
 
 // NewTrainer prepares a trainer keeping at most maxGraphs compiled shapes (least recently used are dropped).
 func NewTrainer[T kernels.Float](m *Seq2Seq[T], lr, clip float64, maxGraphs int) *Trainer[T] {
-	return &Trainer[T]{Model: m, Optimizer: NewAdam(m.Params, lr), Clip: clip, Grads: m.Params.ZerosLike(), maxGraphs: max(maxGraphs, 1)}
+	return &Trainer[T]{Model: m, Optimizer: NewAdam(m.Params, lr), Clip: clip, Grads: m.Params.ZerosLike(), maxGraphs: max(maxGraphs, 1), arena: kernels.NewArena[T]()}
 }
 
 // StepResult reports one optimizer step.
@@ -72,7 +73,7 @@ func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
 			return tg, nil
 		}
 	}
-	tg, err := t.Model.buildGraph(s, !t.Unfused)
+	tg, err := t.Model.buildGraph(s, !t.Unfused, t.arena)
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,8 @@ type trainGraph[T kernels.Float] struct {
 
 // buildGraph compiles the training graph of a shape, with the fused kernels or the unfused gorgonia composition.
 // With dropout 0 no masks are built.
-func (m *Seq2Seq[T]) buildGraph(s shape, fused bool) (*trainGraph[T], error) {
-	tg := &trainGraph[T]{shape: s, params: graph.NewParams[T](),
+func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, arena *kernels.Arena[T]) (*trainGraph[T], error) {
+	tg := &trainGraph[T]{shape: s, params: graph.NewParams(arena),
 		src: make([]int, s.rows*s.srcLen), srcLengths: make([]int, s.rows),
 		tgtIn: make([]int, s.rows*s.tgtLen), tgtOut: make([]int, s.rows*s.tgtLen)}
 	p := tg.params

@@ -1,0 +1,31 @@
+package kernels
+
+// Arena hands out named scratch buffers that are reused from call to call: Get(name, n) returns n values of the
+// buffer called name, growing it when a larger shape needs more. Training graphs of different batch shapes run
+// one at a time, so they share one arena and the scratch of the largest shape is all the memory they hold.
+// The contents of a buffer are whatever its last user left.
+type Arena[T Float] struct {
+	buffers map[string][]T
+}
+
+// NewArena returns an empty arena.
+func NewArena[T Float]() *Arena[T] { return &Arena[T]{buffers: map[string][]T{}} }
+
+// Get returns a slice of length n of the buffer called name.
+func (a *Arena[T]) Get(name string, n int) []T {
+	b := a.buffers[name]
+	if cap(b) < n {
+		b = make([]T, n)
+		a.buffers[name] = b
+	}
+	return b[:n]
+}
+
+// Size is the number of values the arena holds.
+func (a *Arena[T]) Size() int {
+	n := 0
+	for _, b := range a.buffers {
+		n += cap(b)
+	}
+	return n
+}
