@@ -22,6 +22,7 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -count=1 -tags purego ./kernels/   # the pure-Go fallbacks of the assembly kernels
 
 # demo generates the synthetic corpus, trains on it (~2 min on 2 cores) and reports held-out accuracy.
 demo: build

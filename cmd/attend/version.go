@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/attend-nmt/attend/backend"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/spf13/cobra"
 )
 
@@ -19,8 +20,8 @@ func newVersionCmd() *cobra.Command {
 			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
 				version = info.Main.Version
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "attend %s, %s %s/%s, %d CPUs\nBLAS: %s\n", version, runtime.Version(),
-				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), backend.BLAS)
+			fmt.Fprintf(cmd.OutOrStdout(), "attend %s, %s %s/%s, %d CPUs\nBLAS: %s\nelementwise kernels: %s\n", version, runtime.Version(),
+				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), backend.BLAS, kernels.Vector())
 		},
 	}
 }
