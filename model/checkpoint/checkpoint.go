@@ -1,17 +1,25 @@
 // Package checkpoint reads and writes attend's checkpoint files: a versioned header, named tensors and a
 // checksum, written atomically so that an interrupted write never loses the previous file.
 //
-// Layout, little-endian:
+// # Layout
 //
-//	"ATTNCKPT"                      8-byte magic
-//	uint32 version                  FormatVersion
-//	uint64 n, n bytes               JSON header (opaque here: config, vocabularies, training position)
-//	uint32 count                    number of tensors, then for each:
-//	  uint16 n, n bytes             name
-//	  uint8 dtype                   1 float32, 2 float64
-//	  uint8 ndim, ndim × uint64     shape
-//	  raw values                    IEEE bits, so NaN payloads, -0 and denormals round-trip exactly
-//	32 bytes                        SHA-256 of everything before
+// All integers are little-endian:
+//
+//	"ATTNCKPT"                    8-byte magic
+//	uint32                        format version (FormatVersion)
+//	uint64 n, n bytes             header: JSON, opaque to this package
+//	uint32                        tensor count, then for each tensor:
+//	  uint16 n, n bytes           name (not empty, unique in the file)
+//	  uint8                       dtype: 1 = float32, 2 = float64
+//	  uint8 ndim, ndim × uint64   shape (ndim 0 is a scalar)
+//	  product(shape) values       math.Float32bits / math.Float64bits of each value, row-major
+//	32 bytes                      SHA-256 of every preceding byte
+//
+// Values are stored as their IEEE 754 bits, so NaN payloads, -0, infinities and denormals round-trip exactly.
+// The encoding is canonical: reading a file and writing it back gives the same bytes.
+//
+// Both Write and Read stream through a small buffer, so neither holds a second copy of the tensors, and Read
+// checks every length against the bytes left in the file before allocating for it.
 package checkpoint
 
 import (
@@ -22,23 +30,33 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 )
 
-// FormatVersion is the version Write writes and the only one Read accepts.
+// FormatVersion is the version written by Write; Read rejects files of any other version with ErrVersion.
 const FormatVersion = 1
 
-const magic = "ATTNCKPT"
+// ErrChecksum is the error Read wraps when the trailing SHA-256 does not match the file's content.
+var ErrChecksum = errors.New("checksum mismatch (file is corrupt or truncated)")
+
+// ErrVersion is the error Read wraps when the file has a format version other than FormatVersion.
+var ErrVersion = errors.New("unsupported format version")
 
 const (
-	dtypeF32 = 1
-	dtypeF64 = 2
+	magic     = "ATTNCKPT"
+	prefixLen = len(magic) + 4 // magic and version
+	chunkSize = 64 << 10       // encode and decode buffer
+
+	dtypeFloat32 = 1
+	dtypeFloat64 = 2
 )
 
-// Tensor is one named tensor; exactly one of F32 and F64 is non-nil, with the product of Shape values.
+// Tensor is one named tensor. Exactly one of F32 and F64 is non-nil and its length is the product of Shape
+// (1 for a scalar, whose Shape is empty). Values are row-major.
 type Tensor struct {
 	Name  string
 	Shape []int
@@ -46,21 +64,13 @@ type Tensor struct {
 	F64   []float64
 }
 
-func (t Tensor) size() int {
-	n := 1
-	for _, d := range t.Shape {
-		n *= d
-	}
-	return n
-}
-
 // File is the content of a checkpoint.
 type File struct {
-	Header  []byte // JSON metadata
+	Header  []byte // JSON metadata, opaque to this package; must be valid JSON
 	Tensors []Tensor
 }
 
-// Tensor returns the tensor called name and whether there is one.
+// Tensor returns the tensor called name and whether f has one.
 func (f *File) Tensor(name string) (Tensor, bool) {
 	for _, t := range f.Tensors {
 		if t.Name == name {
@@ -70,232 +80,405 @@ func (f *File) Tensor(name string) (Tensor, bool) {
 	return Tensor{}, false
 }
 
-// Write writes f to path atomically: to a temporary file in the same directory, synced, then renamed over path.
-// On error the temporary file is removed and any file already at path is untouched.
-func Write(path string, f *File) (err error) {
+// Write writes f to path atomically: it writes a temporary file in the same directory, syncs it, renames it
+// over path and syncs the directory. f is checked before anything is written (valid JSON header, unique
+// non-empty names, exactly one data slice per tensor with the length its shape implies). On any error the
+// temporary file is removed and an existing file at path is left untouched. A new file gets mode 0644.
+func Write(path string, f *File) error {
 	if err := validate(f); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("write checkpoint %s: %w", path, err)
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	return writeAtomic(path, func(w io.Writer) error { return encode(w, f) })
+}
+
+// writeAtomic writes what encode produces, followed by its SHA-256, to path through a temporary file.
+func writeAtomic(path string, encode func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+		return fmt.Errorf("write checkpoint %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
+			err = fmt.Errorf("write checkpoint %s: %w", path, err)
 		}
 	}()
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600, too strict for a model file
+		return err
+	}
 	sum := sha256.New()
-	w := bufio.NewWriterSize(io.MultiWriter(tmp, sum), 1<<20)
-	if err = encode(w, f); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+	buffered := bufio.NewWriterSize(tmp, chunkSize)
+	if err := encode(io.MultiWriter(buffered, sum)); err != nil {
+		return err
 	}
-	if err = w.Flush(); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+	if _, err := buffered.Write(sum.Sum(nil)); err != nil {
+		return err
 	}
-	if _, err = tmp.Write(sum.Sum(nil)); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+	if err := buffered.Flush(); err != nil {
+		return err
 	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+	if err := tmp.Sync(); err != nil {
+		return err
 	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+	if err := tmp.Close(); err != nil {
+		return err
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
 	}
-	if d, derr := os.Open(dir); derr == nil { // make the rename itself durable
+	// Sync the directory so the rename itself survives a crash. The new file is already in place, so a failure
+	// here (some file systems refuse to sync directories) is not reported as a failed write.
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
 	return nil
 }
 
+// validate checks that f can be written and read back as it is.
 func validate(f *File) error {
 	if !json.Valid(f.Header) {
 		return errors.New("header is not valid JSON")
 	}
-	seen := map[string]bool{}
+	if uint64(len(f.Tensors)) > math.MaxUint32 {
+		return fmt.Errorf("%d tensors, at most %d fit", len(f.Tensors), uint32(math.MaxUint32))
+	}
+	seen := make(map[string]bool, len(f.Tensors))
 	for _, t := range f.Tensors {
+		if err := validateTensor(t); err != nil {
+			return err
+		}
 		if seen[t.Name] {
 			return fmt.Errorf("tensor %q appears twice", t.Name)
 		}
 		seen[t.Name] = true
-		if len(t.Name) > math.MaxUint16 || len(t.Shape) > math.MaxUint8 {
-			return fmt.Errorf("tensor %q: name or rank too large", t.Name)
-		}
-		n := len(t.F32)
-		if (t.F32 == nil) == (t.F64 == nil) {
-			if !(t.F32 == nil && t.F64 == nil && t.size() == 0) {
-				return fmt.Errorf("tensor %q: need exactly one of F32 and F64", t.Name)
-			}
-		}
-		if t.F64 != nil {
-			n = len(t.F64)
-		}
-		if n != t.size() {
-			return fmt.Errorf("tensor %q: %d values for shape %v", t.Name, n, t.Shape)
-		}
 	}
 	return nil
 }
 
-func encode(w *bufio.Writer, f *File) error {
-	buf := make([]byte, 0, 1<<16)
-	buf = append(buf, magic...)
-	buf = binary.LittleEndian.AppendUint32(buf, FormatVersion)
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(f.Header)))
-	buf = append(buf, f.Header...)
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(f.Tensors)))
+func validateTensor(t Tensor) error {
+	switch {
+	case t.Name == "":
+		return errors.New("tensor with an empty name")
+	case len(t.Name) > math.MaxUint16:
+		return fmt.Errorf("tensor %.20q...: name longer than %d bytes", t.Name, math.MaxUint16)
+	case len(t.Shape) > math.MaxUint8:
+		return fmt.Errorf("tensor %q: %d dimensions, at most %d", t.Name, len(t.Shape), math.MaxUint8)
+	case (t.F32 == nil) == (t.F64 == nil):
+		return fmt.Errorf("tensor %q: exactly one of F32 and F64 must be non-nil", t.Name)
+	}
+	dims := make([]uint64, len(t.Shape))
+	for i, d := range t.Shape {
+		if d < 0 {
+			return fmt.Errorf("tensor %q: negative dimension in shape %v", t.Name, t.Shape)
+		}
+		dims[i] = uint64(d)
+	}
+	values := len(t.F32)
+	if t.F64 != nil {
+		values = len(t.F64)
+	}
+	if n, ok := elements(dims, uint64(values)); !ok || n != uint64(values) {
+		return fmt.Errorf("tensor %q: %d values for shape %v", t.Name, values, t.Shape)
+	}
+	return nil
+}
+
+// elements returns the product of dims and true, or false if the product exceeds limit. It cannot overflow.
+func elements(dims []uint64, limit uint64) (uint64, bool) {
+	for _, d := range dims {
+		if d == 0 {
+			return 0, true
+		}
+	}
+	n := uint64(1)
+	for _, d := range dims {
+		if n > limit/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, n <= limit
+}
+
+// encoder batches the small fields and the encoded values into one reused buffer, so that w sees a few large
+// writes rather than one per value.
+type encoder struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (e *encoder) flush() {
+	if e.err == nil && len(e.buf) > 0 {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
+
+// room flushes the buffer unless it has space for n more bytes (n ≤ chunkSize).
+func (e *encoder) room(n int) {
+	if cap(e.buf)-len(e.buf) < n {
+		e.flush()
+	}
+}
+
+func (e *encoder) bytes(b []byte) {
+	if len(b) > chunkSize/2 {
+		e.flush()
+		if e.err == nil {
+			_, e.err = e.w.Write(b)
+		}
+		return
+	}
+	e.room(len(b))
+	e.buf = append(e.buf, b...)
+}
+
+func (e *encoder) float32s(values []float32) {
+	for len(values) > 0 && e.err == nil {
+		e.room(4)
+		n := min(len(values), (cap(e.buf)-len(e.buf))/4)
+		for _, v := range values[:n] {
+			e.buf = binary.LittleEndian.AppendUint32(e.buf, math.Float32bits(v))
+		}
+		values = values[n:]
+	}
+}
+
+func (e *encoder) float64s(values []float64) {
+	for len(values) > 0 && e.err == nil {
+		e.room(8)
+		n := min(len(values), (cap(e.buf)-len(e.buf))/8)
+		for _, v := range values[:n] {
+			e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(v))
+		}
+		values = values[n:]
+	}
+}
+
+// encode writes everything but the checksum. It trusts f to be valid.
+func encode(w io.Writer, f *File) error {
+	e := &encoder{w: w, buf: make([]byte, 0, chunkSize)}
+	e.buf = append(e.buf, magic...)
+	e.buf = binary.LittleEndian.AppendUint32(e.buf, FormatVersion)
+	e.buf = binary.LittleEndian.AppendUint64(e.buf, uint64(len(f.Header)))
+	e.bytes(f.Header)
+	e.room(4)
+	e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(len(f.Tensors)))
 	for _, t := range f.Tensors {
-		buf = binary.LittleEndian.AppendUint16(buf, uint16(len(t.Name)))
-		buf = append(buf, t.Name...)
+		e.room(2)
+		e.buf = binary.LittleEndian.AppendUint16(e.buf, uint16(len(t.Name)))
+		e.bytes([]byte(t.Name))
+		e.room(2 + 8*len(t.Shape))
 		if t.F64 != nil {
-			buf = append(buf, dtypeF64)
+			e.buf = append(e.buf, dtypeFloat64)
 		} else {
-			buf = append(buf, dtypeF32)
+			e.buf = append(e.buf, dtypeFloat32)
 		}
-		buf = append(buf, byte(len(t.Shape)))
+		e.buf = append(e.buf, uint8(len(t.Shape)))
 		for _, d := range t.Shape {
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(d))
+			e.buf = binary.LittleEndian.AppendUint64(e.buf, uint64(d))
 		}
-		var err error
-		if buf, err = appendValues(w, buf, t.F32, func(b []byte, v float32) []byte {
-			return binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}); err != nil {
-			return err
-		}
-		if buf, err = appendValues(w, buf, t.F64, func(b []byte, v float64) []byte {
-			return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-		}); err != nil {
-			return err
-		}
+		e.float32s(t.F32)
+		e.float64s(t.F64)
 	}
-	_, err := w.Write(buf)
-	return err
+	e.flush()
+	return e.err
 }
 
-// appendValues appends the encoded values to buf, handing full 64 KiB chunks to w so that a large tensor is
-// never encoded into memory whole. It returns the partly filled buffer.
-func appendValues[V float32 | float64](w *bufio.Writer, buf []byte, values []V, put func([]byte, V) []byte) ([]byte, error) {
-	for _, v := range values {
-		buf = put(buf, v)
-		if len(buf) >= 1<<16-8 {
-			if _, err := w.Write(buf); err != nil {
-				return buf, err
-			}
-			buf = buf[:0]
-		}
-	}
-	return buf, nil
-}
-
-// Read reads and verifies the checkpoint at path: magic, version, every length, and the checksum.
+// Read reads the checkpoint at path and verifies it: magic, version, every length and the SHA-256 checksum.
+// Errors name the file and what is wrong, e.g. "checkpoint m.ckpt: checksum mismatch (file is corrupt or
+// truncated)"; they wrap ErrChecksum or ErrVersion where those apply, and the os error when the file cannot
+// be opened.
 func Read(path string) (*File, error) {
-	raw, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	name := filepath.Base(path)
-	if len(raw) < len(magic)+4+sha256.Size || string(raw[:len(magic)]) != magic {
-		return nil, fmt.Errorf("checkpoint %s: not an attend checkpoint", name)
-	}
-	body, trailer := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
-	if v := binary.LittleEndian.Uint32(raw[len(magic):]); v != FormatVersion {
-		return nil, fmt.Errorf("checkpoint %s: format version %d, this attend reads version %d", name, v, FormatVersion)
-	}
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], trailer) {
-		return nil, fmt.Errorf("checkpoint %s: checksum mismatch (file is corrupt or truncated)", name)
-	}
-	f, err := decode(&reader{b: body[len(magic)+4:]})
+	defer file.Close()
+	info, err := file.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	f, err := decode(file, info.Size())
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return f, nil
 }
 
-// reader reads little-endian fields from a byte slice, remembering the first shortage.
-type reader struct {
-	b   []byte
-	err error
+// decode reads a whole checkpoint of size bytes from r. It parses while hashing, then checks the checksum. A
+// checksum mismatch is reported in preference to a parse error, because it is the root cause: a flipped bit
+// in a length field shows up as a nonsensical length, but the honest diagnosis is a corrupt file.
+func decode(r io.Reader, size int64) (*File, error) {
+	head := make([]byte, prefixLen)
+	n, _ := io.ReadFull(r, head)
+	head = head[:n]
+	switch {
+	case len(head) < len(magic) && bytes.HasPrefix([]byte(magic), head):
+		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
+	case !bytes.HasPrefix(head, []byte(magic)):
+		return nil, errors.New("not an attend checkpoint (bad magic)")
+	case len(head) < prefixLen:
+		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
+	}
+	if version := binary.LittleEndian.Uint32(head[len(magic):]); version != FormatVersion {
+		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, version, FormatVersion)
+	}
+	if size < int64(prefixLen+sha256.Size) {
+		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
+	}
+
+	sum := sha256.New()
+	sum.Write(head)
+	bodyLen := size - int64(prefixLen) - sha256.Size
+	d := &decoder{
+		r:         bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, bodyLen), sum), chunkSize),
+		remaining: uint64(bodyLen),
+	}
+	f, parseErr := d.file()
+	// Hash whatever parsing left unread so the checksum covers the whole body even when parsing stopped early.
+	if _, err := io.Copy(io.Discard, d.r); err != nil {
+		return nil, err
+	}
+	if err := checkSum(r, sum); err != nil {
+		return nil, err
+	}
+	if parseErr != nil {
+		return nil, parseErr
+	}
+	return f, nil
 }
 
-func (r *reader) take(n uint64) []byte {
-	if r.err != nil || n > uint64(len(r.b)) {
-		r.err = errors.New("truncated or corrupt structure")
-		return nil
-	}
-	out := r.b[:n]
-	r.b = r.b[n:]
-	return out
-}
-
-func (r *reader) u8() uint8 {
-	if b := r.take(1); b != nil {
-		return b[0]
-	}
-	return 0
-}
-func (r *reader) u16() uint16 {
-	if b := r.take(2); b != nil {
-		return binary.LittleEndian.Uint16(b)
-	}
-	return 0
-}
-func (r *reader) u32() uint32 {
-	if b := r.take(4); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-func (r *reader) u64() uint64 {
-	if b := r.take(8); b != nil {
-		return binary.LittleEndian.Uint64(b)
-	}
-	return 0
-}
-
-func decode(r *reader) (*File, error) {
-	f := &File{Header: append([]byte(nil), r.take(r.u64())...)}
-	count := r.u32()
-	seen := map[string]bool{}
-	for i := uint32(0); i < count && r.err == nil; i++ {
-		t := Tensor{Name: string(r.take(uint64(r.u16())))}
-		dtype, ndim := r.u8(), r.u8()
-		size := uint64(1)
-		for d := 0; d < int(ndim) && r.err == nil; d++ {
-			dim := r.u64()
-			if dim > uint64(len(r.b)) { // no dimension can exceed the bytes that remain
-				return nil, fmt.Errorf("tensor %q: dimension %d too large", t.Name, dim)
-			}
-			t.Shape = append(t.Shape, int(dim))
-			size *= dim
-			if size > uint64(len(r.b)) {
-				return nil, fmt.Errorf("tensor %q: shape %v larger than the file", t.Name, t.Shape)
-			}
+// checkSum reads the trailer from r and compares it with sum.
+func checkSum(r io.Reader, sum hash.Hash) error {
+	trailer := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(r, trailer); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("file shrank while being read: %w", ErrChecksum)
 		}
-		switch dtype {
-		case dtypeF32:
-			b := r.take(4 * size)
-			t.F32 = make([]float32, size)
-			for j := range t.F32 {
-				if b != nil {
-					t.F32[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
-				}
-			}
-		case dtypeF64:
-			b := r.take(8 * size)
-			t.F64 = make([]float64, size)
-			for j := range t.F64 {
-				if b != nil {
-					t.F64[j] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*j:]))
-				}
-			}
-		default:
-			return nil, fmt.Errorf("tensor %q: unknown dtype %d", t.Name, dtype)
+		return err
+	}
+	if !bytes.Equal(sum.Sum(nil), trailer) {
+		return ErrChecksum
+	}
+	return nil
+}
+
+// decoder reads the body (everything between the version and the checksum), tracking how many bytes are left
+// so that no length read from the file makes it allocate more than the file could hold.
+type decoder struct {
+	r         *bufio.Reader
+	remaining uint64
+	scratch   []byte
+}
+
+var errTruncated = errors.New("unexpected end of data")
+
+// next returns the next n bytes, which stay valid until the next call; n is at most chunkSize.
+func (d *decoder) next(n int) ([]byte, error) {
+	if uint64(n) > d.remaining {
+		return nil, errTruncated
+	}
+	if cap(d.scratch) < n {
+		d.scratch = make([]byte, n)
+	}
+	b := d.scratch[:n]
+	if _, err := io.ReadFull(d.r, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errTruncated
+		}
+		return nil, err
+	}
+	d.remaining -= uint64(n)
+	return b, nil
+}
+
+// take returns the next n bytes in a new slice, failing before it allocates if fewer than n are left.
+func (d *decoder) take(n uint64) ([]byte, error) {
+	if n > d.remaining || n > math.MaxInt {
+		return nil, errTruncated
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(d.r, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errTruncated
+		}
+		return nil, err
+	}
+	d.remaining -= n
+	return b, nil
+}
+
+func (d *decoder) uint8() (uint8, error) {
+	b, err := d.next(1)
+	if err != nil {
+		return 0, err
+	}
+	return b[0], nil
+}
+
+func (d *decoder) uint16() (uint16, error) {
+	b, err := d.next(2)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint16(b), nil
+}
+
+func (d *decoder) uint32() (uint32, error) {
+	b, err := d.next(4)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(b), nil
+}
+
+func (d *decoder) uint64() (uint64, error) {
+	b, err := d.next(8)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+func (d *decoder) file() (*File, error) {
+	headerLen, err := d.uint64()
+	if err != nil {
+		return nil, fmt.Errorf("header length: %w", err)
+	}
+	if headerLen > d.remaining {
+		return nil, fmt.Errorf("header length %d exceeds the %d bytes left in the file", headerLen, d.remaining)
+	}
+	header, err := d.take(headerLen)
+	if err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	f := &File{Header: header}
+	if !json.Valid(f.Header) {
+		return nil, errors.New("header is not valid JSON")
+	}
+	count, err := d.uint32()
+	if err != nil {
+		return nil, fmt.Errorf("tensor count: %w", err)
+	}
+	const minTensorLen = 2 + 1 + 1 + 1 // name length, one-byte name, dtype, ndim
+	if uint64(count) > d.remaining/minTensorLen {
+		return nil, fmt.Errorf("%d tensors cannot fit in the %d bytes left in the file", count, d.remaining)
+	}
+	// A Tensor is far larger than its smallest encoding, so trust the count only so far when preallocating.
+	f.Tensors = make([]Tensor, 0, min(count, 1024))
+	seen := make(map[string]bool, min(count, 1024))
+	for i := range int(count) {
+		t, err := d.tensor()
+		if err != nil {
+			return nil, fmt.Errorf("tensor %d of %d: %w", i+1, count, err)
 		}
 		if seen[t.Name] {
 			return nil, fmt.Errorf("tensor %q appears twice", t.Name)
@@ -303,11 +486,97 @@ func decode(r *reader) (*File, error) {
 		seen[t.Name] = true
 		f.Tensors = append(f.Tensors, t)
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	if len(r.b) != 0 {
-		return nil, fmt.Errorf("%d unexpected bytes after the last tensor", len(r.b))
+	if d.remaining != 0 {
+		return nil, fmt.Errorf("%d unexpected bytes after the last tensor", d.remaining)
 	}
 	return f, nil
+}
+
+func (d *decoder) tensor() (Tensor, error) {
+	nameLen, err := d.uint16()
+	if err != nil {
+		return Tensor{}, fmt.Errorf("name length: %w", err)
+	}
+	if nameLen == 0 {
+		return Tensor{}, errors.New("empty name")
+	}
+	name, err := d.next(int(nameLen)) // at most 64 KiB
+	if err != nil {
+		return Tensor{}, fmt.Errorf("name: %w", err)
+	}
+	t := Tensor{Name: string(name)}
+	dtype, err := d.uint8()
+	if err != nil {
+		return Tensor{}, fmt.Errorf("tensor %q: dtype: %w", t.Name, err)
+	}
+	var elemSize uint64
+	switch dtype {
+	case dtypeFloat32:
+		elemSize = 4
+	case dtypeFloat64:
+		elemSize = 8
+	default:
+		return Tensor{}, fmt.Errorf("tensor %q: unknown dtype %d", t.Name, dtype)
+	}
+	ndim, err := d.uint8()
+	if err != nil {
+		return Tensor{}, fmt.Errorf("tensor %q: rank: %w", t.Name, err)
+	}
+	dims := make([]uint64, ndim)
+	t.Shape = make([]int, ndim)
+	for i := range dims {
+		if dims[i], err = d.uint64(); err != nil {
+			return Tensor{}, fmt.Errorf("tensor %q: shape: %w", t.Name, err)
+		}
+		if dims[i] > math.MaxInt {
+			return Tensor{}, fmt.Errorf("tensor %q: dimension %d is too large", t.Name, dims[i])
+		}
+		t.Shape[i] = int(dims[i])
+	}
+	n, ok := elements(dims, d.remaining/elemSize)
+	if !ok {
+		return Tensor{}, fmt.Errorf("tensor %q: shape %v needs more than the %d bytes left in the file",
+			t.Name, t.Shape, d.remaining)
+	}
+	if dtype == dtypeFloat32 {
+		t.F32 = make([]float32, n)
+		err = d.float32s(t.F32)
+	} else {
+		t.F64 = make([]float64, n)
+		err = d.float64s(t.F64)
+	}
+	if err != nil {
+		return Tensor{}, fmt.Errorf("tensor %q: values: %w", t.Name, err)
+	}
+	return t, nil
+}
+
+func (d *decoder) float32s(values []float32) error {
+	for len(values) > 0 {
+		n := min(len(values), chunkSize/4)
+		b, err := d.next(4 * n)
+		if err != nil {
+			return err
+		}
+		for i := range values[:n] {
+			values[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		values = values[n:]
+	}
+	return nil
+}
+
+func (d *decoder) float64s(values []float64) error {
+	for len(values) > 0 {
+		n := min(len(values), chunkSize/8)
+		b, err := d.next(8 * n)
+		if err != nil {
+			return err
+		}
+		for i := range values[:n] {
+			values[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		values = values[n:]
+	}
+	return nil
 }
