@@ -33,7 +33,7 @@ func scratchGrad[T kernels.Float](name string, input, after, g *G.Node, stored f
 // computes every gradient (kernels.OutputXent), chunk by chunk, so no (N, V) matrix is ever kept.
 func OutputXent[T kernels.Float](arena *kernels.Arena[T], x, w, b *G.Node, targets *[]int, pad int) *G.Node {
 	n, in, v := x.Shape()[0], x.Shape()[1], w.Shape()[1]
-	const chunk = 256
+	const chunk = 1024
 	var dx, dw, db []T
 	op := &kernelOp[T]{
 		name:    fmt.Sprintf("OutputXent(%p,%d,%d,%d)", targets, n, in, v),
