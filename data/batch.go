@@ -1,24 +1,25 @@
 package data
 
 import (
+	"cmp"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
-// Batch is a padded, time-major batch. Row r is example Index[r] for r < Real; rows Real..Rows-1 exist only with
-// BatchOptions.FixedRows and are padding: source length 0, all-pad targets.
+// Batch is a padded, time-major batch. Row r holds examples[Index[r]] for r < Real; rows Real..Rows-1 exist
+// only with BatchOptions.FixedRows and are padding rows: source length 0, all-pad source and targets.
 type Batch struct {
-	Rows, Real int   // rows in the tensors; real examples
+	Rows, Real int   // rows in the tensors; real examples (Real <= Rows)
 	SrcLen     int   // S: padded source length (the longest row, rounded up to a multiple of RoundLen)
-	TgtLen     int   // T: decoder steps (the longest target + 1, rounded likewise); 0 without targets
-	Src        []int // S×Rows, time-major: Src[t*Rows+r]; PadID past a row's length
-	SrcLengths []int // Rows
-	TgtIn      []int // T×Rows: <s> y1 … yn, then PadID
-	TgtOut     []int // T×Rows: y1 … yn </s>, then PadID
-	Index      []int // Real: position of each real row in the examples given to MakeBatches
+	TgtLen     int   // T: decoder steps (the longest target + 1, rounded likewise); 0 when there are no targets
+	Src        []int // S*Rows, time-major: Src[t*Rows+r]; PadID past each row's length
+	SrcLengths []int // Rows: the source length of each row
+	TgtIn      []int // T*Rows, time-major: <s> y1 … yn, then PadID (nil when there are no targets)
+	TgtOut     []int // T*Rows, time-major: y1 … yn </s>, then PadID (nil when there are no targets)
+	Index      []int // Real: position of each real row in the examples slice given to MakeBatches
 }
 
-// TgtTokens is the number of non-padding target entries: the words the loss averages over.
+// TgtTokens returns the number of non-pad entries in TgtOut: the token count the loss averages over.
 func (b *Batch) TgtTokens() int {
 	n := 0
 	for _, y := range b.TgtOut {
@@ -29,10 +30,10 @@ func (b *Batch) TgtTokens() int {
 	return n
 }
 
-// SrcMask reports whether source position t of row r is a real word.
+// SrcMask reports whether source position t of row r is a real token (t < SrcLengths[r]), not padding.
 func (b *Batch) SrcMask(t, r int) bool { return t < b.SrcLengths[r] }
 
-// BatchOptions controls batching. Zero values mean BatchSize 64, ChunkBatches 100, RoundLen 1.
+// BatchOptions controls batching. Zero (or negative) values mean BatchSize 64, ChunkBatches 100, RoundLen 1.
 type BatchOptions struct {
 	BatchSize    int  // sentence pairs per batch
 	ChunkBatches int  // sort by source length within chunks of this many batches
@@ -41,15 +42,23 @@ type BatchOptions struct {
 	Shuffle      bool // shuffle the examples before chunking and the batches after (needs rng)
 }
 
-// MakeBatches cuts examples into batches as the PyTorch peer does: shuffle the example order (with Shuffle),
-// stable-sort chunks of BatchSize×ChunkBatches examples by source length, cut each chunk into batches, shuffle
-// the batches (with Shuffle). The same rng state gives the same batches; without Shuffle rng may be nil.
+// MakeBatches cuts examples into batches exactly as the PyTorch peer's `batches` does
+// (../shared/bench/peer_torch.py): with Shuffle, shuffle the example indices; take chunks of
+// BatchSize×ChunkBatches indices; stable-sort each chunk by source length; cut it into batches of BatchSize
+// (the last batch of a chunk may be smaller); with Shuffle, shuffle the list of batches.
+//
+// Without Shuffle the order is deterministic and rng may be nil. With Shuffle, rng is used for exactly two
+// calls, rng.Shuffle(len(examples), …) and then rng.Shuffle(len(batches), …), so the same rng state gives the
+// same batches; Shuffle with a nil rng panics.
 func MakeBatches(examples []Example, opt BatchOptions, rng *rand.Rand) []Batch {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 64
 	}
 	if opt.ChunkBatches <= 0 {
 		opt.ChunkBatches = 100
+	}
+	if opt.Shuffle && rng == nil {
+		panic("data: MakeBatches with Shuffle needs an rng")
 	}
 	order := make([]int, len(examples))
 	for i := range order {
@@ -59,12 +68,12 @@ func MakeBatches(examples []Example, opt BatchOptions, rng *rand.Rand) []Batch {
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	}
 	chunk := opt.BatchSize * opt.ChunkBatches
-	var batches []Batch
+	batches := make([]Batch, 0, (len(order)+opt.BatchSize-1)/opt.BatchSize)
 	for start := 0; start < len(order); start += chunk {
 		part := order[start:min(start+chunk, len(order))]
-		sort.SliceStable(part, func(i, j int) bool { return len(examples[part[i]].Src) < len(examples[part[j]].Src) })
-		for b := 0; b < len(part); b += opt.BatchSize {
-			batches = append(batches, newBatch(examples, part[b:min(b+opt.BatchSize, len(part))], opt))
+		slices.SortStableFunc(part, func(a, b int) int { return cmp.Compare(len(examples[a].Src), len(examples[b].Src)) })
+		for first := 0; first < len(part); first += opt.BatchSize {
+			batches = append(batches, newBatch(examples, part[first:min(first+opt.BatchSize, len(part))], opt))
 		}
 	}
 	if opt.Shuffle {

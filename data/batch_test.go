@@ -1,93 +1,274 @@
 package data
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"reflect"
-	"sort"
+	"slices"
 	"testing"
 )
 
 func TestBatchLayoutIsTimeMajorWithShiftedTargets(t *testing.T) {
-	examples := []Example{{Src: []int{5, 6, 7}, Tgt: []int{8}}, {Src: []int{9}, Tgt: []int{10, 11}}}
-	b := MakeBatches(examples, BatchOptions{BatchSize: 2}, nil)
-	if len(b) != 1 {
-		t.Fatalf("%d batches", len(b))
+	examples := []Example{
+		{Src: []int{5, 6, 7}, Tgt: []int{8}},
+		{Src: []int{9}, Tgt: []int{10, 11}},
+		{Src: []int{12, 13}, Tgt: []int{}},
 	}
-	got := b[0]
-	// sorted by source length: row 0 is example 1, row 1 is example 0
-	want := Batch{Rows: 2, Real: 2, SrcLen: 3, TgtLen: 3, Index: []int{1, 0}, SrcLengths: []int{1, 3},
-		Src:    []int{9, 5, 0, 6, 0, 7},
-		TgtIn:  []int{BOSID, BOSID, 10, 8, 11, 0},
-		TgtOut: []int{10, 8, 11, EOSID, EOSID, 0},
-	}
+	got := MakeBatches(examples, BatchOptions{BatchSize: 3}, nil)
+	// Sorted by source length: row 0 is example 1, row 1 example 2, row 2 example 0.
+	want := []Batch{{
+		Rows: 3, Real: 3, SrcLen: 3, TgtLen: 3, Index: []int{1, 2, 0}, SrcLengths: []int{1, 2, 3},
+		Src: []int{
+			9, 12, 5, // t=0
+			0, 13, 6, // t=1
+			0, 0, 7, // t=2
+		},
+		TgtIn: []int{
+			BOSID, BOSID, BOSID,
+			10, 0, 8,
+			11, 0, 0,
+		},
+		TgtOut: []int{
+			10, EOSID, 8,
+			11, 0, EOSID,
+			EOSID, 0, 0,
+		},
+	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("batch\n%+v\nwant\n%+v", got, want)
 	}
-	if got.TgtTokens() != 5 || !got.SrcMask(0, 0) || got.SrcMask(1, 0) {
-		t.Fatal("TgtTokens or SrcMask wrong")
+	b := got[0]
+	if b.TgtTokens() != 6 {
+		t.Errorf("TgtTokens() = %d, want 6", b.TgtTokens())
+	}
+	for r := range b.Rows {
+		for step := range b.SrcLen {
+			if want := b.Src[step*b.Rows+r] != PadID; b.SrcMask(step, r) != want {
+				t.Errorf("SrcMask(%d, %d) = %v, want %v", step, r, !want, want)
+			}
+		}
 	}
 }
 
-func TestBatchRoundingAndFixedRows(t *testing.T) {
-	examples := []Example{{Src: []int{5, 6, 7}, Tgt: []int{8}}}
-	b := MakeBatches(examples, BatchOptions{BatchSize: 4, RoundLen: 4, FixedRows: true}, nil)[0]
-	if b.Rows != 4 || b.Real != 1 || b.SrcLen != 4 || b.TgtLen != 4 || len(b.Src) != 16 || b.SrcLengths[3] != 0 || b.TgtTokens() != 2 {
-		t.Fatalf("got %+v", b)
+func TestBatchFixedRowsAndRoundLenPadExactly(t *testing.T) {
+	examples := []Example{{Src: []int{5, 6, 7}, Tgt: []int{8}}, {Src: []int{9}, Tgt: []int{10, 11, 12}}}
+	got := MakeBatches(examples, BatchOptions{BatchSize: 3, RoundLen: 2, FixedRows: true}, nil)
+	want := []Batch{{
+		Rows: 3, Real: 2, SrcLen: 4, TgtLen: 4, Index: []int{1, 0}, SrcLengths: []int{1, 3, 0},
+		Src: []int{
+			9, 5, 0,
+			0, 6, 0,
+			0, 7, 0,
+			0, 0, 0,
+		},
+		TgtIn: []int{
+			BOSID, BOSID, 0,
+			10, 8, 0,
+			11, 0, 0,
+			12, 0, 0,
+		},
+		TgtOut: []int{
+			10, 8, 0,
+			11, EOSID, 0,
+			12, 0, 0,
+			EOSID, 0, 0,
+		},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("batch\n%+v\nwant\n%+v", got, want)
 	}
-	src := MakeBatches([]Example{{Src: []int{5}}}, BatchOptions{}, nil)[0]
-	if src.TgtLen != 0 || src.TgtIn != nil {
-		t.Fatalf("source-only batch has targets: %+v", src)
+	if got[0].TgtTokens() != 6 {
+		t.Errorf("TgtTokens() = %d, want 6", got[0].TgtTokens())
 	}
 }
 
-func randomExamples(n int) []Example {
-	rng := rand.New(rand.NewPCG(1, 1))
+func TestBatchRoundLenBoundsShapes(t *testing.T) {
+	var examples []Example
+	for n := 1; n <= 20; n++ {
+		examples = append(examples, Example{Src: make([]int, n), Tgt: make([]int, n)})
+	}
+	for _, b := range MakeBatches(examples, BatchOptions{BatchSize: 3, RoundLen: 4}, nil) {
+		longest := slices.Max(b.SrcLengths)
+		if b.SrcLen%4 != 0 || b.SrcLen < longest || b.SrcLen >= longest+4 {
+			t.Errorf("SrcLen %d for a longest source of %d with RoundLen 4", b.SrcLen, longest)
+		}
+		if b.TgtLen%4 != 0 || b.TgtLen < longest+1 || b.TgtLen >= longest+5 {
+			t.Errorf("TgtLen %d for a longest target of %d with RoundLen 4", b.TgtLen, longest)
+		}
+		if len(b.Src) != b.SrcLen*b.Rows || len(b.TgtIn) != b.TgtLen*b.Rows || len(b.TgtOut) != b.TgtLen*b.Rows {
+			t.Errorf("tensor sizes %d, %d, %d for S=%d T=%d rows=%d", len(b.Src), len(b.TgtIn), len(b.TgtOut), b.SrcLen, b.TgtLen, b.Rows)
+		}
+	}
+}
+
+func TestBatchWithoutTargetsHasNoTargetTensors(t *testing.T) {
+	got := MakeBatches([]Example{{Src: []int{5, 6}}, {Src: []int{7}}}, BatchOptions{}, nil)
+	want := []Batch{{Rows: 2, Real: 2, SrcLen: 2, Index: []int{1, 0}, SrcLengths: []int{1, 2}, Src: []int{7, 5, 0, 6}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("batch\n%+v\nwant\n%+v", got, want)
+	}
+	if got[0].TgtTokens() != 0 {
+		t.Fatalf("TgtTokens() = %d", got[0].TgtTokens())
+	}
+}
+
+// indexes returns the Index of each batch.
+func indexes(batches []Batch) [][]int {
+	out := make([][]int, len(batches))
+	for i, b := range batches {
+		out[i] = b.Index
+	}
+	return out
+}
+
+func TestMakeBatchesStableSortsWithinChunks(t *testing.T) {
+	lengths := []int{3, 1, 2, 1, 5, 4}
+	examples := make([]Example, len(lengths))
+	for i, n := range lengths {
+		examples[i] = Example{Src: make([]int, n), Tgt: []int{4}}
+	}
+	cases := []struct {
+		batchSize, chunkBatches int
+		want                    [][]int
+	}{
+		{2, 1, [][]int{{1, 0}, {3, 2}, {5, 4}}},
+		{2, 2, [][]int{{1, 3}, {2, 0}, {5, 4}}},
+		{2, 3, [][]int{{1, 3}, {2, 0}, {5, 4}}},
+		{4, 1, [][]int{{1, 3, 2, 0}, {5, 4}}},
+		{4, 0, [][]int{{1, 3, 2, 0}, {5, 4}}}, // ChunkBatches 0 means 100: one chunk
+	}
+	for _, c := range cases {
+		got := indexes(MakeBatches(examples, BatchOptions{BatchSize: c.batchSize, ChunkBatches: c.chunkBatches}, nil))
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("BatchSize %d, ChunkBatches %d: batches %v, want %v", c.batchSize, c.chunkBatches, got, c.want)
+		}
+	}
+}
+
+// TestMakeBatchesKeepsTiesInOrder checks the sort is stable, as Python's sorted is: within a chunk, examples of
+// equal source length stay in their (shuffled) order.
+func TestMakeBatchesKeepsTiesInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	examples := make([]Example, 500)
+	for i := range examples {
+		examples[i] = Example{Src: make([]int, 1+rng.IntN(3))}
+	}
+	var order []int
+	for _, b := range MakeBatches(examples, BatchOptions{BatchSize: 16, ChunkBatches: 100}, nil) {
+		order = append(order, b.Index...)
+	}
+	want := make([]int, 0, len(examples))
+	for n := 1; n <= 3; n++ {
+		for i, ex := range examples {
+			if len(ex.Src) == n {
+				want = append(want, i)
+			}
+		}
+	}
+	if !reflect.DeepEqual(order, want) {
+		t.Fatalf("order of examples %v,\nwant (lengths sorted, ties by position) %v", order, want)
+	}
+}
+
+func TestMakeBatchesDefaultsToBatchesOf64(t *testing.T) {
+	var sizes []int
+	for _, b := range MakeBatches(randomExamples(130, 1), BatchOptions{}, nil) {
+		sizes = append(sizes, b.Real)
+	}
+	if want := []int{64, 64, 2}; !reflect.DeepEqual(sizes, want) {
+		t.Fatalf("batch sizes %v, want %v", sizes, want)
+	}
+}
+
+// randomExamples returns n examples of random lengths; the first source id of example i is 4+i, so rows can be
+// traced back to their example.
+func randomExamples(n int, seed uint64) []Example {
+	rng := rand.New(rand.NewPCG(seed, 1))
 	ex := make([]Example, n)
 	for i := range ex {
-		ex[i] = Example{Src: make([]int, 1+rng.IntN(20)), Tgt: make([]int, 1+rng.IntN(20))}
-		ex[i].Src[0] = 4 + i // identity, to follow examples through batching
+		ex[i] = Example{Src: make([]int, 1+rng.IntN(20)), Tgt: make([]int, rng.IntN(20))}
+		ex[i].Src[0] = 4 + i
 	}
 	return ex
 }
 
 func TestEveryExampleIsBatchedOnce(t *testing.T) {
-	ex := randomExamples(1003)
-	batches := MakeBatches(ex, BatchOptions{BatchSize: 10, ChunkBatches: 5, Shuffle: true}, rand.New(rand.NewPCG(3, 3)))
-	var seen []int
-	for _, b := range batches {
-		for r, i := range b.Index {
-			if b.Src[r] != ex[i].Src[0] {
-				t.Fatalf("row %d of a batch does not hold example %d", r, i)
+	ex := randomExamples(1003, 2)
+	for _, opt := range []BatchOptions{
+		{BatchSize: 10, ChunkBatches: 5, Shuffle: true},
+		{BatchSize: 10, ChunkBatches: 5},
+		{BatchSize: 7, ChunkBatches: 1000, Shuffle: true, FixedRows: true, RoundLen: 3},
+		{BatchSize: 1},
+	} {
+		batches := MakeBatches(ex, opt, rand.New(rand.NewPCG(3, 3)))
+		count := make([]int, len(ex))
+		for _, b := range batches {
+			if b.Real > opt.BatchSize || (opt.FixedRows && b.Rows != opt.BatchSize) || (!opt.FixedRows && b.Rows != b.Real) {
+				t.Fatalf("%+v: batch with %d rows, %d real", opt, b.Rows, b.Real)
 			}
-			seen = append(seen, i)
+			for r, i := range b.Index {
+				if b.Src[r] != ex[i].Src[0] || b.SrcLengths[r] != len(ex[i].Src) {
+					t.Fatalf("%+v: row %d of a batch does not hold example %d", opt, r, i)
+				}
+				count[i]++
+			}
 		}
-	}
-	sort.Ints(seen)
-	for i, s := range seen {
-		if s != i {
-			t.Fatalf("example %d batched %s", i, map[bool]string{true: "twice", false: "never"}[s < i])
+		for i, n := range count {
+			if n != 1 {
+				t.Fatalf("%+v: example %d is in %d batches", opt, i, n)
+			}
 		}
 	}
 }
 
-func TestShuffleIsSeededAndBucketsAreSorted(t *testing.T) {
-	ex := randomExamples(500)
-	order := func(seed uint64) []int {
-		var idx []int
-		for _, b := range MakeBatches(ex, BatchOptions{BatchSize: 10, Shuffle: true}, rand.New(rand.NewPCG(seed, 0))) {
-			idx = append(idx, b.Index...)
-		}
-		return idx
-	}
-	if !reflect.DeepEqual(order(1), order(1)) {
+func TestShuffleIsSeeded(t *testing.T) {
+	ex := randomExamples(500, 4)
+	opt := BatchOptions{BatchSize: 10, ChunkBatches: 10, Shuffle: true}
+	batchesFor := func(seed uint64) []Batch { return MakeBatches(ex, opt, rand.New(rand.NewPCG(seed, 0))) }
+	if !reflect.DeepEqual(batchesFor(1), batchesFor(1)) {
 		t.Fatal("same seed, different batches")
 	}
-	if reflect.DeepEqual(order(1), order(2)) {
-		t.Fatal("different seeds, same batches")
+	if reflect.DeepEqual(indexes(batchesFor(1)), indexes(batchesFor(2))) {
+		t.Fatal("different seeds, same batch order")
 	}
-	// One chunk covers everything without shuffling: batches come out in order of source length.
+	unshuffled := indexes(MakeBatches(ex, BatchOptions{BatchSize: 10, ChunkBatches: 10}, nil))
+	if reflect.DeepEqual(indexes(batchesFor(1)), unshuffled) {
+		t.Fatal("Shuffle did not change the order")
+	}
+}
+
+// TestShuffleUsesRngAsDocumented rebuilds the batch order by hand from the documented use of rng: shuffle the
+// example indices, sort chunks, cut, shuffle the batches. Training runs are reproducible only if this holds.
+func TestShuffleUsesRngAsDocumented(t *testing.T) {
+	ex := randomExamples(95, 5)
+	opt := BatchOptions{BatchSize: 4, ChunkBatches: 3, Shuffle: true}
+	got := indexes(MakeBatches(ex, opt, rand.New(rand.NewPCG(7, 7))))
+
+	rng := rand.New(rand.NewPCG(7, 7))
+	order := make([]int, len(ex))
+	for i := range order {
+		order[i] = i
+	}
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	var want [][]int
+	for start := 0; start < len(order); start += 12 {
+		chunk := order[start:min(start+12, len(order))]
+		slices.SortStableFunc(chunk, func(a, b int) int { return len(ex[a].Src) - len(ex[b].Src) })
+		for first := 0; first < len(chunk); first += 4 {
+			want = append(want, chunk[first:min(first+4, len(chunk))])
+		}
+	}
+	rng.Shuffle(len(want), func(i, j int) { want[i], want[j] = want[j], want[i] })
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("batches\n%v\nwant\n%v", got, want)
+	}
+}
+
+func TestOneChunkSortsAllSourceLengths(t *testing.T) {
+	ex := randomExamples(500, 6)
+	// Without shuffling, one chunk covering everything gives batches in order of source length.
 	prev := 0
-	for _, b := range MakeBatches(ex, BatchOptions{BatchSize: 10}, nil) {
+	for _, b := range MakeBatches(ex, BatchOptions{BatchSize: 10, ChunkBatches: 50}, nil) {
 		for _, n := range b.SrcLengths {
 			if n < prev {
 				t.Fatalf("source length %d after %d", n, prev)
@@ -95,21 +276,32 @@ func TestShuffleIsSeededAndBucketsAreSorted(t *testing.T) {
 			prev = n
 		}
 	}
+	// With shuffling, each batch is still a sorted slice of the one sorted chunk: sorted inside, and the
+	// batches' ranges of lengths do not interleave.
+	batches := MakeBatches(ex, BatchOptions{BatchSize: 10, ChunkBatches: 50, Shuffle: true}, rand.New(rand.NewPCG(8, 8)))
+	slices.SortFunc(batches, func(a, b Batch) int {
+		return cmp.Or(a.SrcLengths[0]-b.SrcLengths[0], a.SrcLengths[a.Real-1]-b.SrcLengths[b.Real-1])
+	})
+	prev = 0
+	for _, b := range batches {
+		if !slices.IsSorted(b.SrcLengths) || b.SrcLengths[0] < prev {
+			t.Fatalf("batch lengths %v after a batch ending at %d", b.SrcLengths, prev)
+		}
+		prev = b.SrcLengths[len(b.SrcLengths)-1]
+	}
 }
 
-func BenchmarkReadParallel(b *testing.B) {
-	dir := b.TempDir()
-	line := "Zwei junge, weiße Männer sind im Freien in der Nähe vieler Büsche.\n"
-	var content []byte
-	for i := 0; i < 10000; i++ {
-		content = append(content, line...)
-	}
-	src := dir + "/a.de"
-	writeBytes(b, src, content)
-	for i := 0; i < b.N; i++ {
-		if _, err := ReadParallel(src, src, NewRegexTokenizer(true)); err != nil {
-			b.Fatal(err)
+func TestMakeBatchesWithShuffleNeedsRng(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Shuffle with a nil rng did not panic")
 		}
+	}()
+	MakeBatches(randomExamples(3, 1), BatchOptions{Shuffle: true}, nil)
+}
+
+func TestMakeBatchesOfNothing(t *testing.T) {
+	if got := MakeBatches(nil, BatchOptions{Shuffle: true}, rand.New(rand.NewPCG(1, 1))); len(got) != 0 {
+		t.Fatalf("%d batches from no examples", len(got))
 	}
-	b.SetBytes(int64(2 * len(content)))
 }

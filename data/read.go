@@ -7,18 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
 
-// ParseError is a problem with one line of an input file.
+// ParseError is a problem with one line of an input file. Its message reads
+// "data: train.de line 12: invalid UTF-8: …".
 type ParseError struct {
-	File string // base name of the file
+	File string // the path as given to the reader (or the name given to ReadLines)
 	Line int    // 1-based line number
-	Err  error
+	Err  error  // what is wrong: ErrInvalidUTF8, ErrNoTab or a read error
 }
 
+// Error returns "data: <file> line <n>: <problem>".
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("data: %s line %d: %v", e.File, e.Line, e.Err)
 }
@@ -29,17 +30,23 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ErrInvalidUTF8 is the cause of a ParseError for a line that is not valid UTF-8.
 var ErrInvalidUTF8 = errors.New("invalid UTF-8")
 
-// Pair is one sentence pair as tokens, with the 1-based line number it came from.
+// ErrNoTab is the cause of a ParseError for a TSV line that is not blank but has no tab, so no second column.
+var ErrNoTab = errors.New("want source<TAB>target, found no tab")
+
+// Pair is one sentence pair as tokens, with the 1-based line number it came from (for messages).
 type Pair struct {
 	Src, Tgt []string
 	Line     int
 }
 
-// Open opens a file for reading; a name ending in .gz is decompressed on the fly.
+// gzipMagic starts every gzip stream. No UTF-8 text starts with it (0x8b cannot begin a character).
+const gzipMagic = "\x1f\x8b"
+
+// Open opens a file for reading; a path ending in .gz is decompressed on the fly. Errors name the path.
 func Open(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, fmt.Errorf("data: %w", err) // *os.PathError: "open <path>: <reason>"
 	}
 	if !strings.HasSuffix(path, ".gz") {
 		return f, nil
@@ -49,23 +56,31 @@ func Open(path string) (io.ReadCloser, error) {
 		f.Close()
 		return nil, fmt.Errorf("data: %s: %w", path, err)
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{z, f}, nil
+	return &gzipFile{Reader: z, file: f}, nil
 }
 
-// lineReader yields the lines of a file one at a time, checked for UTF-8, without a line-length limit.
+// gzipFile is a decompressing reader over an open file; Close closes both.
+type gzipFile struct {
+	*gzip.Reader
+	file *os.File
+}
+
+func (g *gzipFile) Close() error {
+	return errors.Join(g.Reader.Close(), g.file.Close())
+}
+
+// lineReader yields the lines of a stream one at a time, without the line terminator ("\n" or "\r\n") and
+// without a byte order mark on line 1, checked for UTF-8. Lines may be of any length.
 type lineReader struct {
 	name string
 	r    *bufio.Reader
-	line int
-	text string
-	err  error
+	line int    // number of the current line, 0 before the first
+	text string // the current line
+	err  error  // the error that stopped the reader, nil at a clean end of input
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{name: filepath.Base(name), r: bufio.NewReaderSize(r, 1<<16)}
+	return &lineReader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
 }
 
 // next advances to the next line; it returns false at the end of input or on an error (see err).
@@ -77,62 +92,99 @@ func (l *lineReader) next() bool {
 	if err == io.EOF && s == "" {
 		return false
 	}
+	l.line++
 	if err != nil && err != io.EOF {
-		l.err = fmt.Errorf("data: read %s: %w", l.name, err)
+		l.err = &ParseError{File: l.name, Line: l.line, Err: err}
 		return false
 	}
-	l.line++
 	s = strings.TrimSuffix(strings.TrimSuffix(s, "\n"), "\r")
+	if !utf8.ValidString(s) {
+		l.err = &ParseError{File: l.name, Line: l.line, Err: invalidUTF8(s)}
+		return false
+	}
 	if l.line == 1 {
 		s = strings.TrimPrefix(s, "\uFEFF")
-	}
-	if !utf8.ValidString(s) {
-		l.err = &ParseError{File: l.name, Line: l.line, Err: ErrInvalidUTF8}
-		return false
 	}
 	l.text = s
 	return true
 }
 
-// ReadParallel reads two line-aligned files, source and target, tokenizing each line.
+// invalidUTF8 describes the first invalid byte of s.
+func invalidUTF8(s string) error {
+	for off := 0; off < len(s); {
+		r, size := utf8.DecodeRuneInString(s[off:])
+		if r == utf8.RuneError && size == 1 {
+			return fmt.Errorf("%w: byte %#02x at offset %d", ErrInvalidUTF8, s[off], off)
+		}
+		off += size
+	}
+	return ErrInvalidUTF8
+}
+
+// ReadParallel reads two line-aligned files, source and target, tokenizing each line; line i of one file is
+// the translation of line i of the other. A path ending in .gz is decompressed on the fly. Empty lines give
+// pairs with an empty side (Filter drops them). Both files are read as streams, line by line.
+//
+// Errors name the file and the line: invalid UTF-8, a file with fewer lines than the other, a file that cannot
+// be opened or read, and an empty corpus (no lines, or no tokens on any line of one of the files).
 func ReadParallel(srcPath, tgtPath string, tok Tokenizer) ([]Pair, error) {
-	sf, err := Open(srcPath)
+	srcFile, err := Open(srcPath)
 	if err != nil {
 		return nil, err
 	}
-	defer sf.Close()
-	tf, err := Open(tgtPath)
+	defer srcFile.Close()
+	tgtFile, err := Open(tgtPath)
 	if err != nil {
 		return nil, err
 	}
-	defer tf.Close()
-	src, tgt := newLineReader(sf, srcPath), newLineReader(tf, tgtPath)
+	defer tgtFile.Close()
+	src, tgt := newLineReader(srcFile, srcPath), newLineReader(tgtFile, tgtPath)
 	var pairs []Pair
+	srcWords, tgtWords := false, false
 	for {
-		okS, okT := src.next(), tgt.next()
+		srcOK := src.next()
 		if src.err != nil {
 			return nil, src.err
 		}
+		tgtOK := tgt.next()
 		if tgt.err != nil {
 			return nil, tgt.err
 		}
-		if okS != okT {
+		if srcOK != tgtOK {
 			short, long := src, tgt
-			if okS {
+			if srcOK {
 				short, long = tgt, src
+			}
+			if short.line == 0 {
+				return nil, fmt.Errorf("data: %s has no lines but %s has some", short.name, long.name)
 			}
 			return nil, fmt.Errorf("data: %s ended at line %d but %s has more lines", short.name, short.line, long.name)
 		}
-		if !okS {
+		if !srcOK {
 			break
 		}
-		pairs = append(pairs, Pair{Src: tok.Tokenize(src.text), Tgt: tok.Tokenize(tgt.text), Line: src.line})
+		p := Pair{Src: tok.Tokenize(src.text), Tgt: tok.Tokenize(tgt.text), Line: src.line}
+		srcWords = srcWords || len(p.Src) > 0
+		tgtWords = tgtWords || len(p.Tgt) > 0
+		pairs = append(pairs, p)
 	}
-	return pairs, checkNotEmpty(pairs, src.name)
+	switch {
+	case !srcWords:
+		return nil, emptyCorpus(srcPath, "")
+	case !tgtWords:
+		return nil, emptyCorpus(tgtPath, "")
+	}
+	return pairs, nil
+}
+
+func emptyCorpus(name, detail string) error {
+	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
 }
 
 // ReadTSV reads one file of tab-separated lines: column 1 is the source, column 2 the target, further columns
-// are ignored.
+// are ignored. A path ending in .gz is decompressed on the fly. A blank line (nothing but white space) gives a
+// pair with two empty sides; any other line without a tab is an error naming the file and the line, as are
+// invalid UTF-8 and an empty corpus (no lines, or no tokens in one of the two columns).
 func ReadTSV(path string, tok Tokenizer) ([]Pair, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -141,38 +193,55 @@ func ReadTSV(path string, tok Tokenizer) ([]Pair, error) {
 	defer f.Close()
 	lines := newLineReader(f, path)
 	var pairs []Pair
+	srcWords, tgtWords := false, false
 	for lines.next() {
-		if lines.text == "" {
+		if strings.TrimSpace(lines.text) == "" {
 			pairs = append(pairs, Pair{Line: lines.line})
 			continue
 		}
 		cols := strings.SplitN(lines.text, "\t", 3)
 		if len(cols) < 2 {
-			return nil, &ParseError{File: lines.name, Line: lines.line, Err: errors.New("want source<TAB>target, found no tab")}
+			return nil, &ParseError{File: path, Line: lines.line, Err: ErrNoTab}
 		}
-		pairs = append(pairs, Pair{Src: tok.Tokenize(cols[0]), Tgt: tok.Tokenize(cols[1]), Line: lines.line})
+		p := Pair{Src: tok.Tokenize(cols[0]), Tgt: tok.Tokenize(cols[1]), Line: lines.line}
+		srcWords = srcWords || len(p.Src) > 0
+		tgtWords = tgtWords || len(p.Tgt) > 0
+		pairs = append(pairs, p)
 	}
-	if lines.err != nil {
+	switch {
+	case lines.err != nil:
 		return nil, lines.err
+	case !srcWords && !tgtWords:
+		return nil, emptyCorpus(path, "")
+	case !srcWords:
+		return nil, emptyCorpus(path, " (no tokens in column 1)")
+	case !tgtWords:
+		return nil, emptyCorpus(path, " (no tokens in column 2)")
 	}
-	return pairs, checkNotEmpty(pairs, lines.name)
+	return pairs, nil
 }
 
-func checkNotEmpty(pairs []Pair, name string) error {
-	for _, p := range pairs {
-		if len(p.Src) > 0 || len(p.Tgt) > 0 {
-			return nil
-		}
-	}
-	return fmt.Errorf("data: %s: corpus is empty", name)
-}
-
-// ReadLines reads sentences to translate from r, one per line, tokenized; name is used in error messages.
+// ReadLines reads sentences to translate from r, one per line, and tokenizes them; name is the file name used
+// in error messages ("-" means nothing special). A gzip stream is recognized by its first bytes and
+// decompressed. Empty lines give empty token lists, so the result has one entry per input line; empty input
+// gives no lines and no error. Invalid UTF-8 and read errors are *ParseError naming the line.
 func ReadLines(r io.Reader, name string, tok Tokenizer) ([][]string, error) {
-	lines := newLineReader(r, name)
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(len(gzipMagic)); string(magic) == gzipMagic {
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("data: %s: %w", name, err)
+		}
+		defer z.Close()
+		br = bufio.NewReaderSize(z, 64<<10)
+	}
+	lines := newLineReader(br, name)
 	var out [][]string
 	for lines.next() {
 		out = append(out, tok.Tokenize(lines.text))
 	}
-	return out, lines.err
+	if lines.err != nil {
+		return nil, lines.err
+	}
+	return out, nil
 }

@@ -1,100 +1,282 @@
 package data
 
 import (
+	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
 
-func write(t *testing.T, dir, name, content string) string {
-	t.Helper()
+// writeFile writes content to dir/name, gzipped when name ends in .gz, and returns the path.
+func writeFile(tb testing.TB, dir, name, content string) string {
+	tb.Helper()
 	path := filepath.Join(dir, name)
+	data := []byte(content)
 	if strings.HasSuffix(name, ".gz") {
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		z := gzip.NewWriter(f)
-		z.Write([]byte(content))
-		z.Close()
-		f.Close()
-		return path
+		data = gzipBytes(tb, content)
 	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		tb.Fatal(err)
 	}
 	return path
 }
 
-func TestReadParallelPlainAndGzip(t *testing.T) {
+func gzipBytes(tb testing.TB, content string) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	if _, err := z.Write([]byte(content)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestReadParallelReadsPlainAndGzipFiles(t *testing.T) {
+	// A BOM on line 1, CRLF, edge white space, an empty target line and no final newline.
+	const src = "\uFEFFEin Hund.\r\n  Zwei Katzen  \nDrei Vögel\nVier"
+	const tgt = "A dog.\r\nTwo cats\n\nFour\n"
+	want := []Pair{
+		{Src: []string{"ein", "hund", "."}, Tgt: []string{"a", "dog", "."}, Line: 1},
+		{Src: []string{"zwei", "katzen"}, Tgt: []string{"two", "cats"}, Line: 2},
+		{Src: []string{"drei", "vögel"}, Tgt: nil, Line: 3},
+		{Src: []string{"vier"}, Tgt: []string{"four"}, Line: 4},
+	}
+	for _, names := range [][2]string{{"a.de", "a.en"}, {"a.de.gz", "a.en"}, {"a.de", "a.en.gz"}, {"a.de.gz", "a.en.gz"}} {
+		t.Run(names[0]+"+"+names[1], func(t *testing.T) {
+			dir := t.TempDir()
+			got, err := ReadParallel(writeFile(t, dir, names[0], src), writeFile(t, dir, names[1], tgt), NewRegexTokenizer(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestReadParallelKeepsCaseWhenTokenizerDoes(t *testing.T) {
 	dir := t.TempDir()
-	src := write(t, dir, "a.de", "\uFEFFEin Hund.\r\nZwei Katzen\n")
-	tgt := write(t, dir, "a.en.gz", "A dog.\nTwo cats\n")
-	pairs, err := ReadParallel(src, tgt, NewRegexTokenizer(true))
+	got, err := ReadParallel(writeFile(t, dir, "c.de", "Straße\n"), writeFile(t, dir, "c.en", "Street\n"), NewRegexTokenizer(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pairs) != 2 || strings.Join(pairs[0].Src, " ") != "ein hund ." || strings.Join(pairs[1].Tgt, " ") != "two cats" || pairs[1].Line != 2 {
-		t.Fatalf("got %+v", pairs)
+	if want := []Pair{{Src: []string{"Straße"}, Tgt: []string{"Street"}, Line: 1}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
 	}
 }
 
-func TestReadTSVIgnoresExtraColumns(t *testing.T) {
-	path := write(t, t.TempDir(), "fra.txt", "Go.\tVa !\tCC-BY 2.0\nRun!\tCours !\n")
-	pairs, err := ReadTSV(path, NewRegexTokenizer(true))
+// wholeLine is a Tokenizer that returns the line as read, to see exactly what the readers pass on.
+type wholeLine struct{}
+
+func (wholeLine) Tokenize(line string) []string { return []string{line} }
+
+// TestReadersStripBOMAndLineEndingsOnly checks that a reader hands the tokenizer each line without "\n",
+// "\r\n" and a BOM at the start of the file, and changes nothing else (white space is the tokenizer's job).
+func TestReadersStripBOMAndLineEndingsOnly(t *testing.T) {
+	dir := t.TempDir()
+	const text = "\uFEFF a\r\n\uFEFFb \r\r\nc\rd\n"
+	want := []string{" a", "\uFEFFb \r", "c\rd"}
+	pairs, err := ReadParallel(writeFile(t, dir, "w.de", text), writeFile(t, dir, "w.en.gz", text), wholeLine{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pairs) != 2 || strings.Join(pairs[0].Tgt, " ") != "va !" || strings.Join(pairs[1].Src, " ") != "run !" {
-		t.Fatalf("got %+v", pairs)
+	for i, p := range pairs {
+		if p.Src[0] != want[i] || p.Tgt[0] != want[i] || p.Line != i+1 {
+			t.Errorf("pair %d: %q / %q on line %d, want %q on line %d", i, p.Src[0], p.Tgt[0], p.Line, want[i], i+1)
+		}
+	}
+	if len(pairs) != len(want) {
+		t.Errorf("%d pairs, want %d", len(pairs), len(want))
+	}
+	lines, err := ReadLines(strings.NewReader(text), "w.txt", wholeLine{})
+	if err != nil || !reflect.DeepEqual(lines, [][]string{{want[0]}, {want[1]}, {want[2]}}) {
+		t.Errorf("ReadLines gave %q, %v", lines, err)
 	}
 }
 
-// TestBadInputNamesFileAndLine checks every malformed-input case gives an error naming the file and the line.
+func TestReadTSVTakesTwoColumnsAndIgnoresTheRest(t *testing.T) {
+	const content = "\uFEFFGo.\tVa !\tCC-BY 2.0 (France) Attribution\r\n\nRun!\tCours\u202f!\n  \t \nHi.\t\n"
+	want := []Pair{
+		{Src: []string{"go", "."}, Tgt: []string{"va", "!"}, Line: 1},
+		{Line: 2},
+		{Src: []string{"run", "!"}, Tgt: []string{"cours", "!"}, Line: 3},
+		{Line: 4},
+		{Src: []string{"hi", "."}, Tgt: nil, Line: 5},
+	}
+	for _, name := range []string{"fra.txt", "fra.txt.gz"} {
+		t.Run(name, func(t *testing.T) {
+			got, err := ReadTSV(writeFile(t, t.TempDir(), name, content), NewRegexTokenizer(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestReadLinesKeepsOneEntryPerLine(t *testing.T) {
+	const text = "\uFEFFEin Hund\r\n\n  \nZwei Katzen"
+	want := [][]string{{"ein", "hund"}, nil, nil, {"zwei", "katzen"}}
+	for _, c := range []struct {
+		name  string
+		input []byte
+	}{{"plain", []byte(text)}, {"gzip stream", gzipBytes(t, text)}} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ReadLines(bytes.NewReader(c.input), "-", NewRegexTokenizer(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+	got, err := ReadLines(strings.NewReader(""), "empty.txt", NewRegexTokenizer(true))
+	if err != nil || len(got) != 0 {
+		t.Fatalf("empty input: got %q, %v; want no lines and no error", got, err)
+	}
+}
+
+func TestReadHandlesLinesLongerThanScannerLimit(t *testing.T) {
+	const words = 50000 // 250 kB on one line, far past bufio.Scanner's 64 KiB default
+	long := strings.Repeat("wort ", words)
+	dir := t.TempDir()
+	pairs, err := ReadParallel(writeFile(t, dir, "x.de", "kurz\n"+long+"\n"), writeFile(t, dir, "x.en", "short\nlong\n"), NewRegexTokenizer(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 2 || len(pairs[1].Src) != words || pairs[1].Src[words-1] != "wort" || pairs[1].Line != 2 {
+		t.Fatalf("long line: %d pairs, %d tokens", len(pairs), len(pairs[1].Src))
+	}
+	lines, err := ReadLines(strings.NewReader(long), "long.txt", NewRegexTokenizer(true))
+	if err != nil || len(lines) != 1 || len(lines[0]) != words {
+		t.Fatalf("ReadLines on a long line: %d lines, %v", len(lines), err)
+	}
+}
+
+// TestBadInputNamesFileAndLine checks the exact message of every malformed-input case, and that line-level
+// problems are *ParseError values with the file, the line and a cause that errors.Is finds.
 func TestBadInputNamesFileAndLine(t *testing.T) {
 	dir := t.TempDir()
+	path := func(name string) string { return filepath.Join(dir, name) }
 	tok := NewRegexTokenizer(true)
+	parallel := func(src, srcText, tgt, tgtText string) func() error {
+		return func() error {
+			_, err := ReadParallel(writeFile(t, dir, src, srcText), writeFile(t, dir, tgt, tgtText), tok)
+			return err
+		}
+	}
+	tsv := func(name, text string) func() error {
+		return func() error {
+			_, err := ReadTSV(writeFile(t, dir, name, text), tok)
+			return err
+		}
+	}
 	cases := []struct {
 		name string
 		read func() error
-		want []string
+		want string
+		// for a *ParseError: its fields and cause
+		file  string
+		line  int
+		cause error
 	}{
-		{"invalid UTF-8", func() error {
-			_, err := ReadParallel(write(t, dir, "u.de", "gut\nschl\xffecht\n"), write(t, dir, "u.en", "good\nbad\n"), tok)
-			return err
-		}, []string{"u.de line 2", "invalid UTF-8"}},
-		{"target longer", func() error {
-			_, err := ReadParallel(write(t, dir, "s.de", "a\nb\n"), write(t, dir, "s.en", "a\nb\nc\n"), tok)
-			return err
-		}, []string{"s.de ended at line 2", "s.en has more lines"}},
-		{"source longer", func() error {
-			_, err := ReadParallel(write(t, dir, "l.de", "a\nb\nc\n"), write(t, dir, "l.en", "a\n"), tok)
-			return err
-		}, []string{"l.en ended at line 1", "l.de has more lines"}},
-		{"TSV without a tab", func() error {
-			_, err := ReadTSV(write(t, dir, "t.tsv", "a\tb\nno tab here\n"), tok)
-			return err
-		}, []string{"t.tsv line 2", "tab"}},
-		{"empty corpus", func() error {
-			_, err := ReadParallel(write(t, dir, "e.de", ""), write(t, dir, "e.en", ""), tok)
-			return err
-		}, []string{"e.de", "empty"}},
-		{"blank corpus", func() error {
-			_, err := ReadTSV(write(t, dir, "b.tsv", "\n\n"), tok)
-			return err
-		}, []string{"b.tsv", "empty"}},
-		{"missing file", func() error {
-			_, err := ReadParallel(filepath.Join(dir, "missing.de"), write(t, dir, "m.en", "a\n"), tok)
-			return err
-		}, []string{"missing.de"}},
-		{"corrupt gzip", func() error {
-			writeBytes(t, filepath.Join(dir, "c.en.gz"), []byte("not gzip"))
-			_, err := ReadParallel(write(t, dir, "c.de", "x\n"), filepath.Join(dir, "c.en.gz"), tok)
-			return err
-		}, []string{"c.en.gz"}},
+		{name: "invalid UTF-8 in the source",
+			read: parallel("u.de", "gut\nschl\xffecht\n", "u.en", "good\nbad\n"),
+			want: "data: " + path("u.de") + " line 2: invalid UTF-8: byte 0xff at offset 4",
+			file: path("u.de"), line: 2, cause: ErrInvalidUTF8},
+		{name: "invalid UTF-8 in a gzipped target",
+			read: parallel("v.de", "a\nb\nc\n", "v.en.gz", "a\nb\n\xc3(\n"),
+			want: "data: " + path("v.en.gz") + " line 3: invalid UTF-8: byte 0xc3 at offset 0",
+			file: path("v.en.gz"), line: 3, cause: ErrInvalidUTF8},
+		{name: "invalid UTF-8 after a BOM",
+			read: parallel("w.de", "\uFEFFa\xe2\x82\n", "w.en", "a\n"),
+			want: "data: " + path("w.de") + " line 1: invalid UTF-8: byte 0xe2 at offset 4",
+			file: path("w.de"), line: 1, cause: ErrInvalidUTF8},
+		{name: "invalid UTF-8 in TSV",
+			read: tsv("u.tsv", "a\tb\nc\td\ne\tf\xfe\n"),
+			want: "data: " + path("u.tsv") + " line 3: invalid UTF-8: byte 0xfe at offset 3",
+			file: path("u.tsv"), line: 3, cause: ErrInvalidUTF8},
+		{name: "invalid UTF-8 in ReadLines",
+			read: func() error {
+				_, err := ReadLines(strings.NewReader("ok\nnot \x80 ok\n"), "input.txt", tok)
+				return err
+			},
+			want: "data: input.txt line 2: invalid UTF-8: byte 0x80 at offset 4",
+			file: "input.txt", line: 2, cause: ErrInvalidUTF8},
+		{name: "target has more lines",
+			read: parallel("s.de", "a\nb\n", "s.en", "a\nb\nc\n"),
+			want: "data: " + path("s.de") + " ended at line 2 but " + path("s.en") + " has more lines"},
+		{name: "source has more lines",
+			read: parallel("l.de", "a\nb\nc\n", "l.en.gz", "a\n"),
+			want: "data: " + path("l.en.gz") + " ended at line 1 but " + path("l.de") + " has more lines"},
+		{name: "target file has no lines",
+			read: parallel("n.de", "a\n", "n.en", ""),
+			want: "data: " + path("n.en") + " has no lines but " + path("n.de") + " has some"},
+		{name: "TSV line without a tab",
+			read: tsv("t.tsv", "a\tb\nno tab here\n"),
+			want: "data: " + path("t.tsv") + " line 2: want source<TAB>target, found no tab",
+			file: path("t.tsv"), line: 2, cause: ErrNoTab},
+		{name: "empty files",
+			read: parallel("e.de", "", "e.en", ""),
+			want: "data: " + path("e.de") + ": corpus is empty"},
+		{name: "source lines all blank",
+			read: parallel("b.de", "\n  \n\t\n", "b.en", "a\nb\nc\n"),
+			want: "data: " + path("b.de") + ": corpus is empty"},
+		{name: "target lines all blank",
+			read: parallel("bt.de", "a\nb\n", "bt.en", "\n \n"),
+			want: "data: " + path("bt.en") + ": corpus is empty"},
+		{name: "empty TSV",
+			read: tsv("e.tsv", ""),
+			want: "data: " + path("e.tsv") + ": corpus is empty"},
+		{name: "blank TSV",
+			read: tsv("b.tsv", "\n \n\t\n"),
+			want: "data: " + path("b.tsv") + ": corpus is empty"},
+		{name: "TSV with an empty target column",
+			read: tsv("c.tsv", "a\t\nb\t \n"),
+			want: "data: " + path("c.tsv") + ": corpus is empty (no tokens in column 2)"},
+		{name: "missing source file",
+			read: func() error {
+				_, err := ReadParallel(path("missing.de"), writeFile(t, dir, "m.en", "a\n"), tok)
+				return err
+			},
+			want:  "data: open " + path("missing.de") + ": no such file or directory",
+			cause: fs.ErrNotExist},
+		{name: "missing target file",
+			read: func() error {
+				_, err := ReadParallel(writeFile(t, dir, "m.de", "a\n"), path("missing.en.gz"), tok)
+				return err
+			},
+			want:  "data: open " + path("missing.en.gz") + ": no such file or directory",
+			cause: fs.ErrNotExist},
+		{name: "missing TSV file",
+			read: func() error {
+				_, err := ReadTSV(path("missing.tsv"), tok)
+				return err
+			},
+			want:  "data: open " + path("missing.tsv") + ": no such file or directory",
+			cause: fs.ErrNotExist},
+		{name: "not gzip",
+			read: func() error {
+				writeBytes(t, path("c.en.gz"), []byte("plain text\n"))
+				_, err := ReadParallel(writeFile(t, dir, "c.de", "x\n"), path("c.en.gz"), tok)
+				return err
+			},
+			want:  "data: " + path("c.en.gz") + ": gzip: invalid header",
+			cause: gzip.ErrHeader},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,57 +284,78 @@ func TestBadInputNamesFileAndLine(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Fatalf("error %q does not mention %q", err, w)
-				}
+			if err.Error() != c.want {
+				t.Fatalf("error\n%q, want\n%q", err, c.want)
+			}
+			if c.cause != nil && !errors.Is(err, c.cause) {
+				t.Errorf("errors.Is(%v, %v) is false", err, c.cause)
+			}
+			var pe *ParseError
+			if isParse := errors.As(err, &pe); isParse != (c.line > 0) {
+				t.Fatalf("errors.As(*ParseError) = %v for %v", isParse, err)
+			}
+			if c.line > 0 && (pe.File != c.file || pe.Line != c.line) {
+				t.Errorf("ParseError{File: %q, Line: %d}, want {%q, %d}", pe.File, pe.Line, c.file, c.line)
 			}
 		})
 	}
-	_, err := ReadParallel(write(t, dir, "v.de", "\xff\n"), write(t, dir, "v.en", "a\n"), tok)
-	var pe *ParseError
-	if !errors.As(err, &pe) || pe.Line != 1 || !errors.Is(err, ErrInvalidUTF8) {
-		t.Fatalf("invalid UTF-8 error %v is not a ParseError for line 1 wrapping ErrInvalidUTF8", err)
-	}
 }
 
-func TestReadLinesKeepsEmptyLines(t *testing.T) {
-	got, err := ReadLines(strings.NewReader("Ein Hund\n\nzwei"), "stdin", NewRegexTokenizer(true))
-	if err != nil || len(got) != 3 || len(got[1]) != 0 || got[2][0] != "zwei" {
-		t.Fatalf("got %q, %v", got, err)
-	}
-	if _, err := ReadLines(strings.NewReader("ok\n\xfe\n"), "stdin", NewRegexTokenizer(true)); err == nil || !strings.Contains(err.Error(), "stdin line 2") {
-		t.Fatalf("invalid UTF-8 on stdin: %v", err)
-	}
-}
-
-func TestReadHandlesLongLines(t *testing.T) {
-	long := strings.Repeat("wort ", 100000)
+func TestTruncatedGzipIsAParseError(t *testing.T) {
 	dir := t.TempDir()
-	pairs, err := ReadParallel(write(t, dir, "x.de", long+"\n"), write(t, dir, "x.en", "a\n"), NewRegexTokenizer(true))
-	if err != nil || len(pairs[0].Src) != 100000 {
-		t.Fatalf("long line: %d tokens, %v", len(pairs[0].Src), err)
+	full := gzipBytes(t, "a\nb\nc\n")
+	tgt := filepath.Join(dir, "cut.en.gz")
+	writeBytes(t, tgt, full[:len(full)-4]) // lose the length in the gzip trailer
+	_, err := ReadParallel(writeFile(t, dir, "cut.de", "a\nb\nc\n"), tgt, NewRegexTokenizer(true))
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.File != tgt || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v, want a ParseError for %s wrapping io.ErrUnexpectedEOF", err, tgt)
 	}
-}
-
-func TestFilterCountsWhatItDrops(t *testing.T) {
-	pairs := []Pair{
-		{Src: []string{"a"}, Tgt: []string{"b"}},
-		{Src: nil, Tgt: []string{"b"}},
-		{Src: []string{"a", "b", "c"}, Tgt: []string{"b"}},
-		{Src: []string{"a"}, Tgt: nil},
-	}
-	kept, rep := Filter(pairs, 2)
-	if len(kept) != 1 || rep != (FilterReport{Total: 4, Kept: 1, EmptySide: 2, TooLong: 1, MaxLen: 2}) {
-		t.Fatalf("kept %d, report %+v", len(kept), rep)
-	}
-	if want := "kept 1 of 4 pairs (dropped 2 with an empty side, 1 longer than 2 tokens)"; rep.String() != want {
-		t.Fatalf("report %q, want %q", rep, want)
+	if !strings.HasPrefix(err.Error(), "data: "+tgt+" line ") {
+		t.Fatalf("message %q does not name the file and line", err)
 	}
 }
 
 func writeBytes(tb testing.TB, path string, b []byte) {
+	tb.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// syntheticCorpus returns n lines of German-like and English-like text with punctuation and umlauts.
+func syntheticCorpus(n int, seed uint64) (src, tgt string) {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	de := strings.Fields("ein eine zwei junge Männer Frau Hund läuft über die Straße im Freien vor einem großen " +
+		"Gebäude , . „ “ ! 3,5 Büsche Kinder spielen")
+	en := strings.Fields("a an two young men woman dog runs across the street outside in front of large " +
+		"building , . \" ! 3.5 bushes children play")
+	line := func(words []string) string {
+		parts := make([]string, 5+rng.IntN(20))
+		for i := range parts {
+			parts[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(parts, " ")
+	}
+	var s, t strings.Builder
+	for range n {
+		s.WriteString(line(de) + "\n")
+		t.WriteString(line(en) + "\n")
+	}
+	return s.String(), t.String()
+}
+
+// BenchmarkReadParallel reads and tokenizes a generated 10,000-line parallel corpus.
+func BenchmarkReadParallel(b *testing.B) {
+	dir := b.TempDir()
+	src, tgt := syntheticCorpus(10000, 1)
+	srcPath, tgtPath := writeFile(b, dir, "bench.de", src), writeFile(b, dir, "bench.en", tgt)
+	tok := NewRegexTokenizer(true)
+	b.SetBytes(int64(len(src) + len(tgt)))
+	for b.Loop() {
+		pairs, err := ReadParallel(srcPath, tgtPath, tok)
+		if err != nil || len(pairs) != 10000 {
+			b.Fatalf("%d pairs, %v", len(pairs), err)
+		}
 	}
 }

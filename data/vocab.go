@@ -1,8 +1,10 @@
 package data
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // The special tokens and their ids, first in every vocabulary.
@@ -21,7 +23,8 @@ const (
 	EOSToken = "</s>"
 )
 
-var specials = []string{PadToken, UnkToken, BOSToken, EOSToken}
+// specialTokens returns the specials in id order.
+func specialTokens() [4]string { return [4]string{PadToken, UnkToken, BOSToken, EOSToken} }
 
 // Vocab maps tokens to ids and back; ids 0..3 are the specials.
 type Vocab struct {
@@ -29,8 +32,10 @@ type Vocab struct {
 	ids    map[string]int
 }
 
-// BuildVocab counts the tokens of sents and keeps those seen at least minFreq times, most frequent first (ties
-// in byte order), after the specials, truncated to maxSize entries in all when maxSize > 0.
+// BuildVocab counts the tokens of sents and keeps those seen at least minFreq times (minFreq <= 1 keeps all),
+// after the specials, most frequent first, ties in byte order of the token (the same as Python's code point order), as the PyTorch peer does. When
+// maxSize > 0 the least frequent are cut so that Size() <= maxSize, specials included; the four specials are
+// always kept, even when maxSize < 4. A token spelled like a special ("<unk>") in sents is not added again.
 func BuildVocab(sents [][]string, minFreq, maxSize int) *Vocab {
 	counts := map[string]int{}
 	for _, s := range sents {
@@ -44,13 +49,14 @@ func BuildVocab(sents [][]string, minFreq, maxSize int) *Vocab {
 			kept = append(kept, tok)
 		}
 	}
-	sort.Slice(kept, func(i, j int) bool {
-		if counts[kept[i]] != counts[kept[j]] {
-			return counts[kept[i]] > counts[kept[j]]
+	slices.SortFunc(kept, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
 		}
-		return kept[i] < kept[j]
+		return strings.Compare(a, b)
 	})
-	tokens := append(append([]string(nil), specials...), kept...)
+	specials := specialTokens()
+	tokens := append(specials[:], kept...)
 	if maxSize > 0 && len(tokens) > max(maxSize, len(specials)) {
 		tokens = tokens[:max(maxSize, len(specials))]
 	}
@@ -62,16 +68,14 @@ func BuildVocab(sents [][]string, minFreq, maxSize int) *Vocab {
 }
 
 func isSpecial(tok string) bool {
-	for _, s := range specials {
-		if tok == s {
-			return true
-		}
-	}
-	return false
+	specials := specialTokens()
+	return slices.Contains(specials[:], tok)
 }
 
-// NewVocab rebuilds a vocabulary from its tokens in id order, as saved in a checkpoint.
+// NewVocab rebuilds a vocabulary from its tokens in id order, as saved in a checkpoint (Tokens). It is an
+// error if the first four tokens are not the specials in id order or if a token appears twice.
 func NewVocab(tokens []string) (*Vocab, error) {
+	specials := specialTokens()
 	if len(tokens) < len(specials) {
 		return nil, fmt.Errorf("data: vocabulary of %d tokens lacks the specials", len(tokens))
 	}
@@ -82,8 +86,8 @@ func NewVocab(tokens []string) (*Vocab, error) {
 	}
 	v := &Vocab{tokens: append([]string(nil), tokens...), ids: make(map[string]int, len(tokens))}
 	for i, tok := range tokens {
-		if _, dup := v.ids[tok]; dup {
-			return nil, fmt.Errorf("data: vocabulary token %q appears twice", tok)
+		if first, dup := v.ids[tok]; dup {
+			return nil, fmt.Errorf("data: vocabulary token %q appears twice (ids %d and %d)", tok, first, i)
 		}
 		v.ids[tok] = i
 	}
@@ -104,10 +108,15 @@ func (v *Vocab) ID(token string) int {
 	return UnkID
 }
 
-// Token returns the token of id; an id out of range is a programming error.
-func (v *Vocab) Token(id int) string { return v.tokens[id] }
+// Token returns the token of id; it panics if id is not in [0, Size()), a programming error.
+func (v *Vocab) Token(id int) string {
+	if id < 0 || id >= len(v.tokens) {
+		panic(fmt.Sprintf("data: token id %d out of range [0, %d)", id, len(v.tokens)))
+	}
+	return v.tokens[id]
+}
 
-// Encode maps tokens to ids.
+// Encode maps tokens to ids, UnkID for tokens not in the vocabulary.
 func (v *Vocab) Encode(tokens []string) []int {
 	ids := make([]int, len(tokens))
 	for i, t := range tokens {
@@ -131,16 +140,20 @@ func (v *Vocab) Decode(ids []int) []string {
 	return out
 }
 
-// Example is one encoded pair, without <s> or </s>. Tgt is nil for sentences to translate.
+// Example is one encoded pair: ids without <s> or </s>. Tgt is nil for sentences to translate.
 type Example struct {
 	Src, Tgt []int
 }
 
-// EncodeExamples encodes pairs with the two vocabularies.
+// EncodeExamples turns (filtered) pairs into examples, in order, encoding each side with its vocabulary. A pair
+// whose Tgt is nil gives an example whose Tgt is nil (a sentence to translate).
 func EncodeExamples(pairs []Pair, src, tgt *Vocab) []Example {
 	out := make([]Example, len(pairs))
 	for i, p := range pairs {
-		out[i] = Example{Src: src.Encode(p.Src), Tgt: tgt.Encode(p.Tgt)}
+		out[i].Src = src.Encode(p.Src)
+		if p.Tgt != nil {
+			out[i].Tgt = tgt.Encode(p.Tgt)
+		}
 	}
 	return out
 }
