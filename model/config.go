@@ -68,7 +68,7 @@ func Default() Config {
 	return Config{
 		Model:  ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "mlp", Dropout: 0.2},
 		Data:   DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4},
-		Train:  TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 8},
+		Train:  TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }
