@@ -51,6 +51,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		return outputLayer([]*G.Node{states, embFlat}), nil
 	}
 
+	encoder.Unpack[T](enc)
 	// s_0 = tanh(W_h [h_fwd ; h_bwd] + b_h), c_0 likewise from the final cell states.
 	bridge := func(final [2]*G.Node, w, b *param.Tensor[T]) *G.Node {
 		sum := add(mul(final[0], p.View(w, 0, half, h)), mul(final[1], p.View(w, half*h, half, h)))

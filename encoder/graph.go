@@ -18,6 +18,16 @@ type GraphOutput struct {
 	Packed [2]*G.Node
 }
 
+// Unpack fills Fwd, Bwd, FinalH and FinalC from Packed (the fused encoder's output), for a decoder that reads
+// them separately. It adds nodes only when they are missing: a graph computes every node, used or not.
+func Unpack[T kernels.Float](o *GraphOutput) {
+	if o.Fwd != nil {
+		return
+	}
+	o.Fwd, o.FinalH[0], o.FinalC[0] = graph.SplitEncoderOutput[T](o.Packed[0])
+	o.Bwd, o.FinalH[1], o.FinalC[1] = graph.SplitEncoderOutput[T](o.Packed[1])
+}
+
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
 // read at run time, so the graph serves every batch of this shape. embMask, when not nil, is a (srcLen, rows,
 // Emb) dropout mask multiplied into the embeddings. With fused, an LSTM direction is one op
@@ -32,13 +42,6 @@ func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen
 		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
 			packed := graph.EncoderLSTM[T](p.Arena, emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
 			out.Packed[dir] = packed
-			states, h, c := graph.SplitEncoderOutput[T](packed)
-			if dir == 0 {
-				out.Fwd = states
-			} else {
-				out.Bwd = states
-			}
-			out.FinalH[dir], out.FinalC[dir] = h, c
 		}
 		return out
 	}

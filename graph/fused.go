@@ -8,24 +8,30 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// scratchGrad returns a node holding g × stored, shaped like input: the gradient of a fused op whose forward (or
-// first backward) pass already wrote the gradient into stored. after is the node that must run first (the fused
-// op's output), g the incoming gradient.
+// scratchGrad returns a node viewing stored, scaled in place by g, shaped like input: the gradient of a fused op
+// whose forward pass already wrote it into stored (arena memory, so no copy is kept per graph). after is the node
+// that must run first (the fused op's output), g the incoming gradient.
 func scratchGrad[T kernels.Float](name string, input, after, g *G.Node, stored func() []T) *G.Node {
 	shape := input.Shape().Clone()
-	op := &kernelOp[T]{
+	op := &viewOp[T]{k: &kernelOp[T]{
 		name:    name,
 		inDims:  []int{after.Dims(), g.Dims()},
 		outDims: len(shape),
 		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			scale := in[1][0]
-			for i, v := range stored() {
-				out[i] = scale * v
+	}, view: func(in [][]T) []T {
+		data := stored()
+		if scale := in[1][0]; scale != 1 {
+			for i := range data {
+				data[i] *= scale
 			}
-		},
+		}
+		return data
+	}}
+	n, err := G.ApplyOp(op, after, g)
+	if err != nil {
+		panic(fmt.Sprintf("graph: applying %s: %v", name, err))
 	}
-	return apply(op, after, g)
+	return n
 }
 
 // OutputXent is the output layer, log-softmax and cross-entropy as one op: the summed loss of the rows of
@@ -72,20 +78,23 @@ func (b *backwardOnce[T]) ensure(grad []T) {
 }
 
 // sharedGrad is the gradient node of one input of a fused op with several inputs: it triggers the op's
-// backward pass (once) with the incoming gradient and copies out that input's part.
+// backward pass (once) with the incoming gradient and views that input's part of the result.
 func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once *backwardOnce[T], stored func() []T) *G.Node {
 	shape := input.Shape().Clone()
-	op := &kernelOp[T]{
+	op := &viewOp[T]{k: &kernelOp[T]{
 		name:    name,
 		inDims:  []int{output.Dims(), grad.Dims()},
 		outDims: len(shape),
 		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			once.ensure(in[1])
-			copy(out, stored())
-		},
+	}, view: func(in [][]T) []T {
+		once.ensure(in[1])
+		return stored()
+	}}
+	n, err := G.ApplyOp(op, output, grad)
+	if err != nil {
+		panic(fmt.Sprintf("graph: applying %s: %v", name, err))
 	}
-	return apply(op, output, grad)
+	return n
 }
 
 // EncoderLSTM is one direction of the encoder's LSTM over a whole batch as one op (kernels.LSTMSeq): x

@@ -165,3 +165,28 @@ func apply[T kernels.Float](op *kernelOp[T], inputs ...*G.Node) *G.Node {
 	}
 	return n
 }
+
+// viewOp is a kernelOp whose output is a view of memory the op owns (a fused op's gradient in the arena)
+// rather than a fresh tensor. It is a separate type because it must not offer UsePreallocDo: gorgonia allocates
+// a value of its own for every node whose op does, which is the copy a view saves.
+type viewOp[T kernels.Float] struct {
+	k    *kernelOp[T]
+	view func(in [][]T) []T // the output's data, len = product of the output shape
+}
+
+func (op *viewOp[T]) Arity() int    { return op.k.Arity() }
+func (op *viewOp[T]) Type() hm.Type { return op.k.Type() }
+func (op *viewOp[T]) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return op.k.InferShape(in...)
+}
+func (op *viewOp[T]) ReturnsPtr() bool      { return true }
+func (op *viewOp[T]) CallsExtern() bool     { return false }
+func (op *viewOp[T]) OverwritesInput() int  { return -1 }
+func (op *viewOp[T]) WriteHash(h hash.Hash) { op.k.WriteHash(h) }
+func (op *viewOp[T]) Hashcode() uint32      { return op.k.Hashcode() }
+func (op *viewOp[T]) String() string        { return op.k.String() }
+
+func (op *viewOp[T]) Do(values ...G.Value) (G.Value, error) {
+	data, shapes := op.k.inputs(values)
+	return tensor.New(tensor.WithShape(op.k.shape(shapes).Clone()...), tensor.WithBacking(op.view(data))), nil
+}

@@ -93,14 +93,22 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 			}
 			enc := m.Encode(b)
 			h := cfg.EncHidden
-			for dir, node := range []*G.Node{tg.encOut.Fwd, tg.encOut.Bwd} {
-				got := nodeData(node)
+			for dir := 0; dir < 2; dir++ {
+				// The unfused encoder gives batch-major states; the fused one packs them time-major.
+				var got []float64
+				at := func(r, i int) int { return (r*b.SrcLen + i) * h }
+				if tg.encOut.Fwd != nil {
+					got = nodeData([]*G.Node{tg.encOut.Fwd, tg.encOut.Bwd}[dir])
+				} else {
+					got = nodeData(tg.encOut.Packed[dir])
+					at = func(r, i int) int { return (i*b.Rows + r) * h }
+				}
 				for r := 0; r < b.Rows; r++ {
 					for i := 0; i < b.SrcLen; i++ {
 						for j := 0; j < h; j++ {
 							want := enc.Memory[(r*b.SrcLen+i)*2*h+dir*h+j]
-							if d := math.Abs(got[(r*b.SrcLen+i)*h+j] - want); d > 1e-9 {
-								t.Fatalf("encoder dir %d row %d pos %d unit %d: graph %g, plain %g", dir, r, i, j, got[(r*b.SrcLen+i)*h+j], want)
+							if d := math.Abs(got[at(r, i)+j] - want); d > 1e-9 {
+								t.Fatalf("encoder dir %d row %d pos %d unit %d: graph %g, plain %g", dir, r, i, j, got[at(r, i)+j], want)
 							}
 						}
 					}
