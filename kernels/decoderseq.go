@@ -177,20 +177,8 @@ func (d *DecoderSeq[T]) Backward(emb []T, w DecoderWeights[T], dOut []T, dEmb, d
 		// LSTM step: h = o·tanh(c), c = f·cPrev + i·g
 		dG := d.dG[t*B*4*H : (t+1)*B*4*H]
 		for r := 0; r < B; r++ {
-			a := d.act[(t*B+r)*4*H : (t*B+r+1)*4*H]
-			g := dG[r*4*H : (r+1)*4*H]
-			tc := d.tanhC[(t*B+r)*H : (t*B+r+1)*H]
-			cp := d.cPrev[(t*B+r)*H : (t*B+r+1)*H]
-			for j := 0; j < H; j++ {
-				ig, fg, cg, og := a[GateI*H+j], a[GateF*H+j], a[GateG*H+j], a[GateO*H+j]
-				dh := d.dh[r*H+j]
-				dc := d.dc[r*H+j] + dh*og*(1-tc[j]*tc[j])
-				g[GateO*H+j] = dh * tc[j] * og * (1 - og)
-				g[GateI*H+j] = dc * cg * ig * (1 - ig)
-				g[GateG*H+j] = dc * ig * (1 - cg*cg)
-				g[GateF*H+j] = dc * cp[j] * fg * (1 - fg)
-				d.dc[r*H+j] = dc * fg
-			}
+			LSTMCellBackward(d.act[(t*B+r)*4*H:(t*B+r+1)*4*H], d.tanhC[(t*B+r)*H:(t*B+r+1)*H],
+				d.cPrev[(t*B+r)*H:(t*B+r+1)*H], d.dh[r*H:(r+1)*H], d.dc[r*H:(r+1)*H], H, dG[r*4*H:(r+1)*4*H])
 		}
 		// s_{t-1} and ctx_t feed the gates: dh = dG Uᵀ, dctx += dG W_cᵀ
 		clear(d.dh)

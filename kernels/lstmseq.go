@@ -104,20 +104,8 @@ func (s *LSTMSeq[T]) Backward(x, inputW, hiddenW []T, lengths []int, dOut, dFina
 				clear(d)
 				continue
 			}
-			a := act[r*4*hid : (r+1)*4*hid]
-			tc := s.tanhC[(t*rows+r)*hid : (t*rows+r+1)*hid]
-			cp := s.cPrev[(t*rows+r)*hid : (t*rows+r+1)*hid]
-			for j := 0; j < hid; j++ {
-				ig, fg, cg, og := a[GateI*hid+j], a[GateF*hid+j], a[GateG*hid+j], a[GateO*hid+j]
-				dh := s.dh[r*hid+j]
-				// h = o·tanh(c);  c = f·cPrev + i·g
-				dc := s.dc[r*hid+j] + dh*og*(1-tc[j]*tc[j])
-				d[GateO*hid+j] = dh * tc[j] * og * (1 - og)
-				d[GateI*hid+j] = dc * cg * ig * (1 - ig)
-				d[GateG*hid+j] = dc * ig * (1 - cg*cg)
-				d[GateF*hid+j] = dc * cp[j] * fg * (1 - fg)
-				s.dc[r*hid+j] = dc * fg
-			}
+			LSTMCellBackward(act[r*4*hid:(r+1)*4*hid], s.tanhC[(t*rows+r)*hid:(t*rows+r+1)*hid],
+				s.cPrev[(t*rows+r)*hid:(t*rows+r+1)*hid], s.dh[r*hid:(r+1)*hid], s.dc[r*hid:(r+1)*hid], hid, d)
 		}
 		// dhPrev = dGates · W_hhᵀ on updated rows; untouched (pass-through) on the others.
 		for r := 0; r < rows; r++ {

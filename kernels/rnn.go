@@ -57,6 +57,24 @@ func LSTMActivate[T Float](g []T, hidden int) {
 	SigmoidSlice(g[GateO*hidden:])
 }
 
+// LSTMCellBackward is the backward pass of the pointwise LSTM step for one row, reading what the forward pass
+// kept: act (4H) the gate activations σ(i), σ(f), tanh(g), σ(o); tanhC (H) tanh of the new cell state; cPrev (H)
+// the previous cell state. Given dh (H), the gradient of the new hidden state, and dc (H), that of the new cell
+// state from later steps, it writes the gate pre-activation gradients dGates (4H) and overwrites dc with the
+// gradient of cPrev.
+func LSTMCellBackward[T Float](act, tanhC, cPrev, dh, dc []T, hidden int, dGates []T) {
+	for j := 0; j < hidden; j++ {
+		ig, fg, cg, og := act[GateI*hidden+j], act[GateF*hidden+j], act[GateG*hidden+j], act[GateO*hidden+j]
+		// forward: c = f·cPrev + i·g;  h = o·tanh(c)
+		dcTotal := dc[j] + dh[j]*og*(1-tanhC[j]*tanhC[j])
+		dGates[GateO*hidden+j] = dh[j] * tanhC[j] * og * (1 - og)
+		dGates[GateI*hidden+j] = dcTotal * cg * ig * (1 - ig)
+		dGates[GateG*hidden+j] = dcTotal * ig * (1 - cg*cg)
+		dGates[GateF*hidden+j] = dcTotal * cPrev[j] * fg * (1 - fg)
+		dc[j] = dcTotal * fg
+	}
+}
+
 // GRUPointwise turns the input part gx (rows, 3H) and the hidden part gh (rows, 3H) of the pre-activations,
 // each with its own bias included, and hPrev (rows, H) into the new hidden state h (rows, H):
 //
