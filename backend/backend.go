@@ -2,10 +2,3 @@
 // OpenBLAS through cgo in a build with `-tags openblas` — and says which one is active. Importing it is enough:
 // the choice is made when the program starts.
 package backend
-
-import "runtime"
-
-// Describe is a one-line account of the numerical back end, for `attend version` and benchmark reports.
-func Describe() string {
-	return BLAS + ", " + runtime.GOARCH
-}

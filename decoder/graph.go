@@ -44,7 +44,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0)
 	}
 	if fused && enc.Packed[0] != nil {
-		states, _ := graph.DecoderLSTM[T](p.Arena, []*G.Node{emb, enc.Packed[0], enc.Packed[1],
+		states := graph.DecoderLSTM[T](p.Arena, []*G.Node{emb, enc.Packed[0], enc.Packed[1],
 			p.Whole(d.BridgeHW), p.Whole(d.BridgeHB), p.Whole(d.BridgeCW), p.Whole(d.BridgeCB),
 			p.Whole(d.Attn.MemW), p.Whole(d.Attn.QueryW), p.Whole(d.Attn.QueryB), p.Whole(d.Attn.V),
 			p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias)}, srcLengths)

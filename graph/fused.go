@@ -8,30 +8,36 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// scratchGrad returns a node viewing stored, scaled in place by g, shaped like input: the gradient of a fused op
-// whose forward pass already wrote it into stored (arena memory, so no copy is kept per graph). after is the node
-// that must run first (the fused op's output), g the incoming gradient.
-func scratchGrad[T kernels.Float](name string, input, after, g *G.Node, stored func() []T) *G.Node {
+// viewGrad returns a gradient node of a fused op, shaped like input, whose value is the slice view returns:
+// memory of the op's (in the arena), so no copy is kept per graph. Its inputs are the fused op's output, so that
+// the op runs first, and the incoming gradient g, which view receives.
+func viewGrad[T kernels.Float](name string, input, output, g *G.Node, view func(g []T) []T) *G.Node {
 	shape := input.Shape().Clone()
 	op := &viewOp[T]{k: &kernelOp[T]{
 		name:    name,
-		inDims:  []int{after.Dims(), g.Dims()},
+		inDims:  []int{output.Dims(), g.Dims()},
 		outDims: len(shape),
 		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-	}, view: func(in [][]T) []T {
+	}, view: func(in [][]T) []T { return view(in[1]) }}
+	n, err := G.ApplyOp(op, output, g)
+	if err != nil {
+		panic(fmt.Sprintf("graph: applying %s: %v", name, err))
+	}
+	return n
+}
+
+// scaledGrad is the gradient of a fused loss op whose forward pass already wrote the gradient for an incoming
+// gradient of 1 into stored: stored, scaled in place by the actual (scalar) incoming gradient.
+func scaledGrad[T kernels.Float](name string, input, output, g *G.Node, stored func() []T) *G.Node {
+	return viewGrad(name, input, output, g, func(g []T) []T {
 		data := stored()
-		if scale := in[1][0]; scale != 1 {
+		if scale := g[0]; scale != 1 {
 			for i := range data {
 				data[i] *= scale
 			}
 		}
 		return data
-	}}
-	n, err := G.ApplyOp(op, after, g)
-	if err != nil {
-		panic(fmt.Sprintf("graph: applying %s: %v", name, err))
-	}
-	return n
+	})
 }
 
 // OutputXent is the output layer, log-softmax and cross-entropy as one op: the summed loss of the rows of
@@ -56,7 +62,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], x, w, b *G.Node, targe
 		stored := []func() []T{func() []T { return dx }, func() []T { return dw }, func() []T { return db }}
 		grads := make(G.Nodes, 3)
 		for i := range grads {
-			grads[i] = scratchGrad[T](fmt.Sprintf("OutputXentGrad(%p,%d)", targets, i), inputs[i], output, grad, stored[i])
+			grads[i] = scaledGrad[T](fmt.Sprintf("OutputXentGrad(%p,%d)", targets, i), inputs[i], output, grad, stored[i])
 		}
 		return grads, nil
 	}
@@ -77,24 +83,13 @@ func (b *backwardOnce[T]) ensure(grad []T) {
 	}
 }
 
-// sharedGrad is the gradient node of one input of a fused op with several inputs: it triggers the op's
-// backward pass (once) with the incoming gradient and views that input's part of the result.
+// sharedGrad is the gradient of one input of a fused op with several inputs: it runs the op's backward pass
+// (once per run) with the incoming gradient and views that input's part of the result.
 func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once *backwardOnce[T], stored func() []T) *G.Node {
-	shape := input.Shape().Clone()
-	op := &viewOp[T]{k: &kernelOp[T]{
-		name:    name,
-		inDims:  []int{output.Dims(), grad.Dims()},
-		outDims: len(shape),
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-	}, view: func(in [][]T) []T {
-		once.ensure(in[1])
+	return viewGrad(name, input, output, grad, func(g []T) []T {
+		once.ensure(g)
 		return stored()
-	}}
-	n, err := G.ApplyOp(op, output, grad)
-	if err != nil {
-		panic(fmt.Sprintf("graph: applying %s: %v", name, err))
-	}
-	return n
+	})
 }
 
 // EncoderLSTM is one direction of the encoder's LSTM over a whole batch as one op (kernels.LSTMSeq): x
@@ -186,8 +181,7 @@ func SplitEncoderOutput[T kernels.Float](packed *G.Node) (states, finalH, finalC
 // emb (T, B, E); the packed encoder outputs of each direction (S+2, B, M/2) from EncoderLSTM; the bridge weights
 // bridge.h.w, bridge.h.b, bridge.c.w, bridge.c.b; the attention weights attn.w_h, attn.w_s, attn.b_s, attn.v; the
 // cell weights dec.w_ih (4, E+M, H), dec.w_hh (4, H, H), dec.b (4, H). Output: (T·B, H+M), each row [s_t ; c_t].
-// The op keeps the attention weights of its last run: see the returned accessor.
-func DecoderLSTM[T kernels.Float](arena *kernels.Arena[T], inputs []*G.Node, lengths *[]int) (*G.Node, func(step int) []T) {
+func DecoderLSTM[T kernels.Float](arena *kernels.Arena[T], inputs []*G.Node, lengths *[]int) *G.Node {
 	if len(inputs) != 14 {
 		panic(fmt.Sprintf("graph: DecoderLSTM needs 14 inputs, got %d", len(inputs)))
 	}
@@ -237,5 +231,5 @@ func DecoderLSTM[T kernels.Float](arena *kernels.Arena[T], inputs []*G.Node, len
 		}
 		return out, nil
 	}
-	return apply(op, inputs...), seq.Attention
+	return apply(op, inputs...)
 }

@@ -20,12 +20,3 @@ func (a *Arena[T]) Get(name string, n int) []T {
 	}
 	return b[:n]
 }
-
-// Size is the number of values the arena holds.
-func (a *Arena[T]) Size() int {
-	n := 0
-	for _, b := range a.buffers {
-		n += cap(b)
-	}
-	return n
-}

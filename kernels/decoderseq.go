@@ -153,9 +153,6 @@ func (d *DecoderSeq[T]) Forward(emb, fwd, bwd []T, w DecoderWeights[T], out []T)
 	}
 }
 
-// Attention returns the attention weights of step t, (B, S), from the last Forward.
-func (d *DecoderSeq[T]) Attention(t int) []T { return d.attn[t*d.B*d.S : (t+1)*d.B*d.S] }
-
 // Backward computes the gradients of the inputs from dOut (T·B, H+M): dEmb (T, B, E) and dFwd, dBwd (packed
 // like the encoder outputs) are overwritten; the weight gradients in dw are added to.
 func (d *DecoderSeq[T]) Backward(emb []T, w DecoderWeights[T], dOut []T, dEmb, dFwd, dBwd []T, dw DecoderWeights[T]) {

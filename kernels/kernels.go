@@ -56,12 +56,6 @@ func Sigmoid[T Float](x T) T { return T(1 / (1 + math.Exp(-float64(x)))) }
 // Tanh returns the hyperbolic tangent of x.
 func Tanh[T Float](x T) T { return T(math.Tanh(float64(x))) }
 
-// Exp returns e**x.
-func Exp[T Float](x T) T { return T(math.Exp(float64(x))) }
-
-// Log returns the natural logarithm of x.
-func Log[T Float](x T) T { return T(math.Log(float64(x))) }
-
 // MaskNegative is the score given to masked positions before a softmax: large enough that exp underflows to
 // exactly zero in float32 and float64, finite so that a row with every position masked stays NaN-free.
 const MaskNegative = -1e9
