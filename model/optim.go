@@ -54,7 +54,8 @@ func (a *Adam[T]) Step(params, grads *param.Set[T]) {
 }
 
 // forEachChunk splits [0, n) into one contiguous chunk per CPU and runs f on each concurrently: the optimizer
-// and the clipping touch every parameter once per step, which is memory-bound work that two cores share well.
+// touches every parameter once per step, memory-bound work that two cores share well. (The clipping norm stays
+// serial: a fixed summation order keeps resumed runs bit-identical.)
 func forEachChunk(n int, f func(lo, hi int)) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), n/65536))
 	var wg sync.WaitGroup

@@ -17,9 +17,6 @@ type Tensor[T kernels.Float] struct {
 	Data  []T
 }
 
-// Size is the number of elements of t.
-func (t *Tensor[T]) Size() int { return len(t.Data) }
-
 // Block returns the contiguous sub-tensor t[i] of a tensor whose first axis indexes blocks (for example gate i
 // of a (4, In, H) LSTM weight), as a slice sharing t's memory.
 func (t *Tensor[T]) Block(i int) []T {
