@@ -19,7 +19,7 @@ func DemoConfig() model.Config {
 	cfg := model.Default()
 	cfg.Model = model.ModelConfig{Emb: 32, EncHidden: 64, DecHidden: 128, AttnDim: 64, Cell: "lstm", Attention: "mlp", Dropout: 0.1}
 	cfg.Data = model.DataConfig{Lowercase: true, MinFreq: 1, MaxLen: 30, Batch: 32, BucketChunk: 100, RoundLen: 2}
-	cfg.Train = model.TrainConfig{Epochs: 6, LR: 3e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 16}
+	cfg.Train = model.TrainConfig{Epochs: 6, LR: 3e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 16, MaxBadSteps: 10}
 	cfg.Decode = model.DecodeConfig{MaxLen: 30, Batch: 64}
 	return cfg
 }
@@ -30,7 +30,7 @@ type DemoRequest struct {
 	Dir                string // where the corpus, checkpoints and outputs go
 	Train, Valid, Test int    // corpus sizes
 	Stdout             io.Writer
-	Bar                io.Writer
+	Recorder           model.Recorder // progress display; nil for none
 }
 
 // DemoResult is what the demo measured on the held-out test set.
@@ -54,7 +54,7 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	}
 	out := filepath.Join(req.Dir, "demo.ckpt")
 	start := time.Now()
-	_, err := Train(ctx, TrainRequest{Config: req.Config, Out: out, Stdout: req.Stdout, Bar: req.Bar,
+	_, err := Train(ctx, TrainRequest{Config: req.Config, Out: out, Stdout: req.Stdout, Recorder: req.Recorder,
 		Train: Corpus{Src: filepath.Join(req.Dir, "train.src"), Tgt: filepath.Join(req.Dir, "train.tgt")},
 		Valid: Corpus{Src: filepath.Join(req.Dir, "valid.src"), Tgt: filepath.Join(req.Dir, "valid.tgt")}})
 	if err != nil {
@@ -71,9 +71,9 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	for i, p := range test {
 		srcs[i], refs[i], gold[i] = strings.Fields(p.Src), strings.Fields(p.Tgt), p.Alignment
 	}
-	trs, err := TranslateTokens(ck.Model, srcs, req.Config.Decode.MaxLen, req.Config.Decode.Batch)
+	trs, err := TranslateTokens(ctx, ck.Model, srcs, req.Config.Decode.MaxLen, req.Config.Decode.Batch)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("interrupted while translating the test set (the trained model is in %s): %w", model.BestPath(out), ErrStopped)
 	}
 	hyps := make([][]string, len(trs))
 	var predicted, sure [][][2]int

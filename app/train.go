@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -42,53 +41,64 @@ func (c Corpus) Read(tok data.Tokenizer) ([]data.Pair, error) {
 
 // TrainRequest is everything `attend train` needs.
 type TrainRequest struct {
-	Config      model.Config
+	// Config is the configuration the user asked for: a config file or the defaults, with the command line's
+	// overrides applied.
+	Config model.Config
+	// ConfigFile names the file Config was read from ("" for the built-in defaults). On resume, a config file
+	// is compared with the checkpoint's as a whole; without one, only Overrides apply on top of the checkpoint's.
+	ConfigFile  string
+	Overrides   func(*model.Config) error // the command line's overrides, applied again on top of a resumed config
 	Train       Corpus
 	Valid       Corpus // optional
 	Out         string // checkpoint path
-	Resume      string // checkpoint to continue from (its config and vocabularies win; Overrides apply on top)
-	Overrides   func(*model.Config) error
+	Resume      string // checkpoint to continue from (see model.CheckResume for what may change)
 	MetricsPath string // default: Out with .metrics.jsonl
 	Stdout      io.Writer
-	Bar         io.Writer // progress bar; nil for none
+	Recorder    model.Recorder // progress display; nil for none
 }
 
-// Train reads the corpora, builds or restores the model, trains it and prints a summary line.
+// UnkWarning is the share of <unk> in a resumed run's new corpus above which Train warns that the stored
+// vocabulary does not fit it.
+const UnkWarning = 0.10
+
+// Train checks every setting and output path, reads the corpora, builds or restores the model, trains it and
+// prints a summary line. Nothing is written before the checks pass. A cancelled ctx stops any phase: before the
+// first step with nothing written, afterwards with the position saved (a *model.InterruptedError).
 func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
-	cfg := req.Config
-	var start *model.Checkpoint
-	if req.Resume != "" {
-		ck, err := model.Load(req.Resume)
-		if err != nil {
-			return model.Summary{}, err
-		}
-		start, cfg = ck, ck.Config
-		if req.Overrides != nil {
-			if err := req.Overrides(&cfg); err != nil {
-				return model.Summary{}, err
-			}
-		}
-	}
-	if err := cfg.Validate(); err != nil {
+	cfg, start, err := trainConfig(req)
+	if err != nil {
 		return model.Summary{}, err
 	}
-	if cfg.Train.Threads > 0 {
-		runtime.GOMAXPROCS(cfg.Train.Threads)
+	if req.Out == "" {
+		return model.Summary{}, fmt.Errorf("no output checkpoint path (--out)")
 	}
+	metricsPath := req.MetricsPath
+	if metricsPath == "" {
+		metricsPath = strings.TrimSuffix(req.Out, ".ckpt") + ".metrics.jsonl"
+	}
+	inputs := []NamedPath{{"--src", req.Train.Src}, {"--tgt", req.Train.Tgt}, {"--data", req.Train.TSV},
+		{"--valid-src", req.Valid.Src}, {"--valid-tgt", req.Valid.Tgt}, {"--valid-data", req.Valid.TSV}, {"--config", req.ConfigFile}}
+	outputs := []NamedPath{{"--out", req.Out}, {"the best checkpoint", model.BestPath(req.Out)}, {"--metrics", metricsPath}}
+	if err := CheckOutputs(outputs, inputs); err != nil {
+		return model.Summary{}, err
+	}
+	if n := runtime.NumCPU(); cfg.Train.Threads > n {
+		fmt.Fprintf(req.Stdout, "note: train.threads %d is more than the %d CPUs here; using %d\n", cfg.Train.Threads, n, n)
+		cfg.Train.Threads = n
+	}
+	runtime.GOMAXPROCS(cfg.Train.Threads)
 	if os.Getenv("GOGC") == "" {
 		// A training step allocates little (graphs and scratch are reused), so a tight GC target costs no
 		// measurable time and keeps the resident set near the live heap: 0.85 GB instead of 1.2 GB on Multi30k.
 		debug.SetGCPercent(25)
 	}
-	if req.Out == "" {
-		return model.Summary{}, fmt.Errorf("no output checkpoint path (--out)")
-	}
-	if err := os.MkdirAll(filepath.Dir(req.Out), 0o755); err != nil {
-		return model.Summary{}, fmt.Errorf("create %s: %w", filepath.Dir(req.Out), err)
-	}
+
 	tok := data.NewRegexTokenizer(cfg.Data.Lowercase)
-	pairs, err := req.Train.Read(tok)
-	if err != nil {
+	var pairs []data.Pair
+	if err := interruptible(ctx, "reading the training corpus", func() (err error) {
+		pairs, err = req.Train.Read(tok)
+		return err
+	}); err != nil {
 		return model.Summary{}, err
 	}
 	pairs, report := data.Filter(pairs, cfg.Data.MaxLen)
@@ -98,15 +108,20 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 
 	var m *model.Seq2Seq[float32]
-	opts := model.TrainOptions{Config: cfg, Out: req.Out, Bar: req.Bar}
+	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder}
 	if start != nil {
 		m, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
 	} else {
-		srcSents, tgtSents := sides(pairs)
-		src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
-		tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
-		if m, err = model.New[float32](cfg.Model, src, tgt); err != nil {
+		err := interruptible(ctx, "building the vocabularies", func() error {
+			srcSents, tgtSents := sides(pairs)
+			src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
+			tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
+			var err error
+			m, err = model.New[float32](cfg.Model, src, tgt)
+			return err
+		})
+		if err != nil {
 			return model.Summary{}, err
 		}
 		m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
@@ -114,19 +129,21 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	fmt.Fprintf(req.Stdout, "model: %s\n", m.Describe())
 	opts.Model = m
 	opts.Train = data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
+	if start != nil {
+		warnUnknown(req.Stdout, req.Train, opts.Train)
+	}
 	if !req.Valid.Empty() {
-		vp, err := req.Valid.Read(tok)
-		if err != nil {
+		var vp []data.Pair
+		if err := interruptible(ctx, "reading the validation corpus", func() (err error) {
+			vp, err = req.Valid.Read(tok)
+			return err
+		}); err != nil {
 			return model.Summary{}, err
 		}
 		vp, _ = data.Filter(vp, 0)
 		opts.Valid = data.EncodeExamples(vp, m.SrcVocab, m.TgtVocab)
 	}
 
-	metricsPath := req.MetricsPath
-	if metricsPath == "" {
-		metricsPath = strings.TrimSuffix(req.Out, ".ckpt") + ".metrics.jsonl"
-	}
 	mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if start != nil {
 		mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -135,16 +152,83 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if err != nil {
 		return model.Summary{}, fmt.Errorf("metrics: %w", err)
 	}
-	defer mf.Close()
 	opts.Metrics = mf
-
 	sum, err := model.Train(ctx, opts)
+	if cerr := mf.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("metrics: %w", cerr)
+	}
 	if err != nil {
 		return sum, err
 	}
-	fmt.Fprintf(req.Stdout, "checkpoints: %s (last), %s (best validation loss); metrics: %s\n", req.Out, model.BestPath(req.Out), metricsPath)
+	if len(opts.Valid) > 0 {
+		fmt.Fprintf(req.Stdout, "checkpoints: %s (last), %s (best validation loss); metrics: %s\n", req.Out, model.BestPath(req.Out), metricsPath)
+	} else {
+		fmt.Fprintf(req.Stdout, "checkpoint: %s (no validation set, so no best checkpoint); metrics: %s\n", req.Out, metricsPath)
+	}
 	fmt.Fprintln(req.Stdout, sum)
 	return sum, nil
+}
+
+// trainConfig returns the configuration to train with and, on resume, the loaded checkpoint. A resumed run
+// starts from the checkpoint's configuration (or the config file, when one is given), with the command line's
+// overrides on top; model.CheckResume decides what may change, and the changes are reported once.
+func trainConfig(req TrainRequest) (model.Config, *model.Checkpoint, error) {
+	cfg := req.Config
+	if req.Resume == "" {
+		return cfg, nil, cfg.Validate()
+	}
+	ck, err := model.Load(req.Resume)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if req.ConfigFile == "" {
+		cfg = ck.Config
+		if req.Overrides != nil {
+			if err := req.Overrides(&cfg); err != nil {
+				return cfg, nil, err
+			}
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, err
+	}
+	changes, err := model.CheckResume(ck.Config, cfg, ck.Progress)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("%s: %w", req.Resume, err)
+	}
+	for _, c := range changes {
+		fmt.Fprintf(req.Stdout, "resume: %s (takes effect now)\n", c)
+	}
+	return cfg, ck, nil
+}
+
+// warnUnknown warns when a resumed run's corpus is poorly covered by the checkpoint's vocabularies: a sign that
+// it is another corpus (or another language pair) than the one the model was built on.
+func warnUnknown(w io.Writer, c Corpus, examples []data.Example) {
+	var src, srcUnk, tgt, tgtUnk int
+	for _, e := range examples {
+		src, srcUnk = src+len(e.Src), srcUnk+count(e.Src, data.UnkID)
+		tgt, tgtUnk = tgt+len(e.Tgt), tgtUnk+count(e.Tgt, data.UnkID)
+	}
+	for _, side := range []struct {
+		name       string
+		unk, total int
+	}{{c.Src + c.TSV, srcUnk, src}, {c.Tgt + c.TSV, tgtUnk, tgt}} {
+		if share := float64(side.unk) / float64(max(side.total, 1)); share > UnkWarning {
+			fmt.Fprintf(w, "warning: %.1f%% of the words of %s are unknown to the checkpoint's vocabulary (more than %.0f%%): is it the corpus the model was built on?\n",
+				100*share, side.name, 100*UnkWarning)
+		}
+	}
+}
+
+func count(ids []int, id int) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
 }
 
 func sides(pairs []data.Pair) (src, tgt [][]string) {

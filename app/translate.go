@@ -2,12 +2,14 @@ package app
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
@@ -23,52 +25,141 @@ type TranslateRequest struct {
 	InputName string // for error messages
 	Output    io.Writer
 	Attention io.Writer // optional: one JSON object per sentence with its source, output and attention matrix
-	MaxLen    int
-	Batch     int
+	MaxLen    int       // longest translation in tokens
+	Batch     int       // sentences per batch
+	// Pause is how long Translate waits for another input line before it translates what has arrived, so
+	// that typed or piped-in lines are answered at once (0: DefaultPause).
+	Pause time.Duration
 }
 
+// DefaultPause is the wait for more input before a partial window of lines is translated.
+const DefaultPause = 50 * time.Millisecond
+
 // Translation is one translated sentence with its attention: Attention[t][i] is the weight of source word i
-// when output word t (or the final </s>) was produced.
+// when output word t (or the final </s>) was produced. An empty sentence has empty (not null) lists.
 type Translation struct {
 	Source    []string    `json:"source"`
 	Output    []string    `json:"output"`
 	Attention [][]float32 `json:"attention"`
 }
 
-// Translate reads sentences, translates them greedily in batches and writes one line per input line (an empty
-// input line gives an empty output line).
-func Translate(req TranslateRequest) (int, error) {
-	sents, err := data.ReadLines(req.Input, req.InputName, data.NewRegexTokenizer(req.Lowercase))
-	if err != nil {
-		return 0, err
-	}
-	out, err := TranslateTokens(req.Model, sents, req.MaxLen, req.Batch)
-	if err != nil {
-		return 0, err
-	}
-	w := bufio.NewWriter(req.Output)
-	var aw *json.Encoder
-	if req.Attention != nil {
-		aw = json.NewEncoder(req.Attention)
-	}
-	for _, tr := range out {
-		fmt.Fprintln(w, strings.Join(tr.Output, " "))
-		if aw != nil {
-			if err := aw.Encode(tr); err != nil {
-				return 0, fmt.Errorf("write attention: %w", err)
-			}
-		}
-	}
-	return len(out), w.Flush()
+// inputLine is one line read by Translate's reader goroutine, or the error that ended the input.
+type inputLine struct {
+	text string
+	err  error
 }
 
-// TranslateTokens translates tokenized sentences greedily, batch by batch, keeping the input order.
-func TranslateTokens(m *model.Seq2Seq[float32], sents [][]string, maxLen, batch int) ([]Translation, error) {
+// Translate reads sentences and writes one translation per input line (an empty line gives an empty line), in
+// order, as it goes: it collects a window of lines — up to a few batches per core, or whatever arrived before
+// input paused for req.Pause — translates the window greedily on every core, writes it, and flushes. A
+// cancelled ctx stops it between batches with ctx's error; what was translated before stays written. It
+// returns the number of sentences written.
+func Translate(ctx context.Context, req TranslateRequest) (int, error) {
+	if req.Batch <= 0 || req.MaxLen <= 0 {
+		return 0, fmt.Errorf("translate: batch %d and max length %d must be positive", req.Batch, req.MaxLen)
+	}
+	pause := req.Pause
+	if pause <= 0 {
+		pause = DefaultPause
+	}
+	// Lines are read on their own goroutine so that a pause in the input can be noticed. When ctx is cancelled
+	// the goroutine may stay blocked in a read: the command is about to exit.
+	lines := make(chan inputLine, 1024)
+	go func() {
+		defer close(lines)
+		in := data.NewLines(req.Input, req.InputName)
+		for in.Scan() {
+			lines <- inputLine{text: in.Text()}
+		}
+		if err := in.Err(); err != nil {
+			lines <- inputLine{err: err}
+		}
+	}()
+	tok := data.NewRegexTokenizer(req.Lowercase)
+	out := bufio.NewWriter(req.Output)
+	var attn *json.Encoder
+	if req.Attention != nil {
+		attn = json.NewEncoder(req.Attention)
+	}
+	// Four batches per core give the length bucketing something to sort, and every core a batch to decode.
+	windowSize := req.Batch * runtime.GOMAXPROCS(0) * 4
+	written := 0
+	for {
+		window, inputErr, more := collectWindow(ctx, lines, windowSize, pause)
+		if err := ctx.Err(); err != nil {
+			return written, err
+		}
+		sents := make([][]string, len(window))
+		for i, text := range window {
+			sents[i] = tok.Tokenize(text)
+		}
+		trs, err := TranslateTokens(ctx, req.Model, sents, req.MaxLen, req.Batch)
+		if err != nil {
+			return written, err
+		}
+		for _, tr := range trs {
+			fmt.Fprintln(out, strings.Join(tr.Output, " "))
+			if attn != nil {
+				if err := attn.Encode(tr); err != nil {
+					return written, fmt.Errorf("write attention: %w", err)
+				}
+			}
+			written++
+		}
+		if err := out.Flush(); err != nil {
+			return written, fmt.Errorf("write translations: %w", err)
+		}
+		if inputErr != nil {
+			return written, inputErr
+		}
+		if !more {
+			return written, nil
+		}
+	}
+}
+
+// collectWindow takes lines until it has size of them, the input ends, or no line arrives for pause. more is
+// false once the input has ended (cleanly, or with inputErr).
+func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause time.Duration) (window []string, inputErr error, more bool) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for len(window) < size {
+		var wait <-chan time.Time
+		if len(window) > 0 {
+			timer.Reset(pause)
+			wait = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return window, nil, false
+		case l, ok := <-lines:
+			if !ok {
+				return window, nil, false
+			}
+			if l.err != nil {
+				return window, l.err, false
+			}
+			window = append(window, l.text)
+		case <-wait:
+			return window, nil, true
+		}
+		timer.Stop()
+	}
+	return window, nil, true
+}
+
+// TranslateTokens translates tokenized sentences greedily, batch by batch on every core, keeping the input
+// order. A cancelled ctx stops it between batches with ctx's error.
+func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, maxLen, batch int) ([]Translation, error) {
 	out := make([]Translation, len(sents))
 	var examples []data.Example
 	var index []int // position in sents of each example
 	for i, s := range sents {
-		out[i].Source = s
+		if s == nil {
+			s = []string{}
+		}
+		out[i] = Translation{Source: s, Output: []string{}, Attention: [][]float32{}}
 		if len(s) == 0 {
 			continue
 		}
@@ -98,10 +189,16 @@ func TranslateTokens(m *model.Seq2Seq[float32], sents [][]string, maxLen, batch 
 		}()
 	}
 	for bi := range batches {
+		if ctx.Err() != nil {
+			break
+		}
 		next <- bi
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

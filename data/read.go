@@ -226,22 +226,66 @@ func ReadTSV(path string, tok Tokenizer) ([]Pair, error) {
 // decompressed. Empty lines give empty token lists, so the result has one entry per input line; empty input
 // gives no lines and no error. Invalid UTF-8 and read errors are *ParseError naming the line.
 func ReadLines(r io.Reader, name string, tok Tokenizer) ([][]string, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if magic, _ := br.Peek(len(gzipMagic)); string(magic) == gzipMagic {
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("data: %s: %w", name, err)
-		}
-		defer z.Close()
-		br = bufio.NewReaderSize(z, 64<<10)
-	}
-	lines := newLineReader(br, name)
+	lines := NewLines(r, name)
 	var out [][]string
-	for lines.next() {
-		out = append(out, tok.Tokenize(lines.text))
+	for lines.Scan() {
+		out = append(out, tok.Tokenize(lines.Text()))
 	}
-	if lines.err != nil {
-		return nil, lines.err
+	if err := lines.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// Lines reads a stream one line at a time, as bufio.Scanner does, for input that arrives while it is being
+// processed (a pipe, a terminal): each line is available as soon as its newline is read. Lines are returned
+// without the terminator and checked for UTF-8; a gzip stream is recognized by its first bytes and decompressed.
+type Lines struct {
+	name  string
+	br    *bufio.Reader
+	lines *lineReader // nil until the first Scan, which looks for the gzip magic
+	err   error
+}
+
+// NewLines returns a reader of the lines of r; name is used in error messages.
+func NewLines(r io.Reader, name string) *Lines {
+	return &Lines{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Scan advances to the next line. It returns false at the end of the input or on an error, which Err then
+// returns.
+func (l *Lines) Scan() bool {
+	if l.err != nil {
+		return false
+	}
+	if l.lines == nil {
+		var src io.Reader = l.br
+		// Peek one byte before two, so that interactive input of a single character is not held up waiting
+		// for a second one: no text line starts with 0x1f.
+		if first, _ := l.br.Peek(1); len(first) == 1 && first[0] == gzipMagic[0] {
+			if magic, _ := l.br.Peek(len(gzipMagic)); string(magic) == gzipMagic {
+				z, err := gzip.NewReader(l.br)
+				if err != nil {
+					l.err = fmt.Errorf("data: %s: %w", l.name, err)
+					return false
+				}
+				src = z
+			}
+		}
+		l.lines = newLineReader(src, l.name)
+	}
+	if l.lines.next() {
+		return true
+	}
+	l.err = l.lines.err
+	return false
+}
+
+// Text returns the current line.
+func (l *Lines) Text() string { return l.lines.text }
+
+// Line returns the 1-based number of the current line.
+func (l *Lines) Line() int { return l.lines.line }
+
+// Err returns the error that stopped Scan: a *ParseError naming the line, or nil at a clean end of input.
+func (l *Lines) Err() error { return l.err }

@@ -1,8 +1,9 @@
 package model
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -55,6 +56,9 @@ type TrainConfig struct {
 	Threads    int     `yaml:"threads"`     // CPU threads (GOMAXPROCS); 0: all
 	GraphCache int     `yaml:"graph_cache"` // how many compiled batch shapes to keep
 	Unfused    bool    `yaml:"unfused"`     // build graphs from gorgonia's own ops, not the fused kernels (for checking)
+	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
+	// such step is skipped, its update not applied).
+	MaxBadSteps int `yaml:"max_bad_steps"`
 }
 
 // DecodeConfig controls translation.
@@ -68,12 +72,13 @@ func Default() Config {
 	return Config{
 		Model:  ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "mlp", Dropout: 0.2},
 		Data:   DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4},
-		Train:  TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4},
+		Train:  TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }
 
-// LoadConfig reads a YAML file over Default. Unknown keys are errors, reported with their line.
+// LoadConfig reads a YAML file over Default and validates the result. Unknown sections and keys, and values of
+// the wrong type, are errors naming the file, the line and the key.
 func LoadConfig(path string) (Config, error) {
 	cfg := Default()
 	raw, err := os.ReadFile(path)
@@ -83,59 +88,152 @@ func LoadConfig(path string) (Config, error) {
 	if err := decodeStrict(raw, &cfg); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
 }
 
+// decodeStrict sets the keys present in raw on cfg. It walks the YAML tree itself rather than letting yaml.v3
+// decode into the struct, so that messages speak of config keys ("unknown key model.embedding_size") rather
+// than of Go types, with the line of the offending key.
 func decodeStrict(raw []byte, cfg *Config) error {
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return err
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file (or only comments) changes nothing
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: want sections (%s), found %s", root.Line, tagList(reflect.TypeOf(*cfg)), describeNode(root))
+	}
+	top := reflect.ValueOf(cfg).Elem()
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key, val := root.Content[i], root.Content[i+1]
+		sec, ok := fieldByTag(top, key.Value)
+		if !ok {
+			return fmt.Errorf("line %d: unknown section %q (want %s)", key.Line, key.Value, tagList(top.Type()))
+		}
+		if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+			continue // "train:" with nothing under it
+		}
+		if val.Kind != yaml.MappingNode {
+			return fmt.Errorf("line %d: section %s: want keys (%s), found %s", val.Line, key.Value, tagList(sec.Type()), describeNode(val))
+		}
+		for j := 0; j+1 < len(val.Content); j += 2 {
+			k, v := val.Content[j], val.Content[j+1]
+			field, ok := fieldByTag(sec, k.Value)
+			if !ok {
+				return fmt.Errorf("line %d: unknown key %s.%s (%s has %s)", k.Line, key.Value, k.Value, key.Value, tagList(sec.Type()))
+			}
+			if v.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: %s.%s wants %s, found %s", v.Line, key.Value, k.Value, kindName(field.Kind()), describeNode(v))
+			}
+			if err := setScalar(field, v.Value); err != nil {
+				return fmt.Errorf("line %d: %s.%s wants %s, got %q", v.Line, key.Value, k.Value, kindName(field.Kind()), v.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// describeNode names a YAML node's kind for messages.
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+// tagList is "a, b, c": the YAML names of a config struct's fields.
+func tagList(t reflect.Type) string {
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i] = t.Field(i).Tag.Get("yaml")
+	}
+	return strings.Join(names, ", ")
+}
+
+// kindName says in words what a config field of kind k accepts.
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.Int:
+		return "an integer"
+	case reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "a string"
+}
+
+// setScalar parses text as field's type and stores it; the field is left unchanged on error.
+func setScalar(field reflect.Value, text string) error {
+	switch field.Kind() {
+	case reflect.String:
+		field.SetString(text)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return err
+		}
+		field.SetBool(b)
+	case reflect.Int:
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return err
+		}
+		field.SetInt(n)
+	case reflect.Uint64:
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return err
+		}
+		field.SetUint(n)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return err
+		}
+		field.SetFloat(f)
+	default:
+		panic(fmt.Sprintf("config: field kind %s is not supported", field.Kind()))
 	}
 	return nil
 }
 
 // Set applies one "section.key=value" override, for example "train.lr=5e-4". The key is the YAML name; the value
-// must parse as the key's type (an integer key rejects "1.5").
+// must parse as the key's type (an integer key rejects "1.5"). Set does not validate ranges: call Validate once
+// every override is in.
 func (c *Config) Set(assignment string) error {
 	key, value, ok := strings.Cut(assignment, "=")
 	section, name, dotted := strings.Cut(key, ".")
 	if !ok || !dotted || section == "" || name == "" {
 		return fmt.Errorf("config: --set %q: want section.key=value", assignment)
 	}
-	sec, ok := fieldByTag(reflect.ValueOf(c).Elem(), section)
+	top := reflect.ValueOf(c).Elem()
+	sec, ok := fieldByTag(top, section)
 	if !ok {
-		return fmt.Errorf("config: --set %q: no section %q", assignment, section)
+		return fmt.Errorf("config: --set %q: no section %q (want %s)", assignment, section, tagList(top.Type()))
 	}
 	field, ok := fieldByTag(sec, name)
 	if !ok {
-		return fmt.Errorf("config: --set %q: section %s has no key %q", assignment, section, name)
+		return fmt.Errorf("config: --set %q: section %s has no key %q (it has %s)", assignment, section, name, tagList(sec.Type()))
 	}
-	var err error
-	switch field.Kind() {
-	case reflect.String:
-		field.SetString(value)
-	case reflect.Bool:
-		var b bool
-		b, err = strconv.ParseBool(value)
-		field.SetBool(b)
-	case reflect.Int:
-		var n int64
-		n, err = strconv.ParseInt(value, 10, 64)
-		field.SetInt(n)
-	case reflect.Uint64:
-		var n uint64
-		n, err = strconv.ParseUint(value, 10, 64)
-		field.SetUint(n)
-	case reflect.Float64:
-		var f float64
-		f, err = strconv.ParseFloat(value, 64)
-		field.SetFloat(f)
-	default:
-		panic(fmt.Sprintf("config: key %s has unsupported kind %s", key, field.Kind()))
-	}
-	if err != nil {
-		return fmt.Errorf("config: --set %q: %s wants a %s: %w", assignment, key, field.Kind(), err)
+	if err := setScalar(field, value); err != nil {
+		return fmt.Errorf("config: --set %q: %s wants %s, got %q", assignment, key, kindName(field.Kind()), value)
 	}
 	return nil
 }
@@ -150,24 +248,69 @@ func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
 	return reflect.Value{}, false
 }
 
-// Validate reports settings that cannot work.
+// Limits of the settings Validate accepts. The upper bounds keep a typo (or a crafted checkpoint header) from
+// asking for an absurd allocation; they are far above any model this trainer is meant for.
+const (
+	maxWidth   = 1 << 16 // model widths
+	maxLength  = 1 << 14 // sentence lengths in tokens
+	maxBatch   = 1 << 16 // sentences per batch
+	maxThreads = 1 << 8
+)
+
+// Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of
+// them at once, joined).
 func (c Config) Validate() error {
-	m := c.Model
-	switch {
-	case m.Emb <= 0 || m.EncHidden <= 0 || m.DecHidden <= 0 || m.AttnDim <= 0:
-		return fmt.Errorf("config: model sizes must be positive (emb %d, enc_hidden %d, dec_hidden %d, attn_dim %d)", m.Emb, m.EncHidden, m.DecHidden, m.AttnDim)
-	case m.Dropout < 0 || m.Dropout >= 1:
-		return fmt.Errorf("config: model.dropout %g must be in [0, 1)", m.Dropout)
-	case m.Attention != "mlp":
-		return fmt.Errorf("config: model.attention %q: only mlp is available", m.Attention)
-	case c.Data.Batch <= 0:
-		return fmt.Errorf("config: data.batch must be positive, got %d", c.Data.Batch)
-	case c.Train.LR <= 0:
-		return fmt.Errorf("config: train.lr must be positive, got %g", c.Train.LR)
-	case c.Decode.MaxLen <= 0:
-		return fmt.Errorf("config: decode.max_len must be positive, got %d", c.Decode.MaxLen)
+	var errs []error
+	intIn := func(key string, v, lo, hi int, note string) {
+		if v < lo || v > hi {
+			want := fmt.Sprintf("between %d and %d", lo, hi)
+			if hi == math.MaxInt {
+				want = fmt.Sprintf("at least %d", lo)
+			}
+			if note != "" {
+				want += " (" + note + ")"
+			}
+			errs = append(errs, fmt.Errorf("config: %s is %d; want %s", key, v, want))
+		}
 	}
-	return encoder.Cell(m.Cell).Validate()
+	m, d, t := c.Model, c.Data, c.Train
+	intIn("model.emb", m.Emb, 1, maxWidth, "")
+	intIn("model.enc_hidden", m.EncHidden, 1, maxWidth, "")
+	intIn("model.dec_hidden", m.DecHidden, 1, maxWidth, "")
+	intIn("model.attn_dim", m.AttnDim, 1, maxWidth, "")
+	if err := encoder.Cell(m.Cell).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("config: model.cell: %w", err))
+	}
+	if m.Attention != "mlp" {
+		errs = append(errs, fmt.Errorf("config: model.attention is %q; only mlp is available", m.Attention))
+	}
+	if !(m.Dropout >= 0 && m.Dropout < 1) {
+		errs = append(errs, fmt.Errorf("config: model.dropout is %g; want at least 0 and below 1", m.Dropout))
+	}
+	intIn("data.min_freq", d.MinFreq, 1, math.MaxInt, "")
+	if d.MaxVocab != 0 {
+		intIn("data.max_vocab", d.MaxVocab, 5, math.MaxInt, "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>")
+	}
+	intIn("data.max_len", d.MaxLen, 1, maxLength, "")
+	intIn("data.batch", d.Batch, 1, maxBatch, "")
+	intIn("data.bucket_chunk", d.BucketChunk, 1, math.MaxInt, "")
+	intIn("data.round_len", d.RoundLen, 1, maxLength, "")
+	intIn("train.epochs", t.Epochs, 1, math.MaxInt, "")
+	intIn("train.max_steps", t.MaxSteps, 0, math.MaxInt, "0: no limit")
+	if !(t.LR > 0 && t.LR <= 10) {
+		errs = append(errs, fmt.Errorf("config: train.lr is %g; want above 0 and at most 10", t.LR))
+	}
+	if !(t.Clip >= 0 && !math.IsInf(t.Clip, 0)) {
+		errs = append(errs, fmt.Errorf("config: train.clip is %g; want a finite value of at least 0 (0: no clipping)", t.Clip))
+	}
+	intIn("train.log_every", t.LogEvery, 1, math.MaxInt, "")
+	intIn("train.save_every", t.SaveEvery, 0, math.MaxInt, "0: only at epoch ends")
+	intIn("train.threads", t.Threads, 1, maxThreads, "")
+	intIn("train.graph_cache", t.GraphCache, 1, 1024, "")
+	intIn("train.max_bad_steps", t.MaxBadSteps, 1, math.MaxInt, "")
+	intIn("decode.max_len", c.Decode.MaxLen, 1, maxLength, "")
+	intIn("decode.batch", c.Decode.Batch, 1, maxBatch, "")
+	return errors.Join(errs...)
 }
 
 // YAML returns the configuration as YAML text.

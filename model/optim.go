@@ -71,7 +71,8 @@ func forEachChunk(n int, f func(lo, hi int)) {
 }
 
 // ClipGlobalNorm scales grads so that their joint L2 norm is at most maxNorm (as PyTorch's clip_grad_norm_,
-// coefficient maxNorm/(norm+1e-6)) and returns the norm before clipping. maxNorm <= 0 only measures.
+// coefficient maxNorm/(norm+1e-6)) and returns the norm before clipping. maxNorm <= 0 only measures. A
+// non-finite norm leaves grads as they are: the caller must not apply them.
 func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float64 {
 	var sq float64
 	for _, g := range grads.List() {
@@ -80,7 +81,7 @@ func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float
 		}
 	}
 	norm := math.Sqrt(sq)
-	if maxNorm > 0 {
+	if maxNorm > 0 && !math.IsInf(norm, 0) && !math.IsNaN(norm) {
 		if coef := maxNorm / (norm + 1e-6); coef < 1 {
 			for _, g := range grads.List() {
 				for j := range g.Data {

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/attend-nmt/attend/data"
@@ -18,6 +19,8 @@ type Progress struct {
 	Step          int      `json:"step"`            // optimizer steps in all
 	ElapsedS      float64  `json:"elapsed_s"`       // training seconds in all
 	BestValidLoss *float64 `json:"best_valid_loss"` // nil before the first validation
+	// ValidPending is set when an epoch ended but its validation was interrupted: a resumed run validates first.
+	ValidPending bool `json:"valid_pending,omitempty"`
 }
 
 // header is the JSON metadata of a checkpoint.
@@ -44,8 +47,14 @@ type Checkpoint struct {
 // BestPath is where the checkpoint with the best validation loss goes, beside the last one at path.
 func BestPath(path string) string { return strings.TrimSuffix(path, ".ckpt") + ".best.ckpt" }
 
-// Save writes the model, optimizer state and progress to path atomically.
+// Save writes the model, optimizer state and progress to path atomically. It refuses, writing nothing, when a
+// weight or an optimizer moment is not finite, so a checkpoint never holds NaN or Inf.
 func Save(path string, cfg Config, m *Seq2Seq[float32], opt *Adam[float32], prog Progress) error {
+	for prefix, set := range map[string]*param.Set[float32]{"": m.Params, "adam.m.": opt.M, "adam.v.": opt.V} {
+		if name, i, ok := firstNonFinite(set); ok {
+			return fmt.Errorf("save %s: %s%s[%d] is not finite; checkpoint not written", path, prefix, name, i)
+		}
+	}
 	h := header{Format: formatName, Dtype: "float32", Config: cfg, SrcVocab: m.SrcVocab.Tokens(), TgtVocab: m.TgtVocab.Tokens(),
 		Progress: prog, AdamStep: opt.Steps}
 	raw, err := json.Marshal(h)
@@ -77,6 +86,9 @@ func Load(path string) (*Checkpoint, error) {
 	if h.Format != formatName || h.Dtype != "float32" {
 		return nil, fmt.Errorf("load %s: not an attend float32 model (format %q, dtype %q)", path, h.Format, h.Dtype)
 	}
+	if err := h.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("load %s: stored config: %w", path, err)
+	}
 	src, err := data.NewVocab(h.SrcVocab)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: source vocabulary: %w", path, err)
@@ -84,6 +96,26 @@ func Load(path string) (*Checkpoint, error) {
 	tgt, err := data.NewVocab(h.TgtVocab)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: target vocabulary: %w", path, err)
+	}
+	// Compare every tensor the config implies with what the file holds before allocating anything: the
+	// checksum protects against corruption, not against a crafted header asking for huge sizes.
+	implied, err := newModel[float32](h.Config.Model, src, tgt, param.NewShapeSet[float32]())
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	for _, prefix := range []string{"", "adam.m.", "adam.v."} {
+		for _, t := range implied.Params.List() {
+			stored, ok := f.Tensor(prefix + t.Name)
+			if !ok {
+				return nil, fmt.Errorf("load %s: tensor %s missing", path, prefix+t.Name)
+			}
+			if !slices.Equal(stored.Shape, t.Shape) {
+				return nil, fmt.Errorf("load %s: tensor %s has shape %v, the config implies %v", path, prefix+t.Name, stored.Shape, t.Shape)
+			}
+		}
+	}
+	if want := 3 * len(implied.Params.List()); len(f.Tensors) != want {
+		return nil, fmt.Errorf("load %s: file holds %d tensors, the config implies %d", path, len(f.Tensors), want)
 	}
 	m, err := New[float32](h.Config.Model, src, tgt)
 	if err != nil {
@@ -97,8 +129,8 @@ func Load(path string) (*Checkpoint, error) {
 			if !ok {
 				return fmt.Errorf("load %s: tensor %s missing", path, prefix+t.Name)
 			}
-			if fmt.Sprint(stored.Shape) != fmt.Sprint(t.Shape) || len(stored.F32) != len(t.Data) {
-				return fmt.Errorf("load %s: tensor %s has shape %v, the config implies %v", path, prefix+t.Name, stored.Shape, t.Shape)
+			if len(stored.F32) != len(t.Data) {
+				return fmt.Errorf("load %s: tensor %s holds %d float32 values, want %d", path, prefix+t.Name, len(stored.F32), len(t.Data))
 			}
 			copy(t.Data, stored.F32)
 		}
@@ -110,4 +142,16 @@ func Load(path string) (*Checkpoint, error) {
 		}
 	}
 	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil
+}
+
+// firstNonFinite returns the first tensor name and index in set holding NaN or ±Inf.
+func firstNonFinite(set *param.Set[float32]) (string, int, bool) {
+	for _, t := range set.List() {
+		for i, x := range t.Data {
+			if x-x != 0 { // NaN - NaN and Inf - Inf are NaN; every finite x gives 0
+				return t.Name, i, true
+			}
+		}
+	}
+	return "", 0, false
 }

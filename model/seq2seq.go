@@ -27,10 +27,15 @@ type Seq2Seq[T kernels.Float] struct {
 
 // New builds a model with zero weights; call Init or load a checkpoint.
 func New[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab) (*Seq2Seq[T], error) {
+	return newModel[T](cfg, src, tgt, param.NewSet[T]())
+}
+
+// newModel registers the model's parameters in set: a real set, or a shape-only one (param.NewShapeSet) to
+// learn what a config implies without allocating it.
+func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param.Set[T]) (*Seq2Seq[T], error) {
 	if err := encoder.Cell(cfg.Cell).Validate(); err != nil {
 		return nil, err
 	}
-	set := param.NewSet[T]()
 	enc := encoder.New(set, encoder.Config{Vocab: src.Size(), Emb: cfg.Emb, Hidden: cfg.EncHidden, Cell: encoder.Cell(cfg.Cell)})
 	dec := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden, Attn: cfg.AttnDim})
 	return &Seq2Seq[T]{Cfg: cfg, SrcVocab: src, TgtVocab: tgt, Params: set, Encoder: enc, Decoder: dec}, nil

@@ -11,29 +11,79 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/data"
-	"github.com/schollz/progressbar/v3"
 )
 
-// ErrInterrupted is returned by Train when its context is cancelled; the checkpoint at the output path holds
-// the exact position, and training resumes from it.
-var ErrInterrupted = errors.New("training interrupted; progress saved, continue with --resume")
+// ErrInterrupted is what an *InterruptedError matches with errors.Is: training stopped because its context was
+// cancelled, after saving its exact position.
+var ErrInterrupted = errors.New("training interrupted")
+
+// InterruptedError is returned by Train when its context is cancelled. The checkpoint at Path holds the exact
+// position (Path is empty when the run stopped before its first step could be saved).
+type InterruptedError struct {
+	Path        string
+	Step, Epoch int // optimizer steps in all, and the epoch in progress (from 1)
+}
+
+// Error says where the run stopped and where its progress is.
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("training interrupted at step %d (epoch %d); progress saved in %s", e.Step, e.Epoch, e.Path)
+}
+
+// Is makes errors.Is(err, ErrInterrupted) true.
+func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupted }
+
+// Recorder follows a training run as it goes. Train calls it and draws nothing itself: the command decides
+// between a progress bar and plain log lines. Every method is called from Train's goroutine.
+type Recorder interface {
+	// EpochStart is called when an epoch (counted from 1) of batches batches begins, done of them already
+	// trained on (a resumed run).
+	EpochStart(epoch, batches, done int)
+	// BatchDone is called after each batch.
+	BatchDone()
+	// Logged is called every train.log_every steps, with what the metrics line holds.
+	Logged(StepLog)
+	// Validated is called after each validation.
+	Validated(ValidLog)
+	// EpochEnd is called when the batches of an epoch are done or the run stops within it.
+	EpochEnd()
+}
+
+// StepLog is one logging window of training.
+type StepLog struct {
+	Step, Epoch int     // optimizer steps in all; the epoch in progress, from 1
+	Loss        float64 // token-averaged over the window's good steps (NaN if there were none)
+	TgtTokens   int     // target words in the window's good steps
+	TokPerS     float64 // target words per second of wall time over the window
+	GradNorm    float64 // of the last good step, before clipping
+	BadSteps    int     // steps of the window skipped for a non-finite loss or gradient norm
+	ElapsedS    float64 // training seconds in all, resumed runs included
+}
+
+// ValidLog is one validation.
+type ValidLog struct {
+	Step, Epoch int // the epoch just completed (or in progress when a step limit stopped the run)
+	Loss, PPL   float64
+	Best        bool // the best so far: the best checkpoint was written
+	ElapsedS    float64
+}
 
 // TrainOptions is one training run. Train and Valid are encoded with the model's vocabularies.
 type TrainOptions struct {
 	Config       Config
 	Train, Valid []data.Example
-	// Start is the model to train: a fresh one, or a loaded checkpoint's (then Progress and Adam come with it).
+	// Model is the model to train: a fresh one, or a loaded checkpoint's (then Progress and Adam come with it).
 	Model    *Seq2Seq[float32]
-	Adam     *Adam[float32] // nil: a fresh optimizer
+	Adam     *Adam[float32] // nil: a fresh optimizer; its learning rate is set to Config.Train.LR
 	Progress Progress
 	Out      string    // checkpoint path of the last state; the best goes to BestPath(Out)
-	Metrics  io.Writer // JSON lines, one per logged step and per validation (nil: none)
-	Bar      io.Writer // progress bar (nil: none)
+	Metrics  io.Writer // JSON lines, one per logged step and per validation (nil: none); a write error stops training
+	Recorder Recorder  // nil: none
 }
 
 // Summary is the outcome of a training run.
 type Summary struct {
-	Steps, Epochs       int
+	Steps, Epochs       int // in all, a resumed run's earlier ones included
+	BadSteps            int // steps skipped in this run for a non-finite loss or gradient norm
 	TokensPerSecond     float64
 	TrainLoss           float64 // token-averaged over the last logging window
 	ValidLoss, ValidPPL float64 // NaN without validation data
@@ -41,8 +91,12 @@ type Summary struct {
 
 // String is the last line a training run prints.
 func (s Summary) String() string {
-	return fmt.Sprintf("done: %d steps, %d epochs, %.0f tgt tok/s, train loss %.4f, valid loss %.4f, valid ppl %.3f",
+	line := fmt.Sprintf("done: %d steps, %d epochs, %.0f tgt tok/s, train loss %.4f, valid loss %.4f, valid ppl %.3f",
 		s.Steps, s.Epochs, s.TokensPerSecond, s.TrainLoss, s.ValidLoss, s.ValidPPL)
+	if s.BadSteps > 0 {
+		line += fmt.Sprintf(", %d steps skipped (non-finite)", s.BadSteps)
+	}
+	return line
 }
 
 // dropoutStream is the PCG stream of the dropout masks; the epoch shuffles use stream epoch+1, init stream 0.
@@ -51,121 +105,199 @@ const dropoutStream = 1 << 40
 // Train runs the training loop: epochs of shuffled, bucketed batches; a checkpoint every SaveEvery steps, at each
 // epoch end and on interruption; validation after each epoch, keeping the best checkpoint. Batches depend only
 // on (seed, epoch) and dropout masks on (seed, step), so a resumed run reproduces an uninterrupted one.
+//
+// A step whose loss or gradient norm is not finite is skipped (no update) and counted; MaxBadSteps of them in a
+// row stop the run with an error. A cancelled ctx saves the position and returns an *InterruptedError.
 func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	cfg := o.Config
+	if err := cfg.Validate(); err != nil {
+		return Summary{}, err
+	}
 	tr := NewTrainer(o.Model, cfg.Train.LR, cfg.Train.Clip, cfg.Train.GraphCache)
 	tr.Unfused = cfg.Train.Unfused
 	if o.Adam != nil {
 		tr.Optimizer = o.Adam
+		tr.Optimizer.LR = cfg.Train.LR
+	}
+	rec := o.Recorder
+	if rec == nil {
+		rec = nopRecorder{}
 	}
 	prog := o.Progress
 	sum := Summary{ValidLoss: math.NaN(), ValidPPL: math.NaN()}
+	metrics := metricsLog{w: o.Metrics}
 	save := func(path string) error { return Save(path, cfg, o.Model, tr.Optimizer, prog) }
-	log := func(rec map[string]any) {
-		if o.Metrics != nil {
-			line, _ := json.Marshal(rec)
-			fmt.Fprintf(o.Metrics, "%s\n", line)
+	interrupted := func() error {
+		if err := save(o.Out); err != nil {
+			return fmt.Errorf("interrupted, and the checkpoint could not be saved: %w", err)
 		}
+		return &InterruptedError{Path: o.Out, Step: prog.Step, Epoch: prog.Epoch + 1}
+	}
+	// validate runs after an epoch (or at a step limit); it is marked pending in the checkpoint until it is done,
+	// so that an interruption during it is made good by the resumed run.
+	validate := func() error {
+		if len(o.Valid) == 0 {
+			prog.ValidPending = false
+			return nil
+		}
+		prog.ValidPending = true
+		vl, err := ValidLoss(ctx, o.Model, o.Valid, cfg.Data.Batch)
+		if err != nil {
+			return interrupted()
+		}
+		prog.ValidPending = false
+		sum.ValidLoss, sum.ValidPPL = vl, math.Exp(vl)
+		v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), ElapsedS: prog.ElapsedS}
+		if !math.IsNaN(vl) && (prog.BestValidLoss == nil || vl < *prog.BestValidLoss) {
+			v.Best = true
+			prog.BestValidLoss = &vl
+			if err := save(BestPath(o.Out)); err != nil {
+				return err
+			}
+		}
+		rec.Validated(v)
+		return metrics.write(map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
+			"valid_ppl": v.PPL, "elapsed_s": v.ElapsedS})
 	}
 	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, ChunkBatches: cfg.Data.BucketChunk, RoundLen: cfg.Data.RoundLen, Shuffle: true}
-	var runTokens int
+	var runTokens, badInRow int
 	var runSeconds float64
 	done := func() bool { return cfg.Train.MaxSteps > 0 && prog.Step >= cfg.Train.MaxSteps }
 
+	if prog.ValidPending {
+		if err := validate(); err != nil {
+			return sum, err
+		}
+	}
 	for prog.Epoch < cfg.Train.Epochs && !done() {
 		batches := data.MakeBatches(o.Train, opts, rand.New(rand.NewPCG(cfg.Train.Seed, uint64(prog.Epoch)+1)))
-		var bar *progressbar.ProgressBar
-		if o.Bar != nil {
-			bar = progressbar.NewOptions(len(batches), progressbar.OptionSetWriter(o.Bar),
-				progressbar.OptionSetDescription(fmt.Sprintf("epoch %d", prog.Epoch+1)),
-				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
-				progressbar.OptionThrottle(200*time.Millisecond))
-			_ = bar.Set(prog.Batch)
-		}
+		rec.EpochStart(prog.Epoch+1, len(batches), prog.Batch)
+		win := StepLog{GradNorm: math.NaN()}
 		var winLoss float64
-		var winTokens int
 		winStart := time.Now()
 		for prog.Batch < len(batches) && !done() {
 			if ctx.Err() != nil {
-				if err := save(o.Out); err != nil {
-					return sum, err
-				}
-				return sum, ErrInterrupted
+				rec.EpochEnd()
+				return sum, interrupted()
 			}
 			start := time.Now()
 			res, err := tr.Step(&batches[prog.Batch], rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step))))
 			if err != nil {
+				rec.EpochEnd()
 				return sum, fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)
-			}
-			if math.IsNaN(res.Loss) || math.IsInf(res.Loss, 0) {
-				return sum, fmt.Errorf("epoch %d batch %d: loss is %v; lower train.lr or check the data", prog.Epoch+1, prog.Batch, res.Loss)
 			}
 			elapsed := time.Since(start).Seconds()
 			prog.ElapsedS += elapsed
-			runSeconds += elapsed
-			runTokens += res.Tokens
 			prog.Step++
 			prog.Batch++
-			winLoss += res.Loss * float64(res.Tokens)
-			winTokens += res.Tokens
-			if prog.Step%max(cfg.Train.LogEvery, 1) == 0 || prog.Batch == len(batches) || done() {
-				tokPerS := float64(winTokens) / time.Since(winStart).Seconds()
-				sum.TrainLoss = winLoss / float64(max(winTokens, 1))
-				log(map[string]any{"event": "step", "step": prog.Step, "epoch": prog.Epoch + 1, "loss": sum.TrainLoss,
-					"tgt_tokens": winTokens, "tok_per_s": tokPerS, "grad_norm": res.GradNorm, "elapsed_s": prog.ElapsedS})
-				if bar != nil {
-					bar.Describe(fmt.Sprintf("epoch %d loss %.3f %.0f tok/s", prog.Epoch+1, sum.TrainLoss, tokPerS))
-				}
-				winLoss, winTokens, winStart = 0, 0, time.Now()
+			if res.Skipped {
+				win.BadSteps++
+				sum.BadSteps++
+				badInRow++
+			} else {
+				badInRow = 0
+				runSeconds += elapsed
+				runTokens += res.Tokens
+				winLoss += res.Loss * float64(res.Tokens)
+				win.TgtTokens += res.Tokens
+				win.GradNorm = res.GradNorm
 			}
-			if bar != nil {
-				_ = bar.Add(1)
-			}
-			if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 {
+			if badInRow >= cfg.Train.MaxBadSteps {
+				rec.EpochEnd()
+				// The skipped steps changed no weight, so the state is sound: keep it, then stop.
 				if err := save(o.Out); err != nil {
 					return sum, err
 				}
+				return sum, fmt.Errorf("training stopped at step %d (epoch %d): %d steps in a row had a non-finite loss or gradient norm (train.max_bad_steps); %s holds the weights before them; lower train.lr or check the data",
+					prog.Step, prog.Epoch+1, badInRow, o.Out)
 			}
-		}
-		if bar != nil {
-			_ = bar.Finish()
-		}
-		if prog.Batch >= len(batches) {
-			prog.Epoch++
-			prog.Batch = 0
-			sum.Epochs++
-		}
-		if len(o.Valid) > 0 {
-			vl := ValidLoss(o.Model, o.Valid, cfg.Data.Batch)
-			sum.ValidLoss, sum.ValidPPL = vl, math.Exp(vl)
-			log(map[string]any{"event": "valid", "step": prog.Step, "epoch": prog.Epoch, "valid_loss": vl,
-				"valid_ppl": math.Exp(vl), "elapsed_s": prog.ElapsedS})
-			if prog.BestValidLoss == nil || vl < *prog.BestValidLoss {
-				prog.BestValidLoss = &vl
-				if err := save(BestPath(o.Out)); err != nil {
+			if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == len(batches) || done() {
+				win.Step, win.Epoch, win.ElapsedS = prog.Step, prog.Epoch+1, prog.ElapsedS
+				win.TokPerS = float64(win.TgtTokens) / time.Since(winStart).Seconds()
+				win.Loss = winLoss / float64(win.TgtTokens) // NaN when every step of the window was skipped
+				if win.TgtTokens > 0 {
+					sum.TrainLoss = win.Loss
+				}
+				rec.Logged(win)
+				if err := metrics.write(map[string]any{"event": "step", "step": win.Step, "epoch": win.Epoch, "loss": win.Loss,
+					"tgt_tokens": win.TgtTokens, "tok_per_s": win.TokPerS, "grad_norm": win.GradNorm, "bad_steps": win.BadSteps,
+					"elapsed_s": win.ElapsedS}); err != nil {
+					rec.EpochEnd()
+					return sum, errors.Join(err, save(o.Out))
+				}
+				win, winLoss, winStart = StepLog{GradNorm: math.NaN()}, 0, time.Now()
+			}
+			rec.BatchDone()
+			if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 {
+				if err := save(o.Out); err != nil {
+					rec.EpochEnd()
 					return sum, err
 				}
 			}
+		}
+		rec.EpochEnd()
+		if prog.Batch >= len(batches) {
+			prog.Epoch++
+			prog.Batch = 0
+		}
+		if err := validate(); err != nil {
+			return sum, err
 		}
 		if err := save(o.Out); err != nil {
 			return sum, err
 		}
 	}
-	sum.Steps = prog.Step
+	sum.Steps, sum.Epochs = prog.Step, prog.Epoch
 	if runSeconds > 0 {
 		sum.TokensPerSecond = float64(runTokens) / runSeconds
 	}
 	return sum, nil
 }
 
-// ValidLoss is the token-averaged cross-entropy of examples under teacher forcing, without dropout.
-func ValidLoss(m *Seq2Seq[float32], examples []data.Example, batchSize int) float64 {
+// ValidLoss is the token-averaged cross-entropy of examples under teacher forcing, without dropout. It stops
+// between batches when ctx is cancelled and returns ctx's error.
+func ValidLoss(ctx context.Context, m *Seq2Seq[float32], examples []data.Example, batchSize int) (float64, error) {
 	var total float64
 	var tokens int
 	for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: batchSize}, nil) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		s, n := m.Loss(&b)
 		total += s
 		tokens += n
 	}
-	return total / float64(max(tokens, 1))
+	return total / float64(max(tokens, 1)), nil
 }
+
+// metricsLog writes JSON lines to w (nil: nowhere). Non-finite numbers, which JSON cannot hold, are written as
+// null.
+type metricsLog struct{ w io.Writer }
+
+func (l metricsLog) write(rec map[string]any) error {
+	if l.w == nil {
+		return nil
+	}
+	for k, v := range rec {
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			rec[k] = nil
+		}
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if _, err := fmt.Fprintf(l.w, "%s\n", line); err != nil {
+		return fmt.Errorf("write metrics: %w", err)
+	}
+	return nil
+}
+
+// nopRecorder is the Recorder of a run nobody watches.
+type nopRecorder struct{}
+
+func (nopRecorder) EpochStart(int, int, int) {}
+func (nopRecorder) BatchDone()               {}
+func (nopRecorder) Logged(StepLog)           {}
+func (nopRecorder) Validated(ValidLog)       {}
+func (nopRecorder) EpochEnd()                {}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/attend-nmt/attend/data"
@@ -33,6 +34,8 @@ type StepResult struct {
 	Loss     float64 // token-averaged cross-entropy of the batch
 	Tokens   int     // target words in the batch
 	GradNorm float64 // before clipping
+	// Skipped is set when the loss or the gradient norm was not finite: the update was not applied.
+	Skipped bool
 }
 
 // Gradients computes the gradient of the batch's token-averaged loss into t.Grads (zeroed first) and returns
@@ -54,16 +57,27 @@ func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error
 	return StepResult{Loss: sum / float64(tokens), Tokens: tokens}, nil
 }
 
-// Step is one training step: gradients, clipping, Adam update.
+// Step is one training step: gradients, clipping, Adam update. A non-finite loss or gradient norm skips the
+// update (the weights and the optimizer are left as they were) and sets Skipped.
 func (t *Trainer[T]) Step(b *data.Batch, rng *rand.Rand) (StepResult, error) {
 	res, err := t.Gradients(b, rng)
 	if err != nil || res.Tokens == 0 {
 		return res, err
 	}
+	if !isFinite(res.Loss) {
+		res.Skipped = true
+		return res, nil
+	}
 	res.GradNorm = ClipGlobalNorm(t.Grads, t.Clip)
+	if !isFinite(res.GradNorm) {
+		res.Skipped = true
+		return res, nil
+	}
 	t.Optimizer.Step(t.Model.Params, t.Grads)
 	return res, nil
 }
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
 	t.uses++

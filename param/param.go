@@ -26,23 +26,34 @@ func (t *Tensor[T]) Block(i int) []T {
 
 // Set is an ordered collection of parameter tensors with unique names.
 type Set[T kernels.Float] struct {
-	list   []*Tensor[T]
-	byName map[string]*Tensor[T]
+	list       []*Tensor[T]
+	byName     map[string]*Tensor[T]
+	shapesOnly bool
 }
 
 // NewSet returns an empty set.
 func NewSet[T kernels.Float]() *Set[T] { return &Set[T]{byName: map[string]*Tensor[T]{}} }
 
-// Add allocates a zero tensor of the given shape under name; a duplicate name is a programming error.
+// NewShapeSet returns an empty set that records names and shapes but allocates no data (every Data is nil):
+// what a model of some configuration would hold, learned without the memory.
+func NewShapeSet[T kernels.Float]() *Set[T] {
+	return &Set[T]{byName: map[string]*Tensor[T]{}, shapesOnly: true}
+}
+
+// Add allocates a zero tensor of the given shape under name (no data in a shape-only set); a duplicate name is
+// a programming error.
 func (s *Set[T]) Add(name string, shape ...int) *Tensor[T] {
 	if _, dup := s.byName[name]; dup {
 		panic(fmt.Sprintf("param: duplicate parameter %q", name))
 	}
-	n := 1
-	for _, d := range shape {
-		n *= d
+	t := &Tensor[T]{Name: name, Shape: append([]int(nil), shape...)}
+	if !s.shapesOnly {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		t.Data = make([]T, n)
 	}
-	t := &Tensor[T]{Name: name, Shape: append([]int(nil), shape...), Data: make([]T, n)}
 	s.list = append(s.list, t)
 	s.byName[name] = t
 	return t

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/attend-nmt/attend/app"
 	"github.com/spf13/cobra"
 )
@@ -29,17 +27,15 @@ Everything it writes (corpus, checkpoints, metrics) goes to --out.`,
 				req.Config.Train.Seed = seed
 			}
 			req.Stdout = cmd.OutOrStdout()
-			if !noProgress {
-				req.Bar = os.Stderr
-			}
+			req.Recorder = newRecorder(cmd.OutOrStdout(), noProgress)
 			_, err := app.Demo(cmd.Context(), req)
-			return interruptStatus(cmd, err)
+			return err
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&req.Dir, "out", "demo", "directory for the corpus, checkpoints and outputs")
 	fl.IntVar(&threads, "threads", 2, "CPU threads")
 	fl.Uint64Var(&seed, "seed", 1, "random seed for the corpus and the training run")
-	fl.BoolVar(&noProgress, "no-progress", false, "do not draw a progress bar")
+	fl.BoolVar(&noProgress, "no-progress", false, "plain log lines instead of a progress bar (the default when stderr is not a terminal)")
 	return cmd
 }

@@ -6,33 +6,100 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 
-	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	root := newRootCmd()
-	if err := root.ExecuteContext(ctx); err != nil {
-		var exit exitCode
-		if errors.As(err, &exit) {
-			os.Exit(int(exit)) // the command has said why
-		}
-		fmt.Fprintln(os.Stderr, "attend:", err)
-		os.Exit(1)
-	}
+	os.Exit(attendMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// exitCode is an error that asks for a particular exit status; the command has already printed its message.
-type exitCode int
+// attendMain runs one attend command line and returns the process's exit status: 0 on success, 1 on an error, and
+// 128 + the signal's number (130 for SIGINT, 143 for SIGTERM) when a signal stopped the command. The first
+// SIGINT or SIGTERM cancels the command's context, so that it stops at its next safe point (training saves its
+// position first); a second one exits at once.
+func attendMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, caught, stop := withSignals(stderr)
+	defer stop()
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "attend:", err)
+	var hint hintError
+	if errors.As(err, &hint) {
+		fmt.Fprintln(stderr, hint.hint)
+	}
+	if sig := caught(); sig != nil {
+		return exitStatus(sig)
+	}
+	return 1
+}
 
-func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+// withSignals returns a context cancelled by the first SIGINT or SIGTERM, a function that reports which signal
+// that was (nil if none came), and a function that stops listening. A second signal exits the process at once.
+func withSignals(stderr io.Writer) (context.Context, func() os.Signal, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var mu sync.Mutex
+	var first os.Signal
+	go func() {
+		sig, ok := <-sigs
+		if !ok {
+			return
+		}
+		mu.Lock()
+		first = sig
+		mu.Unlock()
+		cancel()
+		fmt.Fprintf(stderr, "\nattend: %v: stopping at the next safe point (send it again to quit at once)\n", sig)
+		if sig, ok = <-sigs; ok {
+			fmt.Fprintf(stderr, "attend: %v again: quitting now\n", sig)
+			os.Exit(exitStatus(sig))
+		}
+	}()
+	caught := func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	}
+	stop := func() {
+		signal.Stop(sigs)
+		close(sigs)
+		cancel()
+	}
+	return ctx, caught, stop
+}
+
+// exitStatus is the status shells report for a command killed by sig: 128 + its number.
+func exitStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
+
+// hintError is an error followed, on its own line, by what to do about it (such as the command that resumes
+// an interrupted run).
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e hintError) Error() string { return e.err.Error() }
+func (e hintError) Unwrap() error { return e.err }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -43,22 +110,15 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
 
   attend demo                      train on the built-in synthetic corpus and show the result
   attend train --src S --tgt T --out m.ckpt
-  attend translate --model m.ckpt < input > output`,
+  attend translate --model m.ckpt < input > output
+
+Ctrl-C (or SIGTERM) stops any command at its next safe point — training saves its exact position first — and
+exits with status 130 (143); a second one quits at once.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newDemoCmd(), newVersionCmd())
 	return root
-}
-
-// interruptStatus turns a training run's ErrInterrupted into exit status 130 (128 + SIGINT, as shells report an
-// interrupted command) after saying how to resume; other errors pass through.
-func interruptStatus(cmd *cobra.Command, err error) error {
-	if errors.Is(err, model.ErrInterrupted) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "attend:", err)
-		return exitCode(130)
-	}
-	return err
 }
 
 // startCPUProfile starts writing a CPU profile to path and returns the function that stops it.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"strings"
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/model"
@@ -16,7 +18,7 @@ type trainFlags struct {
 	epochs, maxSteps, batch int
 	seed                    uint64
 	threads                 int
-	noProgress              bool
+	noProgress              bool // plain log lines even on a terminal
 	cpuProfile              string
 }
 
@@ -44,11 +46,9 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 			if err := overrides(&cfg); err != nil {
 				return err
 			}
-			req := app.TrainRequest{Config: cfg, Train: f.corpus, Valid: f.valid, Out: f.out, Resume: f.resume,
-				Overrides: overrides, MetricsPath: f.metrics, Stdout: cmd.OutOrStdout()}
-			if !f.noProgress {
-				req.Bar = os.Stderr
-			}
+			req := app.TrainRequest{Config: cfg, ConfigFile: f.config, Overrides: overrides, Train: f.corpus, Valid: f.valid,
+				Out: f.out, Resume: f.resume, MetricsPath: f.metrics, Stdout: cmd.OutOrStdout(),
+				Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress)}
 			if f.cpuProfile != "" {
 				stop, err := startCPUProfile(f.cpuProfile)
 				if err != nil {
@@ -57,7 +57,11 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 				defer stop()
 			}
 			_, err := app.Train(cmd.Context(), req)
-			return interruptStatus(cmd, err)
+			var stopped *model.InterruptedError
+			if errors.As(err, &stopped) {
+				return hintError{err: err, hint: "resume with: " + resumeCommand(os.Args, stopped.Path)}
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -77,7 +81,7 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 	fl.IntVar(&f.batch, "batch", 0, "sentence pairs per batch (data.batch)")
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed (train.seed)")
 	fl.IntVar(&f.threads, "threads", 0, "CPU threads (train.threads)")
-	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw a progress bar")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "plain log lines instead of a progress bar (the default when stderr is not a terminal)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
@@ -107,4 +111,30 @@ func applyTrainFlags(cmd *cobra.Command, f *trainFlags, cfg *model.Config) error
 		}
 	}
 	return nil
+}
+
+// resumeCommand is the command line that continues an interrupted run: the same arguments, with --resume
+// pointing at the saved checkpoint (replacing any earlier --resume), quoted for a POSIX shell.
+func resumeCommand(args []string, checkpoint string) string {
+	words := []string{"attend"}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--resume":
+			i++ // skip its value
+			continue
+		case strings.HasPrefix(a, "--resume="):
+			continue
+		}
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(append(words, "--resume", shellQuote(checkpoint)), " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

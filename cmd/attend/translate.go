@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -11,76 +12,112 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// translateOptions is everything `attend translate` reads from its command line.
+type translateOptions struct {
+	model, input, output, attention string
+	maxLen, batch                   int // 0: the checkpoint's decode.max_len and decode.batch
+}
+
 func newTranslateCmd() *cobra.Command {
-	var modelPath, input, output, attention string
-	var maxLen, batch int
+	var o translateOptions
 	cmd := &cobra.Command{
 		Use:   "translate --model CKPT [--input FILE] [--output FILE]",
 		Short: "Translate sentences with a trained model (greedy search)",
 		Long: `Translate reads one sentence per line (standard input, or --input; .gz is read directly), and writes
-one translation per line (standard output, or --output). --attention FILE writes, per sentence, a JSON object
-with the source tokens, the output tokens and the attention matrix (one row per output token and </s>).`,
+one translation per line (standard output, or --output), in order, as it goes: each batch is written as soon as
+it is translated, and typed lines are answered as soon as they are entered. --attention FILE writes, per
+sentence, a JSON object with the source tokens, the output tokens and the attention matrix (one row per output
+token and </s>). Ctrl-C stops it at once (status 130); what was written stays.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ck, err := model.Load(modelPath)
-			if err != nil {
-				return err
-			}
-			req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
-				Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(),
-				MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
-			if cmd.Flags().Changed("max-len") {
-				req.MaxLen = maxLen
-			}
-			if cmd.Flags().Changed("batch") {
-				req.Batch = batch
-			}
-			if input != "" && input != "-" {
-				in, err := data.Open(input)
-				if err != nil {
-					return err
-				}
-				defer in.Close()
-				req.Input, req.InputName = in, input
-			}
-			var closers []func() error
-			if output != "" && output != "-" {
-				f, err := os.Create(output)
-				if err != nil {
-					return fmt.Errorf("output: %w", err)
-				}
-				closers = append(closers, f.Close)
-				req.Output = f
-			}
-			if attention != "" {
-				f, err := os.Create(attention)
-				if err != nil {
-					return fmt.Errorf("attention: %w", err)
-				}
-				closers = append(closers, f.Close)
-				req.Attention = f
-			}
-			start := time.Now()
-			n, err := app.Translate(req)
-			if err == nil {
-				secs := time.Since(start).Seconds()
-				fmt.Fprintf(cmd.ErrOrStderr(), "translated %d sentences in %.2fs (%.0f sentences/s)\n", n, secs, float64(n)/secs)
-			}
-			for _, c := range closers {
-				if cerr := c(); err == nil && cerr != nil {
-					err = cerr
-				}
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&modelPath, "model", "", "checkpoint to translate with (required)")
-	fl.StringVar(&input, "input", "", "input file (default: standard input)")
-	fl.StringVar(&output, "output", "", "output file (default: standard output)")
-	fl.StringVar(&attention, "attention", "", "write attention matrices as JSON lines to this file")
-	fl.IntVar(&maxLen, "max-len", 80, "longest translation in tokens (decode.max_len)")
-	fl.IntVar(&batch, "batch", 64, "sentences per batch (decode.batch)")
+	fl.StringVar(&o.model, "model", "", "checkpoint to translate with (required)")
+	fl.StringVar(&o.input, "input", "", "input file (default: standard input)")
+	fl.StringVar(&o.output, "output", "", "output file (default: standard output)")
+	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
+	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
+	fl.IntVar(&o.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
+}
+
+func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
+	fl := cmd.Flags()
+	if fl.Changed("max-len") && o.maxLen < 1 {
+		return fmt.Errorf("--max-len is %d; want at least 1", o.maxLen)
+	}
+	if fl.Changed("batch") && o.batch < 1 {
+		return fmt.Errorf("--batch is %d; want at least 1", o.batch)
+	}
+	if o.input == "-" {
+		o.input = ""
+	}
+	if o.output == "-" {
+		o.output = ""
+	}
+	outputs := []app.NamedPath{{Role: "--output", Path: o.output}, {Role: "--attention", Path: o.attention}}
+	if o.output != "" && o.attention != "" && o.output == o.attention {
+		return fmt.Errorf("--output and --attention are both %s", o.output)
+	}
+	if err := app.CheckOutputs(outputs, []app.NamedPath{{Role: "--input", Path: o.input}, {Role: "--model", Path: o.model}}); err != nil {
+		return err
+	}
+	ck, err := model.Load(o.model)
+	if err != nil {
+		return err
+	}
+	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
+		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(),
+		MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
+	if o.maxLen > 0 {
+		req.MaxLen = o.maxLen
+	}
+	if o.batch > 0 {
+		req.Batch = o.batch
+	}
+	if o.input != "" {
+		in, err := data.Open(o.input)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		req.Input, req.InputName = in, o.input
+	}
+	// A failed close (a full disk) loses what was written: it is reported unless an earlier error already is.
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+	if o.output != "" {
+		f, err := os.Create(o.output)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		req.Output = f
+	}
+	if o.attention != "" {
+		f, err := os.Create(o.attention)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		req.Attention = f
+	}
+	start := time.Now()
+	n, err := app.Translate(cmd.Context(), req)
+	secs := time.Since(start).Seconds()
+	if errors.Is(err, cmd.Context().Err()) && cmd.Context().Err() != nil {
+		return fmt.Errorf("interrupted after %d sentences", n)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "translated %d sentences in %.2fs (%.0f sentences/s)\n", n, secs, float64(n)/secs)
+	return nil
 }

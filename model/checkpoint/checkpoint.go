@@ -306,6 +306,9 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	if info.IsDir() {
+		return nil, fmt.Errorf("checkpoint %s: is a directory, not a checkpoint file", path)
+	}
 	f, err := decode(file, info.Size())
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)

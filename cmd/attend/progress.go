@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/attend-nmt/attend/model"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// newRecorder picks how a training run shows its progress: a progress bar on stderr when stderr is a terminal
+// and the user did not ask for --no-progress, else one plain line every train.log_every steps on log (as
+// OpenNMT-py and Marian log), which reads well in a redirected log file.
+func newRecorder(log io.Writer, noProgress bool) model.Recorder {
+	if !noProgress && term.IsTerminal(int(os.Stderr.Fd())) {
+		return &barRecorder{bar: os.Stderr, log: log}
+	}
+	return lineRecorder{log: log}
+}
+
+// lineRecorder writes plain log lines.
+type lineRecorder struct{ log io.Writer }
+
+func (r lineRecorder) EpochStart(epoch, batches, done int) {
+	if done > 0 {
+		fmt.Fprintf(r.log, "epoch %d: %d batches, resuming after batch %d\n", epoch, batches, done)
+		return
+	}
+	fmt.Fprintf(r.log, "epoch %d: %d batches\n", epoch, batches)
+}
+
+func (r lineRecorder) BatchDone() {}
+
+func (r lineRecorder) Logged(s model.StepLog) { fmt.Fprintln(r.log, stepLine(s)) }
+
+func (r lineRecorder) Validated(v model.ValidLog) { fmt.Fprintln(r.log, validLine(v)) }
+
+func (r lineRecorder) EpochEnd() {}
+
+// barRecorder draws a progress bar per epoch on a terminal; validations still get a plain line.
+type barRecorder struct {
+	bar, log io.Writer
+	current  *progressbar.ProgressBar
+}
+
+func (r *barRecorder) EpochStart(epoch, batches, done int) {
+	r.current = progressbar.NewOptions(batches, progressbar.OptionSetWriter(r.bar),
+		progressbar.OptionSetDescription(fmt.Sprintf("epoch %d", epoch)),
+		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(200*time.Millisecond))
+	_ = r.current.Set(done)
+}
+
+func (r *barRecorder) BatchDone() { _ = r.current.Add(1) }
+
+func (r *barRecorder) Logged(s model.StepLog) {
+	r.current.Describe(fmt.Sprintf("epoch %d loss %.3f %.0f tok/s", s.Epoch, s.Loss, s.TokPerS))
+}
+
+func (r *barRecorder) Validated(v model.ValidLog) { fmt.Fprintln(r.log, validLine(v)) }
+
+func (r *barRecorder) EpochEnd() { _ = r.current.Finish() }
+
+// stepLine is the plain log line of a logging window.
+func stepLine(s model.StepLog) string {
+	line := fmt.Sprintf("step %d  epoch %d  loss %.4f  %.0f tok/s  elapsed %s", s.Step, s.Epoch, s.Loss, s.TokPerS,
+		time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
+	if s.BadSteps > 0 {
+		line += fmt.Sprintf("  skipped %d (non-finite loss or gradient)", s.BadSteps)
+	}
+	return line
+}
+
+// validLine is the plain log line of a validation.
+func validLine(v model.ValidLog) string {
+	line := fmt.Sprintf("validation at step %d (%d epochs done): loss %.4f  ppl %.3f", v.Step, v.Epoch, v.Loss, v.PPL)
+	if v.Best {
+		line += "  (best so far: saved)"
+	}
+	return line
+}

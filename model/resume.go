@@ -1,0 +1,82 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Change is one config key whose value differs between two configurations.
+type Change struct {
+	Key      string // section.key, as in YAML and --set
+	Old, New any
+}
+
+// String is "train.lr 0.001 → 0.0005".
+func (c Change) String() string { return fmt.Sprintf("%s %v → %v", c.Key, c.Old, c.New) }
+
+// Diff lists the keys whose values differ from old to new, in the order of the Config struct.
+func Diff(old, new Config) []Change {
+	var out []Change
+	ov, nv := reflect.ValueOf(old), reflect.ValueOf(new)
+	for i := 0; i < ov.NumField(); i++ {
+		section := ov.Type().Field(i).Tag.Get("yaml")
+		os, ns := ov.Field(i), nv.Field(i)
+		for j := 0; j < os.NumField(); j++ {
+			if a, b := os.Field(j).Interface(), ns.Field(j).Interface(); a != b {
+				out = append(out, Change{Key: section + "." + os.Type().Field(j).Tag.Get("yaml"), Old: a, New: b})
+			}
+		}
+	}
+	return out
+}
+
+// fixedOnResume reports whether key shapes the model or its vocabularies, which a checkpoint fixes for good.
+func fixedOnResume(key string) bool {
+	switch key {
+	case "data.lowercase", "data.min_freq", "data.max_vocab":
+		return true
+	}
+	return strings.HasPrefix(key, "model.")
+}
+
+// batchShaping reports whether key decides which sentences make up each batch of an epoch, so that a change
+// in the middle of an epoch would skip some sentences and repeat others.
+func batchShaping(key string) bool {
+	switch key {
+	case "data.batch", "data.bucket_chunk", "data.round_len", "data.max_len", "train.seed":
+		return true
+	}
+	return false
+}
+
+// CheckResume decides whether a run that stopped at prog under the stored configuration may continue under
+// wanted, and returns the keys that change. Architecture and vocabulary keys (model.*, data.lowercase,
+// data.min_freq, data.max_vocab) may not change at all; keys that shape the batches (data.batch,
+// data.bucket_chunk, data.round_len, data.max_len, train.seed) only at an epoch boundary; every other key
+// (train.lr, train.epochs, train.clip, …) takes effect. A run that has nothing left to do is refused as well.
+// The error names every refused key with its stored and wanted value.
+func CheckResume(stored, wanted Config, prog Progress) ([]Change, error) {
+	changes := Diff(stored, wanted)
+	var errs []error
+	for _, c := range changes {
+		switch {
+		case fixedOnResume(c.Key):
+			errs = append(errs, fmt.Errorf("%s is %v in the checkpoint, %v now: the model and its vocabularies are fixed once trained (start a new run to change it)", c.Key, c.Old, c.New))
+		case batchShaping(c.Key) && prog.Batch > 0:
+			errs = append(errs, fmt.Errorf("%s is %v in the checkpoint, %v now: it decides the batches, and the checkpoint stopped within epoch %d (batch %d); change it only when resuming from an epoch boundary", c.Key, c.Old, c.New, prog.Epoch+1, prog.Batch))
+		}
+	}
+	t := wanted.Train
+	switch {
+	case prog.Epoch >= t.Epochs && !prog.ValidPending:
+		errs = append(errs, fmt.Errorf("train.epochs is %d but the checkpoint has completed %d epochs: nothing left to do (raise --epochs)", t.Epochs, prog.Epoch))
+	case t.MaxSteps > 0 && prog.Step >= t.MaxSteps && !prog.ValidPending:
+		errs = append(errs, fmt.Errorf("train.max_steps is %d but the checkpoint is at step %d: nothing left to do (raise --max-steps)", t.MaxSteps, prog.Step))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("cannot resume: %w", err)
+	}
+	return changes, nil
+}
