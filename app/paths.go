@@ -75,6 +75,9 @@ var ErrStopped = errors.New("stopped before any work was saved")
 // interruptible runs f, returning early when ctx is cancelled: f keeps running in the background, which is
 // harmless because the process is about to exit and f writes nothing. what names the phase for the message.
 func interruptible(ctx context.Context, what string, f func() error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted before %s: %w", what, ErrStopped)
+	}
 	done := make(chan error, 1)
 	go func() { done <- f() }()
 	select {

@@ -202,16 +202,8 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 				win.TgtTokens += res.Tokens
 				win.GradNorm = res.GradNorm
 			}
-			if badInRow >= cfg.Train.MaxBadSteps {
-				rec.EpochEnd()
-				// The skipped steps changed no weight, so the state is sound: keep it, then stop.
-				if err := save(o.Out); err != nil {
-					return sum, err
-				}
-				return sum, fmt.Errorf("training stopped at step %d (epoch %d): %d steps in a row had a non-finite loss or gradient norm (train.max_bad_steps); %s holds the weights before them; lower train.lr or check the data",
-					prog.Step, prog.Epoch+1, badInRow, o.Out)
-			}
-			if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == len(batches) || done() {
+			tooManyBad := badInRow >= cfg.Train.MaxBadSteps
+			if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == len(batches) || done() || tooManyBad {
 				win.Step, win.Epoch, win.ElapsedS = prog.Step, prog.Epoch+1, prog.ElapsedS
 				win.TokPerS = float64(win.TgtTokens) / time.Since(winStart).Seconds()
 				win.Loss = winLoss / float64(win.TgtTokens) // NaN when every step of the window was skipped
@@ -223,9 +215,19 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 					"tgt_tokens": win.TgtTokens, "tok_per_s": win.TokPerS, "grad_norm": win.GradNorm, "bad_steps": win.BadSteps,
 					"elapsed_s": win.ElapsedS}); err != nil {
 					rec.EpochEnd()
-					return sum, errors.Join(err, save(o.Out))
+					if serr := save(o.Out); serr != nil {
+						return sum, errors.Join(err, serr)
+					}
+					return sum, fmt.Errorf("%w (the position is saved in %s)", err, o.Out)
 				}
 				win, winLoss, winStart = StepLog{GradNorm: math.NaN()}, 0, time.Now()
+			}
+			if tooManyBad {
+				rec.EpochEnd()
+				// The skipped steps changed no weight, so the state is as sound as before them: keep it, then stop.
+				// (Save refuses weights that were not finite to begin with.)
+				return sum, errors.Join(fmt.Errorf("training stopped at step %d (epoch %d): %d steps in a row had a non-finite loss or gradient norm (train.max_bad_steps); %s holds the weights before them; lower train.lr or check the data",
+					prog.Step, prog.Epoch+1, badInRow, o.Out), save(o.Out))
 			}
 			rec.BatchDone()
 			if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 {

@@ -1,0 +1,179 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/synth"
+)
+
+// tinyTrainConfig is the demo config at toy widths: a couple of seconds of training.
+func tinyTrainConfig() model.Config {
+	cfg := DemoConfig()
+	cfg.Model.Emb, cfg.Model.EncHidden, cfg.Model.DecHidden, cfg.Model.AttnDim = 8, 8, 8, 8
+	cfg.Train.LogEvery = 5
+	return cfg
+}
+
+// writeCorpus writes a small synthetic corpus to dir and returns its training and validation files.
+func writeCorpus(t *testing.T, dir string, seed uint64) (train, valid Corpus) {
+	t.Helper()
+	tr, va, te := synth.Split(200, 20, 5, seed)
+	if err := synth.WriteFiles(dir, tr, va, te); err != nil {
+		t.Fatal(err)
+	}
+	return Corpus{Src: filepath.Join(dir, "train.src"), Tgt: filepath.Join(dir, "train.tgt")},
+		Corpus{Src: filepath.Join(dir, "valid.src"), Tgt: filepath.Join(dir, "valid.tgt")}
+}
+
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(raw)
+}
+
+// TestTrainChecksSettingsAndPathsBeforeWork is a table of bad settings and output paths: each must fail before
+// anything is written, with a message naming the setting, and leave the inputs as they were.
+func TestTrainChecksSettingsAndPathsBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	train, valid := writeCorpus(t, dir, 1)
+	srcSum, tgtSum := fileSum(t, train.Src), fileSum(t, train.Tgt)
+	cases := []struct {
+		name string
+		edit func(*TrainRequest)
+		want string
+	}{
+		{"out is a directory", func(r *TrainRequest) { r.Out = dir }, "is a directory"},
+		{"out is the source", func(r *TrainRequest) { r.Out = train.Src }, "is also --src"},
+		{"out is the target through another path", func(r *TrainRequest) { r.Out = filepath.Join(dir, ".", "sub", "..", "train.tgt") }, "is also --tgt"},
+		{"metrics is the validation source", func(r *TrainRequest) { r.MetricsPath = valid.Src }, "is also --valid-src"},
+		{"best checkpoint would be the target", func(r *TrainRequest) {
+			r.Out = filepath.Join(dir, "x.ckpt")
+			os.Rename(train.Tgt, filepath.Join(dir, "x.best.ckpt"))
+			r.Train.Tgt = filepath.Join(dir, "x.best.ckpt")
+		}, "the best checkpoint"},
+		{"zero epochs", func(r *TrainRequest) { r.Config.Train.Epochs = 0 }, "train.epochs is 0"},
+		{"negative clip", func(r *TrainRequest) { r.Config.Train.Clip = -1 }, "train.clip"},
+		{"too many threads", func(r *TrainRequest) { r.Config.Train.Threads = 1000 }, "train.threads is 1000"},
+		{"unwritable directory", func(r *TrainRequest) { r.Out = "/proc/attend.ckpt" }, "not writable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := TrainRequest{Config: tinyTrainConfig(), Train: train, Valid: valid, Out: filepath.Join(dir, "m.ckpt"), Stdout: &bytes.Buffer{}}
+			c.edit(&req)
+			_, err := Train(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Train = %v, want an error mentioning %q", err, c.want)
+			}
+			if out := req.Stdout.(*bytes.Buffer).String(); out != "" {
+				t.Fatalf("Train did work before failing:\n%s", out)
+			}
+			if req.Train.Tgt != train.Tgt {
+				os.Rename(req.Train.Tgt, train.Tgt)
+			}
+			if fileSum(t, train.Src) != srcSum || fileSum(t, train.Tgt) != tgtSum {
+				t.Fatal("the training corpus changed")
+			}
+			for _, p := range []string{filepath.Join(dir, "m.ckpt"), filepath.Join(dir, "m.metrics.jsonl")} {
+				if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("%s was written", p)
+				}
+			}
+		})
+	}
+}
+
+// TestResumeRefusesModelChangesAndKeepsTheCheckpoint resumes with another embedding width: refused, naming the
+// key and both values, and the checkpoint is left byte for byte. Then a new learning rate is accepted, reported
+// once, and stored; the summary counts every epoch, the first run's included.
+func TestResumeRefusesModelChangesAndKeepsTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 2)
+	out := filepath.Join(dir, "m.ckpt")
+	cfg := tinyTrainConfig()
+	cfg.Train.Epochs = 1
+	var stdout bytes.Buffer
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stdout.String(), "best") && !strings.Contains(stdout.String(), "no best checkpoint") {
+		t.Fatalf("a run without validation announced a best checkpoint:\n%s", stdout.String())
+	}
+	before := fileSum(t, out)
+	emb := func(c *model.Config) error { c.Model.Emb = 16; c.Train.Epochs = 2; return nil }
+	_, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Resume: out, Overrides: emb, Stdout: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "model.emb is 8 in the checkpoint, 16 now") {
+		t.Fatalf("resume with another width: %v", err)
+	}
+	if fileSum(t, out) != before {
+		t.Fatal("a refused resume changed the checkpoint")
+	}
+	lr := func(c *model.Config) error { c.Train.LR = 1e-4; c.Train.Epochs = 2; return nil }
+	stdout.Reset()
+	sum, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Resume: out, Overrides: lr, Stdout: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stdout.String(), "train.lr 0.003 → 0.0001"); n != 1 {
+		t.Fatalf("the learning-rate change is reported %d times:\n%s", n, stdout.String())
+	}
+	if sum.Epochs != 2 || !strings.Contains(stdout.String(), "done: ") || !strings.Contains(stdout.String(), " 2 epochs") {
+		t.Fatalf("summary %+v / %s, want 2 epochs in all", sum, stdout.String())
+	}
+	ck, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Config.Train.LR != 1e-4 || ck.Adam.LR != 1e-4 {
+		t.Fatalf("stored learning rate %g, Adam's %g, want 1e-4", ck.Config.Train.LR, ck.Adam.LR)
+	}
+}
+
+// TestResumeOnAnotherCorpusWarnsOfUnknownWords resumes on a corpus of other words.
+func TestResumeOnAnotherCorpusWarnsOfUnknownWords(t *testing.T) {
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 3)
+	out := filepath.Join(dir, "m.ckpt")
+	cfg := tinyTrainConfig()
+	cfg.Train.MaxSteps = 3
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.tsv")
+	os.WriteFile(other, []byte(strings.Repeat("zwei neue wörter\ttwo new words\n", 20)), 0o644)
+	var stdout bytes.Buffer
+	more := func(c *model.Config) error { c.Train.MaxSteps = 4; return nil }
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: Corpus{TSV: other}, Out: out, Resume: out,
+		Overrides: more, Stdout: &stdout}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "warning: 100.0% of the words of "+other) {
+		t.Fatalf("no warning about unknown words:\n%s", stdout.String())
+	}
+}
+
+// TestTrainStopsOnCancelWhileReading cancels before training starts: nothing may be written.
+func TestTrainStopsOnCancelWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "m.ckpt")
+	_, err := Train(ctx, TrainRequest{Config: tinyTrainConfig(), Train: train, Out: out, Stdout: &bytes.Buffer{}})
+	if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "reading the training corpus") {
+		t.Fatalf("Train with a cancelled context = %v, want ErrStopped while reading", err)
+	}
+	if _, statErr := os.Stat(out); !errors.Is(statErr, os.ErrNotExist) {
+		t.Fatal("a run stopped before training wrote a checkpoint")
+	}
+}

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/model"
+)
+
+// untrainedModel is a small random model: enough to translate (badly) and test the plumbing around it.
+func untrainedModel(t *testing.T) *model.Seq2Seq[float32] {
+	t.Helper()
+	words := [][]string{strings.Fields("a b c d e")}
+	m, err := model.New[float32](tinyTrainConfig().Model, data.BuildVocab(words, 1, 0), data.BuildVocab(words, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(rand.New(rand.NewPCG(1, 0)))
+	return m
+}
+
+// TestTranslateAnswersEachLineBeforeInputEnds writes one line at a time into a pipe and reads its translation
+// before writing the next: translate must not wait for the end of the input.
+func TestTranslateAnswersEachLineBeforeInputEnds(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Translate(context.Background(), TranslateRequest{Model: untrainedModel(t), Lowercase: true, Input: inR,
+			InputName: "stdin", Output: outW, MaxLen: 5, Batch: 64})
+		outW.CloseWithError(err)
+		done <- err
+	}()
+	answers := bufio.NewReader(outR)
+	for _, line := range []string{"a b c", "d e", "", "e"} {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := answers.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no translation of %q while the input is open: %v", line, err)
+		}
+		if line == "" && got != "\n" {
+			t.Fatalf("an empty line translated to %q", got)
+		}
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTranslateStopsWhenCancelled cancels a translation whose input never ends.
+func TestTranslateStopsWhenCancelled(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := Translate(ctx, TranslateRequest{Model: untrainedModel(t), Input: inR, InputName: "stdin", Output: &out, MaxLen: 5, Batch: 8})
+		done <- err
+	}()
+	io.WriteString(inW, "a b\n")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Translate = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Translate did not stop within 5 s of the cancel")
+	}
+}
+
+// TestTranslateKeepsOrderAndExportsEmptyLinesAsEmptyLists translates more lines than one window holds, with
+// an empty line and an invalid one at the end: outputs keep the input order, the empty line's attention record
+// has empty lists (not null), and the bad line's error names it after everything before it was written.
+func TestTranslateKeepsOrderAndExportsEmptyLinesAsEmptyLists(t *testing.T) {
+	var in strings.Builder
+	n := 300
+	for i := 0; i < n; i++ {
+		if i == 7 {
+			in.WriteString("\n")
+			continue
+		}
+		in.WriteString(strings.Repeat("a b ", i%5+1) + "\n")
+	}
+	in.WriteString("bad \xff line\n")
+	var out, attn bytes.Buffer
+	m := untrainedModel(t)
+	written, err := Translate(context.Background(), TranslateRequest{Model: m, Input: strings.NewReader(in.String()),
+		InputName: "in.txt", Output: &out, Attention: &attn, MaxLen: 4, Batch: 16})
+	var parseErr *data.ParseError
+	if !errors.As(err, &parseErr) || parseErr.Line != n+1 {
+		t.Fatalf("Translate = %v, want a parse error at line %d", err, n+1)
+	}
+	if written != n || strings.Count(out.String(), "\n") != n {
+		t.Fatalf("wrote %d sentences (%d lines), want %d", written, strings.Count(out.String(), "\n"), n)
+	}
+	recs := strings.Split(strings.TrimSpace(attn.String()), "\n")
+	var empty map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(recs[7]), &empty); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"source", "output", "attention"} {
+		if string(empty[k]) != "[]" {
+			t.Fatalf("empty line: %s is %s, want []", k, empty[k])
+		}
+	}
+	// Each record's source is its own input line: the order survived the windows and the length sorting.
+	for i, rec := range recs {
+		var tr Translation
+		json.Unmarshal([]byte(rec), &tr)
+		if want := 2 * (i%5 + 1); i != 7 && len(tr.Source) != want {
+			t.Fatalf("record %d has %d source words, want %d", i, len(tr.Source), want)
+		}
+	}
+}
