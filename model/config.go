@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -100,7 +101,7 @@ func LoadConfig(path string) (Config, error) {
 func decodeStrict(raw []byte, cfg *Config) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return err
+		return syntaxError(raw, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil // an empty file (or only comments) changes nothing
@@ -140,6 +141,24 @@ func decodeStrict(raw []byte, cfg *Config) error {
 		}
 	}
 	return nil
+}
+
+// syntaxError restates a YAML syntax error with the line where the text stops being valid YAML. yaml.v3 reports
+// the line where the enclosing structure began, often the line before the mistake; the first prefix of whole
+// lines that fails to parse ends at the mistake itself.
+func syntaxError(raw []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "line ") {
+		msg = rest
+	}
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	for n := 1; n <= len(lines); n++ {
+		var doc yaml.Node
+		if yaml.Unmarshal(bytes.Join(lines[:n], nil), &doc) != nil {
+			return fmt.Errorf("line %d: %s (YAML syntax)", n, msg)
+		}
+	}
+	return fmt.Errorf("%s (YAML syntax)", msg)
 }
 
 // describeNode names a YAML node's kind for messages.

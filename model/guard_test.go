@@ -115,6 +115,8 @@ func TestLoadConfigSpeaksOfKeysAndLines(t *testing.T) {
 		{"list instead of value", "model:\n  emb: [1, 2]\n", "line 2: model.emb wants an integer, found a list"},
 		{"section not a mapping", "model: 3\n", "line 1: section model"},
 		{"range checked too", "train:\n  clip: -1\n", "train.clip is -1"},
+		{"bad indentation", "model:\n  emb: 16\n bad: 3\n", "line 3: did not find expected key"},
+		{"missing colon", "model:\n  emb: 16\ntrain\n  lr: 3\n", "line 3:"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
