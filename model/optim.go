@@ -81,7 +81,7 @@ func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float
 		}
 	}
 	norm := math.Sqrt(sq)
-	if maxNorm > 0 && !math.IsInf(norm, 0) && !math.IsNaN(norm) {
+	if maxNorm > 0 && isFinite(norm) {
 		if coef := maxNorm / (norm + 1e-6); coef < 1 {
 			for _, g := range grads.List() {
 				for j := range g.Data {
