@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -25,30 +26,28 @@ func NewAdam[T kernels.Float](params *param.Set[T], lr float64) *Adam[T] {
 // Step updates params in place from grads:
 //
 //	m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²;  p -= lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + ε)
-func (a *Adam[T]) Step(params, grads *param.Set[T]) {
+func (a *Adam[T]) Step(params, grads *param.Set[T]) { a.StepScaled(params, grads, 1) }
+
+// StepScaled is Step with every gradient multiplied by scale first (g ← scale·g, rounded to T as a separate
+// scaling pass would): gradient clipping folded into the update, so the gradients are read once.
+func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	a.Steps++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Steps))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.Steps))
 	b1, b2 := T(a.Beta1), T(a.Beta2)
 	stepSize := a.LR / c1
 	sqrtC2 := math.Sqrt(c2)
-	gs, ms, vs := grads.List(), a.M.List(), a.V.List()
-	forEachChunk(params.Len(), func(lo, hi int) {
-		// [lo, hi) indexes the concatenation of all tensors; walk the tensors it overlaps.
-		off := 0
-		for i, p := range params.List() {
-			n := len(p.Data)
-			from, to := max(lo-off, 0), min(hi-off, n)
-			off += n
-			if from >= to {
-				continue
-			}
-			g, m, v, w := gs[i].Data[from:to], ms[i].Data[from:to], vs[i].Data[from:to], p.Data[from:to]
-			for j := range w {
-				m[j] = b1*m[j] + (1-b1)*g[j]
-				v[j] = b2*v[j] + (1-b2)*g[j]*g[j]
-				w[j] -= T(stepSize * float64(m[j]) / (math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps))
-			}
+	// All four sets are packed alike (ZerosLike keeps the order), so one index walks them together.
+	w, g, m, v := params.Flat(), grads.Flat(), a.M.Flat(), a.V.Flat()
+	if len(g) != len(w) || len(m) != len(w) || len(v) != len(w) {
+		panic(fmt.Sprintf("model: Adam over %d parameters got %d gradients and %d/%d moments", len(w), len(g), len(m), len(v)))
+	}
+	forEachChunk(len(w), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			gj := g[j] * scale
+			m[j] = b1*m[j] + (1-b1)*gj
+			v[j] = b2*v[j] + (1-b2)*gj*gj
+			w[j] -= T(stepSize * float64(m[j]) / (math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps))
 		}
 	})
 }
@@ -70,24 +69,37 @@ func forEachChunk(n int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
-// ClipGlobalNorm scales grads so that their joint L2 norm is at most maxNorm (as PyTorch's clip_grad_norm_,
-// coefficient maxNorm/(norm+1e-6)) and returns the norm before clipping. maxNorm <= 0 only measures. A
-// non-finite norm leaves grads as they are: the caller must not apply them.
-func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float64 {
+// GlobalNorm is the joint L2 norm of every gradient, summed serially in a fixed order (so that it, and a resumed
+// run, are reproducible bit for bit).
+func GlobalNorm[T kernels.Float](grads *param.Set[T]) float64 {
 	var sq float64
-	for _, g := range grads.List() {
-		for _, x := range g.Data {
-			sq += float64(x) * float64(x)
-		}
+	for _, x := range grads.Flat() {
+		sq += float64(x) * float64(x)
 	}
-	norm := math.Sqrt(sq)
+	return math.Sqrt(sq)
+}
+
+// ClipScale is the factor that brings gradients of the given norm to at most maxNorm, as PyTorch's
+// clip_grad_norm_ computes it: maxNorm/(norm+1e-6) when that is below 1, else 1. maxNorm <= 0 (no clipping) and a
+// non-finite norm give 1.
+func ClipScale(norm, maxNorm float64) float64 {
 	if maxNorm > 0 && isFinite(norm) {
 		if coef := maxNorm / (norm + 1e-6); coef < 1 {
-			for _, g := range grads.List() {
-				for j := range g.Data {
-					g.Data[j] *= T(coef)
-				}
-			}
+			return coef
+		}
+	}
+	return 1
+}
+
+// ClipGlobalNorm scales grads so that their joint L2 norm is at most maxNorm (see ClipScale) and returns the
+// norm before clipping. maxNorm <= 0 only measures. A non-finite norm leaves grads as they are: the caller must
+// not apply them.
+func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float64 {
+	norm := GlobalNorm(grads)
+	if coef := ClipScale(norm, maxNorm); coef < 1 {
+		g := grads.Flat()
+		for j := range g {
+			g[j] *= T(coef)
 		}
 	}
 	return norm

@@ -68,12 +68,12 @@ func (t *Trainer[T]) Step(b *data.Batch, rng *rand.Rand) (StepResult, error) {
 		res.Skipped = true
 		return res, nil
 	}
-	res.GradNorm = ClipGlobalNorm(t.Grads, t.Clip)
+	res.GradNorm = GlobalNorm(t.Grads)
 	if !isFinite(res.GradNorm) {
 		res.Skipped = true
 		return res, nil
 	}
-	t.Optimizer.Step(t.Model.Params, t.Grads)
+	t.Optimizer.StepScaled(t.Model.Params, t.Grads, T(ClipScale(res.GradNorm, t.Clip)))
 	return res, nil
 }
 

@@ -24,10 +24,14 @@ func (t *Tensor[T]) Block(i int) []T {
 	return t.Data[i*n : (i+1)*n]
 }
 
-// Set is an ordered collection of parameter tensors with unique names.
+// Set is an ordered collection of parameter tensors with unique names. Once packed (Pack, or a set made by
+// ZerosLike), the tensors' data lie back to back in one buffer, Flat, so that an optimizer, a norm or a sum over
+// processes is one loop or one call over all of them, as llm.c lays out its parameters.
 type Set[T kernels.Float] struct {
 	list       []*Tensor[T]
 	byName     map[string]*Tensor[T]
+	flat       []T  // every tensor's data, in order, once packed
+	packed     bool // Pack has run and no tensor was added since
 	shapesOnly bool
 }
 
@@ -48,15 +52,46 @@ func (s *Set[T]) Add(name string, shape ...int) *Tensor[T] {
 	}
 	t := &Tensor[T]{Name: name, Shape: append([]int(nil), shape...)}
 	if !s.shapesOnly {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		t.Data = make([]T, n)
+		t.Data = make([]T, t.Size())
+		s.packed = false
 	}
 	s.list = append(s.list, t)
 	s.byName[name] = t
 	return t
+}
+
+// Size is the number of values of t: the product of its shape.
+func (t *Tensor[T]) Size() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// Pack moves the data of every tensor into one contiguous buffer, in order, keeping the values: each tensor
+// keeps its identity, and its Data becomes a view of the buffer. Slices of Data taken before Pack no longer
+// alias the tensor, so a model packs its set as the last step of its construction, before any view is taken.
+func (s *Set[T]) Pack() {
+	if s.packed || s.shapesOnly {
+		return
+	}
+	s.flat = make([]T, s.Len())
+	off := 0
+	for _, t := range s.list {
+		n := len(t.Data)
+		copy(s.flat[off:off+n], t.Data)
+		t.Data = s.flat[off : off+n : off+n]
+		off += n
+	}
+	s.packed = true
+}
+
+// Flat returns every value of the set in one slice, the tensors back to back in order (packing the set first if
+// needed: see Pack).
+func (s *Set[T]) Flat() []T {
+	s.Pack()
+	return s.flat
 }
 
 // List returns the tensors in the order they were added.
@@ -74,18 +109,27 @@ func (s *Set[T]) Len() int {
 	return n
 }
 
-// ZerosLike returns a set with the same names and shapes as s, every value zero (for gradients and optimizer
-// moments).
+// ZerosLike returns a packed set with the same names and shapes as s, every value zero (for gradients and
+// optimizer moments).
 func (s *Set[T]) ZerosLike() *Set[T] {
-	z := NewSet[T]()
+	z := &Set[T]{byName: map[string]*Tensor[T]{}, flat: make([]T, s.Len()), packed: true}
+	off := 0
 	for _, t := range s.list {
-		z.Add(t.Name, t.Shape...)
+		n := len(t.Data)
+		zt := &Tensor[T]{Name: t.Name, Shape: append([]int(nil), t.Shape...), Data: z.flat[off : off+n : off+n]}
+		z.list = append(z.list, zt)
+		z.byName[zt.Name] = zt
+		off += n
 	}
 	return z
 }
 
 // Zero sets every value of s to 0.
 func (s *Set[T]) Zero() {
+	if s.packed {
+		clear(s.flat)
+		return
+	}
 	for _, t := range s.list {
 		clear(t.Data)
 	}
