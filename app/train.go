@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model"
 )
 
@@ -55,6 +56,9 @@ type TrainRequest struct {
 	MetricsPath string // default: Out with .metrics.jsonl
 	Stdout      io.Writer
 	Recorder    model.Recorder // progress display; nil for none
+	// Group is the set of processes training together (nil: this one). Processes other than rank 0 print
+	// nothing and write nothing.
+	Group dist.Group
 }
 
 // UnkWarning is the share of <unk> in a resumed run's new corpus above which Train warns that the stored
@@ -65,6 +69,13 @@ const UnkWarning = 0.10
 // prints a summary line. Nothing is written before the checks pass. A cancelled ctx stops any phase: before the
 // first step with nothing written, afterwards with the position saved (a *model.InterruptedError).
 func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
+	if req.Group == nil {
+		req.Group = dist.Single{}
+	}
+	lead := req.Group.Rank() == 0
+	if !lead {
+		req.Stdout, req.Recorder = io.Discard, nil
+	}
 	cfg, start, err := trainConfig(req)
 	if err != nil {
 		return model.Summary{}, err
@@ -79,8 +90,10 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	inputs := []NamedPath{{"--src", req.Train.Src}, {"--tgt", req.Train.Tgt}, {"--data", req.Train.TSV},
 		{"--valid-src", req.Valid.Src}, {"--valid-tgt", req.Valid.Tgt}, {"--valid-data", req.Valid.TSV}, {"--config", req.ConfigFile}}
 	outputs := []NamedPath{{"--out", req.Out}, {"the best checkpoint", model.BestPath(req.Out)}, {"--metrics", metricsPath}}
-	if err := CheckOutputs(outputs, inputs); err != nil {
-		return model.Summary{}, err
+	if lead {
+		if err := CheckOutputs(outputs, inputs); err != nil {
+			return model.Summary{}, err
+		}
 	}
 	if n := runtime.NumCPU(); cfg.Train.Threads > n {
 		fmt.Fprintf(req.Stdout, "note: train.threads %d is more than the %d CPUs here; using %d\n", cfg.Train.Threads, n, n)
@@ -108,7 +121,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 
 	var m *model.Seq2Seq[float32]
-	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder}
+	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group}
 	if start != nil {
 		m, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
@@ -144,6 +157,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		opts.Valid = data.EncodeExamples(vp, m.SrcVocab, m.TgtVocab)
 	}
 
+	if !lead {
+		return model.Train(ctx, opts)
+	}
 	mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if start != nil {
 		mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -153,6 +169,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		return model.Summary{}, fmt.Errorf("metrics: %w", err)
 	}
 	opts.Metrics = mf
+	if n := req.Group.Size(); n > 1 {
+		fmt.Fprintf(req.Stdout, "training on %d processes: each takes %d of every %d sentences\n", n, cfg.Data.Batch/n, cfg.Data.Batch)
+	}
 	sum, err := model.Train(ctx, opts)
 	if cerr := mf.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("metrics: %w", cerr)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 )
 
 // ErrInterrupted is what an *InterruptedError matches with errors.Is: training stopped because its context was
@@ -78,6 +79,10 @@ type TrainOptions struct {
 	Out      string    // checkpoint path of the last state; the best goes to BestPath(Out)
 	Metrics  io.Writer // JSON lines, one per logged step and per validation (nil: none); a write error stops training
 	Recorder Recorder  // nil: none
+	// Group is the set of processes training together (nil: this one alone). Every process runs Train with the
+	// same options on the same data and takes its share of every batch; only rank 0 validates, writes
+	// checkpoints and metrics, and reports to the Recorder.
+	Group dist.Group
 }
 
 // Summary is the outcome of a training run.
@@ -119,14 +124,42 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		tr.Optimizer = o.Adam
 		tr.Optimizer.LR = cfg.Train.LR
 	}
+	group := o.Group
+	if group == nil {
+		group = dist.Single{}
+	}
+	lead := group.Rank() == 0
 	rec := o.Recorder
-	if rec == nil {
+	if rec == nil || !lead {
 		rec = nopRecorder{}
 	}
 	prog := o.Progress
 	sum := Summary{ValidLoss: math.NaN(), ValidPPL: math.NaN()}
-	metrics := metricsLog{w: o.Metrics}
-	save := func(path string) error { return Save(path, cfg, o.Model, tr.Optimizer, prog) }
+	metrics := metricsLog{}
+	if lead {
+		metrics.w = o.Metrics
+	}
+	save := func(path string) error {
+		if !lead {
+			return nil
+		}
+		return Save(path, cfg, o.Model, tr.Optimizer, prog)
+	}
+	// stopRequested tells whether to stop before the next step. Processes of a group agree on it (any one's
+	// interruption stops all at the same step), since one that stopped alone would leave the others waiting.
+	flag := make([]float64, 1)
+	stopRequested := func() (bool, error) {
+		flag[0] = 0
+		if ctx.Err() != nil {
+			flag[0] = 1
+		}
+		if group.Size() > 1 {
+			if err := group.SumFloat64(flag); err != nil {
+				return true, err
+			}
+		}
+		return flag[0] > 0, nil
+	}
 	interrupted := func() error {
 		if err := save(o.Out); err != nil {
 			return fmt.Errorf("interrupted, and the checkpoint could not be saved: %w", err)
@@ -136,7 +169,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	// validate runs after an epoch (or at a step limit); it is marked pending in the checkpoint until it is done,
 	// so that an interruption during it is made good by the resumed run.
 	validate := func() error {
-		if len(o.Valid) == 0 {
+		if len(o.Valid) == 0 || !lead {
 			prog.ValidPending = false
 			return nil
 		}
@@ -176,12 +209,14 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		var winLoss float64
 		winStart := time.Now()
 		for prog.Batch < len(batches) && !done() {
-			if ctx.Err() != nil {
+			if stop, err := stopRequested(); stop || err != nil {
 				rec.EpochEnd()
-				return sum, interrupted()
+				return sum, errors.Join(err, interrupted())
 			}
 			start := time.Now()
-			res, err := tr.Step(&batches[prog.Batch], rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step))))
+			// Each process draws its own dropout masks; rank 0's are those of a run on one process.
+			dropout := rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(group.Rank())<<48))
+			res, err := tr.StepShared(&batches[prog.Batch], dropout, group)
 			if err != nil {
 				rec.EpochEnd()
 				return sum, fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
@@ -43,26 +44,66 @@ type StepResult struct {
 func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error) {
 	t.Grads.Zero()
 	tokens := b.TgtTokens()
-	if tokens == 0 {
-		return StepResult{}, nil
-	}
-	tg, err := t.graphFor(shape{b.Rows, b.SrcLen, b.TgtLen})
-	if err != nil {
-		return StepResult{}, err
-	}
-	sum, err := tg.run(b, t.Model.Cfg.Dropout, rng, t.Grads, T(1/float64(tokens)))
-	if err != nil {
+	sum, err := t.accumulate(b, rng, tokens)
+	if err != nil || tokens == 0 {
 		return StepResult{}, err
 	}
 	return StepResult{Loss: sum / float64(tokens), Tokens: tokens}, nil
 }
 
+// accumulate adds the gradient of b's summed loss divided by tokens into t.Grads and returns the summed loss.
+// A batch without target words adds nothing.
+func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int) (float64, error) {
+	if b.TgtTokens() == 0 {
+		return 0, nil
+	}
+	tg, err := t.graphFor(shape{b.Rows, b.SrcLen, b.TgtLen})
+	if err != nil {
+		return 0, err
+	}
+	return tg.run(b, t.Model.Cfg.Dropout, rng, t.Grads, T(1/float64(tokens)))
+}
+
 // Step is one training step: gradients, clipping, Adam update. A non-finite loss or gradient norm skips the
 // update (the weights and the optimizer are left as they were) and sets Skipped.
 func (t *Trainer[T]) Step(b *data.Batch, rng *rand.Rand) (StepResult, error) {
-	res, err := t.Gradients(b, rng)
-	if err != nil || res.Tokens == 0 {
-		return res, err
+	return t.StepShared(b, rng, dist.Single{})
+}
+
+// StepShared is Step for a batch that every process of group holds: this process takes its shard of the rows
+// (data.Batch.Shard), the gradients and losses are summed over the group, and every process makes the same
+// update, so the weights stay identical everywhere. The loss is averaged over the whole batch's target words,
+// as a single process training on the whole batch would. rng draws this process's dropout masks. A group of
+// more than one process needs float32 weights.
+func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group) (StepResult, error) {
+	t.Grads.Zero()
+	tokens := b.TgtTokens()
+	shard := b
+	if group.Size() > 1 {
+		s := b.Shard(group.Rank(), group.Size())
+		shard = &s
+	}
+	sum, err := t.accumulate(shard, rng, tokens)
+	if err != nil {
+		return StepResult{}, err
+	}
+	if group.Size() > 1 {
+		grads, ok := any(t.Grads.Flat()).([]float32)
+		if !ok {
+			panic("model: training across processes needs float32 weights")
+		}
+		if err := group.SumFloat32(grads); err != nil {
+			return StepResult{}, err
+		}
+		losses := []float64{sum}
+		if err := group.SumFloat64(losses); err != nil {
+			return StepResult{}, err
+		}
+		sum = losses[0]
+	}
+	res := StepResult{Loss: sum / float64(tokens), Tokens: tokens}
+	if tokens == 0 {
+		return StepResult{}, nil
 	}
 	if !isFinite(res.Loss) {
 		res.Skipped = true

@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
@@ -56,10 +58,26 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 				}
 				defer stop()
 			}
-			_, err := app.Train(cmd.Context(), req)
+			group, err := dist.Open()
+			if err != nil {
+				return err
+			}
+			req.Group = group
+			_, err = app.Train(cmd.Context(), req)
 			var stopped *model.InterruptedError
-			if errors.As(err, &stopped) {
-				return hintError{err: err, hint: "resume with: " + resumeCommand(os.Args, stopped.Path)}
+			switch {
+			case err != nil && group.Size() > 1 && !errors.As(err, &stopped):
+				// The other processes would wait for this one forever in the next gradient sum: stop them all.
+				fmt.Fprintf(cmd.ErrOrStderr(), "attend (process %d of %d): %v\n", group.Rank(), group.Size(), err)
+				group.Abort(1)
+			case group.Rank() > 0:
+				// Every process stopped at the same step; rank 0 reports it and says how to resume.
+				return group.Close()
+			case errors.As(err, &stopped):
+				err = hintError{err: err, hint: "resume with: " + resumeCommand(os.Args, stopped.Path)}
+			}
+			if cerr := group.Close(); err == nil {
+				err = cerr
 			}
 			return err
 		},
