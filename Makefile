@@ -11,18 +11,35 @@ TAGS := -tags openblas
 export CGO_LDFLAGS := $(shell pkg-config --libs openblas)
 endif
 
-.PHONY: all build test demo bench lint clean
+# MPI: `make build-mpi` builds bin/attend-mpi for `mpirun -np N bin/attend-mpi train ...` (Debian's
+# libopenmpi-dev and openmpi-bin); `make test` also runs the MPI tests when both are installed.
+MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && command -v mpirun >/dev/null && echo yes)
+MPIBIN := bin/attend-mpi
+
+.PHONY: all build build-mpi test test-mpi demo bench lint clean
 
 all: build
 
 build:
 	$(GO) build $(TAGS) -o $(BIN) ./cmd/attend
 
-# test runs every package's tests with the pure-Go BLAS, so it needs nothing but Go.
+build-mpi:
+	$(GO) build $(if $(TAGS),-tags "openblas mpi",-tags mpi) -o $(MPIBIN) ./cmd/attend
+
+# test runs every package's tests with the pure-Go BLAS, so it needs nothing but Go; the MPI tests run too when
+# Open MPI is installed.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -count=1 -tags purego ./kernels/   # the pure-Go fallbacks of the assembly kernels
+ifeq ($(MPI),yes)
+	$(MAKE) test-mpi
+endif
+
+# test-mpi checks data-parallel training under mpirun: two processes follow one, a failing process ends the job.
+test-mpi:
+	$(GO) vet -tags mpi ./...
+	$(GO) test -count=1 -tags mpi -run MPI ./cmd/attend/ ./dist/
 
 # demo generates the synthetic corpus, trains on it (~2 min on 2 cores) and reports held-out accuracy.
 demo: build

@@ -24,8 +24,13 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
+
+// init keeps the main goroutine on the main OS thread, so the thread that initialises MPI (Open, called from
+// main) is the one that finalises it (Close), as the MPI standard asks.
+func init() { runtime.LockOSThread() }
 
 // Available reports whether this binary can train across processes with MPI.
 const Available = true

@@ -96,8 +96,13 @@ type Summary struct {
 
 // String is the last line a training run prints.
 func (s Summary) String() string {
-	line := fmt.Sprintf("done: %d steps, %d epochs, %.0f tgt tok/s, train loss %.4f, valid loss %.4f, valid ppl %.3f",
-		s.Steps, s.Epochs, s.TokensPerSecond, s.TrainLoss, s.ValidLoss, s.ValidPPL)
+	line := fmt.Sprintf("done: %d steps, %d epochs, %.0f tgt tok/s, train loss %.4f",
+		s.Steps, s.Epochs, s.TokensPerSecond, s.TrainLoss)
+	if math.IsNaN(s.ValidLoss) {
+		line += ", no validation"
+	} else {
+		line += fmt.Sprintf(", valid loss %.4f, valid ppl %.3f", s.ValidLoss, s.ValidPPL)
+	}
 	if s.BadSteps > 0 {
 		line += fmt.Sprintf(", %d steps skipped (non-finite)", s.BadSteps)
 	}

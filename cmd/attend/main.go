@@ -36,7 +36,10 @@ func attendMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "attend:", err)
+	var quiet quietError
+	if !errors.As(err, &quiet) {
+		fmt.Fprintln(stderr, "attend:", err)
+	}
 	var hint hintError
 	if errors.As(err, &hint) {
 		fmt.Fprintln(stderr, hint.hint)
@@ -90,6 +93,12 @@ func exitStatus(sig os.Signal) int {
 	}
 	return 1
 }
+
+// quietError is an error that another process reports, so this one exits with its status without printing it.
+type quietError struct{ err error }
+
+func (e quietError) Error() string { return e.err.Error() }
+func (e quietError) Unwrap() error { return e.err }
 
 // hintError is an error followed, on its own line, by what to do about it (such as the command that resumes
 // an interrupted run).

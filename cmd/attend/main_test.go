@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	attendBin = filepath.Join(dir, "attend")
-	if out, err := exec.Command("go", "build", "-o", attendBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", testBuildTags, "-o", attendBin, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		panic(err)
 	}

@@ -65,14 +65,19 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 			req.Group = group
 			_, err = app.Train(cmd.Context(), req)
 			var stopped *model.InterruptedError
+			interrupted := errors.As(err, &stopped) || errors.Is(err, app.ErrStopped)
 			switch {
-			case err != nil && group.Size() > 1 && !errors.As(err, &stopped):
+			case err != nil && group.Size() > 1 && !interrupted:
 				// The other processes would wait for this one forever in the next gradient sum: stop them all.
 				fmt.Fprintf(cmd.ErrOrStderr(), "attend (process %d of %d): %v\n", group.Rank(), group.Size(), err)
 				group.Abort(1)
-			case group.Rank() > 0:
-				// Every process stopped at the same step; rank 0 reports it and says how to resume.
+			case group.Rank() > 0 && err == nil:
 				return group.Close()
+			case group.Rank() > 0:
+				// Every process stopped at the same step (mpirun signals them all, or another process failed and
+				// mpirun is ending the job); rank 0 reports it and says how to resume.
+				_ = group.Close()
+				return quietError{err}
 			case errors.As(err, &stopped):
 				err = hintError{err: err, hint: "resume with: " + resumeCommand(os.Args, stopped.Path)}
 			}
