@@ -33,9 +33,11 @@ func (b *Batch) TgtTokens() int {
 // SrcMask reports whether source position t of row r is a real token (t < SrcLengths[r]), not padding.
 func (b *Batch) SrcMask(t, r int) bool { return t < b.SrcLengths[r] }
 
-// BatchOptions controls batching. Zero (or negative) values mean BatchSize 64, ChunkBatches 100, RoundLen 1.
+// BatchOptions controls batching. Zero (or negative) values mean BatchSize 64, ChunkBatches 100, RoundLen 1,
+// and no token budget.
 type BatchOptions struct {
-	BatchSize    int  // sentence pairs per batch
+	BatchSize    int  // sentence pairs per batch; with a token budget, the most a batch may have
+	BatchTokens  int  // token budget of a batch: rows × the longer padded side (OpenNMT-py's batch_type tokens)
 	ChunkBatches int  // sort by source length within chunks of this many batches
 	RoundLen     int  // round S and T up to a multiple of this (bounds the number of distinct shapes)
 	FixedRows    bool // pad every batch to BatchSize rows
@@ -46,6 +48,10 @@ type BatchOptions struct {
 // (../shared/bench/peer_torch.py): with Shuffle, shuffle the example indices; take chunks of
 // BatchSize×ChunkBatches indices; stable-sort each chunk by source length; cut it into batches of BatchSize
 // (the last batch of a chunk may be smaller); with Shuffle, shuffle the list of batches.
+//
+// With a token budget (BatchTokens > 0), each sorted chunk is cut instead into batches as large as the budget
+// allows: a batch grows while its rows times its longer padded side (source, or target plus one) stays within
+// BatchTokens and it has at most BatchSize rows; a single pair longer than the budget makes a batch of its own.
 //
 // Without Shuffle the order is deterministic and rng may be nil. With Shuffle, rng is used for exactly two
 // calls, rng.Shuffle(len(examples), …) and then rng.Shuffle(len(batches), …), so the same rng state gives the
@@ -72,14 +78,37 @@ func MakeBatches(examples []Example, opt BatchOptions, rng *rand.Rand) []Batch {
 	for start := 0; start < len(order); start += chunk {
 		part := order[start:min(start+chunk, len(order))]
 		slices.SortStableFunc(part, func(a, b int) int { return cmp.Compare(len(examples[a].Src), len(examples[b].Src)) })
-		for first := 0; first < len(part); first += opt.BatchSize {
-			batches = append(batches, newBatch(examples, part[first:min(first+opt.BatchSize, len(part))], opt))
+		for first := 0; first < len(part); {
+			end := min(first+opt.BatchSize, len(part))
+			if opt.BatchTokens > 0 {
+				end = first + tokenBatchRows(examples, part[first:end], opt)
+			}
+			batches = append(batches, newBatch(examples, part[first:end], opt))
+			first = end
 		}
 	}
 	if opt.Shuffle {
 		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
 	}
 	return batches
+}
+
+// tokenBatchRows returns how many of the examples at idx, from the first, fit in one batch under the token
+// budget: at least one.
+func tokenBatchRows(examples []Example, idx []int, opt BatchOptions) int {
+	longest := 0
+	for n, i := range idx {
+		ex := examples[i]
+		side := roundUp(len(ex.Src), opt.RoundLen)
+		if ex.Tgt != nil {
+			side = max(side, roundUp(len(ex.Tgt)+1, opt.RoundLen))
+		}
+		longest = max(longest, side)
+		if n > 0 && (n+1)*longest > opt.BatchTokens {
+			return n
+		}
+	}
+	return len(idx)
 }
 
 func roundUp(n, multiple int) int {

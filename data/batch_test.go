@@ -305,3 +305,59 @@ func TestMakeBatchesOfNothing(t *testing.T) {
 		t.Fatalf("%d batches from no examples", len(got))
 	}
 }
+
+// TestTokenBudgetBatches checks batching by a token budget: every example lands in exactly one batch; a batch's
+// rows times its longer padded side stay within the budget unless it is a single pair longer than the budget;
+// no batch exceeds BatchSize rows; and a batch could not have taken the next pair of its chunk.
+func TestTokenBudgetBatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	examples := make([]Example, 500)
+	for i := range examples {
+		examples[i] = Example{Src: make([]int, 1+rng.IntN(30)), Tgt: make([]int, 1+rng.IntN(30))}
+	}
+	examples[17].Src = make([]int, 90) // longer than the budget: a batch of its own
+	for _, opt := range []BatchOptions{
+		{BatchSize: 64, BatchTokens: 80, ChunkBatches: 4, RoundLen: 1, Shuffle: true},
+		{BatchSize: 8, BatchTokens: 400, ChunkBatches: 100, RoundLen: 4, Shuffle: true},
+	} {
+		batches := MakeBatches(examples, opt, rand.New(rand.NewPCG(1, 2)))
+		seen := make([]int, len(examples))
+		for bi, b := range batches {
+			for _, i := range b.Index {
+				seen[i]++
+			}
+			side := max(b.SrcLen, b.TgtLen)
+			if b.Real > 1 && b.Real*side > opt.BatchTokens {
+				t.Fatalf("%+v: batch %d has %d rows × %d = %d tokens > budget %d", opt, bi, b.Real, side, b.Real*side, opt.BatchTokens)
+			}
+			if b.Real > opt.BatchSize {
+				t.Fatalf("%+v: batch %d has %d rows > BatchSize %d", opt, bi, b.Real, opt.BatchSize)
+			}
+		}
+		for i, n := range seen {
+			if n != 1 {
+				t.Fatalf("%+v: example %d is in %d batches", opt, i, n)
+			}
+		}
+		if len(batches) >= len(examples) {
+			t.Fatalf("%+v: %d batches for %d examples: the budget packs nothing", opt, len(batches), len(examples))
+		}
+	}
+}
+
+// TestTokenBudgetFillsBatches checks on sorted lengths that each batch takes as many pairs as the budget allows.
+func TestTokenBudgetFillsBatches(t *testing.T) {
+	var examples []Example
+	for _, n := range []int{2, 2, 3, 3, 3, 5, 9} { // target n → side n+1
+		examples = append(examples, Example{Src: make([]int, 1), Tgt: make([]int, n)})
+	}
+	// Budget 12: [3,3,4 → 3×4=12] [4,4 → 8; +6 would be 3×6=18] [6 → +10 is 2×10=20] [10]
+	got := MakeBatches(examples, BatchOptions{BatchSize: 64, BatchTokens: 12}, nil)
+	var rows []int
+	for _, b := range got {
+		rows = append(rows, b.Real)
+	}
+	if want := []int{3, 2, 1, 1}; !slices.Equal(rows, want) {
+		t.Fatalf("rows per batch %v, want %v", rows, want)
+	}
+}

@@ -40,7 +40,8 @@ type DataConfig struct {
 	MinFreq     int  `yaml:"min_freq"`     // keep tokens seen at least this often in training data
 	MaxVocab    int  `yaml:"max_vocab"`    // cap on vocabulary size including specials (0: none)
 	MaxLen      int  `yaml:"max_len"`      // drop training pairs with a side longer than this
-	Batch       int  `yaml:"batch"`        // sentence pairs per batch
+	Batch       int  `yaml:"batch"`        // sentence pairs per batch (with batch_tokens: the most per batch)
+	BatchTokens int  `yaml:"batch_tokens"` // 0: batches of `batch` pairs; else rows × longer padded side ≤ this
 	BucketChunk int  `yaml:"bucket_chunk"` // sort by source length within chunks of this many batches
 	RoundLen    int  `yaml:"round_len"`    // round padded lengths up to a multiple of this (fewer graph shapes)
 }
@@ -312,6 +313,7 @@ func (c Config) Validate() error {
 	}
 	intIn("data.max_len", d.MaxLen, 1, maxLength, "")
 	intIn("data.batch", d.Batch, 1, maxBatch, "")
+	intIn("data.batch_tokens", d.BatchTokens, 0, math.MaxInt, "0: batches of data.batch sentence pairs")
 	intIn("data.bucket_chunk", d.BucketChunk, 1, math.MaxInt, "")
 	intIn("data.round_len", d.RoundLen, 1, maxLength, "")
 	intIn("train.epochs", t.Epochs, 1, math.MaxInt, "")

@@ -45,7 +45,7 @@ func fixedOnResume(key string) bool {
 // in the middle of an epoch would skip some sentences and repeat others.
 func batchShaping(key string) bool {
 	switch key {
-	case "data.batch", "data.bucket_chunk", "data.round_len", "data.max_len", "train.seed":
+	case "data.batch", "data.batch_tokens", "data.bucket_chunk", "data.round_len", "data.max_len", "train.seed":
 		return true
 	}
 	return false
@@ -54,7 +54,7 @@ func batchShaping(key string) bool {
 // CheckResume decides whether a run that stopped at prog under the stored configuration may continue under
 // wanted, and returns the keys that change. Architecture and vocabulary keys (model.*, data.lowercase,
 // data.min_freq, data.max_vocab) may not change at all; keys that shape the batches (data.batch,
-// data.bucket_chunk, data.round_len, data.max_len, train.seed) only at an epoch boundary; every other key
+// data.batch_tokens, data.bucket_chunk, data.round_len, data.max_len, train.seed) only at an epoch boundary; every other key
 // (train.lr, train.epochs, train.clip, …) takes effect. A run that has nothing left to do is refused as well.
 // The error names every refused key with its stored and wanted value.
 func CheckResume(stored, wanted Config, prog Progress) ([]Change, error) {

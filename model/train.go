@@ -197,7 +197,8 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		return metrics.write(map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
 			"valid_ppl": v.PPL, "elapsed_s": v.ElapsedS})
 	}
-	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, ChunkBatches: cfg.Data.BucketChunk, RoundLen: cfg.Data.RoundLen, Shuffle: true}
+	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, BatchTokens: cfg.Data.BatchTokens, ChunkBatches: cfg.Data.BucketChunk,
+		RoundLen: cfg.Data.RoundLen, Shuffle: true}
 	var runTokens, badInRow int
 	var runSeconds float64
 	done := func() bool { return cfg.Train.MaxSteps > 0 && prog.Step >= cfg.Train.MaxSteps }
