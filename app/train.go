@@ -15,6 +15,7 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/model/checkpoint"
 )
 
 // Corpus names a parallel corpus: two line-aligned files, or one TSV file.
@@ -65,7 +66,8 @@ type TrainRequest struct {
 // vocabulary does not fit it.
 const UnkWarning = 0.10
 
-// Train checks every setting and output path, reads the corpora, builds or restores the model, trains it and
+// Train checks every setting and output path, removes the temporaries that a run killed while saving left
+// beside the checkpoints (checkpoint.RemoveStale), reads the corpora, builds or restores the model, trains it and
 // prints a summary line. Nothing is written before the checks pass. A cancelled ctx stops any phase: before the
 // first step with nothing written, afterwards with the position saved (a *model.InterruptedError).
 func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
@@ -93,6 +95,17 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if lead {
 		if err := CheckOutputs(outputs, inputs); err != nil {
 			return model.Summary{}, err
+		}
+		// A run killed while saving (kill -9, a power cut) leaves its temporary file behind, as large as the
+		// model; only the lead process writes checkpoints, so only it may judge them.
+		for _, ckpt := range []string{req.Out, model.BestPath(req.Out)} {
+			removed, err := checkpoint.RemoveStale(ckpt)
+			for _, name := range removed {
+				fmt.Fprintf(req.Stdout, "removed %s, left by a run that stopped while saving\n", name)
+			}
+			if err != nil {
+				return model.Summary{}, err
+			}
 		}
 	}
 	if n := runtime.NumCPU(); cfg.Train.Threads > n {

@@ -6,10 +6,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
 )
@@ -175,5 +178,62 @@ func TestTrainStopsOnCancelWhileReading(t *testing.T) {
 	}
 	if _, statErr := os.Stat(out); !errors.Is(statErr, os.ErrNotExist) {
 		t.Fatal("a run stopped before training wrote a checkpoint")
+	}
+}
+
+// follower is a process other than the lead of a training group (of one, so that nothing waits for sums).
+type follower struct{ dist.Single }
+
+func (follower) Rank() int { return 1 }
+
+// TestTrainRemovesStaleTemporariesOfItsCheckpoints starts a run in a directory holding what a run killed while
+// saving leaves behind: the lead removes the temporaries of --out and of the best checkpoint, and nothing else;
+// a follower process removes nothing.
+func TestTrainRemovesStaleTemporariesOfItsCheckpoints(t *testing.T) {
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Skipf("cannot run a child process: %v", err)
+	}
+	deadPID := strconv.Itoa(exited.Process.Pid)
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 5)
+	out := filepath.Join(dir, "m.ckpt")
+	stale := []string{".m.ckpt.tmp-" + deadPID + "-11", ".m.best.ckpt.tmp-" + deadPID + "-12"}
+	kept := []string{".other.ckpt.tmp-" + deadPID + "-13", ".m.ckpt.tmp-" + strconv.Itoa(os.Getpid()) + "-14", "m.ckpt.notes"}
+	for _, name := range append(append([]string{}, stale...), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := tinyTrainConfig()
+	cfg.Train.MaxSteps = 1
+
+	var stdout bytes.Buffer
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout, Group: follower{}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(append([]string{}, stale...), kept...) {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatalf("a follower process removed %s", name)
+		}
+	}
+
+	stdout.Reset()
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range stale {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stale %s is still there", name)
+		}
+		if !strings.Contains(stdout.String(), "removed "+path) {
+			t.Errorf("the removal of %s is not reported:\n%s", name, stdout.String())
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was removed", name)
+		}
 	}
 }

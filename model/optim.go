@@ -34,7 +34,9 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	a.Steps++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Steps))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.Steps))
-	b1, b2 := T(a.Beta1), T(a.Beta2)
+	// 1-β is taken in float64 before rounding to T: in float32, 1 - float32(0.999) is 0.00099998713, 1.3e-5
+	// below 0.001, which would shrink every second moment against the float64 bias correction c2.
+	b1, b2, ob1, ob2 := T(a.Beta1), T(a.Beta2), T(1-a.Beta1), T(1-a.Beta2)
 	stepSize := a.LR / c1
 	sqrtC2 := math.Sqrt(c2)
 	// All four sets are packed alike (ZerosLike keeps the order), so one index walks them together.
@@ -45,8 +47,8 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	forEachChunk(len(w), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			gj := g[j] * scale
-			m[j] = b1*m[j] + (1-b1)*gj
-			v[j] = b2*v[j] + (1-b2)*gj*gj
+			m[j] = b1*m[j] + ob1*gj
+			v[j] = b2*v[j] + ob2*gj*gj
 			w[j] -= T(stepSize * float64(m[j]) / (math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps))
 		}
 	})

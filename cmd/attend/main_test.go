@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
 )
 
@@ -151,8 +154,9 @@ func TestBadInputFailsWithFileAndLine(t *testing.T) {
 	}
 }
 
-// TestInterruptSavesAndResumeFinishes sends SIGINT to a training run, expects exit status 130 and a checkpoint,
-// then resumes to the step limit.
+// TestInterruptSavesAndResumeFinishes sends SIGINT to a training run once it has logged step 3 (read from its
+// output, so no timing is involved), expects exit status 130 and a checkpoint at the step the message names,
+// then resumes it for five more steps. However late the signal lands, the test asks for steps beyond it.
 func TestInterruptSavesAndResumeFinishes(t *testing.T) {
 	dir := t.TempDir()
 	train, valid, test := synth.Split(2000, 20, 5, 9)
@@ -160,27 +164,31 @@ func TestInterruptSavesAndResumeFinishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ckpt := filepath.Join(dir, "m.ckpt")
-	metrics := filepath.Join(dir, "m.metrics.jsonl")
 	args := []string{"train", "--config", "../../configs/demo.yaml", "--src", filepath.Join(dir, "train.src"),
 		"--tgt", filepath.Join(dir, "train.tgt"), "--out", ckpt, "--no-progress", "--set", "train.log_every=1",
 		"--set", "model.emb=8", "--set", "model.enc_hidden=8", "--set", "model.dec_hidden=8", "--set", "model.attn_dim=8"}
 	cmd := exec.Command(attendBin, append(args, "--max-steps", "100000")...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(metrics); bytes.Count(b, []byte("\n")) >= 3 {
-			break
-		}
-		if time.Since(start) > time.Minute {
-			cmd.Process.Kill()
-			t.Fatalf("no training progress within a minute: %s", stderr.String())
-		}
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && !strings.HasPrefix(lines.Text(), "step 3 ") {
+	}
+	if lines.Err() != nil || !strings.HasPrefix(lines.Text(), "step 3 ") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the run ended before logging step 3 (%v); stderr: %s", lines.Err(), stderr.String())
 	}
 	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
+	for lines.Scan() { // keep reading, so that the run never blocks on a full pipe
+	}
+	err = cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Fatalf("interrupted run: %v, want exit status 130; stderr: %s", err, stderr.String())
@@ -188,8 +196,19 @@ func TestInterruptSavesAndResumeFinishes(t *testing.T) {
 	if !strings.Contains(stderr.String(), "--resume") {
 		t.Fatalf("interrupted run does not say how to resume: %s", stderr.String())
 	}
-	stdout, errOut, code := run(t, "", append(args, "--resume", ckpt, "--max-steps", "8")...)
-	if code != 0 || !strings.Contains(stdout, "resuming") || !strings.Contains(stdout, "done: 8 steps") {
-		t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", code, stdout, errOut)
+	ck, err := model.Load(ckpt)
+	if err != nil {
+		t.Fatalf("the interrupted run's checkpoint: %v", err)
+	}
+	stopped := ck.Progress.Step
+	if stopped < 3 || !strings.Contains(stderr.String(), fmt.Sprintf("training interrupted at step %d ", stopped)) {
+		t.Fatalf("checkpoint at step %d; stderr: %s", stopped, stderr.String())
+	}
+	target := strconv.Itoa(stopped + 5)
+	out, errOut, code := run(t, "", append(args, "--resume", ckpt, "--max-steps", target)...)
+	if code != 0 || !strings.Contains(out, "resuming "+ckpt+" at epoch ") ||
+		!strings.Contains(out, fmt.Sprintf(", step %d\n", stopped)) ||
+		!strings.Contains(out, "done: "+target+" steps") {
+		t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }

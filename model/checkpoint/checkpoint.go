@@ -35,6 +35,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // FormatVersion is the version written by Write; Read rejects files of any other version with ErrVersion.
@@ -80,10 +81,11 @@ func (f *File) Tensor(name string) (Tensor, bool) {
 	return Tensor{}, false
 }
 
-// Write writes f to path atomically: it writes a temporary file in the same directory, syncs it, renames it
-// over path and syncs the directory. f is checked before anything is written (valid JSON header, unique
-// non-empty names, exactly one data slice per tensor with the length its shape implies). On any error the
-// temporary file is removed and an existing file at path is left untouched. A new file gets mode 0644.
+// Write writes f to path atomically: it writes a temporary file in the same directory (.NAME.tmp-PID-RANDOM,
+// see RemoveStale), syncs it, renames it over path and syncs the directory. f is checked before anything is
+// written (valid JSON header, unique non-empty names, exactly one data slice per tensor with the length its
+// shape implies). On any error the temporary file is removed and an existing file at path is left untouched. A
+// new file gets mode 0644.
 func Write(path string, f *File) error {
 	if err := validate(f); err != nil {
 		return fmt.Errorf("write checkpoint %s: %w", path, err)
@@ -97,7 +99,9 @@ func writeAtomic(path string, encode func(io.Writer) error) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	// The name says which checkpoint and which process the temporary belongs to, so that RemoveStale can
+	// tell one that a killed writer left behind from one being written now.
+	tmp, err := os.CreateTemp(dir, tempPrefix(base)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("write checkpoint %s: %w", path, err)
 	}
