@@ -61,6 +61,18 @@ type TrainConfig struct {
 	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
 	// such step is skipped, its update not applied).
 	MaxBadSteps int `yaml:"max_bad_steps"`
+	// ValidEvery validates every this many steps as well as at each epoch end (0: at epoch ends only).
+	ValidEvery int `yaml:"valid_every"`
+	// LRDecay multiplies the learning rate by this factor after each validation that does not improve on the
+	// best (0: never decay).
+	LRDecay float64 `yaml:"lr_decay"`
+	// Patience stops training after this many validations in a row without improvement (0: never stop early).
+	Patience int `yaml:"patience"`
+	// Warmup raises the learning rate linearly over this many steps, then decays it with the inverse square
+	// root of the step (0: a constant rate).
+	Warmup int `yaml:"warmup"`
+	// KeepLast keeps the checkpoints of the last this many saves as NAME.step-N.ckpt beside --out (0: none).
+	KeepLast int `yaml:"keep_last"`
 }
 
 // DecodeConfig controls translation.
@@ -329,6 +341,13 @@ func (c Config) Validate() error {
 	intIn("train.threads", t.Threads, 1, maxThreads, "")
 	intIn("train.graph_cache", t.GraphCache, 1, 1024, "")
 	intIn("train.max_bad_steps", t.MaxBadSteps, 1, math.MaxInt, "")
+	intIn("train.valid_every", t.ValidEvery, 0, math.MaxInt, "0: at epoch ends only")
+	if !(t.LRDecay >= 0 && t.LRDecay < 1) {
+		errs = append(errs, fmt.Errorf("config: train.lr_decay is %g; want at least 0 and below 1 (0: no decay)", t.LRDecay))
+	}
+	intIn("train.patience", t.Patience, 0, math.MaxInt, "0: no early stopping")
+	intIn("train.warmup", t.Warmup, 0, math.MaxInt, "0: constant learning rate")
+	intIn("train.keep_last", t.KeepLast, 0, math.MaxInt, "0: keep only --out and the best")
 	intIn("decode.max_len", c.Decode.MaxLen, 1, maxLength, "")
 	intIn("decode.batch", c.Decode.Batch, 1, maxBatch, "")
 	return errors.Join(errs...)

@@ -21,6 +21,11 @@ type Progress struct {
 	BestValidLoss *float64 `json:"best_valid_loss"` // nil before the first validation
 	// ValidPending is set when an epoch ended but its validation was interrupted: a resumed run validates first.
 	ValidPending bool `json:"valid_pending,omitempty"`
+	// BadValidations counts the validations in a row that did not improve on the best (train.patience).
+	BadValidations int `json:"bad_validations,omitempty"`
+	// LRScale is the product of the learning-rate decays earned on validation plateaus (train.lr_decay); 0 in
+	// checkpoints written before it existed, meaning 1.
+	LRScale float64 `json:"lr_scale,omitempty"`
 }
 
 // header is the JSON metadata of a checkpoint.

@@ -92,6 +92,9 @@ type Summary struct {
 	TokensPerSecond     float64
 	TrainLoss           float64 // token-averaged over the last logging window
 	ValidLoss, ValidPPL float64 // NaN without validation data
+	// StoppedEarly is set when train.patience validations in a row did not improve (BadValidations of them).
+	StoppedEarly   bool
+	BadValidations int
 }
 
 // String is the last line a training run prints.
@@ -105,6 +108,9 @@ func (s Summary) String() string {
 	}
 	if s.BadSteps > 0 {
 		line += fmt.Sprintf(", %d steps skipped (non-finite)", s.BadSteps)
+	}
+	if s.StoppedEarly {
+		line += fmt.Sprintf("; stopped early: %d validations in a row without improvement (train.patience)", s.BadValidations)
 	}
 	return line
 }
@@ -171,37 +177,77 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		}
 		return &InterruptedError{Path: o.Out, Step: prog.Step, Epoch: prog.Epoch + 1}
 	}
-	// validate runs after an epoch (or at a step limit); it is marked pending in the checkpoint until it is done,
-	// so that an interruption during it is made good by the resumed run.
+	// validate runs after an epoch, every train.valid_every steps and at a step limit; it is marked pending in
+	// the checkpoint until it is done, so that an interruption during it is made good by the resumed run. Only the
+	// lead process validates; it then shares the outcome that steers training (the learning-rate decay and the
+	// count toward train.patience) with the others, which all call validate at the same steps.
+	validatedAt := -1 // the step of this run's last validation: a step is validated once
 	validate := func() error {
-		if len(o.Valid) == 0 || !lead {
+		if len(o.Valid) == 0 || validatedAt == prog.Step {
 			prog.ValidPending = false
 			return nil
 		}
+		validatedAt = prog.Step
 		prog.ValidPending = true
-		vl, err := ValidLoss(ctx, o.Model, o.Valid, cfg.Data.Batch)
-		if err != nil {
+		var vl float64
+		var stopped error
+		if lead {
+			vl, stopped = ValidLoss(ctx, o.Model, o.Valid, cfg.Data.Batch)
+		}
+		best := false
+		if stopped == nil && lead {
+			best = prog.recordValidation(vl, cfg.Train)
+		}
+		if group.Size() > 1 {
+			// [stopped, LRScale, BadValidations] summed over the group, where only the lead is non-zero.
+			shared := make([]float64, 3)
+			if lead {
+				shared[1], shared[2] = prog.lrScale(), float64(prog.BadValidations)
+				if stopped != nil {
+					shared[0] = 1
+				}
+			}
+			if err := group.SumFloat64(shared); err != nil {
+				return err
+			}
+			if shared[0] > 0 {
+				stopped = context.Canceled
+			}
+			prog.LRScale, prog.BadValidations = shared[1], int(shared[2])
+		}
+		if stopped != nil {
 			return interrupted()
 		}
 		prog.ValidPending = false
+		if !lead {
+			return nil
+		}
 		sum.ValidLoss, sum.ValidPPL = vl, math.Exp(vl)
-		v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), ElapsedS: prog.ElapsedS}
-		if !math.IsNaN(vl) && (prog.BestValidLoss == nil || vl < *prog.BestValidLoss) {
-			v.Best = true
-			prog.BestValidLoss = &vl
+		v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), Best: best, ElapsedS: prog.ElapsedS}
+		if best {
 			if err := save(BestPath(o.Out)); err != nil {
 				return err
 			}
 		}
 		rec.Validated(v)
 		return metrics.write(map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
-			"valid_ppl": v.PPL, "elapsed_s": v.ElapsedS})
+			"valid_ppl": v.PPL, "best": best, "bad_validations": prog.BadValidations, "lr": learningRate(cfg.Train, prog),
+			"elapsed_s": v.ElapsedS})
+	}
+	// checkpoint saves the position to --out and, with train.keep_last, keeps it as the step's checkpoint too.
+	checkpoint := func() error {
+		if err := save(o.Out); err != nil || !lead || cfg.Train.KeepLast == 0 {
+			return err
+		}
+		return keepStep(o.Out, prog.Step, cfg.Train.KeepLast)
 	}
 	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, BatchTokens: cfg.Data.BatchTokens, ChunkBatches: cfg.Data.BucketChunk,
 		RoundLen: cfg.Data.RoundLen, Shuffle: true}
 	var runTokens, badInRow int
 	var runSeconds float64
-	done := func() bool { return cfg.Train.MaxSteps > 0 && prog.Step >= cfg.Train.MaxSteps }
+	done := func() bool {
+		return cfg.Train.MaxSteps > 0 && prog.Step >= cfg.Train.MaxSteps || prog.patienceLost(cfg.Train)
+	}
 
 	if prog.ValidPending {
 		if err := validate(); err != nil {
@@ -222,6 +268,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 			start := time.Now()
 			// Each process draws its own dropout masks; rank 0's are those of a run on one process.
 			dropout := rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(group.Rank())<<48))
+			tr.Optimizer.LR = learningRate(cfg.Train, prog)
 			res, err := tr.StepShared(&batches[prog.Batch], dropout, group)
 			if err != nil {
 				rec.EpochEnd()
@@ -254,7 +301,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 				rec.Logged(win)
 				if err := metrics.write(map[string]any{"event": "step", "step": win.Step, "epoch": win.Epoch, "loss": win.Loss,
 					"tgt_tokens": win.TgtTokens, "tok_per_s": win.TokPerS, "grad_norm": win.GradNorm, "bad_steps": win.BadSteps,
-					"elapsed_s": win.ElapsedS}); err != nil {
+					"lr": tr.Optimizer.LR, "elapsed_s": win.ElapsedS}); err != nil {
 					rec.EpochEnd()
 					if serr := save(o.Out); serr != nil {
 						return sum, errors.Join(err, serr)
@@ -272,7 +319,13 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 			}
 			rec.BatchDone()
 			if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 {
-				if err := save(o.Out); err != nil {
+				if err := checkpoint(); err != nil {
+					rec.EpochEnd()
+					return sum, err
+				}
+			}
+			if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < len(batches) {
+				if err := validate(); err != nil {
 					rec.EpochEnd()
 					return sum, err
 				}
@@ -286,11 +339,12 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		if err := validate(); err != nil {
 			return sum, err
 		}
-		if err := save(o.Out); err != nil {
+		if err := checkpoint(); err != nil {
 			return sum, err
 		}
 	}
 	sum.Steps, sum.Epochs = prog.Step, prog.Epoch
+	sum.StoppedEarly, sum.BadValidations = prog.patienceLost(cfg.Train), prog.BadValidations
 	if runSeconds > 0 {
 		sum.TokensPerSecond = float64(runTokens) / runSeconds
 	}

@@ -126,7 +126,7 @@ exits with status 130 (143); a second one quits at once.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTrainCmd(), newTranslateCmd(), newDemoCmd(), newVersionCmd())
+	root.AddCommand(newTrainCmd(), newTranslateCmd(), newAverageCmd(), newDemoCmd(), newVersionCmd())
 	return root
 }
 
