@@ -16,7 +16,7 @@ endif
 MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && command -v mpirun >/dev/null && echo yes)
 MPIBIN := bin/attend-mpi
 
-.PHONY: all build build-mpi test test-mpi demo bench lint clean
+.PHONY: all build build-mpi test test-mpi fuzz demo bench lint clean
 
 all: build
 
@@ -40,6 +40,20 @@ endif
 test-mpi:
 	$(GO) vet -tags mpi ./...
 	$(GO) test -count=1 -tags mpi -run MPI ./cmd/attend/ ./dist/
+
+# fuzz runs each `go test -fuzz` target for FUZZTIME in turn (not part of test: it has no end of its own). The
+# seed corpora are in each package's testdata/fuzz/; an input that fails is saved there too and then runs in
+# every `make test`. Set FUZZTIME=10m for a longer hunt. Go minimizes each new input for up to a minute by default,
+# fuzzing nothing meanwhile; FUZZMINIMIZETIME bounds that.
+FUZZTIME ?= 60s
+FUZZMINIMIZETIME ?= 5s
+FUZZ_TARGETS := data:FuzzTokenize data:FuzzReadTSV data:FuzzReadParallel model:FuzzParseConfig model:FuzzConfigSet \
+	model:FuzzLoad model/checkpoint:FuzzRead
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "== $$name in ./$$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./$$pkg/; \
+	done
 
 # demo generates the synthetic corpus, trains on it (~2 min on 2 cores) and reports held-out accuracy.
 demo: build

@@ -99,13 +99,19 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}
-	if err := decodeStrict(raw, &cfg); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
-	}
-	if err := cfg.Validate(); err != nil {
+	if cfg, err = parseConfig(raw); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// parseConfig is LoadConfig after reading the file: raw over Default, validated.
+func parseConfig(raw []byte) (Config, error) {
+	cfg := Default()
+	if err := decodeStrict(raw, &cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
 }
 
 // decodeStrict sets the keys present in raw on cfg. It walks the YAML tree itself rather than letting yaml.v3

@@ -2,7 +2,9 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -94,6 +96,9 @@ func Load(path string) (*Checkpoint, error) {
 	if err := h.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("load %s: stored config: %w", path, err)
 	}
+	if err := h.validatePosition(); err != nil {
+		return nil, fmt.Errorf("load %s: stored position: %w", path, err)
+	}
 	src, err := data.NewVocab(h.SrcVocab)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: source vocabulary: %w", path, err)
@@ -147,6 +152,27 @@ func Load(path string) (*Checkpoint, error) {
 		}
 	}
 	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil
+}
+
+// validatePosition checks the training position a run would resume from: counts that are negative would index
+// batches before the first (a panic) or give Adam a bias correction of 0 (infinite steps).
+func (h header) validatePosition() error {
+	var errs []error
+	for _, c := range []struct {
+		key   string
+		value int
+	}{{"progress.epoch", h.Progress.Epoch}, {"progress.batch", h.Progress.Batch}, {"progress.step", h.Progress.Step}, {"adam_step", h.AdamStep}} {
+		if c.value < 0 {
+			errs = append(errs, fmt.Errorf("%s is %d; want at least 0", c.key, c.value))
+		}
+	}
+	if e := h.Progress.ElapsedS; !(e >= 0) || math.IsInf(e, 0) {
+		errs = append(errs, fmt.Errorf("progress.elapsed_s is %g; want a finite number of at least 0", e))
+	}
+	if b := h.Progress.BestValidLoss; b != nil && (math.IsNaN(*b) || math.IsInf(*b, 0)) {
+		errs = append(errs, fmt.Errorf("progress.best_valid_loss is %g; want a finite number", *b))
+	}
+	return errors.Join(errs...)
 }
 
 // firstNonFinite returns the first tensor name and index in set holding NaN or ±Inf.

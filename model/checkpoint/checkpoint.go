@@ -93,6 +93,22 @@ func Write(path string, f *File) error {
 	return writeAtomic(path, func(w io.Writer) error { return encode(w, f) })
 }
 
+// Encode writes f to w in the checkpoint format, checksum included: the bytes Write puts in a file, for a
+// caller that stores them elsewhere. f is checked first, as Write checks it.
+func Encode(w io.Writer, f *File) error {
+	if err := validate(f); err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	sum := sha256.New()
+	if err := encode(io.MultiWriter(w, sum), f); err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	if _, err := w.Write(sum.Sum(nil)); err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	return nil
+}
+
 // writeAtomic writes what encode produces, followed by its SHA-256, to path through a temporary file.
 func writeAtomic(path string, encode func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)

@@ -520,3 +520,19 @@ func BenchmarkWriteRead(b *testing.B) {
 		}
 	})
 }
+
+// TestEncodeGivesTheBytesWriteWrites: Encode to memory and Write to a file produce the same bytes, and an
+// invalid file is refused by both.
+func TestEncodeGivesTheBytesWriteWrites(t *testing.T) {
+	_, written := writeSample(t)
+	var encoded bytes.Buffer
+	if err := Encode(&encoded, sample()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encoded.Bytes(), written) {
+		t.Fatalf("Encode gave %d bytes, Write %d, or they differ", encoded.Len(), len(written))
+	}
+	if err := Encode(io.Discard, &File{Header: []byte(`{`)}); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Fatalf("Encode of an invalid header: %v", err)
+	}
+}
