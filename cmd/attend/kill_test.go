@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -23,7 +24,7 @@ import (
 // and resumes it each time, 24 times. After every kill the last checkpoint (and the best one) must load and
 // never go back a step; once a resumed run has started, no temporary of a killed one may remain. The run then
 // finishes and must end at the same step with the same weights, moments and progress as a run never
-// interrupted.
+// interrupted, and its metrics file must still be one JSON object per line.
 func TestKillDashNineNeverLosesTheRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and resumes a training run 24 times (~15 s)")
@@ -164,6 +165,15 @@ func TestKillDashNineNeverLosesTheRun(t *testing.T) {
 	}
 	if left := temporaries(t, runDir, 0); len(left) > 0 {
 		t.Errorf("temporaries left after the run finished: %v", left)
+	}
+	metrics, err := os.ReadFile(filepath.Join(runDir, "m.metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(string(metrics), "\n"), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("metrics line %d, written across kills, is not JSON: %q", i+1, line)
+		}
 	}
 	got, err := model.Load(ckpt)
 	if err != nil {
