@@ -165,7 +165,8 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("loaded an invalid config: %v", err)
 		}
 		p := ck.Progress
-		if p.Epoch < 0 || p.Batch < 0 || p.Step < 0 || ck.Adam.Steps < 0 || !(p.ElapsedS >= 0) || math.IsInf(p.ElapsedS, 0) ||
+		if p.Epoch < 0 || p.Batch < 0 || p.Step < 0 || p.BadValidations < 0 || ck.Adam.Steps < 0 || !(p.LRScale >= 0 && p.LRScale <= 1) ||
+			!(p.ElapsedS >= 0) || math.IsInf(p.ElapsedS, 0) ||
 			(p.BestValidLoss != nil && math.IsNaN(*p.BestValidLoss)) {
 			t.Fatalf("loaded a position training cannot resume from: %+v, Adam step %d", p, ck.Adam.Steps)
 		}

@@ -155,19 +155,24 @@ func Load(path string) (*Checkpoint, error) {
 }
 
 // validatePosition checks the training position a run would resume from: counts that are negative would index
-// batches before the first (a panic) or give Adam a bias correction of 0 (infinite steps).
+// batches before the first (a panic) or give Adam a bias correction of 0 (infinite steps), and a learning-rate
+// scale outside [0, 1] would train at a rate no decay can give.
 func (h header) validatePosition() error {
 	var errs []error
 	for _, c := range []struct {
 		key   string
 		value int
-	}{{"progress.epoch", h.Progress.Epoch}, {"progress.batch", h.Progress.Batch}, {"progress.step", h.Progress.Step}, {"adam_step", h.AdamStep}} {
+	}{{"progress.epoch", h.Progress.Epoch}, {"progress.batch", h.Progress.Batch}, {"progress.step", h.Progress.Step},
+		{"progress.bad_validations", h.Progress.BadValidations}, {"adam_step", h.AdamStep}} {
 		if c.value < 0 {
 			errs = append(errs, fmt.Errorf("%s is %d; want at least 0", c.key, c.value))
 		}
 	}
 	if e := h.Progress.ElapsedS; !(e >= 0) || math.IsInf(e, 0) {
 		errs = append(errs, fmt.Errorf("progress.elapsed_s is %g; want a finite number of at least 0", e))
+	}
+	if r := h.Progress.LRScale; !(r >= 0 && r <= 1) {
+		errs = append(errs, fmt.Errorf("progress.lr_scale is %g; want between 0 and 1 (0: no decay yet)", r))
 	}
 	if b := h.Progress.BestValidLoss; b != nil && (math.IsNaN(*b) || math.IsInf(*b, 0)) {
 		errs = append(errs, fmt.Errorf("progress.best_valid_loss is %g; want a finite number", *b))
