@@ -62,15 +62,16 @@ func StepPath(path string, step int) string {
 	return fmt.Sprintf("%s.step-%d.ckpt", strings.TrimSuffix(path, ".ckpt"), step)
 }
 
-// keepStep makes the checkpoint just saved at path also the one of its step (a hard link, or a copy where the
-// file system has none), then removes the step checkpoints of path beyond the newest keep.
-func keepStep(path string, step, keep int) error {
+// keepStep makes the checkpoint just saved at path also the one of its step (a hard link, or where the file
+// system has none, what save writes there: Save, atomically), then removes the step checkpoints of path beyond
+// the newest keep.
+func keepStep(path string, step, keep int, save func(path string) error) error {
 	kept := StepPath(path, step)
 	if err := os.Remove(kept); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("keep %s: %w", kept, err)
 	}
 	if err := os.Link(path, kept); err != nil {
-		if err := copyFile(path, kept); err != nil {
+		if err := save(kept); err != nil {
 			return fmt.Errorf("keep %s: %w", kept, err)
 		}
 	}
@@ -110,13 +111,4 @@ func StepCheckpoints(path string) ([]int, error) {
 	}
 	slices.Sort(steps)
 	return steps, nil
-}
-
-// copyFile copies src to a new file dst.
-func copyFile(src, dst string) error {
-	raw, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(dst, raw, 0o644)
 }

@@ -239,7 +239,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		if err := save(o.Out); err != nil || !lead || cfg.Train.KeepLast == 0 {
 			return err
 		}
-		return keepStep(o.Out, prog.Step, cfg.Train.KeepLast)
+		return keepStep(o.Out, prog.Step, cfg.Train.KeepLast, save)
 	}
 	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, BatchTokens: cfg.Data.BatchTokens, ChunkBatches: cfg.Data.BucketChunk,
 		RoundLen: cfg.Data.RoundLen, Shuffle: true}
