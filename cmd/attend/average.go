@@ -5,6 +5,7 @@ import (
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/model/checkpoint"
 	"github.com/spf13/cobra"
 )
 
@@ -49,6 +50,9 @@ and position of the last checkpoint given, so training can resume from it.`,
 				inputs = append(inputs, app.NamedPath{Role: "an input", Path: p})
 			}
 			if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: out}}, inputs); err != nil {
+				return err
+			}
+			if _, err := checkpoint.RemoveStale(out); err != nil {
 				return err
 			}
 			ck, err := model.Average(paths)
