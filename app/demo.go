@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/metrics"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
@@ -67,28 +68,24 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	}
 	srcs := make([][]string, len(test))
 	refs := make([][]string, len(test))
-	gold := make([][][2]int, len(test))
 	for i, p := range test {
-		srcs[i], refs[i], gold[i] = strings.Fields(p.Src), strings.Fields(p.Tgt), p.Alignment
+		srcs[i], refs[i] = strings.Fields(p.Src), strings.Fields(p.Tgt)
 	}
 	trs, err := TranslateTokens(ctx, ck.Model, srcs, req.Config.Decode.MaxLen, req.Config.Decode.Batch)
 	if err != nil {
 		return res, fmt.Errorf("interrupted while translating the test set (the trained model is in %s): %w", model.BestPath(out), ErrStopped)
 	}
 	hyps := make([][]string, len(trs))
-	var predicted, sure [][][2]int
+	var scores align.Scores
 	for i, tr := range trs {
 		hyps[i] = tr.Output
 		if strings.Join(tr.Output, " ") == test[i].Tgt {
 			// Alignment quality is only comparable where the output is the reference.
-			predicted = append(predicted, ArgmaxAlignment(tr.Attention, len(tr.Output)))
-			sure = append(sure, gold[i])
+			scores.Add(align.Hard(tr.Attention, len(tr.Source), len(tr.Output), 0), goldLinks(test[i].Alignment))
 		}
 	}
 	res.ExactMatch = metrics.ExactMatch(hyps, refs)
-	if len(predicted) > 0 {
-		res.AER = metrics.AER(predicted, sure, sure)
-	}
+	res.AER = scores.AER()
 	for i := 0; i < min(3, len(test)); i++ {
 		fmt.Fprintf(req.Stdout, "  test: %s\n   ref: %s\n   out: %s\n", test[i].Src, test[i].Tgt, strings.Join(hyps[i], " "))
 	}
@@ -97,17 +94,11 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	return res, nil
 }
 
-// ArgmaxAlignment links each of the first n output words to the source word it attended to most.
-func ArgmaxAlignment(attention [][]float32, n int) [][2]int {
-	links := make([][2]int, 0, n)
-	for t := 0; t < n && t < len(attention); t++ {
-		best := 0
-		for i, w := range attention[t] {
-			if w > attention[t][best] {
-				best = i
-			}
-		}
-		links = append(links, [2]int{best, t})
+// goldLinks turns the generator's (source, target) pairs into sure links.
+func goldLinks(pairs [][2]int) []align.Link {
+	links := make([]align.Link, len(pairs))
+	for i, p := range pairs {
+		links[i] = align.Link{Src: p[0], Tgt: p[1]}
 	}
 	return links
 }

@@ -1,4 +1,4 @@
-// Package metrics scores translations and alignments: corpus BLEU, exact match and alignment error rate.
+// Package metrics scores translations: corpus BLEU and exact match (alignment error rate is in package align).
 package metrics
 
 import (
@@ -81,52 +81,4 @@ func ExactMatch(hyps, refs [][]string) float64 {
 		}
 	}
 	return float64(equal) / float64(len(hyps))
-}
-
-// AER is the alignment error rate (Och and Ney 2003) of the predicted links against sure and possible gold
-// links, pooled over the corpus (one slice of (source, target) links per sentence):
-//
-//	AER = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)
-//
-// where A, S and P are the predicted, sure and possible links. Possible links include the sure ones (AER
-// adds S to P if the caller left some out); with only sure links, pass the same set twice. Each sentence's
-// links are taken as a set, so a repeated link counts once. AER is 0 when there are neither predicted nor
-// sure links. It panics if the three corpora differ in length.
-func AER(predicted, sure, possible [][][2]int) float64 {
-	if len(predicted) != len(sure) || len(predicted) != len(possible) {
-		panic(fmt.Sprintf("metrics: AER of %d predicted against %d sure and %d possible alignments",
-			len(predicted), len(sure), len(possible)))
-	}
-	var predictedCount, sureCount, hitSure, hitPossible int
-	for i := range predicted {
-		predictedSet := linkSet(predicted[i])
-		sureSet := linkSet(sure[i])
-		possibleSet := linkSet(possible[i])
-		for link := range sureSet {
-			possibleSet[link] = true
-		}
-		predictedCount += len(predictedSet)
-		sureCount += len(sureSet)
-		for link := range predictedSet {
-			if sureSet[link] {
-				hitSure++
-			}
-			if possibleSet[link] {
-				hitPossible++
-			}
-		}
-	}
-	if predictedCount+sureCount == 0 {
-		return 0
-	}
-	return 1 - float64(hitSure+hitPossible)/float64(predictedCount+sureCount)
-}
-
-// linkSet returns the links as a set.
-func linkSet(links [][2]int) map[[2]int]bool {
-	set := make(map[[2]int]bool, len(links))
-	for _, link := range links {
-		set[link] = true
-	}
-	return set
 }
