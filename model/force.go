@@ -1,0 +1,47 @@
+package model
+
+import (
+	"github.com/attend-nmt/attend/data"
+)
+
+// Forced is one given target scored by teacher forcing: at every step the decoder is fed the given previous
+// word, not its own choice.
+type Forced struct {
+	// Attention has one row per target word and a last row for </s>; row t holds the weights of the real
+	// source words when target word t (or </s>) was predicted.
+	Attention [][]float32
+	// LogProbs[t] is log p(y_t | y_<t, source) of target word t, and the last entry that of </s>.
+	LogProbs []float64
+}
+
+// Force scores the targets of a batch (data.Batch.TgtIn and TgtOut) with teacher forcing, without dropout,
+// through the plain-Go forward pass, and returns the real rows' attention and per-word log-probabilities. Fed
+// its own greedy output, it reproduces greedy search's attention; the log-probabilities sum, over the batch,
+// to minus the validation loss (Loss) when no target word is <pad>. It panics if the batch has no targets.
+func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
+	if b.TgtOut == nil {
+		panic("model: Force of a batch without targets")
+	}
+	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
+	logits, weights := m.Decoder.TeacherForced(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
+	v, rows, srcLen := m.TgtVocab.Size(), b.Rows, b.SrcLen
+	out := make([]Forced, b.Real)
+	for r := range out {
+		for t := 0; t < b.TgtLen; t++ {
+			// The target ends at its </s>, not at the first PadID: an untrained model's words may be <pad>.
+			y := b.TgtOut[t*rows+r]
+			if t > 0 && b.TgtOut[(t-1)*rows+r] == data.EOSID {
+				break
+			}
+			step := t*rows + r
+			row := logits[step*v : (step+1)*v]
+			out[r].LogProbs = append(out[r].LogProbs, float64(row[y])-logSumExp(row))
+			att := make([]float32, b.SrcLengths[r])
+			for i := range att {
+				att[i] = float32(weights[step*srcLen+i])
+			}
+			out[r].Attention = append(out[r].Attention, att)
+		}
+	}
+	return out
+}
