@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/heatmap"
 	"github.com/attend-nmt/attend/metrics"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
@@ -38,7 +39,9 @@ type DemoRequest struct {
 type DemoResult struct {
 	ExactMatch float64 // fraction of test sentences translated exactly
 	AER        float64 // alignment error rate of the attention's argmax against the generator's gold alignment
-	Seconds    float64 // training time
+	// AlignedSentences is how many test sentences the AER covers: those translated exactly.
+	AlignedSentences int
+	Seconds          float64 // training time
 }
 
 // Demo generates the synthetic corpus, trains on it, translates the held-out test set and reports exact-match
@@ -81,17 +84,52 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 		hyps[i] = tr.Output
 		if strings.Join(tr.Output, " ") == test[i].Tgt {
 			// Alignment quality is only comparable where the output is the reference.
-			scores.Add(align.Hard(tr.Attention, len(tr.Source), len(tr.Output), 0), goldLinks(test[i].Alignment))
+			scores.Add(tr.Links(0), goldLinks(test[i].Alignment))
+			res.AlignedSentences++
 		}
 	}
 	res.ExactMatch = metrics.ExactMatch(hyps, refs)
 	res.AER = scores.AER()
+	if err := demoHeatmaps(req, ck, model.BestPath(out), trs, refs); err != nil {
+		return res, err
+	}
 	for i := 0; i < min(3, len(test)); i++ {
 		fmt.Fprintf(req.Stdout, "  test: %s\n   ref: %s\n   out: %s\n", test[i].Src, test[i].Tgt, strings.Join(hyps[i], " "))
 	}
-	fmt.Fprintf(req.Stdout, "demo: held-out exact match %.2f%% (%d sentences), attention AER %.3f, trained in %.0fs\n",
-		100*res.ExactMatch, len(test), res.AER, res.Seconds)
+	fmt.Fprintf(req.Stdout, "demo: held-out exact match %.2f%% (%d sentences), attention AER %.3f (precision %.3f, recall %.3f, on the %d exact translations), trained in %.0fs\n",
+		100*res.ExactMatch, len(test), res.AER, scores.Precision(), scores.Recall(), res.AlignedSentences, res.Seconds)
 	return res, nil
+}
+
+// demoGallerySize is how many test sentences the demo's gallery shows.
+const demoGallerySize = 12
+
+// demoHeatmaps draws heatmap.png, the attention of the first test sentence of at least six words that was
+// translated exactly (the reordering shows), and a gallery of the first test sentences in heatmaps/.
+func demoHeatmaps(req DemoRequest, ck *model.Checkpoint, ckPath string, trs []Translation, refs [][]string) error {
+	id := ModelIdentity(ckPath, ck)
+	for i, tr := range trs {
+		if len(tr.Output) >= 6 && strings.Join(tr.Output, " ") == strings.Join(refs[i], " ") {
+			path := filepath.Join(req.Dir, "heatmap.png")
+			if err := heatmap.WriteFile(path, AttentionMap(tr, refs[i], false, id)); err != nil {
+				return err
+			}
+			fmt.Fprintf(req.Stdout, "attention of test sentence %d: %s\n", i+1, path)
+			break
+		}
+	}
+	maps := make([]*heatmap.Map, 0, demoGallerySize)
+	for i, tr := range trs[:min(demoGallerySize, len(trs))] {
+		if len(tr.Source) > 0 && len(tr.Attention) > 0 {
+			maps = append(maps, AttentionMap(tr, refs[i], false, id))
+		}
+	}
+	dir := filepath.Join(req.Dir, "heatmaps")
+	if err := heatmap.WriteGalleryDir(dir, "attend demo: attention on the test set", maps); err != nil {
+		return err
+	}
+	fmt.Fprintf(req.Stdout, "gallery of %d test sentences: %s\n", len(maps), filepath.Join(dir, "index.html"))
+	return nil
 }
 
 // goldLinks turns the generator's (source, target) pairs into sure links.

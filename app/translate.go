@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
@@ -25,8 +26,12 @@ type TranslateRequest struct {
 	InputName string // for error messages
 	Output    io.Writer
 	Attention io.Writer // optional: one JSON object per sentence with its source, output and attention matrix
-	MaxLen    int       // longest translation in tokens
-	Batch     int       // sentences per batch
+	// Alignments, optional, gets one line per sentence: the Pharaoh links of its output words to its source
+	// words (0-based, source first), by argmax of the attention or, with Threshold > 0, every weight at or above.
+	Alignments io.Writer
+	Threshold  float64
+	MaxLen     int // longest translation in tokens
+	Batch      int // sentences per batch
 	// Pause is how long Translate waits for another input line before it translates what has arrived, so
 	// that typed or piped-in lines are answered at once (0: DefaultPause).
 	Pause time.Duration
@@ -41,6 +46,9 @@ type Translation struct {
 	Source    []string    `json:"source"`
 	Output    []string    `json:"output"`
 	Attention [][]float32 `json:"attention"`
+	// LogProbs, for a target scored by teacher forcing (ForceTokens), is the log-probability of each output
+	// word and of the final </s>.
+	LogProbs []float64 `json:"log_probs,omitempty"`
 }
 
 // inputLine is one line read by Translate's reader goroutine, or the error that ended the input.
@@ -81,6 +89,10 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	if req.Attention != nil {
 		attn = json.NewEncoder(req.Attention)
 	}
+	var links *bufio.Writer
+	if req.Alignments != nil {
+		links = bufio.NewWriter(req.Alignments)
+	}
 	// Four batches per core give the length bucketing something to sort, and every core a batch to decode.
 	windowSize := req.Batch * runtime.GOMAXPROCS(0) * 4
 	written := 0
@@ -104,10 +116,19 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 					return written, fmt.Errorf("write attention: %w", err)
 				}
 			}
+			if links != nil {
+				links.WriteString(align.FormatPharaoh(tr.Links(req.Threshold), false))
+				links.WriteByte('\n')
+			}
 			written++
 		}
 		if err := out.Flush(); err != nil {
 			return written, fmt.Errorf("write translations: %w", err)
+		}
+		if links != nil {
+			if err := links.Flush(); err != nil {
+				return written, fmt.Errorf("write alignments: %w", err)
+			}
 		}
 		if inputErr != nil {
 			return written, inputErr

@@ -179,6 +179,9 @@ func title(m *Map) string {
 		lines = append(lines, wrap("reference: "+strings.Join(m.Reference, " "), titleWrap)...)
 	}
 	lines = append(lines, wrap(what+": "+strings.Join(m.Output, " "), titleWrap)...)
+	if m.Forced && len(m.ModelOutput) > 0 {
+		lines = append(lines, wrap("model output: "+strings.Join(m.ModelOutput, " "), titleWrap)...)
+	}
 	model := m.Model.Checkpoint
 	if model == "" {
 		model = "(unnamed model)"

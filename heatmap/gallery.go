@@ -27,8 +27,9 @@ func WriteGallery(w io.Writer, title string, entries []GalleryEntry) error {
 	type item struct {
 		Index                     int
 		Source, Output, Reference string
+		ModelOutput               string
 		Forced                    bool
-		Entropy                   float64
+		Entropy, LogProb          float64
 		Image, Data               string
 	}
 	items := make([]item, len(entries))
@@ -37,8 +38,8 @@ func WriteGallery(w io.Writer, title string, entries []GalleryEntry) error {
 			return fmt.Errorf("gallery entry %d: %w", i+1, err)
 		}
 		items[i] = item{Index: i + 1, Source: strings.Join(e.Map.Source, " "), Output: strings.Join(e.Map.Output, " "),
-			Reference: strings.Join(e.Map.Reference, " "), Forced: e.Map.Forced, Entropy: e.Map.MeanEntropy(),
-			Image: e.Image, Data: e.Data}
+			Reference: strings.Join(e.Map.Reference, " "), ModelOutput: strings.Join(e.Map.ModelOutput, " "),
+			Forced: e.Map.Forced, Entropy: e.Map.MeanEntropy(), LogProb: e.Map.LogProb(), Image: e.Image, Data: e.Data}
 	}
 	page, err := template.New("gallery").Parse(galleryPage)
 	if err != nil {
@@ -84,9 +85,12 @@ source word, higher when attention is spread.</p>
 <dl>
 <dt>sentence</dt><dd>{{.Index}}</dd>
 <dt>source</dt><dd>{{.Source}}</dd>
-<dt>{{if .Forced}}forced reference{{else}}output{{end}}</dt><dd>{{.Output}}</dd>
-{{if and .Reference (not .Forced)}}<dt>reference</dt><dd>{{.Reference}}</dd>
-{{end}}<dt>mean entropy</dt><dd class="entropy">{{printf "%.3f" .Entropy}}</dd>
+{{if .Forced}}<dt>reference (forced, the rows)</dt><dd>{{.Output}}</dd>
+<dt>its log-probability</dt><dd>{{printf "%.2f" .LogProb}}</dd>
+{{if .ModelOutput}}<dt>model output</dt><dd>{{.ModelOutput}}</dd>
+{{end}}{{else}}<dt>output</dt><dd>{{.Output}}</dd>
+{{if .Reference}}<dt>reference</dt><dd>{{.Reference}}</dd>
+{{end}}{{end}}<dt>mean entropy</dt><dd class="entropy">{{printf "%.3f" .Entropy}}</dd>
 {{if .Data}}<dt>matrix</dt><dd><a href="{{.Data}}">{{.Data}}</a></dd>
 {{end}}</dl>
 </div>

@@ -21,6 +21,8 @@ func galleryMaps() []*Map {
 		}
 		row[t%len(row)] = 1
 	}
+	sharp.Forced, sharp.ModelOutput = true, []string{"a", "woman", "rides"}
+	sharp.LogProbs = []float64{-0.5, -1, -0.25, -2, -0.25}
 	middle := testMap()
 	middle.Reference = []string{"a", "girl", "rides", "across"}
 	uniform := testMap()
@@ -65,7 +67,7 @@ func TestGalleryLinksResolve(t *testing.T) {
 	if images != 2*len(maps) {
 		t.Errorf("%d image links for %d sentences", images, len(maps))
 	}
-	for _, want := range []string{"a girl rides across", "ein mädchen fährt à přes", "1.609"} {
+	for _, want := range []string{"a girl rides across", "ein mädchen fährt à přes", "1.609", "a woman rides", "-4.00"} {
 		if !strings.Contains(string(page), html.EscapeString(want)) {
 			t.Errorf("index.html lacks %q", want)
 		}

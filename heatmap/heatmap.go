@@ -22,17 +22,24 @@ type Model struct {
 // Map is the attention of one sentence. Weights[t][i] is the weight of source token i when output token t was
 // produced; the output usually ends with "</s>", whose row shows where the model looked to stop.
 type Map struct {
-	Source    []string    `json:"source"`
-	Output    []string    `json:"output"`
-	Reference []string    `json:"reference,omitempty"` // the reference translation, when one was given
-	Forced    bool        `json:"forced,omitempty"`    // Output is a given target scored by teacher forcing
-	Weights   [][]float32 `json:"attention"`
-	Model     Model       `json:"model"`
+	Source    []string `json:"source"`
+	Output    []string `json:"output"`
+	Reference []string `json:"reference,omitempty"` // the reference translation, when one was given
+	Forced    bool     `json:"forced,omitempty"`    // Output is a given target scored by teacher forcing
+	// ModelOutput is the model's own translation when Output is a forced reference.
+	ModelOutput []string `json:"model_output,omitempty"`
+	// LogProbs[t] is the log-probability the model gave output token t (forced maps only).
+	LogProbs []float64   `json:"log_probs,omitempty"`
+	Weights  [][]float32 `json:"attention"`
+	Model    Model       `json:"model"`
 }
 
 // Validate reports an error wrapping ErrShape unless Weights has len(Output) rows of len(Source) finite
-// weights; a Map that validates can be drawn and exported.
+// weights (and LogProbs, if any, one entry per output token); a Map that validates can be drawn and exported.
 func (m *Map) Validate() error {
+	if m.LogProbs != nil && len(m.LogProbs) != len(m.Output) {
+		return fmt.Errorf("heatmap: %w: %d log-probabilities for %d output tokens", ErrShape, len(m.LogProbs), len(m.Output))
+	}
 	if len(m.Weights) != len(m.Output) {
 		return fmt.Errorf("heatmap: %w: %d rows for %d output tokens", ErrShape, len(m.Weights), len(m.Output))
 	}
@@ -64,4 +71,13 @@ func (m *Map) MeanEntropy() float64 {
 		}
 	}
 	return sum / float64(len(m.Weights))
+}
+
+// LogProb is the sum of LogProbs: the log-probability of the whole forced output.
+func (m *Map) LogProb() float64 {
+	var sum float64
+	for _, lp := range m.LogProbs {
+		sum += lp
+	}
+	return sum
 }

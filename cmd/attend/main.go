@@ -120,6 +120,9 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
   attend demo                      train on the built-in synthetic corpus and show the result
   attend train --src S --tgt T --out m.ckpt
   attend translate --model m.ckpt < input > output
+  attend heatmap --model m.ckpt --text "ein mann fährt fahrrad ." --out attn.png
+  attend align --model m.ckpt --src test.de --tgt test.en --gold gold.align
+  attend plot --metrics m.metrics.jsonl --out curves.png
 
 Ctrl-C (or SIGTERM) stops any command at its next safe point — training saves its exact position first — and
 exits with status 130 (143); a second one quits at once.`,
@@ -127,6 +130,7 @@ exits with status 130 (143); a second one quits at once.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newAverageCmd(), newDemoCmd(), newVersionCmd())
+	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
 	return root
 }
 

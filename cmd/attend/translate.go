@@ -14,8 +14,9 @@ import (
 
 // translateOptions is everything `attend translate` reads from its command line.
 type translateOptions struct {
-	model, input, output, attention string
-	maxLen, batch                   int // 0: the checkpoint's decode.max_len and decode.batch
+	model, input, output, attention, alignments string
+	threshold                                   float64
+	maxLen, batch                               int // 0: the checkpoint's decode.max_len and decode.batch
 }
 
 func newTranslateCmd() *cobra.Command {
@@ -27,7 +28,8 @@ func newTranslateCmd() *cobra.Command {
 one translation per line (standard output, or --output), in order, as it goes: each batch is written as soon as
 it is translated, and typed lines are answered as soon as they are entered. --attention FILE writes, per
 sentence, a JSON object with the source tokens, the output tokens and the attention matrix (one row per output
-token and </s>). Ctrl-C stops it at once (status 130); what was written stays.`,
+token and </s>). --alignments FILE writes, per sentence, the links of its output words to the source words they
+attended to most, in Pharaoh format ("i-j", 0-based, source first; --threshold W: every weight at least W). Ctrl-C stops it at once (status 130); what was written stays.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
@@ -36,6 +38,8 @@ token and </s>). Ctrl-C stops it at once (status 130); what was written stays.`,
 	fl.StringVar(&o.input, "input", "", "input file (default: standard input)")
 	fl.StringVar(&o.output, "output", "", "output file (default: standard output)")
 	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
+	fl.StringVar(&o.alignments, "alignments", "", "write word alignments (Pharaoh i-j, 0-based, source first) to this file")
+	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
 	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
 	fl.IntVar(&o.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
 	_ = cmd.MarkFlagRequired("model")
@@ -56,9 +60,16 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	if o.output == "-" {
 		o.output = ""
 	}
-	outputs := []app.NamedPath{{Role: "--output", Path: o.output}, {Role: "--attention", Path: o.attention}}
-	if o.output != "" && o.attention != "" && o.output == o.attention {
-		return fmt.Errorf("--output and --attention are both %s", o.output)
+	if o.threshold < 0 || o.threshold > 1 {
+		return fmt.Errorf("--threshold is %g; want a weight from 0 (argmax) to 1", o.threshold)
+	}
+	outputs := []app.NamedPath{{Role: "--output", Path: o.output}, {Role: "--attention", Path: o.attention}, {Role: "--alignments", Path: o.alignments}}
+	for i, a := range outputs {
+		for _, b := range outputs[i+1:] {
+			if a.Path != "" && a.Path == b.Path {
+				return fmt.Errorf("%s and %s are both %s", a.Role, b.Role, a.Path)
+			}
+		}
 	}
 	if err := app.CheckOutputs(outputs, []app.NamedPath{{Role: "--input", Path: o.input}, {Role: "--model", Path: o.model}}); err != nil {
 		return err
@@ -69,7 +80,7 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	}
 	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
 		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(),
-		MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
+		MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch, Threshold: o.threshold}
 	if o.maxLen > 0 {
 		req.MaxLen = o.maxLen
 	}
@@ -108,6 +119,14 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 		}
 		files = append(files, f)
 		req.Attention = f
+	}
+	if o.alignments != "" {
+		f, err := os.Create(o.alignments)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		req.Alignments = f
 	}
 	start := time.Now()
 	n, err := app.Translate(cmd.Context(), req)

@@ -1,0 +1,175 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/model"
+)
+
+// ForceTokens scores given target sentences by teacher forcing (see model.Seq2Seq.Force), batch by batch,
+// keeping the input order. Each result's Output is the target as given (words outside the vocabulary are
+// scored as <unk> but shown as they are); Attention and LogProbs have one row per target word and a last one for
+// </s>. A pair with an empty side gives empty lists. A cancelled ctx stops it between batches with ctx's error.
+func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int) ([]Translation, error) {
+	if len(srcs) != len(tgts) {
+		return nil, fmt.Errorf("force: %d sources for %d targets", len(srcs), len(tgts))
+	}
+	out := make([]Translation, len(srcs))
+	var examples []data.Example
+	var index []int
+	for i := range srcs {
+		out[i] = Translation{Source: nonNil(srcs[i]), Output: nonNil(tgts[i]), Attention: [][]float32{}, LogProbs: []float64{}}
+		if len(srcs[i]) == 0 || len(tgts[i]) == 0 {
+			continue
+		}
+		examples = append(examples, data.Example{Src: m.SrcVocab.Encode(srcs[i]), Tgt: m.TgtVocab.Encode(tgts[i])})
+		index = append(index, i)
+	}
+	for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: batch}, nil) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for r, f := range m.Force(&b) {
+			i := index[b.Index[r]]
+			out[i].Attention, out[i].LogProbs = f.Attention, f.LogProbs
+		}
+	}
+	return out, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Links are the hard alignment of a translation (see align.Hard): its output words (never </s>) to its source
+// words, by argmax or, with threshold > 0, every weight at or above it.
+func (tr Translation) Links(threshold float64) []align.Link {
+	return align.Hard(tr.Attention, len(tr.Source), min(len(tr.Output), len(tr.Attention)), threshold)
+}
+
+// ModelIdentity names a loaded checkpoint for heat maps and their exports.
+func ModelIdentity(path string, ck *model.Checkpoint) heatmap.Model {
+	return heatmap.Model{Checkpoint: path, Step: ck.Progress.Step, Description: ck.Model.Describe()}
+}
+
+// AttentionMap is a translation's attention as a heat map: its output words and, when the attention has a row
+// for it, </s>. ref is the reference translation (nil for none); forced says the output is a reference scored
+// by teacher forcing.
+func AttentionMap(tr Translation, ref []string, forced bool, id heatmap.Model) *heatmap.Map {
+	m := &heatmap.Map{Source: tr.Source, Output: tr.Output, Reference: ref, Forced: forced, Weights: tr.Attention, Model: id}
+	if len(tr.Attention) > len(tr.Output) {
+		m.Output = append(append([]string(nil), tr.Output...), data.EOSToken)
+	}
+	if forced {
+		m.LogProbs = tr.LogProbs
+	}
+	return m
+}
+
+// HeatmapRequest is everything `attend heatmap` needs besides where the pictures go.
+type HeatmapRequest struct {
+	Model     *model.Checkpoint
+	ModelPath string     // for the pictures' titles and the exports
+	Sources   [][]string // tokenized sentences
+	Refs      [][]string // tokenized references, one per source, or nil: with references, their attention is drawn
+	MaxLen    int        // longest greedy translation
+	Batch     int        // sentences per batch
+}
+
+// Heatmaps translates every source greedily and, when references are given, scores them by teacher forcing,
+// and returns one map per sentence: of the reference (forced, with the model's own output beside it) when
+// there is one, of the model's output otherwise. Sentences with an empty side give maps with no rows.
+func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
+	if req.Refs != nil && len(req.Refs) != len(req.Sources) {
+		return nil, fmt.Errorf("heatmap: %d sentences but %d references", len(req.Sources), len(req.Refs))
+	}
+	m := req.Model.Model
+	id := ModelIdentity(req.ModelPath, req.Model)
+	trs, err := TranslateTokens(ctx, m, req.Sources, req.MaxLen, req.Batch)
+	if err != nil {
+		return nil, err
+	}
+	maps := make([]*heatmap.Map, len(trs))
+	if req.Refs == nil {
+		for i, tr := range trs {
+			maps[i] = AttentionMap(tr, nil, false, id)
+		}
+		return maps, nil
+	}
+	forced, err := ForceTokens(ctx, m, req.Sources, req.Refs, req.Batch)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range forced {
+		maps[i] = AttentionMap(f, req.Refs[i], true, id)
+		maps[i].ModelOutput = trs[i].Output
+	}
+	return maps, nil
+}
+
+// AlignRequest is everything `attend align` needs.
+type AlignRequest struct {
+	Model       *model.Seq2Seq[float32]
+	Reverse     *model.Seq2Seq[float32] // target→source model for symmetrization, or nil
+	Sym         align.Symmetrization    // how to combine the two directions (with Reverse)
+	Lowercase   bool
+	Src, Tgt    string // line-aligned files
+	Output      io.Writer
+	Threshold   float64        // 0: argmax alignment
+	Gold        [][]align.Link // gold links, one entry per line, or nil
+	OneBasedOut bool           // write 1-based positions
+	Batch       int
+}
+
+// Align aligns every sentence pair of req.Src and req.Tgt by the attention of the model scoring the target with
+// teacher forcing, writes one Pharaoh line per pair, and, with gold links, returns the scores against them.
+// A gold file with a different number of lines than the corpus is an error.
+func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
+	var scores align.Scores
+	pairs, err := data.ReadParallel(req.Src, req.Tgt, data.NewRegexTokenizer(req.Lowercase))
+	if err != nil {
+		return scores, err
+	}
+	if req.Gold != nil && len(req.Gold) != len(pairs) {
+		return scores, fmt.Errorf("align: the gold alignment has %d lines, %s and %s have %d", len(req.Gold), req.Src, req.Tgt, len(pairs))
+	}
+	srcs, tgts := make([][]string, len(pairs)), make([][]string, len(pairs))
+	for i, p := range pairs {
+		srcs[i], tgts[i] = p.Src, p.Tgt
+	}
+	forward, err := ForceTokens(ctx, req.Model, srcs, tgts, req.Batch)
+	if err != nil {
+		return scores, err
+	}
+	var reverse []Translation
+	if req.Reverse != nil {
+		if reverse, err = ForceTokens(ctx, req.Reverse, tgts, srcs, req.Batch); err != nil {
+			return scores, err
+		}
+	}
+	var out strings.Builder
+	for i, tr := range forward {
+		links := tr.Links(req.Threshold)
+		if reverse != nil {
+			links = align.Symmetrize(links, align.Transpose(reverse[i].Links(req.Threshold)), req.Sym)
+		}
+		if req.Gold != nil {
+			scores.Add(links, req.Gold[i])
+		}
+		out.WriteString(align.FormatPharaoh(links, req.OneBasedOut))
+		out.WriteByte('\n')
+	}
+	if _, err := io.WriteString(req.Output, out.String()); err != nil {
+		return scores, fmt.Errorf("write alignments: %w", err)
+	}
+	return scores, nil
+}

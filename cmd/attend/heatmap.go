@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/model"
+	"github.com/spf13/cobra"
+)
+
+// heatmapOptions is everything `attend heatmap` reads from its command line.
+type heatmapOptions struct {
+	model, text, input, ref, out, outDir string
+	limit, maxLen, batch                 int
+}
+
+func newHeatmapCmd() *cobra.Command {
+	var o heatmapOptions
+	cmd := &cobra.Command{
+		Use:   "heatmap --model CKPT (--text SENTENCE --out FILE | --input FILE --out-dir DIR)",
+		Short: "Draw where the model looked: attention heat maps (PNG, SVG), matrices (JSON, CSV), an HTML gallery",
+		Long: `Heatmap translates a sentence (--text) and writes its attention to --out: a heat map picture (.png or
+.svg; output words down the rows, </s> last, source words along the columns) or the matrix (.json with the
+tokens and the model, or .csv). With --ref, the reference translation is scored by teacher forcing instead and
+its attention is drawn: where the model looks when it reads the given words.
+
+With --input FILE (one sentence per line) and --out-dir DIR, it writes DIR/0001.png, DIR/0001.json, … for the
+first --limit sentences and DIR/index.html, a gallery showing each picture with its sentence, output, reference
+(--ref FILE, line-aligned) and mean attention entropy, sortable by entropy; open it in a browser, no server
+needed. Labels use the embedded Liberation Sans: Latin scripts (German, French, Czech, Vietnamese, …), Greek and
+Cyrillic render; other scripts do not.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.model, "model", "", "checkpoint (required)")
+	fl.StringVar(&o.text, "text", "", "one sentence to draw (with --out)")
+	fl.StringVar(&o.input, "input", "", "file of sentences, one per line (with --out-dir)")
+	fl.StringVar(&o.ref, "ref", "", "reference: a sentence with --text, a line-aligned file with --input; its attention is drawn")
+	fl.StringVar(&o.out, "out", "", "output file: .png, .svg, .json or .csv")
+	fl.StringVar(&o.outDir, "out-dir", "", "directory for the pictures and index.html")
+	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
+	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
+	fl.IntVar(&o.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
+	_ = cmd.MarkFlagRequired("model")
+	return cmd
+}
+
+func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
+	switch {
+	case (o.text == "") == (o.input == ""):
+		return fmt.Errorf("give either --text SENTENCE or --input FILE")
+	case o.text != "" && (o.out == "" || o.outDir != ""):
+		return fmt.Errorf("--text writes one file: give --out FILE (.png, .svg, .json or .csv), not --out-dir")
+	case o.input != "" && (o.outDir == "" || o.out != ""):
+		return fmt.Errorf("--input writes a gallery: give --out-dir DIR, not --out")
+	case o.limit < 0:
+		return fmt.Errorf("--limit is %d; want 0 (all) or more", o.limit)
+	}
+	if o.out != "" {
+		switch strings.ToLower(filepath.Ext(o.out)) {
+		case ".png", ".svg", ".json", ".csv":
+		default:
+			return fmt.Errorf("--out %s: %w", o.out, heatmap.ErrFormat)
+		}
+		if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out}},
+			[]app.NamedPath{{Role: "--model", Path: o.model}, {Role: "--ref", Path: o.ref}}); err != nil {
+			return err
+		}
+	}
+	ck, err := model.Load(o.model)
+	if err != nil {
+		return err
+	}
+	tok := data.NewRegexTokenizer(ck.Config.Data.Lowercase)
+	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
+	if o.maxLen > 0 {
+		req.MaxLen = o.maxLen
+	}
+	if o.batch > 0 {
+		req.Batch = o.batch
+	}
+	if o.text != "" {
+		req.Sources = [][]string{tok.Tokenize(o.text)}
+		if len(req.Sources[0]) == 0 {
+			return fmt.Errorf("--text has no words")
+		}
+		if o.ref != "" {
+			req.Refs = [][]string{tok.Tokenize(o.ref)}
+		}
+		maps, err := app.Heatmaps(cmd.Context(), req)
+		if err != nil {
+			return err
+		}
+		if err := heatmap.WriteFile(o.out, maps[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", o.out, strings.Join(maps[0].Output, " "))
+		return nil
+	}
+	if req.Sources, err = readSentences(o.input, tok); err != nil {
+		return err
+	}
+	if o.ref != "" {
+		if req.Refs, err = readSentences(o.ref, tok); err != nil {
+			return err
+		}
+		if len(req.Refs) != len(req.Sources) {
+			return fmt.Errorf("--ref %s has %d lines but --input %s has %d", o.ref, len(req.Refs), o.input, len(req.Sources))
+		}
+	}
+	// Lines with no words (or, with references, an empty reference) have nothing to draw.
+	var sources, refs [][]string
+	skipped := 0
+	for i, s := range req.Sources {
+		if len(s) == 0 || (req.Refs != nil && len(req.Refs[i]) == 0) {
+			skipped++
+			continue
+		}
+		if o.limit > 0 && len(sources) == o.limit {
+			break
+		}
+		sources = append(sources, s)
+		if req.Refs != nil {
+			refs = append(refs, req.Refs[i])
+		}
+	}
+	req.Sources, req.Refs = sources, refs
+	maps, err := app.Heatmaps(cmd.Context(), req)
+	if err != nil {
+		return err
+	}
+	title := fmt.Sprintf("attention of %s on %s", filepath.Base(o.model), filepath.Base(o.input))
+	if err := heatmap.WriteGalleryDir(o.outDir, title, maps); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%d sentences drawn (%d empty lines skipped): %s\n", len(maps), skipped, filepath.Join(o.outDir, "index.html"))
+	return nil
+}
+
+// readSentences reads and tokenizes a file of sentences, one per line (.gz is read directly).
+func readSentences(path string, tok data.Tokenizer) ([][]string, error) {
+	f, err := data.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return data.ReadLines(f, path, tok)
+}

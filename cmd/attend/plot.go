@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/curves"
+	"github.com/spf13/cobra"
+)
+
+// plotOptions is everything `attend plot` reads from its command line.
+type plotOptions struct {
+	metrics, out string
+}
+
+func newPlotCmd() *cobra.Command {
+	var o plotOptions
+	cmd := &cobra.Command{
+		Use:   "plot --metrics RUN.metrics.jsonl --out curves.png",
+		Short: "Draw a training run's loss, validation perplexity and speed from its metrics log",
+		Long: `Plot reads the metrics log that attend train writes beside its checkpoint (NAME.metrics.jsonl) and draws
+three panels against the step: training loss, validation perplexity and training target tokens per second, as
+.png or .svg (--out).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPlot(cmd, o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.metrics, "metrics", "", "metrics log of a training run (required)")
+	fl.StringVar(&o.out, "out", "", "picture to write: .png or .svg (required)")
+	_ = cmd.MarkFlagRequired("metrics")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func runPlot(cmd *cobra.Command, o plotOptions) error {
+	if ext := strings.ToLower(filepath.Ext(o.out)); ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("--out %s: %w", o.out, curves.ErrFormat)
+	}
+	if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out}}, []app.NamedPath{{Role: "--metrics", Path: o.metrics}}); err != nil {
+		return err
+	}
+	c, err := curves.ReadFile(o.metrics)
+	if err != nil {
+		return err
+	}
+	if err := curves.Write(o.out, filepath.Base(o.metrics), c); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d logged steps, %d validations\n", o.out, len(c.Loss), len(c.ValidPPL))
+	return nil
+}

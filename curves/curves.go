@@ -1,0 +1,202 @@
+// Package curves draws a training run's curves from its metrics log: training loss, validation perplexity and
+// training speed against the optimizer step.
+package curves
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/attend-nmt/attend/heatmap"
+)
+
+// ErrNoSteps is the cause of a Read error for a log without a single training step.
+var ErrNoSteps = errors.New("no training steps in the metrics log")
+
+// ErrFormat is the cause of a Write error for a path whose extension is neither .png nor .svg.
+var ErrFormat = errors.New("unknown picture format (want .png or .svg)")
+
+// Curves are the series of one run, each as (step, value) points in log order.
+type Curves struct {
+	Loss     plotter.XYs // mean training loss per logged interval
+	ValidPPL plotter.XYs // validation perplexity
+	TokPerS  plotter.XYs // training target tokens per second
+}
+
+// record is one line of the metrics log written by attend train: event "step" or "valid".
+type record struct {
+	Event    string   `json:"event"`
+	Step     *float64 `json:"step"`
+	Loss     *float64 `json:"loss"`
+	TokPerS  *float64 `json:"tok_per_s"`
+	ValidPPL *float64 `json:"valid_ppl"`
+}
+
+// Read reads a metrics log (one JSON object per line, as attend train writes it); name is used in errors,
+// which name the line. Events other than "step" and "valid" are skipped; a log with no step is an error
+// wrapping ErrNoSteps.
+func Read(r io.Reader, name string) (*Curves, error) {
+	c := &Curves{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var rec record
+		if err := json.Unmarshal([]byte(text), &rec); err != nil {
+			return nil, fmt.Errorf("curves: %s line %d: %w", name, line, err)
+		}
+		missing := func(what string) error {
+			return fmt.Errorf("curves: %s line %d: %q event without %q", name, line, rec.Event, what)
+		}
+		switch rec.Event {
+		case "step":
+			switch {
+			case rec.Step == nil:
+				return nil, missing("step")
+			case rec.Loss == nil:
+				return nil, missing("loss")
+			case rec.TokPerS == nil:
+				return nil, missing("tok_per_s")
+			}
+			c.Loss = append(c.Loss, plotter.XY{X: *rec.Step, Y: *rec.Loss})
+			c.TokPerS = append(c.TokPerS, plotter.XY{X: *rec.Step, Y: *rec.TokPerS})
+		case "valid":
+			switch {
+			case rec.Step == nil:
+				return nil, missing("step")
+			case rec.ValidPPL == nil:
+				return nil, missing("valid_ppl")
+			}
+			c.ValidPPL = append(c.ValidPPL, plotter.XY{X: *rec.Step, Y: *rec.ValidPPL})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("curves: read %s: %w", name, err)
+	}
+	if len(c.Loss) == 0 {
+		return nil, fmt.Errorf("curves: %s: %w", name, ErrNoSteps)
+	}
+	return c, nil
+}
+
+// ReadFile reads the metrics log at path (see Read).
+func ReadFile(path string) (*Curves, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("curves: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// Size of the picture: three panels stacked.
+const (
+	width       = 7 * vg.Inch
+	panelHeight = 2.5 * vg.Inch
+	pngDPI      = 96
+)
+
+// panels builds the three plots: loss, validation perplexity (when the log has any) and tokens per second.
+func (c *Curves) panels(title string) ([]*plot.Plot, error) {
+	series := []struct {
+		name string
+		xys  plotter.XYs
+		clr  color.Color
+	}{
+		{"training loss (nats per word)", c.Loss, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}},
+		{"validation perplexity", c.ValidPPL, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}},
+		{"training speed (target tokens/s)", c.TokPerS, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}},
+	}
+	var plots []*plot.Plot
+	for _, s := range series {
+		p := plot.New()
+		p.Title.TextStyle.Font = heatmap.Font(12)
+		if len(plots) == 0 {
+			p.Title.Text = title
+		}
+		p.Y.Label.Text, p.X.Label.Text = s.name, "step"
+		for _, ts := range []*plot.Axis{&p.X, &p.Y} {
+			ts.Label.TextStyle.Font = heatmap.Font(10)
+			ts.Tick.Label.Font = heatmap.Font(9)
+		}
+		p.Add(plotter.NewGrid())
+		if len(s.xys) == 0 {
+			p.Title.Text = strings.TrimSpace(p.Title.Text + "\n(no " + s.name + " in the log)")
+			plots = append(plots, p)
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(s.xys)
+		if err != nil {
+			return nil, fmt.Errorf("curves: %s: %w", s.name, err)
+		}
+		line.Color, points.Color = s.clr, s.clr
+		points.Radius = vg.Points(2)
+		p.Add(line, points)
+		plots = append(plots, p)
+	}
+	return plots, nil
+}
+
+// Write draws the curves, in three panels one above the other, to path as .png or .svg.
+func Write(path, title string, c *Curves) (err error) {
+	plots, err := c.panels(title)
+	if err != nil {
+		return err
+	}
+	height := vg.Length(len(plots)) * panelHeight
+	var canvas vg.CanvasWriterTo
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png":
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI))}
+	case ".svg":
+		canvas = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
+	default:
+		return fmt.Errorf("curves: %s: %w", path, ErrFormat)
+	}
+	dc := draw.New(canvas)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(10), PadBottom: vg.Points(10),
+		PadLeft: vg.Points(10), PadRight: vg.Points(20), PadY: vg.Points(15)}
+	grid := make([][]*plot.Plot, len(plots))
+	for i, p := range plots {
+		grid[i] = []*plot.Plot{p}
+	}
+	canvases := plot.Align(grid, tiles, dc)
+	for i, p := range plots {
+		p.Draw(canvases[i][0])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("curves: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("curves: %w", cerr)
+		}
+	}()
+	w := bufio.NewWriter(f)
+	if _, err := canvas.WriteTo(w); err != nil {
+		return fmt.Errorf("curves: write %s: %w", path, err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("curves: write %s: %w", path, err)
+	}
+	return nil
+}
