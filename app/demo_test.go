@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"image/png"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/attend-nmt/attend/model"
@@ -24,7 +27,8 @@ func TestDemoReachesNinetyFivePercent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains for about a minute")
 	}
-	res, err := Demo(context.Background(), DemoRequest{Config: DemoConfig(), Dir: t.TempDir(),
+	dir := t.TempDir()
+	res, err := Demo(context.Background(), DemoRequest{Config: DemoConfig(), Dir: dir,
 		Train: 8000, Valid: 500, Test: 1000, Stdout: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -35,5 +39,22 @@ func TestDemoReachesNinetyFivePercent(t *testing.T) {
 	}
 	if res.AER > 0.3 {
 		t.Fatalf("attention alignment error rate %.3f: the model translates without looking at the right words", res.AER)
+	}
+	if res.AlignedSentences < 900 {
+		t.Fatalf("AER covers %d sentences", res.AlignedSentences)
+	}
+	for _, name := range []string{"heatmap.png", "heatmaps/0001.png"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("the demo did not draw %s: %v", name, err)
+		}
+		_, err = png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "heatmaps", "index.html")); err != nil {
+		t.Fatalf("no gallery: %v", err)
 	}
 }

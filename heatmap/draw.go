@@ -34,7 +34,8 @@ const (
 
 // Font is the typeface of every label: Liberation Sans, compiled into the binary by gonum's plot module, so
 // pictures look the same on every machine. It covers Latin (with German, French, Czech and Vietnamese
-// letters), Greek and Cyrillic; other scripts (CJK, Arabic, Devanagari, …) are not drawn.
+// letters), Greek and Cyrillic (and Hebrew letters, drawn left to right); other scripts (CJK, Arabic, Thai,
+// Devanagari, …) have no glyphs.
 func Font(size vg.Length) font.Font {
 	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
 }

@@ -15,8 +15,10 @@ func newDemoCmd() *cobra.Command {
 		Short: "Generate the built-in synthetic corpus, train on it and report held-out accuracy",
 		Long: `Demo generates a toy language pair with word reordering (verb-final, adjectives after nouns) and
 agreement, whose correct alignment is known; trains the demo model on it (a couple of minutes on two cores);
-translates the held-out test set; and prints exact-match accuracy and the alignment error rate of the attention.
-Everything it writes (corpus, checkpoints, metrics) goes to --out.`,
+translates the held-out test set; and prints exact-match accuracy and the alignment error rate of the attention
+against the generator's gold alignment. Everything it writes goes to --out: the corpus (with test.align, the
+gold), checkpoints, metrics, heatmap.png (the attention of one test sentence: the reordering shows as an
+off-diagonal pattern) and heatmaps/index.html (a gallery of the first test sentences).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req.Config = app.DemoConfig()
