@@ -103,6 +103,7 @@ func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
 func (g grid) Min() float64       { return 0 }
 func (g grid) Max() float64       { return 1 }
+
 func ticks(tokens []string) plot.ConstantTicks {
 	t := make(plot.ConstantTicks, len(tokens))
 	for i, tok := range tokens {
@@ -153,8 +154,9 @@ func newPicture(m *Map) (*picture, error) {
 	// Whole pixels: the PNG then has exactly the picture's size.
 	pic.width, pic.height = wholePixels(pic.width), wholePixels(pic.height)
 
+	// The scale's axis; its colours are filled in by draw.
 	bar := plot.New()
-	bar.Add(&plotter.ColorBar{ColorMap: ColorMap(), Vertical: true})
+	bar.X.Min, bar.X.Max, bar.Y.Min, bar.Y.Max = 0, 1, 0, 1
 	bar.HideX()
 	bar.Y.Padding = 0
 	bar.Y.Tick.Label.Font = Font(labelSize)
@@ -222,6 +224,17 @@ func (pic *picture) draw(c draw.Canvas) {
 		Min: vg.Point{X: inner.Max.X - barWidth + margin, Y: pic.heatData.Min.Y},
 		Max: vg.Point{X: inner.Max.X, Y: pic.heatData.Max.Y}}}
 	pic.bar.Draw(barArea)
+	// The colour scale, bottom (0) to top (1), as stacked bands that overlap by a hair so that no background
+	// shows between them (plotter.ColorBar draws a 1-pixel-wide image, which SVG viewers do not stretch).
+	scale := pic.bar.DataCanvas(barArea)
+	colors := ColorMap().Palette(paletteSize).Colors()
+	band := (scale.Max.Y - scale.Min.Y) / vg.Length(len(colors))
+	for k, clr := range colors {
+		y0 := scale.Min.Y + vg.Length(k)*band
+		y1 := min(y0+band+0.5, scale.Max.Y)
+		c.SetColor(clr)
+		c.Fill(vg.Rectangle{Min: vg.Point{X: scale.Min.X, Y: y0}, Max: vg.Point{X: scale.Max.X, Y: y1}}.Path())
+	}
 }
 
 // cellCenter is the centre of the cell of output token t and source token i, in drawing coordinates (points
