@@ -29,7 +29,8 @@ one translation per line (standard output, or --output), in order, as it goes: e
 it is translated, and typed lines are answered as soon as they are entered. --attention FILE writes, per
 sentence, a JSON object with the source tokens, the output tokens and the attention matrix (one row per output
 token and </s>). --alignments FILE writes, per sentence, the links of its output words to the source words they
-attended to most, in Pharaoh format ("i-j", 0-based, source first; --threshold W: every weight at least W). Ctrl-C stops it at once (status 130); what was written stays.`,
+attended to most, in Pharaoh format ("i-j", 0-based, source first; --threshold W: every weight at least W).
+Ctrl-C stops it at once (status 130); what was written stays.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
