@@ -25,7 +25,7 @@ type GalleryEntry struct {
 // #entropy-desc).
 func WriteGallery(w io.Writer, title string, entries []GalleryEntry) error {
 	type item struct {
-		Index                     int
+		Index, Line               int
 		Source, Output, Reference string
 		ModelOutput               string
 		Forced                    bool
@@ -37,7 +37,7 @@ func WriteGallery(w io.Writer, title string, entries []GalleryEntry) error {
 		if err := e.Map.Validate(); err != nil {
 			return fmt.Errorf("gallery entry %d: %w", i+1, err)
 		}
-		items[i] = item{Index: i + 1, Source: strings.Join(e.Map.Source, " "), Output: strings.Join(e.Map.Output, " "),
+		items[i] = item{Index: i + 1, Line: e.Map.Line, Source: strings.Join(e.Map.Source, " "), Output: strings.Join(e.Map.Output, " "),
 			Reference: strings.Join(e.Map.Reference, " "), ModelOutput: strings.Join(e.Map.ModelOutput, " "),
 			Forced: e.Map.Forced, Entropy: e.Map.MeanEntropy(), LogProb: e.Map.LogProb(), Image: e.Image, Data: e.Data}
 	}
@@ -83,7 +83,7 @@ source word, higher when attention is spread.</p>
 {{range .Items}}<div class="entry" id="s{{.Index}}" data-index="{{.Index}}" data-entropy="{{printf "%.6f" .Entropy}}">
 <a href="{{.Image}}"><img src="{{.Image}}" alt="attention heat map of sentence {{.Index}}"></a>
 <dl>
-<dt>sentence</dt><dd>{{.Index}}</dd>
+<dt>sentence</dt><dd>{{.Index}}{{if .Line}} (input line {{.Line}}){{end}}</dd>
 <dt>source</dt><dd>{{.Source}}</dd>
 {{if .Forced}}<dt>reference (forced, the rows)</dt><dd>{{.Output}}</dd>
 <dt>its log-probability</dt><dd>{{printf "%.2f" .LogProb}}</dd>

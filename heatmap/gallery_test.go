@@ -25,6 +25,7 @@ func galleryMaps() []*Map {
 	sharp.LogProbs = []float64{-0.5, -1, -0.25, -2, -0.25}
 	middle := testMap()
 	middle.Reference = []string{"a", "girl", "rides", "across"}
+	middle.Line = 17
 	uniform := testMap()
 	for _, row := range uniform.Weights {
 		for i := range row {
@@ -67,7 +68,7 @@ func TestGalleryLinksResolve(t *testing.T) {
 	if images != 2*len(maps) {
 		t.Errorf("%d image links for %d sentences", images, len(maps))
 	}
-	for _, want := range []string{"a girl rides across", "ein mädchen fährt à přes", "1.609", "a woman rides", "-4.00"} {
+	for _, want := range []string{"a girl rides across", "ein mädchen fährt à přes", "1.609", "a woman rides", "-4.00", "input line 17"} {
 		if !strings.Contains(string(page), html.EscapeString(want)) {
 			t.Errorf("index.html lacks %q", want)
 		}

@@ -32,6 +32,7 @@ type Map struct {
 	LogProbs []float64   `json:"log_probs,omitempty"`
 	Weights  [][]float32 `json:"attention"`
 	Model    Model       `json:"model"`
+	Line     int         `json:"line,omitempty"` // the sentence's line in its input file, 1-based; 0 if none
 }
 
 // Validate reports an error wrapping ErrShape unless Weights has len(Output) rows of len(Source) finite

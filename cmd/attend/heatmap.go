@@ -115,6 +115,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	}
 	// Lines with no words (or, with references, an empty reference) have nothing to draw.
 	var sources, refs [][]string
+	var lines []int
 	skipped := 0
 	for i, s := range req.Sources {
 		if len(s) == 0 || (req.Refs != nil && len(req.Refs[i]) == 0) {
@@ -125,6 +126,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 			break
 		}
 		sources = append(sources, s)
+		lines = append(lines, i+1)
 		if req.Refs != nil {
 			refs = append(refs, req.Refs[i])
 		}
@@ -133,6 +135,9 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	maps, err := app.Heatmaps(cmd.Context(), req)
 	if err != nil {
 		return err
+	}
+	for i, m := range maps {
+		m.Line = lines[i]
 	}
 	title := fmt.Sprintf("attention of %s on %s", filepath.Base(o.model), filepath.Base(o.input))
 	if err := heatmap.WriteGalleryDir(o.outDir, title, maps); err != nil {
