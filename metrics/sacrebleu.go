@@ -1,0 +1,237 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// Smoothing names how CorpusBLEU scores an n-gram order without a single match.
+type Smoothing string
+
+// The smoothings CorpusBLEU knows, named as sacreBLEU names them.
+const (
+	// SmoothNone leaves a zero precision at zero, so the whole score is 0 (the figure of BENCHMARK.md and of BLEU).
+	SmoothNone Smoothing = "none"
+	// SmoothExp is sacreBLEU's default (mteval-v13a's): the k-th order without a match counts as 1/(2^k · total).
+	SmoothExp Smoothing = "exp"
+)
+
+// BLEUScore is a corpus BLEU with the statistics behind it. Precisions are percentages after smoothing.
+type BLEUScore struct {
+	Score           float64 // 0-100
+	Precisions      [bleuOrder]float64
+	BrevityPenalty  float64
+	HypLen, RefLen  int
+	Matches, Totals [bleuOrder]int
+}
+
+// String prints the score as sacreBLEU does: "BLEU = 34.76 65.2/41.0/27.2/18.5 (BP = 0.959 ratio = 0.960
+// hyp_len = 12554 ref_len = 13080)".
+func (s BLEUScore) String() string {
+	precs := make([]string, bleuOrder)
+	for i, p := range s.Precisions {
+		precs[i] = fmt.Sprintf("%.1f", p)
+	}
+	ratio := 0.0
+	if s.RefLen > 0 {
+		ratio = float64(s.HypLen) / float64(s.RefLen)
+	}
+	return fmt.Sprintf("BLEU = %.2f %s (BP = %.3f ratio = %.3f hyp_len = %d ref_len = %d)",
+		s.Score, strings.Join(precs, "/"), s.BrevityPenalty, ratio, s.HypLen, s.RefLen)
+}
+
+// CorpusBLEU is corpus BLEU of tokenized hyps against refs (one reference each) as sacreBLEU 2 computes it
+// (BLEU.compute_bleu): clipped n-gram matches and totals pooled over the corpus; BP = 1 when the hypotheses
+// are at least as long as the references in total, exp(1 - r/h) when shorter, and 0 when h = 0; the score is
+// BP times the geometric mean of the four precisions, where an order with no hypothesis n-gram at all makes
+// the score 0, and an order with n-grams but no match is 0 (SmoothNone) or 1/(2^k·total) for the k-th such order
+// (SmoothExp). A corpus without any match scores 0. With SmoothNone it equals BLEU up to rounding.
+// CorpusBLEU panics if hyps and refs differ in length or smooth is unknown.
+func CorpusBLEU(hyps, refs [][]string, smooth Smoothing) BLEUScore {
+	if len(hyps) != len(refs) {
+		panic(fmt.Sprintf("metrics: CorpusBLEU of %d hypotheses against %d references", len(hyps), len(refs)))
+	}
+	if smooth != SmoothNone && smooth != SmoothExp {
+		panic(fmt.Sprintf("metrics: unknown smoothing %q", smooth))
+	}
+	var s BLEUScore
+	for i, hyp := range hyps {
+		ref := refs[i]
+		s.HypLen += len(hyp)
+		s.RefLen += len(ref)
+		for order := 1; order <= bleuOrder; order++ {
+			refCounts := ngramCounts(ref, order)
+			for gram, count := range ngramCounts(hyp, order) {
+				s.Matches[order-1] += min(count, refCounts[gram])
+			}
+			s.Totals[order-1] += max(len(hyp)-order+1, 0)
+		}
+	}
+	s.BrevityPenalty = 1
+	if s.HypLen < s.RefLen {
+		s.BrevityPenalty = 0
+		if s.HypLen > 0 {
+			s.BrevityPenalty = math.Exp(1 - float64(s.RefLen)/float64(s.HypLen))
+		}
+	}
+	anyMatch := false
+	for _, m := range s.Matches {
+		anyMatch = anyMatch || m > 0
+	}
+	if !anyMatch {
+		return s
+	}
+	unmatched := 1.0 // sacreBLEU's smooth_mteval
+	for n := range bleuOrder {
+		if s.Totals[n] == 0 {
+			break // no n-grams of this order or higher: their precisions stay 0
+		}
+		switch {
+		case s.Matches[n] > 0:
+			s.Precisions[n] = 100 * float64(s.Matches[n]) / float64(s.Totals[n])
+		case smooth == SmoothExp:
+			unmatched *= 2
+			s.Precisions[n] = 100 / (unmatched * float64(s.Totals[n]))
+		}
+	}
+	logSum := 0.0
+	for _, p := range s.Precisions {
+		if p == 0 {
+			return s // sacreBLEU adds log(0) as -9999999999: the score is 0
+		}
+		logSum += math.Log(p)
+	}
+	s.Score = s.BrevityPenalty * math.Exp(logSum/bleuOrder)
+	return s
+}
+
+// Patterns of sacreBLEU's 13a tokenizer (tokenizers/tokenizer_re.py), applied in order.
+const (
+	// Most ASCII symbols: { to ~, [ to `, space to &, ( to +, : to @, and /.
+	pattern13aSymbols = "([\\{-~\\[-` -&\\(-\\+:-@/])"
+	// A period or comma not preceded by a digit, then one not followed by a digit, then a dash after a digit.
+	pattern13aPeriodAfter  = `([^0-9])([\.,])`
+	pattern13aPeriodBefore = `([\.,])([^0-9])`
+	pattern13aDash         = `([0-9])(-)`
+)
+
+// Tokenizer13a is sacreBLEU's default tokenizer "13a" (mteval-v13a.pl's): it unescapes &quot; &amp; &lt; &gt;,
+// puts spaces around ASCII punctuation and symbols, around periods and commas except between digits, and after
+// a dash that follows a digit, then collapses white space. Build it with NewTokenizer13a; it is safe for
+// concurrent use.
+type Tokenizer13a struct {
+	rules []*regexp.Regexp
+	repl  []string
+}
+
+// NewTokenizer13a compiles the 13a tokenizer.
+func NewTokenizer13a() *Tokenizer13a {
+	return &Tokenizer13a{
+		rules: []*regexp.Regexp{regexp.MustCompile(pattern13aSymbols), regexp.MustCompile(pattern13aPeriodAfter),
+			regexp.MustCompile(pattern13aPeriodBefore), regexp.MustCompile(pattern13aDash)},
+		repl: []string{" ${1} ", "${1} ${2} ", " ${1} ${2}", "${1} ${2} "},
+	}
+}
+
+// Tokenize returns the 13a tokens of line.
+func (t *Tokenizer13a) Tokenize(line string) []string {
+	line = strings.ReplaceAll(line, "<skipped>", "")
+	line = strings.ReplaceAll(line, "-\n", "")
+	line = strings.ReplaceAll(line, "\n", " ")
+	if strings.Contains(line, "&") {
+		line = strings.NewReplacer("&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(line)
+	}
+	line = " " + line + " "
+	for i, re := range t.rules {
+		line = re.ReplaceAllString(line, t.repl[i])
+	}
+	return strings.Fields(line)
+}
+
+// chrF settings: sacreBLEU's CHRF defaults (chrF2).
+const (
+	chrFCharOrder = 6
+	chrFBeta      = 2
+)
+
+// ChrFScore is a corpus chrF with its n-gram statistics: for each character order 1..6, the hypothesis n-grams,
+// the reference n-grams and the matched (clipped) n-grams, pooled over the corpus.
+type ChrFScore struct {
+	Score                        float64 // 0-100
+	HypGrams, RefGrams, Matching [chrFCharOrder]int
+}
+
+// String prints the score as sacreBLEU does: "chrF2 = 58.21".
+func (s ChrFScore) String() string { return fmt.Sprintf("chrF%d = %.2f", chrFBeta, s.Score) }
+
+// ChrF is corpus chrF2 (Popović 2015) of hyps against refs (one reference each, untokenized text) as sacreBLEU 2
+// computes it by default: white space is removed, character n-grams of orders 1 to 6 (Unicode code points) are
+// counted per sentence and the clipped matches pooled over the corpus; precision and recall are averaged over
+// the orders that have n-grams on both sides, and the score is 100 · (1+β²)·P·R / (β²·P + R) with β = 2
+// (0 when P + R = 0). Case is kept. ChrF panics if hyps and refs differ in length.
+func ChrF(hyps, refs []string) ChrFScore {
+	if len(hyps) != len(refs) {
+		panic(fmt.Sprintf("metrics: ChrF of %d hypotheses against %d references", len(hyps), len(refs)))
+	}
+	var s ChrFScore
+	for i, hyp := range hyps {
+		h := []rune(strings.Join(strings.Fields(hyp), ""))
+		r := []rune(strings.Join(strings.Fields(refs[i]), ""))
+		for order := 1; order <= chrFCharOrder; order++ {
+			refCounts := charGrams(r, order)
+			for gram, count := range charGrams(h, order) {
+				s.Matching[order-1] += min(count, refCounts[gram])
+			}
+			s.HypGrams[order-1] += max(len(h)-order+1, 0)
+			s.RefGrams[order-1] += max(len(r)-order+1, 0)
+		}
+	}
+	var precision, recall float64
+	effective := 0
+	for n := range chrFCharOrder {
+		if s.HypGrams[n] > 0 && s.RefGrams[n] > 0 {
+			precision += float64(s.Matching[n]) / float64(s.HypGrams[n])
+			recall += float64(s.Matching[n]) / float64(s.RefGrams[n])
+			effective++
+		}
+	}
+	if effective == 0 || precision+recall == 0 {
+		return s
+	}
+	precision /= float64(effective)
+	recall /= float64(effective)
+	const factor = chrFBeta * chrFBeta
+	s.Score = 100 * (1 + factor) * precision * recall / (factor*precision + recall)
+	return s
+}
+
+// charGrams counts the character n-grams of one order in chars.
+func charGrams(chars []rune, order int) map[string]int {
+	counts := make(map[string]int, len(chars))
+	for start := 0; start+order <= len(chars); start++ {
+		counts[string(chars[start:start+order])]++
+	}
+	return counts
+}
+
+// BLEUSignature is the settings line sacreBLEU prints beside a BLEU score, such as
+// "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-v0.3.0". tok is the tokenizer's name ("13a", or
+// "regex" for attend's \w+|[^\w\s]) and version names the program that computed it.
+func BLEUSignature(lowercase bool, tok string, smooth Smoothing, version string) string {
+	return fmt.Sprintf("nrefs:1|case:%s|eff:no|tok:%s|smooth:%s|version:%s", caseName(lowercase), tok, smooth, version)
+}
+
+// ChrFSignature is the settings line sacreBLEU prints beside a chrF score:
+// "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:...".
+func ChrFSignature(version string) string {
+	return fmt.Sprintf("nrefs:1|case:mixed|eff:yes|nc:%d|nw:0|space:no|version:%s", chrFCharOrder, version)
+}
+
+func caseName(lowercase bool) string {
+	if lowercase {
+		return "lc"
+	}
+	return "mixed"
+}
