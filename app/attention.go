@@ -94,7 +94,7 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 	}
 	m := req.Model.Model
 	id := ModelIdentity(req.ModelPath, req.Model)
-	trs, err := TranslateTokens(ctx, m, req.Sources, req.MaxLen, req.Batch)
+	trs, err := TranslateTokens(ctx, m, req.Sources, DecodeOptions{MaxLen: req.MaxLen, Batch: req.Batch})
 	if err != nil {
 		return nil, err
 	}

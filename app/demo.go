@@ -75,7 +75,7 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	for i, p := range test {
 		srcs[i], refs[i] = strings.Fields(p.Src), strings.Fields(p.Tgt)
 	}
-	trs, err := TranslateTokens(ctx, ck.Model, srcs, req.Config.Decode.MaxLen, req.Config.Decode.Batch)
+	trs, err := TranslateTokens(ctx, ck.Model, srcs, DecodeOptions{MaxLen: req.Config.Decode.MaxLen, Batch: req.Config.Decode.Batch})
 	if err != nil {
 		return res, fmt.Errorf("interrupted while translating the test set (the trained model is in %s): %w", model.BestPath(out), ErrStopped)
 	}

@@ -30,11 +30,24 @@ type TranslateRequest struct {
 	// words (0-based, source first), by argmax of the attention or, with Threshold > 0, every weight at or above.
 	Alignments io.Writer
 	Threshold  float64
-	MaxLen     int // longest translation in tokens
-	Batch      int // sentences per batch
+	Decode     DecodeOptions
 	// Pause is how long Translate waits for another input line before it translates what has arrived, so
 	// that typed or piped-in lines are answered at once (0: DefaultPause).
 	Pause time.Duration
+}
+
+// DecodeOptions chooses how sentences are decoded.
+type DecodeOptions struct {
+	MaxLen int // longest translation in tokens
+	Batch  int // sentences per batch
+}
+
+// Validate reports a setting out of range, naming it.
+func (o DecodeOptions) Validate() error {
+	if o.Batch <= 0 || o.MaxLen <= 0 {
+		return fmt.Errorf("translate: batch %d and max length %d must be positive", o.Batch, o.MaxLen)
+	}
+	return nil
 }
 
 // DefaultPause is the wait for more input before a partial window of lines is translated.
@@ -63,8 +76,8 @@ type inputLine struct {
 // cancelled ctx stops it between batches with ctx's error; what was translated before stays written. It
 // returns the number of sentences written.
 func Translate(ctx context.Context, req TranslateRequest) (int, error) {
-	if req.Batch <= 0 || req.MaxLen <= 0 {
-		return 0, fmt.Errorf("translate: batch %d and max length %d must be positive", req.Batch, req.MaxLen)
+	if err := req.Decode.Validate(); err != nil {
+		return 0, err
 	}
 	pause := req.Pause
 	if pause <= 0 {
@@ -94,7 +107,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		links = bufio.NewWriter(req.Alignments)
 	}
 	// Four batches per core give the length bucketing something to sort, and every core a batch to decode.
-	windowSize := req.Batch * runtime.GOMAXPROCS(0) * 4
+	windowSize := req.Decode.Batch * runtime.GOMAXPROCS(0) * 4
 	written := 0
 	for {
 		window, inputErr, more := collectWindow(ctx, lines, windowSize, pause)
@@ -105,7 +118,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		for i, text := range window {
 			sents[i] = tok.Tokenize(text)
 		}
-		trs, err := TranslateTokens(ctx, req.Model, sents, req.MaxLen, req.Batch)
+		trs, err := TranslateTokens(ctx, req.Model, sents, req.Decode)
 		if err != nil {
 			return written, err
 		}
@@ -172,7 +185,7 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 
 // TranslateTokens translates tokenized sentences greedily, batch by batch on every core, keeping the input
 // order. A cancelled ctx stops it between batches with ctx's error.
-func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, maxLen, batch int) ([]Translation, error) {
+func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	out := make([]Translation, len(sents))
 	var examples []data.Example
 	var index []int // position in sents of each example
@@ -189,7 +202,7 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	}
 	// Batches are independent: decode them on every core, each worker writing only its own sentences, with
 	// single-threaded matrix products (two layers of threads on two cores cost 30% here).
-	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: batch}, nil)
+	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: opts.Batch}, nil)
 	if threads := backend.BLASThreads(); threads > 1 {
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
@@ -202,7 +215,7 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
-				for r, h := range m.Greedy(b, maxLen) {
+				for r, h := range m.Greedy(b, opts.MaxLen) {
 					i := index[b.Index[r]]
 					out[i] = Translation{Source: sents[i], Output: tokens(m.TgtVocab, h), Attention: h.Attention}
 				}

@@ -31,7 +31,7 @@ func BenchmarkTranslateMulti30k(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := TranslateTokens(context.Background(), ck.Model, sents, 80, 64); err != nil {
+		if _, err := TranslateTokens(context.Background(), ck.Model, sents, DecodeOptions{MaxLen: 80, Batch: 64}); err != nil {
 			b.Fatal(err)
 		}
 	}

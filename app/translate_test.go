@@ -36,7 +36,7 @@ func TestTranslateAnswersEachLineBeforeInputEnds(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Translate(context.Background(), TranslateRequest{Model: untrainedModel(t), Lowercase: true, Input: inR,
-			InputName: "stdin", Output: outW, MaxLen: 5, Batch: 64})
+			InputName: "stdin", Output: outW, Decode: DecodeOptions{MaxLen: 5, Batch: 64}})
 		outW.CloseWithError(err)
 		done <- err
 	}()
@@ -67,7 +67,7 @@ func TestTranslateStopsWhenCancelled(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		_, err := Translate(ctx, TranslateRequest{Model: untrainedModel(t), Input: inR, InputName: "stdin", Output: &out, MaxLen: 5, Batch: 8})
+		_, err := Translate(ctx, TranslateRequest{Model: untrainedModel(t), Input: inR, InputName: "stdin", Output: &out, Decode: DecodeOptions{MaxLen: 5, Batch: 8}})
 		done <- err
 	}()
 	io.WriteString(inW, "a b\n")
@@ -99,7 +99,7 @@ func TestTranslateKeepsOrderAndExportsEmptyLinesAsEmptyLists(t *testing.T) {
 	var out, attn bytes.Buffer
 	m := untrainedModel(t)
 	written, err := Translate(context.Background(), TranslateRequest{Model: m, Input: strings.NewReader(in.String()),
-		InputName: "in.txt", Output: &out, Attention: &attn, MaxLen: 4, Batch: 16})
+		InputName: "in.txt", Output: &out, Attention: &attn, Decode: DecodeOptions{MaxLen: 4, Batch: 16}})
 	var parseErr *data.ParseError
 	if !errors.As(err, &parseErr) || parseErr.Line != n+1 {
 		t.Fatalf("Translate = %v, want a parse error at line %d", err, n+1)

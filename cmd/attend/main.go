@@ -120,6 +120,7 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
   attend demo                      train on the built-in synthetic corpus and show the result
   attend train --src S --tgt T --out m.ckpt
   attend translate --model m.ckpt < input > output
+  attend eval --hyp hyp.txt --ref ref.txt
   attend heatmap --model m.ckpt --text "ein mann fährt fahrrad ." --out attn.png
   attend align --model m.ckpt --src test.de --tgt test.en --gold gold.align
   attend plot --metrics m.metrics.jsonl --out curves.png
@@ -129,7 +130,7 @@ exits with status 130 (143); a second one quits at once.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTrainCmd(), newTranslateCmd(), newAverageCmd(), newDemoCmd(), newVersionCmd())
+	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newAverageCmd(), newDemoCmd(), newVersionCmd())
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
 	return root
 }

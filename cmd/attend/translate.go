@@ -16,7 +16,7 @@ import (
 type translateOptions struct {
 	model, input, output, attention, alignments string
 	threshold                                   float64
-	maxLen, batch                               int // 0: the checkpoint's decode.max_len and decode.batch
+	decode                                      decodeFlags
 }
 
 func newTranslateCmd() *cobra.Command {
@@ -41,20 +41,12 @@ Ctrl-C stops it at once (status 130); what was written stays.`,
 	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
 	fl.StringVar(&o.alignments, "alignments", "", "write word alignments (Pharaoh i-j, 0-based, source first) to this file")
 	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
-	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
-	fl.IntVar(&o.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
+	o.decode.register(fl)
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }
 
 func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
-	fl := cmd.Flags()
-	if fl.Changed("max-len") && o.maxLen < 1 {
-		return fmt.Errorf("--max-len is %d; want at least 1", o.maxLen)
-	}
-	if fl.Changed("batch") && o.batch < 1 {
-		return fmt.Errorf("--batch is %d; want at least 1", o.batch)
-	}
 	if o.input == "-" {
 		o.input = ""
 	}
@@ -79,15 +71,12 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	decode, err := o.decode.options(cmd, ck.Config)
+	if err != nil {
+		return err
+	}
 	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
-		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(),
-		MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch, Threshold: o.threshold}
-	if o.maxLen > 0 {
-		req.MaxLen = o.maxLen
-	}
-	if o.batch > 0 {
-		req.Batch = o.batch
-	}
+		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(), Decode: decode, Threshold: o.threshold}
 	if o.input != "" {
 		in, err := data.Open(o.input)
 		if err != nil {
