@@ -1,0 +1,184 @@
+package decoder
+
+import (
+	"math"
+	"testing"
+
+	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/param"
+)
+
+// Token ids of the bigram decoder below.
+const (
+	tokBOS, tokEOS, tokA, tokB, tokC = 2, 3, 4, 5, 6
+	bigramVocab                      = 7
+)
+
+// bigramDecoder builds a decoder whose next-word distribution depends on the previous word only: the embedding
+// is one-hot, every weight but the output layer's embedding rows is zero, and those rows hold log p(next |
+// prev), so the logits are exactly the log-probabilities of the table. Words missing from a row get e^-40.
+func bigramDecoder(t *testing.T, table map[int]map[int]float64) *Decoder[float64] {
+	t.Helper()
+	set := param.NewSet[float64]()
+	cfg := Config{Vocab: bigramVocab, Emb: bigramVocab, Hidden: 3, MemDim: 2, Attn: 2}
+	d := New(set, cfg)
+	set.Pack()
+	for i := 0; i < bigramVocab; i++ {
+		d.Emb.Data[i*bigramVocab+i] = 1
+	}
+	embRows := cfg.Hidden + cfg.MemDim // the output layer reads [s_t; context; emb]
+	for prev := 0; prev < bigramVocab; prev++ {
+		row := d.OutW.Data[(embRows+prev)*bigramVocab : (embRows+prev+1)*bigramVocab]
+		for next := range row {
+			row[next] = -40
+		}
+		total := 0.0
+		for next, p := range table[prev] {
+			row[next] = math.Log(p)
+			total += p
+		}
+		if len(table[prev]) > 0 && math.Abs(total-1) > 1e-12 {
+			t.Fatalf("row %d of the table sums to %v", prev, total)
+		}
+	}
+	return d
+}
+
+// zeroEncoding is an encoder output of rows sentences of srcLen words, all zero.
+func zeroEncoding(rows, srcLen int) *encoder.Output[float64] {
+	return &encoder.Output[float64]{Rows: rows, SrcLen: srcLen, Hidden: 1, Memory: make([]float64, rows*srcLen*2),
+		FinalH: make([]float64, rows*2), FinalC: make([]float64, rows*2)}
+}
+
+// TestBeamFindsABetterHypothesisThanGreedy: greedy takes a (0.5), then b (0.36), then </s>: p = 0.18; the
+// hypothesis "b" (0.4, then </s> with p ≈ 1) is better, and a beam of 2 finds it.
+func TestBeamFindsABetterHypothesisThanGreedy(t *testing.T) {
+	d := bigramDecoder(t, map[int]map[int]float64{
+		tokBOS: {tokA: 0.5, tokB: 0.4, tokC: 0.1},
+		tokA:   {tokB: 0.36, tokC: 0.34, tokEOS: 0.3},
+		tokB:   {tokEOS: 1},
+		tokC:   {tokEOS: 1},
+	})
+	greedy := d.Greedy(zeroEncoding(1, 2), []int{2}, tokBOS, tokEOS, 10)[0]
+	if len(greedy.Tokens) != 2 || greedy.Tokens[0] != tokA || greedy.Tokens[1] != tokB || !greedy.Finished {
+		t.Fatalf("greedy gave %v (finished %v), want [a b] finished", greedy.Tokens, greedy.Finished)
+	}
+	for _, width := range []int{1, 2, 3} {
+		hyps, err := d.Beam(zeroEncoding(1, 2), []int{2}, tokBOS, tokEOS, BeamOptions{Width: width, NBest: width, MaxLen: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := hyps[0][0]
+		wantTokens, wantLogProb := []int{tokA, tokB}, math.Log(0.5*0.36*1)
+		if width > 1 {
+			wantTokens, wantLogProb = []int{tokB}, math.Log(0.4*1)
+		}
+		if !equalInts(best.Tokens, wantTokens) || !best.Finished || math.Abs(best.LogProb-wantLogProb) > 1e-9 || best.Score != best.LogProb {
+			t.Fatalf("beam %d: best %v (finished %v, log p %v, score %v), want %v with log p %v", width, best.Tokens,
+				best.Finished, best.LogProb, best.Score, wantTokens, wantLogProb)
+		}
+		if len(best.Attention) != len(best.Tokens)+1 {
+			t.Fatalf("beam %d: %d attention rows for %d words and </s>", width, len(best.Attention), len(best.Tokens))
+		}
+	}
+}
+
+// TestLengthPenaltyCanPreferTheLongerHypothesis: with α = 0 a beam of 3 prefers "b" (0.4) to "a b" (0.18);
+// dividing by lp = ((5+|Y|)/6)^α with |Y| counting </s> turns this round for a large α:
+// log 0.4 / (7/6)^α < log 0.18 / (8/6)^α when α = 8.
+func TestLengthPenaltyCanPreferTheLongerHypothesis(t *testing.T) {
+	d := bigramDecoder(t, map[int]map[int]float64{
+		tokBOS: {tokA: 0.5, tokB: 0.4, tokC: 0.1},
+		tokA:   {tokB: 0.36, tokC: 0.34, tokEOS: 0.3},
+		tokB:   {tokEOS: 1},
+		tokC:   {tokEOS: 1},
+	})
+	const alpha = 8
+	hyps, err := d.Beam(zeroEncoding(1, 2), []int{2}, tokBOS, tokEOS, BeamOptions{Width: 3, NBest: 3, MaxLen: 10, Alpha: alpha})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := hyps[0][0]
+	want := math.Log(0.5*0.36) / math.Pow(8.0/6, alpha)
+	if !equalInts(best.Tokens, []int{tokA, tokB}) || math.Abs(best.Score-want) > 1e-9 {
+		t.Fatalf("best %v with score %v, want [a b] with %v", best.Tokens, best.Score, want)
+	}
+}
+
+func TestPenaltiesHandComputed(t *testing.T) {
+	tests := []struct {
+		name      string
+		got, want float64
+	}{
+		{"no length penalty at α 0", LengthPenalty(7, 0), 1},
+		{"length 1 at α 1 is 1", LengthPenalty(1, 1), 1},
+		{"length 3 at α 1", LengthPenalty(3, 1), 8.0 / 6},
+		{"length 4 at α 0.6", LengthPenalty(4, 0.6), math.Pow(1.5, 0.6)},
+		{"full coverage costs nothing", CoveragePenalty([][]float32{{0.5, 0.5}, {0.5, 0.5}}, 0.2), 0},
+		// column sums 1.25 (capped at 1) and 0.75
+		{"an under-attended word costs β log(total)", CoveragePenalty([][]float32{{0.5, 0.5}, {0.75, 0.25}}, 0.2), 0.2 * math.Log(0.75)},
+		{"no coverage penalty at β 0", CoveragePenalty([][]float32{{1, 0}}, 0), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if math.Abs(tt.got-tt.want) > 1e-12 {
+				t.Fatalf("got %v, want %v", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBeamLengthLimits(t *testing.T) {
+	// a and b loop forever: every hypothesis runs into the limit unfinished.
+	d := bigramDecoder(t, map[int]map[int]float64{
+		tokBOS: {tokA: 0.6, tokB: 0.4},
+		tokA:   {tokB: 0.9, tokEOS: 0.1},
+		tokB:   {tokA: 0.9, tokEOS: 0.1},
+	})
+	tests := []struct {
+		name     string
+		opts     BeamOptions
+		srcLens  []int
+		wantLens []int
+	}{
+		{"absolute", BeamOptions{Width: 2, MaxLen: 4}, []int{3, 5}, []int{4, 4}},
+		{"ratio of the source length", BeamOptions{Width: 2, MaxLen: 6, MaxLenRatio: 1.5}, []int{2, 3, 5}, []int{3, 5, 6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hyps, err := d.Beam(zeroEncoding(len(tt.srcLens), 5), tt.srcLens, tokBOS, tokEOS, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s, h := range hyps {
+				if got := len(h[0].Tokens); got != tt.wantLens[s] || h[0].Finished {
+					t.Fatalf("sentence %d: %d words (finished %v), want %d unfinished", s, got, h[0].Finished, tt.wantLens[s])
+				}
+				if len(h[0].Attention) != tt.wantLens[s] || len(h[0].Attention[0]) != tt.srcLens[s] {
+					t.Fatalf("sentence %d: attention %d×%d, want %d×%d", s, len(h[0].Attention), len(h[0].Attention[0]), tt.wantLens[s], tt.srcLens[s])
+				}
+			}
+		})
+	}
+}
+
+func TestBeamOptionsRejectsBadSettings(t *testing.T) {
+	for _, o := range []BeamOptions{{Width: 0, MaxLen: 5}, {Width: 2, NBest: 3, MaxLen: 5}, {Width: 2, MaxLen: 0},
+		{Width: 2, MaxLen: 5, MaxLenRatio: -1}, {Width: 2, MaxLen: 5, Alpha: -0.1}, {Width: 2, MaxLen: 5, Beta: math.NaN()}} {
+		if o.Validate() == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
