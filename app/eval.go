@@ -34,7 +34,7 @@ type EvalRequest struct {
 	Lowercase bool // the model was trained on lowercased text (the checkpoint's data.lowercase)
 	Src       NamedReader
 	Decode    DecodeOptions
-	// Hyps, when not nil, receives the model's translations, one per line.
+	// Hyps, when not nil, receives the model's translations, one per line, detokenized as they are scored.
 	Hyps io.Writer
 
 	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (BENCHMARK.md's figure) instead of
@@ -119,7 +119,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		}
 		hyps = make([]string, len(trs))
 		for i, tr := range trs {
-			hyps[i] = strings.Join(tr.Output, " ")
+			hyps[i] = data.Detokenize(tr.Output)
 		}
 		if req.Hyps != nil {
 			if _, err := io.WriteString(req.Hyps, strings.Join(hyps, "\n")+"\n"); err != nil {

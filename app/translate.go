@@ -31,15 +31,25 @@ type TranslateRequest struct {
 	Alignments io.Writer
 	Threshold  float64
 	Decode     DecodeOptions
+	// Tokenized writes the output tokens separated by spaces instead of detokenized text (data.Detokenize).
+	Tokenized bool
 	// Pause is how long Translate waits for another input line before it translates what has arrived, so
 	// that typed or piped-in lines are answered at once (0: DefaultPause).
 	Pause time.Duration
 }
 
-// DecodeOptions chooses how sentences are decoded.
+// DecodeOptions chooses how sentences are decoded. The zero values of the search settings give greedy search.
 type DecodeOptions struct {
 	MaxLen int // longest translation in tokens
 	Batch  int // sentences per batch
+	// Beam is the beam width (0 or 1: greedy search); Alpha and Beta weigh its GNMT length and coverage
+	// penalties, NBest is how many hypotheses each sentence keeps, with their scores (0: the best, without
+	// its score), and MaxLenRatio > 0
+	// caps a translation at that multiple of its source length (see decoder.BeamOptions).
+	Beam, NBest int
+	Alpha, Beta float64
+	MaxLenRatio float64
+	ReplaceUnk  bool // put the most-attended source word in place of each <unk> in the output
 }
 
 // Validate reports a setting out of range, naming it.
@@ -47,21 +57,46 @@ func (o DecodeOptions) Validate() error {
 	if o.Batch <= 0 || o.MaxLen <= 0 {
 		return fmt.Errorf("translate: batch %d and max length %d must be positive", o.Batch, o.MaxLen)
 	}
+	if o.greedy() {
+		return nil
+	}
+	if err := o.beamOptions().Validate(); err != nil {
+		return fmt.Errorf("translate: %w", err)
+	}
 	return nil
+}
+
+// greedy is true when the settings ask for nothing greedy search cannot do: it gives the same result as a
+// beam of 1, faster.
+func (o DecodeOptions) greedy() bool { return o.Beam <= 1 && o.NBest == 0 && o.MaxLenRatio == 0 }
+
+func (o DecodeOptions) beamOptions() decoder.BeamOptions {
+	return decoder.BeamOptions{Width: max(o.Beam, 1), NBest: max(o.NBest, 1), MaxLen: o.MaxLen,
+		MaxLenRatio: o.MaxLenRatio, Alpha: o.Alpha, Beta: o.Beta}
 }
 
 // DefaultPause is the wait for more input before a partial window of lines is translated.
 const DefaultPause = 50 * time.Millisecond
 
 // Translation is one translated sentence with its attention: Attention[t][i] is the weight of source word i
-// when output word t (or the final </s>) was produced. An empty sentence has empty (not null) lists.
+// when output word t (or the final </s>) was produced. An empty sentence has empty (not null) lists. Under
+// beam search Score is the hypothesis' score (its log-probability, length-normalised and with the coverage
+// penalty when those are on) and Alternatives holds the rest of the n-best list, best first.
 type Translation struct {
 	Source    []string    `json:"source"`
 	Output    []string    `json:"output"`
 	Attention [][]float32 `json:"attention"`
 	// LogProbs, for a target scored by teacher forcing (ForceTokens), is the log-probability of each output
 	// word and of the final </s>.
-	LogProbs []float64 `json:"log_probs,omitempty"`
+	LogProbs     []float64     `json:"log_probs,omitempty"`
+	Score        float64       `json:"score,omitempty"`
+	Alternatives []Alternative `json:"-"`
+}
+
+// Alternative is a lower-ranked hypothesis of an n-best list.
+type Alternative struct {
+	Output []string
+	Score  float64
 }
 
 // inputLine is one line read by Translate's reader goroutine, or the error that ended the input.
@@ -108,6 +143,10 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	}
 	// Four batches per core give the length bucketing something to sort, and every core a batch to decode.
 	windowSize := req.Decode.Batch * runtime.GOMAXPROCS(0) * 4
+	text := data.Detokenize
+	if req.Tokenized {
+		text = func(tokens []string) string { return strings.Join(tokens, " ") }
+	}
 	written := 0
 	for {
 		window, inputErr, more := collectWindow(ctx, lines, windowSize, pause)
@@ -123,7 +162,15 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 			return written, err
 		}
 		for _, tr := range trs {
-			fmt.Fprintln(out, strings.Join(tr.Output, " "))
+			if req.Decode.NBest > 0 {
+				// Moses's n-best format: sentence number (from 0) ||| translation ||| score.
+				fmt.Fprintf(out, "%d ||| %s ||| %.6f\n", written, text(tr.Output), tr.Score)
+				for _, alt := range tr.Alternatives {
+					fmt.Fprintf(out, "%d ||| %s ||| %.6f\n", written, text(alt.Output), alt.Score)
+				}
+			} else {
+				fmt.Fprintln(out, text(tr.Output))
+			}
 			if attn != nil {
 				if err := attn.Encode(tr); err != nil {
 					return written, fmt.Errorf("write attention: %w", err)
@@ -186,6 +233,9 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 // TranslateTokens translates tokenized sentences greedily, batch by batch on every core, keeping the input
 // order. A cancelled ctx stops it between batches with ctx's error.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	out := make([]Translation, len(sents))
 	var examples []data.Example
 	var index []int // position in sents of each example
@@ -215,9 +265,26 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
-				for r, h := range m.Greedy(b, opts.MaxLen) {
+				if opts.greedy() {
+					for r, h := range m.Greedy(b, opts.MaxLen) {
+						i := index[b.Index[r]]
+						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
+					}
+					continue
+				}
+				lists, err := m.Decoder.Beam(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts.beamOptions())
+				if err != nil {
+					panic(err) // Validate checked the options
+				}
+				for r, list := range lists[:b.Real] {
 					i := index[b.Index[r]]
-					out[i] = Translation{Source: sents[i], Output: tokens(m.TgtVocab, h), Attention: h.Attention}
+					best := list[0]
+					tr := Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, best.Hypothesis, sents[i], opts.ReplaceUnk),
+						Attention: best.Attention, Score: best.Score}
+					for _, alt := range list[1:] {
+						tr.Alternatives = append(tr.Alternatives, Alternative{Output: outputTokens(m.TgtVocab, alt.Hypothesis, sents[i], opts.ReplaceUnk), Score: alt.Score})
+					}
+					out[i] = tr
 				}
 			}
 		}()
@@ -236,10 +303,25 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	return out, nil
 }
 
-func tokens(v *data.Vocab, h decoder.Hypothesis) []string {
+// outputTokens spells a hypothesis. With replaceUnk, each <unk> becomes the source word that got the most
+// attention when it was produced (the first of equals).
+func outputTokens(v *data.Vocab, h decoder.Hypothesis, source []string, replaceUnk bool) []string {
 	words := make([]string, len(h.Tokens))
 	for i, id := range h.Tokens {
 		words[i] = v.Token(id)
+		if replaceUnk && id == data.UnkID && i < len(h.Attention) && len(h.Attention[i]) > 0 {
+			words[i] = source[argmax(h.Attention[i])]
+		}
 	}
 	return words
+}
+
+func argmax(xs []float32) int {
+	best := 0
+	for i, x := range xs {
+		if x > xs[best] {
+			best = i
+		}
+	}
+	return best
 }

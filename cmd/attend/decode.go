@@ -12,11 +12,24 @@ import (
 // decodeFlags are the search settings `translate` and `eval` share.
 type decodeFlags struct {
 	maxLen, batch int // 0: the checkpoint's decode.max_len and decode.batch
+	beam, nBest   int
+	alpha, beta   float64
+	maxLenRatio   float64
+	replaceUnk    bool
 }
+
+// defaultBeam is the beam width of translate and eval.
+const defaultBeam = 5
 
 func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&d.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
+	fl.Float64Var(&d.maxLenRatio, "max-len-ratio", 0, "also at most this many times the source length in tokens (0: no such limit)")
 	fl.IntVar(&d.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
+	fl.IntVar(&d.beam, "beam", defaultBeam, "beam width; 1 is greedy search")
+	fl.Float64Var(&d.alpha, "alpha", 0, "GNMT length penalty: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p)")
+	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
+	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
+	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
 }
 
 // options checks the flags and fills in the checkpoint's defaults.
@@ -28,12 +41,22 @@ func (d *decodeFlags) options(cmd *cobra.Command, cfg model.Config) (app.DecodeO
 	if fl.Changed("batch") && d.batch < 1 {
 		return app.DecodeOptions{}, fmt.Errorf("--batch is %d; want at least 1", d.batch)
 	}
-	o := app.DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch}
+	if d.beam < 1 {
+		return app.DecodeOptions{}, fmt.Errorf("--beam is %d; want at least 1", d.beam)
+	}
+	if fl.Changed("n-best") && (d.nBest < 1 || d.nBest > d.beam) {
+		return app.DecodeOptions{}, fmt.Errorf("--n-best is %d; want 1 to --beam (%d)", d.nBest, d.beam)
+	}
+	o := app.DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.beam, NBest: d.nBest,
+		Alpha: d.alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk}
 	if d.maxLen > 0 {
 		o.MaxLen = d.maxLen
 	}
 	if d.batch > 0 {
 		o.Batch = d.batch
+	}
+	if err := o.Validate(); err != nil {
+		return app.DecodeOptions{}, err
 	}
 	return o, nil
 }

@@ -16,6 +16,7 @@ import (
 type translateOptions struct {
 	model, input, output, attention, alignments string
 	threshold                                   float64
+	tokenized                                   bool
 	decode                                      decodeFlags
 }
 
@@ -23,14 +24,26 @@ func newTranslateCmd() *cobra.Command {
 	var o translateOptions
 	cmd := &cobra.Command{
 		Use:   "translate --model CKPT [--input FILE] [--output FILE]",
-		Short: "Translate sentences with a trained model (greedy search)",
+		Short: "Translate sentences with a trained model (beam search)",
 		Long: `Translate reads one sentence per line (standard input, or --input; .gz is read directly), and writes
 one translation per line (standard output, or --output), in order, as it goes: each batch is written as soon as
 it is translated, and typed lines are answered as soon as they are entered. --attention FILE writes, per
 sentence, a JSON object with the source tokens, the output tokens and the attention matrix (one row per output
-token and </s>). --alignments FILE writes, per sentence, the links of its output words to the source words they
-attended to most, in Pharaoh format ("i-j", 0-based, source first; --threshold W: every weight at least W).
-Ctrl-C stops it at once (status 130); what was written stays.`,
+token and </s>) of the chosen translation, and its score under beam search. --alignments FILE writes, per
+sentence, the links of its output words to the source words they attended to most, in Pharaoh format ("i-j",
+0-based, source first; --threshold W: every weight at least W). Ctrl-C stops it at once (status 130); what was
+written stays.
+
+Search: beam search of width --beam (5), or greedy search with --beam 1. --alpha divides each hypothesis'
+log-probability by GNMT's length penalty ((5+length)/6)^alpha, which favours longer outputs (0.6 to 1 are
+usual); --beta adds GNMT's coverage penalty. --n-best N writes the N best translations of every sentence, best
+first, as "sentence number ||| translation ||| score" (numbered from 0). --max-len caps the length of a
+translation and --max-len-ratio R also caps it at R times the source length. --replace-unk writes, in place of
+each <unk>, the source word that the model attended to most when it produced it.
+
+Output: detokenized text (no space before punctuation, apostrophes rejoined: "a man's hat."); --tokenized
+writes the model's tokens separated by spaces. Casing is lost when the model was trained lowercased (the
+checkpoint's data.lowercase, on by default): its output is all lowercase.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
@@ -42,6 +55,7 @@ Ctrl-C stops it at once (status 130); what was written stays.`,
 	fl.StringVar(&o.alignments, "alignments", "", "write word alignments (Pharaoh i-j, 0-based, source first) to this file")
 	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
 	o.decode.register(fl)
+	fl.BoolVar(&o.tokenized, "tokenized", false, "write the output tokens separated by spaces instead of detokenized text")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }
@@ -76,7 +90,8 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 		return err
 	}
 	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
-		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(), Decode: decode, Threshold: o.threshold}
+		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(), Decode: decode,
+		Threshold: o.threshold, Tokenized: o.tokenized}
 	if o.input != "" {
 		in, err := data.Open(o.input)
 		if err != nil {
