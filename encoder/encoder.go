@@ -81,15 +81,20 @@ func newDirection[T kernels.Float](set *param.Set[T], prefix string, cfg Config)
 }
 
 // Init draws the weights as PyTorch does: embeddings from N(0,1) with the padding row zero, recurrent weights
-// and biases uniform in ±1/sqrt(H).
+// and biases uniform in ±1/sqrt(H). An LSTM's one bias is drawn as PyTorch's b_ih + b_hh, the sum of two such
+// draws (param.UniformSum), so that its spread is the same; a GRU keeps the two biases apart.
 func (e *Encoder[T]) Init(rng *rand.Rand) {
 	param.Normal(e.Emb, 1, rng)
 	clear(e.Emb.Data[:e.Cfg.Emb]) // row 0 is <pad>
 	for _, d := range []Direction[T]{e.Fwd, e.Bwd} {
-		for _, t := range []*param.Tensor[T]{d.InputW, d.HiddenW, d.Bias, d.HiddenBias} {
-			if t != nil {
-				param.Uniform(t, param.InvSqrt(e.Cfg.Hidden), rng)
-			}
+		bound := param.InvSqrt(e.Cfg.Hidden)
+		param.Uniform(d.InputW, bound, rng)
+		param.Uniform(d.HiddenW, bound, rng)
+		if d.HiddenBias == nil {
+			param.UniformSum(d.Bias, bound, rng)
+		} else {
+			param.Uniform(d.Bias, bound, rng)
+			param.Uniform(d.HiddenBias, bound, rng)
 		}
 	}
 }

@@ -142,6 +142,15 @@ func Uniform[T kernels.Float](t *Tensor[T], bound float64, rng *rand.Rand) {
 	}
 }
 
+// UniformSum fills t with sums of two values drawn uniformly from [-bound, bound): the distribution of
+// PyTorch's LSTM bias b_ih + b_hh, which attend keeps as one tensor. Its variance is 2·bound²/3, twice
+// Uniform's, and its density is a triangle on (-2·bound, 2·bound).
+func UniformSum[T kernels.Float](t *Tensor[T], bound float64, rng *rand.Rand) {
+	for i := range t.Data {
+		t.Data[i] = T((2*rng.Float64()-1)*bound + (2*rng.Float64()-1)*bound)
+	}
+}
+
 // Normal fills t with values drawn from N(0, std²).
 func Normal[T kernels.Float](t *Tensor[T], std float64, rng *rand.Rand) {
 	for i := range t.Data {

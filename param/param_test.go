@@ -1,6 +1,8 @@
 package param
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -66,5 +68,34 @@ func TestShapeSetAllocatesNothing(t *testing.T) {
 	huge := s.Add("huge", 1<<20, 1<<20)
 	if huge.Data != nil || huge.Shape[0] != 1<<20 || s.Len() != 0 {
 		t.Fatalf("shape-only tensor: %d values, shape %v", len(huge.Data), huge.Shape)
+	}
+}
+
+// TestUniformSumHasTwiceUniformsVariance: the sum of two uniform draws on ±b has variance 2b²/3 and stays
+// within ±2b, with values beyond ±b (which one draw never gives).
+func TestUniformSumHasTwiceUniformsVariance(t *testing.T) {
+	const bound, n = 0.5, 200000
+	set := NewSet[float64]()
+	x := set.Add("x", n)
+	UniformSum(x, bound, rand.New(rand.NewPCG(1, 2)))
+	var sum, sq float64
+	beyond := 0
+	for _, v := range x.Data {
+		if math.Abs(v) >= 2*bound {
+			t.Fatalf("%v outside ±%v", v, 2*bound)
+		}
+		if math.Abs(v) > bound {
+			beyond++
+		}
+		sum += v
+		sq += v * v
+	}
+	mean := sum / n
+	variance := sq/n - mean*mean
+	if want := 2 * bound * bound / 3; math.Abs(variance-want) > 0.02*want || math.Abs(mean) > 0.005 {
+		t.Fatalf("mean %v variance %v, want 0 and %v", mean, variance, want)
+	}
+	if beyond == 0 {
+		t.Fatal("no value beyond ±bound: not a sum of two draws")
 	}
 }
