@@ -57,3 +57,27 @@ func TestTranslateSearchFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestBPELearnApplyUndo learns merges through the binary, splits a file and joins it back: the words come back
+// as the tokenizer gives them.
+func TestBPELearnApplyUndo(t *testing.T) {
+	dir := t.TempDir()
+	text := "the lowest newest widest lower\nnewer wider lowest\nthe newest\n"
+	in, codes := filepath.Join(dir, "in.txt"), filepath.Join(dir, "codes.bpe")
+	writeFile(t, in, text)
+	if _, stderr, code := run(t, "", "bpe", "learn", "--merges", "20", "--input", in, "--output", codes); code != 0 {
+		t.Fatalf("bpe learn exited %d: %s", code, stderr)
+	}
+	split, stderr, code := run(t, text, "bpe", "apply", "--codes", codes)
+	if code != 0 || !strings.Contains(split, "@@ ") {
+		t.Fatalf("bpe apply exited %d (%s), wrote %q: want split words", code, stderr, split)
+	}
+	joined, stderr, code := run(t, split, "bpe", "undo")
+	if code != 0 || joined != text {
+		t.Fatalf("bpe undo exited %d (%s): %q, want %q", code, stderr, joined, text)
+	}
+	writeFile(t, codes, "#version: 0.2\na b c\n")
+	if _, stderr, code := run(t, text, "bpe", "apply", "--codes", codes); code != 1 || !strings.Contains(stderr, "codes.bpe line 2") {
+		t.Fatalf("bad codes: exit %d, stderr %q", code, stderr)
+	}
+}

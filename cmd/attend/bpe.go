@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/data"
+	"github.com/spf13/cobra"
+)
+
+// bpeOptions is everything `attend bpe learn|apply|undo` reads from its command line.
+type bpeOptions struct {
+	inputs   []string
+	output   string
+	codes    string
+	merges   int
+	keepCase bool
+}
+
+func newBPECmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bpe learn|apply|undo",
+		Short: "Learn and apply byte-pair-encoding subwords",
+		Long: `bpe learns byte-pair-encoding merges (Sennrich et al. 2016) from text, splits text into the subwords they
+define, and joins subwords back into words. Text is tokenized as training does (lowercased, \w+|[^\w\s]);
+subwords that do not end a word carry "@@", as subword-nmt writes them, and the merges file is subword-nmt's.
+
+  attend bpe learn --merges 8000 --input train.de --input train.en --output codes.bpe
+  attend bpe apply --codes codes.bpe < test.de > test.bpe.de
+  attend bpe undo < hyp.bpe.en > hyp.en
+
+attend train's own tokenizer splits "@@" off as punctuation, so subword text is for other tools until
+training learns and applies the merges itself.`,
+	}
+	var o bpeOptions
+	learn := &cobra.Command{
+		Use:   "learn --merges N --input FILE [--input FILE] [--output CODES]",
+		Short: "Learn merges from text files",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runBPELearn(cmd, o) },
+	}
+	learn.Flags().IntVar(&o.merges, "merges", 8000, "number of merges to learn")
+	learn.Flags().StringArrayVar(&o.inputs, "input", nil, "text file to learn from (repeatable; required)")
+	learn.Flags().StringVar(&o.output, "output", "", "merges file (default: standard output)")
+	learn.Flags().BoolVar(&o.keepCase, "keep-case", false, "do not lowercase")
+	_ = learn.MarkFlagRequired("input")
+	apply := &cobra.Command{
+		Use:   "apply --codes CODES [--input FILE] [--output FILE]",
+		Short: "Split text into subwords",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runBPEApply(cmd, o, false) },
+	}
+	apply.Flags().StringVar(&o.codes, "codes", "", "merges file from bpe learn (required)")
+	apply.Flags().BoolVar(&o.keepCase, "keep-case", false, "do not lowercase")
+	_ = apply.MarkFlagRequired("codes")
+	undo := &cobra.Command{
+		Use:   "undo [--input FILE] [--output FILE]",
+		Short: "Join subwords back into words",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runBPEApply(cmd, o, true) },
+	}
+	for _, c := range []*cobra.Command{apply, undo} {
+		c.Flags().StringArrayVar(&o.inputs, "input", nil, "input file (default: standard input)")
+		c.Flags().StringVar(&o.output, "output", "", "output file (default: standard output)")
+	}
+	cmd.AddCommand(learn, apply, undo)
+	return cmd
+}
+
+func runBPELearn(cmd *cobra.Command, o bpeOptions) (err error) {
+	if o.merges < 1 {
+		return fmt.Errorf("--merges is %d; want at least 1", o.merges)
+	}
+	if err := checkBPEOutput(o); err != nil {
+		return err
+	}
+	tok := data.NewRegexTokenizer(!o.keepCase)
+	var sents [][]string
+	for _, path := range o.inputs {
+		f, err := data.Open(path)
+		if err != nil {
+			return err
+		}
+		lines, err := data.ReadLines(f, path, tok)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		sents = append(sents, lines...)
+	}
+	b := data.LearnBPE(sents, o.merges)
+	return withOutput(cmd, o.output, func(w io.Writer) error {
+		_, err := b.WriteTo(w)
+		return err
+	})
+}
+
+func runBPEApply(cmd *cobra.Command, o bpeOptions, undo bool) error {
+	if len(o.inputs) > 1 {
+		return errors.New("give at most one --input")
+	}
+	if err := checkBPEOutput(o); err != nil {
+		return err
+	}
+	var b *data.BPE
+	if !undo {
+		f, err := data.Open(o.codes)
+		if err != nil {
+			return err
+		}
+		b, err = data.ReadBPE(f, o.codes)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	in, name := cmd.InOrStdin(), "stdin"
+	if len(o.inputs) == 1 {
+		f, err := data.Open(o.inputs[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in, name = f, o.inputs[0]
+	}
+	tok := data.NewRegexTokenizer(!o.keepCase)
+	return withOutput(cmd, o.output, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		lines := data.NewLines(in, name)
+		for lines.Scan() {
+			var out []string
+			if undo {
+				out = data.UndoBPE(strings.Fields(lines.Text()))
+			} else {
+				out = b.Apply(tok.Tokenize(lines.Text()))
+			}
+			fmt.Fprintln(bw, strings.Join(out, " "))
+		}
+		if err := lines.Err(); err != nil {
+			bw.Flush()
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+func checkBPEOutput(o bpeOptions) error {
+	if o.output == "" {
+		return nil
+	}
+	var inputs []app.NamedPath
+	for _, in := range o.inputs {
+		inputs = append(inputs, app.NamedPath{Role: "--input", Path: in})
+	}
+	if o.codes != "" {
+		inputs = append(inputs, app.NamedPath{Role: "--codes", Path: o.codes})
+	}
+	return app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output}}, inputs)
+}
+
+// withOutput runs write on the file at path (standard output when empty), reporting a failed close.
+func withOutput(cmd *cobra.Command, path string, write func(io.Writer) error) (err error) {
+	if path == "" {
+		return write(cmd.OutOrStdout())
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return write(f)
+}
