@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -9,8 +10,8 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// BenchmarkTranslateMulti30k decodes test_2016_flickr greedily with a checkpoint named by ATTEND_BENCH_MODEL
-// (skipped without one) and reports sentences per second.
+// BenchmarkTranslateMulti30k decodes test_2016_flickr greedily and with a beam of 5 with a checkpoint named by
+// ATTEND_BENCH_MODEL (skipped without one) and reports sentences per second.
 func BenchmarkTranslateMulti30k(b *testing.B) {
 	path := os.Getenv("ATTEND_BENCH_MODEL")
 	if path == "" {
@@ -29,11 +30,14 @@ func BenchmarkTranslateMulti30k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := TranslateTokens(context.Background(), ck.Model, sents, DecodeOptions{MaxLen: 80, Batch: 64}); err != nil {
-			b.Fatal(err)
-		}
+	for _, beam := range []int{1, 5} {
+		b.Run(fmt.Sprintf("beam%d", beam), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := TranslateTokens(context.Background(), ck.Model, sents, DecodeOptions{MaxLen: 80, Batch: 64, Beam: beam}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(sents)*b.N)/b.Elapsed().Seconds(), "sent/s")
+		})
 	}
-	b.ReportMetric(float64(len(sents)*b.N)/b.Elapsed().Seconds(), "sent/s")
 }
