@@ -44,8 +44,8 @@ type DecodeOptions struct {
 	Batch  int // sentences per batch
 	// Beam is the beam width (0 or 1: greedy search); Alpha and Beta weigh its GNMT length and coverage
 	// penalties, NBest is how many hypotheses each sentence keeps, with their scores (0: the best, without
-	// its score), and MaxLenRatio > 0
-	// caps a translation at that multiple of its source length (see decoder.BeamOptions).
+	// its score), and MaxLenRatio > 0 caps a translation at that multiple of its source length (see
+	// decoder.BeamOptions).
 	Beam, NBest int
 	Alpha, Beta float64
 	MaxLenRatio float64
@@ -107,7 +107,7 @@ type inputLine struct {
 
 // Translate reads sentences and writes one translation per input line (an empty line gives an empty line), in
 // order, as it goes: it collects a window of lines — up to a few batches per core, or whatever arrived before
-// input paused for req.Pause — translates the window greedily on every core, writes it, and flushes. A
+// input paused for req.Pause — translates the window on every core, writes it, and flushes. A
 // cancelled ctx stops it between batches with ctx's error; what was translated before stays written. It
 // returns the number of sentences written.
 func Translate(ctx context.Context, req TranslateRequest) (int, error) {
@@ -230,8 +230,8 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 	return window, nil, true
 }
 
-// TranslateTokens translates tokenized sentences greedily, batch by batch on every core, keeping the input
-// order. A cancelled ctx stops it between batches with ctx's error.
+// TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
+// batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order. A cancelled ctx stops it between batches with ctx's error.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
