@@ -120,3 +120,9 @@ func TestTranslateDetokenizesUnlessAskedForTokens(t *testing.T) {
 		t.Fatalf("no output had a space to remove: %q", tokens)
 	}
 }
+
+func TestTokLCKeepsUnkWhole(t *testing.T) {
+	if got, want := tokLC("A <unk> sits, <unk>."), []string{"a", "<unk>", "sits", ",", "<unk>", "."}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

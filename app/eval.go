@@ -38,7 +38,7 @@ type EvalRequest struct {
 	Hyps io.Writer
 
 	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (BENCHMARK.md's figure) instead of
-	// sacreBLEU's default (13a tokens, mixed case, exp smoothing).
+	// sacreBLEU's default (13a tokens, mixed case, exp smoothing). "<unk>" counts as one token.
 	TokLC      bool
 	Metrics    []string // MetricBLEU and/or MetricChrF; empty: both
 	Perplexity bool     // also the references' perplexity under Model (teacher forcing)
@@ -131,8 +131,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	if wantBLEU {
 		var score metrics.BLEUScore
 		if req.TokLC {
-			regex := data.NewRegexTokenizer(true)
-			score = metrics.CorpusBLEU(tokenizeAll(regex.Tokenize, hyps), tokenizeAll(regex.Tokenize, refs), metrics.SmoothNone)
+			score = metrics.CorpusBLEU(tokenizeAll(tokLC, hyps), tokenizeAll(tokLC, refs), metrics.SmoothNone)
 			res.BLEUSignature = metrics.BLEUSignature(true, "regex", metrics.SmoothNone, req.Version)
 		} else {
 			t13a := metrics.NewTokenizer13a()
@@ -199,6 +198,20 @@ func sameCount(name string, n int, refName string, refN int) error {
 		return fmt.Errorf("eval: %s has %d lines but %s has %d", name, n, refName, refN)
 	}
 	return nil
+}
+
+// tokLC is the benchmark's tokenization (lowercase, \w+|[^\w\s]), except that "<unk>" in a model's output
+// stays one token, as it is when the benchmark scores token lists, instead of becoming "<", "unk", ">".
+func tokLC(line string) []string {
+	regex := data.NewRegexTokenizer(true)
+	var out []string
+	for i, part := range strings.Split(line, data.UnkToken) {
+		if i > 0 {
+			out = append(out, data.UnkToken)
+		}
+		out = append(out, regex.Tokenize(part)...)
+	}
+	return out
 }
 
 func tokenizeAll(tokenize func(string) []string, lines []string) [][]string {
