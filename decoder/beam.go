@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/kernels"
 )
 
 // BeamOptions are the settings of Beam.
@@ -97,6 +98,7 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 	logits := make([]T, rows*v)
 	weights := make([]T, rows*srcLen)
 	logProbs := make([]float64, v)
+	expBuf := make([]T, v)
 
 	live := make([]int, sents) // live[j] is the sentence of block j (rows j·k … j·k+k-1)
 	for s := range live {
@@ -137,7 +139,7 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 				if math.IsInf(score[row], -1) {
 					continue
 				}
-				logSoftmax(logits[row*v:(row+1)*v], logProbs)
+				logSoftmax(logits[row*v:(row+1)*v], expBuf, logProbs)
 				for tok, lp := range logProbs {
 					cands = pushCandidate(cands, candidate{logProb: score[row] + lp, row: row, token: tok}, 2*k)
 				}
@@ -258,17 +260,10 @@ func pushCandidate(best []candidate, c candidate, size int) []candidate {
 	return best
 }
 
-// logSoftmax writes log softmax(logits) to out.
-func logSoftmax[T ~float32 | ~float64](logits []T, out []float64) {
-	maxv := float64(logits[0])
-	for _, x := range logits {
-		maxv = max(maxv, float64(x))
-	}
-	sum := 0.0
-	for _, x := range logits {
-		sum += math.Exp(float64(x) - maxv)
-	}
-	lse := maxv + math.Log(sum)
+// logSoftmax writes log softmax(logits) to out, using scratch (as long as logits) for the vectorised exp.
+func logSoftmax[T kernels.Float](logits, scratch []T, out []float64) {
+	copy(scratch, logits)
+	lse := kernels.SoftmaxRow(scratch, len(scratch))
 	for i, x := range logits {
 		out[i] = float64(x) - lse
 	}
@@ -282,7 +277,7 @@ func gatherRows[T any](dst, src []T, from []int, width int) {
 }
 
 // repeatRows returns enc with each row repeated k times in a row.
-func repeatRows[T ~float32 | ~float64](enc *encoder.Output[T], k int) *encoder.Output[T] {
+func repeatRows[T kernels.Float](enc *encoder.Output[T], k int) *encoder.Output[T] {
 	if k == 1 {
 		return &encoder.Output[T]{Rows: enc.Rows, SrcLen: enc.SrcLen, Hidden: enc.Hidden,
 			Memory: slices.Clone(enc.Memory), FinalH: enc.FinalH, FinalC: enc.FinalC}
