@@ -15,14 +15,20 @@ type GraphMasks struct {
 	Emb, Out *G.Node
 }
 
+// GraphLoss is how a training graph scores its outputs.
+type GraphLoss struct {
+	// LabelSmoothing is ε of the smoothed target (1−ε)·onehot + ε/V (0: plain cross-entropy).
+	LabelSmoothing float64
+}
+
 // Graph is the teacher-forced decoder of one training graph: it reads the target input ids tgtIn and the
 // reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
-// every non-padding target word, and the attention weights of every step ((rows, srcLen) each). With fused, the
+// every non-padding target word (label-smoothed as lossOpts says), and the attention weights of every step ((rows, srcLen) each). With fused, the
 // decoder loop (when the encoder is fused too) and the output layer with its loss are single ops
 // (graph.DecoderLSTM, graph.OutputXent), and no attention nodes are returned; otherwise every step is built
 // from gorgonia's own ops.
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
-	rows, srcLen, tgtLen int, masks GraphMasks, fused bool) (loss *G.Node, attention []*G.Node) {
+	rows, srcLen, tgtLen int, masks GraphMasks, lossOpts GraphLoss, fused bool) (loss *G.Node, attention []*G.Node) {
 	e, h, half := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2
 	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
 	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
@@ -38,10 +44,10 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	outputLayer := func(parts []*G.Node) *G.Node {
 		outIn := drop(graph.Concat[T](parts), masks.Out)
 		if fused {
-			return graph.OutputXent[T](p.Arena, outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0)
+			return graph.OutputXent[T](p.Arena, outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0, lossOpts.LabelSmoothing)
 		}
 		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
-		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0)
+		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0, lossOpts.LabelSmoothing)
 	}
 	if fused && enc.Packed[0] != nil {
 		states := graph.DecoderLSTM[T](p.Arena, []*G.Node{emb, enc.Packed[0], enc.Packed[1],

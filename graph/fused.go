@@ -41,9 +41,10 @@ func scaledGrad[T kernels.Float](name string, input, output, g *G.Node, stored f
 }
 
 // OutputXent is the output layer, log-softmax and cross-entropy as one op: the summed loss of the rows of
-// x (N, In) · w (In, V) + b (V) against *targets, ignoring rows whose target is pad. Its forward pass also
-// computes every gradient (kernels.OutputXent), chunk by chunk, so no (N, V) matrix is ever kept.
-func OutputXent[T kernels.Float](arena *kernels.Arena[T], x, w, b *G.Node, targets *[]int, pad int) *G.Node {
+// x (N, In) · w (In, V) + b (V) against *targets with label smoothing ε (0: none), ignoring rows whose target
+// is pad. Its forward pass also computes every gradient (kernels.OutputXent), chunk by chunk, so no (N, V)
+// matrix is ever kept.
+func OutputXent[T kernels.Float](arena *kernels.Arena[T], x, w, b *G.Node, targets *[]int, pad int, smoothing float64) *G.Node {
 	n, in, v := x.Shape()[0], x.Shape()[1], w.Shape()[1]
 	const chunk = 1024
 	var dx, dw, db []T
@@ -55,7 +56,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], x, w, b *G.Node, targe
 		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
 			dx, dw, db = arena.Get("xent.dx", n*in), arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
 			scratch := arena.Get("xent.logits", min(chunk, n)*v)
-			out[0] = T(kernels.OutputXent(vals[0], vals[1], vals[2], *targets, pad, n, in, v, chunk, dx, dw, db, scratch))
+			out[0] = T(kernels.OutputXent(vals[0], vals[1], vals[2], *targets, pad, n, in, v, chunk, smoothing, dx, dw, db, scratch))
 		},
 	}
 	op.backward = func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {

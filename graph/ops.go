@@ -362,12 +362,14 @@ func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 	return apply(op, scores)
 }
 
-// SoftmaxCrossEntropy is Σ_r −log softmax(logits[r])[targets[r]] over the rows of logits (N, V) whose target is
-// not padding. The forward pass keeps the probabilities, so the backward pass — (softmax − onehot) · g on those
-// rows, 0 on padding rows — computes no exponential again.
-func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID int) *G.Node {
+// SoftmaxCrossEntropy is Σ_r −Σ_j q_rj log softmax(logits[r])_j over the rows of logits (N, V) whose target is
+// not padding, with the label-smoothed target q_r = (1−ε)·onehot(targets[r]) + ε/V (ε = smoothing; 0 gives the
+// plain −log softmax(logits[r])[targets[r]]). The forward pass keeps the probabilities, so the backward pass —
+// (softmax − q) · g on those rows, 0 on padding rows — computes no exponential again.
+func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID int, smoothing float64) *G.Node {
 	shape := logits.Shape().Clone()
 	v := shape[1]
+	hit, spread := 1-smoothing, smoothing/float64(v)
 	probs := make([]T, shape.TotalSize()) // softmax of the last forward run, read by the backward op
 	op := &kernelOp[T]{
 		name:    fmt.Sprintf("SoftmaxCrossEntropy(%p,%v)", targets, shape),
@@ -384,8 +386,13 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 				}
 				row := in[0][r*v : (r+1)*v]
 				copy(p, row)
-				// −log p_y = lse − x_y, from the logits rather than log(p_y), which can underflow.
-				loss += kernels.SoftmaxRow(p, v) - float64(row[y])
+				var sum float64
+				for _, x := range row {
+					sum += float64(x)
+				}
+				// −Σ_j q_j log p_j = lse − (1−ε) x_y − (ε/V) Σ_j x_j, from the logits rather than log(p), which
+				// can underflow.
+				loss += kernels.SoftmaxRow(p, v) - hit*float64(row[y]) - spread*sum
 			}
 			out[0] = T(loss)
 		},
@@ -405,9 +412,9 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 						continue
 					}
 					for j, pj := range p {
-						o[j] = pj * g
+						o[j] = (pj - T(spread)) * g
 					}
-					o[y] -= g
+					o[y] -= T(hit) * g
 				}
 			},
 		}

@@ -132,3 +132,43 @@ func BenchmarkGemm(b *testing.B) {
 	}
 	b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// TestOutputXentLabelSmoothingByHand checks the smoothed loss and its gradients on a case worked out by hand:
+// one row x = [1 0], w = [[0 ln3] [0 0]], b = 0, so the logits are z = [0 ln3] and softmax(z) = [1/4 3/4]. With
+// target 0 and ε = 0.5 the smoothed target is q = [0.5 + 0.25, 0.25] = [3/4 1/4]:
+//
+//	loss = −(3/4 ln 1/4 + 1/4 ln 3/4) = 1.1116409…,  G = softmax − q = [−1/2 1/2]
+//	dw = xᵀG = [[−1/2 1/2] [0 0]],  db = G,  dx = G wᵀ = [ln3/2 0]
+//
+// A second row with the pad target adds nothing.
+func TestOutputXentLabelSmoothingByHand(t *testing.T) {
+	const tol = 1e-12
+	ln3 := math.Log(3)
+	x := []float64{1, 0, 5, 5}
+	w := []float64{0, ln3, 0, 0}
+	b := []float64{0, 0}
+	dx, dw, db, scratch := make([]float64, 4), make([]float64, 4), make([]float64, 2), make([]float64, 4)
+	loss := OutputXent(x, w, b, []int{0, -1}, -1, 2, 2, 2, 2, 0.5, dx, dw, db, scratch)
+	wantLoss := -(0.75*math.Log(0.25) + 0.25*math.Log(0.75))
+	if math.Abs(loss-wantLoss) > tol {
+		t.Fatalf("loss %.15g, want %.15g", loss, wantLoss)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []float64
+	}{
+		{"dw", dw, []float64{-0.5, 0.5, 0, 0}},
+		{"db", db, []float64{-0.5, 0.5}},
+		{"dx", dx, []float64{ln3 / 2, 0, 0, 0}},
+	} {
+		for i := range c.want {
+			if math.Abs(c.got[i]-c.want[i]) > tol {
+				t.Fatalf("%s[%d] = %.15g, want %.15g", c.name, i, c.got[i], c.want[i])
+			}
+		}
+	}
+	// ε = 0 is the plain cross-entropy −ln 1/4.
+	if loss := OutputXent(x, w, b, []int{0, -1}, -1, 2, 2, 2, 2, 0, dx, dw, db, scratch); math.Abs(loss-math.Log(4)) > tol {
+		t.Fatalf("unsmoothed loss %.15g, want ln 4", loss)
+	}
+}

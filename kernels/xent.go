@@ -4,11 +4,13 @@ package kernels
 // pass. It never holds more than chunk rows of logits, so memory does not grow with steps × vocabulary.
 //
 //	x (n, in), w (in, v), b (v), targets (n): rows whose target is pad contribute nothing.
-//	loss = Σ_r −log softmax(x_r w + b)[targets_r]
-//	dx = G wᵀ, dw = xᵀ G, db = Σ_r G_r, with G_r = softmax(x_r w + b) − onehot(targets_r) (0 on pad rows)
+//	z_r = x_r w + b,  q_r = (1−ε)·onehot(targets_r) + ε/v   (label smoothing ε; 0: plain cross-entropy)
+//	loss = Σ_r −Σ_j q_rj log softmax(z_r)_j = Σ_r lse(z_r) − (1−ε) z_{r,y} − (ε/v) Σ_j z_rj
+//	dx = G wᵀ, dw = xᵀ G, db = Σ_r G_r, with G_r = softmax(z_r) − q_r (0 on pad rows)
 //
-// dx, dw and db are overwritten. scratch must hold chunk·v values.
-func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, dx, dw, db, scratch []T) (loss float64) {
+// The smoothed target is PyTorch's CrossEntropyLoss(label_smoothing=ε). dx, dw and db are overwritten.
+// scratch must hold chunk·v values.
+func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T) (loss float64) {
 	clear(dw)
 	clear(db)
 	for start := 0; start < n; start += chunk {
@@ -27,9 +29,7 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, d
 			for j, bj := range b {
 				row[j] += bj
 			}
-			xy := float64(row[y])
-			loss += SoftmaxRow(row, v) - xy // −log p_y = lse − x_y
-			row[y]--                        // G = p − onehot
+			loss += smoothedXent(row, y, smoothing)
 			for j, gj := range row {
 				db[j] += gj
 			}
@@ -37,6 +37,29 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, d
 		// dw += x_cᵀ G;  dx_c = G wᵀ
 		Gemm(true, false, in, v, rows, 1, xc, in, g, v, 1, dw, v)
 		Gemm(false, true, rows, in, v, 1, g, v, w, v, 0, dx[start*in:(start+rows)*in], in)
+	}
+	return loss
+}
+
+// smoothedXent turns a row of logits z into the gradient softmax(z) − q in place and returns the loss
+// lse(z) − (1−ε) z_y − (ε/V) Σ_j z_j, with q = (1−ε)·onehot(y) + ε/V. With ε = 0 it is the plain
+// −log softmax(z)_y = lse(z) − z_y, bit for bit.
+func smoothedXent[T Float](row []T, y int, smoothing float64) float64 {
+	hit, spread := 1-smoothing, smoothing/float64(len(row))
+	var zsum float64
+	if smoothing != 0 {
+		for _, z := range row {
+			zsum += float64(z)
+		}
+	}
+	zy := float64(row[y])
+	loss := SoftmaxRow(row, len(row)) - hit*zy - spread*zsum
+	row[y] -= T(hit)
+	if smoothing != 0 {
+		s := T(spread)
+		for j := range row {
+			row[j] -= s
+		}
 	}
 	return loss
 }

@@ -71,6 +71,9 @@ type TrainConfig struct {
 	// Warmup raises the learning rate linearly over this many steps, then decays it with the inverse square
 	// root of the step (0: a constant rate).
 	Warmup int `yaml:"warmup"`
+	// LabelSmoothing trains against (1−ε)·onehot + ε/V instead of the one-hot target (0: none); the training
+	// loss logged is then the smoothed one, validation stays plain cross-entropy.
+	LabelSmoothing float64 `yaml:"label_smoothing"`
 	// KeepLast keeps the checkpoints of the last this many saves as NAME.step-N.ckpt beside --out (0: none).
 	KeepLast int `yaml:"keep_last"`
 }
@@ -354,6 +357,9 @@ func (c Config) Validate() error {
 	intIn("train.patience", t.Patience, 0, math.MaxInt, "0: no early stopping")
 	intIn("train.warmup", t.Warmup, 0, math.MaxInt, "0: constant learning rate")
 	intIn("train.keep_last", t.KeepLast, 0, math.MaxInt, "0: keep only --out and the best")
+	if !(t.LabelSmoothing >= 0 && t.LabelSmoothing < 1) {
+		errs = append(errs, fmt.Errorf("config: train.label_smoothing is %g; want at least 0 and below 1 (0: none)", t.LabelSmoothing))
+	}
 	intIn("decode.max_len", c.Decode.MaxLen, 1, maxLength, "")
 	intIn("decode.batch", c.Decode.Batch, 1, maxBatch, "")
 	return errors.Join(errs...)

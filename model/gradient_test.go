@@ -9,19 +9,21 @@ import (
 
 // TestGradientsMatchFiniteDifferences checks the gradient of the token-averaged loss of a tiny model, for every
 // parameter tensor, against central finite differences of the same graph's loss (float64, dropout on with masks
-// held fixed, padding rows and short rows present).
+// held fixed, padding rows and short rows present), with and without label smoothing.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	for _, variant := range []struct {
-		cell    string
-		unfused bool
-	}{{"lstm", false}, {"gru", false}, {"lstm", true}} {
+		cell      string
+		unfused   bool
+		smoothing float64
+	}{{"lstm", false, 0}, {"gru", false, 0}, {"lstm", true, 0}, {"lstm", false, 0.1}, {"lstm", true, 0.1}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s unfused=%v", cell, variant.unfused), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s unfused=%v smoothing=%g", cell, variant.unfused, variant.smoothing), func(t *testing.T) {
 			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: "mlp", Dropout: 0.25}
 			m := newTestModel[float64](t, cfg, 9, 11, 1)
 			b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
 			tr := NewTrainer(m, 1e-3, 0, 2)
 			tr.Unfused = variant.unfused
+			tr.LabelSmoothing = variant.smoothing
 			masks := func() *rand.Rand { return rand.New(rand.NewPCG(9, 9)) } // same dropout masks every run
 			if _, err := tr.Gradients(b, masks()); err != nil {
 				t.Fatal(err)
@@ -92,7 +94,7 @@ func TestGradientsDoNotAccumulateAcrossRuns(t *testing.T) {
 }
 
 // TestFusedGradientsEqualUnfused compares the gradients of the fused ops with those of the same model built from
-// gorgonia's own ops, at realistic widths (decoder 512), with dropout on and padding rows present.
+// gorgonia's own ops, at realistic widths (decoder 512), with dropout on, label smoothing and padding rows present.
 func TestFusedGradientsEqualUnfused(t *testing.T) {
 	cfg := ModelConfig{Emb: 32, EncHidden: 256, DecHidden: 512, AttnDim: 64, Cell: "lstm", Attention: "mlp", Dropout: 0.2}
 	m := newTestModel[float64](t, cfg, 30, 40, 3)
@@ -100,6 +102,7 @@ func TestFusedGradientsEqualUnfused(t *testing.T) {
 	grads := func(unfused bool) (float64, []float64) {
 		tr := NewTrainer(m, 1e-3, 0, 1)
 		tr.Unfused = unfused
+		tr.LabelSmoothing = 0.1
 		res, err := tr.Gradients(b, rand.New(rand.NewPCG(7, 7)))
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/decoder"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -80,7 +81,7 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})
 
-			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, variant.fused, nil)
+			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, variant.fused, decoder.GraphLoss{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

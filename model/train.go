@@ -131,6 +131,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	}
 	tr := NewTrainer(o.Model, cfg.Train.LR, cfg.Train.Clip, cfg.Train.GraphCache)
 	tr.Unfused = cfg.Train.Unfused
+	tr.LabelSmoothing = cfg.Train.LabelSmoothing
 	if o.Adam != nil {
 		tr.Optimizer = o.Adam
 		tr.Optimizer.LR = cfg.Train.LR

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -18,11 +19,14 @@ type Trainer[T kernels.Float] struct {
 	Clip      float64
 	Grads     *param.Set[T]
 	// Unfused builds graphs from gorgonia's own ops instead of the fused kernels: slower, kept to check them.
-	Unfused   bool
-	cache     []*trainGraph[T]
-	arena     *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph
-	maxGraphs int
-	uses      int
+	Unfused bool
+	// LabelSmoothing is ε of the training loss's smoothed targets (train.label_smoothing); set it before the
+	// first step, since compiled graphs keep it.
+	LabelSmoothing float64
+	cache          []*trainGraph[T]
+	arena          *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph
+	maxGraphs      int
+	uses           int
 }
 
 // NewTrainer prepares a trainer keeping at most maxGraphs compiled shapes (least recently used are dropped).
@@ -128,7 +132,7 @@ func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
 			return tg, nil
 		}
 	}
-	tg, err := t.Model.buildGraph(s, !t.Unfused, t.arena)
+	tg, err := t.Model.buildGraph(s, !t.Unfused, decoder.GraphLoss{LabelSmoothing: t.LabelSmoothing}, t.arena)
 	if err != nil {
 		return nil, err
 	}

@@ -33,9 +33,10 @@ type trainGraph[T kernels.Float] struct {
 	lastUse         int
 }
 
-// buildGraph compiles the training graph of a shape, with the fused kernels or the unfused gorgonia composition.
+// buildGraph compiles the training graph of a shape, with the fused kernels or the unfused gorgonia composition,
+// scoring outputs as lossOpts says.
 // With dropout 0 no masks are built.
-func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, arena *kernels.Arena[T]) (*trainGraph[T], error) {
+func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss, arena *kernels.Arena[T]) (*trainGraph[T], error) {
 	tg := &trainGraph[T]{shape: s, params: graph.NewParams(arena),
 		src: make([]int, s.rows*s.srcLen), srcLengths: make([]int, s.rows),
 		tgtIn: make([]int, s.rows*s.tgtLen), tgtOut: make([]int, s.rows*s.tgtLen)}
@@ -57,7 +58,7 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, arena *kernels.Arena[T]) (*
 	steps := s.tgtLen * s.rows
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: mask("drop.out", steps, h+2*half+e)}
-	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, fused)
+	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
 	tg.loss, tg.encOut, tg.attention = loss, enc, attention
 	if err := p.Differentiate(loss); err != nil {
 		return nil, err
