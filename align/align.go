@@ -1,27 +1,80 @@
 // Package align scores decoder states against encoder states and turns the scores into attention weights and a
-// context vector: the score functions sit behind one Scorer interface, and masking, softmax and the weighted sum
-// happen once, in Attend, for all of them.
+// context vector: each score function sits behind one Scorer interface, in one file holding its parameters, its
+// plain-Go forward and backward step and its gorgonia expression; masking, softmax and the weighted sum (and
+// their backward pass) happen once, in Attend and AttendBackward, for all of them.
 package align
 
 import (
 	"fmt"
+	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
 )
 
-// Scorer computes alignment scores e_ti between decoder queries and the encoder memory of a batch. The memory is
-// (rows, srcLen, MemDim) and a query batch is (rows, QueryDim). What depends only on the memory is computed once
-// per sentence by Keys and reused at every decoder step.
+// Scorer computes alignment scores e_ti between decoder queries and the encoder memory of a batch. The memory
+// is (rows, srcLen, MemDim) and a query batch is (rows, QueryDim). What depends only on the memory (the keys) is
+// computed once per sentence by Keys and reused at every decoder step.
+//
+// The same scorer serves inference (Score), the fused training op (Score with its work kept per step, then
+// ScoreBackward and KeysBackward) and the unfused training graph (Graph), whose gradient gorgonia derives: that
+// graph is the reference the hand-written backward pass is tested against.
 type Scorer[T kernels.Float] interface {
-	// Keys precomputes the memory-only part of the score; the result is opaque to callers.
-	Keys(memory []T, rows, srcLen int) []T
-	// Score writes the scores (rows, srcLen) of queries against precomputed keys.
-	Score(query, keys []T, rows, srcLen int, scores []T)
+	// Params lists the tensors the optimiser updates; gradients passed to ScoreBackward and KeysBackward come
+	// in the same order, one slice per tensor.
+	Params() []*param.Tensor[T]
+	// Init draws fresh weights from rng.
+	Init(rng *rand.Rand)
+	// KeyWidth is the number of values Keys writes per source position.
+	KeyWidth() int
+	// Keys writes the memory-only part of the score, keys (rows, srcLen, KeyWidth()), for memory
+	// (rows, srcLen, MemDim).
+	Keys(memory []T, rows, srcLen int, keys []T)
+	// WorkSize is the number of values of work that Score needs for a batch of rows × srcLen.
+	WorkSize(rows, srcLen int) int
+	// Score writes the scores (rows, srcLen) of the queries (rows, QueryDim) against the keys. work holds
+	// WorkSize(rows, srcLen) values: scratch, and afterwards what ScoreBackward reads. It allocates nothing.
+	Score(query, keys []T, rows, srcLen int, scores, work []T)
+	// ScoreBackward adds the gradients of the scores, given their gradient dScores (rows, srcLen), into dQuery
+	// (rows, QueryDim), dKeys (rows, srcLen, KeyWidth()) and grads (one per Params). work is that of the Score
+	// call being differentiated; ScoreBackward may overwrite it.
+	ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T)
+	// KeysBackward adds the gradients of Keys, given dKeys, into dMemory (rows, srcLen, MemDim) and grads.
+	KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T)
+	// Graph binds the score to one training graph for batches of rows × srcLen.
+	Graph(p *graph.Params[T], rows, srcLen int) GraphScorer
+}
+
+// GraphScorer is a score function in a gorgonia training graph.
+type GraphScorer interface {
+	// Keys returns the memory-only part of the score for memory (rows, srcLen, MemDim).
+	Keys(memory *G.Node) *G.Node
+	// Score returns the scores (rows, srcLen) of query (rows, QueryDim) against keys.
+	Score(query, keys *G.Node) *G.Node
+}
+
+// Config gives the sizes a score function may use.
+type Config struct {
+	MemDim   int // width of an encoder state
+	QueryDim int // width of a decoder state
+	Dim      int // width of the score's hidden layer (additive)
+}
+
+// New registers the parameters of the score function called name in set (under "attn.*") and returns it.
+func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Scorer[T], error) {
+	switch name {
+	case "mlp":
+		return NewMLP(set, cfg.MemDim, cfg.QueryDim, cfg.Dim), nil
+	default:
+		return nil, fmt.Errorf("align: unknown score function %q (want mlp)", name)
+	}
 }
 
 // Attend turns scores (rows, srcLen) into attention weights and context vectors: positions at or past a row's
 // length are masked, so their weight is exactly 0; the rest go through a max-shifted softmax; the context of row
-// r is Σ_i weights[r,i] · memory[r,i,:] (rows, memDim). scores is left unchanged.
+// r is Σ_i weights[r,i] · memory[r,i,:] (rows, memDim). scores is left unchanged unless it is weights.
 func Attend[T kernels.Float](scores []T, lengths []int, memory []T, rows, srcLen, memDim int, weights, ctx []T) {
 	if len(scores) != rows*srcLen || len(weights) != rows*srcLen || len(memory) != rows*srcLen*memDim || len(ctx) != rows*memDim {
 		panic(fmt.Sprintf("align: Attend shapes: scores %d weights %d memory %d ctx %d for rows=%d srcLen=%d memDim=%d",
@@ -34,4 +87,54 @@ func Attend[T kernels.Float](scores []T, lengths []int, memory []T, rows, srcLen
 		kernels.Gemm(false, false, 1, memDim, srcLen, 1, weights[r*srcLen:(r+1)*srcLen], srcLen,
 			memory[r*srcLen*memDim:(r+1)*srcLen*memDim], memDim, 0, ctx[r*memDim:(r+1)*memDim], memDim)
 	}
+}
+
+// AttendBackward is the backward pass of Attend. Given the weights Attend wrote and the gradient dCtx
+// (rows, memDim) of the context, it writes the gradient of the scores into dScores (rows, srcLen) and adds that
+// of the memory into dMemory (rows, srcLen, memDim). Masked positions get exactly 0, as their weight is 0, and
+// so does every position of a row of length 0, whose uniform weights do not depend on the scores.
+func AttendBackward[T kernels.Float](weights []T, lengths []int, memory, dCtx []T, rows, srcLen, memDim int, dScores, dMemory []T) {
+	if len(weights) != rows*srcLen || len(dScores) != rows*srcLen || len(memory) != rows*srcLen*memDim ||
+		len(dMemory) != rows*srcLen*memDim || len(dCtx) != rows*memDim {
+		panic(fmt.Sprintf("align: AttendBackward shapes: weights %d dScores %d memory %d dMemory %d dCtx %d for rows=%d srcLen=%d memDim=%d",
+			len(weights), len(dScores), len(memory), len(dMemory), len(dCtx), rows, srcLen, memDim))
+	}
+	for r := 0; r < rows; r++ {
+		g := dCtx[r*memDim : (r+1)*memDim]
+		w := weights[r*srcLen : (r+1)*srcLen]
+		ds := dScores[r*srcLen : (r+1)*srcLen]
+		var dot T
+		for i := range w {
+			// forward: ctx = Σ_i w_i mem_i, so dw_i = dCtx · mem_i and dmem_i += w_i dCtx
+			m := memory[(r*srcLen+i)*memDim : (r*srcLen+i+1)*memDim]
+			dm := dMemory[(r*srcLen+i)*memDim : (r*srcLen+i+1)*memDim]
+			var dw T
+			for j, gj := range g {
+				dw += gj * m[j]
+				dm[j] += w[i] * gj
+			}
+			ds[i] = dw
+			dot += w[i] * dw
+		}
+		if lengths[r] <= 0 {
+			clear(ds)
+			continue
+		}
+		// forward: w = softmax(e), so de_i = w_i (dw_i − Σ_j w_j dw_j)
+		for i := range ds {
+			ds[i] = w[i] * (ds[i] - dot)
+		}
+	}
+}
+
+// AttendGraph is Attend in a training graph: masked softmax of scores (rows, srcLen), then the context of each
+// memory half, (rows, half) each.
+func AttendGraph[T kernels.Float](scores *G.Node, lengths *[]int, fwd, bwd *G.Node) (weights, ctxFwd, ctxBwd *G.Node) {
+	rows, srcLen, half := fwd.Shape()[0], fwd.Shape()[1], fwd.Shape()[2]
+	weights = graph.MaskedSoftmax[T](scores, lengths)
+	w3 := G.Must(G.Reshape(weights, []int{rows, 1, srcLen}))
+	ctx := func(mem *G.Node) *G.Node {
+		return G.Must(G.Reshape(G.Must(G.BatchedMatMul(w3, mem)), []int{rows, half}))
+	}
+	return weights, ctx(fwd), ctx(bwd)
 }

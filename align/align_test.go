@@ -67,7 +67,9 @@ func TestMLPScoreMatchesFormula(t *testing.T) {
 		query[i] = rng.NormFloat64()
 	}
 	scores := make([]float64, rows*srcLen)
-	m.Score(query, m.Keys(memory, rows, srcLen), rows, srcLen, scores)
+	keys := make([]float64, rows*srcLen*m.KeyWidth())
+	m.Keys(memory, rows, srcLen, keys)
+	m.Score(query, keys, rows, srcLen, scores, make([]float64, m.WorkSize(rows, srcLen)))
 	for r := 0; r < rows; r++ {
 		for i := 0; i < srcLen; i++ {
 			var e float64

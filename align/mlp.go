@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
 )
 
 // MLP is the additive (Bahdanau) score
@@ -22,6 +24,8 @@ type MLP[T kernels.Float] struct {
 	V                     *param.Tensor[T] // v (Dim)
 }
 
+var _ Scorer[float32] = (*MLP[float32])(nil)
+
 // NewMLP registers the score's parameters in set as "attn.w_h", "attn.w_s", "attn.b_s" and "attn.v".
 func NewMLP[T kernels.Float](set *param.Set[T], memDim, queryDim, dim int) *MLP[T] {
 	return &MLP[T]{MemDim: memDim, QueryDim: queryDim, Dim: dim,
@@ -32,6 +36,11 @@ func NewMLP[T kernels.Float](set *param.Set[T], memDim, queryDim, dim int) *MLP[
 	}
 }
 
+// Params returns W_h, W_s, b_s and v.
+func (m *MLP[T]) Params() []*param.Tensor[T] {
+	return []*param.Tensor[T]{m.MemW, m.QueryW, m.QueryB, m.V}
+}
+
 // Init draws every weight uniformly in ±1/sqrt(fan-in), as PyTorch's nn.Linear does.
 func (m *MLP[T]) Init(rng *rand.Rand) {
 	param.Uniform(m.MemW, param.InvSqrt(m.MemDim), rng)
@@ -40,36 +49,112 @@ func (m *MLP[T]) Init(rng *rand.Rand) {
 	param.Uniform(m.V, param.InvSqrt(m.Dim), rng)
 }
 
-// Keys returns W_h h_i for every position: (rows, srcLen, Dim).
-func (m *MLP[T]) Keys(memory []T, rows, srcLen int) []T {
-	if len(memory) != rows*srcLen*m.MemDim {
-		panic(fmt.Sprintf("align: MLP.Keys got memory of %d values for %d×%d×%d", len(memory), rows, srcLen, m.MemDim))
+// KeyWidth is Dim: a key is W_h h_i.
+func (m *MLP[T]) KeyWidth() int { return m.Dim }
+
+// Keys writes W_h h_i for every position: (rows, srcLen, Dim).
+func (m *MLP[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+	if len(memory) != rows*srcLen*m.MemDim || len(keys) != rows*srcLen*m.Dim {
+		panic(fmt.Sprintf("align: MLP.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, m.MemDim, m.Dim))
 	}
-	keys := make([]T, rows*srcLen*m.Dim)
 	kernels.Gemm(false, false, rows*srcLen, m.Dim, m.MemDim, 1, memory, m.MemDim, m.MemW.Data, m.Dim, 0, keys, m.Dim)
-	return keys
 }
 
+// KeysBackward adds dW_h = memoryᵀ dKeys and dMemory = dKeys W_hᵀ.
+func (m *MLP[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
+	n := rows * srcLen
+	// forward: keys = memory W_h
+	kernels.Gemm(true, false, m.MemDim, m.Dim, n, 1, memory, m.MemDim, dKeys, m.Dim, 1, grads[0], m.Dim)
+	kernels.Gemm(false, true, n, m.MemDim, m.Dim, 1, dKeys, m.Dim, m.MemW.Data, m.Dim, 1, dMemory, m.MemDim)
+}
+
+// WorkSize is q (rows, Dim) then the hidden layer tanh(q + keys) (rows, srcLen, Dim).
+func (m *MLP[T]) WorkSize(rows, srcLen int) int { return rows*m.Dim + rows*srcLen*m.Dim }
+
 // Score writes e (rows, srcLen) for the queries (rows, QueryDim).
-func (m *MLP[T]) Score(query, keys []T, rows, srcLen int, scores []T) {
+func (m *MLP[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 	d := m.Dim
-	q := make([]T, rows*d)
+	if len(query) != rows*m.QueryDim || len(keys) != rows*srcLen*d || len(scores) != rows*srcLen || len(work) != m.WorkSize(rows, srcLen) {
+		panic(fmt.Sprintf("align: MLP.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
+	}
+	q, hidden := work[:rows*d], work[rows*d:]
 	kernels.Gemm(false, false, rows, d, m.QueryDim, 1, query, m.QueryDim, m.QueryW.Data, d, 0, q, d)
 	kernels.AddBias(q, rows, d, m.QueryB.Data)
-	pre := make([]T, d)
 	for r := 0; r < rows; r++ {
 		qr := q[r*d : (r+1)*d]
 		for i := 0; i < srcLen; i++ {
 			k := keys[(r*srcLen+i)*d:][:d]
-			for a := range pre {
-				pre[a] = k[a] + qr[a]
+			p := hidden[(r*srcLen+i)*d:][:d]
+			for a := range p {
+				p[a] = k[a] + qr[a]
 			}
-			kernels.TanhSlice(pre)
+			kernels.TanhSlice(p)
 			var e T
 			for a, v := range m.V.Data {
-				e += v * pre[a]
+				e += v * p[a]
 			}
 			scores[r*srcLen+i] = e
 		}
 	}
+}
+
+// ScoreBackward differentiates Score; it reuses the q part of work for dq.
+func (m *MLP[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+	d := m.Dim
+	dq, hidden := work[:rows*d], work[rows*d:]
+	clear(dq)
+	gQueryW, gQueryB, gV := grads[1], grads[2], grads[3]
+	for r := 0; r < rows; r++ {
+		dqr := dq[r*d : (r+1)*d]
+		for i := 0; i < srcLen; i++ {
+			de := dScores[r*srcLen+i]
+			if de == 0 { // masked positions
+				continue
+			}
+			// forward: p = tanh(k + q); e = v·p
+			p := hidden[(r*srcLen+i)*d:][:d]
+			dk := dKeys[(r*srcLen+i)*d:][:d]
+			for a, pa := range p {
+				gV[a] += de * pa
+				dz := de * m.V.Data[a] * (1 - pa*pa)
+				dk[a] += dz
+				dqr[a] += dz
+			}
+		}
+	}
+	// forward: q = query W_s + b_s
+	kernels.Gemm(true, false, m.QueryDim, d, rows, 1, query, m.QueryDim, dq, d, 1, gQueryW, d)
+	for r := 0; r < rows; r++ {
+		for a, g := range dq[r*d : (r+1)*d] {
+			gQueryB[a] += g
+		}
+	}
+	kernels.Gemm(false, true, rows, m.QueryDim, d, 1, dq, d, m.QueryW.Data, d, 1, dQuery, m.QueryDim)
+}
+
+// graphMLP is the additive score bound to one training graph.
+type graphMLP[T kernels.Float] struct {
+	memW, queryW, queryB, v *G.Node
+	rows, srcLen            int
+	memDim, dim             int
+}
+
+// Graph binds the score's parameters to p for batches of rows × srcLen.
+func (m *MLP[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
+	return &graphMLP[T]{memW: p.Whole(m.MemW), queryW: p.Whole(m.QueryW), queryB: p.Whole(m.QueryB), v: p.Whole(m.V),
+		rows: rows, srcLen: srcLen, memDim: m.MemDim, dim: m.Dim}
+}
+
+// Keys returns W_h h_i for every position, (rows, srcLen, Dim).
+func (m *graphMLP[T]) Keys(memory *G.Node) *G.Node {
+	flat := G.Must(G.Reshape(memory, []int{m.rows * m.srcLen, m.memDim}))
+	return G.Must(G.Reshape(G.Must(G.Mul(flat, m.memW)), []int{m.rows, m.srcLen, m.dim}))
+}
+
+// Score returns e (rows, srcLen) for the query s_{t-1} (rows, QueryDim): vᵀ tanh(W_s s + b_s + keys).
+func (m *graphMLP[T]) Score(query, keys *G.Node) *G.Node {
+	q := graph.AddBias[T](G.Must(G.Mul(query, m.queryW)), m.queryB)
+	pre := G.Must(G.Tanh(graph.AddQuery[T](keys, q)))
+	e := G.Must(G.Mul(G.Must(G.Reshape(pre, []int{m.rows * m.srcLen, m.dim})), m.v))
+	return G.Must(G.Reshape(e, []int{m.rows, m.srcLen}))
 }

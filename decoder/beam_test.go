@@ -21,7 +21,10 @@ func bigramDecoder(t *testing.T, table map[int]map[int]float64) *Decoder[float64
 	t.Helper()
 	set := param.NewSet[float64]()
 	cfg := Config{Vocab: bigramVocab, Emb: bigramVocab, Hidden: 3, MemDim: 2, Attn: 2}
-	d := New(set, cfg)
+	d, err := New(set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	set.Pack()
 	for i := 0; i < bigramVocab; i++ {
 		d.Emb.Data[i*bigramVocab+i] = 1

@@ -20,6 +20,8 @@ type Config struct {
 	Hidden int // LSTM units
 	MemDim int // width of an encoder state (2 × encoder hidden)
 	Attn   int // width of the additive attention layer
+	// Attention names the score function (align.New); "" is the additive score.
+	Attention string
 }
 
 // Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
@@ -29,7 +31,7 @@ type Decoder[T kernels.Float] struct {
 	Emb                *param.Tensor[T] // (Vocab, Emb)
 	BridgeHW, BridgeHB *param.Tensor[T] // (MemDim, Hidden), (Hidden): s_0 = tanh(W [h_fwd ; h_bwd] + b)
 	BridgeCW, BridgeCB *param.Tensor[T] // (MemDim, Hidden), (Hidden): c_0 = tanh(W [c_fwd ; c_bwd] + b)
-	Attn               *align.MLP[T]
+	Attn               align.Scorer[T]
 	InputW             *param.Tensor[T] // (4, Emb+MemDim, Hidden): rows [0,Emb) read the embedding, the rest the context
 	HiddenW            *param.Tensor[T] // (4, Hidden, Hidden)
 	Bias               *param.Tensor[T] // (4, Hidden)
@@ -37,20 +39,30 @@ type Decoder[T kernels.Float] struct {
 	OutB               *param.Tensor[T] // (Vocab)
 }
 
-// New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*").
-func New[T kernels.Float](set *param.Set[T], cfg Config) *Decoder[T] {
+// New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*"). An
+// unknown score function is an error.
+func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 	h := cfg.Hidden
-	return &Decoder[T]{Cfg: cfg,
+	name := cfg.Attention
+	if name == "" {
+		name = "mlp"
+	}
+	d := &Decoder[T]{Cfg: cfg,
 		Emb:      set.Add("tgt_emb", cfg.Vocab, cfg.Emb),
 		BridgeHW: set.Add("bridge.h.w", cfg.MemDim, h), BridgeHB: set.Add("bridge.h.b", h),
 		BridgeCW: set.Add("bridge.c.w", cfg.MemDim, h), BridgeCB: set.Add("bridge.c.b", h),
-		Attn:    align.NewMLP(set, cfg.MemDim, h, cfg.Attn),
-		InputW:  set.Add("dec.w_ih", 4, cfg.Emb+cfg.MemDim, h),
-		HiddenW: set.Add("dec.w_hh", 4, h, h),
-		Bias:    set.Add("dec.b", 4, h),
-		OutW:    set.Add("out.w", h+cfg.MemDim+cfg.Emb, cfg.Vocab),
-		OutB:    set.Add("out.b", cfg.Vocab),
 	}
+	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn})
+	if err != nil {
+		return nil, fmt.Errorf("decoder: %w", err)
+	}
+	d.Attn = attn
+	d.InputW = set.Add("dec.w_ih", 4, cfg.Emb+cfg.MemDim, h)
+	d.HiddenW = set.Add("dec.w_hh", 4, h, h)
+	d.Bias = set.Add("dec.b", 4, h)
+	d.OutW = set.Add("out.w", h+cfg.MemDim+cfg.Emb, cfg.Vocab)
+	d.OutB = set.Add("out.b", cfg.Vocab)
+	return d, nil
 }
 
 // OutIn is the width of the output layer's input [s_t; context; emb].
@@ -76,7 +88,7 @@ func (d *Decoder[T]) Init(rng *rand.Rand) {
 type Memory[T kernels.Float] struct {
 	Rows, SrcLen int
 	States       []T // (Rows, SrcLen, MemDim)
-	Keys         []T // scorer keys
+	Keys         []T // the scorer's keys, (Rows, SrcLen, Attn.KeyWidth())
 	Lengths      []int
 }
 
@@ -90,7 +102,8 @@ type State[T kernels.Float] struct {
 func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *State[T]) {
 	rows, h := enc.Rows, d.Cfg.Hidden
 	mem := &Memory[T]{Rows: rows, SrcLen: enc.SrcLen, States: enc.Memory, Lengths: lengths,
-		Keys: d.Attn.Keys(enc.Memory, rows, enc.SrcLen)}
+		Keys: make([]T, rows*enc.SrcLen*d.Attn.KeyWidth())}
+	d.Attn.Keys(enc.Memory, rows, enc.SrcLen, mem.Keys)
 	st := &State[T]{Rows: rows, H: make([]T, rows*h), C: make([]T, rows*h)}
 	bridge := func(in []T, w, b *param.Tensor[T], out []T) {
 		kernels.Gemm(false, false, rows, h, d.Cfg.MemDim, 1, in, d.Cfg.MemDim, w.Data, h, 0, out, h)
@@ -107,6 +120,8 @@ func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *
 // Scratch is the working memory of Step, allocated once per batch by NewScratch and reused at every step.
 type Scratch[T kernels.Float] struct {
 	emb, scores, ctx, gates, hNew, cNew, outIn []T
+	work                                       []T // the scorer's, for the full batch
+	rows                                       int // the batch NewScratch was made for
 }
 
 // NewScratch allocates Step's working memory for a batch of rows and source length srcLen.
@@ -114,7 +129,8 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
 	h := d.Cfg.Hidden
 	return &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), scores: make([]T, rows*srcLen),
 		ctx: make([]T, rows*d.Cfg.MemDim), gates: make([]T, rows*4*h), hNew: make([]T, rows*h),
-		cNew: make([]T, rows*h), outIn: make([]T, rows*d.OutIn())}
+		cNew: make([]T, rows*h), outIn: make([]T, rows*d.OutIn()),
+		work: make([]T, d.Attn.WorkSize(rows, srcLen)), rows: rows}
 }
 
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
@@ -130,7 +146,7 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	// c_t = Σ_i a_ti h_i with a_t = softmax(score(s_{t-1}, h))
 	// (The buffers may be longer than rows: greedy search shrinks the batch as sentences finish.)
 	sl := mem.SrcLen
-	d.Attn.Score(st.H[:rows*h], mem.Keys[:rows*sl*d.Cfg.Attn], rows, sl, buf.scores[:rows*sl])
+	d.Attn.Score(st.H[:rows*h], mem.Keys[:rows*sl*d.Attn.KeyWidth()], rows, sl, buf.scores[:rows*sl], buf.work[:d.Attn.WorkSize(rows, sl)])
 	align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])
 	// gates = emb·W_e + ctx·W_c + s_{t-1}·W_hh + b, one block of W per gate
 	in := e + md

@@ -25,7 +25,7 @@ type GraphLoss struct {
 // reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
 // every non-padding target word (label-smoothed as lossOpts says), and the attention weights of every step ((rows, srcLen) each). With fused, the
 // decoder loop (when the encoder is fused too) and the output layer with its loss are single ops
-// (graph.DecoderLSTM, graph.OutputXent), and no attention nodes are returned; otherwise every step is built
+// (fusedOp over Seq, graph.OutputXent), and no attention nodes are returned; otherwise every step is built
 // from gorgonia's own ops.
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
 	rows, srcLen, tgtLen int, masks GraphMasks, lossOpts GraphLoss, fused bool) (loss *G.Node, attention []*G.Node) {
@@ -50,10 +50,13 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0, lossOpts.LabelSmoothing)
 	}
 	if fused && enc.Packed[0] != nil {
-		states := graph.DecoderLSTM[T](p.Arena, []*G.Node{emb, enc.Packed[0], enc.Packed[1],
-			p.Whole(d.BridgeHW), p.Whole(d.BridgeHB), p.Whole(d.BridgeCW), p.Whole(d.BridgeCB),
-			p.Whole(d.Attn.MemW), p.Whole(d.Attn.QueryW), p.Whole(d.Attn.QueryB), p.Whole(d.Attn.V),
-			p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias)}, srcLengths)
+		in := FusedInputs{Emb: emb, Fwd: enc.Packed[0], Bwd: enc.Packed[1],
+			BridgeHW: p.Whole(d.BridgeHW), BridgeHB: p.Whole(d.BridgeHB), BridgeCW: p.Whole(d.BridgeCW), BridgeCB: p.Whole(d.BridgeCB),
+			InputW: p.Whole(d.InputW), HiddenW: p.Whole(d.HiddenW), Bias: p.Whole(d.Bias)}
+		for _, t := range d.Attn.Params() {
+			in.Attn = append(in.Attn, p.Whole(t))
+		}
+		states := fusedOp(p.Arena, in, d.Attn, srcLengths)
 		return outputLayer([]*G.Node{states, embFlat}), nil
 	}
 
@@ -67,7 +70,10 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	cell := bridge(enc.FinalC, d.BridgeCW, d.BridgeCB)
 
 	attn := d.Attn.Graph(p, rows, srcLen)
-	keys := attn.Keys(enc.Fwd, enc.Bwd)
+	// The scorer reads the memory [fwd ; bwd] (rows, srcLen, MemDim) in one node.
+	flat := func(x *G.Node) *G.Node { return G.Must(G.Reshape(x, []int{rows * srcLen, half})) }
+	memory := G.Must(G.Reshape(graph.Concat[T]([]*G.Node{flat(enc.Fwd), flat(enc.Bwd)}), []int{rows, srcLen, d.Cfg.MemDim}))
+	keys := attn.Keys(memory)
 
 	// Gate k reads the embedding, the two context halves and s_{t-1}, each through its own block of rows.
 	in := e + d.Cfg.MemDim

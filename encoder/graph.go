@@ -13,7 +13,7 @@ type GraphOutput struct {
 	Fwd, Bwd *G.Node
 	// FinalH and FinalC are the forward and backward final states (rows, Hidden) each: index 0 forward, 1 backward.
 	FinalH, FinalC [2]*G.Node
-	// Packed holds, for the fused encoder, each direction's output as EncoderLSTM makes it — (srcLen+2, rows,
+	// Packed holds, for the fused encoder, each direction's output as the fused LSTM op makes it — (srcLen+2, rows,
 	// Hidden): states time-major, final h, final c — which the fused decoder reads directly. Nil otherwise.
 	Packed [2]*G.Node
 }
@@ -31,7 +31,7 @@ func Unpack[T kernels.Float](o *GraphOutput) {
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
 // read at run time, so the graph serves every batch of this shape. embMask, when not nil, is a (srcLen, rows,
 // Emb) dropout mask multiplied into the embeddings. With fused, an LSTM direction is one op
-// (graph.EncoderLSTM); otherwise — and for a GRU — every step is built from gorgonia's own ops.
+// (fusedLSTM, over LSTMSeq); otherwise — and for a GRU — every step is built from gorgonia's own ops.
 func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node, fused bool) *GraphOutput {
 	emb := graph.Gather[T](p.Whole(e.Emb), src, srcLen, rows, e.Cfg.Emb)
 	if embMask != nil {
@@ -40,7 +40,7 @@ func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen
 	out := &GraphOutput{}
 	if fused && e.Cfg.Cell == LSTM {
 		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
-			packed := graph.EncoderLSTM[T](p.Arena, emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
+			packed := fusedLSTM[T](p.Arena, emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
 			out.Packed[dir] = packed
 		}
 		return out

@@ -93,50 +93,50 @@ func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once 
 	})
 }
 
-// EncoderLSTM is one direction of the encoder's LSTM over a whole batch as one op (kernels.LSTMSeq): x
-// (steps, rows, In) embeddings, inputW (4, In, H), hiddenW (4, H, H), bias (4, H). The output is
-// (steps+2, rows, H): the state after each position, then the final hidden state, then the final cell state.
-func EncoderLSTM[T kernels.Float](arena *kernels.Arena[T], x, inputW, hiddenW, bias *G.Node, lengths *[]int, reverse bool) *G.Node {
-	steps, rows, in := x.Shape()[0], x.Shape()[1], x.Shape()[2]
-	hid := hiddenW.Shape()[1]
-	prefix := fmt.Sprintf("enc%v", reverse)
-	seq := kernels.NewLSTMSeq[T](steps, rows, in, hid, reverse, arena, prefix)
-	sizes := []int{steps * rows * in, 4 * in * hid, 4 * hid * hid, 4 * hid}
-	grads := make([][]T, len(sizes))
-	var saved [][]T // the inputs of the last forward run
+// FusedOp is an op with several inputs whose backward pass computes the gradients of all of them at once: a
+// fused layer such as the encoder's LSTM direction or the teacher-forced decoder loop.
+type FusedOp[T kernels.Float] struct {
+	// Name identifies the op and all its parameters (sizes, and the address of any batch data it reads at run
+	// time); it is the node hash, so it must be unique per behaviour.
+	Name  string
+	Shape tensor.Shape // of the output
+	// Forward writes the output from the inputs' values.
+	Forward func(in [][]T, out []T)
+	// Backward returns the gradient of every input, in order, given the output gradient: memory the op owns
+	// (its arena), which stays valid until the next Forward. It reads the inputs of the last Forward and runs
+	// once per forward run, however many inputs need their gradient.
+	Backward func(in [][]T, grad []T) [][]T
+}
+
+// Fused adds op to the graph with the given inputs.
+func Fused[T kernels.Float](op FusedOp[T], inputs ...*G.Node) *G.Node {
+	inDims := make([]int, len(inputs))
+	for i, n := range inputs {
+		inDims[i] = n.Dims()
+	}
+	var saved, grads [][]T // the inputs of the last forward run; the gradients of the last backward run
 	once := &backwardOnce[T]{}
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("EncoderLSTM(%p,%v,%d,%d,%d,%d)", lengths, reverse, steps, rows, in, hid),
-		inDims:  []int{3, 3, 3, 2},
-		outDims: 3,
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{steps + 2, rows, hid} },
+	shape := op.Shape.Clone()
+	k := &kernelOp[T]{
+		name:    op.Name,
+		inDims:  inDims,
+		outDims: len(shape),
+		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
 		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
 			saved = vals
-			n := steps * rows * hid
-			seq.Forward(vals[0], vals[1], vals[2], vals[3], *lengths, out[:n], out[n:n+rows*hid], out[n+rows*hid:])
+			op.Forward(vals, out)
 			once.forwardRuns++
 		},
 	}
-	once.run = func(g []T) {
-		for i, size := range sizes {
-			grads[i] = arena.Get(fmt.Sprintf("%s.grad%d", prefix, i), size)
-		}
-		for _, d := range grads[1:] {
-			clear(d)
-		}
-		n := steps * rows * hid
-		seq.Backward(saved[0], saved[1], saved[2], *lengths, g[:n], g[n:n+rows*hid], g[n+rows*hid:],
-			grads[0], grads[1], grads[2], grads[3])
-	}
-	op.backward = func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		out := make(G.Nodes, len(inputs))
-		for i := range inputs {
-			i := i
-			out[i] = sharedGrad(fmt.Sprintf("EncoderLSTMGrad(%p,%v,%d)", lengths, reverse, i), inputs[i], output, grad, once, func() []T { return grads[i] })
+	once.run = func(g []T) { grads = op.Backward(saved, g) }
+	k.backward = func(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		out := make(G.Nodes, len(in))
+		for i := range in {
+			out[i] = sharedGrad(fmt.Sprintf("%sGrad%d", op.Name, i), in[i], output, grad, once, func() []T { return grads[i] })
 		}
 		return out, nil
 	}
-	return apply(op, x, inputW, hiddenW, bias)
+	return apply(k, inputs...)
 }
 
 // SplitEncoderOutput turns an EncoderLSTM output (steps+2, rows, H) into the batch-major states (rows, steps, H)
@@ -176,61 +176,4 @@ func SplitEncoderOutput[T kernels.Float](packed *G.Node) (states, finalH, finalC
 		return G.Nodes{apply(gop, grad)}, nil
 	}
 	return apply(op, packed), Select[T](packed, steps), Select[T](packed, steps+1)
-}
-
-// DecoderLSTM is the teacher-forced decoder over a whole batch as one op (kernels.DecoderSeq). Inputs, in order:
-// emb (T, B, E); the packed encoder outputs of each direction (S+2, B, M/2) from EncoderLSTM; the bridge weights
-// bridge.h.w, bridge.h.b, bridge.c.w, bridge.c.b; the attention weights attn.w_h, attn.w_s, attn.b_s, attn.v; the
-// cell weights dec.w_ih (4, E+M, H), dec.w_hh (4, H, H), dec.b (4, H). Output: (T·B, H+M), each row [s_t ; c_t].
-func DecoderLSTM[T kernels.Float](arena *kernels.Arena[T], inputs []*G.Node, lengths *[]int) *G.Node {
-	if len(inputs) != 14 {
-		panic(fmt.Sprintf("graph: DecoderLSTM needs 14 inputs, got %d", len(inputs)))
-	}
-	emb, fwd := inputs[0].Shape(), inputs[1].Shape()
-	steps, rows, e := emb[0], emb[1], emb[2]
-	srcLen, mem := fwd[0]-2, 2*fwd[2]
-	hid, attn := inputs[12].Shape()[1], inputs[9].Shape()[0]
-	seq := kernels.NewDecoderSeq[T](steps, rows, srcLen, e, mem, hid, attn, arena, "dec")
-	grads := make([][]T, len(inputs))
-	inDims := make([]int, len(inputs))
-	for i, n := range inputs {
-		inDims[i] = n.Dims()
-	}
-	weights := func(v [][]T) kernels.DecoderWeights[T] {
-		return kernels.DecoderWeights[T]{BridgeHW: v[3], BridgeHB: v[4], BridgeCW: v[5], BridgeCB: v[6],
-			MemW: v[7], QueryW: v[8], QueryB: v[9], V: v[10], InputW: v[11], HiddenW: v[12], Bias: v[13]}
-	}
-	var saved [][]T
-	once := &backwardOnce[T]{}
-	name := fmt.Sprintf("DecoderLSTM(%p,%d,%d,%d,%d,%d,%d,%d)", lengths, steps, rows, srcLen, e, mem, hid, attn)
-	op := &kernelOp[T]{
-		name:    name,
-		inDims:  inDims,
-		outDims: 2,
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{steps * rows, hid + mem} },
-		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
-			saved = vals
-			seq.Lengths = *lengths
-			seq.Forward(vals[0], vals[1], vals[2], weights(vals), out)
-			once.forwardRuns++
-		},
-	}
-	once.run = func(g []T) {
-		for i, n := range inputs {
-			grads[i] = arena.Get(fmt.Sprintf("dec.grad%d", i), n.Shape().TotalSize())
-		}
-		for _, d := range grads[3:] {
-			clear(d)
-		}
-		seq.Backward(saved[0], weights(saved), g, grads[0], grads[1], grads[2], weights(grads))
-	}
-	op.backward = func(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		out := make(G.Nodes, len(in))
-		for i := range in {
-			i := i
-			out[i] = sharedGrad(fmt.Sprintf("%sGrad%d", name, i), in[i], output, grad, once, func() []T { return grads[i] })
-		}
-		return out, nil
-	}
-	return apply(op, inputs...)
 }

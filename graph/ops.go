@@ -322,7 +322,8 @@ func AddQuery[T kernels.Float](keys, q *G.Node) *G.Node {
 }
 
 // MaskedSoftmax is the softmax over each row of scores (B, S) with positions at or past (*lengths)[row] masked to
-// exactly 0. Gradient: dx = w ⊙ (g − Σ_j w_j g_j), which is 0 on masked positions since w is.
+// exactly 0. Gradient: dx = w ⊙ (g − Σ_j w_j g_j), which is 0 on masked positions since w is, and 0 on a row
+// of length 0, whose weights are uniform whatever the scores.
 func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 	shape := scores.Shape().Clone()
 	s := shape[1]
@@ -340,13 +341,17 @@ func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 	}
 	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SoftmaxGrad(%v)", shape),
+			name:    fmt.Sprintf("SoftmaxGrad(%p,%v)", lengths, shape),
 			inDims:  []int{2, 2},
 			outDims: 2,
 			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
 			forward: func(in [][]T, _ []tensor.Shape, out []T) {
 				w, g := in[0], in[1]
 				for r := 0; r < shape[0]; r++ {
+					if (*lengths)[r] <= 0 { // every position masked: uniform weights, whatever the scores
+						clear(out[r*s : (r+1)*s])
+						continue
+					}
 					var dot T
 					for j := r * s; j < (r+1)*s; j++ {
 						dot += w[j] * g[j]

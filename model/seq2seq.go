@@ -37,7 +37,11 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 		return nil, err
 	}
 	enc := encoder.New(set, encoder.Config{Vocab: src.Size(), Emb: cfg.Emb, Hidden: cfg.EncHidden, Cell: encoder.Cell(cfg.Cell)})
-	dec := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden, Attn: cfg.AttnDim})
+	dec, err := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden,
+		Attn: cfg.AttnDim, Attention: cfg.Attention})
+	if err != nil {
+		return nil, err
+	}
 	set.Pack() // one buffer for all weights; the graphs' views are taken later
 	return &Seq2Seq[T]{Cfg: cfg, SrcVocab: src, TgtVocab: tgt, Params: set, Encoder: enc, Decoder: dec}, nil
 }

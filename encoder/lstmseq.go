@@ -1,6 +1,10 @@
-package kernels
+package encoder
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/attend-nmt/attend/kernels"
+)
 
 // LSTMSeq runs one direction of an LSTM over a whole padded, time-major batch and keeps what its backward pass
 // reads. Positions at or past a row's length leave that row's state unchanged, so the forward direction ends
@@ -8,7 +12,7 @@ import "fmt"
 //
 // Shapes: x (steps, rows, in), inputW (4, in, H), hiddenW (4, H, H), bias (4, H); out (steps, rows, H) holds the
 // state after each position; finalH, finalC (rows, H) the state after the last position processed.
-type LSTMSeq[T Float] struct {
+type LSTMSeq[T kernels.Float] struct {
 	Steps, Rows, In, Hidden int
 	Reverse                 bool
 	act                     []T // (steps, rows, 4H): σ(i), σ(f), tanh(g), σ(o) at each position
@@ -16,13 +20,13 @@ type LSTMSeq[T Float] struct {
 	tanhC                   []T // (steps, rows, H): tanh of the new cell state
 	dGates                  []T // (steps, rows, 4H): backward scratch
 	h, c, dh, dc            []T // (rows, H) running state / gradient
-	arena                   *Arena[T]
+	arena                   *kernels.Arena[T]
 	name                    string
 }
 
 // NewLSTMSeq prepares one shape; its buffers come from arena under names starting with name, taken afresh
 // by every Forward (so ops of other shapes can share them between runs).
-func NewLSTMSeq[T Float](steps, rows, in, hidden int, reverse bool, arena *Arena[T], name string) *LSTMSeq[T] {
+func NewLSTMSeq[T kernels.Float](steps, rows, in, hidden int, reverse bool, arena *kernels.Arena[T], name string) *LSTMSeq[T] {
 	return &LSTMSeq[T]{Steps: steps, Rows: rows, In: in, Hidden: hidden, Reverse: reverse, arena: arena, name: name}
 }
 
@@ -45,11 +49,11 @@ func (s *LSTMSeq[T]) position(k int) int {
 func (s *LSTMSeq[T]) Forward(x, inputW, hiddenW, bias []T, lengths []int, out, finalH, finalC []T) {
 	rows, hid, n := s.Rows, s.Hidden, s.Steps*s.Rows
 	if len(x) != n*s.In || len(out) != n*hid || len(lengths) != rows {
-		panic(fmt.Sprintf("kernels: LSTMSeq.Forward: x %d, out %d, lengths %d for %d×%d×%d", len(x), len(out), len(lengths), s.Steps, rows, s.In))
+		panic(fmt.Sprintf("encoder: LSTMSeq.Forward: x %d, out %d, lengths %d for %d×%d×%d", len(x), len(out), len(lengths), s.Steps, rows, s.In))
 	}
 	s.buffers()
 	// Input projections of every position at once: one large GEMM per gate instead of one small one per step.
-	Project(x, n, s.In, inputW, 4, hid, s.act, false)
+	kernels.Project(x, n, s.In, inputW, 4, hid, s.act, false)
 	clear(s.h)
 	clear(s.c)
 	for k := 0; k < s.Steps; k++ {
@@ -57,24 +61,24 @@ func (s *LSTMSeq[T]) Forward(x, inputW, hiddenW, bias []T, lengths []int, out, f
 		gates := s.act[t*rows*4*hid : (t+1)*rows*4*hid]
 		copy(s.hPrev[t*rows*hid:(t+1)*rows*hid], s.h)
 		copy(s.cPrev[t*rows*hid:(t+1)*rows*hid], s.c)
-		Project(s.h, rows, hid, hiddenW, 4, hid, gates, true)
+		kernels.Project(s.h, rows, hid, hiddenW, 4, hid, gates, true)
 		for r := 0; r < rows; r++ {
 			g := gates[r*4*hid : (r+1)*4*hid]
 			tc := s.tanhC[(t*rows+r)*hid : (t*rows+r+1)*hid]
 			for j, b := range bias {
 				g[j] += b
 			}
-			LSTMActivate(g, hid)
+			kernels.LSTMActivate(g, hid)
 			for j := range tc {
-				tc[j] = g[GateF*hid+j]*s.c[r*hid+j] + g[GateI*hid+j]*g[GateG*hid+j] // the new cell state, for now
+				tc[j] = g[kernels.GateF*hid+j]*s.c[r*hid+j] + g[kernels.GateI*hid+j]*g[kernels.GateG*hid+j] // the new cell state, for now
 			}
 			if t < lengths[r] {
 				copy(s.c[r*hid:(r+1)*hid], tc)
 			}
-			TanhSlice(tc)
+			kernels.TanhSlice(tc)
 			if t < lengths[r] {
 				for j := range tc {
-					s.h[r*hid+j] = g[GateO*hid+j] * tc[j]
+					s.h[r*hid+j] = g[kernels.GateO*hid+j] * tc[j]
 				}
 			}
 		}
@@ -104,7 +108,7 @@ func (s *LSTMSeq[T]) Backward(x, inputW, hiddenW []T, lengths []int, dOut, dFina
 				clear(d)
 				continue
 			}
-			LSTMCellBackward(act[r*4*hid:(r+1)*4*hid], s.tanhC[(t*rows+r)*hid:(t*rows+r+1)*hid],
+			kernels.LSTMCellBackward(act[r*4*hid:(r+1)*4*hid], s.tanhC[(t*rows+r)*hid:(t*rows+r+1)*hid],
 				s.cPrev[(t*rows+r)*hid:(t*rows+r+1)*hid], s.dh[r*hid:(r+1)*hid], s.dc[r*hid:(r+1)*hid], hid, d)
 		}
 		// dhPrev = dGates · W_hhᵀ on updated rows; untouched (pass-through) on the others.
@@ -114,19 +118,19 @@ func (s *LSTMSeq[T]) Backward(x, inputW, hiddenW []T, lengths []int, dOut, dFina
 			}
 		}
 		for gate := 0; gate < 4; gate++ {
-			Gemm(false, true, rows, hid, hid, 1, dG[gate*hid:], 4*hid, hiddenW[gate*hid*hid:(gate+1)*hid*hid], hid, 1, s.dh, hid)
+			kernels.Gemm(false, true, rows, hid, hid, 1, dG[gate*hid:], 4*hid, hiddenW[gate*hid*hid:(gate+1)*hid*hid], hid, 1, s.dh, hid)
 		}
 	}
 	// Weight gradients over all positions at once: dW_hh[g] += hPrevᵀ dG_g, dW_ih[g] += xᵀ dG_g, db += Σ dG.
 	for gate := 0; gate < 4; gate++ {
-		Gemm(true, false, hid, hid, n, 1, s.hPrev, hid, s.dGates[gate*hid:], 4*hid, 1, dHiddenW[gate*hid*hid:(gate+1)*hid*hid], hid)
-		Gemm(true, false, s.In, hid, n, 1, x, s.In, s.dGates[gate*hid:], 4*hid, 1, dInputW[gate*s.In*hid:(gate+1)*s.In*hid], hid)
+		kernels.Gemm(true, false, hid, hid, n, 1, s.hPrev, hid, s.dGates[gate*hid:], 4*hid, 1, dHiddenW[gate*hid*hid:(gate+1)*hid*hid], hid)
+		kernels.Gemm(true, false, s.In, hid, n, 1, x, s.In, s.dGates[gate*hid:], 4*hid, 1, dInputW[gate*s.In*hid:(gate+1)*s.In*hid], hid)
 		beta := T(1)
 		if gate == 0 {
 			beta = 0
 		}
 		// dx = Σ_g dG_g · W_ih[g]ᵀ
-		Gemm(false, true, n, s.In, hid, 1, s.dGates[gate*hid:], 4*hid, inputW[gate*s.In*hid:(gate+1)*s.In*hid], hid, beta, dx, s.In)
+		kernels.Gemm(false, true, n, s.In, hid, 1, s.dGates[gate*hid:], 4*hid, inputW[gate*s.In*hid:(gate+1)*s.In*hid], hid, beta, dx, s.In)
 	}
 	for i := 0; i < n; i++ {
 		for j, g := range s.dGates[i*4*hid : (i+1)*4*hid] {

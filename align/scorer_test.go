@@ -1,0 +1,166 @@
+package align
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/internal/gradcheck"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+)
+
+// Tolerances of the score functions' tests.
+const (
+	gradTol     = 1e-6  // relative gap to float64 central differences
+	autodiffTol = 1e-10 // hand-written against gorgonia's gradient of the same expression, float64
+)
+
+// scorerCase is one score function at the odd sizes every test uses: B=3 rows, S=5 positions, memory width 8
+// (two encoder halves of 4), query width 7.
+type scorerCase struct {
+	name string
+	cfg  Config
+}
+
+var (
+	rows, srcLen = 3, 5
+	lengths      = []int{5, 2, 4}
+)
+
+func scorerCases() []scorerCase {
+	return []scorerCase{
+		{"mlp", Config{MemDim: 8, QueryDim: 7, Dim: 6}},
+	}
+}
+
+func newScorer(t *testing.T, c scorerCase, rng *rand.Rand) (Scorer[float64], *param.Set[float64]) {
+	set := param.NewSet[float64]()
+	s, err := New[float64](c.name, set, c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Pack()
+	s.Init(rng)
+	return s, set
+}
+
+// step runs keys → scores → masked softmax → context, as the decoder does at one step.
+func step(s Scorer[float64], query, memory []float64, memDim int) (scores, weights, ctx, keys, work []float64) {
+	keys = make([]float64, rows*srcLen*s.KeyWidth())
+	s.Keys(memory, rows, srcLen, keys)
+	scores, work = make([]float64, rows*srcLen), make([]float64, s.WorkSize(rows, srcLen))
+	s.Score(query, keys, rows, srcLen, scores, work)
+	weights, ctx = make([]float64, rows*srcLen), make([]float64, rows*memDim)
+	Attend(scores, lengths, memory, rows, srcLen, memDim, weights, ctx)
+	return scores, weights, ctx, keys, work
+}
+
+func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
+	for _, c := range scorerCases() {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			s, _ := newScorer(t, c, rng)
+			_, weights, _, _, _ := step(s, gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*c.cfg.MemDim, 1), c.cfg.MemDim)
+			for r := 0; r < rows; r++ {
+				var sum float64
+				for i := 0; i < srcLen; i++ {
+					w := weights[r*srcLen+i]
+					if i >= lengths[r] && w != 0 {
+						t.Fatalf("row %d padding position %d has weight %g, want exactly 0", r, i, w)
+					}
+					sum += w
+				}
+				if math.Abs(sum-1) > 1e-12 {
+					t.Fatalf("row %d weights sum to %.15f", r, sum)
+				}
+			}
+		})
+	}
+}
+
+// TestScorerStepBackwardMatchesFiniteDifferences differentiates loss = Σ R₁ ⊙ context + Σ R₂ ⊙ weights through
+// Keys, Score and Attend by hand (AttendBackward, ScoreBackward, KeysBackward) and by central differences.
+func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
+	for _, c := range scorerCases() {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(2, 2))
+			s, _ := newScorer(t, c, rng)
+			md := c.cfg.MemDim
+			query, memory := gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*md, 1)
+			rCtx, rWeights := gradcheck.Random(rng, rows*md, 1), gradcheck.Random(rng, rows*srcLen, 1)
+			loss := func() float64 {
+				_, weights, ctx, _, _ := step(s, query, memory, md)
+				return gradcheck.Dot(ctx, rCtx) + gradcheck.Dot(weights, rWeights)
+			}
+			_, weights, _, keys, work := step(s, query, memory, md)
+			// The weights' own gradient joins the one that flows back from the context.
+			dScores, dMemory := make([]float64, rows*srcLen), make([]float64, len(memory))
+			AttendBackward(weights, lengths, memory, rCtx, rows, srcLen, md, dScores, dMemory)
+			for r := 0; r < rows; r++ {
+				var dot float64
+				for i := 0; i < srcLen; i++ {
+					dot += weights[r*srcLen+i] * rWeights[r*srcLen+i]
+				}
+				for i := 0; i < srcLen; i++ {
+					dScores[r*srcLen+i] += weights[r*srcLen+i] * (rWeights[r*srcLen+i] - dot)
+				}
+			}
+			dQuery, dKeys := make([]float64, len(query)), make([]float64, len(keys))
+			grads := make([][]float64, len(s.Params()))
+			for i, p := range s.Params() {
+				grads[i] = make([]float64, len(p.Data))
+			}
+			s.ScoreBackward(query, keys, work, dScores, rows, srcLen, dQuery, dKeys, grads)
+			s.KeysBackward(memory, dKeys, rows, srcLen, dMemory, grads)
+			tensors := []gradcheck.Tensor{{Name: "query", X: query, Grad: dQuery}, {Name: "memory", X: memory, Grad: dMemory}}
+			for i, p := range s.Params() {
+				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: grads[i]})
+			}
+			gradcheck.Check(t, loss, tensors, 40, rng, gradTol)
+		})
+	}
+}
+
+// TestScorerGraphMatchesPlainGo builds the score's gorgonia expression (the unfused training path) and checks its
+// scores and gorgonia's gradients of Σ R ⊙ scores against Score, ScoreBackward and KeysBackward.
+func TestScorerGraphMatchesPlainGo(t *testing.T) {
+	for _, c := range scorerCases() {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			s, set := newScorer(t, c, rng)
+			md, qd := c.cfg.MemDim, c.cfg.QueryDim
+			query, memory := gradcheck.Random(rng, rows*qd, 1), gradcheck.Random(rng, rows*srcLen*md, 1)
+			r := gradcheck.Random(rng, rows*srcLen, 1)
+			scores, _, _, keys, work := step(s, query, memory, md)
+
+			p := graph.NewParams[float64](nil)
+			gs := s.Graph(p, rows, srcLen)
+			gScores := gs.Score(p.Input("query", query, rows, qd), gs.Keys(p.Input("memory", memory, rows, srcLen, md)))
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(gScores, p.Input("r", r, rows, srcLen)))))
+			if err := p.Differentiate(loss); err != nil {
+				t.Fatal(err)
+			}
+			vm := G.NewTapeMachine(p.Graph)
+			defer vm.Close()
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			gradcheck.Close(t, "graph scores", gScores.Value().Data().([]float64), scores, autodiffTol)
+			auto := set.ZerosLike()
+			p.AddGrads(auto, 1)
+
+			dQuery, dKeys, dMemory := make([]float64, len(query)), make([]float64, len(keys)), make([]float64, len(memory))
+			grads := make([][]float64, len(s.Params()))
+			for i, t := range s.Params() {
+				grads[i] = make([]float64, len(t.Data))
+			}
+			s.ScoreBackward(query, keys, work, r, rows, srcLen, dQuery, dKeys, grads)
+			s.KeysBackward(memory, dKeys, rows, srcLen, dMemory, grads)
+			for i, t2 := range s.Params() {
+				gradcheck.Close(t, t2.Name, grads[i], auto.Get(t2.Name).Data, autodiffTol)
+			}
+		})
+	}
+}

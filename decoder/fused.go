@@ -1,0 +1,283 @@
+package decoder
+
+import (
+	"fmt"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/kernels"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Seq is the teacher-forced decoder over a whole batch: bridge, attention (any align.Scorer) and LSTM step at
+// every target position, keeping what the backward pass reads. The fused training op runs it; the tests check it
+// against a plain reference and finite differences.
+//
+// Sizes: T steps, B rows, S source positions, E embedding, M memory width (2 × encoder hidden), H decoder
+// hidden. Inputs: emb (T, B, E); the encoder outputs of each direction packed as (S+2, B, M/2) — states
+// time-major, then final h, then final c; the weights (Weights). Output: out (T·B, H+M), row t·B+b = [s_t ; c_t]
+// of row b.
+type Seq[T kernels.Float] struct {
+	T, B, S, E, M, H int
+	Lengths          []int
+	Attn             align.Scorer[T]
+
+	mem, keys           []T // (B, S, M), (B, S, K) with K the scorer's key width
+	finalH, finalC      []T // (B, M): [fwd ; bwd] final states
+	h0, c0              []T // (B, H) bridge outputs
+	work                []T // (T, W): the scorer's work of every step
+	attn                []T // (T, B, S)
+	ctx                 []T // (T·B, M)
+	act                 []T // (T, B, 4H): σ(i), σ(f), tanh(g), σ(o)
+	hPrev, cPrev, tanhC []T // (T, B, H)
+	h, c                []T // (B, H)
+
+	dG, dh, dc, dctx, dScores, dKeys, dMem []T
+	dFinalH, dFinalC                       []T
+	arena                                  *kernels.Arena[T]
+	name                                   string
+}
+
+// Weights are the decoder's own parameters (or their gradients) as Seq reads them; the scorer reads its own.
+type Weights[T kernels.Float] struct {
+	BridgeHW, BridgeHB, BridgeCW, BridgeCB []T // (M, H), (H), (M, H), (H)
+	InputW, HiddenW, Bias                  []T // (4, E+M, H), (4, H, H), (4, H)
+}
+
+// NewSeq prepares one shape; its buffers come from arena under names starting with name, taken afresh by every
+// Forward.
+func NewSeq[T kernels.Float](steps, rows, srcLen, emb, mem, hidden int, attn align.Scorer[T], arena *kernels.Arena[T], name string) *Seq[T] {
+	return &Seq[T]{T: steps, B: rows, S: srcLen, E: emb, M: mem, H: hidden, Attn: attn, arena: arena, name: name}
+}
+
+func (d *Seq[T]) buffers() {
+	tb, bs, a := d.T*d.B, d.B*d.S, d.arena
+	get := func(field string, n int) []T { return a.Get(d.name+"."+field, n) }
+	d.mem, d.keys, d.finalH, d.finalC = get("mem", bs*d.M), get("keys", bs*d.Attn.KeyWidth()), get("finalH", d.B*d.M), get("finalC", d.B*d.M)
+	d.h0, d.c0 = get("h0", d.B*d.H), get("c0", d.B*d.H)
+	d.work, d.attn, d.ctx = get("work", d.T*d.Attn.WorkSize(d.B, d.S)), get("attn", tb*d.S), get("ctx", tb*d.M)
+	d.act, d.hPrev, d.cPrev, d.tanhC = get("act", tb*4*d.H), get("hPrev", tb*d.H), get("cPrev", tb*d.H), get("tanhC", tb*d.H)
+	d.h, d.c = get("h", d.B*d.H), get("c", d.B*d.H)
+	d.dG, d.dh, d.dc, d.dctx = get("dG", tb*4*d.H), get("dh", d.B*d.H), get("dc", d.B*d.H), get("dctx", d.B*d.M)
+	d.dScores, d.dKeys, d.dMem = get("dScores", bs), get("dKeys", bs*d.Attn.KeyWidth()), get("dMem", bs*d.M)
+	d.dFinalH, d.dFinalC = get("dFinalH", d.B*d.M), get("dFinalC", d.B*d.M)
+}
+
+// unpack joins the two directions' packed encoder outputs into the memory (B, S, M) and the final states.
+func (d *Seq[T]) unpack(fwd, bwd []T) {
+	half := d.M / 2
+	for dir, packed := range [][]T{fwd, bwd} {
+		for t := 0; t < d.S+2; t++ {
+			for r := 0; r < d.B; r++ {
+				src := packed[(t*d.B+r)*half : (t*d.B+r+1)*half]
+				switch {
+				case t < d.S:
+					copy(d.mem[(r*d.S+t)*d.M+dir*half:][:half], src)
+				case t == d.S:
+					copy(d.finalH[r*d.M+dir*half:][:half], src)
+				default:
+					copy(d.finalC[r*d.M+dir*half:][:half], src)
+				}
+			}
+		}
+	}
+}
+
+// Forward fills out from the inputs.
+func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
+	B, S, M, H, E := d.B, d.S, d.M, d.H, d.E
+	if len(emb) != d.T*B*E || len(fwd) != (S+2)*B*M/2 || len(bwd) != len(fwd) || len(out) != d.T*B*(H+M) || len(d.Lengths) != B {
+		panic(fmt.Sprintf("decoder: Seq.Forward got emb %d, fwd %d, bwd %d, out %d, lengths %d for T=%d B=%d S=%d E=%d M=%d H=%d",
+			len(emb), len(fwd), len(bwd), len(out), len(d.Lengths), d.T, B, S, E, M, H))
+	}
+	in := E + M
+	d.buffers()
+	d.unpack(fwd, bwd)
+	bridge := func(x, wt, b, dst []T) {
+		kernels.Gemm(false, false, B, H, M, 1, x, M, wt, H, 0, dst, H)
+		kernels.AddBias(dst, B, H, b)
+		for i, v := range dst {
+			dst[i] = kernels.Tanh(v)
+		}
+	}
+	bridge(d.finalH, w.BridgeHW, w.BridgeHB, d.h0)
+	bridge(d.finalC, w.BridgeCW, w.BridgeCB, d.c0)
+	copy(d.h, d.h0)
+	copy(d.c, d.c0)
+	d.Attn.Keys(d.mem, B, S, d.keys)
+	// Embedding projections of every step at once.
+	for g := 0; g < 4; g++ {
+		kernels.Gemm(false, false, d.T*B, H, E, 1, emb, E, w.InputW[g*in*H:g*in*H+E*H], H, 0, d.act[g*H:], 4*H)
+	}
+	ws := d.Attn.WorkSize(B, S)
+	for t := 0; t < d.T; t++ {
+		copy(d.hPrev[t*B*H:(t+1)*B*H], d.h)
+		copy(d.cPrev[t*B*H:(t+1)*B*H], d.c)
+		// a_t = masked softmax(score(s_{t-1}, keys)); ctx_t = Σ_i a_ti h_i
+		att := d.attn[t*B*S : (t+1)*B*S]
+		ctx := d.ctx[t*B*M : (t+1)*B*M]
+		d.Attn.Score(d.h, d.keys, B, S, att, d.work[t*ws:(t+1)*ws])
+		align.Attend(att, d.Lengths, d.mem, B, S, M, att, ctx)
+		// gates += ctx W_c + s_{t-1} U + b, then the LSTM pointwise step.
+		gates := d.act[t*B*4*H : (t+1)*B*4*H]
+		for g := 0; g < 4; g++ {
+			kernels.Gemm(false, false, B, H, M, 1, ctx, M, w.InputW[g*in*H+E*H:(g+1)*in*H], H, 1, gates[g*H:], 4*H)
+		}
+		kernels.Project(d.h, B, H, w.HiddenW, 4, H, gates, true)
+		for r := 0; r < B; r++ {
+			a := gates[r*4*H : (r+1)*4*H]
+			tc := d.tanhC[(t*B+r)*H : (t*B+r+1)*H]
+			for j, b := range w.Bias {
+				a[j] += b
+			}
+			kernels.LSTMActivate(a, H)
+			cr, hr := d.c[r*H:(r+1)*H], d.h[r*H:(r+1)*H]
+			for j := range cr {
+				cr[j] = a[kernels.GateF*H+j]*cr[j] + a[kernels.GateI*H+j]*a[kernels.GateG*H+j]
+			}
+			copy(tc, cr)
+			kernels.TanhSlice(tc)
+			for j := range hr {
+				hr[j] = a[kernels.GateO*H+j] * tc[j]
+			}
+			o := out[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
+			copy(o[:H], d.h[r*H:(r+1)*H])
+			copy(o[H:], ctx[r*M:(r+1)*M])
+		}
+	}
+}
+
+// Backward computes the gradients of the inputs from dOut (T·B, H+M): dEmb (T, B, E) and dFwd, dBwd (packed
+// like the encoder outputs) are overwritten; the weight gradients in dw and dAttn (one per scorer parameter) are
+// added to. It reads what the last Forward kept.
+func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T, dw Weights[T], dAttn [][]T) {
+	B, S, M, H, E := d.B, d.S, d.M, d.H, d.E
+	in := E + M
+	ws := d.Attn.WorkSize(B, S)
+	clear(d.dh)
+	clear(d.dc)
+	clear(d.dKeys)
+	clear(d.dMem)
+	for t := d.T - 1; t >= 0; t-- {
+		hPrev := d.hPrev[t*B*H : (t+1)*B*H]
+		for r := 0; r < B; r++ {
+			o := dOut[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
+			for j := 0; j < H; j++ {
+				d.dh[r*H+j] += o[j]
+			}
+			copy(d.dctx[r*M:(r+1)*M], o[H:])
+		}
+		// LSTM step: h = o·tanh(c), c = f·cPrev + i·g
+		dG := d.dG[t*B*4*H : (t+1)*B*4*H]
+		for r := 0; r < B; r++ {
+			kernels.LSTMCellBackward(d.act[(t*B+r)*4*H:(t*B+r+1)*4*H], d.tanhC[(t*B+r)*H:(t*B+r+1)*H],
+				d.cPrev[(t*B+r)*H:(t*B+r+1)*H], d.dh[r*H:(r+1)*H], d.dc[r*H:(r+1)*H], H, dG[r*4*H:(r+1)*4*H])
+		}
+		// s_{t-1} and ctx_t feed the gates: dh = dG Uᵀ, dctx += dG W_cᵀ
+		clear(d.dh)
+		for g := 0; g < 4; g++ {
+			kernels.Gemm(false, true, B, H, H, 1, dG[g*H:], 4*H, w.HiddenW[g*H*H:(g+1)*H*H], H, 1, d.dh, H)
+			kernels.Gemm(false, true, B, M, H, 1, dG[g*H:], 4*H, w.InputW[g*in*H+E*H:(g+1)*in*H], H, 1, d.dctx, M)
+		}
+		// Attention: ctx = Σ_i a_i mem_i, a = softmax(e), e = score(s_{t-1}, keys)
+		align.AttendBackward(d.attn[t*B*S:(t+1)*B*S], d.Lengths, d.mem, d.dctx, B, S, M, d.dScores, d.dMem)
+		d.Attn.ScoreBackward(hPrev, d.keys, d.work[t*ws:(t+1)*ws], d.dScores, B, S, d.dh, d.dKeys, dAttn)
+	}
+	// Weight gradients over all steps at once.
+	tb := d.T * B
+	for g := 0; g < 4; g++ {
+		kernels.Gemm(true, false, E, H, tb, 1, emb, E, d.dG[g*H:], 4*H, 1, dw.InputW[g*in*H:g*in*H+E*H], H)
+		kernels.Gemm(true, false, M, H, tb, 1, d.ctx, M, d.dG[g*H:], 4*H, 1, dw.InputW[g*in*H+E*H:(g+1)*in*H], H)
+		kernels.Gemm(true, false, H, H, tb, 1, d.hPrev, H, d.dG[g*H:], 4*H, 1, dw.HiddenW[g*H*H:(g+1)*H*H], H)
+		beta := T(1)
+		if g == 0 {
+			beta = 0
+		}
+		kernels.Gemm(false, true, tb, E, H, 1, d.dG[g*H:], 4*H, w.InputW[g*in*H:g*in*H+E*H], H, beta, dEmb, E)
+	}
+	for i := 0; i < tb; i++ {
+		for j, g := range d.dG[i*4*H : (i+1)*4*H] {
+			dw.Bias[j] += g
+		}
+	}
+	d.Attn.KeysBackward(d.mem, d.dKeys, B, S, d.dMem, dAttn)
+	// Bridge: s_0 = tanh(finalH W + b), c_0 = tanh(finalC W + b); d.dh and d.dc now hold dL/ds_0 and dL/dc_0.
+	dFinalH, dFinalC := d.dFinalH, d.dFinalC
+	bridgeBack := func(x, y, dy, wt, dW, dB, dx []T) {
+		for i := range dy {
+			dy[i] *= 1 - y[i]*y[i]
+		}
+		kernels.Gemm(true, false, M, H, B, 1, x, M, dy, H, 1, dW, H)
+		for r := 0; r < B; r++ {
+			for j, g := range dy[r*H : (r+1)*H] {
+				dB[j] += g
+			}
+		}
+		kernels.Gemm(false, true, B, M, H, 1, dy, H, wt, H, 0, dx, M)
+	}
+	bridgeBack(d.finalH, d.h0, d.dh, w.BridgeHW, dw.BridgeHW, dw.BridgeHB, dFinalH)
+	bridgeBack(d.finalC, d.c0, d.dc, w.BridgeCW, dw.BridgeCW, dw.BridgeCB, dFinalC)
+	// Pack the memory and final-state gradients like the encoder outputs.
+	half := M / 2
+	for dir, packed := range [][]T{dFwd, dBwd} {
+		for t := 0; t < S+2; t++ {
+			for r := 0; r < B; r++ {
+				dst := packed[(t*B+r)*half : (t*B+r+1)*half]
+				switch {
+				case t < S:
+					copy(dst, d.dMem[(r*S+t)*M+dir*half:][:half])
+				case t == S:
+					copy(dst, dFinalH[r*M+dir*half:][:half])
+				default:
+					copy(dst, dFinalC[r*M+dir*half:][:half])
+				}
+			}
+		}
+	}
+}
+
+// FusedInputs are the graph nodes the fused decoder op reads, by name.
+type FusedInputs struct {
+	Emb      *G.Node // (T, B, E) target embeddings (after dropout)
+	Fwd, Bwd *G.Node // the fused encoder's packed outputs, (S+2, B, M/2) each
+	// The decoder's weights, bound to the graph.
+	BridgeHW, BridgeHB, BridgeCW, BridgeCB *G.Node
+	InputW, HiddenW, Bias                  *G.Node
+	// Attn are the scorer's parameters, in the order of its Params.
+	Attn []*G.Node
+}
+
+// fusedOp is the teacher-forced decoder over a whole batch as one graph op (Seq). Output: (T·B, H+M), each row
+// [s_t ; c_t].
+func fusedOp[T kernels.Float](arena *kernels.Arena[T], in FusedInputs, scorer align.Scorer[T], lengths *[]int) *G.Node {
+	steps, rows, emb := in.Emb.Shape()[0], in.Emb.Shape()[1], in.Emb.Shape()[2]
+	srcLen, mem := in.Fwd.Shape()[0]-2, 2*in.Fwd.Shape()[2]
+	hid := in.HiddenW.Shape()[1]
+	seq := NewSeq[T](steps, rows, srcLen, emb, mem, hid, scorer, arena, "dec")
+	nodes := append([]*G.Node{in.Emb, in.Fwd, in.Bwd, in.BridgeHW, in.BridgeHB, in.BridgeCW, in.BridgeCB,
+		in.InputW, in.HiddenW, in.Bias}, in.Attn...)
+	const first = 3 // inputs before the weights
+	weights := func(v [][]T) Weights[T] {
+		return Weights[T]{BridgeHW: v[3], BridgeHB: v[4], BridgeCW: v[5], BridgeCB: v[6], InputW: v[7], HiddenW: v[8], Bias: v[9]}
+	}
+	return graph.Fused(graph.FusedOp[T]{
+		Name:  fmt.Sprintf("DecoderLSTM(%p,%d,%d,%d,%d,%d,%d,%p)", lengths, steps, rows, srcLen, emb, mem, hid, scorer),
+		Shape: tensor.Shape{steps * rows, hid + mem},
+		Forward: func(v [][]T, out []T) {
+			seq.Lengths = *lengths
+			seq.Forward(v[0], v[1], v[2], weights(v), out)
+		},
+		Backward: func(v [][]T, g []T) [][]T {
+			grads := make([][]T, len(nodes))
+			for i, n := range nodes {
+				grads[i] = arena.Get(fmt.Sprintf("dec.grad%d", i), n.Shape().TotalSize())
+				if i >= first {
+					clear(grads[i])
+				}
+			}
+			seq.Backward(v[0], weights(v), g, grads[0], grads[1], grads[2], weights(grads), grads[10:])
+			return grads
+		},
+	}, nodes...)
+}
