@@ -7,6 +7,7 @@ package align
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
@@ -62,13 +63,25 @@ type Config struct {
 	Dim      int // width of the score's hidden layer (additive)
 }
 
-// New registers the parameters of the score function called name in set (under "attn.*") and returns it.
+// Names lists the score functions New knows, in the order of the README's table; "mlp" is also accepted, as an
+// alias of "additive".
+func Names() []string { return []string{"additive"} }
+
+// New registers the parameters of the score function called name in set (under "attn.*") and returns it. An
+// unknown name, or sizes the score cannot work with, is an error. With a shape-only set (param.NewShapeSet) it
+// checks a configuration without allocating anything.
 func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Scorer[T], error) {
+	if cfg.MemDim < 1 || cfg.QueryDim < 1 {
+		return nil, fmt.Errorf("align: memory width %d and query width %d must be positive", cfg.MemDim, cfg.QueryDim)
+	}
 	switch name {
-	case "mlp":
-		return NewMLP(set, cfg.MemDim, cfg.QueryDim, cfg.Dim), nil
+	case "additive", "mlp":
+		if cfg.Dim < 1 {
+			return nil, fmt.Errorf("align: the additive score needs a hidden width (attn_dim) of at least 1, got %d", cfg.Dim)
+		}
+		return NewAdditive(set, cfg.MemDim, cfg.QueryDim, cfg.Dim), nil
 	default:
-		return nil, fmt.Errorf("align: unknown score function %q (want mlp)", name)
+		return nil, fmt.Errorf("align: unknown score function %q (want one of %s, or mlp for additive)", name, strings.Join(Names(), ", "))
 	}
 }
 

@@ -50,12 +50,12 @@ func TestAttentionWeightsSumToOneAndAreZeroOnPadding(t *testing.T) {
 	}
 }
 
-// TestMLPScoreMatchesFormula compares the batched score with e_ti = vᵀ tanh(W_s s + b_s + W_h h_i) written out
+// TestAdditiveScoreMatchesFormula compares the batched score with e_ti = vᵀ tanh(W_s s + b_s + W_h h_i) written out
 // element by element.
-func TestMLPScoreMatchesFormula(t *testing.T) {
+func TestAdditiveScoreMatchesFormula(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	set := param.NewSet[float64]()
-	m := NewMLP(set, 6, 5, 3)
+	m := NewAdditive(set, 6, 5, 3)
 	m.Init(rng)
 	rows, srcLen := 2, 4
 	memory := make([]float64, rows*srcLen*6)

@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"github.com/attend-nmt/attend/align"
 	"math/rand/v2"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // TestStepAllocatesNothing checks that a decoding step works in the scratch NewScratch made: translation calls
 // it once per output word.
 func TestStepAllocatesNothing(t *testing.T) {
-	for _, attention := range []string{"mlp"} {
+	for _, attention := range append(align.Names(), "mlp") {
 		t.Run(attention, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			set := param.NewSet[float32]()

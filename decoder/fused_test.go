@@ -22,17 +22,20 @@ type seqCase struct {
 	lengths                                  []int
 }
 
-// seqInputs are the float64 inputs of one fused-decoder case, with an additive scorer.
+// seqInputs are the float64 inputs of one fused-decoder case.
 type seqInputs struct {
 	emb, fwd, bwd []float64
 	w             Weights[float64]
-	scorer        *align.MLP[float64]
+	scorer        align.Scorer[float64]
 }
 
-func (c seqCase) inputs(rng *rand.Rand) seqInputs {
+func (c seqCase) inputs(t *testing.T, rng *rand.Rand, attention string) seqInputs {
 	half, h := c.mem/2, c.hid
 	scale := 1 / math.Sqrt(float64(h))
-	scorer := align.NewMLP(param.NewSet[float64](), c.mem, h, c.attn)
+	scorer, err := align.New(attention, param.NewSet[float64](), align.Config{MemDim: c.mem, QueryDim: h, Dim: c.attn})
+	if err != nil {
+		t.Fatal(err)
+	}
 	scorer.Init(rng)
 	return seqInputs{
 		emb: gradcheck.Random(rng, c.steps*c.rows*c.emb, 1),
@@ -48,7 +51,8 @@ func (c seqCase) inputs(rng *rand.Rand) seqInputs {
 	}
 }
 
-// seqRef is the plain reference of Seq.Forward with the additive score: every sum written out as a loop.
+// seqRef is the plain reference of Seq.Forward with the additive score (the other scores have their own
+// references in align): every sum written out as a loop.
 func seqRef(c seqCase, in seqInputs) []float64 {
 	T, B, S, E, M, H, A := c.steps, c.rows, c.srcLen, c.emb, c.mem, c.hid, c.attn
 	half := M / 2
@@ -72,7 +76,7 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 		}
 	}
 	cell := c0
-	mlp := in.scorer
+	mlp := in.scorer.(*align.Additive[float64])
 	out := make([]float64, T*B*(H+M))
 	for t := 0; t < T; t++ {
 		hNew := make([]float64, B*H)
@@ -156,43 +160,49 @@ func TestSeqForwardMatchesReference(t *testing.T) {
 		"H=512":           {steps: 2, rows: 2, srcLen: 3, emb: 4, mem: 6, hid: 512, attn: 8, lengths: []int{3, 2}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := c.inputs(rand.New(rand.NewPCG(1, uint64(c.hid))))
+			in := c.inputs(t, rand.New(rand.NewPCG(1, uint64(c.hid))), "additive")
 			got, _ := c.run(in)
 			gradcheck.Close(t, "out", got, seqRef(c, in), forwardTol)
 		})
 	}
 }
 
+// TestSeqBackwardMatchesFiniteDifferences differentiates Σ R ⊙ out through the fused decoder, with every score
+// function, by hand and by central differences.
 func TestSeqBackwardMatchesFiniteDifferences(t *testing.T) {
-	c := seqCase{steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 5, lengths: []int{5, 1, 3}}
-	rng := rand.New(rand.NewPCG(2, 3))
-	in := c.inputs(rng)
-	dOut := gradcheck.Random(rng, c.steps*c.rows*(c.hid+c.mem), 1)
-	loss := func() float64 {
-		out, _ := c.run(in)
-		return gradcheck.Dot(out, dOut)
+	for _, attention := range align.Names() {
+		t.Run(attention, func(t *testing.T) {
+			c := seqCase{steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 5, lengths: []int{5, 1, 3}}
+			rng := rand.New(rand.NewPCG(2, 3))
+			in := c.inputs(t, rng, attention)
+			dOut := gradcheck.Random(rng, c.steps*c.rows*(c.hid+c.mem), 1)
+			loss := func() float64 {
+				out, _ := c.run(in)
+				return gradcheck.Dot(out, dOut)
+			}
+			_, seq := c.run(in)
+			dEmb, dFwd, dBwd := make([]float64, len(in.emb)), make([]float64, len(in.fwd)), make([]float64, len(in.bwd))
+			dw := Weights[float64]{
+				BridgeHW: make([]float64, len(in.w.BridgeHW)), BridgeHB: make([]float64, len(in.w.BridgeHB)),
+				BridgeCW: make([]float64, len(in.w.BridgeCW)), BridgeCB: make([]float64, len(in.w.BridgeCB)),
+				InputW: make([]float64, len(in.w.InputW)), HiddenW: make([]float64, len(in.w.HiddenW)), Bias: make([]float64, len(in.w.Bias)),
+			}
+			var dAttn [][]float64
+			for _, p := range in.scorer.Params() {
+				dAttn = append(dAttn, make([]float64, len(p.Data)))
+			}
+			seq.Backward(in.emb, in.w, dOut, dEmb, dFwd, dBwd, dw, dAttn)
+			tensors := []gradcheck.Tensor{
+				{Name: "emb", X: in.emb, Grad: dEmb}, {Name: "fwd", X: in.fwd, Grad: dFwd}, {Name: "bwd", X: in.bwd, Grad: dBwd},
+				{Name: "bridge.h.w", X: in.w.BridgeHW, Grad: dw.BridgeHW}, {Name: "bridge.h.b", X: in.w.BridgeHB, Grad: dw.BridgeHB},
+				{Name: "bridge.c.w", X: in.w.BridgeCW, Grad: dw.BridgeCW}, {Name: "bridge.c.b", X: in.w.BridgeCB, Grad: dw.BridgeCB},
+				{Name: "dec.w_ih", X: in.w.InputW, Grad: dw.InputW}, {Name: "dec.w_hh", X: in.w.HiddenW, Grad: dw.HiddenW},
+				{Name: "dec.b", X: in.w.Bias, Grad: dw.Bias},
+			}
+			for i, p := range in.scorer.Params() {
+				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: dAttn[i]})
+			}
+			gradcheck.Check(t, loss, tensors, 30, rng, gradTol)
+		})
 	}
-	_, seq := c.run(in)
-	dEmb, dFwd, dBwd := make([]float64, len(in.emb)), make([]float64, len(in.fwd)), make([]float64, len(in.bwd))
-	dw := Weights[float64]{
-		BridgeHW: make([]float64, len(in.w.BridgeHW)), BridgeHB: make([]float64, len(in.w.BridgeHB)),
-		BridgeCW: make([]float64, len(in.w.BridgeCW)), BridgeCB: make([]float64, len(in.w.BridgeCB)),
-		InputW: make([]float64, len(in.w.InputW)), HiddenW: make([]float64, len(in.w.HiddenW)), Bias: make([]float64, len(in.w.Bias)),
-	}
-	var dAttn [][]float64
-	for _, p := range in.scorer.Params() {
-		dAttn = append(dAttn, make([]float64, len(p.Data)))
-	}
-	seq.Backward(in.emb, in.w, dOut, dEmb, dFwd, dBwd, dw, dAttn)
-	tensors := []gradcheck.Tensor{
-		{Name: "emb", X: in.emb, Grad: dEmb}, {Name: "fwd", X: in.fwd, Grad: dFwd}, {Name: "bwd", X: in.bwd, Grad: dBwd},
-		{Name: "bridge.h.w", X: in.w.BridgeHW, Grad: dw.BridgeHW}, {Name: "bridge.h.b", X: in.w.BridgeHB, Grad: dw.BridgeHB},
-		{Name: "bridge.c.w", X: in.w.BridgeCW, Grad: dw.BridgeCW}, {Name: "bridge.c.b", X: in.w.BridgeCB, Grad: dw.BridgeCB},
-		{Name: "dec.w_ih", X: in.w.InputW, Grad: dw.InputW}, {Name: "dec.w_hh", X: in.w.HiddenW, Grad: dw.HiddenW},
-		{Name: "dec.b", X: in.w.Bias, Grad: dw.Bias},
-	}
-	for i, p := range in.scorer.Params() {
-		tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: dAttn[i]})
-	}
-	gradcheck.Check(t, loss, tensors, 30, rng, gradTol)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/param"
 	"math"
 	"os"
 	"reflect"
@@ -28,9 +30,9 @@ type ModelConfig struct {
 	Emb       int     `yaml:"emb"`        // source and target embedding width
 	EncHidden int     `yaml:"enc_hidden"` // encoder units per direction
 	DecHidden int     `yaml:"dec_hidden"` // decoder LSTM units
-	AttnDim   int     `yaml:"attn_dim"`   // width of the additive attention layer
+	AttnDim   int     `yaml:"attn_dim"`   // width of the additive score's hidden layer (other scores ignore it)
 	Cell      string  `yaml:"cell"`       // encoder cell: lstm or gru
-	Attention string  `yaml:"attention"`  // score function: mlp
+	Attention string  `yaml:"attention"`  // score function: additive (default; mlp is an alias)
 	Dropout   float64 `yaml:"dropout"`    // on embeddings and before the output layer
 }
 
@@ -87,7 +89,7 @@ type DecodeConfig struct {
 // Default is the "small" configuration of ../shared/BENCHMARK.md.
 func Default() Config {
 	return Config{
-		Model:  ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "mlp", Dropout: 0.2},
+		Model:  ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Dropout: 0.2},
 		Data:   DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4},
 		Train:  TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
@@ -322,8 +324,10 @@ func (c Config) Validate() error {
 	if err := encoder.Cell(m.Cell).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("config: model.cell: %w", err))
 	}
-	if m.Attention != "mlp" {
-		errs = append(errs, fmt.Errorf("config: model.attention is %q; only mlp is available", m.Attention))
+	// The score checks its own settings, on a shape-only parameter set (nothing is allocated).
+	if _, err := align.New[float32](m.Attention, param.NewShapeSet[float32](),
+		align.Config{MemDim: 2 * m.EncHidden, QueryDim: m.DecHidden, Dim: m.AttnDim}); err != nil {
+		errs = append(errs, fmt.Errorf("config: model.attention: %w", err))
 	}
 	if !(m.Dropout >= 0 && m.Dropout < 1) {
 		errs = append(errs, fmt.Errorf("config: model.dropout is %g; want at least 0 and below 1", m.Dropout))

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/attend-nmt/attend/align"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +67,16 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 	cfg.Model.Cell = "rnn"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "rnn") {
 		t.Fatalf("Validate with cell rnn: %v", err)
+	}
+	cfg = Default()
+	cfg.Model.Attention = "bilinear"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "model.attention") || !strings.Contains(err.Error(), "bilinear") {
+		t.Fatalf("Validate with attention bilinear: %v", err)
+	}
+	for _, name := range append(align.Names(), "mlp") {
+		cfg.Model.Attention = name
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("Validate with attention %s: %v", name, err)
+		}
 	}
 }

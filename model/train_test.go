@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 )
 
@@ -83,10 +84,18 @@ func TestTinyCorpusIsLearned(t *testing.T) {
 	}
 }
 
-// TestCheckpointRoundTrip saves a partly trained model and checks that the loaded one has bit-identical weights
-// and optimizer moments, translates identically and gives the identical loss on the next step.
+// TestCheckpointRoundTrip saves a partly trained model, for every score function, and checks that the loaded one
+// has bit-identical weights and optimizer moments, translates identically and gives the identical loss on the
+// next step.
 func TestCheckpointRoundTrip(t *testing.T) {
+	for _, attention := range append(align.Names(), "mlp") {
+		t.Run(attention, func(t *testing.T) { checkpointRoundTrip(t, attention) })
+	}
+}
+
+func checkpointRoundTrip(t *testing.T, attention string) {
 	cfg := tinyConfig()
+	cfg.Model.Attention = attention
 	cfg.Train.MaxSteps = 20
 	cfg.Model.Dropout = 0.1
 	pairs := tinyCorpus(24, 2)

@@ -10,13 +10,13 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// MLP is the additive (Bahdanau) score
+// Additive is the additive (Bahdanau) score, model.attention "additive" (or its alias "mlp")
 //
 //	e_ti = vᵀ tanh(W_s s_{t-1} + b_s + W_h h_i)
 //
 // where s_{t-1} is the decoder state (the query) and h_i the encoder state at source position i. W_h h_i is the
 // key, computed once per sentence.
-type MLP[T kernels.Float] struct {
+type Additive[T kernels.Float] struct {
 	MemDim, QueryDim, Dim int
 	MemW                  *param.Tensor[T] // W_h (MemDim, Dim), no bias
 	QueryW                *param.Tensor[T] // W_s (QueryDim, Dim)
@@ -24,11 +24,11 @@ type MLP[T kernels.Float] struct {
 	V                     *param.Tensor[T] // v (Dim)
 }
 
-var _ Scorer[float32] = (*MLP[float32])(nil)
+var _ Scorer[float32] = (*Additive[float32])(nil)
 
-// NewMLP registers the score's parameters in set as "attn.w_h", "attn.w_s", "attn.b_s" and "attn.v".
-func NewMLP[T kernels.Float](set *param.Set[T], memDim, queryDim, dim int) *MLP[T] {
-	return &MLP[T]{MemDim: memDim, QueryDim: queryDim, Dim: dim,
+// NewAdditive registers the score's parameters in set as "attn.w_h", "attn.w_s", "attn.b_s" and "attn.v".
+func NewAdditive[T kernels.Float](set *param.Set[T], memDim, queryDim, dim int) *Additive[T] {
+	return &Additive[T]{MemDim: memDim, QueryDim: queryDim, Dim: dim,
 		MemW:   set.Add("attn.w_h", memDim, dim),
 		QueryW: set.Add("attn.w_s", queryDim, dim),
 		QueryB: set.Add("attn.b_s", dim),
@@ -37,12 +37,12 @@ func NewMLP[T kernels.Float](set *param.Set[T], memDim, queryDim, dim int) *MLP[
 }
 
 // Params returns W_h, W_s, b_s and v.
-func (m *MLP[T]) Params() []*param.Tensor[T] {
+func (m *Additive[T]) Params() []*param.Tensor[T] {
 	return []*param.Tensor[T]{m.MemW, m.QueryW, m.QueryB, m.V}
 }
 
 // Init draws every weight uniformly in ±1/sqrt(fan-in), as PyTorch's nn.Linear does.
-func (m *MLP[T]) Init(rng *rand.Rand) {
+func (m *Additive[T]) Init(rng *rand.Rand) {
 	param.Uniform(m.MemW, param.InvSqrt(m.MemDim), rng)
 	param.Uniform(m.QueryW, param.InvSqrt(m.QueryDim), rng)
 	param.Uniform(m.QueryB, param.InvSqrt(m.QueryDim), rng)
@@ -50,18 +50,18 @@ func (m *MLP[T]) Init(rng *rand.Rand) {
 }
 
 // KeyWidth is Dim: a key is W_h h_i.
-func (m *MLP[T]) KeyWidth() int { return m.Dim }
+func (m *Additive[T]) KeyWidth() int { return m.Dim }
 
 // Keys writes W_h h_i for every position: (rows, srcLen, Dim).
-func (m *MLP[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+func (m *Additive[T]) Keys(memory []T, rows, srcLen int, keys []T) {
 	if len(memory) != rows*srcLen*m.MemDim || len(keys) != rows*srcLen*m.Dim {
-		panic(fmt.Sprintf("align: MLP.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, m.MemDim, m.Dim))
+		panic(fmt.Sprintf("align: Additive.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, m.MemDim, m.Dim))
 	}
 	kernels.Gemm(false, false, rows*srcLen, m.Dim, m.MemDim, 1, memory, m.MemDim, m.MemW.Data, m.Dim, 0, keys, m.Dim)
 }
 
 // KeysBackward adds dW_h = memoryᵀ dKeys and dMemory = dKeys W_hᵀ.
-func (m *MLP[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
+func (m *Additive[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
 	n := rows * srcLen
 	// forward: keys = memory W_h
 	kernels.Gemm(true, false, m.MemDim, m.Dim, n, 1, memory, m.MemDim, dKeys, m.Dim, 1, grads[0], m.Dim)
@@ -69,13 +69,13 @@ func (m *MLP[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, 
 }
 
 // WorkSize is q (rows, Dim) then the hidden layer tanh(q + keys) (rows, srcLen, Dim).
-func (m *MLP[T]) WorkSize(rows, srcLen int) int { return rows*m.Dim + rows*srcLen*m.Dim }
+func (m *Additive[T]) WorkSize(rows, srcLen int) int { return rows*m.Dim + rows*srcLen*m.Dim }
 
 // Score writes e (rows, srcLen) for the queries (rows, QueryDim).
-func (m *MLP[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+func (m *Additive[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 	d := m.Dim
 	if len(query) != rows*m.QueryDim || len(keys) != rows*srcLen*d || len(scores) != rows*srcLen || len(work) != m.WorkSize(rows, srcLen) {
-		panic(fmt.Sprintf("align: MLP.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
+		panic(fmt.Sprintf("align: Additive.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
 	}
 	q, hidden := work[:rows*d], work[rows*d:]
 	kernels.Gemm(false, false, rows, d, m.QueryDim, 1, query, m.QueryDim, m.QueryW.Data, d, 0, q, d)
@@ -99,7 +99,7 @@ func (m *MLP[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 }
 
 // ScoreBackward differentiates Score; it reuses the q part of work for dq.
-func (m *MLP[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+func (m *Additive[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
 	d := m.Dim
 	dq, hidden := work[:rows*d], work[rows*d:]
 	clear(dq)
@@ -132,27 +132,27 @@ func (m *MLP[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int,
 	kernels.Gemm(false, true, rows, m.QueryDim, d, 1, dq, d, m.QueryW.Data, d, 1, dQuery, m.QueryDim)
 }
 
-// graphMLP is the additive score bound to one training graph.
-type graphMLP[T kernels.Float] struct {
+// graphAdditive is the additive score bound to one training graph.
+type graphAdditive[T kernels.Float] struct {
 	memW, queryW, queryB, v *G.Node
 	rows, srcLen            int
 	memDim, dim             int
 }
 
 // Graph binds the score's parameters to p for batches of rows × srcLen.
-func (m *MLP[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
-	return &graphMLP[T]{memW: p.Whole(m.MemW), queryW: p.Whole(m.QueryW), queryB: p.Whole(m.QueryB), v: p.Whole(m.V),
+func (m *Additive[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
+	return &graphAdditive[T]{memW: p.Whole(m.MemW), queryW: p.Whole(m.QueryW), queryB: p.Whole(m.QueryB), v: p.Whole(m.V),
 		rows: rows, srcLen: srcLen, memDim: m.MemDim, dim: m.Dim}
 }
 
 // Keys returns W_h h_i for every position, (rows, srcLen, Dim).
-func (m *graphMLP[T]) Keys(memory *G.Node) *G.Node {
+func (m *graphAdditive[T]) Keys(memory *G.Node) *G.Node {
 	flat := G.Must(G.Reshape(memory, []int{m.rows * m.srcLen, m.memDim}))
 	return G.Must(G.Reshape(G.Must(G.Mul(flat, m.memW)), []int{m.rows, m.srcLen, m.dim}))
 }
 
 // Score returns e (rows, srcLen) for the query s_{t-1} (rows, QueryDim): vᵀ tanh(W_s s + b_s + keys).
-func (m *graphMLP[T]) Score(query, keys *G.Node) *G.Node {
+func (m *graphAdditive[T]) Score(query, keys *G.Node) *G.Node {
 	q := graph.AddBias[T](G.Must(G.Mul(query, m.queryW)), m.queryB)
 	pre := G.Must(G.Tanh(graph.AddQuery[T](keys, q)))
 	e := G.Must(G.Mul(G.Must(G.Reshape(pre, []int{m.rows * m.srcLen, m.dim})), m.v))
