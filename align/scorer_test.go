@@ -34,6 +34,10 @@ func scorerCases() []scorerCase {
 	return []scorerCase{
 		{"additive", Config{MemDim: 8, QueryDim: 7, Dim: 6}},
 		{"mlp", Config{MemDim: 8, QueryDim: 7, Dim: 6}},
+		{"dot", Config{MemDim: 8, QueryDim: 7}}, // the query is projected
+		{"dot", Config{MemDim: 8, QueryDim: 8}}, // the query is used as it is
+		{"scaled-dot", Config{MemDim: 8, QueryDim: 7}},
+		{"scaled-dot", Config{MemDim: 8, QueryDim: 8}},
 	}
 }
 
