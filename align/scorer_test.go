@@ -38,6 +38,7 @@ func scorerCases() []scorerCase {
 		{"dot", Config{MemDim: 8, QueryDim: 8}}, // the query is used as it is
 		{"scaled-dot", Config{MemDim: 8, QueryDim: 7}},
 		{"scaled-dot", Config{MemDim: 8, QueryDim: 8}},
+		{"general", Config{MemDim: 8, QueryDim: 7}},
 	}
 }
 

@@ -1,0 +1,91 @@
+package align
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+)
+
+// General is Luong's bilinear score, model.attention "general":
+//
+//	e_ti = s_{t-1}ᵀ W h_i
+//
+// The key W h_i (QueryDim wide) is computed once per sentence, so a step costs what the dot score does.
+type General[T kernels.Float] struct {
+	MemDim, QueryDim int
+	W                *param.Tensor[T] // (MemDim, QueryDim): key_i = h_i W
+}
+
+var _ Scorer[float32] = (*General[float32])(nil)
+
+// NewGeneral registers "attn.w" in set.
+func NewGeneral[T kernels.Float](set *param.Set[T], memDim, queryDim int) *General[T] {
+	return &General[T]{MemDim: memDim, QueryDim: queryDim, W: set.Add("attn.w", memDim, queryDim)}
+}
+
+// Params returns W.
+func (g *General[T]) Params() []*param.Tensor[T] { return []*param.Tensor[T]{g.W} }
+
+// Init draws W uniformly in ±1/sqrt(MemDim).
+func (g *General[T]) Init(rng *rand.Rand) { param.Uniform(g.W, param.InvSqrt(g.MemDim), rng) }
+
+// KeyWidth is QueryDim.
+func (g *General[T]) KeyWidth() int { return g.QueryDim }
+
+// Keys writes h_i W for every position, (rows, srcLen, QueryDim).
+func (g *General[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+	if len(memory) != rows*srcLen*g.MemDim || len(keys) != rows*srcLen*g.QueryDim {
+		panic(fmt.Sprintf("align: General.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, g.MemDim, g.QueryDim))
+	}
+	kernels.Gemm(false, false, rows*srcLen, g.QueryDim, g.MemDim, 1, memory, g.MemDim, g.W.Data, g.QueryDim, 0, keys, g.QueryDim)
+}
+
+// KeysBackward adds dW = memoryᵀ dKeys and dMemory = dKeys Wᵀ.
+func (g *General[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
+	n := rows * srcLen
+	kernels.Gemm(true, false, g.MemDim, g.QueryDim, n, 1, memory, g.MemDim, dKeys, g.QueryDim, 1, grads[0], g.QueryDim)
+	kernels.Gemm(false, true, n, g.MemDim, g.QueryDim, 1, dKeys, g.QueryDim, g.W.Data, g.QueryDim, 1, dMemory, g.MemDim)
+}
+
+// WorkSize is 0: the score needs no scratch.
+func (g *General[T]) WorkSize(rows, srcLen int) int { return 0 }
+
+// Score writes e (rows, srcLen).
+func (g *General[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+	if len(query) != rows*g.QueryDim || len(keys) != rows*srcLen*g.QueryDim || len(scores) != rows*srcLen {
+		panic(fmt.Sprintf("align: General.Score got query %d, keys %d, scores %d for %d×%d", len(query), len(keys), len(scores), rows, srcLen))
+	}
+	dotScores(query, keys, rows, srcLen, g.QueryDim, 1, scores)
+}
+
+// ScoreBackward differentiates Score.
+func (g *General[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+	dotScoresBackward(query, keys, dScores, rows, srcLen, g.QueryDim, 1, dQuery, dKeys)
+}
+
+// graphGeneral is the bilinear score bound to one training graph.
+type graphGeneral[T kernels.Float] struct {
+	w                    *G.Node
+	rows, srcLen, memDim int
+	queryDim             int
+}
+
+// Graph binds W to p for batches of rows × srcLen.
+func (g *General[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
+	return &graphGeneral[T]{w: p.Whole(g.W), rows: rows, srcLen: srcLen, memDim: g.MemDim, queryDim: g.QueryDim}
+}
+
+// Keys returns h_i W, (rows, srcLen, QueryDim).
+func (g *graphGeneral[T]) Keys(memory *G.Node) *G.Node {
+	flat := G.Must(G.Reshape(memory, []int{g.rows * g.srcLen, g.memDim}))
+	return G.Must(G.Reshape(G.Must(G.Mul(flat, g.w)), []int{g.rows, g.srcLen, g.queryDim}))
+}
+
+// Score returns keys s_{t-1} (rows, srcLen).
+func (g *graphGeneral[T]) Score(query, keys *G.Node) *G.Node {
+	return graphDotScores[T](query, keys, g.rows, g.srcLen, 1)
+}
