@@ -39,6 +39,8 @@ func scorerCases() []scorerCase {
 		{"scaled-dot", Config{MemDim: 8, QueryDim: 7}},
 		{"scaled-dot", Config{MemDim: 8, QueryDim: 8}},
 		{"general", Config{MemDim: 8, QueryDim: 7}},
+		{"cosine", Config{MemDim: 8, QueryDim: 7}},
+		{"cosine", Config{MemDim: 8, QueryDim: 8}},
 	}
 }
 
