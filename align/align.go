@@ -65,7 +65,9 @@ type Config struct {
 
 // Names lists the score functions New knows, in the order of the README's table; "mlp" is also accepted, as an
 // alias of "additive".
-func Names() []string { return []string{"additive", "dot", "scaled-dot", "general", "cosine"} }
+func Names() []string {
+	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat"}
+}
 
 // New registers the parameters of the score function called name in set (under "attn.*") and returns it. An
 // unknown name, or sizes the score cannot work with, is an error. With a shape-only set (param.NewShapeSet) it
@@ -88,6 +90,8 @@ func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Scorer[T]
 		return NewGeneral(set, cfg.MemDim, cfg.QueryDim), nil
 	case "cosine":
 		return NewCosine(set, cfg.MemDim, cfg.QueryDim), nil
+	case "concat":
+		return NewConcat(set, cfg.MemDim, cfg.QueryDim), nil
 	default:
 		return nil, fmt.Errorf("align: unknown score function %q (want one of %s, or mlp for additive)", name, strings.Join(Names(), ", "))
 	}

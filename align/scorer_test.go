@@ -41,6 +41,7 @@ func scorerCases() []scorerCase {
 		{"general", Config{MemDim: 8, QueryDim: 7}},
 		{"cosine", Config{MemDim: 8, QueryDim: 7}},
 		{"cosine", Config{MemDim: 8, QueryDim: 8}},
+		{"concat", Config{MemDim: 8, QueryDim: 7}},
 	}
 }
 

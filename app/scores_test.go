@@ -24,6 +24,8 @@ func TestEveryScoreLearnsTheSmallDemo(t *testing.T) {
 		// flat and sharpens slowly; it reached 92.7% at twice the widths and 3,000 pairs
 		"general": 0.95, // 96.3%
 		"cosine":  0.95, // 99.7%
+		"concat":  0.35, // 40.0%: its weights cannot depend on the decoder state (see align.Concat), so the
+		// decoder sees one fixed summary of the source: the baseline the other scores are measured against
 	}
 	for _, attention := range align.Names() {
 		t.Run(attention, func(t *testing.T) {

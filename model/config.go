@@ -32,7 +32,7 @@ type ModelConfig struct {
 	DecHidden int     `yaml:"dec_hidden"` // decoder LSTM units
 	AttnDim   int     `yaml:"attn_dim"`   // width of the additive score's hidden layer (other scores ignore it)
 	Cell      string  `yaml:"cell"`       // encoder cell: lstm or gru
-	Attention string  `yaml:"attention"`  // score function: additive (default; mlp is an alias), dot, scaled-dot, general, cosine
+	Attention string  `yaml:"attention"`  // score function: additive (default; mlp is an alias), dot, scaled-dot, general, cosine, concat
 	Dropout   float64 `yaml:"dropout"`    // on embeddings and before the output layer
 }
 
