@@ -53,7 +53,7 @@ func (m *Additive[T]) Init(rng *rand.Rand) {
 func (m *Additive[T]) KeyWidth() int { return m.Dim }
 
 // Keys writes W_h h_i for every position: (rows, srcLen, Dim).
-func (m *Additive[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+func (m *Additive[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 	if len(memory) != rows*srcLen*m.MemDim || len(keys) != rows*srcLen*m.Dim {
 		panic(fmt.Sprintf("align: Additive.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, m.MemDim, m.Dim))
 	}
@@ -146,7 +146,7 @@ func (m *Additive[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 }
 
 // Keys returns W_h h_i for every position, (rows, srcLen, Dim).
-func (m *graphAdditive[T]) Keys(memory *G.Node) *G.Node {
+func (m *graphAdditive[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 	flat := G.Must(G.Reshape(memory, []int{m.rows * m.srcLen, m.memDim}))
 	return G.Must(G.Reshape(G.Must(G.Mul(flat, m.memW)), []int{m.rows, m.srcLen, m.dim}))
 }

@@ -31,8 +31,8 @@ type Scorer[T kernels.Float] interface {
 	// KeyWidth is the number of values Keys writes per source position.
 	KeyWidth() int
 	// Keys writes the memory-only part of the score, keys (rows, srcLen, KeyWidth()), for memory
-	// (rows, srcLen, MemDim).
-	Keys(memory []T, rows, srcLen int, keys []T)
+	// (rows, srcLen, MemDim) whose rows have the given source lengths.
+	Keys(memory []T, lengths []int, rows, srcLen int, keys []T)
 	// WorkSize is the number of values of work that Score needs for a batch of rows × srcLen.
 	WorkSize(rows, srcLen int) int
 	// Score writes the scores (rows, srcLen) of the queries (rows, QueryDim) against the keys. work holds
@@ -50,8 +50,9 @@ type Scorer[T kernels.Float] interface {
 
 // GraphScorer is a score function in a gorgonia training graph.
 type GraphScorer interface {
-	// Keys returns the memory-only part of the score for memory (rows, srcLen, MemDim).
-	Keys(memory *G.Node) *G.Node
+	// Keys returns the memory-only part of the score for memory (rows, srcLen, MemDim); the source lengths are
+	// read at run time from *lengths.
+	Keys(memory *G.Node, lengths *[]int) *G.Node
 	// Score returns the scores (rows, srcLen) of query (rows, QueryDim) against keys.
 	Score(query, keys *G.Node) *G.Node
 }
@@ -60,13 +61,14 @@ type GraphScorer interface {
 type Config struct {
 	MemDim   int // width of an encoder state
 	QueryDim int // width of a decoder state
-	Dim      int // width of the score's hidden layer (additive)
+	Dim      int // width of the score's hidden layer (additive; local's centre predictor)
+	Window   int // half-width D of local attention's window, in words
 }
 
 // Names lists the score functions New knows, in the order of the README's table; "mlp" is also accepted, as an
 // alias of "additive".
 func Names() []string {
-	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat"}
+	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat", "local"}
 }
 
 // New registers the parameters of the score function called name in set (under "attn.*") and returns it. An
@@ -92,6 +94,11 @@ func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Scorer[T]
 		return NewCosine(set, cfg.MemDim, cfg.QueryDim), nil
 	case "concat":
 		return NewConcat(set, cfg.MemDim, cfg.QueryDim), nil
+	case "local":
+		if cfg.Dim < 1 || cfg.Window < 1 {
+			return nil, fmt.Errorf("align: local attention needs a window (model.window) and a hidden width (model.attn_dim) of at least 1, got %d and %d", cfg.Window, cfg.Dim)
+		}
+		return NewLocal(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Window), nil
 	default:
 		return nil, fmt.Errorf("align: unknown score function %q (want one of %s, or mlp for additive)", name, strings.Join(Names(), ", "))
 	}

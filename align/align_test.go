@@ -68,7 +68,7 @@ func TestAdditiveScoreMatchesFormula(t *testing.T) {
 	}
 	scores := make([]float64, rows*srcLen)
 	keys := make([]float64, rows*srcLen*m.KeyWidth())
-	m.Keys(memory, rows, srcLen, keys)
+	m.Keys(memory, []int{srcLen, srcLen}, rows, srcLen, keys)
 	m.Score(query, keys, rows, srcLen, scores, make([]float64, m.WorkSize(rows, srcLen)))
 	for r := 0; r < rows; r++ {
 		for i := 0; i < srcLen; i++ {

@@ -46,7 +46,7 @@ func (c *Concat[T]) Init(rng *rand.Rand) {
 func (c *Concat[T]) KeyWidth() int { return 1 }
 
 // Keys writes w_kᵀ h_i for every position, (rows, srcLen).
-func (c *Concat[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+func (c *Concat[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 	if len(memory) != rows*srcLen*c.MemDim || len(keys) != rows*srcLen {
 		panic(fmt.Sprintf("align: Concat.Keys got memory %d, keys %d for %d×%d×%d", len(memory), len(keys), rows, srcLen, c.MemDim))
 	}
@@ -120,7 +120,7 @@ func (c *Concat[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 }
 
 // Keys returns w_kᵀ h_i, (rows, srcLen).
-func (g *graphConcat[T]) Keys(memory *G.Node) *G.Node {
+func (g *graphConcat[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 	flat := G.Must(G.Reshape(memory, []int{g.rows * g.srcLen, g.memDim}))
 	return G.Must(G.Reshape(G.Must(G.Mul(flat, g.memW)), []int{g.rows, g.srcLen}))
 }

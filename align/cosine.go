@@ -85,7 +85,7 @@ func unnormalizeGrad[T kernels.Float](unit, dUnit []T, norm T, dx []T) {
 }
 
 // Keys writes [h_i/‖h_i‖ ; ‖h_i‖] for every position.
-func (c *Cosine[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+func (c *Cosine[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 	m, kw := c.MemDim, c.KeyWidth()
 	if len(memory) != rows*srcLen*m || len(keys) != rows*srcLen*kw {
 		panic(fmt.Sprintf("align: Cosine.Keys got memory %d, keys %d for %d×%d×%d", len(memory), len(keys), rows, srcLen, m))
@@ -228,7 +228,7 @@ func graphUnit[T kernels.Float](x *G.Node, shape []int) *G.Node {
 }
 
 // Keys returns the unit vectors h_i/‖h_i‖, (rows, srcLen, MemDim).
-func (g *graphCosine[T]) Keys(memory *G.Node) *G.Node {
+func (g *graphCosine[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 	return graphUnit[T](memory, []int{g.rows, g.srcLen, 1})
 }
 

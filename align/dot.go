@@ -61,7 +61,7 @@ func (d *Dot[T]) Init(rng *rand.Rand) {
 func (d *Dot[T]) KeyWidth() int { return d.MemDim }
 
 // Keys copies the memory.
-func (d *Dot[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+func (d *Dot[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 	if len(memory) != rows*srcLen*d.MemDim || len(keys) != len(memory) {
 		panic(fmt.Sprintf("align: Dot.Keys got memory %d, keys %d for %d×%d×%d", len(memory), len(keys), rows, srcLen, d.MemDim))
 	}
@@ -161,7 +161,7 @@ func (d *Dot[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 }
 
 // Keys returns the memory.
-func (g *graphDot[T]) Keys(memory *G.Node) *G.Node { return memory }
+func (g *graphDot[T]) Keys(memory *G.Node, lengths *[]int) *G.Node { return memory }
 
 // Score returns scale · keys q (rows, srcLen).
 func (g *graphDot[T]) Score(query, keys *G.Node) *G.Node {

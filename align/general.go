@@ -37,7 +37,7 @@ func (g *General[T]) Init(rng *rand.Rand) { param.Uniform(g.W, param.InvSqrt(g.M
 func (g *General[T]) KeyWidth() int { return g.QueryDim }
 
 // Keys writes h_i W for every position, (rows, srcLen, QueryDim).
-func (g *General[T]) Keys(memory []T, rows, srcLen int, keys []T) {
+func (g *General[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 	if len(memory) != rows*srcLen*g.MemDim || len(keys) != rows*srcLen*g.QueryDim {
 		panic(fmt.Sprintf("align: General.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, g.MemDim, g.QueryDim))
 	}
@@ -80,7 +80,7 @@ func (g *General[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 }
 
 // Keys returns h_i W, (rows, srcLen, QueryDim).
-func (g *graphGeneral[T]) Keys(memory *G.Node) *G.Node {
+func (g *graphGeneral[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 	flat := G.Must(G.Reshape(memory, []int{g.rows * g.srcLen, g.memDim}))
 	return G.Must(G.Reshape(G.Must(G.Mul(flat, g.w)), []int{g.rows, g.srcLen, g.queryDim}))
 }

@@ -42,6 +42,8 @@ func scorerCases() []scorerCase {
 		{"cosine", Config{MemDim: 8, QueryDim: 7}},
 		{"cosine", Config{MemDim: 8, QueryDim: 8}},
 		{"concat", Config{MemDim: 8, QueryDim: 7}},
+		{"local", Config{MemDim: 8, QueryDim: 7, Dim: 6, Window: 1}},
+		{"local", Config{MemDim: 8, QueryDim: 7, Dim: 6, Window: 3}},
 	}
 }
 
@@ -59,7 +61,7 @@ func newScorer(t *testing.T, c scorerCase, rng *rand.Rand) (Scorer[float64], *pa
 // step runs keys → scores → masked softmax → context, as the decoder does at one step.
 func step(s Scorer[float64], query, memory []float64, memDim int) (scores, weights, ctx, keys, work []float64) {
 	keys = make([]float64, rows*srcLen*s.KeyWidth())
-	s.Keys(memory, rows, srcLen, keys)
+	s.Keys(memory, lengths, rows, srcLen, keys)
 	scores, work = make([]float64, rows*srcLen), make([]float64, s.WorkSize(rows, srcLen))
 	s.Score(query, keys, rows, srcLen, scores, work)
 	weights, ctx = make([]float64, rows*srcLen), make([]float64, rows*memDim)
@@ -69,7 +71,7 @@ func step(s Scorer[float64], query, memory []float64, memDim int) (scores, weigh
 
 func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
 	for _, c := range scorerCases() {
-		t.Run(fmt.Sprintf("%s %d→%d", c.name, c.cfg.MemDim, c.cfg.QueryDim), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 1))
 			s, _ := newScorer(t, c, rng)
 			_, weights, _, _, _ := step(s, gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*c.cfg.MemDim, 1), c.cfg.MemDim)
@@ -94,7 +96,7 @@ func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
 // Keys, Score and Attend by hand (AttendBackward, ScoreBackward, KeysBackward) and by central differences.
 func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 	for _, c := range scorerCases() {
-		t.Run(fmt.Sprintf("%s %d→%d", c.name, c.cfg.MemDim, c.cfg.QueryDim), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(2, 2))
 			s, _ := newScorer(t, c, rng)
 			md := c.cfg.MemDim
@@ -137,7 +139,7 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 // scores and gorgonia's gradients of Σ R ⊙ scores against Score, ScoreBackward and KeysBackward.
 func TestScorerGraphMatchesPlainGo(t *testing.T) {
 	for _, c := range scorerCases() {
-		t.Run(fmt.Sprintf("%s %d→%d", c.name, c.cfg.MemDim, c.cfg.QueryDim), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
 			s, set := newScorer(t, c, rng)
 			md, qd := c.cfg.MemDim, c.cfg.QueryDim
@@ -150,7 +152,7 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 			build := func() (*graph.Params[float64], *G.Node) {
 				p := graph.NewParams[float64](nil)
 				gs := s.Graph(p, rows, srcLen)
-				return p, gs.Score(p.Input("query", query, rows, qd), gs.Keys(p.Input("memory", memory, rows, srcLen, md)))
+				return p, gs.Score(p.Input("query", query, rows, qd), gs.Keys(p.Input("memory", memory, rows, srcLen, md), &lengths))
 			}
 			run := func(p *graph.Params[float64]) {
 				vm := G.NewTapeMachine(p.Graph)

@@ -22,6 +22,7 @@ type Config struct {
 	Attn   int // width of the additive attention layer
 	// Attention names the score function (align.New); "" is the additive score.
 	Attention string
+	Window    int // half-width of local attention's window
 }
 
 // Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
@@ -52,7 +53,7 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 		BridgeHW: set.Add("bridge.h.w", cfg.MemDim, h), BridgeHB: set.Add("bridge.h.b", h),
 		BridgeCW: set.Add("bridge.c.w", cfg.MemDim, h), BridgeCB: set.Add("bridge.c.b", h),
 	}
-	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn})
+	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn, Window: cfg.Window})
 	if err != nil {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
@@ -103,7 +104,7 @@ func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *
 	rows, h := enc.Rows, d.Cfg.Hidden
 	mem := &Memory[T]{Rows: rows, SrcLen: enc.SrcLen, States: enc.Memory, Lengths: lengths,
 		Keys: make([]T, rows*enc.SrcLen*d.Attn.KeyWidth())}
-	d.Attn.Keys(enc.Memory, rows, enc.SrcLen, mem.Keys)
+	d.Attn.Keys(enc.Memory, lengths, rows, enc.SrcLen, mem.Keys)
 	st := &State[T]{Rows: rows, H: make([]T, rows*h), C: make([]T, rows*h)}
 	bridge := func(in []T, w, b *param.Tensor[T], out []T) {
 		kernels.Gemm(false, false, rows, h, d.Cfg.MemDim, 1, in, d.Cfg.MemDim, w.Data, h, 0, out, h)

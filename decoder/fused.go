@@ -105,7 +105,7 @@ func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 	bridge(d.finalC, w.BridgeCW, w.BridgeCB, d.c0)
 	copy(d.h, d.h0)
 	copy(d.c, d.c0)
-	d.Attn.Keys(d.mem, B, S, d.keys)
+	d.Attn.Keys(d.mem, d.Lengths, B, S, d.keys)
 	// Embedding projections of every step at once.
 	for g := 0; g < 4; g++ {
 		kernels.Gemm(false, false, d.T*B, H, E, 1, emb, E, w.InputW[g*in*H:g*in*H+E*H], H, 0, d.act[g*H:], 4*H)

@@ -73,7 +73,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	// The scorer reads the memory [fwd ; bwd] (rows, srcLen, MemDim) in one node.
 	flat := func(x *G.Node) *G.Node { return G.Must(G.Reshape(x, []int{rows * srcLen, half})) }
 	memory := G.Must(G.Reshape(graph.Concat[T]([]*G.Node{flat(enc.Fwd), flat(enc.Bwd)}), []int{rows, srcLen, d.Cfg.MemDim}))
-	keys := attn.Keys(memory)
+	keys := attn.Keys(memory, srcLengths)
 
 	// Gate k reads the embedding, the two context halves and s_{t-1}, each through its own block of rows.
 	in := e + d.Cfg.MemDim

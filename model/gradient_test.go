@@ -12,13 +12,14 @@ import (
 // held fixed, padding rows and short rows present), with and without label smoothing.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	for _, variant := range []struct {
-		cell      string
-		unfused   bool
-		smoothing float64
-	}{{"lstm", false, 0}, {"gru", false, 0}, {"lstm", true, 0}, {"lstm", false, 0.1}, {"lstm", true, 0.1}} {
+		cell, attention string
+		unfused         bool
+		smoothing       float64
+	}{{"lstm", "mlp", false, 0}, {"gru", "mlp", false, 0}, {"lstm", "mlp", true, 0}, {"lstm", "mlp", false, 0.1}, {"lstm", "mlp", true, 0.1},
+		{"lstm", "cosine", false, 0}, {"lstm", "cosine", true, 0}, {"lstm", "local", false, 0}, {"lstm", "local", true, 0}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s unfused=%v smoothing=%g", cell, variant.unfused, variant.smoothing), func(t *testing.T) {
-			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: "mlp", Dropout: 0.25}
+		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g", cell, variant.attention, variant.unfused, variant.smoothing), func(t *testing.T) {
+			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: variant.attention, Window: 1, Dropout: 0.25}
 			m := newTestModel[float64](t, cfg, 9, 11, 1)
 			b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
 			tr := NewTrainer(m, 1e-3, 0, 2)
