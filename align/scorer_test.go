@@ -25,10 +25,10 @@ type scorerCase struct {
 	cfg  Config
 }
 
-var (
-	rows, srcLen = 3, 5
-	lengths      = []int{5, 2, 4}
-)
+const rows, srcLen = 3, 5
+
+// testLengths are the source lengths of the test rows: one full, two padded.
+func testLengths() []int { return []int{5, 2, 4} }
 
 func scorerCases() []scorerCase {
 	return []scorerCase{
@@ -60,6 +60,7 @@ func newScorer(t *testing.T, c scorerCase, rng *rand.Rand) (Scorer[float64], *pa
 
 // step runs keys → scores → masked softmax → context, as the decoder does at one step.
 func step(s Scorer[float64], query, memory []float64, memDim int) (scores, weights, ctx, keys, work []float64) {
+	lengths := testLengths()
 	keys = make([]float64, rows*srcLen*s.KeyWidth())
 	s.Keys(memory, lengths, rows, srcLen, keys)
 	scores, work = make([]float64, rows*srcLen), make([]float64, s.WorkSize(rows, srcLen))
@@ -73,6 +74,7 @@ func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
 	for _, c := range scorerCases() {
 		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 1))
+			lengths := testLengths()
 			s, _ := newScorer(t, c, rng)
 			_, weights, _, _, _ := step(s, gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*c.cfg.MemDim, 1), c.cfg.MemDim)
 			for r := 0; r < rows; r++ {
@@ -98,6 +100,7 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 	for _, c := range scorerCases() {
 		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(2, 2))
+			lengths := testLengths()
 			s, _ := newScorer(t, c, rng)
 			md := c.cfg.MemDim
 			query, memory := gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*md, 1)
@@ -141,6 +144,7 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 	for _, c := range scorerCases() {
 		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
+			lengths := testLengths()
 			s, set := newScorer(t, c, rng)
 			md, qd := c.cfg.MemDim, c.cfg.QueryDim
 			query, memory := gradcheck.Random(rng, rows*qd, 1), gradcheck.Random(rng, rows*srcLen*md, 1)

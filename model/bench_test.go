@@ -1,14 +1,30 @@
 package model
 
 import (
+	"github.com/attend-nmt/attend/align"
 	"math/rand/v2"
 	"testing"
 )
 
 // BenchmarkTrainStep times one optimizer step (forward, backward, clip, Adam) of the "small" model on a batch of
 // 64 pairs of 16 source and 15 target words with Multi30k-sized vocabularies, and reports target tokens/s.
-func BenchmarkTrainStep(b *testing.B) {
-	cfg := Default().Model
+func BenchmarkTrainStep(b *testing.B) { benchmarkTrainStep(b, Default().Model) }
+
+// BenchmarkTrainStepAttention is BenchmarkTrainStep with each other score function (window 3 for local).
+func BenchmarkTrainStepAttention(b *testing.B) {
+	for _, attention := range align.Names() {
+		if attention == Default().Model.Attention {
+			continue
+		}
+		b.Run(attention, func(b *testing.B) {
+			cfg := Default().Model
+			cfg.Attention = attention
+			benchmarkTrainStep(b, cfg)
+		})
+	}
+}
+
+func benchmarkTrainStep(b *testing.B, cfg ModelConfig) {
 	m := newTestModel[float32](b, cfg, 7882, 5898, 1)
 	rng := rand.New(rand.NewPCG(1, 2))
 	srcLens, tgtLens := make([]int, 64), make([]int, 64)
