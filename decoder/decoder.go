@@ -46,7 +46,7 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 	h := cfg.Hidden
 	name := cfg.Attention
 	if name == "" {
-		name = "mlp"
+		name = "additive"
 	}
 	d := &Decoder[T]{Cfg: cfg,
 		Emb:      set.Add("tgt_emb", cfg.Vocab, cfg.Emb),
