@@ -57,18 +57,38 @@ type GraphScorer interface {
 	Score(query, keys *G.Node) *G.Node
 }
 
+// Attender is implemented by attention whose step is more than one row of scores per query (multi-head): it
+// does the whole step itself, in place of Score with Attend and of their backward passes. The decoder finds it
+// by type assertion; such a scorer's Score panics.
+type Attender[T kernels.Float] interface {
+	// AttendStep writes the weights to export (rows, srcLen), which are exactly 0 past each row's length, and
+	// the context (rows, MemDim), for the queries (rows, QueryDim) against the keys. work holds WorkSize values.
+	AttendStep(query, keys []T, lengths []int, rows, srcLen int, weights, ctx, work []T)
+	// AttendStepBackward adds the gradients of the context, given dCtx (rows, MemDim), into dQuery, dKeys and
+	// grads, reading the work of the matching AttendStep (which it may overwrite).
+	AttendStepBackward(query, keys, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys []T, grads [][]T)
+}
+
+// GraphAttender is an Attender's graph form: a GraphScorer that also implements it does the whole step.
+type GraphAttender interface {
+	// Attend returns the weights (rows, srcLen) and the context (rows, MemDim) of query against keys, where
+	// memory is the node the keys were made from.
+	Attend(query, keys *G.Node, lengths *[]int) (weights, ctx *G.Node)
+}
+
 // Config gives the sizes a score function may use.
 type Config struct {
 	MemDim   int // width of an encoder state
 	QueryDim int // width of a decoder state
 	Dim      int // width of the score's hidden layer (additive; local's centre predictor)
 	Window   int // half-width D of local attention's window, in words
+	Heads    int // heads of multi-head attention (Dim must be a multiple)
 }
 
 // Names lists the score functions New knows, in the order of the README's table; "mlp" is also accepted, as an
 // alias of "additive".
 func Names() []string {
-	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat", "local"}
+	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat", "local", "multi-head"}
 }
 
 // New registers the parameters of the score function called name in set (under "attn.*") and returns it. An
@@ -99,6 +119,11 @@ func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Scorer[T]
 			return nil, fmt.Errorf("align: local attention needs a window (model.window) and a hidden width (model.attn_dim) of at least 1, got %d and %d", cfg.Window, cfg.Dim)
 		}
 		return NewLocal(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Window), nil
+	case "multi-head":
+		if cfg.Heads < 1 || cfg.Dim < cfg.Heads || cfg.Dim%cfg.Heads != 0 {
+			return nil, fmt.Errorf("align: multi-head attention splits model.attn_dim (%d) into model.heads (%d) equal heads: it must be a positive multiple of it", cfg.Dim, cfg.Heads)
+		}
+		return NewMultiHead(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Heads), nil
 	default:
 		return nil, fmt.Errorf("align: unknown score function %q (want one of %s, or mlp for additive)", name, strings.Join(Names(), ", "))
 	}
@@ -159,14 +184,11 @@ func AttendBackward[T kernels.Float](weights []T, lengths []int, memory, dCtx []
 	}
 }
 
-// AttendGraph is Attend in a training graph: masked softmax of scores (rows, srcLen), then the context of each
-// memory half, (rows, half) each.
-func AttendGraph[T kernels.Float](scores *G.Node, lengths *[]int, fwd, bwd *G.Node) (weights, ctxFwd, ctxBwd *G.Node) {
-	rows, srcLen, half := fwd.Shape()[0], fwd.Shape()[1], fwd.Shape()[2]
+// AttendGraph is Attend in a training graph: masked softmax of scores (rows, srcLen), then the context
+// (rows, memDim) over memory (rows, srcLen, memDim).
+func AttendGraph[T kernels.Float](scores *G.Node, lengths *[]int, memory *G.Node) (weights, ctx *G.Node) {
+	rows, srcLen, memDim := memory.Shape()[0], memory.Shape()[1], memory.Shape()[2]
 	weights = graph.MaskedSoftmax[T](scores, lengths)
 	w3 := G.Must(G.Reshape(weights, []int{rows, 1, srcLen}))
-	ctx := func(mem *G.Node) *G.Node {
-		return G.Must(G.Reshape(G.Must(G.BatchedMatMul(w3, mem)), []int{rows, half}))
-	}
-	return weights, ctx(fwd), ctx(bwd)
+	return weights, G.Must(G.Reshape(G.Must(G.BatchedMatMul(w3, memory)), []int{rows, memDim}))
 }

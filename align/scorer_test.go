@@ -44,6 +44,8 @@ func scorerCases() []scorerCase {
 		{"concat", Config{MemDim: 8, QueryDim: 7}},
 		{"local", Config{MemDim: 8, QueryDim: 7, Dim: 6, Window: 1}},
 		{"local", Config{MemDim: 8, QueryDim: 7, Dim: 6, Window: 3}},
+		{"multi-head", Config{MemDim: 8, QueryDim: 7, Dim: 6, Heads: 2}},
+		{"multi-head", Config{MemDim: 8, QueryDim: 7, Dim: 6, Heads: 1}},
 	}
 }
 
@@ -58,14 +60,20 @@ func newScorer(t *testing.T, c scorerCase, rng *rand.Rand) (Scorer[float64], *pa
 	return s, set
 }
 
-// step runs keys → scores → masked softmax → context, as the decoder does at one step.
+// step runs keys → scores → masked softmax → context, as the decoder does at one step (an Attender's own step
+// for an Attender, whose scores are nil).
 func step(s Scorer[float64], query, memory []float64, memDim int) (scores, weights, ctx, keys, work []float64) {
 	lengths := testLengths()
 	keys = make([]float64, rows*srcLen*s.KeyWidth())
 	s.Keys(memory, lengths, rows, srcLen, keys)
-	scores, work = make([]float64, rows*srcLen), make([]float64, s.WorkSize(rows, srcLen))
-	s.Score(query, keys, rows, srcLen, scores, work)
+	work = make([]float64, s.WorkSize(rows, srcLen))
 	weights, ctx = make([]float64, rows*srcLen), make([]float64, rows*memDim)
+	if at, ok := s.(Attender[float64]); ok {
+		at.AttendStep(query, keys, lengths, rows, srcLen, weights, ctx, work)
+		return nil, weights, ctx, keys, work
+	}
+	scores = make([]float64, rows*srcLen)
+	s.Score(query, keys, rows, srcLen, scores, work)
 	Attend(scores, lengths, memory, rows, srcLen, memDim, weights, ctx)
 	return scores, weights, ctx, keys, work
 }
@@ -95,7 +103,8 @@ func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
 }
 
 // TestScorerStepBackwardMatchesFiniteDifferences differentiates loss = Σ R₁ ⊙ context + Σ R₂ ⊙ weights through
-// Keys, Score and Attend by hand (AttendBackward, ScoreBackward, KeysBackward) and by central differences.
+// Keys, Score and Attend by hand (AttendBackward, ScoreBackward, KeysBackward) and by central differences. For an
+// Attender the loss is Σ R₁ ⊙ context (its exported weights are not differentiated).
 func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 	for _, c := range scorerCases() {
 		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
@@ -105,14 +114,27 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 			md := c.cfg.MemDim
 			query, memory := gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*md, 1)
 			rCtx, rWeights := gradcheck.Random(rng, rows*md, 1), gradcheck.Random(rng, rows*srcLen, 1)
+			at, attender := s.(Attender[float64])
+			if attender {
+				clear(rWeights)
+			}
 			loss := func() float64 {
 				_, weights, ctx, _, _ := step(s, query, memory, md)
 				return gradcheck.Dot(ctx, rCtx) + gradcheck.Dot(weights, rWeights)
 			}
 			_, weights, _, keys, work := step(s, query, memory, md)
+			dQuery, dKeys := make([]float64, len(query)), make([]float64, len(keys))
+			grads := make([][]float64, len(s.Params()))
+			for i, p := range s.Params() {
+				grads[i] = make([]float64, len(p.Data))
+			}
 			// The weights' own gradient joins the one that flows back from the context.
 			dScores, dMemory := make([]float64, rows*srcLen), make([]float64, len(memory))
-			AttendBackward(weights, lengths, memory, rCtx, rows, srcLen, md, dScores, dMemory)
+			if attender {
+				at.AttendStepBackward(query, keys, work, rCtx, lengths, rows, srcLen, dQuery, dKeys, grads)
+			} else {
+				AttendBackward(weights, lengths, memory, rCtx, rows, srcLen, md, dScores, dMemory)
+			}
 			for r := 0; r < rows; r++ {
 				var dot float64
 				for i := 0; i < srcLen; i++ {
@@ -122,12 +144,9 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 					dScores[r*srcLen+i] += weights[r*srcLen+i] * (rWeights[r*srcLen+i] - dot)
 				}
 			}
-			dQuery, dKeys := make([]float64, len(query)), make([]float64, len(keys))
-			grads := make([][]float64, len(s.Params()))
-			for i, p := range s.Params() {
-				grads[i] = make([]float64, len(p.Data))
+			if !attender {
+				s.ScoreBackward(query, keys, work, dScores, rows, srcLen, dQuery, dKeys, grads)
 			}
-			s.ScoreBackward(query, keys, work, dScores, rows, srcLen, dQuery, dKeys, grads)
 			s.KeysBackward(memory, dKeys, rows, srcLen, dMemory, grads)
 			tensors := []gradcheck.Tensor{{Name: "query", X: query, Grad: dQuery}, {Name: "memory", X: memory, Grad: dMemory}}
 			for i, p := range s.Params() {
@@ -139,7 +158,8 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 }
 
 // TestScorerGraphMatchesPlainGo builds the score's gorgonia expression (the unfused training path) and checks its
-// scores and gorgonia's gradients of Σ R ⊙ scores against Score, ScoreBackward and KeysBackward.
+// scores and gorgonia's gradients of Σ R ⊙ scores against Score, ScoreBackward and KeysBackward. For an Attender
+// it checks the weights and context, and the gradients of Σ R ⊙ context against AttendStepBackward.
 func TestScorerGraphMatchesPlainGo(t *testing.T) {
 	for _, c := range scorerCases() {
 		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
@@ -148,15 +168,26 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 			s, set := newScorer(t, c, rng)
 			md, qd := c.cfg.MemDim, c.cfg.QueryDim
 			query, memory := gradcheck.Random(rng, rows*qd, 1), gradcheck.Random(rng, rows*srcLen*md, 1)
-			r := gradcheck.Random(rng, rows*srcLen, 1)
-			scores, _, _, keys, work := step(s, query, memory, md)
+			scores, weights, ctx, keys, work := step(s, query, memory, md)
+			at, attender := s.(Attender[float64])
+			// out is what the graph is compared on: the scores, or an Attender's context.
+			out, outShape := scores, []int{rows, srcLen}
+			if attender {
+				out, outShape = ctx, []int{rows, md}
+			}
+			r := gradcheck.Random(rng, len(out), 1)
 
 			// build adds the score to a fresh graph; gorgonia may overwrite a node's value in place once later nodes
-			// have read it, so the scores are read from a graph that ends with them, the gradients from another.
-			build := func() (*graph.Params[float64], *G.Node) {
-				p := graph.NewParams[float64](nil)
+			// have read it, so the outputs are read from a graph that ends with them, the gradients from another.
+			build := func() (p *graph.Params[float64], out, weights *G.Node) {
+				p = graph.NewParams[float64](nil)
 				gs := s.Graph(p, rows, srcLen)
-				return p, gs.Score(p.Input("query", query, rows, qd), gs.Keys(p.Input("memory", memory, rows, srcLen, md), &lengths))
+				q, k := p.Input("query", query, rows, qd), gs.Keys(p.Input("memory", memory, rows, srcLen, md), &lengths)
+				if attender {
+					weights, out = gs.(GraphAttender).Attend(q, k, &lengths)
+					return p, out, weights
+				}
+				return p, gs.Score(q, k), nil
 			}
 			run := func(p *graph.Params[float64]) {
 				vm := G.NewTapeMachine(p.Graph)
@@ -165,14 +196,19 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p, gScores := build()
+			p, gOut, _ := build()
 			run(p)
-			gradcheck.Close(t, "graph scores", gScores.Value().Data().([]float64), scores, autodiffTol)
+			gradcheck.Close(t, "graph output", gOut.Value().Data().([]float64), out, autodiffTol)
+			if attender {
+				p, _, gWeights := build()
+				run(p)
+				gradcheck.Close(t, "graph weights", gWeights.Value().Data().([]float64), weights, autodiffTol)
+			}
 			if len(s.Params()) == 0 { // (a graph without parameters has nothing to differentiate)
 				return
 			}
-			p, gScores = build()
-			loss := G.Must(G.Sum(G.Must(G.HadamardProd(gScores, p.Input("r", r, rows, srcLen)))))
+			p, gOut, _ = build()
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(gOut, p.Input("r", r, outShape...)))))
 			if err := p.Differentiate(loss); err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +221,11 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 			for i, t := range s.Params() {
 				grads[i] = make([]float64, len(t.Data))
 			}
-			s.ScoreBackward(query, keys, work, r, rows, srcLen, dQuery, dKeys, grads)
+			if attender {
+				at.AttendStepBackward(query, keys, work, r, lengths, rows, srcLen, dQuery, dKeys, grads)
+			} else {
+				s.ScoreBackward(query, keys, work, r, rows, srcLen, dQuery, dKeys, grads)
+			}
 			s.KeysBackward(memory, dKeys, rows, srcLen, dMemory, grads)
 			for i, t2 := range s.Params() {
 				gradcheck.Close(t, t2.Name, grads[i], auto.Get(t2.Name).Data, autodiffTol)

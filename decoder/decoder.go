@@ -23,6 +23,7 @@ type Config struct {
 	// Attention names the score function (align.New); "" is the additive score.
 	Attention string
 	Window    int // half-width of local attention's window
+	Heads     int // heads of multi-head attention
 }
 
 // Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
@@ -53,7 +54,7 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 		BridgeHW: set.Add("bridge.h.w", cfg.MemDim, h), BridgeHB: set.Add("bridge.h.b", h),
 		BridgeCW: set.Add("bridge.c.w", cfg.MemDim, h), BridgeCB: set.Add("bridge.c.b", h),
 	}
-	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn, Window: cfg.Window})
+	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn, Window: cfg.Window, Heads: cfg.Heads})
 	if err != nil {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
@@ -147,8 +148,13 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	// c_t = Σ_i a_ti h_i with a_t = softmax(score(s_{t-1}, h))
 	// (The buffers may be longer than rows: greedy search shrinks the batch as sentences finish.)
 	sl := mem.SrcLen
-	d.Attn.Score(st.H[:rows*h], mem.Keys[:rows*sl*d.Attn.KeyWidth()], rows, sl, buf.scores[:rows*sl], buf.work[:d.Attn.WorkSize(rows, sl)])
-	align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])
+	query, keys, work := st.H[:rows*h], mem.Keys[:rows*sl*d.Attn.KeyWidth()], buf.work[:d.Attn.WorkSize(rows, sl)]
+	if at, ok := d.Attn.(align.Attender[T]); ok {
+		at.AttendStep(query, keys, mem.Lengths[:rows], rows, sl, weights, buf.ctx[:rows*md], work)
+	} else {
+		d.Attn.Score(query, keys, rows, sl, buf.scores[:rows*sl], work)
+		align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])
+	}
 	// gates = emb·W_e + ctx·W_c + s_{t-1}·W_hh + b, one block of W per gate
 	in := e + md
 	for k := 0; k < 4; k++ {

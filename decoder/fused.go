@@ -117,8 +117,12 @@ func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 		// a_t = masked softmax(score(s_{t-1}, keys)); ctx_t = Σ_i a_ti h_i
 		att := d.attn[t*B*S : (t+1)*B*S]
 		ctx := d.ctx[t*B*M : (t+1)*B*M]
-		d.Attn.Score(d.h, d.keys, B, S, att, d.work[t*ws:(t+1)*ws])
-		align.Attend(att, d.Lengths, d.mem, B, S, M, att, ctx)
+		if at, ok := d.Attn.(align.Attender[T]); ok {
+			at.AttendStep(d.h, d.keys, d.Lengths, B, S, att, ctx, d.work[t*ws:(t+1)*ws])
+		} else {
+			d.Attn.Score(d.h, d.keys, B, S, att, d.work[t*ws:(t+1)*ws])
+			align.Attend(att, d.Lengths, d.mem, B, S, M, att, ctx)
+		}
 		// gates += ctx W_c + s_{t-1} U + b, then the LSTM pointwise step.
 		gates := d.act[t*B*4*H : (t+1)*B*4*H]
 		for g := 0; g < 4; g++ {
@@ -181,8 +185,12 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 			kernels.Gemm(false, true, B, M, H, 1, dG[g*H:], 4*H, w.InputW[g*in*H+E*H:(g+1)*in*H], H, 1, d.dctx, M)
 		}
 		// Attention: ctx = Σ_i a_i mem_i, a = softmax(e), e = score(s_{t-1}, keys)
-		align.AttendBackward(d.attn[t*B*S:(t+1)*B*S], d.Lengths, d.mem, d.dctx, B, S, M, d.dScores, d.dMem)
-		d.Attn.ScoreBackward(hPrev, d.keys, d.work[t*ws:(t+1)*ws], d.dScores, B, S, d.dh, d.dKeys, dAttn)
+		if at, ok := d.Attn.(align.Attender[T]); ok {
+			at.AttendStepBackward(hPrev, d.keys, d.work[t*ws:(t+1)*ws], d.dctx, d.Lengths, B, S, d.dh, d.dKeys, dAttn)
+		} else {
+			align.AttendBackward(d.attn[t*B*S:(t+1)*B*S], d.Lengths, d.mem, d.dctx, B, S, M, d.dScores, d.dMem)
+			d.Attn.ScoreBackward(hPrev, d.keys, d.work[t*ws:(t+1)*ws], d.dScores, B, S, d.dh, d.dKeys, dAttn)
+		}
 	}
 	// Weight gradients over all steps at once.
 	tb := d.T * B

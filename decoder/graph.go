@@ -75,29 +75,31 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	memory := G.Must(G.Reshape(graph.Concat[T]([]*G.Node{flat(enc.Fwd), flat(enc.Bwd)}), []int{rows, srcLen, d.Cfg.MemDim}))
 	keys := attn.Keys(memory, srcLengths)
 
-	// Gate k reads the embedding, the two context halves and s_{t-1}, each through its own block of rows.
+	// Gate k reads the embedding, the context and s_{t-1}, each through its own block of rows.
 	in := e + d.Cfg.MemDim
-	var embW, ctxFW, ctxBW, hidW, bias [4]*G.Node
+	var embW, ctxW, hidW, bias [4]*G.Node
 	for k := 0; k < 4; k++ {
 		base := k * in * h
 		embW[k] = p.View(d.InputW, base, e, h)
-		ctxFW[k] = p.View(d.InputW, base+e*h, half, h)
-		ctxBW[k] = p.View(d.InputW, base+(e+half)*h, half, h)
+		ctxW[k] = p.View(d.InputW, base+e*h, d.Cfg.MemDim, h)
 		hidW[k] = p.View(d.HiddenW, k*h*h, h, h)
 		bias[k] = p.View(d.Bias, k*h, h)
 	}
 
 	states := make([]*G.Node, tgtLen)
-	ctxF := make([]*G.Node, tgtLen)
-	ctxB := make([]*G.Node, tgtLen)
+	contexts := make([]*G.Node, tgtLen)
 	attention = make([]*G.Node, tgtLen)
 	for t := 0; t < tgtLen; t++ {
 		x := graph.Select[T](emb, t)
-		// c_t = Σ_i a_ti h_i with a_t from s_{t-1}
-		attention[t], ctxF[t], ctxB[t] = align.AttendGraph[T](attn.Score(state, keys), srcLengths, enc.Fwd, enc.Bwd)
+		// c_t = Σ_i a_ti h_i with a_t from s_{t-1} (or the attender's own step)
+		if ga, ok := attn.(align.GraphAttender); ok {
+			attention[t], contexts[t] = ga.Attend(state, keys, srcLengths)
+		} else {
+			attention[t], contexts[t] = align.AttendGraph[T](attn.Score(state, keys), srcLengths, memory)
+		}
 		var pre [4]*G.Node
 		for k := range pre {
-			sum := add(add(mul(x, embW[k]), mul(ctxF[t], ctxFW[k])), add(mul(ctxB[t], ctxBW[k]), mul(state, hidW[k])))
+			sum := add(add(mul(x, embW[k]), mul(contexts[t], ctxW[k])), mul(state, hidW[k]))
 			pre[k] = graph.AddBias[T](sum, bias[k])
 		}
 		state, cell = encoder.LSTMGraph(pre[0], pre[1], pre[2], pre[3], cell)
@@ -105,5 +107,5 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	}
 
 	// logits = [s_t; ctx; emb] W_out + b_out for all steps at once.
-	return outputLayer([]*G.Node{graph.Stack[T](states, false), graph.Stack[T](ctxF, false), graph.Stack[T](ctxB, false), embFlat}), attention
+	return outputLayer([]*G.Node{graph.Stack[T](states, false), graph.Stack[T](contexts, false), embFlat}), attention
 }

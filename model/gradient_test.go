@@ -16,10 +16,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		unfused         bool
 		smoothing       float64
 	}{{"lstm", "mlp", false, 0}, {"gru", "mlp", false, 0}, {"lstm", "mlp", true, 0}, {"lstm", "mlp", false, 0.1}, {"lstm", "mlp", true, 0.1},
-		{"lstm", "cosine", false, 0}, {"lstm", "cosine", true, 0}, {"lstm", "local", false, 0}, {"lstm", "local", true, 0}} {
+		{"lstm", "cosine", false, 0}, {"lstm", "cosine", true, 0}, {"lstm", "local", false, 0}, {"lstm", "local", true, 0},
+		{"lstm", "multi-head", false, 0}, {"lstm", "multi-head", true, 0}} {
 		cell := variant.cell
 		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g", cell, variant.attention, variant.unfused, variant.smoothing), func(t *testing.T) {
-			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: variant.attention, Window: 1, Dropout: 0.25}
+			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: variant.attention, Window: 1, Heads: 3, Dropout: 0.25}
 			m := newTestModel[float64](t, cfg, 9, 11, 1)
 			b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
 			tr := NewTrainer(m, 1e-3, 0, 2)
