@@ -123,7 +123,6 @@ func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *
 type Scratch[T kernels.Float] struct {
 	emb, scores, ctx, gates, hNew, cNew, outIn []T
 	work                                       []T // the scorer's, for the full batch
-	rows                                       int // the batch NewScratch was made for
 }
 
 // NewScratch allocates Step's working memory for a batch of rows and source length srcLen.
@@ -132,7 +131,7 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
 	return &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), scores: make([]T, rows*srcLen),
 		ctx: make([]T, rows*d.Cfg.MemDim), gates: make([]T, rows*4*h), hNew: make([]T, rows*h),
 		cNew: make([]T, rows*h), outIn: make([]T, rows*d.OutIn()),
-		work: make([]T, d.Attn.WorkSize(rows, srcLen)), rows: rows}
+		work: make([]T, d.Attn.WorkSize(rows, srcLen))}
 }
 
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
@@ -145,7 +144,7 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	for r, id := range prev {
 		copy(buf.emb[r*e:(r+1)*e], d.Emb.Data[id*e:(id+1)*e])
 	}
-	// c_t = Σ_i a_ti h_i with a_t = softmax(score(s_{t-1}, h))
+	// c_t = Σ_i a_ti h_i with a_t = softmax(score(s_{t-1}, h)), or the attender's own step
 	// (The buffers may be longer than rows: greedy search shrinks the batch as sentences finish.)
 	sl := mem.SrcLen
 	query, keys, work := st.H[:rows*h], mem.Keys[:rows*sl*d.Attn.KeyWidth()], buf.work[:d.Attn.WorkSize(rows, sl)]
