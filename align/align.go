@@ -6,6 +6,7 @@ package align
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -62,18 +63,27 @@ type GraphScorer interface {
 // by type assertion; such a scorer's Score panics.
 type Attender[T kernels.Float] interface {
 	// AttendStep writes the weights to export (rows, srcLen), which are exactly 0 past each row's length, and
-	// the context (rows, MemDim), for the queries (rows, QueryDim) against the keys. work holds WorkSize values.
-	AttendStep(query, keys []T, lengths []int, rows, srcLen int, weights, ctx, work []T)
-	// AttendStepBackward adds the gradients of the context, given dCtx (rows, MemDim), into dQuery, dKeys and
-	// grads, reading the work of the matching AttendStep (which it may overwrite).
-	AttendStepBackward(query, keys, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys []T, grads [][]T)
+	// the context (rows, MemDim), for the queries (rows, QueryDim) against the keys of memory. noise (rows,
+	// srcLen) holds standard Gumbel draws in training for attention that samples (Sampler), and is nil
+	// otherwise and at inference. work holds WorkSize values.
+	AttendStep(query, keys, memory, noise []T, lengths []int, rows, srcLen int, weights, ctx, work []T)
+	// AttendStepBackward adds the gradients of the context, given dCtx (rows, MemDim), into dQuery, dKeys,
+	// dMemory and grads, reading the work of the matching AttendStep (which it may overwrite).
+	AttendStepBackward(query, keys, memory, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys, dMemory []T, grads [][]T)
 }
 
 // GraphAttender is an Attender's graph form: a GraphScorer that also implements it does the whole step.
 type GraphAttender interface {
-	// Attend returns the weights (rows, srcLen) and the context (rows, MemDim) of query against keys, where
-	// memory is the node the keys were made from.
-	Attend(query, keys *G.Node, lengths *[]int) (weights, ctx *G.Node)
+	// Attend returns the weights (rows, srcLen) and the context (rows, MemDim) of query against the keys of
+	// memory (rows, srcLen, MemDim); noise is as for AttendStep, (rows, srcLen) or nil.
+	Attend(query, keys, memory, noise *G.Node, lengths *[]int) (weights, ctx *G.Node)
+}
+
+// Sampler is implemented by attention that samples in training: the training graph then feeds it standard
+// Gumbel noise, (rows, srcLen) per step.
+type Sampler interface {
+	// Samples reports whether the attention needs noise in training.
+	Samples() bool
 }
 
 // Config gives the sizes a score function may use.
@@ -83,12 +93,14 @@ type Config struct {
 	Dim      int // width of the score's hidden layer (additive; local's centre predictor)
 	Window   int // half-width D of local attention's window, in words
 	Heads    int // heads of multi-head attention (Dim must be a multiple)
+	// Temperature is τ of hard attention's Gumbel-softmax.
+	Temperature float64
 }
 
 // Names lists the score functions New knows, in the order of the README's table; "mlp" is also accepted, as an
 // alias of "additive".
 func Names() []string {
-	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat", "local", "multi-head"}
+	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat", "local", "multi-head", "hard"}
 }
 
 // New registers the parameters of the score function called name in set (under "attn.*") and returns it. An
@@ -124,6 +136,11 @@ func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Scorer[T]
 			return nil, fmt.Errorf("align: multi-head attention splits model.attn_dim (%d) into model.heads (%d) equal heads: it must be a positive multiple of it", cfg.Dim, cfg.Heads)
 		}
 		return NewMultiHead(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Heads), nil
+	case "hard":
+		if cfg.Dim < 1 || !(cfg.Temperature > 0 && cfg.Temperature < math.Inf(1)) {
+			return nil, fmt.Errorf("align: hard attention needs a hidden width (model.attn_dim) of at least 1 and a finite temperature (model.temperature) above 0, got %d and %g", cfg.Dim, cfg.Temperature)
+		}
+		return NewHardAttention(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Temperature), nil
 	default:
 		return nil, fmt.Errorf("align: unknown score function %q (want one of %s, or mlp for additive)", name, strings.Join(Names(), ", "))
 	}

@@ -105,8 +105,9 @@ func (m *MultiHead[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLe
 	panic("align: MultiHead has no single score row; call AttendStepBackward")
 }
 
-// AttendStep writes the heads' average weights (rows, srcLen) and the context (rows, MemDim).
-func (m *MultiHead[T]) AttendStep(query, keys []T, lengths []int, rows, srcLen int, weights, ctx, work []T) {
+// AttendStep writes the heads' average weights (rows, srcLen) and the context (rows, MemDim); it reads the
+// memory through the keys only, and takes no noise.
+func (m *MultiHead[T]) AttendStep(query, keys, memory, noise []T, lengths []int, rows, srcLen int, weights, ctx, work []T) {
 	h, dk, kw := m.Heads, m.HeadDim, m.KeyWidth()
 	hd := h * dk
 	if len(query) != rows*m.QueryDim || len(keys) != rows*srcLen*kw || len(weights) != rows*srcLen || len(ctx) != rows*m.MemDim || len(work) != m.WorkSize(rows, srcLen) {
@@ -153,8 +154,9 @@ func (m *MultiHead[T]) AttendStep(query, keys []T, lengths []int, rows, srcLen i
 }
 
 // AttendStepBackward adds the gradients of the context, given dCtx (rows, MemDim), into dQuery, dKeys and
-// grads. The exported weights have no gradient: the decoder does not use them.
-func (m *MultiHead[T]) AttendStepBackward(query, keys, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+// grads (the memory is reached through the keys only). The exported weights have no gradient: the decoder does
+// not use them.
+func (m *MultiHead[T]) AttendStepBackward(query, keys, memory, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys, dMemory []T, grads [][]T) {
 	h, dk, kw := m.Heads, m.HeadDim, m.KeyWidth()
 	hd := h * dk
 	w := m.work(work, rows)
@@ -238,7 +240,7 @@ func (g *graphMultiHead[T]) Score(query, keys *G.Node) *G.Node {
 }
 
 // Attend returns the heads' average weights (rows, srcLen) and the context (rows, MemDim).
-func (g *graphMultiHead[T]) Attend(query, memory *G.Node, lengths *[]int) (weights, ctx *G.Node) {
+func (g *graphMultiHead[T]) Attend(query, keys, memory, noise *G.Node, lengths *[]int) (weights, ctx *G.Node) {
 	m, rows, srcLen, dk := g.m, g.rows, g.srcLen, g.m.HeadDim
 	flat := G.Must(G.Reshape(memory, []int{rows * srcLen, m.MemDim}))
 	project := func(w *G.Node) *G.Node {

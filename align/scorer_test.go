@@ -30,6 +30,19 @@ const rows, srcLen = 3, 5
 // testLengths are the source lengths of the test rows: one full, two padded.
 func testLengths() []int { return []int{5, 2, 4} }
 
+// testNoise is fixed Gumbel noise (rows, srcLen) for a scorer that samples in training, nil for the others.
+func testNoise(s any) []float64 {
+	if sampler, ok := s.(Sampler); !ok || !sampler.Samples() {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	noise := make([]float64, rows*srcLen)
+	for i := range noise {
+		noise[i] = -math.Log(-math.Log(rng.Float64()))
+	}
+	return noise
+}
+
 func scorerCases() []scorerCase {
 	return []scorerCase{
 		{"additive", Config{MemDim: 8, QueryDim: 7, Dim: 6}},
@@ -46,6 +59,7 @@ func scorerCases() []scorerCase {
 		{"local", Config{MemDim: 8, QueryDim: 7, Dim: 6, Window: 3}},
 		{"multi-head", Config{MemDim: 8, QueryDim: 7, Dim: 6, Heads: 2}},
 		{"multi-head", Config{MemDim: 8, QueryDim: 7, Dim: 6, Heads: 1}},
+		{"hard", Config{MemDim: 8, QueryDim: 7, Dim: 6, Temperature: 0.7}},
 	}
 }
 
@@ -69,7 +83,7 @@ func step(s Scorer[float64], query, memory []float64, memDim int) (scores, weigh
 	work = make([]float64, s.WorkSize(rows, srcLen))
 	weights, ctx = make([]float64, rows*srcLen), make([]float64, rows*memDim)
 	if at, ok := s.(Attender[float64]); ok {
-		at.AttendStep(query, keys, lengths, rows, srcLen, weights, ctx, work)
+		at.AttendStep(query, keys, memory, testNoise(s), lengths, rows, srcLen, weights, ctx, work)
 		return nil, weights, ctx, keys, work
 	}
 	scores = make([]float64, rows*srcLen)
@@ -122,6 +136,24 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 				_, weights, ctx, _, _ := step(s, query, memory, md)
 				return gradcheck.Dot(ctx, rCtx) + gradcheck.Dot(weights, rWeights)
 			}
+			noise := testNoise(s)
+			if noise != nil {
+				// A sampling attention's straight-through gradient is the gradient of its relaxation: the context
+				// Σ_i y_i h_i with y = softmax((e + g)/τ), for the query and the score's parameters.
+				tau := c.cfg.Temperature
+				loss = func() float64 {
+					keys := make([]float64, rows*srcLen*s.KeyWidth())
+					s.Keys(memory, lengths, rows, srcLen, keys)
+					scores := make([]float64, rows*srcLen)
+					s.Score(query, keys, rows, srcLen, scores, make([]float64, s.WorkSize(rows, srcLen)))
+					for i := range scores {
+						scores[i] = (scores[i] + noise[i]) / tau
+					}
+					weights, ctx := make([]float64, rows*srcLen), make([]float64, rows*md)
+					Attend(scores, lengths, memory, rows, srcLen, md, weights, ctx)
+					return gradcheck.Dot(ctx, rCtx)
+				}
+			}
 			_, weights, _, keys, work := step(s, query, memory, md)
 			dQuery, dKeys := make([]float64, len(query)), make([]float64, len(keys))
 			grads := make([][]float64, len(s.Params()))
@@ -131,7 +163,7 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 			// The weights' own gradient joins the one that flows back from the context.
 			dScores, dMemory := make([]float64, rows*srcLen), make([]float64, len(memory))
 			if attender {
-				at.AttendStepBackward(query, keys, work, rCtx, lengths, rows, srcLen, dQuery, dKeys, grads)
+				at.AttendStepBackward(query, keys, memory, work, rCtx, lengths, rows, srcLen, dQuery, dKeys, dMemory, grads)
 			} else {
 				AttendBackward(weights, lengths, memory, rCtx, rows, srcLen, md, dScores, dMemory)
 			}
@@ -148,7 +180,10 @@ func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 				s.ScoreBackward(query, keys, work, dScores, rows, srcLen, dQuery, dKeys, grads)
 			}
 			s.KeysBackward(memory, dKeys, rows, srcLen, dMemory, grads)
-			tensors := []gradcheck.Tensor{{Name: "query", X: query, Grad: dQuery}, {Name: "memory", X: memory, Grad: dMemory}}
+			tensors := []gradcheck.Tensor{{Name: "query", X: query, Grad: dQuery}}
+			if noise == nil { // (the relaxation reads the memory directly, the hard choice does not)
+				tensors = append(tensors, gradcheck.Tensor{Name: "memory", X: memory, Grad: dMemory})
+			}
 			for i, p := range s.Params() {
 				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: grads[i]})
 			}
@@ -182,9 +217,14 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 			build := func() (p *graph.Params[float64], out, weights *G.Node) {
 				p = graph.NewParams[float64](nil)
 				gs := s.Graph(p, rows, srcLen)
-				q, k := p.Input("query", query, rows, qd), gs.Keys(p.Input("memory", memory, rows, srcLen, md), &lengths)
+				m := p.Input("memory", memory, rows, srcLen, md)
+				q, k := p.Input("query", query, rows, qd), gs.Keys(m, &lengths)
 				if attender {
-					weights, out = gs.(GraphAttender).Attend(q, k, &lengths)
+					var noise *G.Node
+					if n := testNoise(s); n != nil {
+						noise = p.Input("noise", n, rows, srcLen)
+					}
+					weights, out = gs.(GraphAttender).Attend(q, k, m, noise, &lengths)
 					return p, out, weights
 				}
 				return p, gs.Score(q, k), nil
@@ -222,7 +262,7 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 				grads[i] = make([]float64, len(t.Data))
 			}
 			if attender {
-				at.AttendStepBackward(query, keys, work, r, lengths, rows, srcLen, dQuery, dKeys, grads)
+				at.AttendStepBackward(query, keys, memory, work, r, lengths, rows, srcLen, dQuery, dKeys, dMemory, grads)
 			} else {
 				s.ScoreBackward(query, keys, work, r, rows, srcLen, dQuery, dKeys, grads)
 			}

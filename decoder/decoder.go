@@ -24,6 +24,8 @@ type Config struct {
 	Attention string
 	Window    int // half-width of local attention's window
 	Heads     int // heads of multi-head attention
+	// Temperature is τ of hard attention's Gumbel-softmax.
+	Temperature float64
 }
 
 // Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
@@ -54,7 +56,7 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 		BridgeHW: set.Add("bridge.h.w", cfg.MemDim, h), BridgeHB: set.Add("bridge.h.b", h),
 		BridgeCW: set.Add("bridge.c.w", cfg.MemDim, h), BridgeCB: set.Add("bridge.c.b", h),
 	}
-	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn, Window: cfg.Window, Heads: cfg.Heads})
+	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature})
 	if err != nil {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
@@ -149,7 +151,7 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	sl := mem.SrcLen
 	query, keys, work := st.H[:rows*h], mem.Keys[:rows*sl*d.Attn.KeyWidth()], buf.work[:d.Attn.WorkSize(rows, sl)]
 	if at, ok := d.Attn.(align.Attender[T]); ok {
-		at.AttendStep(query, keys, mem.Lengths[:rows], rows, sl, weights, buf.ctx[:rows*md], work)
+		at.AttendStep(query, keys, mem.States[:rows*sl*md], nil, mem.Lengths[:rows], rows, sl, weights, buf.ctx[:rows*md], work)
 	} else {
 		d.Attn.Score(query, keys, rows, sl, buf.scores[:rows*sl], work)
 		align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])

@@ -22,6 +22,8 @@ type Seq[T kernels.Float] struct {
 	T, B, S, E, M, H int
 	Lengths          []int
 	Attn             align.Scorer[T]
+	// Noise is standard Gumbel noise (T, B, S) for an attention that samples (align.Sampler), nil otherwise.
+	Noise []T
 
 	mem, keys           []T // (B, S, M), (B, S, K) with K the scorer's key width
 	finalH, finalC      []T // (B, M): [fwd ; bwd] final states
@@ -62,6 +64,14 @@ func (d *Seq[T]) buffers() {
 	d.dG, d.dh, d.dc, d.dctx = get("dG", tb*4*d.H), get("dh", d.B*d.H), get("dc", d.B*d.H), get("dctx", d.B*d.M)
 	d.dScores, d.dKeys, d.dMem = get("dScores", bs), get("dKeys", bs*d.Attn.KeyWidth()), get("dMem", bs*d.M)
 	d.dFinalH, d.dFinalC = get("dFinalH", d.B*d.M), get("dFinalC", d.B*d.M)
+}
+
+// noise returns step t's Gumbel noise (B, S), or nil.
+func (d *Seq[T]) noise(t int) []T {
+	if d.Noise == nil {
+		return nil
+	}
+	return d.Noise[t*d.B*d.S : (t+1)*d.B*d.S]
 }
 
 // unpack joins the two directions' packed encoder outputs into the memory (B, S, M) and the final states.
@@ -118,7 +128,7 @@ func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 		att := d.attn[t*B*S : (t+1)*B*S]
 		ctx := d.ctx[t*B*M : (t+1)*B*M]
 		if at, ok := d.Attn.(align.Attender[T]); ok {
-			at.AttendStep(d.h, d.keys, d.Lengths, B, S, att, ctx, d.work[t*ws:(t+1)*ws])
+			at.AttendStep(d.h, d.keys, d.mem, d.noise(t), d.Lengths, B, S, att, ctx, d.work[t*ws:(t+1)*ws])
 		} else {
 			d.Attn.Score(d.h, d.keys, B, S, att, d.work[t*ws:(t+1)*ws])
 			align.Attend(att, d.Lengths, d.mem, B, S, M, att, ctx)
@@ -186,7 +196,7 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 		}
 		// Attention: ctx = Σ_i a_i mem_i, a = softmax(e), e = score(s_{t-1}, keys)
 		if at, ok := d.Attn.(align.Attender[T]); ok {
-			at.AttendStepBackward(hPrev, d.keys, d.work[t*ws:(t+1)*ws], d.dctx, d.Lengths, B, S, d.dh, d.dKeys, dAttn)
+			at.AttendStepBackward(hPrev, d.keys, d.mem, d.work[t*ws:(t+1)*ws], d.dctx, d.Lengths, B, S, d.dh, d.dKeys, d.dMem, dAttn)
 		} else {
 			align.AttendBackward(d.attn[t*B*S:(t+1)*B*S], d.Lengths, d.mem, d.dctx, B, S, M, d.dScores, d.dMem)
 			d.Attn.ScoreBackward(hPrev, d.keys, d.work[t*ws:(t+1)*ws], d.dScores, B, S, d.dh, d.dKeys, dAttn)
@@ -254,6 +264,8 @@ type FusedInputs struct {
 	InputW, HiddenW, Bias                  *G.Node
 	// Attn are the scorer's parameters, in the order of its Params.
 	Attn []*G.Node
+	// Noise is Gumbel noise (T, B, S) for an attention that samples, nil otherwise.
+	Noise *G.Node
 }
 
 // fusedOp is the teacher-forced decoder over a whole batch as one graph op (Seq). Output: (T·B, H+M), each row
@@ -265,6 +277,9 @@ func fusedOp[T kernels.Float](arena *kernels.Arena[T], in FusedInputs, scorer al
 	seq := NewSeq[T](steps, rows, srcLen, emb, mem, hid, scorer, arena, "dec")
 	nodes := append([]*G.Node{in.Emb, in.Fwd, in.Bwd, in.BridgeHW, in.BridgeHB, in.BridgeCW, in.BridgeCB,
 		in.InputW, in.HiddenW, in.Bias}, in.Attn...)
+	if in.Noise != nil {
+		nodes = append(nodes, in.Noise) // (its gradient stays 0)
+	}
 	const first = 3 // inputs before the weights
 	weights := func(v [][]T) Weights[T] {
 		return Weights[T]{BridgeHW: v[3], BridgeHB: v[4], BridgeCW: v[5], BridgeCB: v[6], InputW: v[7], HiddenW: v[8], Bias: v[9]}
@@ -274,6 +289,9 @@ func fusedOp[T kernels.Float](arena *kernels.Arena[T], in FusedInputs, scorer al
 		Shape: tensor.Shape{steps * rows, hid + mem},
 		Forward: func(v [][]T, out []T) {
 			seq.Lengths = *lengths
+			if in.Noise != nil {
+				seq.Noise = v[len(v)-1]
+			}
 			seq.Forward(v[0], v[1], v[2], weights(v), out)
 		},
 		Backward: func(v [][]T, g []T) [][]T {
@@ -284,7 +302,7 @@ func fusedOp[T kernels.Float](arena *kernels.Arena[T], in FusedInputs, scorer al
 					clear(grads[i])
 				}
 			}
-			seq.Backward(v[0], weights(v), g, grads[0], grads[1], grads[2], weights(grads), grads[10:])
+			seq.Backward(v[0], weights(v), g, grads[0], grads[1], grads[2], weights(grads), grads[10:10+len(in.Attn)])
 			return grads
 		},
 	}, nodes...)

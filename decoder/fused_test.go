@@ -32,7 +32,7 @@ type seqInputs struct {
 func (c seqCase) inputs(t *testing.T, rng *rand.Rand, attention string) seqInputs {
 	half, h := c.mem/2, c.hid
 	scale := 1 / math.Sqrt(float64(h))
-	scorer, err := align.New(attention, param.NewSet[float64](), align.Config{MemDim: c.mem, QueryDim: h, Dim: c.attn, Window: 2, Heads: 2})
+	scorer, err := align.New(attention, param.NewSet[float64](), align.Config{MemDim: c.mem, QueryDim: h, Dim: c.attn, Window: 2, Heads: 2, Temperature: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,10 @@ import (
 
 // GraphMasks are the dropout masks of one training graph; a nil mask means no dropout there. Emb is
 // (tgtLen, rows, Emb) on the target embeddings; Out is (tgtLen·rows, Hidden+MemDim+Emb) on the output layer's
-// input [s_t; ctx; emb].
+// input [s_t; ctx; emb]. Noise is standard Gumbel noise (tgtLen, rows, srcLen) for an attention that samples
+// (align.Sampler), nil for the others.
 type GraphMasks struct {
-	Emb, Out *G.Node
+	Emb, Out, Noise *G.Node
 }
 
 // GraphLoss is how a training graph scores its outputs.
@@ -52,7 +53,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	if fused && enc.Packed[0] != nil {
 		in := FusedInputs{Emb: emb, Fwd: enc.Packed[0], Bwd: enc.Packed[1],
 			BridgeHW: p.Whole(d.BridgeHW), BridgeHB: p.Whole(d.BridgeHB), BridgeCW: p.Whole(d.BridgeCW), BridgeCB: p.Whole(d.BridgeCB),
-			InputW: p.Whole(d.InputW), HiddenW: p.Whole(d.HiddenW), Bias: p.Whole(d.Bias)}
+			InputW: p.Whole(d.InputW), HiddenW: p.Whole(d.HiddenW), Bias: p.Whole(d.Bias), Noise: masks.Noise}
 		for _, t := range d.Attn.Params() {
 			in.Attn = append(in.Attn, p.Whole(t))
 		}
@@ -93,7 +94,11 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		x := graph.Select[T](emb, t)
 		// c_t = Σ_i a_ti h_i with a_t from s_{t-1} (or the attender's own step)
 		if ga, ok := attn.(align.GraphAttender); ok {
-			attention[t], contexts[t] = ga.Attend(state, keys, srcLengths)
+			var noise *G.Node
+			if masks.Noise != nil {
+				noise = graph.Select[T](masks.Noise, t)
+			}
+			attention[t], contexts[t] = ga.Attend(state, keys, memory, noise, srcLengths)
 		} else {
 			attention[t], contexts[t] = align.AttendGraph[T](attn.Score(state, keys), srcLengths, memory)
 		}

@@ -27,15 +27,17 @@ type Config struct {
 
 // ModelConfig gives the network's sizes (BENCHMARK.md's "small" by default).
 type ModelConfig struct {
-	Emb       int     `yaml:"emb"`        // source and target embedding width
-	EncHidden int     `yaml:"enc_hidden"` // encoder units per direction
-	DecHidden int     `yaml:"dec_hidden"` // decoder LSTM units
-	AttnDim   int     `yaml:"attn_dim"`   // width of the additive score's hidden layer (other scores ignore it)
-	Cell      string  `yaml:"cell"`       // encoder cell: lstm or gru
-	Attention string  `yaml:"attention"`  // score function: additive (default; mlp is an alias), dot, scaled-dot, general, cosine, concat, local, multi-head
-	Window    int     `yaml:"window"`     // half-width of local attention's window in words (local only; default 3)
-	Heads     int     `yaml:"heads"`      // heads of multi-head attention, which split attn_dim (multi-head only; default 4)
-	Dropout   float64 `yaml:"dropout"`    // on embeddings and before the output layer
+	Emb       int    `yaml:"emb"`        // source and target embedding width
+	EncHidden int    `yaml:"enc_hidden"` // encoder units per direction
+	DecHidden int    `yaml:"dec_hidden"` // decoder LSTM units
+	AttnDim   int    `yaml:"attn_dim"`   // width of the additive score's hidden layer (other scores ignore it)
+	Cell      string `yaml:"cell"`       // encoder cell: lstm or gru
+	Attention string `yaml:"attention"`  // score function: additive (default; mlp is an alias), dot, scaled-dot, general, cosine, concat, local, multi-head, hard
+	Window    int    `yaml:"window"`     // half-width of local attention's window in words (local only; default 3)
+	Heads     int    `yaml:"heads"`      // heads of multi-head attention, which split attn_dim (multi-head only; default 4)
+	// Temperature is τ of hard attention's Gumbel-softmax in training (hard only; default 1).
+	Temperature float64 `yaml:"temperature"`
+	Dropout     float64 `yaml:"dropout"` // on embeddings and before the output layer
 }
 
 // DataConfig controls tokenizing, vocabularies and batching.
@@ -91,7 +93,7 @@ type DecodeConfig struct {
 // Default is the "small" configuration of ../shared/BENCHMARK.md.
 func Default() Config {
 	return Config{
-		Model:  ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Dropout: 0.2},
+		Model:  ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Dropout: 0.2},
 		Data:   DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4},
 		Train:  TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
@@ -328,7 +330,7 @@ func (c Config) Validate() error {
 	}
 	// The score checks its own settings, on a shape-only parameter set (nothing is allocated).
 	if _, err := align.New[float32](m.Attention, param.NewShapeSet[float32](),
-		align.Config{MemDim: 2 * m.EncHidden, QueryDim: m.DecHidden, Dim: m.AttnDim, Window: m.Window, Heads: m.Heads}); err != nil {
+		align.Config{MemDim: 2 * m.EncHidden, QueryDim: m.DecHidden, Dim: m.AttnDim, Window: m.Window, Heads: m.Heads, Temperature: m.Temperature}); err != nil {
 		errs = append(errs, fmt.Errorf("config: model.attention: %w", err))
 	}
 	if !(m.Dropout >= 0 && m.Dropout < 1) {

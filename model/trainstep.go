@@ -2,9 +2,11 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
@@ -28,6 +30,7 @@ type trainGraph[T kernels.Float] struct {
 	src, srcLengths []int
 	tgtIn, tgtOut   []int
 	masks           [][]T                // dropout mask buffers
+	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise)
 	encOut          *encoder.GraphOutput // kept for the tests that compare with the plain-Go forward
 	attention       []*G.Node
 	lastUse         int
@@ -58,6 +61,10 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 	steps := s.tgtLen * s.rows
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: mask("drop.out", steps, h+2*half+e)}
+	if sampler, ok := m.Decoder.Attn.(align.Sampler); ok && sampler.Samples() {
+		tg.noise = make([]T, s.tgtLen*s.rows*s.srcLen)
+		masks.Noise = p.Input("attn.noise", tg.noise, s.tgtLen, s.rows, s.srcLen)
+	}
 	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
 	tg.loss, tg.encOut, tg.attention = loss, enc, attention
 	if err := p.Differentiate(loss); err != nil {
@@ -90,6 +97,14 @@ func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, gra
 				buf[i] = keep
 			}
 		}
+	}
+	// Standard Gumbel draws −log(−log u), u uniform in (0, 1).
+	for i := range tg.noise {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		tg.noise[i] = T(-math.Log(-math.Log(u)))
 	}
 	defer tg.vm.Reset()
 	if err := tg.vm.RunAll(); err != nil {
