@@ -30,7 +30,7 @@ type ModelConfig struct {
 	Emb       int    `yaml:"emb"`        // source and target embedding width
 	EncHidden int    `yaml:"enc_hidden"` // encoder units per direction
 	DecHidden int    `yaml:"dec_hidden"` // decoder LSTM units
-	AttnDim   int    `yaml:"attn_dim"`   // width of the additive score's hidden layer (other scores ignore it)
+	AttnDim   int    `yaml:"attn_dim"`   // hidden width of the additive and hard scores, of local's centre predictor, of multi-head's heads together
 	Cell      string `yaml:"cell"`       // encoder cell: lstm or gru
 	Attention string `yaml:"attention"`  // score function: additive (default; mlp is an alias), dot, scaled-dot, general, cosine, concat, local, multi-head, hard
 	Window    int    `yaml:"window"`     // half-width of local attention's window in words (local only; default 3)
