@@ -57,15 +57,14 @@ func (m *Additive[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T
 	if len(memory) != rows*srcLen*m.MemDim || len(keys) != rows*srcLen*m.Dim {
 		panic(fmt.Sprintf("align: Additive.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, m.MemDim, m.Dim))
 	}
-	kernels.Gemm(false, false, rows*srcLen, m.Dim, m.MemDim, 1, memory, m.MemDim, m.MemW.Data, m.Dim, 0, keys, m.Dim)
+	linear(memory, m.MemW.Data, rows*srcLen, m.MemDim, m.Dim, keys, m.Dim)
 }
 
 // KeysBackward adds dW_h = memoryᵀ dKeys and dMemory = dKeys W_hᵀ.
 func (m *Additive[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
 	n := rows * srcLen
 	// forward: keys = memory W_h
-	kernels.Gemm(true, false, m.MemDim, m.Dim, n, 1, memory, m.MemDim, dKeys, m.Dim, 1, grads[0], m.Dim)
-	kernels.Gemm(false, true, n, m.MemDim, m.Dim, 1, dKeys, m.Dim, m.MemW.Data, m.Dim, 1, dMemory, m.MemDim)
+	linearBackward(memory, m.MemW.Data, dKeys, n, m.MemDim, m.Dim, m.Dim, dMemory, grads[0])
 }
 
 // WorkSize is q (rows, Dim) then the hidden layer tanh(q + keys) (rows, srcLen, Dim).
@@ -78,7 +77,7 @@ func (m *Additive[T]) Score(query, keys []T, rows, srcLen int, scores, work []T)
 		panic(fmt.Sprintf("align: Additive.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
 	}
 	q, hidden := work[:rows*d], work[rows*d:]
-	kernels.Gemm(false, false, rows, d, m.QueryDim, 1, query, m.QueryDim, m.QueryW.Data, d, 0, q, d)
+	linear(query, m.QueryW.Data, rows, m.QueryDim, d, q, d)
 	kernels.AddBias(q, rows, d, m.QueryB.Data)
 	for r := 0; r < rows; r++ {
 		qr := q[r*d : (r+1)*d]
@@ -123,13 +122,12 @@ func (m *Additive[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen
 		}
 	}
 	// forward: q = query W_s + b_s
-	kernels.Gemm(true, false, m.QueryDim, d, rows, 1, query, m.QueryDim, dq, d, 1, gQueryW, d)
+	linearBackward(query, m.QueryW.Data, dq, rows, m.QueryDim, d, d, dQuery, gQueryW)
 	for r := 0; r < rows; r++ {
 		for a, g := range dq[r*d : (r+1)*d] {
 			gQueryB[a] += g
 		}
 	}
-	kernels.Gemm(false, true, rows, m.QueryDim, d, 1, dq, d, m.QueryW.Data, d, 1, dQuery, m.QueryDim)
 }
 
 // graphAdditive is the additive score bound to one training graph.

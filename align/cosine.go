@@ -150,7 +150,7 @@ func (c *Cosine[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 	q := query
 	if c.QueryW != nil {
 		q = w.q
-		kernels.Gemm(false, false, rows, m, c.QueryDim, 1, query, c.QueryDim, c.QueryW.Data, m, 0, q, m)
+		linear(query, c.QueryW.Data, rows, c.QueryDim, m, q, m)
 	}
 	tau := c.Tau.Data[0]
 	for r := 0; r < rows; r++ {
@@ -199,8 +199,7 @@ func (c *Cosine[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen i
 	}
 	if c.QueryW != nil {
 		// forward: q = query W_q
-		kernels.Gemm(true, false, c.QueryDim, m, rows, 1, query, c.QueryDim, dq, m, 1, grads[0], m)
-		kernels.Gemm(false, true, rows, c.QueryDim, m, 1, dq, m, c.QueryW.Data, m, 1, dQuery, c.QueryDim)
+		linearBackward(query, c.QueryW.Data, dq, rows, c.QueryDim, m, m, dQuery, grads[0])
 	}
 }
 

@@ -65,8 +65,8 @@ func (m *MultiHead[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []
 		panic(fmt.Sprintf("align: MultiHead.Keys got memory %d, keys %d for %d×%d×%d", len(memory), len(keys), rows, srcLen, m.MemDim))
 	}
 	for j := 0; j < m.Heads; j++ {
-		kernels.Gemm(false, false, n, dk, m.MemDim, 1, memory, m.MemDim, m.KeyW.Block(j), dk, 0, keys[j*dk:], kw)
-		kernels.Gemm(false, false, n, dk, m.MemDim, 1, memory, m.MemDim, m.ValueW.Block(j), dk, 0, keys[hd+j*dk:], kw)
+		linear(memory, m.KeyW.Block(j), n, m.MemDim, dk, keys[j*dk:], kw)
+		linear(memory, m.ValueW.Block(j), n, m.MemDim, dk, keys[hd+j*dk:], kw)
 	}
 }
 
@@ -76,8 +76,7 @@ func (m *MultiHead[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory
 	for j := 0; j < m.Heads; j++ {
 		for part, w := range []*param.Tensor[T]{m.KeyW, m.ValueW} {
 			off, g := part*hd+j*dk, grads[1+part][j*m.MemDim*dk:(j+1)*m.MemDim*dk]
-			kernels.Gemm(true, false, m.MemDim, dk, n, 1, memory, m.MemDim, dKeys[off:], kw, 1, g, dk)
-			kernels.Gemm(false, true, n, m.MemDim, dk, 1, dKeys[off:], kw, w.Block(j), dk, 1, dMemory, m.MemDim)
+			linearBackward(memory, w.Block(j), dKeys[off:], n, m.MemDim, dk, kw, dMemory, g)
 		}
 	}
 }
@@ -117,7 +116,7 @@ func (m *MultiHead[T]) AttendStep(query, keys, memory, noise []T, lengths []int,
 	w := m.work(work, rows)
 	scale := T(1 / math.Sqrt(float64(dk)))
 	for j := 0; j < h; j++ {
-		kernels.Gemm(false, false, rows, dk, m.QueryDim, 1, query, m.QueryDim, m.QueryW.Block(j), dk, 0, w.q[j*dk:], hd)
+		linear(query, m.QueryW.Block(j), rows, m.QueryDim, dk, w.q[j*dk:], hd)
 	}
 	clear(weights)
 	for r := 0; r < rows; r++ {
@@ -206,8 +205,7 @@ func (m *MultiHead[T]) AttendStepBackward(query, keys, memory, work, dCtx []T, l
 	}
 	// forward: Q_j = query W_Q,j
 	for j := 0; j < h; j++ {
-		kernels.Gemm(true, false, m.QueryDim, dk, rows, 1, query, m.QueryDim, w.dq[j*dk:], hd, 1, grads[0][j*m.QueryDim*dk:(j+1)*m.QueryDim*dk], dk)
-		kernels.Gemm(false, true, rows, m.QueryDim, dk, 1, w.dq[j*dk:], hd, m.QueryW.Block(j), dk, 1, dQuery, m.QueryDim)
+		linearBackward(query, m.QueryW.Block(j), w.dq[j*dk:], rows, m.QueryDim, dk, hd, dQuery, grads[0][j*m.QueryDim*dk:(j+1)*m.QueryDim*dk])
 	}
 }
 
