@@ -72,6 +72,14 @@ type Attender[T kernels.Float] interface {
 	AttendStepBackward(query, keys, memory, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys, dMemory []T, grads [][]T)
 }
 
+// HeadWeigher is implemented by attention with several heads of weights (multi-head): after an AttendStep,
+// HeadWeights returns a view into that step's work of every head's weights, (rows, HeadCount, srcLen), exactly 0
+// past each row's length; the exported weights of AttendStep are their average.
+type HeadWeigher[T kernels.Float] interface {
+	HeadCount() int
+	HeadWeights(work []T, rows, srcLen int) []T
+}
+
 // GraphAttender is an Attender's graph form: a GraphScorer that also implements it does the whole step.
 type GraphAttender interface {
 	// Attend returns the weights (rows, srcLen) and the context (rows, MemDim) of query against the keys of

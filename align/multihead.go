@@ -29,8 +29,9 @@ type MultiHead[T kernels.Float] struct {
 }
 
 var (
-	_ Scorer[float32]   = (*MultiHead[float32])(nil)
-	_ Attender[float32] = (*MultiHead[float32])(nil)
+	_ Scorer[float32]      = (*MultiHead[float32])(nil)
+	_ Attender[float32]    = (*MultiHead[float32])(nil)
+	_ HeadWeigher[float32] = (*MultiHead[float32])(nil)
 )
 
 // NewMultiHead registers "attn.w_q", "attn.w_k", "attn.w_v" and "attn.w_o" in set; dim must be a multiple of
@@ -92,6 +93,14 @@ type multiHeadWork[T kernels.Float] struct{ q, c, dq, dc, att []T }
 func (m *MultiHead[T]) work(work []T, rows int) multiHeadWork[T] {
 	n := rows * m.Heads * m.HeadDim
 	return multiHeadWork[T]{q: work[:n], c: work[n : 2*n], dq: work[2*n : 3*n], dc: work[3*n : 4*n], att: work[4*n:]}
+}
+
+// HeadCount is Heads.
+func (m *MultiHead[T]) HeadCount() int { return m.Heads }
+
+// HeadWeights returns each head's weights of the AttendStep that filled work, (rows, Heads, srcLen).
+func (m *MultiHead[T]) HeadWeights(work []T, rows, srcLen int) []T {
+	return m.work(work, rows).att[:rows*m.Heads*srcLen]
 }
 
 // Score panics: the heads have no single score row (the decoder calls AttendStep).

@@ -37,7 +37,7 @@ func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]
 		}
 		for r, f := range m.Force(&b) {
 			i := index[b.Index[r]]
-			out[i].Attention, out[i].LogProbs = f.Attention, f.LogProbs
+			out[i].Attention, out[i].LogProbs, out[i].Heads = f.Attention, f.LogProbs, f.Heads
 		}
 	}
 	return out, nil

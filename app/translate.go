@@ -50,6 +50,9 @@ type DecodeOptions struct {
 	Alpha, Beta float64
 	MaxLenRatio float64
 	ReplaceUnk  bool // put the most-attended source word in place of each <unk> in the output
+	// Heads keeps each head's weights (Translation.Heads) when the model's attention has several heads: one
+	// teacher-forced pass of the chosen translation per batch recovers them.
+	Heads bool
 }
 
 // Validate reports a setting out of range, naming it.
@@ -86,6 +89,9 @@ type Translation struct {
 	Source    []string    `json:"source"`
 	Output    []string    `json:"output"`
 	Attention [][]float32 `json:"attention"`
+	// Heads, for a model whose attention has several heads (multi-head) when asked for, holds one matrix like
+	// Attention per head; Attention is their average.
+	Heads [][][]float32 `json:"heads,omitempty"`
 	// LogProbs, for a target scored by teacher forcing (ForceTokens), is the log-probability of each output
 	// word and of the final </s>.
 	LogProbs     []float64     `json:"log_probs,omitempty"`
@@ -237,6 +243,7 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		return nil, err
 	}
 	out := make([]Translation, len(sents))
+	ids := make([][]int, len(sents)) // the chosen translation's target ids
 	var examples []data.Example
 	var index []int // position in sents of each example
 	for i, s := range sents {
@@ -269,6 +276,7 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 					for r, h := range m.Greedy(b, opts.MaxLen) {
 						i := index[b.Index[r]]
 						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
+						ids[i] = h.Tokens
 					}
 					continue
 				}
@@ -285,6 +293,7 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 						tr.Alternatives = append(tr.Alternatives, Alternative{Output: outputTokens(m.TgtVocab, alt.Hypothesis, sents[i], opts.ReplaceUnk), Score: alt.Score})
 					}
 					out[i] = tr
+					ids[i] = best.Tokens
 				}
 			}
 		}()
@@ -300,7 +309,35 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if opts.Heads && m.Decoder.HeadCount() > 1 {
+		if err := addHeads(ctx, m, out, examples, index, ids, opts.Batch); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// addHeads fills the Heads of the translations out[index[k]] of examples[k] by feeding each chosen translation
+// ids[index[k]] back through the decoder (model.Seq2Seq.Force), which repeats the search's computation of those
+// words; a translation that hit the length limit has no </s> row, so its extra forced row is dropped.
+func addHeads(ctx context.Context, m *model.Seq2Seq[float32], out []Translation, examples []data.Example, index []int, ids [][]int, batch int) error {
+	forced := make([]data.Example, len(examples))
+	for k, ex := range examples {
+		forced[k] = data.Example{Src: ex.Src, Tgt: ids[index[k]]}
+	}
+	for _, b := range data.MakeBatches(forced, data.BatchOptions{BatchSize: batch}, nil) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for r, f := range m.Force(&b) {
+			tr := &out[index[b.Index[r]]]
+			tr.Heads = f.Heads
+			for j := range tr.Heads {
+				tr.Heads[j] = tr.Heads[j][:len(tr.Attention)]
+			}
+		}
+	}
+	return nil
 }
 
 // outputTokens spells a hypothesis. With replaceUnk, each <unk> becomes the source word that got the most

@@ -122,8 +122,10 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 	nextTok := make([]int, rows)
 	nextScore := make([]float64, rows)
 	nextNode := make([]int, rows)
-	newH := make([]T, len(st.H))
-	newC := make([]T, len(st.C))
+	gathered := make([][]T, len(st.rowSlices())) // the state's rows in their new order
+	for i, x := range st.rowSlices() {
+		gathered[i] = make([]T, len(x))
+	}
 	keptFrom := make([]int, sents) // old block of each kept block
 
 	for t := 0; len(live) > 0; t++ {
@@ -188,8 +190,9 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 		live = live[:keptBlocks]
 		n = keptBlocks * k
 		h := d.Cfg.Hidden
-		gatherRows(newH, st.H, from[:n], h)
-		gatherRows(newC, st.C, from[:n], h)
+		for i, x := range st.rowSlices() {
+			gatherRows(gathered[i], x, from[:n], h)
+		}
 		for to, j := range keptFrom[:keptBlocks] {
 			if to != j {
 				for b := 0; b < k; b++ {
@@ -197,8 +200,9 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 				}
 			}
 		}
-		copy(st.H, newH[:n*h])
-		copy(st.C, newC[:n*h])
+		for i, x := range st.rowSlices() {
+			copy(x, gathered[i][:n*h])
+		}
 		copy(prev, nextTok[:n])
 		copy(score, nextScore[:n])
 		copy(node, nextNode[:n])

@@ -26,21 +26,30 @@ type Config struct {
 	Heads     int // heads of multi-head attention
 	// Temperature is τ of hard attention's Gumbel-softmax.
 	Temperature float64
+	// InputFeeding adds the attentional vector f_t = tanh(A [s_t; c_t] + a) (Luong et al. 2015, as OpenNMT-py's
+	// input_feed): f_{t-1} joins the LSTM input at step t, and the output layer reads f_t in place of s_t.
+	InputFeeding bool
 }
 
 // Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
-// LSTM cell over [emb(y_{t-1}); context] and the output layer over [s_t; context; emb(y_{t-1})].
+// LSTM cell over [emb(y_{t-1}); context] and the output layer over [s_t; context; emb(y_{t-1})]. With input
+// feeding the LSTM reads [emb(y_{t-1}); context; f_{t-1}] and the output layer [f_t; context; emb(y_{t-1})].
 type Decoder[T kernels.Float] struct {
 	Cfg                Config
 	Emb                *param.Tensor[T] // (Vocab, Emb)
 	BridgeHW, BridgeHB *param.Tensor[T] // (MemDim, Hidden), (Hidden): s_0 = tanh(W [h_fwd ; h_bwd] + b)
 	BridgeCW, BridgeCB *param.Tensor[T] // (MemDim, Hidden), (Hidden): c_0 = tanh(W [c_fwd ; c_bwd] + b)
 	Attn               align.Scorer[T]
-	InputW             *param.Tensor[T] // (4, Emb+MemDim, Hidden): rows [0,Emb) read the embedding, the rest the context
-	HiddenW            *param.Tensor[T] // (4, Hidden, Hidden)
-	Bias               *param.Tensor[T] // (4, Hidden)
-	OutW               *param.Tensor[T] // (Hidden+MemDim+Emb, Vocab): rows read s_t, then the context, then the embedding
-	OutB               *param.Tensor[T] // (Vocab)
+	// InputW is (4, In, Hidden) with In = Emb+MemDim (+Hidden with input feeding): rows [0,Emb) read the
+	// embedding, the next MemDim the context, the last Hidden f_{t-1}.
+	InputW  *param.Tensor[T]
+	HiddenW *param.Tensor[T] // (4, Hidden, Hidden)
+	Bias    *param.Tensor[T] // (4, Hidden)
+	OutW    *param.Tensor[T] // (Hidden+MemDim+Emb, Vocab): rows read s_t, then the context, then the embedding
+	OutB    *param.Tensor[T] // (Vocab)
+	// FeedW (Hidden+MemDim, Hidden) and FeedB (Hidden) make the attentional vector f_t = tanh([s_t; c_t] FeedW +
+	// FeedB); nil without input feeding.
+	FeedW, FeedB *param.Tensor[T]
 }
 
 // New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*"). An
@@ -61,12 +70,24 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
 	d.Attn = attn
-	d.InputW = set.Add("dec.w_ih", 4, cfg.Emb+cfg.MemDim, h)
+	d.InputW = set.Add("dec.w_ih", 4, d.InputWidth(), h)
 	d.HiddenW = set.Add("dec.w_hh", 4, h, h)
 	d.Bias = set.Add("dec.b", 4, h)
 	d.OutW = set.Add("out.w", h+cfg.MemDim+cfg.Emb, cfg.Vocab)
 	d.OutB = set.Add("out.b", cfg.Vocab)
+	if cfg.InputFeeding {
+		d.FeedW = set.Add("dec.feed.w", h+cfg.MemDim, h)
+		d.FeedB = set.Add("dec.feed.b", h)
+	}
 	return d, nil
+}
+
+// InputWidth is the width of the LSTM input: [emb; context], and f_{t-1} with input feeding.
+func (d *Decoder[T]) InputWidth() int {
+	if d.Cfg.InputFeeding {
+		return d.Cfg.Emb + d.Cfg.MemDim + d.Cfg.Hidden
+	}
+	return d.Cfg.Emb + d.Cfg.MemDim
 }
 
 // OutIn is the width of the output layer's input [s_t; context; emb].
@@ -85,6 +106,10 @@ func (d *Decoder[T]) Init(rng *rand.Rand) {
 	}
 	param.Uniform(d.OutW, param.InvSqrt(d.OutIn()), rng)
 	param.Uniform(d.OutB, param.InvSqrt(d.OutIn()), rng)
+	if d.FeedW != nil {
+		param.Uniform(d.FeedW, param.InvSqrt(d.Cfg.Hidden+d.Cfg.MemDim), rng)
+		param.Uniform(d.FeedB, param.InvSqrt(d.Cfg.Hidden+d.Cfg.MemDim), rng)
+	}
 }
 
 // Memory is what the decoder attends over for one batch: the encoder states, their precomputed keys and the
@@ -96,10 +121,20 @@ type Memory[T kernels.Float] struct {
 	Lengths      []int
 }
 
-// State is the decoder's recurrent state for a batch: H is s_t and C the LSTM cell, both (Rows, Hidden).
+// State is the decoder's recurrent state for a batch: H is s_t and C the LSTM cell, both (Rows, Hidden); Feed is
+// the attentional vector f_t (Rows, Hidden) with input feeding, nil without.
 type State[T kernels.Float] struct {
-	Rows int
-	H, C []T
+	Rows       int
+	H, C, Feed []T
+}
+
+// rowSlices are the state's per-row buffers, each Hidden wide per row: every reordering of rows (greedy's
+// compaction, the beam's gather) goes through them, so a new field needs adding only here.
+func (st *State[T]) rowSlices() [][]T {
+	if st.Feed != nil {
+		return [][]T{st.H, st.C, st.Feed}
+	}
+	return [][]T{st.H, st.C}
 }
 
 // Start builds the attention memory and the initial state s_0, c_0 from the encoder output.
@@ -109,6 +144,9 @@ func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *
 		Keys: make([]T, rows*enc.SrcLen*d.Attn.KeyWidth())}
 	d.Attn.Keys(enc.Memory, lengths, rows, enc.SrcLen, mem.Keys)
 	st := &State[T]{Rows: rows, H: make([]T, rows*h), C: make([]T, rows*h)}
+	if d.Cfg.InputFeeding {
+		st.Feed = make([]T, rows*h) // f_0 = 0
+	}
 	bridge := func(in []T, w, b *param.Tensor[T], out []T) {
 		kernels.Gemm(false, false, rows, h, d.Cfg.MemDim, 1, in, d.Cfg.MemDim, w.Data, h, 0, out, h)
 		kernels.AddBias(out, rows, h, b.Data)
@@ -124,16 +162,21 @@ func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *
 // Scratch is the working memory of Step, allocated once per batch by NewScratch and reused at every step.
 type Scratch[T kernels.Float] struct {
 	emb, scores, ctx, gates, hNew, cNew, outIn []T
+	feedIn                                     []T // [s_t; c_t] rows with input feeding
 	work                                       []T // the scorer's, for the full batch
 }
 
 // NewScratch allocates Step's working memory for a batch of rows and source length srcLen.
 func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
 	h := d.Cfg.Hidden
-	return &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), scores: make([]T, rows*srcLen),
+	b := &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), scores: make([]T, rows*srcLen),
 		ctx: make([]T, rows*d.Cfg.MemDim), gates: make([]T, rows*4*h), hNew: make([]T, rows*h),
 		cNew: make([]T, rows*h), outIn: make([]T, rows*d.OutIn()),
 		work: make([]T, d.Attn.WorkSize(rows, srcLen))}
+	if d.Cfg.InputFeeding {
+		b.feedIn = make([]T, rows*(h+d.Cfg.MemDim))
+	}
+	return b
 }
 
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
@@ -156,23 +199,39 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 		d.Attn.Score(query, keys, rows, sl, buf.scores[:rows*sl], work)
 		align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])
 	}
-	// gates = emb·W_e + ctx·W_c + s_{t-1}·W_hh + b, one block of W per gate
+	// gates = emb·W_e + ctx·W_c (+ f_{t-1}·W_f) + s_{t-1}·W_hh + b, one block of W per gate
 	in := e + md
 	for k := 0; k < 4; k++ {
 		w := d.InputW.Block(k)
 		kernels.Gemm(false, false, rows, h, e, 1, buf.emb, e, w[:e*h], h, 0, buf.gates[k*h:], 4*h)
 		kernels.Gemm(false, false, rows, h, md, 1, buf.ctx, md, w[e*h:in*h], h, 1, buf.gates[k*h:], 4*h)
+		if st.Feed != nil {
+			kernels.Gemm(false, false, rows, h, h, 1, st.Feed, h, w[in*h:(in+h)*h], h, 1, buf.gates[k*h:], 4*h)
+		}
 	}
 	kernels.Project(st.H, rows, h, d.HiddenW.Data, 4, h, buf.gates, true)
 	kernels.AddBias(buf.gates, rows, 4*h, d.Bias.Data)
 	kernels.LSTMPointwise(buf.gates, st.C, rows, h, buf.hNew, buf.cNew)
 	copy(st.H[:rows*h], buf.hNew[:rows*h])
 	copy(st.C[:rows*h], buf.cNew[:rows*h])
-	// logits = [s_t; ctx; emb] · W_out + b_out
+	// With input feeding, f_t = tanh([s_t; ctx] A + a) replaces s_t in the output layer and feeds the next step.
+	first := st.H
+	if st.Feed != nil {
+		fi := h + md
+		for r := 0; r < rows; r++ {
+			copy(buf.feedIn[r*fi:r*fi+h], st.H[r*h:(r+1)*h])
+			copy(buf.feedIn[r*fi+h:(r+1)*fi], buf.ctx[r*md:(r+1)*md])
+		}
+		kernels.Gemm(false, false, rows, h, fi, 1, buf.feedIn, fi, d.FeedW.Data, h, 0, st.Feed, h)
+		kernels.AddBias(st.Feed, rows, h, d.FeedB.Data)
+		kernels.TanhSlice(st.Feed[:rows*h])
+		first = st.Feed
+	}
+	// logits = [s_t (or f_t); ctx; emb] · W_out + b_out
 	oi := d.OutIn()
 	for r := 0; r < rows; r++ {
 		row := buf.outIn[r*oi : (r+1)*oi]
-		copy(row[:h], st.H[r*h:(r+1)*h])
+		copy(row[:h], first[r*h:(r+1)*h])
 		copy(row[h:h+md], buf.ctx[r*md:(r+1)*md])
 		copy(row[h+md:], buf.emb[r*e:(r+1)*e])
 	}
@@ -180,17 +239,49 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	kernels.AddBias(logits, rows, d.Cfg.Vocab, d.OutB.Data)
 }
 
+// HeadCount is the number of heads of the attention's weights: 1 unless the scorer has several (align.HeadWeigher).
+func (d *Decoder[T]) HeadCount() int {
+	if hw, ok := d.Attn.(align.HeadWeigher[T]); ok {
+		return hw.HeadCount()
+	}
+	return 1
+}
+
+// HeadWeights returns every head's weights (rows, HeadCount, srcLen) of the last Step that used buf, or nil when
+// the attention has a single head (its weights are Step's).
+func (d *Decoder[T]) HeadWeights(buf *Scratch[T], rows, srcLen int) []T {
+	hw, ok := d.Attn.(align.HeadWeigher[T])
+	if !ok {
+		return nil
+	}
+	return hw.HeadWeights(buf.work[:d.Attn.WorkSize(rows, srcLen)], rows, srcLen)
+}
+
+// TeacherForcedHeads is TeacherForced that also returns every head's weights, (tgtLen, rows, HeadCount, SrcLen),
+// for attention with several heads (nil otherwise).
+func (d *Decoder[T]) TeacherForcedHeads(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights, heads []T) {
+	rows, v, sl := enc.Rows, d.Cfg.Vocab, enc.SrcLen
+	mem, st := d.Start(enc, lengths)
+	buf := d.NewScratch(rows, sl)
+	logits = make([]T, tgtLen*rows*v)
+	weights = make([]T, tgtLen*rows*sl)
+	nh := d.HeadCount()
+	if nh > 1 {
+		heads = make([]T, tgtLen*rows*nh*sl)
+	}
+	for t := 0; t < tgtLen; t++ {
+		d.Step(st, tgtIn[t*rows:(t+1)*rows], mem, buf, logits[t*rows*v:(t+1)*rows*v], weights[t*rows*sl:(t+1)*rows*sl])
+		if heads != nil {
+			copy(heads[t*rows*nh*sl:(t+1)*rows*nh*sl], d.HeadWeights(buf, rows, sl))
+		}
+	}
+	return logits, weights, heads
+}
+
 // TeacherForced runs the decoder over a time-major target input tgtIn (tgtLen, rows) and returns the logits
 // (tgtLen, rows, Vocab) and attention weights (tgtLen, rows, SrcLen) of every step. It is the plain-Go reference
 // of the training graph and the validation scorer.
 func (d *Decoder[T]) TeacherForced(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights []T) {
-	rows, v := enc.Rows, d.Cfg.Vocab
-	mem, st := d.Start(enc, lengths)
-	buf := d.NewScratch(rows, enc.SrcLen)
-	logits = make([]T, tgtLen*rows*v)
-	weights = make([]T, tgtLen*rows*enc.SrcLen)
-	for t := 0; t < tgtLen; t++ {
-		d.Step(st, tgtIn[t*rows:(t+1)*rows], mem, buf, logits[t*rows*v:(t+1)*rows*v], weights[t*rows*enc.SrcLen:(t+1)*rows*enc.SrcLen])
-	}
+	logits, weights, _ = d.TeacherForcedHeads(enc, lengths, tgtIn, tgtLen)
 	return logits, weights
 }

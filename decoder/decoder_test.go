@@ -3,6 +3,7 @@ package decoder
 import (
 	"github.com/attend-nmt/attend/align"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/attend-nmt/attend/encoder"
@@ -13,11 +14,13 @@ import (
 // TestStepAllocatesNothing checks that a decoding step works in the scratch NewScratch made: translation calls
 // it once per output word.
 func TestStepAllocatesNothing(t *testing.T) {
-	for _, attention := range append(align.Names(), "mlp") {
-		t.Run(attention, func(t *testing.T) {
+	for _, name := range append(align.Names(), "mlp", "additive+input-feeding") {
+		t.Run(name, func(t *testing.T) {
+			attention, feeding := strings.CutSuffix(name, "+input-feeding")
 			rng := rand.New(rand.NewPCG(1, 2))
 			set := param.NewSet[float32]()
-			d, err := New(set, Config{Vocab: 11, Emb: 4, Hidden: 6, MemDim: 8, Attn: 6, Attention: attention, Window: 2, Heads: 2, Temperature: 1})
+			d, err := New(set, Config{Vocab: 11, Emb: 4, Hidden: 6, MemDim: 8, Attn: 6, Attention: attention, Window: 2, Heads: 2, Temperature: 1,
+				InputFeeding: feeding})
 			if err != nil {
 				t.Fatal(err)
 			}

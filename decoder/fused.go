@@ -17,13 +17,16 @@ import (
 // Sizes: T steps, B rows, S source positions, E embedding, M memory width (2 × encoder hidden), H decoder
 // hidden. Inputs: emb (T, B, E); the encoder outputs of each direction packed as (S+2, B, M/2) — states
 // time-major, then final h, then final c; the weights (Weights). Output: out (T·B, H+M), row t·B+b = [s_t ; c_t]
-// of row b.
+// of row b, or [f_t ; c_t] with input feeding (Weights.FeedW set), where f_t = tanh([s_t ; c_t] A + a) also joins
+// the LSTM input of step t+1 (f_0 = 0).
 type Seq[T kernels.Float] struct {
 	T, B, S, E, M, H int
 	Lengths          []int
 	Attn             align.Scorer[T]
 	// Noise is standard Gumbel noise (T, B, S) for an attention that samples (align.Sampler), nil otherwise.
 	Noise []T
+	// Feeding is input feeding: Forward and Backward then read Weights.FeedW and FeedB.
+	Feeding bool
 
 	mem, keys           []T // (B, S, M), (B, S, K) with K the scorer's key width
 	finalH, finalC      []T // (B, M): [fwd ; bwd] final states
@@ -34,9 +37,12 @@ type Seq[T kernels.Float] struct {
 	act                 []T // (T, B, 4H): σ(i), σ(f), tanh(g), σ(o)
 	hPrev, cPrev, tanhC []T // (T, B, H)
 	h, c                []T // (B, H)
+	feedPrev, feed      []T // input feeding: f_{t-1} and f_t, (T, B, H) each
+	feedIn              []T // input feeding: [s_t ; c_t], (T·B, H+M)
 
 	dG, dh, dc, dctx, dScores, dKeys, dMem []T
 	dFinalH, dFinalC                       []T
+	dFeed, dPreF                           []T // input feeding: dL/df_{t} (B, H); dL/d(pre-tanh f) (T, B, H)
 	arena                                  *kernels.Arena[T]
 	name                                   string
 }
@@ -44,7 +50,9 @@ type Seq[T kernels.Float] struct {
 // Weights are the decoder's own parameters (or their gradients) as Seq reads them; the scorer reads its own.
 type Weights[T kernels.Float] struct {
 	BridgeHW, BridgeHB, BridgeCW, BridgeCB []T // (M, H), (H), (M, H), (H)
-	InputW, HiddenW, Bias                  []T // (4, E+M, H), (4, H, H), (4, H)
+	InputW, HiddenW, Bias                  []T // (4, In, H) with In = E+M (+H with feeding), (4, H, H), (4, H)
+	// FeedW (H+M, H) and FeedB (H) make the attentional vector of input feeding; nil without it.
+	FeedW, FeedB []T
 }
 
 // NewSeq prepares one shape; its buffers come from arena under names starting with name, taken afresh by every
@@ -64,6 +72,10 @@ func (d *Seq[T]) buffers() {
 	d.dG, d.dh, d.dc, d.dctx = get("dG", tb*4*d.H), get("dh", d.B*d.H), get("dc", d.B*d.H), get("dctx", d.B*d.M)
 	d.dScores, d.dKeys, d.dMem = get("dScores", bs), get("dKeys", bs*d.Attn.KeyWidth()), get("dMem", bs*d.M)
 	d.dFinalH, d.dFinalC = get("dFinalH", d.B*d.M), get("dFinalC", d.B*d.M)
+	if d.Feeding {
+		d.feedPrev, d.feed = get("feedPrev", tb*d.H), get("feed", tb*d.H)
+		d.feedIn, d.dFeed, d.dPreF = get("feedIn", tb*(d.H+d.M)), get("dFeed", d.B*d.H), get("dPreF", tb*d.H)
+	}
 }
 
 // noise returns step t's Gumbel noise (B, S), or nil.
@@ -97,11 +109,12 @@ func (d *Seq[T]) unpack(fwd, bwd []T) {
 // Forward fills out from the inputs.
 func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 	B, S, M, H, E := d.B, d.S, d.M, d.H, d.E
-	if len(emb) != d.T*B*E || len(fwd) != (S+2)*B*M/2 || len(bwd) != len(fwd) || len(out) != d.T*B*(H+M) || len(d.Lengths) != B {
-		panic(fmt.Sprintf("decoder: Seq.Forward got emb %d, fwd %d, bwd %d, out %d, lengths %d for T=%d B=%d S=%d E=%d M=%d H=%d",
-			len(emb), len(fwd), len(bwd), len(out), len(d.Lengths), d.T, B, S, E, M, H))
+	in := d.inputWidth()
+	if len(emb) != d.T*B*E || len(fwd) != (S+2)*B*M/2 || len(bwd) != len(fwd) || len(out) != d.T*B*(H+M) || len(d.Lengths) != B ||
+		len(w.InputW) != 4*in*H || d.Feeding != (w.FeedW != nil) {
+		panic(fmt.Sprintf("decoder: Seq.Forward got emb %d, fwd %d, bwd %d, out %d, lengths %d, input weights %d, feed weights %d for T=%d B=%d S=%d E=%d M=%d H=%d feeding=%v",
+			len(emb), len(fwd), len(bwd), len(out), len(d.Lengths), len(w.InputW), len(w.FeedW), d.T, B, S, E, M, H, d.Feeding))
 	}
-	in := E + M
 	d.buffers()
 	d.unpack(fwd, bwd)
 	bridge := func(x, wt, b, dst []T) {
@@ -133,10 +146,13 @@ func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 			d.Attn.Score(d.h, d.keys, B, S, att, d.work[t*ws:(t+1)*ws])
 			align.Attend(att, d.Lengths, d.mem, B, S, M, att, ctx)
 		}
-		// gates += ctx W_c + s_{t-1} U + b, then the LSTM pointwise step.
+		// gates += ctx W_c (+ f_{t-1} W_f) + s_{t-1} U + b, then the LSTM pointwise step.
 		gates := d.act[t*B*4*H : (t+1)*B*4*H]
 		for g := 0; g < 4; g++ {
-			kernels.Gemm(false, false, B, H, M, 1, ctx, M, w.InputW[g*in*H+E*H:(g+1)*in*H], H, 1, gates[g*H:], 4*H)
+			kernels.Gemm(false, false, B, H, M, 1, ctx, M, w.InputW[g*in*H+E*H:g*in*H+(E+M)*H], H, 1, gates[g*H:], 4*H)
+			if d.Feeding && t > 0 {
+				kernels.Gemm(false, false, B, H, H, 1, d.feedPrev[t*B*H:], H, w.InputW[g*in*H+(E+M)*H:(g+1)*in*H], H, 1, gates[g*H:], 4*H)
+			}
 		}
 		kernels.Project(d.h, B, H, w.HiddenW, 4, H, gates, true)
 		for r := 0; r < B; r++ {
@@ -159,6 +175,36 @@ func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 			copy(o[:H], d.h[r*H:(r+1)*H])
 			copy(o[H:], ctx[r*M:(r+1)*M])
 		}
+		if d.Feeding {
+			d.feedForward(t, w, out)
+		}
+	}
+}
+
+// inputWidth is the width of the LSTM input: E+M, and H more with input feeding.
+func (d *Seq[T]) inputWidth() int {
+	if d.Feeding {
+		return d.E + d.M + d.H
+	}
+	return d.E + d.M
+}
+
+// feedForward computes step t's attentional vector f_t = tanh([s_t ; c_t] A + a) from the output rows
+// [s_t ; c_t] it then overwrites with [f_t ; c_t], keeping [s_t ; c_t] for the backward pass and f_t as the next
+// step's f_{t-1}.
+func (d *Seq[T]) feedForward(t int, w Weights[T], out []T) {
+	B, M, H := d.B, d.M, d.H
+	rows := out[t*B*(H+M) : (t+1)*B*(H+M)]
+	f := d.feed[t*B*H : (t+1)*B*H]
+	copy(d.feedIn[t*B*(H+M):(t+1)*B*(H+M)], rows)
+	kernels.Gemm(false, false, B, H, H+M, 1, rows, H+M, w.FeedW, H, 0, f, H)
+	kernels.AddBias(f, B, H, w.FeedB)
+	kernels.TanhSlice(f)
+	for r := 0; r < B; r++ {
+		copy(rows[r*(H+M):r*(H+M)+H], f[r*H:(r+1)*H])
+	}
+	if t+1 < d.T {
+		copy(d.feedPrev[(t+1)*B*H:(t+2)*B*H], f)
 	}
 }
 
@@ -167,20 +213,38 @@ func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 // added to. It reads what the last Forward kept.
 func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T, dw Weights[T], dAttn [][]T) {
 	B, S, M, H, E := d.B, d.S, d.M, d.H, d.E
-	in := E + M
+	in := d.inputWidth()
 	ws := d.Attn.WorkSize(B, S)
 	clear(d.dh)
 	clear(d.dc)
 	clear(d.dKeys)
 	clear(d.dMem)
+	if d.Feeding {
+		clear(d.dFeed)
+	}
 	for t := d.T - 1; t >= 0; t-- {
 		hPrev := d.hPrev[t*B*H : (t+1)*B*H]
 		for r := 0; r < B; r++ {
 			o := dOut[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
-			for j := 0; j < H; j++ {
-				d.dh[r*H+j] += o[j]
+			if !d.Feeding {
+				for j := 0; j < H; j++ {
+					d.dh[r*H+j] += o[j]
+				}
 			}
 			copy(d.dctx[r*M:(r+1)*M], o[H:])
+		}
+		if d.Feeding {
+			// f_t = tanh([s_t ; c_t] A + a) reaches the loss through out and through step t+1's gates (dFeed).
+			f, dPre := d.feed[t*B*H:(t+1)*B*H], d.dPreF[t*B*H:(t+1)*B*H]
+			for r := 0; r < B; r++ {
+				o := dOut[(t*B+r)*(H+M):]
+				for j := 0; j < H; j++ {
+					i := r*H + j
+					dPre[i] = (o[j] + d.dFeed[i]) * (1 - f[i]*f[i])
+				}
+			}
+			kernels.Gemm(false, true, B, H, H, 1, dPre, H, w.FeedW[:H*H], H, 1, d.dh, H)
+			kernels.Gemm(false, true, B, M, H, 1, dPre, H, w.FeedW[H*H:], H, 1, d.dctx, M)
 		}
 		// LSTM step: h = o·tanh(c), c = f·cPrev + i·g
 		dG := d.dG[t*B*4*H : (t+1)*B*4*H]
@@ -188,11 +252,17 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 			kernels.LSTMCellBackward(d.act[(t*B+r)*4*H:(t*B+r+1)*4*H], d.tanhC[(t*B+r)*H:(t*B+r+1)*H],
 				d.cPrev[(t*B+r)*H:(t*B+r+1)*H], d.dh[r*H:(r+1)*H], d.dc[r*H:(r+1)*H], H, dG[r*4*H:(r+1)*4*H])
 		}
-		// s_{t-1} and ctx_t feed the gates: dh = dG Uᵀ, dctx += dG W_cᵀ
+		// s_{t-1} and ctx_t (and f_{t-1}) feed the gates: dh = dG Uᵀ, dctx += dG W_cᵀ, dFeed = dG W_fᵀ
 		clear(d.dh)
+		if d.Feeding {
+			clear(d.dFeed)
+		}
 		for g := 0; g < 4; g++ {
 			kernels.Gemm(false, true, B, H, H, 1, dG[g*H:], 4*H, w.HiddenW[g*H*H:(g+1)*H*H], H, 1, d.dh, H)
-			kernels.Gemm(false, true, B, M, H, 1, dG[g*H:], 4*H, w.InputW[g*in*H+E*H:(g+1)*in*H], H, 1, d.dctx, M)
+			kernels.Gemm(false, true, B, M, H, 1, dG[g*H:], 4*H, w.InputW[g*in*H+E*H:g*in*H+(E+M)*H], H, 1, d.dctx, M)
+			if d.Feeding && t > 0 {
+				kernels.Gemm(false, true, B, H, H, 1, dG[g*H:], 4*H, w.InputW[g*in*H+(E+M)*H:(g+1)*in*H], H, 1, d.dFeed, H)
+			}
 		}
 		// Attention: ctx = Σ_i a_i mem_i, a = softmax(e), e = score(s_{t-1}, keys)
 		if at, ok := d.Attn.(align.Attender[T]); ok {
@@ -206,7 +276,10 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 	tb := d.T * B
 	for g := 0; g < 4; g++ {
 		kernels.Gemm(true, false, E, H, tb, 1, emb, E, d.dG[g*H:], 4*H, 1, dw.InputW[g*in*H:g*in*H+E*H], H)
-		kernels.Gemm(true, false, M, H, tb, 1, d.ctx, M, d.dG[g*H:], 4*H, 1, dw.InputW[g*in*H+E*H:(g+1)*in*H], H)
+		kernels.Gemm(true, false, M, H, tb, 1, d.ctx, M, d.dG[g*H:], 4*H, 1, dw.InputW[g*in*H+E*H:g*in*H+(E+M)*H], H)
+		if d.Feeding && d.T > 1 { // f_{t-1} of steps 1..T-1 (f_0 = 0 adds nothing)
+			kernels.Gemm(true, false, H, H, tb-B, 1, d.feedPrev[B*H:], H, d.dG[B*4*H+g*H:], 4*H, 1, dw.InputW[g*in*H+(E+M)*H:(g+1)*in*H], H)
+		}
 		kernels.Gemm(true, false, H, H, tb, 1, d.hPrev, H, d.dG[g*H:], 4*H, 1, dw.HiddenW[g*H*H:(g+1)*H*H], H)
 		beta := T(1)
 		if g == 0 {
@@ -217,6 +290,14 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 	for i := 0; i < tb; i++ {
 		for j, g := range d.dG[i*4*H : (i+1)*4*H] {
 			dw.Bias[j] += g
+		}
+	}
+	if d.Feeding {
+		kernels.Gemm(true, false, H+M, H, tb, 1, d.feedIn, H+M, d.dPreF, H, 1, dw.FeedW, H)
+		for i := 0; i < tb; i++ {
+			for j, g := range d.dPreF[i*H : (i+1)*H] {
+				dw.FeedB[j] += g
+			}
 		}
 	}
 	d.Attn.KeysBackward(d.mem, d.dKeys, B, S, d.dMem, dAttn)
@@ -264,28 +345,39 @@ type FusedInputs struct {
 	InputW, HiddenW, Bias                  *G.Node
 	// Attn are the scorer's parameters, in the order of its Params.
 	Attn []*G.Node
+	// FeedW and FeedB are input feeding's weights, nil without it.
+	FeedW, FeedB *G.Node
 	// Noise is Gumbel noise (T, B, S) for an attention that samples, nil otherwise.
 	Noise *G.Node
 }
 
 // fusedOp is the teacher-forced decoder over a whole batch as one graph op (Seq). Output: (T·B, H+M), each row
-// [s_t ; c_t].
+// [s_t ; c_t], or [f_t ; c_t] with input feeding.
 func fusedOp[T kernels.Float](arena *kernels.Arena[T], in FusedInputs, scorer align.Scorer[T], lengths *[]int) *G.Node {
 	steps, rows, emb := in.Emb.Shape()[0], in.Emb.Shape()[1], in.Emb.Shape()[2]
 	srcLen, mem := in.Fwd.Shape()[0]-2, 2*in.Fwd.Shape()[2]
 	hid := in.HiddenW.Shape()[1]
 	seq := NewSeq[T](steps, rows, srcLen, emb, mem, hid, scorer, arena, "dec")
+	seq.Feeding = in.FeedW != nil
 	nodes := append([]*G.Node{in.Emb, in.Fwd, in.Bwd, in.BridgeHW, in.BridgeHB, in.BridgeCW, in.BridgeCB,
 		in.InputW, in.HiddenW, in.Bias}, in.Attn...)
+	feedAt := len(nodes) // FeedW, FeedB follow the scorer's parameters
+	if seq.Feeding {
+		nodes = append(nodes, in.FeedW, in.FeedB)
+	}
 	if in.Noise != nil {
 		nodes = append(nodes, in.Noise) // (its gradient stays 0)
 	}
 	const first = 3 // inputs before the weights
 	weights := func(v [][]T) Weights[T] {
-		return Weights[T]{BridgeHW: v[3], BridgeHB: v[4], BridgeCW: v[5], BridgeCB: v[6], InputW: v[7], HiddenW: v[8], Bias: v[9]}
+		w := Weights[T]{BridgeHW: v[3], BridgeHB: v[4], BridgeCW: v[5], BridgeCB: v[6], InputW: v[7], HiddenW: v[8], Bias: v[9]}
+		if seq.Feeding {
+			w.FeedW, w.FeedB = v[feedAt], v[feedAt+1]
+		}
+		return w
 	}
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("DecoderLSTM(%p,%d,%d,%d,%d,%d,%d,%p)", lengths, steps, rows, srcLen, emb, mem, hid, scorer),
+		Name:  fmt.Sprintf("DecoderLSTM(%p,%d,%d,%d,%d,%d,%d,%p,%v)", lengths, steps, rows, srcLen, emb, mem, hid, scorer, seq.Feeding),
 		Shape: tensor.Shape{steps * rows, hid + mem},
 		Forward: func(v [][]T, out []T) {
 			seq.Lengths = *lengths

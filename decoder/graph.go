@@ -57,6 +57,9 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		for _, t := range d.Attn.Params() {
 			in.Attn = append(in.Attn, p.Whole(t))
 		}
+		if d.FeedW != nil {
+			in.FeedW, in.FeedB = p.Whole(d.FeedW), p.Whole(d.FeedB)
+		}
 		states := fusedOp(p.Arena, in, d.Attn, srcLengths)
 		return outputLayer([]*G.Node{states, embFlat}), nil
 	}
@@ -76,15 +79,25 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	memory := G.Must(G.Reshape(graph.Concat[T]([]*G.Node{flat(enc.Fwd), flat(enc.Bwd)}), []int{rows, srcLen, d.Cfg.MemDim}))
 	keys := attn.Keys(memory, srcLengths)
 
-	// Gate k reads the embedding, the context and s_{t-1}, each through its own block of rows.
-	in := e + d.Cfg.MemDim
-	var embW, ctxW, hidW, bias [4]*G.Node
+	// Gate k reads the embedding, the context (, f_{t-1}) and s_{t-1}, each through its own block of rows.
+	in, md := d.InputWidth(), d.Cfg.MemDim
+	var embW, ctxW, feedW, hidW, bias [4]*G.Node
 	for k := 0; k < 4; k++ {
 		base := k * in * h
 		embW[k] = p.View(d.InputW, base, e, h)
-		ctxW[k] = p.View(d.InputW, base+e*h, d.Cfg.MemDim, h)
+		ctxW[k] = p.View(d.InputW, base+e*h, md, h)
+		if d.FeedW != nil {
+			feedW[k] = p.View(d.InputW, base+(e+md)*h, h, h)
+		}
 		hidW[k] = p.View(d.HiddenW, k*h*h, h, h)
 		bias[k] = p.View(d.Bias, k*h, h)
+	}
+	var feed *G.Node // f_{t-1}; nil at t = 0, where it is 0
+	// Each parameter view is made once: views made again at every step would be bound (and their gradients
+	// summed) once per step.
+	var feedS, feedC, feedB *G.Node
+	if d.FeedW != nil {
+		feedS, feedC, feedB = p.View(d.FeedW, 0, h, h), p.View(d.FeedW, h*h, md, h), p.Whole(d.FeedB)
 	}
 
 	states := make([]*G.Node, tgtLen)
@@ -105,12 +118,21 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		var pre [4]*G.Node
 		for k := range pre {
 			sum := add(add(mul(x, embW[k]), mul(contexts[t], ctxW[k])), mul(state, hidW[k]))
+			if feed != nil {
+				sum = add(sum, mul(feed, feedW[k]))
+			}
 			pre[k] = graph.AddBias[T](sum, bias[k])
 		}
 		state, cell = encoder.LSTMGraph(pre[0], pre[1], pre[2], pre[3], cell)
 		states[t] = state
+		if d.FeedW != nil {
+			// f_t = tanh([s_t ; c_t] A + a) feeds step t+1 and replaces s_t in the output layer.
+			sum := add(mul(state, feedS), mul(contexts[t], feedC))
+			feed = G.Must(G.Tanh(graph.AddBias[T](sum, feedB)))
+			states[t] = feed
+		}
 	}
 
-	// logits = [s_t; ctx; emb] W_out + b_out for all steps at once.
+	// logits = [s_t (f_t with input feeding); ctx; emb] W_out + b_out for all steps at once.
 	return outputLayer([]*G.Node{graph.Stack[T](states, false), graph.Stack[T](contexts, false), embFlat}), attention
 }

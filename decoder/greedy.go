@@ -61,8 +61,9 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 // moveRow copies batch row from to row to in the decoder state and the attention memory (to < from).
 func (d *Decoder[T]) moveRow(st *State[T], mem *Memory[T], from, to int) {
 	h, s, md, a := d.Cfg.Hidden, mem.SrcLen, d.Cfg.MemDim, d.Attn.KeyWidth()
-	copy(st.H[to*h:(to+1)*h], st.H[from*h:(from+1)*h])
-	copy(st.C[to*h:(to+1)*h], st.C[from*h:(from+1)*h])
+	for _, x := range st.rowSlices() {
+		copy(x[to*h:(to+1)*h], x[from*h:(from+1)*h])
+	}
 	copy(mem.States[to*s*md:(to+1)*s*md], mem.States[from*s*md:(from+1)*s*md])
 	copy(mem.Keys[to*s*a:(to+1)*s*a], mem.Keys[from*s*a:(from+1)*s*a])
 	mem.Lengths[to] = mem.Lengths[from]

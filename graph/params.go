@@ -34,11 +34,19 @@ func NewParams[T kernels.Float](arena *kernels.Arena[T]) *Params[T] {
 	return &Params[T]{Graph: G.NewGraph(), Arena: arena}
 }
 
-// View returns a node over t.Data[offset : offset+size] with the given shape (size = product of shape).
+// View returns a node over t.Data[offset : offset+size] with the given shape (size = product of shape). Asking
+// again for the same block returns the same node.
 func (p *Params[T]) View(t *param.Tensor[T], offset int, shape ...int) *G.Node {
 	size := tensor.Shape(shape).TotalSize()
 	if offset < 0 || offset+size > len(t.Data) {
 		panic(fmt.Sprintf("graph: view [%d,%d) of %s with %d values", offset, offset+size, t.Name, len(t.Data)))
+	}
+	// gorgonia merges equal nodes, so a second view of the same block would be the same node bound twice and its
+	// gradient counted twice: return the first one.
+	for _, b := range p.bindings {
+		if b.tensor == t && b.offset == offset && b.node.Shape().Eq(tensor.Shape(shape)) {
+			return b.node
+		}
 	}
 	value := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.Data[offset:offset+size]))
 	name := fmt.Sprintf("%s@%d", t.Name, offset)

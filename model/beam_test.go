@@ -27,6 +27,13 @@ func beamTestBatch() (data.Batch, []data.Example) {
 
 var beamTestConfig = ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 6, Cell: "lstm", Attention: "mlp"}
 
+// beamTestConfigs are beamTestConfig without and with input feeding, whose extra state the beam must reorder.
+func beamTestConfigs() map[string]ModelConfig {
+	feeding := beamTestConfig
+	feeding.InputFeeding = true
+	return map[string]ModelConfig{"plain": beamTestConfig, "input feeding": feeding}
+}
+
 func beam(t *testing.T, m *Seq2Seq[float64], b *data.Batch, opts decoder.BeamOptions) [][]decoder.Scored {
 	t.Helper()
 	hyps, err := m.Decoder.Beam(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts)
@@ -41,7 +48,9 @@ func beam(t *testing.T, m *Seq2Seq[float64], b *data.Batch, opts decoder.BeamOpt
 func TestBeamWidthOneIsGreedy(t *testing.T) {
 	batch, _ := beamTestBatch()
 	for seed := uint64(1); seed <= 6; seed++ {
-		m := newTestModel[float64](t, beamTestConfig, 20, 6, seed)
+		cfg := beamTestConfig
+		cfg.InputFeeding = seed%2 == 0 // and with input feeding, whose state greedy's compaction moves
+		m := newTestModel[float64](t, cfg, 20, 6, seed)
 		greedy := m.Greedy(&batch, 9)
 		beamed := beam(t, m, &batch, decoder.BeamOptions{Width: 1, MaxLen: 9})
 		for r, g := range greedy {
@@ -63,8 +72,14 @@ func TestBeamWidthOneIsGreedy(t *testing.T) {
 // forced log-probabilities of its words (and </s>); Score must follow from LogProb by the penalties, and the
 // list must be sorted by it.
 func TestBeamHypothesesMatchForcedRescoring(t *testing.T) {
+	for name, cfg := range beamTestConfigs() {
+		t.Run(name, func(t *testing.T) { testBeamMatchesForcedRescoring(t, cfg) })
+	}
+}
+
+func testBeamMatchesForcedRescoring(t *testing.T, cfg ModelConfig) {
 	batch, examples := beamTestBatch()
-	m := newTestModel[float64](t, beamTestConfig, 20, 6, 3)
+	m := newTestModel[float64](t, cfg, 20, 6, 3)
 	opts := decoder.BeamOptions{Width: 4, NBest: 4, MaxLen: 9, Alpha: 0.6, Beta: 0.2}
 	hyps := beam(t, m, &batch, opts)
 	checked := 0
@@ -124,6 +139,12 @@ func TestBeamHypothesesMatchForcedRescoring(t *testing.T) {
 // TestBeamIsIndependentOfBatching decodes sentences as one batch, from which finished sentences drop out, and
 // one by one, and requires the same n-best lists.
 func TestBeamIsIndependentOfBatching(t *testing.T) {
+	for name, cfg := range beamTestConfigs() {
+		t.Run(name, func(t *testing.T) { testBeamIsIndependentOfBatching(t, cfg) })
+	}
+}
+
+func testBeamIsIndependentOfBatching(t *testing.T, cfg ModelConfig) {
 	batch, examples := beamTestBatch()
 	opts := decoder.BeamOptions{Width: 3, NBest: 3, MaxLen: 10}
 	// The first random model whose best hypotheses have at least three lengths, so that blocks leave the batch
@@ -131,7 +152,7 @@ func TestBeamIsIndependentOfBatching(t *testing.T) {
 	var m *Seq2Seq[float64]
 	var together [][]decoder.Scored
 	for seed := uint64(1); seed < 200; seed++ {
-		m = newTestModel[float64](t, beamTestConfig, 20, 6, seed)
+		m = newTestModel[float64](t, cfg, 20, 6, seed)
 		together = beam(t, m, &batch, opts)
 		lengths := map[int]bool{}
 		for _, list := range together {

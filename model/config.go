@@ -37,7 +37,10 @@ type ModelConfig struct {
 	Heads     int    `yaml:"heads"`      // heads of multi-head attention, which split attn_dim (multi-head only; default 4)
 	// Temperature is τ of hard attention's Gumbel-softmax in training (hard only; default 1).
 	Temperature float64 `yaml:"temperature"`
-	Dropout     float64 `yaml:"dropout"` // on embeddings and before the output layer
+	// InputFeeding adds the attentional vector f_t = tanh(A [s_t; c_t] + a), fed to the next decoder step and read
+	// by the output layer in place of s_t (Luong et al. 2015; OpenNMT-py's input_feed).
+	InputFeeding bool    `yaml:"input_feeding"`
+	Dropout      float64 `yaml:"dropout"` // on embeddings and before the output layer
 }
 
 // DataConfig controls tokenizing, vocabularies and batching.

@@ -12,6 +12,9 @@ type Forced struct {
 	Attention [][]float32
 	// LogProbs[t] is log p(y_t | y_<t, source) of target word t, and the last entry that of </s>.
 	LogProbs []float64
+	// Heads, for attention with several heads (multi-head), holds each head's weights like Attention:
+	// Heads[j][t][i]. Attention is their average. Nil for single-head attention.
+	Heads [][][]float32
 }
 
 // Force scores the targets of a batch (data.Batch.TgtIn and TgtOut) with teacher forcing, without dropout,
@@ -23,8 +26,8 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 		panic("model: Force of a batch without targets")
 	}
 	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
-	logits, weights := m.Decoder.TeacherForced(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
-	v, rows, srcLen := m.TgtVocab.Size(), b.Rows, b.SrcLen
+	logits, weights, heads := m.Decoder.TeacherForcedHeads(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
+	v, rows, srcLen, nh := m.TgtVocab.Size(), b.Rows, b.SrcLen, m.Decoder.HeadCount()
 	out := make([]Forced, b.Real)
 	for r := range out {
 		for t := 0; t < b.TgtLen; t++ {
@@ -41,6 +44,19 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 				att[i] = float32(weights[step*srcLen+i])
 			}
 			out[r].Attention = append(out[r].Attention, att)
+			if heads != nil {
+				if out[r].Heads == nil {
+					out[r].Heads = make([][][]float32, nh)
+				}
+				for j := range out[r].Heads {
+					row := heads[(step*nh+j)*srcLen:][:b.SrcLengths[r]]
+					att := make([]float32, len(row))
+					for i, w := range row {
+						att[i] = float32(w)
+					}
+					out[r].Heads[j] = append(out[r].Heads[j], att)
+				}
+			}
 		}
 	}
 	return out

@@ -16,12 +16,15 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		cell, attention string
 		unfused         bool
 		smoothing       float64
-	}{{"lstm", "mlp", false, 0}, {"gru", "mlp", false, 0}, {"lstm", "mlp", true, 0}, {"lstm", "mlp", false, 0.1}, {"lstm", "mlp", true, 0.1},
-		{"lstm", "cosine", false, 0}, {"lstm", "cosine", true, 0}, {"lstm", "local", false, 0}, {"lstm", "local", true, 0},
-		{"lstm", "multi-head", false, 0}, {"lstm", "multi-head", true, 0}} {
+		feeding         bool
+	}{{"lstm", "mlp", false, 0, false}, {"gru", "mlp", false, 0, false}, {"lstm", "mlp", true, 0, false}, {"lstm", "mlp", false, 0.1, false},
+		{"lstm", "mlp", true, 0.1, false}, {"lstm", "cosine", false, 0, false}, {"lstm", "cosine", true, 0, false},
+		{"lstm", "local", false, 0, false}, {"lstm", "local", true, 0, false}, {"lstm", "multi-head", false, 0, false},
+		{"lstm", "multi-head", true, 0, false}, {"lstm", "mlp", false, 0, true}, {"lstm", "mlp", true, 0, true}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g", cell, variant.attention, variant.unfused, variant.smoothing), func(t *testing.T) {
-			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: variant.attention, Window: 1, Heads: 3, Dropout: 0.25}
+		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g input_feeding=%v", cell, variant.attention, variant.unfused, variant.smoothing, variant.feeding), func(t *testing.T) {
+			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: variant.attention, Window: 1, Heads: 3,
+				Dropout: 0.25, InputFeeding: variant.feeding}
 			m := newTestModel[float64](t, cfg, 9, 11, 1)
 			b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
 			tr := NewTrainer(m, 1e-3, 0, 2)
@@ -100,7 +103,9 @@ func TestGradientsDoNotAccumulateAcrossRuns(t *testing.T) {
 // gorgonia's own ops, at realistic widths (decoder 512) for the default score and at small ones for the others
 // (hard attention with the same Gumbel noise in both), with dropout on, label smoothing and padding rows present.
 func TestFusedGradientsEqualUnfused(t *testing.T) {
-	cases := []ModelConfig{{Emb: 32, EncHidden: 256, DecHidden: 512, AttnDim: 64, Cell: "lstm", Attention: "mlp", Dropout: 0.2}}
+	cases := []ModelConfig{{Emb: 32, EncHidden: 256, DecHidden: 512, AttnDim: 64, Cell: "lstm", Attention: "mlp", Dropout: 0.2},
+		{Emb: 32, EncHidden: 256, DecHidden: 512, AttnDim: 64, Cell: "lstm", Attention: "mlp", Dropout: 0.2, InputFeeding: true},
+		{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 8, Cell: "lstm", Attention: "multi-head", Heads: 2, Dropout: 0.2, InputFeeding: true}}
 	for _, name := range align.Names() {
 		if name != "additive" {
 			cases = append(cases, ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 8, Cell: "lstm", Attention: name,
@@ -108,7 +113,7 @@ func TestFusedGradientsEqualUnfused(t *testing.T) {
 		}
 	}
 	for _, cfg := range cases {
-		t.Run(fmt.Sprintf("%s dec %d", cfg.Attention, cfg.DecHidden), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s dec %d input_feeding=%v", cfg.Attention, cfg.DecHidden, cfg.InputFeeding), func(t *testing.T) {
 			m := newTestModel[float64](t, cfg, 30, 40, 3)
 			b := randomBatch(rand.New(rand.NewPCG(4, 4)), 30, 40, []int{6, 2, 5, 0}, []int{4, 6, 1, 0})
 			grads := func(unfused bool) (float64, []float64) {

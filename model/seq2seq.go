@@ -38,7 +38,8 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 	}
 	enc := encoder.New(set, encoder.Config{Vocab: src.Size(), Emb: cfg.Emb, Hidden: cfg.EncHidden, Cell: encoder.Cell(cfg.Cell)})
 	dec, err := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden,
-		Attn: cfg.AttnDim, Attention: cfg.Attention, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature})
+		Attn: cfg.AttnDim, Attention: cfg.Attention, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature,
+		InputFeeding: cfg.InputFeeding})
 	if err != nil {
 		return nil, err
 	}

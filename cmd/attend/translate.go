@@ -29,7 +29,8 @@ func newTranslateCmd() *cobra.Command {
 one translation per line (standard output, or --output), in order, as it goes: each batch is written as soon as
 it is translated, and typed lines are answered as soon as they are entered. --attention FILE writes, per
 sentence, a JSON object with the source tokens, the output tokens and the attention matrix (one row per output
-token and </s>) of the chosen translation, and its score under beam search. --alignments FILE writes, per
+token and </s>) of the chosen translation, and its score under beam search; for a multi-head model also
+"heads", one such matrix per head ("attention" is their average). --alignments FILE writes, per
 sentence, the links of its output words to the source words they attended to most, in Pharaoh format ("i-j",
 0-based, source first; --threshold W: every weight at least W). Ctrl-C stops it at once (status 130); what was
 written stays.
@@ -89,6 +90,7 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	decode.Heads = o.attention != ""
 	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
 		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(), Decode: decode,
 		Threshold: o.threshold, Tokenized: o.tokenized}
