@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# attention-table.sh — the README's comparison of attention variants on Multi30k De→En: every variant trains the
+# same `small` recipe for the same number of epochs, then reports validation perplexity, test_2016 BLEU (greedy,
+# tokenized lowercased as ../shared/BENCHMARK.md scores it), training tokens/s, and a reading of its attention on
+# test_2016: how sharp (mean largest weight of a row, mean entropy in nats) and how monotone (share of output
+# words whose most-attended source word is not left of the previous one's).
+#
+#   scripts/attention-table.sh                       # every variant, 3 epochs (about 20 min each on 2 cores)
+#   EPOCHS=1 VARIANTS="additive dot" scripts/attention-table.sh
+#   MAX_STEPS=20 VARIANTS=dot scripts/attention-table.sh   # a smoke run
+#
+# Runs are kept in OUT (default attention-table/): a variant whose checkpoint is complete is not trained again, so
+# an interrupted table resumes. Needs python3 for the attention statistics (Debian's python3; standard library).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EPOCHS=${EPOCHS:-3}
+MAX_STEPS=${MAX_STEPS:-0}
+DATA=${DATA:-../shared/data/multi30k}
+OUT=${OUT:-attention-table}
+VARIANTS=${VARIANTS:-"additive dot scaled-dot general cosine concat local multi-head hard additive+input-feeding"}
+make -s build
+mkdir -p "$OUT"
+export -n OPENBLAS_CORETYPE
+unset OPENBLAS_CORETYPE
+
+stats() { # the attention JSON lines of translate --attention → "max entropy monotone"
+  python3 - "$1" <<'EOF'
+import json, math, sys
+rows = mx = ent = mono = steps = 0
+for line in open(sys.argv[1]):
+    tr = json.loads(line)
+    prev = None
+    for row in tr["attention"][:len(tr["output"])]:
+        if not row:
+            continue
+        rows += 1
+        mx += max(row)
+        ent -= sum(w * math.log(w) for w in row if w > 0)
+        j = max(range(len(row)), key=row.__getitem__)
+        if prev is not None:
+            steps += 1
+            mono += j >= prev
+        prev = j
+print(f"{mx/rows:.2f} {ent/rows:.2f} {mono/max(steps,1):.2f}")
+EOF
+}
+
+printf '| variant | epochs | valid ppl | test_2016 BLEU (greedy, tok-lc) | train tok/s | max weight | entropy | monotone |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+for v in $VARIANTS; do
+  attention=${v%+input-feeding}
+  feeding=false
+  [ "$attention" != "$v" ] && feeding=true
+  run="$OUT/$v"
+  if [ ! -s "$run.done" ]; then
+    bin/attend train --config configs/small.yaml --src "$DATA/train.de" --tgt "$DATA/train.en" \
+      --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --out "$run.ckpt" --no-progress \
+      --set model.attention="$attention" --set model.input_feeding="$feeding" \
+      --set train.epochs="$EPOCHS" --set train.max_steps="$MAX_STEPS" --set train.save_every=0 \
+      $( [ -e "$run.ckpt" ] && echo --resume "$run.ckpt" ) 2>"$run.train.log" >&2
+    grep '^done:' "$run.train.log" >"$run.done"
+  fi
+  bin/attend translate --model "$run.best.ckpt" --input "$DATA/test_2016_flickr.de" --output "$run.hyp" \
+    --beam 1 --tokenized --attention "$run.attention.jsonl" 2>/dev/null
+  bleu=$(bin/attend eval --hyp "$run.hyp" --ref "$DATA/test_2016_flickr.en" --tok-lc | awk '/^BLEU/ {print $3; exit}')
+  ppl=$(grep '"event":"valid"' "$run.metrics.jsonl" | sed 's/.*"valid_ppl":\([0-9.]*\).*/\1/' | sort -g | head -1)
+  toks=$(sed 's/.* \([0-9]*\) tgt tok\/s.*/\1/' "$run.done")
+  read -r mx ent mono < <(stats "$run.attention.jsonl")
+  printf '| %s | %s | %.2f | %s | %s | %s | %s | %s |\n' "$v" "$EPOCHS" "$ppl" "$bleu" "$toks" "$mx" "$ent" "$mono"
+done
