@@ -8,6 +8,7 @@
 #   scripts/attention-table.sh                       # every variant, 3 epochs (about 20 min each on 2 cores)
 #   EPOCHS=1 VARIANTS="additive dot" scripts/attention-table.sh
 #   MAX_STEPS=20 VARIANTS=dot scripts/attention-table.sh   # a smoke run
+#   ATTEND=/path/to/attend nice -n 19 scripts/attention-table.sh   # a fixed binary, on idle cores only
 #
 # Runs are kept in OUT (default attention-table/): a variant whose checkpoint is complete is not trained again, so
 # an interrupted table resumes. Needs python3 for the attention statistics (Debian's python3; standard library).
@@ -18,7 +19,11 @@ MAX_STEPS=${MAX_STEPS:-0}
 DATA=${DATA:-../shared/data/multi30k}
 OUT=${OUT:-attention-table}
 VARIANTS=${VARIANTS:-"additive dot scaled-dot general cosine concat local multi-head hard additive+input-feeding"}
-make -s build
+ATTEND=${ATTEND:-}
+if [ -z "$ATTEND" ]; then
+  make -s build
+  ATTEND=bin/attend
+fi
 mkdir -p "$OUT"
 export -n OPENBLAS_CORETYPE
 unset OPENBLAS_CORETYPE
@@ -53,16 +58,16 @@ for v in $VARIANTS; do
   [ "$attention" != "$v" ] && feeding=true
   run="$OUT/$v"
   if [ ! -s "$run.done" ]; then
-    bin/attend train --config configs/small.yaml --src "$DATA/train.de" --tgt "$DATA/train.en" \
+    "$ATTEND" train --config configs/small.yaml --src "$DATA/train.de" --tgt "$DATA/train.en" \
       --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --out "$run.ckpt" --no-progress \
       --set model.attention="$attention" --set model.input_feeding="$feeding" \
       --set train.epochs="$EPOCHS" --set train.max_steps="$MAX_STEPS" --set train.save_every=0 \
       $( [ -e "$run.ckpt" ] && echo --resume "$run.ckpt" ) 2>"$run.train.log" >&2
     grep '^done:' "$run.train.log" >"$run.done"
   fi
-  bin/attend translate --model "$run.best.ckpt" --input "$DATA/test_2016_flickr.de" --output "$run.hyp" \
+  "$ATTEND" translate --model "$run.best.ckpt" --input "$DATA/test_2016_flickr.de" --output "$run.hyp" \
     --beam 1 --tokenized --attention "$run.attention.jsonl" 2>/dev/null
-  bleu=$(bin/attend eval --hyp "$run.hyp" --ref "$DATA/test_2016_flickr.en" --tok-lc | awk '/^BLEU/ {print $3; exit}')
+  bleu=$("$ATTEND" eval --hyp "$run.hyp" --ref "$DATA/test_2016_flickr.en" --tok-lc | awk '/^BLEU/ {print $3; exit}')
   ppl=$(grep '"event":"valid"' "$run.metrics.jsonl" | sed 's/.*"valid_ppl":\([0-9.]*\).*/\1/' | sort -g | head -1)
   toks=$(sed 's/.* \([0-9]*\) tgt tok\/s.*/\1/' "$run.done")
   read -r mx ent mono < <(stats "$run.attention.jsonl")
