@@ -61,7 +61,7 @@ for v in $VARIANTS; do
     "$ATTEND" train --config configs/small.yaml --src "$DATA/train.de" --tgt "$DATA/train.en" \
       --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --out "$run.ckpt" --no-progress \
       --set model.attention="$attention" --set model.input_feeding="$feeding" \
-      --set train.epochs="$EPOCHS" --set train.max_steps="$MAX_STEPS" --set train.save_every=0 \
+      --set train.epochs="$EPOCHS" --set train.max_steps="$MAX_STEPS" \
       $( [ -e "$run.ckpt" ] && echo --resume "$run.ckpt" ) 2>"$run.train.log" >&2
     grep '^done:' "$run.train.log" >"$run.done"
   fi
