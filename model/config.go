@@ -85,7 +85,16 @@ type TrainConfig struct {
 	LabelSmoothing float64 `yaml:"label_smoothing"`
 	// KeepLast keeps the checkpoints of the last this many saves as NAME.step-N.ckpt beside --out (0: none).
 	KeepLast int `yaml:"keep_last"`
+	// ValidBLEU greedy-decodes the first this many validation pairs at every validation and logs their BLEU
+	// (tokenized, lowercased as the model reads them; 0: no validation BLEU).
+	ValidBLEU int `yaml:"valid_bleu"`
+	// BestMetric chooses the validation figure that picks the best checkpoint and steers train.lr_decay and
+	// train.patience: "ppl" (the default; "" in older checkpoints means the same) or "bleu" (needs valid_bleu).
+	BestMetric string `yaml:"best_metric"`
 }
+
+// BestByBLEU reports whether validation BLEU, not perplexity, picks the best checkpoint.
+func (t TrainConfig) BestByBLEU() bool { return t.BestMetric == "bleu" }
 
 // DecodeConfig controls translation.
 type DecodeConfig struct {
@@ -96,9 +105,10 @@ type DecodeConfig struct {
 // Default is the "small" configuration of ../shared/BENCHMARK.md.
 func Default() Config {
 	return Config{
-		Model:  ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Dropout: 0.2},
-		Data:   DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4},
-		Train:  TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10},
+		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Dropout: 0.2},
+		Data:  DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4},
+		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10,
+			BestMetric: "ppl"},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }
@@ -370,6 +380,13 @@ func (c Config) Validate() error {
 	intIn("train.keep_last", t.KeepLast, 0, math.MaxInt, "0: keep only --out and the best")
 	if !(t.LabelSmoothing >= 0 && t.LabelSmoothing < 1) {
 		errs = append(errs, fmt.Errorf("config: train.label_smoothing is %g; want at least 0 and below 1 (0: none)", t.LabelSmoothing))
+	}
+	intIn("train.valid_bleu", t.ValidBLEU, 0, math.MaxInt, "0: no validation BLEU")
+	switch {
+	case t.BestMetric != "" && t.BestMetric != "ppl" && t.BestMetric != "bleu":
+		errs = append(errs, fmt.Errorf("config: train.best_metric is %q; want ppl or bleu", t.BestMetric))
+	case t.BestByBLEU() && t.ValidBLEU == 0:
+		errs = append(errs, fmt.Errorf("config: train.best_metric is bleu but train.valid_bleu is 0; set valid_bleu to the number of validation sentences to translate"))
 	}
 	intIn("decode.max_len", c.Decode.MaxLen, 1, maxLength, "")
 	intIn("decode.batch", c.Decode.Batch, 1, maxBatch, "")

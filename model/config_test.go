@@ -79,4 +79,16 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 			t.Errorf("Validate with attention %s: %v", name, err)
 		}
 	}
+	for _, c := range []struct {
+		metric    string
+		validBLEU int
+		want      string // "" when valid
+	}{{"bleu", 0, "valid_bleu is 0"}, {"accuracy", 10, `"accuracy"`}, {"bleu", 10, ""}, {"ppl", 0, ""}, {"", 0, ""}} {
+		cfg := Default()
+		cfg.Train.BestMetric, cfg.Train.ValidBLEU = c.metric, c.validBLEU
+		err := cfg.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "train.best_metric")) {
+			t.Errorf("best_metric %q with valid_bleu %d: %v, want %q", c.metric, c.validBLEU, err, c.want)
+		}
+	}
 }

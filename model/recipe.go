@@ -36,11 +36,21 @@ func (p Progress) lrScale() float64 {
 	return p.LRScale
 }
 
-// recordValidation enters a validation loss into prog and reports whether it is the best so far. A loss that
-// is not an improvement (or not finite) counts toward train.patience and decays the rate by train.lr_decay.
-func (p *Progress) recordValidation(loss float64, t TrainConfig) (best bool) {
-	if !math.IsNaN(loss) && !math.IsInf(loss, 0) && (p.BestValidLoss == nil || loss < *p.BestValidLoss) {
+// recordValidation enters a validation's loss and BLEU (NaN when not measured) into prog and reports whether
+// it is the best so far by train.best_metric: the lowest loss, or the highest BLEU. A validation that does not
+// improve on it (or whose figure is not finite) counts toward train.patience and decays the rate by
+// train.lr_decay. The best of both figures is kept either way.
+func (p *Progress) recordValidation(loss, bleu float64, t TrainConfig) (best bool) {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	lossBetter := finite(loss) && (p.BestValidLoss == nil || loss < *p.BestValidLoss)
+	bleuBetter := finite(bleu) && (p.BestValidBLEU == nil || bleu > *p.BestValidBLEU)
+	if lossBetter {
 		p.BestValidLoss = &loss
+	}
+	if bleuBetter {
+		p.BestValidBLEU = &bleu
+	}
+	if t.BestByBLEU() && bleuBetter || !t.BestByBLEU() && lossBetter {
 		p.BadValidations = 0
 		return true
 	}

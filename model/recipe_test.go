@@ -54,7 +54,7 @@ func TestValidationPlateauDecaysAndStops(t *testing.T) {
 		{math.Inf(-1), false, 2, 0.0625, false},
 		{4, false, 3, 0.03125, true},
 	} {
-		best := p.recordValidation(c.loss, cfg)
+		best := p.recordValidation(c.loss, math.NaN(), cfg)
 		if best != c.best || p.BadValidations != c.bad || p.lrScale() != c.scale || p.patienceLost(cfg) != c.patienceL {
 			t.Fatalf("validation %d (loss %g): best %v, bad %d, scale %g, patience lost %v; want %v, %d, %g, %v",
 				i, c.loss, best, p.BadValidations, p.lrScale(), p.patienceLost(cfg), c.best, c.bad, c.scale, c.patienceL)
@@ -65,10 +65,35 @@ func TestValidationPlateauDecaysAndStops(t *testing.T) {
 	}
 	var never Progress
 	for range 5 {
-		never.recordValidation(math.NaN(), TrainConfig{})
+		never.recordValidation(math.NaN(), math.NaN(), TrainConfig{})
 	}
 	if never.lrScale() != 1 || never.patienceLost(TrainConfig{}) {
 		t.Fatalf("without lr_decay and patience: scale %g, patience lost %v", never.lrScale(), never.patienceLost(TrainConfig{}))
+	}
+}
+
+// TestBestByBLEUFollowsBLEU: with train.best_metric bleu, the best validation is the highest BLEU whatever the
+// loss does, and both bests are kept.
+func TestBestByBLEUFollowsBLEU(t *testing.T) {
+	cfg := TrainConfig{Patience: 2, ValidBLEU: 10, BestMetric: "bleu"}
+	var p Progress
+	for i, c := range []struct {
+		loss, bleu float64
+		best       bool
+		bad        int
+	}{
+		{3, 10, true, 0},
+		{2, 9, false, 1}, // lower loss, lower BLEU
+		{2.5, 12, true, 0},
+		{1.5, 12, false, 1}, // equal BLEU is no improvement
+		{1.8, math.NaN(), false, 2},
+	} {
+		if best := p.recordValidation(c.loss, c.bleu, cfg); best != c.best || p.BadValidations != c.bad {
+			t.Fatalf("validation %d (loss %g, BLEU %g): best %v, bad %d; want %v, %d", i, c.loss, c.bleu, best, p.BadValidations, c.best, c.bad)
+		}
+	}
+	if *p.BestValidBLEU != 12 || *p.BestValidLoss != 1.5 || !p.patienceLost(cfg) {
+		t.Fatalf("best BLEU %g, best loss %g, patience lost %v; want 12, 1.5, true", *p.BestValidBLEU, *p.BestValidLoss, p.patienceLost(cfg))
 	}
 }
 

@@ -21,6 +21,8 @@ type Progress struct {
 	Step          int      `json:"step"`            // optimizer steps in all
 	ElapsedS      float64  `json:"elapsed_s"`       // training seconds in all
 	BestValidLoss *float64 `json:"best_valid_loss"` // nil before the first validation
+	// BestValidBLEU is the best validation BLEU so far (train.valid_bleu), nil before the first.
+	BestValidBLEU *float64 `json:"best_valid_bleu,omitempty"`
 	// ValidPending is set when an epoch ended but its validation was interrupted: a resumed run validates first.
 	ValidPending bool `json:"valid_pending,omitempty"`
 	// BadValidations counts the validations in a row that did not improve on the best (train.patience).

@@ -64,7 +64,8 @@ type StepLog struct {
 type ValidLog struct {
 	Step, Epoch int // the epoch just completed (or in progress when a step limit stopped the run)
 	Loss, PPL   float64
-	Best        bool // the best so far: the best checkpoint was written
+	BLEU        float64 // of the first train.valid_bleu pairs, greedy; NaN when not measured
+	Best        bool    // the best so far by train.best_metric: the best checkpoint was written
 	ElapsedS    float64
 }
 
@@ -92,6 +93,7 @@ type Summary struct {
 	TokensPerSecond     float64
 	TrainLoss           float64 // token-averaged over the last logging window
 	ValidLoss, ValidPPL float64 // NaN without validation data
+	ValidBLEU           float64 // NaN without train.valid_bleu
 	// StoppedEarly is set when train.patience validations in a row did not improve (BadValidations of them).
 	StoppedEarly   bool
 	BadValidations int
@@ -105,6 +107,9 @@ func (s Summary) String() string {
 		line += ", no validation"
 	} else {
 		line += fmt.Sprintf(", valid loss %.4f, valid ppl %.3f", s.ValidLoss, s.ValidPPL)
+	}
+	if !math.IsNaN(s.ValidBLEU) {
+		line += fmt.Sprintf(", valid BLEU %.2f", s.ValidBLEU)
 	}
 	if s.BadSteps > 0 {
 		line += fmt.Sprintf(", %d steps skipped (non-finite)", s.BadSteps)
@@ -146,7 +151,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		rec = nopRecorder{}
 	}
 	prog := o.Progress
-	sum := Summary{ValidLoss: math.NaN(), ValidPPL: math.NaN()}
+	sum := Summary{ValidLoss: math.NaN(), ValidPPL: math.NaN(), ValidBLEU: math.NaN()}
 	metrics := metricsLog{}
 	if lead {
 		metrics.w = o.Metrics
@@ -190,14 +195,17 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		}
 		validatedAt = prog.Step
 		prog.ValidPending = true
-		var vl float64
+		vl, bleu := math.NaN(), math.NaN()
 		var stopped error
 		if lead {
 			vl, stopped = ValidLoss(ctx, o.Model, o.Valid, cfg.Data.Batch)
+			if stopped == nil && cfg.Train.ValidBLEU > 0 {
+				bleu, stopped = ValidBLEU(ctx, o.Model, o.Valid, cfg.Train.ValidBLEU, cfg.Decode.Batch, cfg.Decode.MaxLen)
+			}
 		}
 		best := false
 		if stopped == nil && lead {
-			best = prog.recordValidation(vl, cfg.Train)
+			best = prog.recordValidation(vl, bleu, cfg.Train)
 		}
 		if group.Size() > 1 {
 			// [stopped, LRScale, BadValidations] summed over the group, where only the lead is non-zero.
@@ -223,17 +231,21 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		if !lead {
 			return nil
 		}
-		sum.ValidLoss, sum.ValidPPL = vl, math.Exp(vl)
-		v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), Best: best, ElapsedS: prog.ElapsedS}
+		sum.ValidLoss, sum.ValidPPL, sum.ValidBLEU = vl, math.Exp(vl), bleu
+		v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), BLEU: bleu, Best: best, ElapsedS: prog.ElapsedS}
 		if best {
 			if err := save(BestPath(o.Out)); err != nil {
 				return err
 			}
 		}
 		rec.Validated(v)
-		return metrics.write(map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
+		entry := map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
 			"valid_ppl": v.PPL, "best": best, "bad_validations": prog.BadValidations, "lr": learningRate(cfg.Train, prog),
-			"elapsed_s": v.ElapsedS})
+			"elapsed_s": v.ElapsedS}
+		if cfg.Train.ValidBLEU > 0 {
+			entry["valid_bleu"] = v.BLEU
+		}
+		return metrics.write(entry)
 	}
 	// checkpoint saves the position to --out and, with train.keep_last, keeps it as the step's checkpoint too.
 	checkpoint := func() error {

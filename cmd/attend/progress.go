@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -77,6 +78,9 @@ func stepLine(s model.StepLog) string {
 // validLine is the plain log line of a validation.
 func validLine(v model.ValidLog) string {
 	line := fmt.Sprintf("validation at step %d (%d epochs done): loss %.4f  ppl %.3f", v.Step, v.Epoch, v.Loss, v.PPL)
+	if !math.IsNaN(v.BLEU) {
+		line += fmt.Sprintf("  BLEU %.2f", v.BLEU)
+	}
 	if v.Best {
 		line += "  (best so far: saved)"
 	}
