@@ -16,12 +16,17 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		cell, attention string
 		unfused         bool
 		smoothing       float64
-	}{{"lstm", "mlp", false, 0}, {"gru", "mlp", false, 0}, {"lstm", "mlp", true, 0}, {"lstm", "mlp", false, 0.1}, {"lstm", "mlp", true, 0.1},
-		{"lstm", "cosine", false, 0}, {"lstm", "cosine", true, 0}, {"lstm", "local", false, 0}, {"lstm", "local", true, 0},
-		{"lstm", "multi-head", false, 0}, {"lstm", "multi-head", true, 0}} {
+		selfAttention   int // model.self_attention_layers (with 2 heads over the memory width 8)
+	}{{"lstm", "mlp", false, 0, 0}, {"gru", "mlp", false, 0, 0}, {"lstm", "mlp", true, 0, 0}, {"lstm", "mlp", false, 0.1, 0}, {"lstm", "mlp", true, 0.1, 0},
+		{"lstm", "cosine", false, 0, 0}, {"lstm", "cosine", true, 0, 0}, {"lstm", "local", false, 0, 0}, {"lstm", "local", true, 0, 0},
+		{"lstm", "multi-head", false, 0, 0}, {"lstm", "multi-head", true, 0, 0},
+		{"lstm", "mlp", false, 0, 1}, {"lstm", "mlp", true, 0, 1}, {"gru", "mlp", false, 0, 2}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g", cell, variant.attention, variant.unfused, variant.smoothing), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g self-attention=%d", cell, variant.attention, variant.unfused, variant.smoothing, variant.selfAttention), func(t *testing.T) {
 			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: variant.attention, Window: 1, Heads: 3, Dropout: 0.25}
+			if variant.selfAttention > 0 {
+				cfg.SelfAttentionLayers, cfg.Heads = variant.selfAttention, 2
+			}
 			m := newTestModel[float64](t, cfg, 9, 11, 1)
 			b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
 			tr := NewTrainer(m, 1e-3, 0, 2)
@@ -107,8 +112,12 @@ func TestFusedGradientsEqualUnfused(t *testing.T) {
 				Window: 2, Heads: 2, Temperature: 0.5, Dropout: 0.2})
 		}
 	}
+	// Self-attention layers: the fused op over the packed LSTM output, and over batch-major GRU states.
+	cases = append(cases,
+		ModelConfig{Emb: 16, EncHidden: 128, DecHidden: 64, AttnDim: 32, Cell: "lstm", Attention: "mlp", Heads: 4, SelfAttentionLayers: 2, Dropout: 0.2},
+		ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 8, Cell: "gru", Attention: "mlp", Heads: 2, SelfAttentionLayers: 1, Dropout: 0.2})
 	for _, cfg := range cases {
-		t.Run(fmt.Sprintf("%s dec %d", cfg.Attention, cfg.DecHidden), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s dec %d self-attention %d", cfg.Cell, cfg.Attention, cfg.DecHidden, cfg.SelfAttentionLayers), func(t *testing.T) {
 			m := newTestModel[float64](t, cfg, 30, 40, 3)
 			b := randomBatch(rand.New(rand.NewPCG(4, 4)), 30, 40, []int{6, 2, 5, 0}, []int{4, 6, 1, 0})
 			grads := func(unfused bool) (float64, []float64) {

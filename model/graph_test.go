@@ -71,12 +71,14 @@ func newTestModel[T float32 | float64](t testing.TB, cfg ModelConfig, srcVocab, 
 // merges gate slices) and compares encoder states, attention weights of every step and the loss.
 func TestGraphForwardMatchesPlainGo(t *testing.T) {
 	for _, variant := range []struct {
-		cell  string
-		fused bool
-	}{{"lstm", true}, {"gru", true}, {"lstm", false}} {
+		cell          string
+		fused         bool
+		selfAttention int // model.self_attention_layers, 4 heads
+	}{{"lstm", true, 0}, {"gru", true, 0}, {"lstm", false, 0}, {"lstm", true, 1}, {"gru", true, 1}, {"lstm", false, 1}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s fused=%v", cell, variant.fused), func(t *testing.T) {
-			cfg := ModelConfig{Emb: 64, EncHidden: 256, DecHidden: 512, AttnDim: 256, Cell: cell, Attention: "mlp"}
+		t.Run(fmt.Sprintf("%s fused=%v self-attention=%d", cell, variant.fused, variant.selfAttention), func(t *testing.T) {
+			cfg := ModelConfig{Emb: 64, EncHidden: 256, DecHidden: 512, AttnDim: 256, Cell: cell, Attention: "mlp",
+				Heads: 4, SelfAttentionLayers: variant.selfAttention}
 			m := newTestModel[float64](t, cfg, 40, 50, 7)
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})
