@@ -1,5 +1,6 @@
 // Package encoder turns a batch of source sentences into hidden states: embeddings followed by a bidirectional
-// LSTM (or GRU), as a plain-Go forward pass for inference and as a gorgonia graph for training.
+// LSTM (or GRU), optionally followed by Transformer self-attention blocks (selfattn.go), as a plain-Go forward
+// pass for inference and as a gorgonia graph for training.
 package encoder
 
 import (
@@ -41,6 +42,9 @@ type Config struct {
 	Emb    int  // embedding width
 	Hidden int  // hidden units per direction
 	Cell   Cell // lstm or gru
+	// SelfAttentionLayers is the number of Transformer blocks over the recurrent states (0: none); Heads is their
+	// number of heads, which must divide the memory width 2·Hidden.
+	SelfAttentionLayers, Heads int
 }
 
 // Direction holds the weights of one direction of the recurrent layer. For an LSTM, Bias is the one (4, H) bias
@@ -51,18 +55,24 @@ type Direction[T kernels.Float] struct {
 	Bias, HiddenBias *param.Tensor[T] // (gates, H)
 }
 
-// Encoder is the embedding table plus a forward and a backward recurrent direction.
+// Encoder is the embedding table plus a forward and a backward recurrent direction, and the self-attention
+// blocks over their states when Cfg.SelfAttentionLayers > 0.
 type Encoder[T kernels.Float] struct {
 	Cfg      Config
 	Emb      *param.Tensor[T] // (Vocab, Emb)
 	Fwd, Bwd Direction[T]
+	Self     *SelfAttention[T] // nil without self-attention layers
 }
 
-// New registers the encoder's parameters in set (names "src_emb", "enc.fwd.*", "enc.bwd.*") and returns it.
+// New registers the encoder's parameters in set (names "src_emb", "enc.fwd.*", "enc.bwd.*", then "enc.self.L.*"
+// for each self-attention block) and returns it.
 func New[T kernels.Float](set *param.Set[T], cfg Config) *Encoder[T] {
 	e := &Encoder[T]{Cfg: cfg, Emb: set.Add("src_emb", cfg.Vocab, cfg.Emb)}
 	e.Fwd = newDirection(set, "enc.fwd", cfg)
 	e.Bwd = newDirection(set, "enc.bwd", cfg)
+	if cfg.SelfAttentionLayers > 0 {
+		e.Self = NewSelfAttention(set, cfg.SelfAttentionLayers, 2*cfg.Hidden, cfg.Heads)
+	}
 	return e
 }
 
@@ -97,13 +107,17 @@ func (e *Encoder[T]) Init(rng *rand.Rand) {
 			param.Uniform(d.HiddenBias, bound, rng)
 		}
 	}
+	if e.Self != nil {
+		e.Self.Init(rng)
+	}
 }
 
 // Output is the encoder's result for a batch.
 type Output[T kernels.Float] struct {
 	Rows, SrcLen, Hidden int
-	// Memory is (Rows, SrcLen, 2*Hidden): at each position the forward state then the backward state. Positions
-	// past a row's length hold the forward state of its last word and a zero backward state; attention masks them.
+	// Memory is (Rows, SrcLen, 2*Hidden): at each position the forward state then the backward state, or with
+	// self-attention layers the last block's output there. Positions past a row's length hold the forward state
+	// of its last word and a zero backward state (0 with self-attention layers); attention masks them.
 	Memory []T
 	// FinalH and FinalC are (Rows, 2*Hidden): [forward state after the last word ; backward state after the first
 	// word]. For a GRU, FinalC equals FinalH.
@@ -140,6 +154,12 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 			copy(out.FinalH[r*2*h+dir*h:][:h], run.h[r*h:(r+1)*h])
 			copy(out.FinalC[r*2*h+dir*h:][:h], run.c[r*h:(r+1)*h])
 		}
+	}
+	if e.Self != nil {
+		// The blocks replace the memory; the final states stay those of the recurrent layer.
+		memory := make([]T, len(out.Memory))
+		e.Self.Forward(e.Self.Weights(), out.Memory, lengths, rows, srcLen, memory, kernels.NewArena[T](), "enc.self")
+		out.Memory = memory
 	}
 	return out
 }

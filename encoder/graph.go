@@ -9,7 +9,8 @@ import (
 // GraphOutput is the symbolic encoder output of a training graph.
 type GraphOutput struct {
 	// Fwd and Bwd are the states of each direction, (rows, srcLen, Hidden) batch-major; together they are the
-	// attention memory [fwd ; bwd] that Output.Memory holds in one tensor.
+	// attention memory [fwd ; bwd] that Output.Memory holds in one tensor. With self-attention layers they are
+	// the two halves of the last block's output (and Packed's states likewise).
 	Fwd, Bwd *G.Node
 	// FinalH and FinalC are the forward and backward final states (rows, Hidden) each: index 0 forward, 1 backward.
 	FinalH, FinalC [2]*G.Node
@@ -31,7 +32,9 @@ func Unpack[T kernels.Float](o *GraphOutput) {
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
 // read at run time, so the graph serves every batch of this shape. embMask, when not nil, is a (srcLen, rows,
 // Emb) dropout mask multiplied into the embeddings. With fused, an LSTM direction is one op
-// (fusedLSTM, over LSTMSeq); otherwise — and for a GRU — every step is built from gorgonia's own ops.
+// (fusedLSTM, over LSTMSeq); otherwise — and for a GRU — every step is built from gorgonia's own ops. The
+// self-attention blocks, if any, follow as one fused op with fused, from gorgonia's ops otherwise; the final
+// states stay those of the recurrent layer.
 func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node, fused bool) *GraphOutput {
 	emb := graph.Gather[T](p.Whole(e.Emb), src, srcLen, rows, e.Cfg.Emb)
 	if embMask != nil {
@@ -42,6 +45,9 @@ func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen
 		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
 			packed := fusedLSTM[T](p.Arena, emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
 			out.Packed[dir] = packed
+		}
+		if e.Self != nil {
+			out.Packed[0], out.Packed[1] = e.Self.fusedGraph(p, out.Packed[0], out.Packed[1], lengths, rows, srcLen, true)
 		}
 		return out
 	}
@@ -71,6 +77,12 @@ func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen
 			out.Bwd = stacked
 		}
 		out.FinalH[dir], out.FinalC[dir] = h, c
+	}
+	switch {
+	case e.Self != nil && fused:
+		out.Fwd, out.Bwd = e.Self.fusedGraph(p, out.Fwd, out.Bwd, lengths, rows, srcLen, false)
+	case e.Self != nil:
+		out.Fwd, out.Bwd = e.Self.Graph(p, out.Fwd, out.Bwd, lengths, rows, srcLen)
 	}
 	return out
 }

@@ -427,3 +427,125 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 	}
 	return apply(op, logits)
 }
+
+// SelfMaskedSoftmax is the softmax of self-attention scores: row r·S+i of scores (B·S, S) holds the scores of
+// query position i of sentence r against every key position. Keys at or past n = (*lengths)[r] get weight exactly
+// 0; the rows of padded queries (i >= n) are all 0, so they carry no value and no gradient. Gradient:
+// dx = w ⊙ (g − Σ_j w_j g_j), 0 wherever w is.
+func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen int) *G.Node {
+	shape := scores.Shape().Clone()
+	s := shape[1]
+	if shape[0]%srcLen != 0 || s != srcLen {
+		panic(fmt.Sprintf("graph: SelfMaskedSoftmax of %v with %d positions", shape, srcLen))
+	}
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("SelfMaskedSoftmax(%p,%v)", lengths, shape),
+		inDims:  []int{2},
+		outDims: 2,
+		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			copy(out, in[0])
+			for r, n := range *lengths {
+				for i := 0; i < s; i++ {
+					row := out[(r*s+i)*s : (r*s+i+1)*s]
+					if i >= n {
+						clear(row)
+						continue
+					}
+					kernels.SoftmaxRow(row, n)
+				}
+			}
+		},
+	}
+	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		gop := &kernelOp[T]{
+			name:    fmt.Sprintf("SelfMaskedSoftmaxGrad(%p,%v)", lengths, shape),
+			inDims:  []int{2, 2},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				w, g := in[0], in[1]
+				for r := 0; r < shape[0]; r++ {
+					var dot T
+					for j := r * s; j < (r+1)*s; j++ {
+						dot += w[j] * g[j]
+					}
+					for j := r * s; j < (r+1)*s; j++ {
+						out[j] = w[j] * (g[j] - dot)
+					}
+				}
+			},
+		}
+		return G.Nodes{apply(gop, output, grad)}, nil
+	}
+	return apply(op, scores)
+}
+
+// MaskPositions zeroes the rows of x (B·S, D) that lie past their sentence's length: row r·S+i is kept when
+// i < (*lengths)[r]. Gradient: the output gradient, masked the same way.
+func MaskPositions[T kernels.Float](x *G.Node, lengths *[]int, srcLen int) *G.Node {
+	shape := x.Shape().Clone()
+	mask := func(name string) *kernelOp[T] {
+		return &kernelOp[T]{
+			name:    fmt.Sprintf("%s(%p,%d,%v)", name, lengths, srcLen, shape),
+			inDims:  []int{2},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				d := shape[1]
+				for r, n := range *lengths {
+					for i := 0; i < srcLen; i++ {
+						at := (r*srcLen + i) * d
+						if i < n {
+							copy(out[at:at+d], in[0][at:at+d])
+						} else {
+							clear(out[at : at+d])
+						}
+					}
+				}
+			},
+		}
+	}
+	op := mask("MaskPositions")
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		return G.Nodes{apply(mask("MaskPositionsGrad"), grad)}, nil
+	}
+	return apply(op, x)
+}
+
+// Columns returns the columns [from, to) of x (R, W) as an (R, to−from) matrix. Gradient: a zero (R, W) matrix
+// holding the output gradient in those columns.
+func Columns[T kernels.Float](x *G.Node, from, to int) *G.Node {
+	shape := x.Shape().Clone()
+	rows, w, n := shape[0], shape[1], to-from
+	if from < 0 || to > w || from >= to {
+		panic(fmt.Sprintf("graph: Columns [%d,%d) of %v", from, to, shape))
+	}
+	op := &kernelOp[T]{
+		name:    fmt.Sprintf("Columns(%d,%d,%v)", from, to, shape),
+		inDims:  []int{2},
+		outDims: 2,
+		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, n} },
+		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+			for r := 0; r < rows; r++ {
+				copy(out[r*n:(r+1)*n], in[0][r*w+from:r*w+to])
+			}
+		},
+	}
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		gop := &kernelOp[T]{
+			name:    fmt.Sprintf("ColumnsGrad(%d,%d,%v)", from, to, shape),
+			inDims:  []int{2},
+			outDims: 2,
+			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
+			forward: func(in [][]T, _ []tensor.Shape, out []T) {
+				clear(out)
+				for r := 0; r < rows; r++ {
+					copy(out[r*w+from:r*w+to], in[0][r*n:(r+1)*n])
+				}
+			},
+		}
+		return G.Nodes{apply(gop, grad)}, nil
+	}
+	return apply(op, x)
+}

@@ -34,7 +34,12 @@ type ModelConfig struct {
 	Cell      string `yaml:"cell"`       // encoder cell: lstm or gru
 	Attention string `yaml:"attention"`  // score function: additive (default; mlp is an alias), dot, scaled-dot, general, cosine, concat, local, multi-head, hard
 	Window    int    `yaml:"window"`     // half-width of local attention's window in words (local only; default 3)
-	Heads     int    `yaml:"heads"`      // heads of multi-head attention, which split attn_dim (multi-head only; default 4)
+	Heads     int    `yaml:"heads"`      // heads of multi-head attention, which split attn_dim, and of the self-attention layers, which split 2×enc_hidden (default 4)
+	// SelfAttentionLayers stacks this many Transformer encoder blocks (multi-head self-attention, residual, layer
+	// norm, feed-forward of 2× the memory width, residual, layer norm) on the recurrent encoder's states, 0 to 8
+	// (default 0: none). The decoder attends over the last block's output; its initial state still comes from the
+	// recurrent encoder's final states.
+	SelfAttentionLayers int `yaml:"self_attention_layers"`
 	// Temperature is τ of hard attention's Gumbel-softmax in training (hard only; default 1).
 	Temperature float64 `yaml:"temperature"`
 	// InputFeeding adds the attentional vector f_t = tanh(A [s_t; c_t] + a), fed to the next decoder step and read
@@ -345,6 +350,11 @@ func (c Config) Validate() error {
 	if _, err := align.New[float32](m.Attention, param.NewShapeSet[float32](),
 		align.Config{MemDim: 2 * m.EncHidden, QueryDim: m.DecHidden, Dim: m.AttnDim, Window: m.Window, Heads: m.Heads, Temperature: m.Temperature}); err != nil {
 		errs = append(errs, fmt.Errorf("config: model.attention: %w", err))
+	}
+	intIn("model.self_attention_layers", m.SelfAttentionLayers, 0, encoder.MaxSelfAttentionLayers, "0: none")
+	if m.SelfAttentionLayers > 0 && m.EncHidden > 0 && (m.Heads < 1 || 2*m.EncHidden%m.Heads != 0) {
+		errs = append(errs, fmt.Errorf("config: model.heads is %d, which does not divide the memory width 2×model.enc_hidden = %d that model.self_attention_layers = %d splits into heads",
+			m.Heads, 2*m.EncHidden, m.SelfAttentionLayers))
 	}
 	if !(m.Dropout >= 0 && m.Dropout < 1) {
 		errs = append(errs, fmt.Errorf("config: model.dropout is %g; want at least 0 and below 1", m.Dropout))

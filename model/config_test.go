@@ -91,4 +91,13 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 			t.Errorf("best_metric %q with valid_bleu %d: %v, want %q", c.metric, c.validBLEU, err, c.want)
 		}
 	}
+	cfg = Default()
+	cfg.Model.SelfAttentionLayers, cfg.Model.Heads = 2, 3
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "model.heads is 3") || !strings.Contains(err.Error(), "256") {
+		t.Fatalf("Validate with 3 heads over the memory width 256: %v, want an error naming both", err)
+	}
+	cfg.Model.Heads = 8
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate with 8 heads over the memory width 256: %v", err)
+	}
 }

@@ -71,13 +71,16 @@ func newTestModel[T float32 | float64](t testing.TB, cfg ModelConfig, srcVocab, 
 // merges gate slices) and compares encoder states, attention weights of every step and the loss.
 func TestGraphForwardMatchesPlainGo(t *testing.T) {
 	for _, variant := range []struct {
-		cell    string
-		fused   bool
-		feeding bool
-	}{{"lstm", true, false}, {"gru", true, false}, {"lstm", false, false}, {"lstm", true, true}, {"lstm", false, true}} {
+		cell          string
+		fused         bool
+		feeding       bool
+		selfAttention int // model.self_attention_layers, 4 heads
+	}{{"lstm", true, false, 0}, {"gru", true, false, 0}, {"lstm", false, false, 0}, {"lstm", true, true, 0}, {"lstm", false, true, 0},
+		{"lstm", true, false, 1}, {"gru", true, false, 1}, {"lstm", false, false, 1}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s fused=%v input_feeding=%v", cell, variant.fused, variant.feeding), func(t *testing.T) {
-			cfg := ModelConfig{Emb: 64, EncHidden: 256, DecHidden: 512, AttnDim: 256, Cell: cell, Attention: "mlp", InputFeeding: variant.feeding}
+		t.Run(fmt.Sprintf("%s fused=%v input_feeding=%v self-attention=%d", cell, variant.fused, variant.feeding, variant.selfAttention), func(t *testing.T) {
+			cfg := ModelConfig{Emb: 64, EncHidden: 256, DecHidden: 512, AttnDim: 256, Cell: cell, Attention: "mlp",
+				Heads: 4, SelfAttentionLayers: variant.selfAttention, InputFeeding: variant.feeding}
 			m := newTestModel[float64](t, cfg, 40, 50, 7)
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})

@@ -31,6 +31,8 @@ func TestCheckResumeRefusesArchitectureAndAppliesTrainingKeys(t *testing.T) {
 	}{
 		{"emb", func(c *Config) { c.Model.Emb = 16 }, midEpoch, []string{"model.emb is 128 in the checkpoint, 16 now"}, nil},
 		{"cell", func(c *Config) { c.Model.Cell = "gru" }, boundary, []string{"model.cell is lstm in the checkpoint, gru now"}, nil},
+		{"self-attention layers", func(c *Config) { c.Model.SelfAttentionLayers = 1 }, boundary,
+			[]string{"model.self_attention_layers is 0 in the checkpoint, 1 now"}, nil},
 		{"vocabulary keys, all named", func(c *Config) { c.Data.Lowercase = false; c.Data.MinFreq = 1; c.Data.MaxVocab = 500 },
 			boundary, []string{"data.lowercase", "data.min_freq is 2 in the checkpoint, 1 now", "data.max_vocab is 0 in the checkpoint, 500 now"}, nil},
 		{"batch mid-epoch", func(c *Config) { c.Data.Batch = 16 }, midEpoch, []string{"data.batch is 64 in the checkpoint, 16 now", "epoch 2 (batch 7)"}, nil},
@@ -76,7 +78,7 @@ func TestCheckResumeRefusesArchitectureAndAppliesTrainingKeys(t *testing.T) {
 func TestValidateNamesEverySettingOutOfRange(t *testing.T) {
 	cases := []string{
 		"model.emb=0", "model.enc_hidden=-3", "model.dec_hidden=100000", "model.attn_dim=0", "model.cell=rnn",
-		"model.attention=dot-product", "model.dropout=1", "model.dropout=-0.1", "data.min_freq=0", "data.max_vocab=-5",
+		"model.attention=dot-product", "model.self_attention_layers=9", "model.self_attention_layers=-1", "model.dropout=1", "model.dropout=-0.1", "data.min_freq=0", "data.max_vocab=-5",
 		"data.max_vocab=3", "data.max_len=0", "data.batch=0", "data.bucket_chunk=0", "data.round_len=0",
 		"train.epochs=0", "train.epochs=-1", "train.max_steps=-1", "train.lr=0", "train.lr=NaN", "train.lr=100",
 		"train.clip=-1", "train.clip=+Inf", "train.log_every=0", "train.save_every=-1", "train.threads=0",

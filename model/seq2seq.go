@@ -36,7 +36,8 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 	if err := encoder.Cell(cfg.Cell).Validate(); err != nil {
 		return nil, err
 	}
-	enc := encoder.New(set, encoder.Config{Vocab: src.Size(), Emb: cfg.Emb, Hidden: cfg.EncHidden, Cell: encoder.Cell(cfg.Cell)})
+	enc := encoder.New(set, encoder.Config{Vocab: src.Size(), Emb: cfg.Emb, Hidden: cfg.EncHidden, Cell: encoder.Cell(cfg.Cell),
+		SelfAttentionLayers: cfg.SelfAttentionLayers, Heads: cfg.Heads})
 	dec, err := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden,
 		Attn: cfg.AttnDim, Attention: cfg.Attention, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature,
 		InputFeeding: cfg.InputFeeding})
@@ -98,6 +99,10 @@ func logSumExp[T kernels.Float](row []T) float64 {
 
 // Describe is a one-line summary of the model's size.
 func (m *Seq2Seq[T]) Describe() string {
-	return fmt.Sprintf("%s encoder %d×2, decoder %d, attention %s %d, emb %d, vocab %d→%d, %d parameters",
-		m.Cfg.Cell, m.Cfg.EncHidden, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), m.Params.Len())
+	self := ""
+	if n := m.Cfg.SelfAttentionLayers; n > 0 {
+		self = fmt.Sprintf(" + %d self-attention layers of %d heads", n, m.Cfg.Heads)
+	}
+	return fmt.Sprintf("%s encoder %d×2%s, decoder %d, attention %s %d, emb %d, vocab %d→%d, %d parameters",
+		m.Cfg.Cell, m.Cfg.EncHidden, self, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), m.Params.Len())
 }

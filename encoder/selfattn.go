@@ -1,0 +1,594 @@
+package encoder
+
+// The self-attention layers (model.self_attention_layers): Transformer encoder blocks stacked on the recurrent
+// encoder's states. Letters used in this file, as in llm.c: B rows (sentences), S source positions, N = B·S,
+// D the memory width (2 × the recurrent encoder's hidden units), NH heads, HD = D/NH the width of one head, F the
+// feed-forward layer's inner width (FFNMultiplier × D).
+//
+// One block, post-norm as in the original Transformer (Vaswani et al. 2017), masked for padding:
+//
+//	Q_j = x W_Q,j + b_Q,j;  K_j = x W_K,j + b_K,j;  V_j = x W_V,j + b_V,j          (each N × HD)
+//	A_j = softmax over real keys (Q_j K_jᵀ / √HD);  C = [A_1 V_1 … A_NH V_NH]     (padded query rows of A_j: 0)
+//	y1  = LayerNorm(x + C W_O + b_O)
+//	out = LayerNorm(y1 + ReLU(y1 W_1 + b_1) W_2 + b_2),  rows of padded positions set to 0
+//
+// The plain-Go pair SelfAttention.Forward / Backward is the one implementation that inference and the fused
+// training op share; SelfAttention.Graph builds the same block from gorgonia's ops for train.unfused=true, the
+// autodiff reference the hand-written backward is tested against.
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// FFNMultiplier is the inner width of each block's feed-forward layer as a multiple of the memory width: 2, half
+// the original Transformer's 4, because the feed-forward layer is the block's largest cost and the recurrent
+// encoder beneath it already gives every position a wide nonlinear summary; at 2× one block costs about as much
+// per word as the BiLSTM under it.
+const FFNMultiplier = 2
+
+// MaxSelfAttentionLayers is the most blocks model.self_attention_layers may ask for.
+const MaxSelfAttentionLayers = 8
+
+// layerNormEps is added to the variance before the inverse square root, as PyTorch's LayerNorm does.
+const layerNormEps = 1e-5
+
+// blockTensors is the number of parameter tensors of one block, in the order of Block.Params.
+const blockTensors = 16
+
+// Block holds one Transformer block's parameters. Head j's query, key and value projections are block j of
+// QueryW, KeyW and ValueW, and its output projection the rows [j·HD, (j+1)·HD) of OutW, so that a head's weights
+// are contiguous (the gorgonia graph binds each as one view).
+type Block[T kernels.Float] struct {
+	QueryW, KeyW, ValueW *param.Tensor[T] // (NH, D, HD)
+	QueryB, KeyB, ValueB *param.Tensor[T] // (D): head j at [j·HD, (j+1)·HD)
+	OutW                 *param.Tensor[T] // (D, D)
+	OutB                 *param.Tensor[T] // (D)
+	Norm1Gain, Norm1Bias *param.Tensor[T] // (D): the layer norm after attention
+	FF1W                 *param.Tensor[T] // (D, F)
+	FF1B                 *param.Tensor[T] // (F)
+	FF2W                 *param.Tensor[T] // (F, D)
+	FF2B                 *param.Tensor[T] // (D)
+	Norm2Gain, Norm2Bias *param.Tensor[T] // (D): the layer norm after the feed-forward layer
+}
+
+// Params lists the block's tensors in a fixed order, the order of the weight and gradient slices that Forward
+// and Backward take.
+func (b *Block[T]) Params() []*param.Tensor[T] {
+	return []*param.Tensor[T]{b.QueryW, b.QueryB, b.KeyW, b.KeyB, b.ValueW, b.ValueB, b.OutW, b.OutB,
+		b.Norm1Gain, b.Norm1Bias, b.FF1W, b.FF1B, b.FF2W, b.FF2B, b.Norm2Gain, b.Norm2Bias}
+}
+
+// blockWeights is one block's weights (or their gradients) as slices, in the order of Block.Params.
+type blockWeights[T kernels.Float] struct {
+	qW, qB, kW, kB, vW, vB, oW, oB, n1G, n1B, f1W, f1B, f2W, f2B, n2G, n2B []T
+}
+
+func toBlockWeights[T kernels.Float](w [][]T) blockWeights[T] {
+	return blockWeights[T]{w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]}
+}
+
+// SelfAttention is a stack of Transformer blocks over a memory of width Dim.
+type SelfAttention[T kernels.Float] struct {
+	Dim, Heads, HeadDim, FFN int
+	Blocks                   []Block[T]
+}
+
+// NewSelfAttention registers layers blocks over a memory of width dim in set, named "enc.self.L.*" for block L
+// (w_q, b_q, w_k, b_k, w_v, b_v, w_o, b_o, ln1_g, ln1_b, w_ff1, b_ff1, w_ff2, b_ff2, ln2_g, ln2_b). heads must
+// divide dim (model.Config.Validate says so to the user); a mismatch here panics.
+func NewSelfAttention[T kernels.Float](set *param.Set[T], layers, dim, heads int) *SelfAttention[T] {
+	if heads < 1 || dim%heads != 0 {
+		panic(fmt.Sprintf("encoder: %d heads do not divide the memory width %d", heads, dim))
+	}
+	hd, f := dim/heads, FFNMultiplier*dim
+	s := &SelfAttention[T]{Dim: dim, Heads: heads, HeadDim: hd, FFN: f}
+	for l := 0; l < layers; l++ {
+		name := func(n string) string { return fmt.Sprintf("enc.self.%d.%s", l, n) }
+		s.Blocks = append(s.Blocks, Block[T]{
+			QueryW: set.Add(name("w_q"), heads, dim, hd), QueryB: set.Add(name("b_q"), dim),
+			KeyW: set.Add(name("w_k"), heads, dim, hd), KeyB: set.Add(name("b_k"), dim),
+			ValueW: set.Add(name("w_v"), heads, dim, hd), ValueB: set.Add(name("b_v"), dim),
+			OutW: set.Add(name("w_o"), dim, dim), OutB: set.Add(name("b_o"), dim),
+			Norm1Gain: set.Add(name("ln1_g"), dim), Norm1Bias: set.Add(name("ln1_b"), dim),
+			FF1W: set.Add(name("w_ff1"), dim, f), FF1B: set.Add(name("b_ff1"), f),
+			FF2W: set.Add(name("w_ff2"), f, dim), FF2B: set.Add(name("b_ff2"), dim),
+			Norm2Gain: set.Add(name("ln2_g"), dim), Norm2Bias: set.Add(name("ln2_b"), dim),
+		})
+	}
+	return s
+}
+
+// Params lists every block's tensors, block by block, each in the order of Block.Params.
+func (s *SelfAttention[T]) Params() []*param.Tensor[T] {
+	var out []*param.Tensor[T]
+	for i := range s.Blocks {
+		out = append(out, s.Blocks[i].Params()...)
+	}
+	return out
+}
+
+// Init draws the weights as PyTorch's nn.TransformerEncoderLayer does: the query, key and value projections
+// Xavier-uniform (bound √(6/(D+D)), as for its packed in_proj) with zero biases, the output projection uniform in
+// ±1/√D with a zero bias, the feed-forward layers uniform in ±1/√fan-in (weights and biases), layer-norm gains 1
+// and biases 0.
+func (s *SelfAttention[T]) Init(rng *rand.Rand) {
+	xavier := math.Sqrt(6 / float64(2*s.Dim))
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		for _, w := range []*param.Tensor[T]{b.QueryW, b.KeyW, b.ValueW} {
+			param.Uniform(w, xavier, rng)
+		}
+		for _, z := range []*param.Tensor[T]{b.QueryB, b.KeyB, b.ValueB, b.OutB, b.Norm1Bias, b.Norm2Bias} {
+			clear(z.Data)
+		}
+		param.Uniform(b.OutW, param.InvSqrt(s.Dim), rng)
+		param.Uniform(b.FF1W, param.InvSqrt(s.Dim), rng)
+		param.Uniform(b.FF1B, param.InvSqrt(s.Dim), rng)
+		param.Uniform(b.FF2W, param.InvSqrt(s.FFN), rng)
+		param.Uniform(b.FF2B, param.InvSqrt(s.FFN), rng)
+		for _, g := range []*param.Tensor[T]{b.Norm1Gain, b.Norm2Gain} {
+			for j := range g.Data {
+				g.Data[j] = 1
+			}
+		}
+	}
+}
+
+// Weights returns the data of every tensor of Params, the weights argument of Forward and Backward.
+func (s *SelfAttention[T]) Weights() [][]T {
+	params := s.Params()
+	out := make([][]T, len(params))
+	for i, p := range params {
+		out[i] = p.Data
+	}
+	return out
+}
+
+// blockCache is what one block's forward pass keeps for its backward pass.
+type blockCache[T kernels.Float] struct {
+	x                   []T // (N, D) the block's input (not a copy: the previous block's out, or the memory)
+	q, k, v, ctx        []T // (N, D) each; head j in columns [j·HD, (j+1)·HD)
+	att                 []T // (B, NH, S, S): softmax weights, 0 on padded keys and on padded query rows
+	res1, y1, res2, out []T // (N, D): x + attention, its layer norm, y1 + feed-forward, its layer norm (masked)
+	mean1, rstd1        []T // (N) statistics of the first layer norm
+	mean2, rstd2        []T // (N) and of the second
+	act                 []T // (N, F) ReLU(y1 W_1 + b_1)
+	rows, srcLen        int
+	lengths             []int
+	dim, heads, headDim int
+	ffn                 int
+	arena               *kernels.Arena[T] // also holds the backward pass's scratch, under name
+	name                string
+}
+
+// SelfAttentionCache is what SelfAttention.Forward keeps for Backward: every block's input and intermediate
+// values, in arena memory that the next Forward with the same arena and name overwrites.
+type SelfAttentionCache[T kernels.Float] struct {
+	blocks []*blockCache[T]
+}
+
+// Weights returns the attention weights of block l, head j: (rows, srcLen, srcLen), row r·S+i the weights of
+// query position i of sentence r over the key positions (0 on padded keys, all 0 for padded queries), copied
+// out of the cache.
+func (c *SelfAttentionCache[T]) Weights(l, j int) []T {
+	b := c.blocks[l]
+	out := make([]T, b.rows*b.srcLen*b.srcLen)
+	s2 := b.srcLen * b.srcLen
+	for r := 0; r < b.rows; r++ {
+		copy(out[r*s2:(r+1)*s2], b.att[(r*b.heads+j)*s2:][:s2])
+	}
+	return out
+}
+
+// Forward runs the blocks over memory (B, S, D) batch-major, lengths the rows' real lengths, and writes the
+// last block's output into out (B, S, D); rows of positions past a sentence's length come out 0. weights are the
+// data of Params in order (Weights). Buffers come from arena under names starting with name; memory must stay
+// unchanged until Backward has run.
+func (s *SelfAttention[T]) Forward(weights [][]T, memory []T, lengths []int, rows, srcLen int, out []T, arena *kernels.Arena[T], name string) *SelfAttentionCache[T] {
+	n := rows * srcLen
+	if len(memory) != n*s.Dim || len(out) != n*s.Dim || len(lengths) != rows || len(weights) != blockTensors*len(s.Blocks) {
+		panic(fmt.Sprintf("encoder: SelfAttention.Forward got memory %d, out %d, %d lengths, %d weights for %d×%d×%d and %d blocks",
+			len(memory), len(out), len(lengths), len(weights), rows, srcLen, s.Dim, len(s.Blocks)))
+	}
+	cache := &SelfAttentionCache[T]{}
+	x := memory
+	for l := range s.Blocks {
+		c := s.newBlockCache(arena, fmt.Sprintf("%s.%d", name, l), rows, srcLen, lengths)
+		c.forward(toBlockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x)
+		cache.blocks = append(cache.blocks, c)
+		x = c.out
+	}
+	copy(out, x)
+	return cache
+}
+
+// Backward adds the gradients of the weights into grads (same order and shapes as weights) and writes the
+// gradient of the memory into dMemory, given dOut, the gradient of Forward's out (its rows at padded positions
+// are ignored: those outputs are constant 0). It reads what cache kept.
+func (s *SelfAttention[T]) Backward(weights [][]T, cache *SelfAttentionCache[T], dOut, dMemory []T, grads [][]T) {
+	if len(grads) != len(weights) || len(dOut) != len(dMemory) {
+		panic(fmt.Sprintf("encoder: SelfAttention.Backward got %d grads for %d weights, dOut %d, dMemory %d", len(grads), len(weights), len(dOut), len(dMemory)))
+	}
+	d := dOut
+	for l := len(s.Blocks) - 1; l >= 0; l-- {
+		c := cache.blocks[l]
+		c.backward(toBlockWeights(weights[l*blockTensors:(l+1)*blockTensors]), toBlockWeights(grads[l*blockTensors:(l+1)*blockTensors]), d, dMemory)
+		if l > 0 {
+			d = c.arena.Get(c.name+".dx", len(dMemory))
+			copy(d, dMemory)
+		}
+	}
+}
+
+func (s *SelfAttention[T]) newBlockCache(a *kernels.Arena[T], name string, rows, srcLen int, lengths []int) *blockCache[T] {
+	n, d, f := rows*srcLen, s.Dim, s.FFN
+	get := func(part string, size int) []T { return a.Get(name+"."+part, size) }
+	return &blockCache[T]{rows: rows, srcLen: srcLen, lengths: lengths, dim: d, heads: s.Heads, headDim: s.HeadDim, ffn: f,
+		arena: a, name: name,
+		q: get("q", n*d), k: get("k", n*d), v: get("v", n*d), ctx: get("ctx", n*d),
+		att:  get("att", rows*s.Heads*srcLen*srcLen),
+		res1: get("res1", n*d), y1: get("y1", n*d), res2: get("res2", n*d), out: get("out", n*d),
+		mean1: get("mean1", n), rstd1: get("rstd1", n), mean2: get("mean2", n), rstd2: get("rstd2", n),
+		act: get("act", n*f)}
+}
+
+// realLen is row r's length clipped to [0, srcLen].
+func (c *blockCache[T]) realLen(r int) int { return max(0, min(c.lengths[r], c.srcLen)) }
+
+// forward runs one block on x (N, D).
+func (c *blockCache[T]) forward(w blockWeights[T], x []T) {
+	n, d, hd, f, s := c.rows*c.srcLen, c.dim, c.headDim, c.ffn, c.srcLen
+	c.x = x
+	// Q_j = x W_Q,j + b_Q,j (and K, V): each head's columns of one (N, D) buffer.
+	for j := 0; j < c.heads; j++ {
+		linear(x, w.qW[j*d*hd:(j+1)*d*hd], n, d, hd, c.q[j*hd:], d)
+		linear(x, w.kW[j*d*hd:(j+1)*d*hd], n, d, hd, c.k[j*hd:], d)
+		linear(x, w.vW[j*d*hd:(j+1)*d*hd], n, d, hd, c.v[j*hd:], d)
+	}
+	kernels.AddBias(c.q, n, d, w.qB)
+	kernels.AddBias(c.k, n, d, w.kB)
+	kernels.AddBias(c.v, n, d, w.vB)
+	// A_j = softmax(Q_j K_jᵀ / √HD) over the L real positions of each sentence; C_j = A_j V_j. Only the L × L
+	// block is computed: padded keys and padded query rows keep weight 0, and padded rows of C stay 0.
+	clear(c.att)
+	clear(c.ctx)
+	scale := T(1 / math.Sqrt(float64(hd)))
+	for r := 0; r < c.rows; r++ {
+		L, base := c.realLen(r), r*s*d
+		if L == 0 {
+			continue
+		}
+		for j := 0; j < c.heads; j++ {
+			a := c.att[(r*c.heads+j)*s*s:][:s*s]
+			kernels.Gemm(false, true, L, L, hd, scale, c.q[base+j*hd:], d, c.k[base+j*hd:], d, 0, a, s)
+			for i := 0; i < L; i++ {
+				kernels.SoftmaxRow(a[i*s:(i+1)*s], L)
+			}
+			kernels.Gemm(false, false, L, hd, L, 1, a, s, c.v[base+j*hd:], d, 0, c.ctx[base+j*hd:], d)
+		}
+	}
+	// res1 = x + C W_O + b_O;  y1 = LayerNorm(res1)
+	copy(c.res1, x)
+	kernels.Gemm(false, false, n, d, d, 1, c.ctx, d, w.oW, d, 1, c.res1, d)
+	kernels.AddBias(c.res1, n, d, w.oB)
+	layerNormForward(c.y1, c.mean1, c.rstd1, c.res1, w.n1G, w.n1B, n, d)
+	// act = ReLU(y1 W_1 + b_1);  res2 = y1 + act W_2 + b_2;  out = LayerNorm(res2), padded rows 0
+	linear(c.y1, w.f1W, n, d, f, c.act, f)
+	kernels.AddBias(c.act, n, f, w.f1B)
+	for i, a := range c.act {
+		if a < 0 {
+			c.act[i] = 0
+		}
+	}
+	copy(c.res2, c.y1)
+	kernels.Gemm(false, false, n, d, f, 1, c.act, f, w.f2W, d, 1, c.res2, d)
+	kernels.AddBias(c.res2, n, d, w.f2B)
+	layerNormForward(c.out, c.mean2, c.rstd2, c.res2, w.n2G, w.n2B, n, d)
+	c.maskPadded(c.out, d)
+}
+
+// maskPadded zeroes the rows (width wide) of x (N, width) at positions past their sentence's length.
+func (c *blockCache[T]) maskPadded(x []T, width int) {
+	for r := 0; r < c.rows; r++ {
+		clear(x[(r*c.srcLen+c.realLen(r))*width : (r+1)*c.srcLen*width])
+	}
+}
+
+// backward adds the block's weight gradients into dw and writes the gradient of its input x into dx, given
+// dOut, the gradient of its output.
+func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
+	n, d, hd, f, s := c.rows*c.srcLen, c.dim, c.headDim, c.ffn, c.srcLen
+	get := func(part string, size int) []T { return c.arena.Get(c.name+"."+part, size) }
+	dRes, dY1, dCtx := get("dRes", n*d), get("dY1", n*d), get("dCtx", n*d)
+	dQ, dK, dV, dAct, dAtt := get("dQ", n*d), get("dK", n*d), get("dV", n*d), get("dAct", n*f), get("dAtt", s*s)
+	// forward: out = LayerNorm(res2) with padded rows set to 0, so those rows pass no gradient.
+	dOutMasked := get("dOut", n*d)
+	copy(dOutMasked, dOut)
+	c.maskPadded(dOutMasked, d)
+	layerNormBackward(dRes, dw.n2G, dw.n2B, dOutMasked, c.res2, c.mean2, c.rstd2, w.n2G, n, d)
+	// forward: res2 = y1 + act W_2 + b_2, so dy1 = dres2, dW_2 += actᵀ dres2, dact = dres2 W_2ᵀ
+	copy(dY1, dRes)
+	addColumnSums(dw.f2B, dRes, n, d)
+	clear(dAct)
+	linearBackward(c.act, w.f2W, dRes, n, f, d, d, dAct, dw.f2W)
+	// forward: act = ReLU(h), so dh = dact where act > 0
+	for i, a := range c.act {
+		if a <= 0 {
+			dAct[i] = 0
+		}
+	}
+	// forward: h = y1 W_1 + b_1
+	addColumnSums(dw.f1B, dAct, n, f)
+	linearBackward(c.y1, w.f1W, dAct, n, d, f, f, dY1, dw.f1W)
+	// forward: y1 = LayerNorm(res1)
+	layerNormBackward(dRes, dw.n1G, dw.n1B, dY1, c.res1, c.mean1, c.rstd1, w.n1G, n, d)
+	// forward: res1 = x + C W_O + b_O, so dx = dres1, dW_O += Cᵀ dres1, dC = dres1 W_Oᵀ
+	copy(dx, dRes)
+	addColumnSums(dw.oB, dRes, n, d)
+	clear(dCtx)
+	linearBackward(c.ctx, w.oW, dRes, n, d, d, d, dCtx, dw.oW)
+	// forward: C_j = A_j V_j with A_j = softmax(e), e = Q_j K_jᵀ / √HD
+	clear(dQ)
+	clear(dK)
+	clear(dV)
+	scale := T(1 / math.Sqrt(float64(hd)))
+	for r := 0; r < c.rows; r++ {
+		L, base := c.realLen(r), r*s*d
+		if L == 0 {
+			continue
+		}
+		for j := 0; j < c.heads; j++ {
+			a := c.att[(r*c.heads+j)*s*s:][:s*s]
+			off := base + j*hd
+			// dA = dC_j V_jᵀ;  dV_j += A_jᵀ dC_j
+			kernels.Gemm(false, true, L, L, hd, 1, dCtx[off:], d, c.v[off:], d, 0, dAtt, s)
+			kernels.Gemm(true, false, L, hd, L, 1, a, s, dCtx[off:], d, 1, dV[off:], d)
+			// de_i = a_i (dA_i − Σ_k a_k dA_k), row by row
+			for i := 0; i < L; i++ {
+				ar, dr := a[i*s:i*s+L], dAtt[i*s:i*s+L]
+				var dot T
+				for k, ak := range ar {
+					dot += ak * dr[k]
+				}
+				for k, ak := range ar {
+					dr[k] = ak * (dr[k] - dot)
+				}
+			}
+			// dQ_j += de K_j / √HD;  dK_j += deᵀ Q_j / √HD
+			kernels.Gemm(false, false, L, hd, L, scale, dAtt, s, c.k[off:], d, 1, dQ[off:], d)
+			kernels.Gemm(true, false, L, hd, L, scale, dAtt, s, c.q[off:], d, 1, dK[off:], d)
+		}
+	}
+	// forward: Q_j = x W_Q,j + b_Q,j (and K, V)
+	addColumnSums(dw.qB, dQ, n, d)
+	addColumnSums(dw.kB, dK, n, d)
+	addColumnSums(dw.vB, dV, n, d)
+	for j := 0; j < c.heads; j++ {
+		blk := func(t []T) []T { return t[j*d*hd : (j+1)*d*hd] }
+		linearBackward(c.x, blk(w.qW), dQ[j*hd:], n, d, hd, d, dx, blk(dw.qW))
+		linearBackward(c.x, blk(w.kW), dK[j*hd:], n, d, hd, d, dx, blk(dw.kW))
+		linearBackward(c.x, blk(w.vW), dV[j*hd:], n, d, hd, d, dx, blk(dw.vW))
+	}
+}
+
+// linear is y = x W over n rows, x (n, in), W (in, out), y (n, out) with row stride ldy (a column block of a
+// wider buffer when ldy > out); y is overwritten. (align/linear.go's pair, which align keeps unexported.)
+func linear[T kernels.Float](x, w []T, n, in, out int, y []T, ldy int) {
+	kernels.Gemm(false, false, n, out, in, 1, x, in, w, out, 0, y, ldy)
+}
+
+// linearBackward is linear's backward pass: given dy (row stride ldy) it adds dW += xᵀ dy and dx += dy Wᵀ.
+func linearBackward[T kernels.Float](x, w, dy []T, n, in, out, ldy int, dx, dw []T) {
+	kernels.Gemm(true, false, in, out, n, 1, x, in, dy, ldy, 1, dw, out)
+	kernels.Gemm(false, true, n, in, out, 1, dy, ldy, w, out, 1, dx, in)
+}
+
+// addColumnSums adds the column sums of dy (n, width) into db: the gradient of a bias added to every row.
+func addColumnSums[T kernels.Float](db, dy []T, n, width int) {
+	for r := 0; r < n; r++ {
+		for j, g := range dy[r*width : (r+1)*width] {
+			db[j] += g
+		}
+	}
+}
+
+// layerNormForward is out = (x − mean) · rstd · gain + bias over each row of x (n, d), with rstd =
+// 1/√(var + ε); it keeps mean and rstd (n) for the backward pass.
+func layerNormForward[T kernels.Float](out, mean, rstd, x, gain, bias []T, n, d int) {
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		var m float64
+		for _, v := range row {
+			m += float64(v)
+		}
+		m /= float64(d)
+		var vr float64
+		for _, v := range row {
+			vr += (float64(v) - m) * (float64(v) - m)
+		}
+		s := 1 / math.Sqrt(vr/float64(d)+layerNormEps)
+		mean[r], rstd[r] = T(m), T(s)
+		o := out[r*d : (r+1)*d]
+		for j, v := range row {
+			o[j] = T((float64(v)-m)*s)*gain[j] + bias[j]
+		}
+	}
+}
+
+// layerNormBackward writes dx (n, d) and adds into dGain and dBias, given dOut and what layerNormForward kept:
+// with x̂ = (x − mean)·rstd, dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) where dx̂ = dOut ⊙ gain.
+func layerNormBackward[T kernels.Float](dx, dGain, dBias, dOut, x, mean, rstd, gain []T, n, d int) {
+	for r := 0; r < n; r++ {
+		row, g, o := x[r*d:(r+1)*d], dOut[r*d:(r+1)*d], dx[r*d:(r+1)*d]
+		m, s := float64(mean[r]), float64(rstd[r])
+		var meanD, meanDX float64
+		for j, v := range row {
+			xh := (float64(v) - m) * s
+			dxh := float64(g[j]) * float64(gain[j])
+			meanD += dxh
+			meanDX += dxh * xh
+			dBias[j] += g[j]
+			dGain[j] += T(xh) * g[j]
+		}
+		meanD /= float64(d)
+		meanDX /= float64(d)
+		for j, v := range row {
+			xh := (float64(v) - m) * s
+			dxh := float64(g[j]) * float64(gain[j])
+			o[j] = T(s * (dxh - meanD - xh*meanDX))
+		}
+	}
+}
+
+// memoryLayout says where the encoder's two halves keep position (r, i): the fused LSTM's packed output
+// (S+2, B, H) time-major, or batch-major (B, S, H).
+type memoryLayout struct {
+	rows, srcLen, half int
+	packed             bool
+}
+
+func (m memoryLayout) at(r, i int) int {
+	if m.packed {
+		return (i*m.rows + r) * m.half
+	}
+	return (r*m.srcLen + i) * m.half
+}
+
+// gatherMemory writes memory (B, S, 2·half) = [fwd ; bwd] from the two halves laid out as m says.
+func gatherMemory[T kernels.Float](m memoryLayout, memory, fwd, bwd []T) {
+	h := m.half
+	for r := 0; r < m.rows; r++ {
+		for i := 0; i < m.srcLen; i++ {
+			o := (r*m.srcLen + i) * 2 * h
+			copy(memory[o:o+h], fwd[m.at(r, i):][:h])
+			copy(memory[o+h:o+2*h], bwd[m.at(r, i):][:h])
+		}
+	}
+}
+
+// scatterMemory is gatherMemory's inverse: it writes the halves of memory into fwd and bwd.
+func scatterMemory[T kernels.Float](m memoryLayout, memory, fwd, bwd []T) {
+	h := m.half
+	for r := 0; r < m.rows; r++ {
+		for i := 0; i < m.srcLen; i++ {
+			o := (r*m.srcLen + i) * 2 * h
+			copy(fwd[m.at(r, i):][:h], memory[o:o+h])
+			copy(bwd[m.at(r, i):][:h], memory[o+h:o+2*h])
+		}
+	}
+}
+
+// fusedGraph adds the blocks to a training graph as one op over the recurrent encoder's two halves fwd and bwd:
+// the fused LSTM's packed outputs (S+2, B, H) when packed (the final states, past the S positions, pass through
+// unchanged), batch-major states (B, S, H) otherwise. It returns the new halves, in the same layout.
+func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, lengths *[]int, rows, srcLen int, packed bool) (*G.Node, *G.Node) {
+	half := s.Dim / 2
+	layout := memoryLayout{rows: rows, srcLen: srcLen, half: half, packed: packed}
+	size := fwd.Shape().TotalSize()
+	params := s.Params()
+	inputs := []*G.Node{fwd, bwd}
+	for _, t := range params {
+		inputs = append(inputs, p.Whole(t))
+	}
+	n := rows * srcLen * s.Dim
+	var cache *SelfAttentionCache[T]
+	const name = "enc.self"
+	outShape := append(tensor.Shape{2}, fwd.Shape().Clone()...)
+	out := graph.Fused(graph.FusedOp[T]{
+		Name:  fmt.Sprintf("SelfAttention(%p,%p,%v,%v)", s, lengths, fwd.Shape(), packed),
+		Shape: outShape,
+		Forward: func(v [][]T, out []T) {
+			memory, result := p.Arena.Get(name+".memory", n), p.Arena.Get(name+".result", n)
+			gatherMemory(layout, memory, v[0], v[1])
+			cache = s.Forward(v[2:], memory, *lengths, rows, srcLen, result, p.Arena, name)
+			copy(out[:size], v[0]) // the final states of a packed layout; the states are overwritten next
+			copy(out[size:], v[1])
+			scatterMemory(layout, result, out[:size], out[size:])
+		},
+		Backward: func(v [][]T, g []T) [][]T {
+			dOut, dMemory := p.Arena.Get(name+".dOut", n), p.Arena.Get(name+".dMemory", n)
+			grads := make([][]T, len(v))
+			grads[0], grads[1] = p.Arena.Get(name+".dFwd", size), p.Arena.Get(name+".dBwd", size)
+			for i, t := range params {
+				grads[2+i] = p.Arena.Get(name+".grad."+t.Name, len(t.Data))
+				clear(grads[2+i])
+			}
+			gatherMemory(layout, dOut, g[:size], g[size:])
+			s.Backward(v[2:], cache, dOut, dMemory, grads[2:])
+			copy(grads[0], g[:size]) // final states' gradients pass through; the states' are overwritten next
+			copy(grads[1], g[size:])
+			scatterMemory(layout, dMemory, grads[0], grads[1])
+			return grads
+		},
+	}, inputs...)
+	return graph.Select[T](out, 0), graph.Select[T](out, 1)
+}
+
+// Graph adds the blocks to a training graph built from gorgonia's own ops, over batch-major halves fwd and bwd
+// (B, S, H): the autodiff reference of the fused op. It returns the new halves, batch-major.
+func (s *SelfAttention[T]) Graph(p *graph.Params[T], fwd, bwd *G.Node, lengths *[]int, rows, srcLen int) (*G.Node, *G.Node) {
+	n, d, hd, half := rows*srcLen, s.Dim, s.HeadDim, s.Dim/2
+	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
+	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
+	flat := func(x *G.Node, w int) *G.Node { return G.Must(G.Reshape(x, []int{n, w})) }
+	x := graph.Concat[T]([]*G.Node{flat(fwd, half), flat(bwd, half)})
+	scale := G.NewConstant(T(1 / math.Sqrt(float64(hd))))
+	for l := range s.Blocks {
+		b := &s.Blocks[l]
+		var attn *G.Node
+		for j := 0; j < s.Heads; j++ {
+			project := func(w, bias *param.Tensor[T]) *G.Node {
+				y := graph.AddBias[T](mul(x, p.View(w, j*d*hd, d, hd)), p.View(bias, j*hd, hd))
+				return G.Must(G.Reshape(y, []int{rows, srcLen, hd}))
+			}
+			q, k, v := project(b.QueryW, b.QueryB), project(b.KeyW, b.KeyB), project(b.ValueW, b.ValueB)
+			scores := G.Must(G.Mul(G.Must(G.BatchedMatMul(q, k, false, true)), scale))
+			a := graph.SelfMaskedSoftmax[T](G.Must(G.Reshape(scores, []int{n, srcLen})), lengths, srcLen)
+			c := G.Must(G.BatchedMatMul(G.Must(G.Reshape(a, []int{rows, srcLen, srcLen})), v))
+			term := mul(G.Must(G.Reshape(c, []int{n, hd})), p.View(b.OutW, j*hd*d, hd, d))
+			if attn == nil {
+				attn = term
+			} else {
+				attn = add(attn, term)
+			}
+		}
+		y1 := s.layerNormGraph(p, add(x, graph.AddBias[T](attn, p.Whole(b.OutB))), b.Norm1Gain, b.Norm1Bias, n)
+		act := G.Must(G.Rectify(graph.AddBias[T](mul(y1, p.Whole(b.FF1W)), p.Whole(b.FF1B))))
+		res2 := add(y1, graph.AddBias[T](mul(act, p.Whole(b.FF2W)), p.Whole(b.FF2B)))
+		x = graph.MaskPositions[T](s.layerNormGraph(p, res2, b.Norm2Gain, b.Norm2Bias, n), lengths, srcLen)
+	}
+	split := func(from int) *G.Node {
+		return G.Must(G.Reshape(graph.Columns[T](x, from, from+half), []int{rows, srcLen, half}))
+	}
+	return split(0), split(half)
+}
+
+// layerNormGraph is layerNormForward in gorgonia ops over x (n, D): row means as products with a constant
+// (D, D) matrix of 1/D, the gain spread over the rows as an outer product with a column of ones.
+func (s *SelfAttention[T]) layerNormGraph(p *graph.Params[T], x *G.Node, gain, bias *param.Tensor[T], n int) *G.Node {
+	d := s.Dim
+	avg := make([]T, d*d)
+	for i := range avg {
+		avg[i] = T(1 / float64(d))
+	}
+	ones := make([]T, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	avgM := G.NewConstant(tensor.New(tensor.WithShape(d, d), tensor.WithBacking(avg)), G.WithName(fmt.Sprintf("avg%d", d)))
+	onesM := G.NewConstant(tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(ones)), G.WithName(fmt.Sprintf("ones%d", n)))
+	centred := G.Must(G.Sub(x, G.Must(G.Mul(x, avgM))))
+	variance := G.Must(G.Mul(G.Must(G.HadamardProd(centred, centred)), avgM))
+	// 1/√v as Inverse(Sqrt(v)): gorgonia v0.9.18's InverseSqrt has a wrong gradient (−g/(2y³) for −g·y³/2).
+	rstd := G.Must(G.Inverse(G.Must(G.Sqrt(G.Must(G.Add(variance, G.NewConstant(T(layerNormEps))))))))
+	gains := G.Must(G.Mul(onesM, p.View(gain, 0, 1, d)))
+	return graph.AddBias[T](G.Must(G.HadamardProd(G.Must(G.HadamardProd(centred, rstd)), gains)), p.Whole(bias))
+}
