@@ -18,7 +18,7 @@ EPOCHS=${EPOCHS:-3}
 MAX_STEPS=${MAX_STEPS:-0}
 DATA=${DATA:-../shared/data/multi30k}
 OUT=${OUT:-attention-table}
-VARIANTS=${VARIANTS:-"additive dot scaled-dot general cosine concat local multi-head hard additive+input-feeding"}
+VARIANTS=${VARIANTS:-"additive dot scaled-dot general cosine concat local multi-head hard additive+input-feeding additive+self-attention"}
 ATTEND=${ATTEND:-}
 if [ -z "$ATTEND" ]; then
   make -s build
@@ -53,14 +53,18 @@ EOF
 printf '| variant | epochs | valid ppl | test_2016 BLEU (greedy, tok-lc) | train tok/s | max weight | entropy | monotone |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for v in $VARIANTS; do
-  attention=${v%+input-feeding}
+  attention=${v%%+*}
   feeding=false
-  [ "$attention" != "$v" ] && feeding=true
+  layers=0
+  case $v in
+    *+input-feeding*) feeding=true ;;
+    *+self-attention*) layers=1 ;;
+  esac
   run="$OUT/$v"
   if [ ! -s "$run.done" ]; then
     "$ATTEND" train --config configs/small.yaml --src "$DATA/train.de" --tgt "$DATA/train.en" \
       --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --out "$run.ckpt" --no-progress \
-      --set model.attention="$attention" --set model.input_feeding="$feeding" \
+      --set model.attention="$attention" --set model.input_feeding="$feeding" --set model.self_attention_layers="$layers" \
       --set train.epochs="$EPOCHS" --set train.max_steps="$MAX_STEPS" \
       $( [ -e "$run.ckpt" ] && echo --resume "$run.ckpt" ) 2>"$run.train.log" >&2
     grep '^done:' "$run.train.log" >"$run.done"
