@@ -3,11 +3,16 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -176,6 +181,10 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if start != nil {
 		mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		// What was logged after the checkpoint's step is about to be trained again.
+		if err := trimMetrics(metricsPath, start.Progress.Step); err != nil {
+			return model.Summary{}, err
+		}
 	}
 	mf, err := os.OpenFile(metricsPath, mode, 0o644)
 	if err != nil {
@@ -193,7 +202,11 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		return sum, err
 	}
 	if len(opts.Valid) > 0 {
-		fmt.Fprintf(req.Stdout, "checkpoints: %s (last), %s (best validation loss); metrics: %s\n", req.Out, model.BestPath(req.Out), metricsPath)
+		by := "validation loss"
+		if cfg.Train.BestByBLEU() {
+			by = "validation BLEU"
+		}
+		fmt.Fprintf(req.Stdout, "checkpoints: %s (last), %s (best %s); metrics: %s\n", req.Out, model.BestPath(req.Out), by, metricsPath)
 	} else {
 		fmt.Fprintf(req.Stdout, "checkpoint: %s (no validation set, so no best checkpoint); metrics: %s\n", req.Out, metricsPath)
 	}
@@ -269,4 +282,49 @@ func sides(pairs []data.Pair) (src, tgt [][]string) {
 		tgt = append(tgt, p.Tgt)
 	}
 	return src, tgt
+}
+
+// trimMetrics drops from the metrics log at path the records of steps after step (and a last line cut short by
+// a crash), which a run resumed from a checkpoint of that step logs again: the log then follows the run that
+// the weights went through. The log is rewritten through a temporary file; a missing log is left missing.
+func trimMetrics(path string, step int) error {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	var kept bytes.Buffer
+	for _, line := range bytes.SplitAfter(old, []byte("\n")) {
+		var rec struct {
+			Step *int `json:"step"`
+		}
+		if !bytes.HasSuffix(line, []byte("\n")) || json.Unmarshal(line, &rec) != nil || rec.Step != nil && *rec.Step > step {
+			continue
+		}
+		kept.Write(line)
+	}
+	if kept.Len() == len(old) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	_, err = tmp.Write(kept.Bytes())
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("metrics: rewrite %s after step %d: %w", path, step, err)
+	}
+	return nil
 }
