@@ -60,7 +60,9 @@ func TestSelfAttentionLearnsTheSmallDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a small model")
 	}
-	const want = 0.95 // measured: see the report in the commit that added it
+	// One run measured 100.0% (attention AER 0.187, against 0.033 without the block: the decoder now attends over
+	// mixed positions), in 78 s against 34 s for the same demo without it, on a machine shared with other jobs.
+	const want = 0.95
 	cfg := DemoConfig()
 	cfg.Model.SelfAttentionLayers, cfg.Model.Heads = 1, 4
 	cfg.Model.Emb, cfg.Model.EncHidden, cfg.Model.DecHidden, cfg.Model.AttnDim = 32, 32, 64, 32
