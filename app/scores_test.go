@@ -46,7 +46,7 @@ var smallDemoVariants = []smallDemoVariant{
 	// at 12, 98.3% (AER 0.038) at 16.
 	{name: "hard", set: func(c *model.Config) { c.Model.Attention, c.Train.Epochs = "hard", 16 }, want: 0.95},
 	{name: "additive+input-feeding", set: func(c *model.Config) { c.Model.InputFeeding = true }, want: 0.95}, // 97.7%
-	// One self-attention block over the recurrent encoder, 4 heads of 16 over the memory width 64: 100.0% (AER 0.187).
+	// One self-attention block over the recurrent encoder, 4 heads of 16 over the memory width 64: 100.0% (AER 0.187, against 0.033 without the block: the decoder attends over mixed positions).
 	{name: "additive+self-attention", set: func(c *model.Config) { c.Model.SelfAttentionLayers, c.Model.Heads = 1, 4 }, want: 0.95},
 }
 

@@ -43,6 +43,18 @@ const layerNormEps = 1e-5
 // blockTensors is the number of parameter tensors of one block, in the order of Block.Params.
 const blockTensors = 16
 
+// CheckSelfAttention reports settings that self-attention layers cannot take: a number of layers outside 0 to
+// MaxSelfAttentionLayers, or (with layers) a number of heads that does not divide the memory width.
+func CheckSelfAttention(layers, heads, memDim int) error {
+	switch {
+	case layers < 0 || layers > MaxSelfAttentionLayers:
+		return fmt.Errorf("encoder: %d self-attention layers; want 0 to %d", layers, MaxSelfAttentionLayers)
+	case layers > 0 && (heads < 1 || memDim%heads != 0):
+		return fmt.Errorf("encoder: %d heads do not divide the memory width %d of the self-attention layers", heads, memDim)
+	}
+	return nil
+}
+
 // Block holds one Transformer block's parameters. Head j's query, key and value projections are block j of
 // QueryW, KeyW and ValueW, and its output projection the rows [j·HD, (j+1)·HD) of OutW, so that a head's weights
 // are contiguous (the gorgonia graph binds each as one view).
@@ -83,7 +95,7 @@ type SelfAttention[T kernels.Float] struct {
 
 // NewSelfAttention registers layers blocks over a memory of width dim in set, named "enc.self.L.*" for block L
 // (w_q, b_q, w_k, b_k, w_v, b_v, w_o, b_o, ln1_g, ln1_b, w_ff1, b_ff1, w_ff2, b_ff2, ln2_g, ln2_b). heads must
-// divide dim (model.Config.Validate says so to the user); a mismatch here panics.
+// divide dim (CheckSelfAttention; model.Config.Validate says so to the user); a mismatch here panics.
 func NewSelfAttention[T kernels.Float](set *param.Set[T], layers, dim, heads int) *SelfAttention[T] {
 	if heads < 1 || dim%heads != 0 {
 		panic(fmt.Sprintf("encoder: %d heads do not divide the memory width %d", heads, dim))

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"github.com/attend-nmt/attend/align"
 	"math/rand/v2"
 	"testing"
@@ -43,4 +44,16 @@ func benchmarkTrainStep(b *testing.B, cfg ModelConfig) {
 		}
 	}
 	b.ReportMetric(float64(batch.TgtTokens()*b.N)/b.Elapsed().Seconds(), "tgt_tok/s")
+}
+
+// BenchmarkTrainStepSelfAttention is BenchmarkTrainStep with one and two self-attention layers (4 heads) over the
+// encoder states.
+func BenchmarkTrainStepSelfAttention(b *testing.B) {
+	for _, layers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("layers=%d", layers), func(b *testing.B) {
+			cfg := Default().Model
+			cfg.SelfAttentionLayers = layers
+			benchmarkTrainStep(b, cfg)
+		})
+	}
 }

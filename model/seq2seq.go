@@ -36,6 +36,9 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 	if err := encoder.Cell(cfg.Cell).Validate(); err != nil {
 		return nil, err
 	}
+	if err := encoder.CheckSelfAttention(cfg.SelfAttentionLayers, cfg.Heads, 2*cfg.EncHidden); err != nil {
+		return nil, err
+	}
 	enc := encoder.New(set, encoder.Config{Vocab: src.Size(), Emb: cfg.Emb, Hidden: cfg.EncHidden, Cell: encoder.Cell(cfg.Cell),
 		SelfAttentionLayers: cfg.SelfAttentionLayers, Heads: cfg.Heads})
 	dec, err := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden,
