@@ -76,7 +76,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if err != nil {
 		return err
 	}
-	tok := data.NewRegexTokenizer(ck.Config.Data.Lowercase)
+	tok := ck.Config.Data.Tokenizer()
 	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
 	if o.maxLen > 0 {
 		req.MaxLen = o.maxLen
