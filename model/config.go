@@ -382,7 +382,7 @@ func (c Config) Validate() error {
 	switch d.Subword {
 	case SubwordNone, "":
 		if d.Merges != 0 {
-			errs = append(errs, fmt.Errorf("config: data.merges is %d but data.subword is none; set data.subword=bpe to learn merges, or data.merges=0", d.Merges))
+			errs = append(errs, fmt.Errorf("config: data.merges is %d but data.subword is none; want data.merges 0, or data.subword bpe to learn merges", d.Merges))
 		}
 	case SubwordBPE:
 		intIn("data.merges", d.Merges, 1, maxMerges, "the number of BPE merges to learn with data.subword bpe")
