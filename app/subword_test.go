@@ -227,8 +227,8 @@ func TestTrainWithSubwordsTranslatesToWords(t *testing.T) {
 	// eval translates to words and scores the perplexity of the references' subwords.
 	var hyps bytes.Buffer
 	res, err := Eval(context.Background(), EvalRequest{Model: m, Lowercase: true,
-		Src: NamedReader{R: strings.NewReader(strings.Join(srcLines, "\n") + "\n"), Name: "valid.src"},
-		Ref: NamedReader{R: strings.NewReader(strings.Join(tgtLines, "\n") + "\n"), Name: "valid.tgt"},
+		Src:    NamedReader{R: strings.NewReader(strings.Join(srcLines, "\n") + "\n"), Name: "valid.src"},
+		Ref:    NamedReader{R: strings.NewReader(strings.Join(tgtLines, "\n") + "\n"), Name: "valid.tgt"},
 		Decode: DecodeOptions{MaxLen: 20, Batch: 8}, Perplexity: true, Hyps: &hyps})
 	if err != nil {
 		t.Fatal(err)
