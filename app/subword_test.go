@@ -264,3 +264,25 @@ func readLinesOf(t *testing.T, path string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
 }
+
+// TestModelOfWordsKeepsSubwordMarkersOfItsInput: a model trained without merges of its own on text split
+// beforehand reads "@@" as part of its subwords, not as two "@" words.
+func TestModelOfWordsKeepsSubwordMarkersOfItsInput(t *testing.T) {
+	pieces := [][]string{strings.Fields("a@@ b c@@ d e")}
+	m, err := model.New[float32](tinyTrainConfig().Model, data.BuildVocab(pieces, 1, 0), data.BuildVocab(pieces, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, attn bytes.Buffer
+	if _, err := Translate(context.Background(), TranslateRequest{Model: m, Lowercase: true, Input: strings.NewReader("A@@ b e\n"),
+		InputName: "stdin", Output: &out, Attention: &attn, Decode: DecodeOptions{MaxLen: 3, Batch: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	var tr Translation
+	if err := json.Unmarshal(attn.Bytes(), &tr); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Fields("a@@ b e"); !slices.Equal(tr.Source, want) || tr.Subwords != nil {
+		t.Fatalf("source tokens %q (subwords %v), want %q", tr.Source, tr.Subwords, want)
+	}
+}
