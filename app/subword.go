@@ -13,9 +13,10 @@ import (
 // are made. Attention[t][i] is the weight of source subword i when output subword t (or the final </s>) was
 // produced.
 type Subwords struct {
-	Source    []string    `json:"source"`
-	Output    []string    `json:"output"`
-	Attention [][]float32 `json:"attention"`
+	Source    []string      `json:"source"`
+	Output    []string      `json:"output"`
+	Attention [][]float32   `json:"attention"`
+	Heads     [][][]float32 `json:"heads,omitempty"` // per head, when asked for (see Translation.Heads)
 	// SourceWord[i] and OutputWord[t] are the indices of the words that source subword i and output subword t
 	// belong to (-1: none, for an output made only of empty "@@" subwords).
 	SourceWord []int `json:"-"`
@@ -99,7 +100,8 @@ func (s *Subwords) wordLinks(threshold float64) []align.Link {
 // toWords makes a translation of subwords one of words: its source is words (the subwords' own), its output the
 // output subwords joined (data.JoinSubwords), its attention brought to words (wordAttention), and its
 // log-probabilities (of a forced target) summed over each word's subwords, which makes them the words'
-// log-probabilities. The subword translation is kept in Subwords.
+// log-probabilities; each head's matrix (Heads) is brought to words like Attention. The subword translation is
+// kept in Subwords.
 func toWords(tr Translation, words []string, srcWord []int) Translation {
 	out, outWord := data.JoinSubwords(tr.Output)
 	return toGivenWords(tr, words, srcWord, out, outWord)
@@ -108,9 +110,12 @@ func toWords(tr Translation, words []string, srcWord []int) Translation {
 // toGivenWords is toWords for an output whose words are known (a forced target split by Split): out, and
 // outWord, the word of each output subword.
 func toGivenWords(tr Translation, words []string, srcWord []int, out []string, outWord []int) Translation {
-	sub := &Subwords{Source: tr.Source, Output: tr.Output, Attention: tr.Attention, SourceWord: srcWord, OutputWord: outWord}
+	sub := &Subwords{Source: tr.Source, Output: tr.Output, Attention: tr.Attention, Heads: tr.Heads, SourceWord: srcWord, OutputWord: outWord}
 	w := Translation{Source: words, Output: nonNil(out), Score: tr.Score, Subwords: sub,
 		Attention: wordAttention(tr.Attention, srcWord, len(words), outWord, len(out))}
+	for _, head := range tr.Heads {
+		w.Heads = append(w.Heads, wordAttention(head, srcWord, len(words), outWord, len(out)))
+	}
 	if tr.LogProbs != nil {
 		w.LogProbs = make([]float64, len(w.Attention))
 		for t, lp := range tr.LogProbs {

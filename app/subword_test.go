@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -47,12 +48,14 @@ func TestWordAttentionSumsSourceAndAveragesOutputSubwords(t *testing.T) {
 // TestSubwordLinksBecomeWordLinks: subword links are argmax per output subword, brought to words and merged
 // as OpenNMT-py's to_word_align does.
 func TestSubwordLinksBecomeWordLinks(t *testing.T) {
-	tr := toWords(Translation{
-		Source: strings.Fields("ab@@ c d"), Output: strings.Fields("x@@ y z"),
-		Attention: [][]float32{{0.5, 0.3, 0.2}, {0.1, 0.8, 0.1}, {0.3, 0.1, 0.6}, {1, 0, 0}},
-	}, strings.Fields("abc d"), []int{0, 0, 1})
+	attn := [][]float32{{0.5, 0.3, 0.2}, {0.1, 0.8, 0.1}, {0.3, 0.1, 0.6}, {1, 0, 0}}
+	tr := toWords(Translation{Source: strings.Fields("ab@@ c d"), Output: strings.Fields("x@@ y z"), Attention: attn,
+		Heads: [][][]float32{attn, attn}}, strings.Fields("abc d"), []int{0, 0, 1})
 	if !slices.Equal(tr.Output, strings.Fields("xy z")) || !slices.Equal(tr.Source, strings.Fields("abc d")) {
 		t.Fatalf("words %q → %q", tr.Source, tr.Output)
+	}
+	if len(tr.Heads) != 2 || fmt.Sprint(tr.Heads[1]) != fmt.Sprint(tr.Attention) || len(tr.Subwords.Heads) != 2 {
+		t.Fatalf("heads %v not brought to words like the attention %v", tr.Heads, tr.Attention)
 	}
 	// x@@→ab@@ and y→c both link xy to abc, once; z→d.
 	if got, want := align.FormatPharaoh(tr.Links(0), false), "0-0 1-1"; got != want {
