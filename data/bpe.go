@@ -22,8 +22,8 @@ const endOfWord = "</w>"
 var ErrBadMerge = errors.New("want two symbols separated by a space")
 
 // BPE is a byte-pair encoding (Sennrich et al. 2016): an ordered list of symbol merges, learned from word
-// frequencies by LearnBPE, that splits words into frequent subwords. The zero value has no merges and leaves
-// every word whole. Its file form is subword-nmt's: "#version: 0.2", then one merge per line, "a b".
+// frequencies by LearnBPE, that splits words into frequent subwords. The zero value has no merges and splits
+// every word into its characters. Its file form is subword-nmt's: "#version: 0.2", then one merge per line, "a b".
 type BPE struct {
 	Merges [][2]string       // in the order learned; the last symbol of a word carries the suffix "</w>"
 	rank   map[[2]string]int // position of each merge in Merges, built on first use
