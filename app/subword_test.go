@@ -91,6 +91,7 @@ func TestTrainWithSubwordsTranslatesToWords(t *testing.T) {
 	cfg := tinyTrainConfig()
 	cfg.Data.Subword, cfg.Data.Merges = model.SubwordBPE, 25
 	cfg.Train.MaxSteps = 30
+	cfg.Train.ValidBLEU = 10 // validation BLEU joins the subwords (model.ValidBLEU)
 	out := filepath.Join(dir, "m.ckpt")
 	var log bytes.Buffer
 	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Valid: valid, Out: out, Stdout: &log}); err != nil {
