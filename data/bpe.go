@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // BPEMarker ends every subword that is not the last of its word, as subword-nmt writes them: "unter@@
@@ -27,6 +28,7 @@ var ErrBadMerge = errors.New("want two symbols separated by a space")
 type BPE struct {
 	Merges [][2]string       // in the order learned; the last symbol of a word carries the suffix "</w>"
 	rank   map[[2]string]int // position of each merge in Merges, built on first use
+	once   sync.Once         // builds rank, so that Segment is safe for concurrent use
 }
 
 // LearnBPE learns up to merges merges from the tokens of sents: starting from characters, it repeatedly joins
@@ -208,16 +210,16 @@ func mergePair(symbols []string, pair [2]string) []string {
 }
 
 // Segment splits one word into subwords by applying the merges in the order they were learned; every subword
-// but the last ends with BPEMarker.
+// but the last ends with BPEMarker. It is safe for concurrent use; Merges must not change after the first call.
 func (b *BPE) Segment(word string) []string {
-	if b.rank == nil {
+	b.once.Do(func() {
 		b.rank = make(map[[2]string]int, len(b.Merges))
 		for i, m := range b.Merges {
 			if _, seen := b.rank[m]; !seen {
 				b.rank[m] = i
 			}
 		}
-	}
+	})
 	symbols := splitWord(word)
 	for len(symbols) > 1 {
 		best, bestRank := [2]string{}, -1
@@ -259,8 +261,7 @@ func (b *BPE) Split(words []string) (pieces []string, wordOf []int) {
 	return pieces, wordOf
 }
 
-// ApplyAll segments every sentence, each distinct word once. Like Segment, it is not safe for concurrent use
-// with other calls on b.
+// ApplyAll segments every sentence, each distinct word once.
 func (b *BPE) ApplyAll(sents [][]string) [][]string {
 	seen := map[string][]string{}
 	out := make([][]string, len(sents))
