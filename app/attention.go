@@ -16,10 +16,27 @@ import (
 // keeping the input order. Each result's Output is the target as given (words outside the vocabulary are
 // scored as <unk> but shown as they are); Attention and LogProbs have one row per target word and a last one for
 // </s>. A pair with an empty side gives empty lists. A cancelled ctx stops it between batches with ctx's error.
+//
+// A model trained on subwords splits both sides with its merges; the results are then word-level, with the
+// subwords in Subwords (see Translation).
 func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int) ([]Translation, error) {
 	if len(srcs) != len(tgts) {
 		return nil, fmt.Errorf("force: %d sources for %d targets", len(srcs), len(tgts))
 	}
+	srcPieces, srcWord := splitSentences(m, srcs)
+	tgtPieces, tgtWord := splitSentences(m, tgts)
+	out, err := forcePieces(ctx, m, srcPieces, tgtPieces, batch)
+	if err != nil || srcWord == nil {
+		return out, err
+	}
+	for i, tr := range out {
+		out[i] = toGivenWords(tr, nonNil(srcs[i]), srcWord[i], nonNil(tgts[i]), tgtWord[i])
+	}
+	return out, nil
+}
+
+// forcePieces is ForceTokens on the model's own tokens.
+func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int) ([]Translation, error) {
 	out := make([]Translation, len(srcs))
 	var examples []data.Example
 	var index []int
@@ -52,7 +69,13 @@ func nonNil(s []string) []string {
 
 // Links are the hard alignment of a translation (see align.Hard): its output words (never </s>) to its source
 // words, by argmax or, with threshold > 0, every weight at or above it.
+//
+// For a translation of subwords (tr.Subwords), the links are made between subwords and brought to words as
+// OpenNMT-py's to_word_align does: two words are linked when any of their subwords are.
 func (tr Translation) Links(threshold float64) []align.Link {
+	if tr.Subwords != nil {
+		return tr.Subwords.wordLinks(threshold)
+	}
 	return align.Hard(tr.Attention, len(tr.Source), min(len(tr.Output), len(tr.Attention)), threshold)
 }
 
@@ -135,7 +158,7 @@ type AlignRequest struct {
 // A gold file with a different number of lines than the corpus is an error.
 func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	var scores align.Scores
-	pairs, err := data.ReadParallel(req.Src, req.Tgt, data.NewRegexTokenizer(req.Lowercase))
+	pairs, err := data.ReadParallel(req.Src, req.Tgt, modelTokenizer(req.Model, req.Lowercase))
 	if err != nil {
 		return scores, err
 	}

@@ -52,7 +52,8 @@ type EvalResult struct {
 	BLEUSignature string
 	ChrF          *metrics.ChrFScore
 	ChrFSignature string
-	// Perplexity is exp of the token-averaged cross-entropy of the references (with </s>) given their sources,
+	// Perplexity is exp of the token-averaged cross-entropy of the references (with </s>) given their sources
+	// (tokens are the model's: subwords for a model trained on subwords),
 	// over PerplexityTokens target tokens; pairs with an empty side are left out.
 	Perplexity       float64
 	PerplexityTokens int
@@ -104,7 +105,10 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 			return res, err
 		}
 	}
-	tok := data.NewRegexTokenizer(req.Lowercase)
+	var tok data.Tokenizer
+	if req.Model != nil {
+		tok = modelTokenizer(req.Model, req.Lowercase)
+	}
 	if req.Hyp.R == nil {
 		if err := req.Decode.Validate(); err != nil {
 			return res, err
@@ -148,6 +152,9 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		var pairs []data.Pair
 		for i := range srcs {
 			pairs = append(pairs, data.Pair{Src: tok.Tokenize(srcs[i]), Tgt: tok.Tokenize(refs[i]), Line: i + 1})
+		}
+		if req.Model.Subwords != nil {
+			pairs = SplitPairs(req.Model.Subwords, pairs) // the perplexity of the model's own tokens, subwords
 		}
 		pairs, _ = data.Filter(pairs, 0)
 		if len(pairs) == 0 {

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
@@ -124,13 +125,34 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		debug.SetGCPercent(25)
 	}
 
-	tok := data.NewRegexTokenizer(cfg.Data.Lowercase)
+	tok := cfg.Data.Tokenizer()
 	var pairs []data.Pair
 	if err := interruptible(ctx, "reading the training corpus", func() (err error) {
 		pairs, err = req.Train.Read(tok)
 		return err
 	}); err != nil {
 		return model.Summary{}, err
+	}
+	// Subwords: a resumed run splits its corpus with the stored merges; a new one learns them from the whole
+	// training corpus, both sides together (see LearnSubwords), before the length filter, which then counts
+	// subwords, the model's tokens.
+	var subwords *data.BPE
+	switch {
+	case start != nil:
+		subwords = start.Model.Subwords
+	case cfg.Data.Subword == model.SubwordBPE:
+		if err := interruptible(ctx, "learning subword merges", func() error {
+			began := time.Now()
+			subwords = LearnSubwords(pairs, cfg.Data.Merges)
+			fmt.Fprintf(req.Stdout, "subwords: learned %d BPE merges (data.merges %d) from both sides in %.1fs\n",
+				len(subwords.Merges), cfg.Data.Merges, time.Since(began).Seconds())
+			return nil
+		}); err != nil {
+			return model.Summary{}, err
+		}
+	}
+	if subwords != nil {
+		pairs = SplitPairs(subwords, pairs)
 	}
 	pairs, report := data.Filter(pairs, cfg.Data.MaxLen)
 	fmt.Fprintf(req.Stdout, "training data: %s\n", report)
@@ -149,8 +171,11 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 			src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
 			tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
 			var err error
-			m, err = model.New[float32](cfg.Model, src, tgt)
-			return err
+			if m, err = model.New[float32](cfg.Model, src, tgt); err != nil {
+				return err
+			}
+			m.Subwords = subwords
+			return nil
 		})
 		if err != nil {
 			return model.Summary{}, err
@@ -170,6 +195,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 			return err
 		}); err != nil {
 			return model.Summary{}, err
+		}
+		if subwords != nil {
+			vp = SplitPairs(subwords, vp)
 		}
 		vp, _ = data.Filter(vp, 0)
 		opts.Valid = data.EncodeExamples(vp, m.SrcVocab, m.TgtVocab)
@@ -274,6 +302,30 @@ func count(ids []int, id int) int {
 		}
 	}
 	return n
+}
+
+// LearnSubwords learns BPE merges for data.subword bpe from the tokens of both sides of pairs together: one
+// list of merges for the source and the target language ("joint BPE", subword-nmt's learn_joint_bpe_and_vocab).
+// Joint merges split a string the same way on both sides, so names, numbers and cognates that the model must
+// copy or transliterate (frequent between related languages such as German and English) become the same
+// subwords on both sides (Sennrich et al. 2016, section 5); and it is what `attend bpe learn --input train.de
+// --input train.en` learns, so the merges of a model can be reproduced and inspected with that command.
+// The vocabularies stay separate.
+func LearnSubwords(pairs []data.Pair, merges int) *data.BPE {
+	srcs, tgts := sides(pairs)
+	return data.LearnBPE(append(srcs, tgts...), merges)
+}
+
+// SplitPairs returns pairs with both sides split into subwords by b.
+func SplitPairs(b *data.BPE, pairs []data.Pair) []data.Pair {
+	srcs, tgts := sides(pairs)
+	srcs, tgts = b.ApplyAll(srcs), b.ApplyAll(tgts)
+	out := make([]data.Pair, len(pairs))
+	for i, p := range pairs {
+		p.Src, p.Tgt = srcs[i], tgts[i]
+		out[i] = p
+	}
+	return out
 }
 
 func sides(pairs []data.Pair) (src, tgt [][]string) {

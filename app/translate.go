@@ -97,6 +97,10 @@ type Translation struct {
 	LogProbs     []float64     `json:"log_probs,omitempty"`
 	Score        float64       `json:"score,omitempty"`
 	Alternatives []Alternative `json:"-"`
+	// Subwords, for a model trained on subwords, is the translation as the model saw it; the fields above are
+	// then words: Source the input words, Output the output subwords joined, Attention brought to words (see
+	// wordAttention), LogProbs summed over each word's subwords.
+	Subwords *Subwords `json:"subwords,omitempty"`
 }
 
 // Alternative is a lower-ranked hypothesis of an n-best list.
@@ -137,7 +141,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 			lines <- inputLine{err: err}
 		}
 	}()
-	tok := data.NewRegexTokenizer(req.Lowercase)
+	tok := modelTokenizer(req.Model, req.Lowercase)
 	out := bufio.NewWriter(req.Output)
 	var attn *json.Encoder
 	if req.Attention != nil {
@@ -237,11 +241,28 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 }
 
 // TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
-// batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order. A cancelled ctx stops it between batches with ctx's error.
+// batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order. A
+// cancelled ctx stops it between batches with ctx's error. A model trained on subwords splits the words of
+// sents with its merges and joins its output back into words (see Translation.Subwords); with
+// opts.ReplaceUnk an <unk> subword becomes the source subword that got the most attention, marker and all,
+// so that a name copied piece by piece comes out whole.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	pieces, wordOf := splitSentences(m, sents)
+	out, err := translatePieces(ctx, m, pieces, opts)
+	if err != nil || wordOf == nil {
+		return out, err
+	}
+	for i, tr := range out {
+		out[i] = toWords(tr, nonNil(sents[i]), wordOf[i])
+	}
+	return out, nil
+}
+
+// translatePieces is TranslateTokens on the model's own tokens.
+func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	out := make([]Translation, len(sents))
 	ids := make([][]int, len(sents)) // the chosen translation's target ids
 	var examples []data.Example

@@ -2,10 +2,13 @@ package data
 
 import (
 	"bufio"
+	"container/heap"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // BPEMarker ends every subword that is not the last of its word, as subword-nmt writes them: "unter@@
@@ -20,16 +23,22 @@ const endOfWord = "</w>"
 var ErrBadMerge = errors.New("want two symbols separated by a space")
 
 // BPE is a byte-pair encoding (Sennrich et al. 2016): an ordered list of symbol merges, learned from word
-// frequencies by LearnBPE, that splits words into frequent subwords. The zero value has no merges and leaves
-// every word whole. Its file form is subword-nmt's: "#version: 0.2", then one merge per line, "a b".
+// frequencies by LearnBPE, that splits words into frequent subwords. The zero value has no merges and splits
+// every word into its characters. Its file form is subword-nmt's: "#version: 0.2", then one merge per line, "a b".
 type BPE struct {
 	Merges [][2]string       // in the order learned; the last symbol of a word carries the suffix "</w>"
 	rank   map[[2]string]int // position of each merge in Merges, built on first use
+	once   sync.Once         // builds rank, so that Segment is safe for concurrent use
 }
 
 // LearnBPE learns up to merges merges from the tokens of sents: starting from characters, it repeatedly joins
 // the pair of adjacent symbols that occurs most often (counting each word as often as it occurs; ties go to the
 // pair that sorts first), and stops early when no pair occurs twice.
+//
+// Pair counts are kept up to date as merges are made, touching only the words that hold the merged pair, and
+// the most frequent pair comes from a heap whose outdated entries are skipped when they surface (subword-nmt
+// updates its counts the same way): 8000 merges on Multi30k's German and English take seconds, where
+// recounting every pair after each merge took minutes.
 func LearnBPE(sents [][]string, merges int) *BPE {
 	counts := map[string]int{}
 	for _, s := range sents {
@@ -37,38 +46,141 @@ func LearnBPE(sents [][]string, merges int) *BPE {
 			counts[w]++
 		}
 	}
-	type wordSymbols struct {
-		symbols []string
-		count   int
+	distinct := make([]string, 0, len(counts))
+	for w := range counts {
+		distinct = append(distinct, w)
 	}
-	words := make([]wordSymbols, 0, len(counts))
-	for w, n := range counts {
-		words = append(words, wordSymbols{symbols: splitWord(w), count: n})
+	slices.Sort(distinct) // the word order decides nothing learned, but keeps the work the same run to run
+	l := &bpeLearner{pairs: map[[2]string]int{}, where: map[[2]string][]int{}}
+	for i, w := range distinct {
+		l.words = append(l.words, wordSymbols{symbols: splitWord(w), count: counts[w]})
+		l.add(i)
 	}
+	l.pushChanged()
 	b := &BPE{}
 	for len(b.Merges) < merges {
-		pairs := map[[2]string]int{}
-		for _, w := range words {
-			for i := 0; i+1 < len(w.symbols); i++ {
-				pairs[[2]string{w.symbols[i], w.symbols[i+1]}] += w.count
-			}
-		}
-		var best [2]string
-		bestCount := 0
-		for p, n := range pairs {
-			if n > bestCount || n == bestCount && (p[0] < best[0] || p[0] == best[0] && p[1] < best[1]) {
-				best, bestCount = p, n
-			}
-		}
-		if bestCount < 2 {
+		best, ok := l.best()
+		if !ok {
 			break
 		}
 		b.Merges = append(b.Merges, best)
-		for i := range words {
-			words[i].symbols = mergePair(words[i].symbols, best)
+		for _, i := range l.where[best] {
+			w := &l.words[i]
+			if !hasPair(w.symbols, best) {
+				continue // an index left over from before an earlier merge changed the word
+			}
+			l.remove(i)
+			w.symbols = mergePair(w.symbols, best)
+			l.add(i)
 		}
+		delete(l.where, best)
+		l.pushChanged()
 	}
 	return b
+}
+
+// wordSymbols is a distinct word of the corpus as its current symbols, and how often it occurs.
+type wordSymbols struct {
+	symbols []string
+	count   int
+}
+
+// bpeLearner holds LearnBPE's state: every distinct word as symbols, the count of every adjacent pair (each
+// word weighted by its frequency), the words each pair occurs in, and a max-heap of (count, pair) entries.
+type bpeLearner struct {
+	words   []wordSymbols
+	pairs   map[[2]string]int   // occurrences of each adjacent pair
+	where   map[[2]string][]int // indices of the words holding each pair (some outdated or repeated, none missing)
+	heap    pairHeap
+	changed map[[2]string]bool // pairs whose count changed since the last pushChanged
+}
+
+// add counts the pairs of word i.
+func (l *bpeLearner) add(i int) {
+	w := l.words[i]
+	for j := 0; j+1 < len(w.symbols); j++ {
+		p := [2]string{w.symbols[j], w.symbols[j+1]}
+		if ws := l.where[p]; len(ws) == 0 || ws[len(ws)-1] != i { // a word repeating a pair is listed once
+			l.where[p] = append(ws, i)
+		}
+		l.pairs[p] += w.count
+		l.markChanged(p)
+	}
+}
+
+// remove uncounts the pairs of word i.
+func (l *bpeLearner) remove(i int) {
+	w := l.words[i]
+	for j := 0; j+1 < len(w.symbols); j++ {
+		p := [2]string{w.symbols[j], w.symbols[j+1]}
+		l.pairs[p] -= w.count
+		l.markChanged(p)
+	}
+}
+
+func (l *bpeLearner) markChanged(p [2]string) {
+	if l.changed == nil {
+		l.changed = map[[2]string]bool{}
+	}
+	l.changed[p] = true
+}
+
+// pushChanged puts the current count of every changed pair on the heap.
+func (l *bpeLearner) pushChanged() {
+	for p := range l.changed {
+		if n := l.pairs[p]; n > 0 {
+			heap.Push(&l.heap, pairCount{pair: p, count: n})
+		}
+	}
+	clear(l.changed)
+}
+
+// best pops the most frequent pair (the first in sort order among equals), skipping entries whose count is out
+// of date; ok is false when no pair occurs at least twice.
+func (l *bpeLearner) best() (pair [2]string, ok bool) {
+	for l.heap.Len() > 0 {
+		top := heap.Pop(&l.heap).(pairCount)
+		if top.count != l.pairs[top.pair] {
+			continue
+		}
+		return top.pair, top.count >= 2
+	}
+	return pair, false
+}
+
+// pairCount is one heap entry: a pair and its count when the entry was pushed.
+type pairCount struct {
+	pair  [2]string
+	count int
+}
+
+// pairHeap orders entries by count, highest first, then by pair, first in sort order first.
+type pairHeap []pairCount
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(i, j int) bool {
+	if h[i].count != h[j].count {
+		return h[i].count > h[j].count
+	}
+	return h[i].pair[0] < h[j].pair[0] || h[i].pair[0] == h[j].pair[0] && h[i].pair[1] < h[j].pair[1]
+}
+func (h pairHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pairCount)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// hasPair reports whether pair occurs in symbols.
+func hasPair(symbols []string, pair [2]string) bool {
+	for i := 0; i+1 < len(symbols); i++ {
+		if symbols[i] == pair[0] && symbols[i+1] == pair[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // splitWord is a word's characters, the last one marked as the end of the word.
@@ -98,16 +210,16 @@ func mergePair(symbols []string, pair [2]string) []string {
 }
 
 // Segment splits one word into subwords by applying the merges in the order they were learned; every subword
-// but the last ends with BPEMarker.
+// but the last ends with BPEMarker. It is safe for concurrent use; Merges must not change after the first call.
 func (b *BPE) Segment(word string) []string {
-	if b.rank == nil {
+	b.once.Do(func() {
 		b.rank = make(map[[2]string]int, len(b.Merges))
 		for i, m := range b.Merges {
 			if _, seen := b.rank[m]; !seen {
 				b.rank[m] = i
 			}
 		}
-	}
+	})
 	symbols := splitWord(word)
 	for len(symbols) > 1 {
 		best, bestRank := [2]string{}, -1
@@ -133,9 +245,39 @@ func (b *BPE) Segment(word string) []string {
 
 // Apply segments every token of a sentence.
 func (b *BPE) Apply(tokens []string) []string {
-	out := make([]string, 0, len(tokens))
-	for _, t := range tokens {
-		out = append(out, b.Segment(t)...)
+	pieces, _ := b.Split(tokens)
+	return pieces
+}
+
+// Split segments every word of a sentence and says, for each subword, the index of the word it came from.
+func (b *BPE) Split(words []string) (pieces []string, wordOf []int) {
+	pieces, wordOf = make([]string, 0, len(words)), make([]int, 0, len(words))
+	for i, w := range words {
+		for _, p := range b.Segment(w) {
+			pieces = append(pieces, p)
+			wordOf = append(wordOf, i)
+		}
+	}
+	return pieces, wordOf
+}
+
+// ApplyAll segments every sentence, each distinct word once.
+func (b *BPE) ApplyAll(sents [][]string) [][]string {
+	seen := map[string][]string{}
+	out := make([][]string, len(sents))
+	for i, s := range sents {
+		if s == nil {
+			continue
+		}
+		out[i] = make([]string, 0, len(s))
+		for _, w := range s {
+			pieces, ok := seen[w]
+			if !ok {
+				pieces = b.Segment(w)
+				seen[w] = pieces
+			}
+			out[i] = append(out[i], pieces...)
+		}
 	}
 	return out
 }
@@ -143,21 +285,37 @@ func (b *BPE) Apply(tokens []string) []string {
 // UndoBPE joins subwords back into words: a token ending in BPEMarker is glued to the next one. A marked token
 // at the end of the sentence (which Segment never writes, but a model may) keeps its text without the marker.
 func UndoBPE(tokens []string) []string {
-	var out []string
+	words, _ := JoinSubwords(tokens)
+	return words
+}
+
+// JoinSubwords is UndoBPE that also says, for each subword, the index of the word it went into: -1 for the
+// subwords of a sentence that holds nothing but empty marked subwords ("@@"), which make no word.
+func JoinSubwords(pieces []string) (words []string, wordOf []int) {
+	wordOf = make([]int, len(pieces))
 	var word strings.Builder
-	for _, t := range tokens {
+	open := false // word holds the start of a word not yet ended
+	for i, t := range pieces {
+		wordOf[i] = len(words)
 		if piece, ok := strings.CutSuffix(t, BPEMarker); ok {
 			word.WriteString(piece)
+			open = true
 			continue
 		}
 		word.WriteString(t)
-		out = append(out, word.String())
+		words = append(words, word.String())
 		word.Reset()
+		open = false
 	}
-	if word.Len() > 0 {
-		out = append(out, word.String())
+	if open && word.Len() > 0 {
+		words = append(words, word.String())
+	} else if open {
+		// Only empty pieces ("@@") are left: they add nothing to the last word, or belong to no word at all.
+		for i := len(pieces) - 1; i >= 0 && wordOf[i] == len(words); i-- {
+			wordOf[i] = len(words) - 1
+		}
 	}
-	return out
+	return words, wordOf
 }
 
 // WriteTo writes the merges in subword-nmt's format.

@@ -66,8 +66,23 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(line, true)
 		f.Add(line, false)
 	}
+	f.Add("ein rie@@ sen@@ hund@@", true)
+	f.Add("a@@@ @@ b@@c l'@@", false)
 	f.Fuzz(func(t *testing.T, line string, lower bool) {
 		tokens := NewRegexTokenizer(lower).Tokenize(line)
+		// Keeping subword markers only glues "@@" onto the token before it: with each marked token split back
+		// into its text and "@", "@", the tokens are the plain ones.
+		var unmarked []string
+		for _, tok := range (&RegexTokenizer{Lowercase: lower, KeepBPEMarkers: true}).Tokenize(line) {
+			if text, ok := strings.CutSuffix(tok, BPEMarker); ok && text != "" {
+				unmarked = append(unmarked, text, "@", "@")
+				continue
+			}
+			unmarked = append(unmarked, tok)
+		}
+		if !reflect.DeepEqual(unmarked, tokens) && len(tokens) > 0 {
+			t.Fatalf("keeping markers, the tokens of %q are %q; plain %q", line, unmarked, tokens)
+		}
 		if lower {
 			line = strings.ToLower(line)
 		}

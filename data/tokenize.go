@@ -33,8 +33,14 @@ var tokenPattern = regexp.MustCompile(`[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s\x{0B}\x{1C
 // Lowercasing is strings.ToLower, Unicode's simple case mapping. It differs from Python's str.lower in two
 // places only: "İ" (U+0130) becomes "i", where Python gives "i" + U+0307, and a word-final "Σ" becomes "σ",
 // where Python gives "ς".
+//
+// With KeepBPEMarkers, text already split into subwords keeps its "@@" markers: when a run of characters
+// without white space ends in "@@" after at least one other token, the marker stays on the token before it
+// ("unter@@ halten" gives "unter@@", "halten", where the plain pattern gives "unter", "@", "@", "halten"). An
+// "@@" standing alone, or inside a run, is split as punctuation as usual.
 type RegexTokenizer struct {
-	Lowercase bool // lowercase the line before splitting it
+	Lowercase      bool // lowercase the line before splitting it
+	KeepBPEMarkers bool // keep subword-nmt's "@@" on the token it ends
 }
 
 // NewRegexTokenizer returns a tokenizer that lowercases when lowercase is true.
@@ -45,5 +51,21 @@ func (t *RegexTokenizer) Tokenize(line string) []string {
 	if t.Lowercase {
 		line = strings.ToLower(line)
 	}
-	return tokenPattern.FindAllString(line, -1)
+	if !t.KeepBPEMarkers || !strings.Contains(line, BPEMarker) {
+		return tokenPattern.FindAllString(line, -1)
+	}
+	spans := tokenPattern.FindAllStringIndex(line, -1)
+	tokens := make([]string, 0, len(spans))
+	for i := 0; i < len(spans); i++ {
+		// Tokens touch when no white space lies between them: every other character is in some token.
+		touches := func(a, b int) bool { return spans[a][1] == spans[b][0] }
+		if i+2 < len(spans) && touches(i, i+1) && touches(i+1, i+2) &&
+			line[spans[i+1][0]:spans[i+2][1]] == BPEMarker && (i+3 == len(spans) || !touches(i+2, i+3)) {
+			tokens = append(tokens, line[spans[i][0]:spans[i+2][1]])
+			i += 2
+			continue
+		}
+		tokens = append(tokens, line[spans[i][0]:spans[i][1]])
+	}
+	return tokens
 }

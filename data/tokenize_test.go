@@ -2,6 +2,7 @@ package data
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -98,5 +99,58 @@ func TestTokenizerLowercasesLikeStringsToLower(t *testing.T) {
 	got := NewRegexTokenizer(true).Tokenize("İSTANBUL ΟΔΟΣ")
 	if want := []string{"istanbul", "οδοσ"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestTokenizerKeepsBPEMarkers: with KeepBPEMarkers, "@@" that ends a run of characters stays on the token
+// before it; any other "@" is punctuation as usual, and without the option every "@" is.
+func TestTokenizerKeepsBPEMarkers(t *testing.T) {
+	cases := []struct {
+		in          string
+		keep, plain []string
+	}{
+		{"Unter@@ halten", []string{"unter@@", "halten"}, []string{"unter", "@", "@", "halten"}},
+		{"ein rie@@ sen@@ großer hund .", []string{"ein", "rie@@", "sen@@", "großer", "hund", "."},
+			[]string{"ein", "rie", "@", "@", "sen", "@", "@", "großer", "hund", "."}},
+		{"l'@@ homme", []string{"l", "'@@", "homme"}, []string{"l", "'", "@", "@", "homme"}},
+		{"end@@", []string{"end@@"}, []string{"end", "@", "@"}},
+		{"mail a@@b @@ x", []string{"mail", "a", "@", "@", "b", "@", "@", "x"}, []string{"mail", "a", "@", "@", "b", "@", "@", "x"}},
+		{"a@@@ b", []string{"a", "@@@", "b"}, []string{"a", "@", "@", "@", "b"}},
+		{"no markers here", []string{"no", "markers", "here"}, []string{"no", "markers", "here"}},
+	}
+	for _, c := range cases {
+		keep := (&RegexTokenizer{Lowercase: true, KeepBPEMarkers: true}).Tokenize(c.in)
+		plain := NewRegexTokenizer(true).Tokenize(c.in)
+		if !reflect.DeepEqual(keep, c.keep) || !reflect.DeepEqual(plain, c.plain) {
+			t.Errorf("Tokenize(%q): keeping markers %q, want %q; plain %q, want %q", c.in, keep, c.keep, plain, c.plain)
+		}
+	}
+}
+
+// TestTokenizerReadsBPEOutputBack: text written by BPE.Apply (attend bpe apply) tokenizes, keeping markers, into
+// exactly the subwords written, so a model of words can be trained on it.
+func TestTokenizerReadsBPEOutputBack(t *testing.T) {
+	tok := NewRegexTokenizer(true)
+	lines := []string{"Zwei junge, weiße Männer sind im Freien in der Nähe vieler Büsche.",
+		"Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.", "Don't stop: it's 5 o'clock, isn't it?",
+		"3,5 km, 1.000 Leute, 2020er, 42nd, 10% und 7€"}
+	var sents [][]string
+	for _, l := range lines {
+		sents = append(sents, tok.Tokenize(l))
+	}
+	b := LearnBPE(sents, 40)
+	keep := &RegexTokenizer{KeepBPEMarkers: true}
+	split := 0
+	for _, s := range sents {
+		pieces := b.Apply(s)
+		if len(pieces) > len(s) {
+			split++
+		}
+		if got := keep.Tokenize(strings.Join(pieces, " ")); !reflect.DeepEqual(got, pieces) {
+			t.Errorf("%q tokenizes as %q", pieces, got)
+		}
+	}
+	if split == 0 {
+		t.Fatal("no word was split: the test tested nothing")
 	}
 }

@@ -9,7 +9,8 @@ import (
 
 // Average loads the checkpoints at paths and returns one whose weights are their element-wise mean, as
 // OpenNMT-py's average_models does: averaging the last few checkpoints of a run usually scores better than any
-// one of them. Every checkpoint must have the same architecture (model.* keys but dropout) and vocabularies; the result takes the
+// one of them. Every checkpoint must have the same architecture (model.* keys but dropout), vocabularies and subword
+// merges; the result takes the
 // configuration, optimizer state and position of the last one, so training resumed from it continues from there.
 func Average(paths []string) (*Checkpoint, error) {
 	if len(paths) == 0 {
@@ -60,6 +61,9 @@ func sameModel(a, b *Checkpoint) error {
 	}
 	if !slices.Equal(a.Model.TgtVocab.Tokens(), b.Model.TgtVocab.Tokens()) {
 		return errors.New("different target vocabularies")
+	}
+	if (a.Model.Subwords == nil) != (b.Model.Subwords == nil) || a.Model.Subwords != nil && !slices.Equal(a.Model.Subwords.Merges, b.Model.Subwords.Merges) {
+		return fmt.Errorf("different subword merges (%s, %s)", describeSubwords(a.Model.Subwords), describeSubwords(b.Model.Subwords))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/encoder"
 	"go.yaml.in/yaml/v3"
 )
@@ -58,6 +59,25 @@ type DataConfig struct {
 	BatchTokens int  `yaml:"batch_tokens"` // 0: batches of `batch` pairs; else rows × longer padded side ≤ this
 	BucketChunk int  `yaml:"bucket_chunk"` // sort by source length within chunks of this many batches
 	RoundLen    int  `yaml:"round_len"`    // round padded lengths up to a multiple of this (fewer graph shapes)
+	// Subword splits words into subwords before the vocabularies are built: "none" (the default, also spelled
+	// "": words are the tokens) or "bpe" (byte-pair encoding: train learns Merges merges jointly on the source and target
+	// sides of the training corpus, after tokenizing and lowercasing, and stores them in the checkpoint).
+	Subword string `yaml:"subword"`
+	Merges  int    `yaml:"merges"` // BPE merges to learn with subword bpe (0 with subword none)
+}
+
+// Subword settings of DataConfig.Subword; the empty string means SubwordNone.
+const (
+	SubwordNone = "none" // words are the model's tokens
+	SubwordBPE  = "bpe"  // words are split by byte-pair-encoding merges learned at training time
+)
+
+// Tokenizer is the tokenizer of the model's input text: lowercasing as Lowercase says, and, when the model
+// does not segment words itself (Subword none), keeping the "@@" markers of text split into subwords
+// beforehand, so that a model can be trained and used on the output of `attend bpe apply` or subword-nmt.
+// With Subword bpe the text must be words: "@@" is punctuation like any other.
+func (d DataConfig) Tokenizer() *data.RegexTokenizer {
+	return &data.RegexTokenizer{Lowercase: d.Lowercase, KeepBPEMarkers: d.Subword != SubwordBPE}
 }
 
 // TrainConfig controls the optimizer and the training loop.
@@ -111,7 +131,7 @@ type DecodeConfig struct {
 func Default() Config {
 	return Config{
 		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Dropout: 0.2},
-		Data:  DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4},
+		Data:  DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordNone},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10,
 			BestMetric: "ppl"},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
@@ -320,6 +340,7 @@ const (
 	maxLength  = 1 << 14 // sentence lengths in tokens
 	maxBatch   = 1 << 16 // sentences per batch
 	maxThreads = 1 << 8
+	maxMerges  = 1 << 20 // BPE merges (subword-nmt's usual range is 1,000 to 60,000)
 )
 
 // Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of
@@ -368,6 +389,16 @@ func (c Config) Validate() error {
 	intIn("data.batch_tokens", d.BatchTokens, 0, math.MaxInt, "0: batches of data.batch sentence pairs")
 	intIn("data.bucket_chunk", d.BucketChunk, 1, math.MaxInt, "")
 	intIn("data.round_len", d.RoundLen, 1, maxLength, "")
+	switch d.Subword {
+	case SubwordNone, "":
+		if d.Merges != 0 {
+			errs = append(errs, fmt.Errorf("config: data.merges is %d but data.subword is none; want data.merges 0, or data.subword bpe to learn merges", d.Merges))
+		}
+	case SubwordBPE:
+		intIn("data.merges", d.Merges, 1, maxMerges, "the number of BPE merges to learn with data.subword bpe")
+	default:
+		errs = append(errs, fmt.Errorf("config: data.subword is %q; want none or bpe", d.Subword))
+	}
 	intIn("train.epochs", t.Epochs, 1, math.MaxInt, "")
 	intIn("train.max_steps", t.MaxSteps, 0, math.MaxInt, "0: no limit")
 	if !(t.LR > 0 && t.LR <= 10) {

@@ -57,6 +57,29 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 			t.Errorf("Set(%q) = %v, want an error mentioning %q", c.set, err, c.want)
 		}
 	}
+	for _, c := range []struct {
+		sets []string
+		want string // "" for valid
+	}{
+		{[]string{"data.subword=bpe", "data.merges=8000"}, ""},
+		{[]string{"data.subword=bpe"}, "config: data.merges is 0; want between 1 and 1048576"},
+		{[]string{"data.subword=bpe", "data.merges=-5"}, "data.merges is -5; want between 1 and"},
+		{[]string{"data.subword=bpe", "data.merges=2000000"}, "data.merges is 2000000; want between 1 and"},
+		{[]string{"data.merges=8000"}, "data.merges is 8000 but data.subword is none"},
+		{[]string{"data.subword=BPE", "data.merges=10"}, `data.subword is "BPE"; want none or bpe`},
+		{[]string{"data.subword="}, ""},
+	} {
+		cfg := Default()
+		for _, set := range c.sets {
+			if err := cfg.Set(set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := cfg.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%v: Validate() = %v, want %q", c.sets, err, c.want)
+		}
+	}
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(path, []byte("model:\n  emb: 64\n  hiden: 3\n"), 0o644)
 	_, err := LoadConfig(path)

@@ -35,6 +35,9 @@ func TestCheckResumeRefusesArchitectureAndAppliesTrainingKeys(t *testing.T) {
 			[]string{"model.self_attention_layers is 0 in the checkpoint, 1 now"}, nil},
 		{"vocabulary keys, all named", func(c *Config) { c.Data.Lowercase = false; c.Data.MinFreq = 1; c.Data.MaxVocab = 500 },
 			boundary, []string{"data.lowercase", "data.min_freq is 2 in the checkpoint, 1 now", "data.max_vocab is 0 in the checkpoint, 500 now"}, nil},
+		{"subword keys", func(c *Config) { c.Data.Subword = SubwordBPE; c.Data.Merges = 8000 }, boundary,
+			[]string{"data.subword is none in the checkpoint, bpe now", "data.merges is 0 in the checkpoint, 8000 now"}, nil},
+		{"subword none spelled empty", func(c *Config) { c.Data.Subword = "" }, midEpoch, nil, []string{}},
 		{"batch mid-epoch", func(c *Config) { c.Data.Batch = 16 }, midEpoch, []string{"data.batch is 64 in the checkpoint, 16 now", "epoch 2 (batch 7)"}, nil},
 		{"seed mid-epoch", func(c *Config) { c.Train.Seed = 9 }, midEpoch, []string{"train.seed"}, nil},
 		{"batch at an epoch boundary", func(c *Config) { c.Data.Batch = 16 }, boundary, nil, []string{"data.batch 64 → 16"}},
@@ -83,7 +86,7 @@ func TestValidateNamesEverySettingOutOfRange(t *testing.T) {
 		"train.epochs=0", "train.epochs=-1", "train.max_steps=-1", "train.lr=0", "train.lr=NaN", "train.lr=100",
 		"train.clip=-1", "train.clip=+Inf", "train.log_every=0", "train.save_every=-1", "train.threads=0",
 		"train.threads=-3", "train.threads=1000", "train.graph_cache=0", "train.max_bad_steps=0",
-		"decode.max_len=0", "decode.batch=-1",
+		"decode.max_len=0", "decode.batch=-1", "data.subword=sentencepiece", "data.merges=100",
 	}
 	for _, set := range cases {
 		t.Run(set, func(t *testing.T) {
@@ -247,6 +250,7 @@ func TestLoadValidatesTheHeaderBeforeAllocating(t *testing.T) {
 		{"huge embedding", func(h map[string]any) { h["config"].(map[string]any)["Model"].(map[string]any)["Emb"] = 1 << 30 }, "model.emb"},
 		{"other width", func(h map[string]any) { h["config"].(map[string]any)["Model"].(map[string]any)["DecHidden"] = 40000 }, "the config implies"},
 		{"bad config", func(h map[string]any) { h["config"].(map[string]any)["Data"].(map[string]any)["Batch"] = -1 }, "data.batch"},
+		{"merges of a model of words", func(h map[string]any) { h["bpe_merges"] = []any{[]any{"a", "b"}} }, "data.subword"},
 		{"bigger vocabulary", func(h map[string]any) {
 			h["tgt_vocab"] = append(h["tgt_vocab"].([]any), "zz1", "zz2")
 		}, "the config implies"},

@@ -18,6 +18,11 @@ func (c Change) String() string { return fmt.Sprintf("%s %v → %v", c.Key, c.Ol
 
 // Diff lists the keys whose values differ from old to new, in the order of the Config struct.
 func Diff(old, new Config) []Change {
+	for _, c := range []*Config{&old, &new} {
+		if c.Data.Subword == "" {
+			c.Data.Subword = SubwordNone // the same setting, spelled two ways
+		}
+	}
 	var out []Change
 	ov, nv := reflect.ValueOf(old), reflect.ValueOf(new)
 	for i := 0; i < ov.NumField(); i++ {
@@ -35,7 +40,7 @@ func Diff(old, new Config) []Change {
 // fixedOnResume reports whether key shapes the model or its vocabularies, which a checkpoint fixes for good.
 func fixedOnResume(key string) bool {
 	switch key {
-	case "data.lowercase", "data.min_freq", "data.max_vocab":
+	case "data.lowercase", "data.min_freq", "data.max_vocab", "data.subword", "data.merges":
 		return true
 	}
 	return strings.HasPrefix(key, "model.")
@@ -53,7 +58,7 @@ func batchShaping(key string) bool {
 
 // CheckResume decides whether a run that stopped at prog under the stored configuration may continue under
 // wanted, and returns the keys that change. Architecture and vocabulary keys (model.*, data.lowercase,
-// data.min_freq, data.max_vocab) may not change at all; keys that shape the batches (data.batch,
+// data.min_freq, data.max_vocab, data.subword, data.merges) may not change at all; keys that shape the batches (data.batch,
 // data.batch_tokens, data.bucket_chunk, data.round_len, data.max_len, train.seed) only at an epoch boundary; every other key
 // (train.lr, train.epochs, train.clip, …) takes effect. A run that has nothing left to do is refused as well.
 // The error names every refused key with its stored and wanted value.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/model/checkpoint"
@@ -39,8 +40,12 @@ type header struct {
 	Config   Config   `json:"config"`
 	SrcVocab []string `json:"src_vocab"`
 	TgtVocab []string `json:"tgt_vocab"`
-	Progress Progress `json:"progress"`
-	AdamStep int      `json:"adam_step"`
+	// BPEMerges are the model's subword merges in the order learned (data.subword bpe; "</w>" marks a word's
+	// last symbol, as in data.BPE), absent or null for a model of words and in checkpoints written before
+	// subwords existed.
+	BPEMerges [][2]string `json:"bpe_merges"`
+	Progress  Progress    `json:"progress"`
+	AdamStep  int         `json:"adam_step"`
 }
 
 const formatName = "attend-seq2seq"
@@ -64,8 +69,17 @@ func Save(path string, cfg Config, m *Seq2Seq[float32], opt *Adam[float32], prog
 			return fmt.Errorf("save %s: %s%s[%d] is not finite; checkpoint not written", path, prefix, name, i)
 		}
 	}
+	if (m.Subwords != nil) != (cfg.Data.Subword == SubwordBPE) {
+		return fmt.Errorf("save %s: data.subword is %s but the model has %s", path, cfg.Data.Subword, describeSubwords(m.Subwords))
+	}
 	h := header{Format: formatName, Dtype: "float32", Config: cfg, SrcVocab: m.SrcVocab.Tokens(), TgtVocab: m.TgtVocab.Tokens(),
 		Progress: prog, AdamStep: opt.Steps}
+	if m.Subwords != nil {
+		h.BPEMerges = m.Subwords.Merges
+		if h.BPEMerges == nil {
+			h.BPEMerges = [][2]string{} // learned none (a tiny corpus): stored as [], still a subword model
+		}
+	}
 	raw, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
@@ -109,6 +123,10 @@ func Load(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: target vocabulary: %w", path, err)
 	}
+	subwords, err := h.subwords()
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
 	// Compare every tensor the config implies with what the file holds before allocating anything: the
 	// checksum protects against corruption, not against a crafted header asking for huge sizes.
 	implied, err := newModel[float32](h.Config.Model, src, tgt, param.NewShapeSet[float32]())
@@ -133,6 +151,7 @@ func Load(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
+	m.Subwords = subwords
 	opt := NewAdam(m.Params, h.Config.Train.LR)
 	opt.Steps = h.AdamStep
 	fill := func(prefix string, set *param.Set[float32]) error {
@@ -154,6 +173,39 @@ func Load(path string) (*Checkpoint, error) {
 		}
 	}
 	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil
+}
+
+// subwords returns the stored merges, checked against data.subword and data.merges: present exactly when the
+// config says bpe (possibly empty: a tiny corpus may offer no pair to merge), at most data.merges of them, each
+// two non-empty symbols without white space, as a merges file holds them.
+func (h header) subwords() (*data.BPE, error) {
+	d := h.Config.Data
+	switch {
+	case d.Subword != SubwordBPE && h.BPEMerges != nil:
+		return nil, fmt.Errorf("bpe_merges holds %d merges but data.subword is %s", len(h.BPEMerges), d.Subword)
+	case d.Subword != SubwordBPE:
+		return nil, nil
+	case h.BPEMerges == nil:
+		return nil, fmt.Errorf("data.subword is bpe but the checkpoint holds no bpe_merges")
+	case len(h.BPEMerges) > d.Merges:
+		return nil, fmt.Errorf("bpe_merges holds %d merges, more than data.merges %d", len(h.BPEMerges), d.Merges)
+	}
+	for i, m := range h.BPEMerges {
+		for _, sym := range m {
+			if sym == "" || strings.ContainsFunc(sym, unicode.IsSpace) {
+				return nil, fmt.Errorf("bpe_merges[%d] is %q: want two non-empty symbols without white space", i, m)
+			}
+		}
+	}
+	return &data.BPE{Merges: h.BPEMerges}, nil
+}
+
+// describeSubwords says what a model splits words with, for messages.
+func describeSubwords(b *data.BPE) string {
+	if b == nil {
+		return "no subword merges"
+	}
+	return fmt.Sprintf("%d BPE merges", len(b.Merges))
 }
 
 // validatePosition checks the training position a run would resume from: counts that are negative would index

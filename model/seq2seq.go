@@ -16,13 +16,17 @@ import (
 	"github.com/attend-nmt/attend/param"
 )
 
-// Seq2Seq is the encoder, the attention and the decoder over one parameter set, with the vocabularies they index.
+// Seq2Seq is the encoder, the attention and the decoder over one parameter set, with the vocabularies they index
+// and, for a model trained on subwords, the merges that split words into the vocabularies' tokens.
 type Seq2Seq[T kernels.Float] struct {
 	Cfg                ModelConfig
 	SrcVocab, TgtVocab *data.Vocab
-	Params             *param.Set[T]
-	Encoder            *encoder.Encoder[T]
-	Decoder            *decoder.Decoder[T]
+	// Subwords splits the words of both sides into the vocabularies' subwords (data.subword bpe), nil when the
+	// vocabularies hold words. Translating splits the input with it and joins the output back into words.
+	Subwords *data.BPE
+	Params   *param.Set[T]
+	Encoder  *encoder.Encoder[T]
+	Decoder  *decoder.Decoder[T]
 }
 
 // New builds a model with zero weights; call Init or load a checkpoint.

@@ -33,6 +33,9 @@ format: "i-j" pairs, 0-based, source position first (--output, or standard outpu
 With --reverse CKPT (a model trained in the other direction) the two directions are combined by --sym:
 intersection, union, grow-diag or grow-diag-final (the default).
 
+A model trained on subwords (data.subword bpe) links subwords, and two words are linked when any of their
+subwords are (OpenNMT-py's convention): the output counts words, so it scores against word-level gold.
+
 With --gold FILE (Pharaoh, "i-j" sure and "ipj" possible links; --one-based if its positions count from 1) it
 prints precision, recall and alignment error rate (Och and Ney 2003) over the corpus.`,
 		Args: cobra.NoArgs,

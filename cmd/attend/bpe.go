@@ -34,8 +34,11 @@ subwords that do not end a word carry "@@", as subword-nmt writes them, and the 
   attend bpe apply --codes codes.bpe < test.de > test.bpe.de
   attend bpe undo < hyp.bpe.en > hyp.en
 
-attend train's own tokenizer splits "@@" off as punctuation, so subword text is for other tools until
-training learns and applies the merges itself.`,
+attend train can learn and apply the merges itself: --set data.subword=bpe --set data.merges=8000 learns one
+list of merges for both languages (as "bpe learn" with both training files does), stores it in the checkpoint,
+and translate, eval, align and heatmap then read and write words. Text split here (or by subword-nmt) can also
+be trained on as it is, with data.subword none: the tokenizer then keeps the "@@" markers, and the model
+writes subwords, which "bpe undo" joins.`,
 	}
 	var o bpeOptions
 	learn := &cobra.Command{

@@ -32,7 +32,10 @@ With --input FILE (one sentence per line) and --out-dir DIR, it writes DIR/0001.
 first --limit sentences and DIR/index.html, a gallery showing each picture with its sentence, output, reference
 (--ref FILE, line-aligned) and mean attention entropy, sortable by entropy; open it in a browser, no server
 needed. Labels use the embedded Liberation Sans: Latin scripts (German, French, Czech, Vietnamese, …), Greek and
-Cyrillic render; other scripts do not.`,
+Cyrillic render; other scripts do not.
+
+A model trained on subwords (data.subword bpe) is drawn in words: a source word's column sums its subwords'
+weights and an output word's row averages its subwords' rows.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
 	}
@@ -76,7 +79,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if err != nil {
 		return err
 	}
-	tok := data.NewRegexTokenizer(ck.Config.Data.Lowercase)
+	tok := ck.Config.Data.Tokenizer()
 	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
 	if o.maxLen > 0 {
 		req.MaxLen = o.maxLen

@@ -44,7 +44,13 @@ each <unk>, the source word that the model attended to most when it produced it.
 
 Output: detokenized text (no space before punctuation, apostrophes rejoined: "a man's hat."); --tokenized
 writes the model's tokens separated by spaces. Casing is lost when the model was trained lowercased (the
-checkpoint's data.lowercase, on by default): its output is all lowercase.`,
+checkpoint's data.lowercase, on by default): its output is all lowercase.
+
+Subwords: a model trained with data.subword bpe splits the input words with its stored merges and joins its
+output subwords back into words, so the output, --tokenized included, is words. --attention then has word rows
+and columns (a source word gets the sum of its subwords' weights, an output word the mean of its subwords'
+rows) and the subword matrix under "subwords"; --alignments links two words when any of their subwords are
+linked (OpenNMT-py's convention); --replace-unk copies the most-attended source subword, "@@" and all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
