@@ -352,13 +352,7 @@ func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 						clear(out[r*s : (r+1)*s])
 						continue
 					}
-					var dot T
-					for j := r * s; j < (r+1)*s; j++ {
-						dot += w[j] * g[j]
-					}
-					for j := r * s; j < (r+1)*s; j++ {
-						out[j] = w[j] * (g[j] - dot)
-					}
+					kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
 				}
 			},
 		}
@@ -466,13 +460,7 @@ func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen i
 			forward: func(in [][]T, _ []tensor.Shape, out []T) {
 				w, g := in[0], in[1]
 				for r := 0; r < shape[0]; r++ {
-					var dot T
-					for j := r * s; j < (r+1)*s; j++ {
-						dot += w[j] * g[j]
-					}
-					for j := r * s; j < (r+1)*s; j++ {
-						out[j] = w[j] * (g[j] - dot)
-					}
+					kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
 				}
 			},
 		}

@@ -60,6 +60,18 @@ func Tanh[T Float](x T) T { return T(math.Tanh(float64(x))) }
 // exactly zero in float32 and float64, finite so that a row with every position masked stays NaN-free.
 const MaskNegative = -1e9
 
+// SoftmaxRowBackward writes into dScores the gradient of the scores of one row given w = softmax(scores) and
+// dW, the gradient of w: dScores_i = w_i (dW_i − Σ_j w_j dW_j). dScores may be dW itself.
+func SoftmaxRowBackward[T Float](w, dW, dScores []T) {
+	var dot T
+	for i, wi := range w {
+		dot += wi * dW[i]
+	}
+	for i, wi := range w {
+		dScores[i] = wi * (dW[i] - dot)
+	}
+}
+
 // SoftmaxRow overwrites row with softmax(row), treating entries at index >= valid as masked: they come out
 // exactly 0. It subtracts the row maximum before exp so that large scores cannot overflow, and returns the
 // log-sum-exp of the valid entries (so −log softmax_y = lse − x_y needs no second pass).
