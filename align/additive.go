@@ -57,14 +57,14 @@ func (m *Additive[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T
 	if len(memory) != rows*srcLen*m.MemDim || len(keys) != rows*srcLen*m.Dim {
 		panic(fmt.Sprintf("align: Additive.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, m.MemDim, m.Dim))
 	}
-	linear(memory, m.MemW.Data, rows*srcLen, m.MemDim, m.Dim, keys, m.Dim)
+	kernels.Linear(memory, m.MemW.Data, rows*srcLen, m.MemDim, m.Dim, keys, m.Dim)
 }
 
 // KeysBackward adds dW_h = memoryᵀ dKeys and dMemory = dKeys W_hᵀ.
 func (m *Additive[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
 	n := rows * srcLen
 	// forward: keys = memory W_h
-	linearBackward(memory, m.MemW.Data, dKeys, n, m.MemDim, m.Dim, m.Dim, dMemory, grads[0])
+	kernels.LinearBackward(memory, m.MemW.Data, dKeys, n, m.MemDim, m.Dim, m.Dim, dMemory, grads[0])
 }
 
 // WorkSize is q (rows, Dim) then the hidden layer tanh(q + keys) (rows, srcLen, Dim).
@@ -77,7 +77,7 @@ func (m *Additive[T]) Score(query, keys []T, rows, srcLen int, scores, work []T)
 		panic(fmt.Sprintf("align: Additive.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
 	}
 	q, hidden := work[:rows*d], work[rows*d:]
-	linear(query, m.QueryW.Data, rows, m.QueryDim, d, q, d)
+	kernels.Linear(query, m.QueryW.Data, rows, m.QueryDim, d, q, d)
 	kernels.AddBias(q, rows, d, m.QueryB.Data)
 	for r := 0; r < rows; r++ {
 		qr := q[r*d : (r+1)*d]
@@ -122,7 +122,7 @@ func (m *Additive[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen
 		}
 	}
 	// forward: q = query W_s + b_s
-	linearBackward(query, m.QueryW.Data, dq, rows, m.QueryDim, d, d, dQuery, gQueryW)
+	kernels.LinearBackward(query, m.QueryW.Data, dq, rows, m.QueryDim, d, d, dQuery, gQueryW)
 	for r := 0; r < rows; r++ {
 		for a, g := range dq[r*d : (r+1)*d] {
 			gQueryB[a] += g

@@ -150,7 +150,7 @@ func (c *Cosine[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 	q := query
 	if c.QueryW != nil {
 		q = w.q
-		linear(query, c.QueryW.Data, rows, c.QueryDim, m, q, m)
+		kernels.Linear(query, c.QueryW.Data, rows, c.QueryDim, m, q, m)
 	}
 	tau := c.Tau.Data[0]
 	for r := 0; r < rows; r++ {
@@ -199,7 +199,7 @@ func (c *Cosine[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen i
 	}
 	if c.QueryW != nil {
 		// forward: q = query W_q
-		linearBackward(query, c.QueryW.Data, dq, rows, c.QueryDim, m, m, dQuery, grads[0])
+		kernels.LinearBackward(query, c.QueryW.Data, dq, rows, c.QueryDim, m, m, dQuery, grads[0])
 	}
 }
 

@@ -91,7 +91,7 @@ func (d *Dot[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 	q := query
 	if d.QueryW != nil {
 		q = work[:rows*d.MemDim]
-		linear(query, d.QueryW.Data, rows, d.QueryDim, d.MemDim, q, d.MemDim)
+		kernels.Linear(query, d.QueryW.Data, rows, d.QueryDim, d.MemDim, q, d.MemDim)
 	}
 	dotScores(q, keys, rows, srcLen, d.MemDim, d.scale(), scores)
 }
@@ -106,7 +106,7 @@ func (d *Dot[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int,
 	clear(dq)
 	dotScoresBackward(q, keys, dScores, rows, srcLen, d.MemDim, d.scale(), dq, dKeys)
 	// forward: q = query W_q
-	linearBackward(query, d.QueryW.Data, dq, rows, d.QueryDim, d.MemDim, d.MemDim, dQuery, grads[0])
+	kernels.LinearBackward(query, d.QueryW.Data, dq, rows, d.QueryDim, d.MemDim, d.MemDim, dQuery, grads[0])
 }
 
 // dotScores writes scores[r,i] = scale · q[r]·keys[r,i] for q (rows, width) and keys (rows, srcLen, width).

@@ -57,7 +57,7 @@ func (l *Local[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 	if len(memory) != rows*srcLen*l.MemDim || len(keys) != rows*srcLen*kw || len(lengths) < rows {
 		panic(fmt.Sprintf("align: Local.Keys got memory %d, keys %d, lengths %d for %d×%d×%d", len(memory), len(keys), len(lengths), rows, srcLen, l.MemDim))
 	}
-	linear(memory, l.W.Data, rows*srcLen, l.MemDim, l.QueryDim, keys, kw)
+	kernels.Linear(memory, l.W.Data, rows*srcLen, l.MemDim, l.QueryDim, keys, kw)
 	for r := 0; r < rows; r++ {
 		for i := 0; i < srcLen; i++ {
 			keys[(r*srcLen+i)*kw+l.QueryDim] = T(lengths[r])
@@ -68,7 +68,7 @@ func (l *Local[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 // KeysBackward adds dW = memoryᵀ dKeys and dMemory = dKeys Wᵀ (the length slot has no gradient).
 func (l *Local[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
 	n, kw := rows*srcLen, l.KeyWidth()
-	linearBackward(memory, l.W.Data, dKeys, n, l.MemDim, l.QueryDim, kw, dMemory, grads[0])
+	kernels.LinearBackward(memory, l.W.Data, dKeys, n, l.MemDim, l.QueryDim, kw, dMemory, grads[0])
 }
 
 // WorkSize: tanh(W_p s) and its gradient (rows, Dim each) and sigmoid(v_pᵀ tanh(W_p s)) (rows).
@@ -91,7 +91,7 @@ func (l *Local[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 		panic(fmt.Sprintf("align: Local.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
 	}
 	z, sig := work[:rows*a], work[2*rows*a:]
-	linear(query, l.PosW.Data, rows, q, a, z, a)
+	kernels.Linear(query, l.PosW.Data, rows, q, a, z, a)
 	kernels.TanhSlice(z)
 	for r := 0; r < rows; r++ {
 		var s T
@@ -149,7 +149,7 @@ func (l *Local[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen in
 			dzr[j] = ds * v * (1 - zr[j]*zr[j])
 		}
 	}
-	linearBackward(query, l.PosW.Data, dz, rows, q, a, a, dQuery, gPosW)
+	kernels.LinearBackward(query, l.PosW.Data, dz, rows, q, a, a, dQuery, gPosW)
 }
 
 // graphLocal is local-p attention bound to one training graph.

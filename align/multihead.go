@@ -66,8 +66,8 @@ func (m *MultiHead[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []
 		panic(fmt.Sprintf("align: MultiHead.Keys got memory %d, keys %d for %d×%d×%d", len(memory), len(keys), rows, srcLen, m.MemDim))
 	}
 	for j := 0; j < m.Heads; j++ {
-		linear(memory, m.KeyW.Block(j), n, m.MemDim, dk, keys[j*dk:], kw)
-		linear(memory, m.ValueW.Block(j), n, m.MemDim, dk, keys[hd+j*dk:], kw)
+		kernels.Linear(memory, m.KeyW.Block(j), n, m.MemDim, dk, keys[j*dk:], kw)
+		kernels.Linear(memory, m.ValueW.Block(j), n, m.MemDim, dk, keys[hd+j*dk:], kw)
 	}
 }
 
@@ -77,7 +77,7 @@ func (m *MultiHead[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory
 	for j := 0; j < m.Heads; j++ {
 		for part, w := range []*param.Tensor[T]{m.KeyW, m.ValueW} {
 			off, g := part*hd+j*dk, grads[1+part][j*m.MemDim*dk:(j+1)*m.MemDim*dk]
-			linearBackward(memory, w.Block(j), dKeys[off:], n, m.MemDim, dk, kw, dMemory, g)
+			kernels.LinearBackward(memory, w.Block(j), dKeys[off:], n, m.MemDim, dk, kw, dMemory, g)
 		}
 	}
 }
@@ -125,7 +125,7 @@ func (m *MultiHead[T]) AttendStep(query, keys, memory, noise []T, lengths []int,
 	w := m.work(work, rows)
 	scale := T(1 / math.Sqrt(float64(dk)))
 	for j := 0; j < h; j++ {
-		linear(query, m.QueryW.Block(j), rows, m.QueryDim, dk, w.q[j*dk:], hd)
+		kernels.Linear(query, m.QueryW.Block(j), rows, m.QueryDim, dk, w.q[j*dk:], hd)
 	}
 	clear(weights)
 	for r := 0; r < rows; r++ {
@@ -214,7 +214,7 @@ func (m *MultiHead[T]) AttendStepBackward(query, keys, memory, work, dCtx []T, l
 	}
 	// forward: Q_j = query W_Q,j
 	for j := 0; j < h; j++ {
-		linearBackward(query, m.QueryW.Block(j), w.dq[j*dk:], rows, m.QueryDim, dk, hd, dQuery, grads[0][j*m.QueryDim*dk:(j+1)*m.QueryDim*dk])
+		kernels.LinearBackward(query, m.QueryW.Block(j), w.dq[j*dk:], rows, m.QueryDim, dk, hd, dQuery, grads[0][j*m.QueryDim*dk:(j+1)*m.QueryDim*dk])
 	}
 }
 

@@ -261,9 +261,9 @@ func (c *blockCache[T]) forward(w blockWeights[T], x []T) {
 	c.x = x
 	// Q_j = x W_Q,j + b_Q,j (and K, V): each head's columns of one (N, D) buffer.
 	for j := 0; j < c.heads; j++ {
-		linear(x, w.qW[j*d*hd:(j+1)*d*hd], n, d, hd, c.q[j*hd:], d)
-		linear(x, w.kW[j*d*hd:(j+1)*d*hd], n, d, hd, c.k[j*hd:], d)
-		linear(x, w.vW[j*d*hd:(j+1)*d*hd], n, d, hd, c.v[j*hd:], d)
+		kernels.Linear(x, w.qW[j*d*hd:(j+1)*d*hd], n, d, hd, c.q[j*hd:], d)
+		kernels.Linear(x, w.kW[j*d*hd:(j+1)*d*hd], n, d, hd, c.k[j*hd:], d)
+		kernels.Linear(x, w.vW[j*d*hd:(j+1)*d*hd], n, d, hd, c.v[j*hd:], d)
 	}
 	kernels.AddBias(c.q, n, d, w.qB)
 	kernels.AddBias(c.k, n, d, w.kB)
@@ -293,7 +293,7 @@ func (c *blockCache[T]) forward(w blockWeights[T], x []T) {
 	kernels.AddBias(c.res1, n, d, w.oB)
 	layerNormForward(c.y1, c.mean1, c.rstd1, c.res1, w.n1G, w.n1B, n, d)
 	// act = ReLU(y1 W_1 + b_1);  res2 = y1 + act W_2 + b_2;  out = LayerNorm(res2), padded rows 0
-	linear(c.y1, w.f1W, n, d, f, c.act, f)
+	kernels.Linear(c.y1, w.f1W, n, d, f, c.act, f)
 	kernels.AddBias(c.act, n, f, w.f1B)
 	for i, a := range c.act {
 		if a < 0 {
@@ -330,7 +330,7 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 	copy(dY1, dRes)
 	addColumnSums(dw.f2B, dRes, n, d)
 	clear(dAct)
-	linearBackward(c.act, w.f2W, dRes, n, f, d, d, dAct, dw.f2W)
+	kernels.LinearBackward(c.act, w.f2W, dRes, n, f, d, d, dAct, dw.f2W)
 	// forward: act = ReLU(h), so dh = dact where act > 0
 	for i, a := range c.act {
 		if a <= 0 {
@@ -339,14 +339,14 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 	}
 	// forward: h = y1 W_1 + b_1
 	addColumnSums(dw.f1B, dAct, n, f)
-	linearBackward(c.y1, w.f1W, dAct, n, d, f, f, dY1, dw.f1W)
+	kernels.LinearBackward(c.y1, w.f1W, dAct, n, d, f, f, dY1, dw.f1W)
 	// forward: y1 = LayerNorm(res1)
 	layerNormBackward(dRes, dw.n1G, dw.n1B, dY1, c.res1, c.mean1, c.rstd1, w.n1G, n, d)
 	// forward: res1 = x + C W_O + b_O, so dx = dres1, dW_O += Cᵀ dres1, dC = dres1 W_Oᵀ
 	copy(dx, dRes)
 	addColumnSums(dw.oB, dRes, n, d)
 	clear(dCtx)
-	linearBackward(c.ctx, w.oW, dRes, n, d, d, d, dCtx, dw.oW)
+	kernels.LinearBackward(c.ctx, w.oW, dRes, n, d, d, d, dCtx, dw.oW)
 	// forward: C_j = A_j V_j with A_j = softmax(e), e = Q_j K_jᵀ / √HD
 	clear(dQ)
 	clear(dK)
@@ -385,22 +385,10 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 	addColumnSums(dw.vB, dV, n, d)
 	for j := 0; j < c.heads; j++ {
 		blk := func(t []T) []T { return t[j*d*hd : (j+1)*d*hd] }
-		linearBackward(c.x, blk(w.qW), dQ[j*hd:], n, d, hd, d, dx, blk(dw.qW))
-		linearBackward(c.x, blk(w.kW), dK[j*hd:], n, d, hd, d, dx, blk(dw.kW))
-		linearBackward(c.x, blk(w.vW), dV[j*hd:], n, d, hd, d, dx, blk(dw.vW))
+		kernels.LinearBackward(c.x, blk(w.qW), dQ[j*hd:], n, d, hd, d, dx, blk(dw.qW))
+		kernels.LinearBackward(c.x, blk(w.kW), dK[j*hd:], n, d, hd, d, dx, blk(dw.kW))
+		kernels.LinearBackward(c.x, blk(w.vW), dV[j*hd:], n, d, hd, d, dx, blk(dw.vW))
 	}
-}
-
-// linear is y = x W over n rows, x (n, in), W (in, out), y (n, out) with row stride ldy (a column block of a
-// wider buffer when ldy > out); y is overwritten. (align/linear.go's pair, which align keeps unexported.)
-func linear[T kernels.Float](x, w []T, n, in, out int, y []T, ldy int) {
-	kernels.Gemm(false, false, n, out, in, 1, x, in, w, out, 0, y, ldy)
-}
-
-// linearBackward is linear's backward pass: given dy (row stride ldy) it adds dW += xᵀ dy and dx += dy Wᵀ.
-func linearBackward[T kernels.Float](x, w, dy []T, n, in, out, ldy int, dx, dw []T) {
-	kernels.Gemm(true, false, in, out, n, 1, x, in, dy, ldy, 1, dw, out)
-	kernels.Gemm(false, true, n, in, out, 1, dy, ldy, w, out, 1, dx, in)
 }
 
 // addColumnSums adds the column sums of dy (n, width) into db: the gradient of a bias added to every row.
