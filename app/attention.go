@@ -54,7 +54,7 @@ func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]
 		}
 		for r, f := range m.Force(&b) {
 			i := index[b.Index[r]]
-			out[i].Attention, out[i].LogProbs, out[i].Heads = f.Attention, f.LogProbs, f.Heads
+			out[i].Attention, out[i].LogProbs, out[i].Heads, out[i].SelfAttention = f.Attention, f.LogProbs, f.Heads, f.SelfAttention
 		}
 	}
 	return out, nil

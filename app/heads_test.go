@@ -70,3 +70,48 @@ func TestMultiHeadTranslationsExportEveryHead(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfAttentionWeightsAreExported translates with a random model with two self-attention blocks: each
+// sentence carries, per block and head, a square matrix over its source words whose rows sum to 1.
+func TestSelfAttentionWeightsAreExported(t *testing.T) {
+	words := [][]string{strings.Fields("a b c d e f g")}
+	cfg := tinyTrainConfig().Model
+	cfg.SelfAttentionLayers, cfg.Heads = 2, 2
+	m, err := model.New[float32](cfg, data.BuildVocab(words, 1, 0), data.BuildVocab(words, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(rand.New(rand.NewPCG(5, 0)))
+	sents := [][]string{strings.Fields("a b c"), strings.Fields("g f e d c b a"), {}}
+	trs, err := TranslateTokens(context.Background(), m, sents, DecodeOptions{MaxLen: 5, Batch: 2, Beam: 1, Heads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trs[2].SelfAttention != nil {
+		t.Fatalf("an empty sentence has self-attention %v", trs[2].SelfAttention)
+	}
+	for s, tr := range trs[:2] {
+		if len(tr.SelfAttention) != 2 {
+			t.Fatalf("sentence %d: %d blocks of self-attention, want 2", s, len(tr.SelfAttention))
+		}
+		for l, block := range tr.SelfAttention {
+			if len(block) != 2 {
+				t.Fatalf("sentence %d block %d: %d heads, want 2", s, l, len(block))
+			}
+			for j, head := range block {
+				if len(head) != len(tr.Source) {
+					t.Fatalf("sentence %d block %d head %d: %d rows for %d words", s, l, j, len(head), len(tr.Source))
+				}
+				for i, row := range head {
+					var sum float64
+					for _, w := range row {
+						sum += float64(w)
+					}
+					if len(row) != len(tr.Source) || math.Abs(sum-1) > 1e-5 {
+						t.Fatalf("sentence %d block %d head %d word %d: %d weights summing to %v", s, l, j, i, len(row), sum)
+					}
+				}
+			}
+		}
+	}
+}

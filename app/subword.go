@@ -17,6 +17,8 @@ type Subwords struct {
 	Output    []string      `json:"output"`
 	Attention [][]float32   `json:"attention"`
 	Heads     [][][]float32 `json:"heads,omitempty"` // per head, when asked for (see Translation.Heads)
+	// SelfAttention is Translation.SelfAttention among source subwords.
+	SelfAttention [][][][]float32 `json:"self_attention,omitempty"`
 	// SourceWord[i] and OutputWord[t] are the indices of the words that source subword i and output subword t
 	// belong to (-1: none, for an output made only of empty "@@" subwords).
 	SourceWord []int `json:"-"`
@@ -110,11 +112,20 @@ func toWords(tr Translation, words []string, srcWord []int) Translation {
 // toGivenWords is toWords for an output whose words are known (a forced target split by Split): out, and
 // outWord, the word of each output subword.
 func toGivenWords(tr Translation, words []string, srcWord []int, out []string, outWord []int) Translation {
-	sub := &Subwords{Source: tr.Source, Output: tr.Output, Attention: tr.Attention, Heads: tr.Heads, SourceWord: srcWord, OutputWord: outWord}
+	sub := &Subwords{Source: tr.Source, Output: tr.Output, Attention: tr.Attention, Heads: tr.Heads, SelfAttention: tr.SelfAttention,
+		SourceWord: srcWord, OutputWord: outWord}
 	w := Translation{Source: words, Output: nonNil(out), Score: tr.Score, Subwords: sub,
 		Attention: wordAttention(tr.Attention, srcWord, len(words), outWord, len(out))}
 	for _, head := range tr.Heads {
 		w.Heads = append(w.Heads, wordAttention(head, srcWord, len(words), outWord, len(out)))
+	}
+	// Among source words: rows (queries) and columns (keys) are both source subwords.
+	for _, block := range tr.SelfAttention {
+		var heads [][][]float32
+		for _, head := range block {
+			heads = append(heads, wordAttention(head, srcWord, len(words), srcWord, len(words)))
+		}
+		w.SelfAttention = append(w.SelfAttention, heads)
 	}
 	if tr.LogProbs != nil {
 		w.LogProbs = make([]float64, len(w.Attention))

@@ -50,8 +50,9 @@ type DecodeOptions struct {
 	Alpha, Beta float64
 	MaxLenRatio float64
 	ReplaceUnk  bool // put the most-attended source word in place of each <unk> in the output
-	// Heads keeps each head's weights (Translation.Heads) when the model's attention has several heads: one
-	// teacher-forced pass of the chosen translation per batch recovers them.
+	// Heads keeps each head's weights (Translation.Heads) when the model's attention has several heads, and the
+	// self-attention layers' weights (Translation.SelfAttention) when it has those: one teacher-forced pass of the
+	// chosen translation per batch recovers them.
 	Heads bool
 }
 
@@ -92,6 +93,10 @@ type Translation struct {
 	// Heads, for a model whose attention has several heads (multi-head) when asked for, holds one matrix like
 	// Attention per head; Attention is their average.
 	Heads [][][]float32 `json:"heads,omitempty"`
+	// SelfAttention, for a model with self-attention encoder layers when asked for (with Heads), holds each
+	// block's heads' weights among the source words: SelfAttention[l][j][i][k] is the weight of word k for word i
+	// in head j of block l.
+	SelfAttention [][][][]float32 `json:"self_attention,omitempty"`
 	// LogProbs, for a target scored by teacher forcing (ForceTokens), is the log-probability of each output
 	// word and of the final </s>.
 	LogProbs     []float64     `json:"log_probs,omitempty"`
@@ -330,7 +335,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if opts.Heads && m.Decoder.HeadCount() > 1 {
+	if opts.Heads && (m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil) {
 		if err := addHeads(ctx, m, out, examples, index, ids, opts.Batch); err != nil {
 			return nil, err
 		}
@@ -338,7 +343,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	return out, nil
 }
 
-// addHeads fills the Heads of the translations out[index[k]] of examples[k] by feeding each chosen translation
+// addHeads fills the Heads (and SelfAttention) of the translations out[index[k]] of examples[k] by feeding each chosen translation
 // ids[index[k]] back through the decoder (model.Seq2Seq.Force), which repeats the search's computation of those
 // words; a translation that hit the length limit has no </s> row, so its extra forced row is dropped.
 func addHeads(ctx context.Context, m *model.Seq2Seq[float32], out []Translation, examples []data.Example, index []int, ids [][]int, batch int) error {
@@ -352,7 +357,7 @@ func addHeads(ctx context.Context, m *model.Seq2Seq[float32], out []Translation,
 		}
 		for r, f := range m.Force(&b) {
 			tr := &out[index[b.Index[r]]]
-			tr.Heads = f.Heads
+			tr.Heads, tr.SelfAttention = f.Heads, f.SelfAttention
 			for j := range tr.Heads {
 				tr.Heads[j] = tr.Heads[j][:len(tr.Attention)]
 			}

@@ -122,6 +122,9 @@ type Output[T kernels.Float] struct {
 	// FinalH and FinalC are (Rows, 2*Hidden): [forward state after the last word ; backward state after the first
 	// word]. For a GRU, FinalC equals FinalH.
 	FinalH, FinalC []T
+	// Self holds what the self-attention blocks computed, their weights among them (SelfAttentionCache.Weights);
+	// nil without self-attention layers.
+	Self *SelfAttentionCache[T]
 }
 
 // Forward encodes a time-major batch: src is (srcLen, rows) token ids, lengths the real length of each row.
@@ -158,7 +161,7 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 	if e.Self != nil {
 		// The blocks replace the memory; the final states stay those of the recurrent layer.
 		memory := make([]T, len(out.Memory))
-		e.Self.Forward(e.Self.Weights(), out.Memory, lengths, rows, srcLen, memory, kernels.NewArena[T](), "enc.self")
+		out.Self = e.Self.Forward(e.Self.Weights(), out.Memory, lengths, rows, srcLen, memory, kernels.NewArena[T](), "enc.self")
 		out.Memory = memory
 	}
 	return out

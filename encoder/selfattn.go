@@ -187,6 +187,9 @@ type SelfAttentionCache[T kernels.Float] struct {
 	blocks []*blockCache[T]
 }
 
+// Blocks is the number of blocks the cache holds.
+func (c *SelfAttentionCache[T]) Blocks() int { return len(c.blocks) }
+
 // Weights returns the attention weights of block l, head j: (rows, srcLen, srcLen), row r·S+i the weights of
 // query position i of sentence r over the key positions (0 on padded keys, all 0 for padded queries), copied
 // out of the cache.

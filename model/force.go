@@ -2,6 +2,8 @@ package model
 
 import (
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/kernels"
 )
 
 // Forced is one given target scored by teacher forcing: at every step the decoder is fed the given previous
@@ -15,6 +17,10 @@ type Forced struct {
 	// Heads, for attention with several heads (multi-head), holds each head's weights like Attention:
 	// Heads[j][t][i]. Attention is their average. Nil for single-head attention.
 	Heads [][][]float32
+	// SelfAttention, for a model with self-attention encoder layers, holds each block's heads' weights among the
+	// source words: SelfAttention[l][j][i][k] is the weight of word k for word i in head j of block l. Nil
+	// without those layers.
+	SelfAttention [][][][]float32
 }
 
 // Force scores the targets of a batch (data.Batch.TgtIn and TgtOut) with teacher forcing, without dropout,
@@ -26,7 +32,8 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 		panic("model: Force of a batch without targets")
 	}
 	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
-	logits, weights, heads := m.Decoder.TeacherForcedHeads(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
+	enc := m.Encode(b)
+	logits, weights, heads := m.Decoder.TeacherForcedHeads(enc, b.SrcLengths, b.TgtIn, b.TgtLen)
 	v, rows, srcLen, nh := m.TgtVocab.Size(), b.Rows, b.SrcLen, m.Decoder.HeadCount()
 	out := make([]Forced, b.Real)
 	for r := range out {
@@ -59,5 +66,32 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 			}
 		}
 	}
+	if enc.Self != nil {
+		addSelfAttention(out, enc.Self, m.Encoder.Self.Heads, b.SrcLengths, srcLen)
+	}
 	return out
+}
+
+// addSelfAttention copies out of cache the self-attention weights of each row r of out, whose real words are
+// the first lengths[r] of a padded row of srcLen, as [block][head][word i][word k].
+func addSelfAttention[T kernels.Float](out []Forced, cache *encoder.SelfAttentionCache[T], heads int, lengths []int, srcLen int) {
+	for r := range out {
+		out[r].SelfAttention = make([][][][]float32, cache.Blocks())
+	}
+	for l := 0; l < cache.Blocks(); l++ {
+		for j := 0; j < heads; j++ {
+			w := cache.Weights(l, j) // (rows, srcLen, srcLen)
+			for r := range out {
+				n := lengths[r]
+				rows := make([][]float32, n)
+				for i := range rows {
+					rows[i] = make([]float32, n)
+					for k := range rows[i] {
+						rows[i][k] = float32(w[(r*srcLen+i)*srcLen+k])
+					}
+				}
+				out[r].SelfAttention[l] = append(out[r].SelfAttention[l], rows)
+			}
+		}
+	}
 }

@@ -30,7 +30,8 @@ one translation per line (standard output, or --output), in order, as it goes: e
 it is translated, and typed lines are answered as soon as they are entered. --attention FILE writes, per
 sentence, a JSON object with the source tokens, the output tokens and the attention matrix (one row per output
 token and </s>) of the chosen translation, and its score under beam search; for a multi-head model also
-"heads", one such matrix per head ("attention" is their average). --alignments FILE writes, per
+"heads", one such matrix per head ("attention" is their average), and for a model with self-attention encoder
+layers "self_attention": per block and head, a source × source matrix. --alignments FILE writes, per
 sentence, the links of its output words to the source words they attended to most, in Pharaoh format ("i-j",
 0-based, source first; --threshold W: every weight at least W). Ctrl-C stops it at once (status 130); what was
 written stays.
