@@ -260,13 +260,17 @@ func (d *Decoder[T]) HeadWeights(buf *Scratch[T], rows, srcLen int) []T {
 // TeacherForcedHeads is TeacherForced that also returns every head's weights, (tgtLen, rows, HeadCount, SrcLen),
 // for attention with several heads (nil otherwise).
 func (d *Decoder[T]) TeacherForcedHeads(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights, heads []T) {
+	return d.teacherForced(enc, lengths, tgtIn, tgtLen, true)
+}
+
+func (d *Decoder[T]) teacherForced(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int, wantHeads bool) (logits, weights, heads []T) {
 	rows, v, sl := enc.Rows, d.Cfg.Vocab, enc.SrcLen
 	mem, st := d.Start(enc, lengths)
 	buf := d.NewScratch(rows, sl)
 	logits = make([]T, tgtLen*rows*v)
 	weights = make([]T, tgtLen*rows*sl)
 	nh := d.HeadCount()
-	if nh > 1 {
+	if nh > 1 && wantHeads {
 		heads = make([]T, tgtLen*rows*nh*sl)
 	}
 	for t := 0; t < tgtLen; t++ {
@@ -282,6 +286,6 @@ func (d *Decoder[T]) TeacherForcedHeads(enc *encoder.Output[T], lengths []int, t
 // (tgtLen, rows, Vocab) and attention weights (tgtLen, rows, SrcLen) of every step. It is the plain-Go reference
 // of the training graph and the validation scorer.
 func (d *Decoder[T]) TeacherForced(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights []T) {
-	logits, weights, _ = d.TeacherForcedHeads(enc, lengths, tgtIn, tgtLen)
+	logits, weights, _ = d.teacherForced(enc, lengths, tgtIn, tgtLen, false)
 	return logits, weights
 }
