@@ -211,3 +211,24 @@ func TestSplitAndJoinSayWhichWordEachSubwordIsOf(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLearnBPE learns 2000 merges from 20,000 sentences of made-up words (about Multi30k's German side in
+// distinct words).
+func BenchmarkLearnBPE(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 0))
+	syllables := strings.Fields("ein der die das mann frau kind hund spiel ball straße haus rot blau groß klein en er st ung lich keit")
+	sents := make([][]string, 20000)
+	for i := range sents {
+		for range 5 + rng.IntN(10) {
+			var w strings.Builder
+			for range 1 + rng.IntN(4) {
+				w.WriteString(syllables[rng.IntN(1+rng.IntN(len(syllables)))])
+			}
+			sents[i] = append(sents[i], w.String())
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		LearnBPE(sents, 2000)
+	}
+}
