@@ -161,6 +161,20 @@ type State[T kernels.Float] struct {
 	H, C         []T
 }
 
+// view points v at the rows [from, to) of s, without copying: a part of the batch that one goroutine steps.
+// Like CopyRow it knows every per-row field of State.
+func (s *State[T]) view(v *State[T], from, to int) {
+	h := s.Hidden
+	v.Rows, v.Hidden, v.H, v.C = to-from, h, s.H[from*h:to*h], s.C[from*h:to*h]
+}
+
+// view points v at the rows [from, to) of m, without copying.
+func (m *Memory[T]) view(v *Memory[T], from, to int) {
+	s, md, kw := m.SrcLen, m.MemDim, m.KeyWidth
+	*v = Memory[T]{Rows: to - from, SrcLen: s, MemDim: md, KeyWidth: kw, States: m.States[from*s*md : to*s*md],
+		Keys: m.Keys[from*s*kw : to*s*kw], Lengths: m.Lengths[from:to]}
+}
+
 // newState allocates a zero state of rows rows.
 func (d *Decoder[T]) newState(rows int) *State[T] {
 	h := d.Cfg.Hidden
@@ -215,10 +229,17 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
 // updates st in place to s_t, and writes the output logits (rows, Vocab) and the attention weights (rows, SrcLen).
 func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], logits, weights []T) {
-	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
+	rows := st.Rows
 	if len(prev) != rows || len(logits) != rows*d.Cfg.Vocab || len(weights) != rows*mem.SrcLen {
 		panic(fmt.Sprintf("decoder: Step got %d ids, %d logits, %d weights for %d rows", len(prev), len(logits), len(weights), rows))
 	}
+	d.advance(st, prev, mem, buf, weights)
+	d.output(rows, buf.outIn, logits, 0, d.Cfg.Vocab)
+}
+
+// advance is Step up to the output layer, whose input [s_t; ctx; emb] (rows, OutIn) it leaves in buf.outIn.
+func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], weights []T) {
+	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
 	for r, id := range prev {
 		copy(buf.emb[r*e:(r+1)*e], d.Emb.Data[id*e:(id+1)*e])
 	}
@@ -244,7 +265,6 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	kernels.LSTMPointwise(buf.gates, st.C, rows, h, buf.hNew, buf.cNew)
 	copy(st.H[:rows*h], buf.hNew[:rows*h])
 	copy(st.C[:rows*h], buf.cNew[:rows*h])
-	// logits = [s_t; ctx; emb] · W_out + b_out
 	oi := d.OutIn()
 	for r := 0; r < rows; r++ {
 		row := buf.outIn[r*oi : (r+1)*oi]
@@ -252,8 +272,21 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 		copy(row[h:h+md], buf.ctx[r*md:(r+1)*md])
 		copy(row[h+md:], buf.emb[r*e:(r+1)*e])
 	}
-	kernels.Gemm(false, false, rows, d.Cfg.Vocab, oi, 1, buf.outIn, oi, d.OutW.Data, d.Cfg.Vocab, 0, logits, d.Cfg.Vocab)
-	kernels.AddBias(logits, rows, d.Cfg.Vocab, d.OutB.Data)
+}
+
+// output writes the columns [from, to) of the logits (rows, Vocab) of the output layer's inputs outIn
+// (rows, OutIn); the other columns are left alone, so that parts of the vocabulary can be computed at once.
+func (d *Decoder[T]) output(rows int, outIn, logits []T, from, to int) {
+	// logits = [s_t; ctx; emb] · W_out + b_out
+	v, oi := d.Cfg.Vocab, d.OutIn()
+	kernels.Gemm(false, false, rows, to-from, oi, 1, outIn, oi, d.OutW.Data[from:], v, 0, logits[from:], v)
+	bias := d.OutB.Data[from:to]
+	for r := 0; r < rows; r++ {
+		row := logits[r*v+from : r*v+to]
+		for j, b := range bias {
+			row[j] += b
+		}
+	}
 }
 
 // TeacherForced runs the decoder over a time-major target input tgtIn (tgtLen, rows) and returns the logits

@@ -33,7 +33,7 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 		ids[r] = r
 	}
 	block := &Block[T]{Enc: enc, Lengths: lengths, IDs: ids}
-	d.GreedyQueue(enc.Rows, func() *Block[T] {
+	d.GreedyQueue(enc.Rows, 1, func() *Block[T] {
 		b := block
 		block = nil
 		return b
@@ -48,6 +48,11 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 // hypothesis with its block's id, in the order the sentences end. next is called from GreedyQueue's goroutine,
 // when the sentences of the previous block have all entered the batch, so it can encode lazily.
 //
+// threads goroutines share each step: each advances its share of the rows (attention and LSTM), then each
+// computes its share of the vocabulary's logits for all the rows, so that the output layer's weights, the
+// largest matrix, are read once per step for the whole batch. (Matrix products should then run
+// single-threaded.)
+//
 // Sentences of different source lengths share the batch padded to the longest of them (masked as in a batch
 // of the encoder): the padded source length grows as longer sentences enter and shrinks as they leave, so a
 // queue sorted by source length (as data.MakeBatches sorts) keeps the padding small. A sentence's words do not
@@ -55,14 +60,7 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 //
 // After the first steps, a step allocates nothing: the words and attention of each row are kept in buffers
 // that are reused, and copied out once per sentence.
-func (d *Decoder[T]) GreedyQueue(rows int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
-	g := &greedySearch[T]{d: d, next: next, bos: bos, rows: rows,
-		st:    d.newState(rows),
-		mem:   &Memory[T]{MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(), Lengths: make([]int, rows)},
-		prev:  make([]int, rows),
-		slots: make([]greedyRow, rows),
-		dead:  make([]bool, rows),
-	}
+func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
 	if maxLen < 1 {
 		for b := next(); b != nil; b = next() {
 			for _, id := range b.IDs {
@@ -72,7 +70,28 @@ func (d *Decoder[T]) GreedyQueue(rows int, next func() *Block[T], bos, eos, maxL
 		return
 	}
 	v := d.Cfg.Vocab
-	logits := make([]T, rows*v)
+	g := &greedySearch[T]{d: d, next: next, bos: bos, rows: rows,
+		st:     d.newState(rows),
+		mem:    &Memory[T]{MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(), Lengths: make([]int, rows)},
+		prev:   make([]int, rows),
+		slots:  make([]greedyRow, rows),
+		dead:   make([]bool, rows),
+		parts:  make([]greedyPart[T], max(1, threads)),
+		outIn:  make([]T, rows*d.OutIn()),
+		logits: make([]T, rows*v),
+		wake:   make(chan int),
+		idle:   make(chan struct{}),
+	}
+	for p := 1; p < len(g.parts); p++ {
+		go func() {
+			for phase := range g.wake {
+				g.run(p, phase)
+				g.idle <- struct{}{}
+			}
+		}()
+	}
+	defer close(g.wake)
+	logits := g.logits
 	n := 0 // rows in the batch: 0 … n-1
 	for {
 		for n < rows && g.fill(n) {
@@ -83,7 +102,7 @@ func (d *Decoder[T]) GreedyQueue(rows int, next func() *Block[T], bos, eos, maxL
 		}
 		g.fit(n)
 		sl := g.mem.SrcLen
-		d.Step(g.st, g.prev[:n], g.mem, g.buf, logits[:n*v], g.weights[:n*sl])
+		g.step()
 		for k := 0; k < n; k++ {
 			row := &g.slots[k]
 			best := argmax(logits[k*v : (k+1)*v])
@@ -115,6 +134,46 @@ func (d *Decoder[T]) GreedyQueue(rows int, next func() *Block[T], bos, eos, maxL
 	}
 }
 
+// Phases of a step for greedySearch.run.
+const (
+	phaseAdvance = iota // attention and LSTM of a share of the rows
+	phaseOutput         // logits of a share of the vocabulary
+)
+
+// step advances the batch's g.st.Rows rows by one word, on every part.
+func (g *greedySearch[T]) step() {
+	for _, phase := range []int{phaseAdvance, phaseOutput} {
+		for p := 1; p < len(g.parts); p++ {
+			g.wake <- phase
+		}
+		g.run(0, phase)
+		for p := 1; p < len(g.parts); p++ {
+			<-g.idle
+		}
+	}
+}
+
+// run does part p's share of a phase of the step: GreedyQueue's goroutine does part 0, helper p part p.
+func (g *greedySearch[T]) run(p, phase int) {
+	n, parts := g.st.Rows, len(g.parts)
+	from, to := n*p/parts, n*(p+1)/parts
+	switch phase {
+	case phaseAdvance:
+		if from == to {
+			return
+		}
+		part := &g.parts[p]
+		g.st.view(&part.st, from, to)
+		g.mem.view(&part.mem, from, to)
+		part.buf.outIn = g.outIn[from*g.d.OutIn():]
+		sl := g.mem.SrcLen
+		g.d.advance(&part.st, g.prev[from:to], &part.mem, part.buf, g.weights[from*sl:to*sl])
+	case phaseOutput:
+		v := g.d.Cfg.Vocab
+		g.d.output(n, g.outIn, g.logits[:n*v], v*p/parts, v*(p+1)/parts)
+	}
+}
+
 // greedySearch is the batch of GreedyQueue: rows 0 … st.Rows-1 are being decoded.
 type greedySearch[T kernels.Float] struct {
 	d    *Decoder[T]
@@ -124,9 +183,13 @@ type greedySearch[T kernels.Float] struct {
 
 	st      *State[T]
 	mem     *Memory[T]
-	buf     *Scratch[T]
-	weights []T
-	bufLen  int // the source length buf and weights were made for
+	parts   []greedyPart[T] // the shares of the batch that goroutines step
+	outIn   []T             // the output layer's input (rows, OutIn), written by every part
+	logits  []T             // (rows, Vocab)
+	weights []T             // attention (rows, bufLen)
+	wake    chan int        // a phase for a helper goroutine
+	idle    chan struct{}   // a helper's phase is done
+	bufLen  int             // the source length buf and weights were made for
 	prev    []int
 	slots   []greedyRow
 	dead    []bool
@@ -138,6 +201,14 @@ type greedySearch[T kernels.Float] struct {
 	blockLen int // its padded source length
 	cursor   int
 	drained  bool // next returned nil
+}
+
+// greedyPart is one goroutine's share of the rows of greedySearch: views of the batch's state and memory, and
+// its own scratch.
+type greedyPart[T kernels.Float] struct {
+	st  State[T]
+	mem Memory[T]
+	buf *Scratch[T]
 }
 
 // greedyRow is what greedy search keeps of the sentence in one row: its id, steps taken, the words so far and
@@ -204,7 +275,9 @@ func (g *greedySearch[T]) fit(n int) {
 	}
 	if g.mem.SrcLen > g.bufLen { // room for the longest of the block, which is likely to come
 		g.bufLen = max(g.mem.SrcLen, g.blockLen)
-		g.buf = g.d.NewScratch(g.rows, g.bufLen)
+		for p := range g.parts {
+			g.parts[p].buf = g.d.NewScratch(g.rows, g.bufLen)
+		}
 		g.weights = make([]T, g.rows*g.bufLen)
 	}
 }

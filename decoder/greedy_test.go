@@ -47,15 +47,16 @@ func alone(b *Block[float64], r int) (*encoder.Output[float64], []int) {
 }
 
 // TestGreedyQueueMatchesDecodingAlone decodes 11 sentences of 1 to 9 words, in three blocks of mixed lengths,
-// through a batch of 3 rows that is refilled as sentences end, and requires for each sentence exactly the words,
+// through a batch of 3 rows that is refilled as sentences end, stepped by one goroutine and by two, and requires for each sentence exactly the words,
 // the attention and the ending that Greedy gives it alone (a batch of one row, unpadded), with every score
 // function. It also requires that the rows ended after several different numbers of steps, so that rows were
 // refilled at different times and the padded source length both grew and shrank.
 func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 	lengths := [][]int{{3, 1, 4}, {9, 2, 6, 5}, {5, 3, 5, 8}}
 	const maxLen = 12
-	for _, attention := range align.Names() {
-		t.Run(attention, func(t *testing.T) {
+	for _, tc := range testCases(align.Names(), []int{1, 2}) {
+		attention, threads := tc.attention, tc.threads
+		t.Run(fmt.Sprintf("%s/threads=%d", attention, threads), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			blocks := randomBlocks(rng, lengths)
 			// The first seed whose sentences end after at least four different numbers of steps.
@@ -73,7 +74,7 @@ func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 				d.Init(rand.New(rand.NewPCG(seed, 1)))
 				got = map[int]Hypothesis{}
 				queue := slices.Clone(blocks)
-				d.GreedyQueue(3, func() *Block[float64] {
+				d.GreedyQueue(3, threads, func() *Block[float64] {
 					if len(queue) == 0 {
 						return nil
 					}
@@ -119,6 +120,21 @@ func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 	}
 }
 
+type queueCase struct {
+	attention string
+	threads   int
+}
+
+func testCases(attentions []string, threads []int) []queueCase {
+	var out []queueCase
+	for _, a := range attentions {
+		for _, th := range threads {
+			out = append(out, queueCase{a, th})
+		}
+	}
+	return out
+}
+
 // TestGreedyMatchesRowByRow checks Greedy over a whole padded batch against decoding each row alone.
 func TestGreedyMatchesRowByRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -144,8 +160,8 @@ func TestGreedyMatchesRowByRow(t *testing.T) {
 	}
 }
 
-// TestGreedyQueueAllocatesPerSentence: with </s> never chosen, every sentence runs to the length limit; four
-// times the steps must not cost more allocations beyond the amortised growth of the reused buffers (a few per
+// TestGreedyQueueAllocatesPerSentence: with </s> never chosen, every sentence runs to the length limit; with two
+// goroutines stepping the batch, four times the steps must not cost more allocations beyond the amortised growth of the reused buffers (a few per
 // row), where one allocation per row and step would add hundreds.
 func TestGreedyQueueAllocatesPerSentence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -162,7 +178,14 @@ func TestGreedyQueueAllocatesPerSentence(t *testing.T) {
 		FinalH: toFloat32(gradcheck.Random(rng, rows*queueMemDim, 1)), FinalC: toFloat32(gradcheck.Random(rng, rows*queueMemDim, 1))}
 	lengths := []int{5, 3, 4, 2}
 	allocs := func(maxLen int) float64 {
-		return testing.AllocsPerRun(5, func() { d.Greedy(enc, lengths, queueBOS, -1, maxLen) })
+		return testing.AllocsPerRun(5, func() {
+			block := &Block[float32]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3}}
+			d.GreedyQueue(rows, 2, func() *Block[float32] {
+				b := block
+				block = nil
+				return b
+			}, queueBOS, -1, maxLen, func(int, Hypothesis) {})
+		})
 	}
 	short, long := allocs(20), allocs(80)
 	if long > short+4*rows {
