@@ -246,11 +246,12 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 }
 
 // TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
-// batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order. A
-// cancelled ctx stops it between batches with ctx's error. A model trained on subwords splits the words of
-// sents with its merges and joins its output back into words (see Translation.Subwords); with
-// opts.ReplaceUnk an <unk> subword becomes the source subword that got the most attention, marker and all,
-// so that a name copied piece by piece comes out whole.
+// batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order.
+// Greedy search steps one batch of opts.Batch rows per core together and keeps it full, refilling the rows of
+// ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
+// with ctx's error. A model trained on subwords splits the words of sents with its merges and joins its output
+// back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
+// that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -290,6 +291,47 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
 	}
+	if opts.greedy() {
+		// One batch of opts.Batch rows per core, all stepped together (so that the output layer is read once per
+		// step for all of them) and refilled from the queue of batches as sentences end; each batch is encoded
+		// when its first sentence enters.
+		workers := min(runtime.GOMAXPROCS(0), len(batches))
+		taken := 0
+		take := func() *decoder.Block[float32] {
+			if taken == len(batches) || ctx.Err() != nil {
+				return nil
+			}
+			bi := taken
+			taken++
+			b := &batches[bi]
+			ids := make([]int, b.Real)
+			for r := range ids {
+				ids[r] = index[b.Index[r]]
+			}
+			return &decoder.Block[float32]{Enc: m.Encode(b), Lengths: b.SrcLengths, IDs: ids}
+		}
+		m.Decoder.GreedyQueue(opts.Batch*max(workers, 1), workers, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
+			ids[i] = h.Tokens
+		})
+	} else {
+		beamBatches(ctx, m, batches, index, sents, opts, out, ids)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.Heads && (m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil) {
+		if err := addHeads(ctx, m, out, examples, index, ids, opts.Batch); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// beamBatches runs beam search over batches, one batch per core at a time, writing the translation of
+// sentence index[k] of each batch into out and its target ids into ids. It stops taking batches when ctx is
+// cancelled.
+func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.Batch, index []int, sents [][]string, opts DecodeOptions, out []Translation, ids [][]int) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(batches)); w++ {
@@ -298,14 +340,6 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
-				if opts.greedy() {
-					for r, h := range m.Greedy(b, opts.MaxLen) {
-						i := index[b.Index[r]]
-						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
-						ids[i] = h.Tokens
-					}
-					continue
-				}
 				lists, err := m.Decoder.Beam(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts.beamOptions())
 				if err != nil {
 					panic(err) // Validate checked the options
@@ -332,15 +366,6 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if opts.Heads && (m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil) {
-		if err := addHeads(ctx, m, out, examples, index, ids, opts.Batch); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // addHeads fills the Heads (and SelfAttention) of the translations out[index[k]] of examples[k] by feeding each chosen translation

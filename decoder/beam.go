@@ -122,15 +122,12 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 	nextTok := make([]int, rows)
 	nextScore := make([]float64, rows)
 	nextNode := make([]int, rows)
-	gathered := make([][]T, len(st.rowSlices())) // the state's rows in their new order
-	for i, x := range st.rowSlices() {
-		gathered[i] = make([]T, len(x))
-	}
+	next := d.newState(rows)       // the states of the next step's rows
 	keptFrom := make([]int, sents) // old block of each kept block
 
 	for t := 0; len(live) > 0; t++ {
 		n := len(live) * k
-		st.Rows, mem.Rows = n, n
+		st.Rows, next.Rows, mem.Rows = n, n, n
 		d.Step(st, prev[:n], mem, buf, logits[:n*v], weights[:n*srcLen])
 		keptBlocks := 0
 		for j, s := range live {
@@ -184,24 +181,20 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 			keptFrom[keptBlocks] = j
 			keptBlocks++
 		}
-		// New row r continues old row from[r]: gather the states first, then move the kept blocks' memory to the
-		// front (moveRow copies the state rows as well, which the gathered states then overwrite). Memory rows
-		// are the same for all the beams of a sentence, so only whole blocks move.
+		// New row r continues old row from[r]: gather the states into next, then move the kept blocks' memory to
+		// the front. Memory rows are the same for all the beams of a sentence, so only whole blocks move.
 		live = live[:keptBlocks]
 		n = keptBlocks * k
-		h := d.Cfg.Hidden
-		for i, x := range st.rowSlices() {
-			gatherRows(gathered[i], x, from[:n], h)
+		for r, f := range from[:n] {
+			next.CopyRow(r, st, f)
 		}
+		st, next = next, st
 		for to, j := range keptFrom[:keptBlocks] {
 			if to != j {
 				for b := 0; b < k; b++ {
-					d.moveRow(st, mem, j*k+b, to*k+b)
+					mem.CopyRow(to*k+b, mem, j*k+b)
 				}
 			}
-		}
-		for i, x := range st.rowSlices() {
-			copy(x, gathered[i][:n*h])
 		}
 		copy(prev, nextTok[:n])
 		copy(score, nextScore[:n])
@@ -270,13 +263,6 @@ func logSoftmax[T kernels.Float](logits, scratch []T, out []float64) {
 	lse := kernels.SoftmaxRow(scratch, len(scratch))
 	for i, x := range logits {
 		out[i] = float64(x) - lse
-	}
-}
-
-// gatherRows sets row r of dst (rows of width) to row from[r] of src.
-func gatherRows[T any](dst, src []T, from []int, width int) {
-	for r, f := range from {
-		copy(dst[r*width:(r+1)*width], src[f*width:(f+1)*width])
 	}
 }
 

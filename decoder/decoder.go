@@ -113,40 +113,128 @@ func (d *Decoder[T]) Init(rng *rand.Rand) {
 }
 
 // Memory is what the decoder attends over for one batch: the encoder states, their precomputed keys and the
-// source lengths.
+// source lengths. Its buffers may hold more rows than Rows (len(Lengths) of them, SrcLen positions each), which
+// searches that refill or drop rows use.
 type Memory[T kernels.Float] struct {
-	Rows, SrcLen int
-	States       []T // (Rows, SrcLen, MemDim)
-	Keys         []T // the scorer's keys, (Rows, SrcLen, Attn.KeyWidth())
-	Lengths      []int
+	Rows, SrcLen     int
+	MemDim, KeyWidth int // widths of an encoder state and of a key
+	States           []T // (Rows, SrcLen, MemDim)
+	Keys             []T // the scorer's keys, (Rows, SrcLen, KeyWidth)
+	Lengths          []int
+}
+
+// CopyRow sets row dst of m to row src of from (which may be m itself): its encoder states, keys and length.
+// The two may have different source lengths: m's positions past from.SrcLen become zero, and from's positions
+// past m.SrcLen, which must be padding, are left out. It panics if the row is longer than m.SrcLen or the
+// widths differ.
+func (m *Memory[T]) CopyRow(dst int, from *Memory[T], src int) {
+	s, fs, md, kw := m.SrcLen, from.SrcLen, m.MemDim, m.KeyWidth
+	if from.Lengths[src] > s || from.MemDim != md || from.KeyWidth != kw {
+		panic(fmt.Sprintf("decoder: Memory.CopyRow of a row of %d words, widths %d+%d, into source length %d, widths %d+%d",
+			from.Lengths[src], from.MemDim, from.KeyWidth, s, md, kw))
+	}
+	n := min(s, fs)
+	copyPositions(m.States[dst*s*md:(dst+1)*s*md], from.States[src*fs*md:(src*fs+n)*md])
+	copyPositions(m.Keys[dst*s*kw:(dst+1)*s*kw], from.Keys[src*fs*kw:(src*fs+n)*kw])
+	m.Lengths[dst] = from.Lengths[src]
+}
+
+// copyPositions copies src to the start of dst and zeroes the rest of dst. src may overlap dst.
+func copyPositions[T kernels.Float](dst, src []T) {
+	clear(dst[copy(dst, src):])
+}
+
+// SetSrcLen changes the padded source length of the first Rows rows of m to srcLen, keeping each row's states,
+// keys and length; new positions are zero. The buffers keep room for len(Lengths) rows and are reallocated
+// when too short. It panics if a row is longer than srcLen.
+func (m *Memory[T]) SetSrcLen(srcLen int) {
+	rows, old := len(m.Lengths), m.SrcLen
+	for r, n := range m.Lengths[:m.Rows] {
+		if n > srcLen {
+			panic(fmt.Sprintf("decoder: Memory.SetSrcLen(%d) with row %d of %d words", srcLen, r, n))
+		}
+	}
+	restride := func(buf []T, width int) []T {
+		keep := min(old, srcLen) * width
+		if need := rows * srcLen * width; cap(buf) < need {
+			grown := make([]T, need)
+			for r := 0; r < m.Rows; r++ {
+				copy(grown[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
+			}
+			return grown
+		}
+		buf = buf[:max(len(buf), rows*srcLen*width)]
+		if srcLen > old { // rows move right: the last first
+			for r := m.Rows - 1; r >= 0; r-- {
+				copyPositions(buf[r*srcLen*width:(r+1)*srcLen*width], buf[r*old*width:r*old*width+keep])
+			}
+		} else { // rows move left: the first first
+			for r := 0; r < m.Rows; r++ {
+				copy(buf[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
+			}
+		}
+		return buf[:rows*srcLen*width]
+	}
+	m.States, m.Keys = restride(m.States, m.MemDim), restride(m.Keys, m.KeyWidth)
+	m.SrcLen = srcLen
 }
 
 // State is the decoder's recurrent state for a batch: H is s_t and C the LSTM cell, both (Rows, Hidden); Feed is
-// the attentional vector f_t (Rows, Hidden) with input feeding, nil without.
+// the attentional vector f_t (Rows, Hidden) with input feeding, nil without. Its buffers may hold more rows than
+// Rows.
 type State[T kernels.Float] struct {
-	Rows       int
-	H, C, Feed []T
+	Rows, Hidden int
+	H, C, Feed   []T
 }
 
-// rowSlices are the state's per-row buffers, each Hidden wide per row: every reordering of rows (greedy's
-// compaction, the beam's gather) goes through them, so a new field needs adding only here.
-func (st *State[T]) rowSlices() [][]T {
-	if st.Feed != nil {
-		return [][]T{st.H, st.C, st.Feed}
+// view points v at the rows [from, to) of s, without copying: a part of the batch that one goroutine steps.
+// Like CopyRow it knows every per-row field of State.
+func (s *State[T]) view(v *State[T], from, to int) {
+	h := s.Hidden
+	v.Rows, v.Hidden, v.H, v.C, v.Feed = to-from, h, s.H[from*h:to*h], s.C[from*h:to*h], nil
+	if s.Feed != nil {
+		v.Feed = s.Feed[from*h : to*h]
 	}
-	return [][]T{st.H, st.C}
+}
+
+// view points v at the rows [from, to) of m, without copying.
+func (m *Memory[T]) view(v *Memory[T], from, to int) {
+	s, md, kw := m.SrcLen, m.MemDim, m.KeyWidth
+	*v = Memory[T]{Rows: to - from, SrcLen: s, MemDim: md, KeyWidth: kw, States: m.States[from*s*md : to*s*md],
+		Keys: m.Keys[from*s*kw : to*s*kw], Lengths: m.Lengths[from:to]}
+}
+
+// newState allocates a zero state of rows rows.
+func (d *Decoder[T]) newState(rows int) *State[T] {
+	h := d.Cfg.Hidden
+	st := &State[T]{Rows: rows, Hidden: h, H: make([]T, rows*h), C: make([]T, rows*h)}
+	if d.Cfg.InputFeeding {
+		st.Feed = make([]T, rows*h) // f_0 = 0
+	}
+	return st
+}
+
+// CopyRow sets row dst of s to row src of from (which may be s itself). Every per-row field of State is copied
+// here, and only here, so that the searches which move, gather or refill rows need not know them.
+func (s *State[T]) CopyRow(dst int, from *State[T], src int) {
+	h := s.Hidden
+	if from.Hidden != h {
+		panic(fmt.Sprintf("decoder: State.CopyRow from width %d to %d", from.Hidden, h))
+	}
+	copy(s.H[dst*h:(dst+1)*h], from.H[src*h:(src+1)*h])
+	copy(s.C[dst*h:(dst+1)*h], from.C[src*h:(src+1)*h])
+	if s.Feed != nil {
+		copy(s.Feed[dst*h:(dst+1)*h], from.Feed[src*h:(src+1)*h])
+	}
 }
 
 // Start builds the attention memory and the initial state s_0, c_0 from the encoder output.
 func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *State[T]) {
 	rows, h := enc.Rows, d.Cfg.Hidden
-	mem := &Memory[T]{Rows: rows, SrcLen: enc.SrcLen, States: enc.Memory, Lengths: lengths,
-		Keys: make([]T, rows*enc.SrcLen*d.Attn.KeyWidth())}
+	mem := &Memory[T]{Rows: rows, SrcLen: enc.SrcLen, MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(),
+		States: enc.Memory, Lengths: lengths, Keys: make([]T, rows*enc.SrcLen*d.Attn.KeyWidth())}
 	d.Attn.Keys(enc.Memory, lengths, rows, enc.SrcLen, mem.Keys)
-	st := &State[T]{Rows: rows, H: make([]T, rows*h), C: make([]T, rows*h)}
-	if d.Cfg.InputFeeding {
-		st.Feed = make([]T, rows*h) // f_0 = 0
-	}
+	st := d.newState(rows)
 	bridge := func(in []T, w, b *param.Tensor[T], out []T) {
 		kernels.Gemm(false, false, rows, h, d.Cfg.MemDim, 1, in, d.Cfg.MemDim, w.Data, h, 0, out, h)
 		kernels.AddBias(out, rows, h, b.Data)
@@ -182,10 +270,17 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
 // updates st in place to s_t, and writes the output logits (rows, Vocab) and the attention weights (rows, SrcLen).
 func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], logits, weights []T) {
-	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
+	rows := st.Rows
 	if len(prev) != rows || len(logits) != rows*d.Cfg.Vocab || len(weights) != rows*mem.SrcLen {
 		panic(fmt.Sprintf("decoder: Step got %d ids, %d logits, %d weights for %d rows", len(prev), len(logits), len(weights), rows))
 	}
+	d.advance(st, prev, mem, buf, weights)
+	d.output(rows, buf.outIn, logits, 0, d.Cfg.Vocab)
+}
+
+// advance is Step up to the output layer, whose input [s_t; ctx; emb] (rows, OutIn) it leaves in buf.outIn.
+func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], weights []T) {
+	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
 	for r, id := range prev {
 		copy(buf.emb[r*e:(r+1)*e], d.Emb.Data[id*e:(id+1)*e])
 	}
@@ -227,7 +322,7 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 		kernels.TanhSlice(st.Feed[:rows*h])
 		first = st.Feed
 	}
-	// logits = [s_t (or f_t); ctx; emb] · W_out + b_out
+	// The output layer's input [s_t (or f_t); ctx; emb].
 	oi := d.OutIn()
 	for r := 0; r < rows; r++ {
 		row := buf.outIn[r*oi : (r+1)*oi]
@@ -235,8 +330,21 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 		copy(row[h:h+md], buf.ctx[r*md:(r+1)*md])
 		copy(row[h+md:], buf.emb[r*e:(r+1)*e])
 	}
-	kernels.Gemm(false, false, rows, d.Cfg.Vocab, oi, 1, buf.outIn, oi, d.OutW.Data, d.Cfg.Vocab, 0, logits, d.Cfg.Vocab)
-	kernels.AddBias(logits, rows, d.Cfg.Vocab, d.OutB.Data)
+}
+
+// output writes the columns [from, to) of the logits (rows, Vocab) of the output layer's inputs outIn
+// (rows, OutIn); the other columns are left alone, so that parts of the vocabulary can be computed at once.
+func (d *Decoder[T]) output(rows int, outIn, logits []T, from, to int) {
+	// logits = [s_t; ctx; emb] · W_out + b_out
+	v, oi := d.Cfg.Vocab, d.OutIn()
+	kernels.Gemm(false, false, rows, to-from, oi, 1, outIn, oi, d.OutW.Data[from:], v, 0, logits[from:], v)
+	bias := d.OutB.Data[from:to]
+	for r := 0; r < rows; r++ {
+		row := logits[r*v+from : r*v+to]
+		for j, b := range bias {
+			row[j] += b
+		}
+	}
 }
 
 // HeadCount is the number of heads of the attention's weights: 1 unless the scorer has several (align.HeadWeigher).

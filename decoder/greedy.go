@@ -13,60 +13,281 @@ type Hypothesis struct {
 	Finished  bool        // ended with </s> rather than at the length limit
 }
 
+// Block is a group of encoded sentences waiting for GreedyQueue: the encoder output of a batch, the source
+// length of each of its rows, and the caller's id of each row to decode. Only the first len(IDs) rows are
+// decoded; later rows (padding) are skipped.
+type Block[T kernels.Float] struct {
+	Enc     *encoder.Output[T]
+	Lengths []int
+	IDs     []int
+}
+
 // Greedy decodes a batch by taking the most likely word at every step, starting from bos, until every row has
 // produced eos or maxLen words. lengths are the real source lengths of the rows. Finished rows leave the batch,
-// so the work of a step shrinks with the number of sentences still being decoded.
+// so the work of a step shrinks with the number of sentences still being decoded. It is GreedyQueue over one
+// block.
 func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
-	rows, v, srcLen := enc.Rows, d.Cfg.Vocab, enc.SrcLen
-	mem, st := d.Start(enc, append([]int(nil), lengths...))
-	mem.States = append([]T(nil), mem.States...) // compaction rewrites the memory in place
-	buf := d.NewScratch(rows, srcLen)
-	logits := make([]T, rows*v)
-	weights := make([]T, rows*srcLen)
-	prev := make([]int, rows)
-	alive := make([]int, rows) // alive[k] is the original row of batch row k
-	for r := range prev {
-		prev[r], alive[r] = bos, r
+	hyps := make([]Hypothesis, enc.Rows)
+	ids := make([]int, enc.Rows)
+	for r := range ids {
+		ids[r] = r
 	}
-	hyps := make([]Hypothesis, rows)
-	for t := 0; t < maxLen && len(alive) > 0; t++ {
-		n := len(alive)
-		d.Step(st, prev[:n], mem, buf, logits[:n*v], weights[:n*srcLen])
-		keep := 0
-		for k, r := range alive {
-			best := argmax(logits[k*v : (k+1)*v])
-			att := make([]float32, lengths[r])
-			for i := range att {
-				att[i] = float32(weights[k*srcLen+i])
-			}
-			hyps[r].Attention = append(hyps[r].Attention, att)
-			if best == eos {
-				hyps[r].Finished = true
-				continue
-			}
-			hyps[r].Tokens = append(hyps[r].Tokens, best)
-			prev[keep] = best
-			if keep != k {
-				d.moveRow(st, mem, k, keep)
-			}
-			alive[keep] = r
-			keep++
-		}
-		alive = alive[:keep]
-		st.Rows, mem.Rows = keep, keep
-	}
+	block := &Block[T]{Enc: enc, Lengths: lengths, IDs: ids}
+	d.GreedyQueue(enc.Rows, 1, func() *Block[T] {
+		b := block
+		block = nil
+		return b
+	}, bos, eos, maxLen, func(id int, h Hypothesis) { hyps[id] = h })
 	return hyps
 }
 
-// moveRow copies batch row from to row to in the decoder state and the attention memory (to < from).
-func (d *Decoder[T]) moveRow(st *State[T], mem *Memory[T], from, to int) {
-	h, s, md, a := d.Cfg.Hidden, mem.SrcLen, d.Cfg.MemDim, d.Attn.KeyWidth()
-	for _, x := range st.rowSlices() {
-		copy(x[to*h:(to+1)*h], x[from*h:(from+1)*h])
+// GreedyQueue decodes greedily, as Greedy does, every sentence of the blocks that next returns (nil when there
+// are no more), in a batch of at most rows rows that is kept full: when a sentence ends, its row is refilled
+// at once with the next sentence of the queue, whose encoder states, keys, length and initial decoder state
+// are copied into the row. Only when the queue is empty does the batch shrink. done receives each
+// hypothesis with its block's id, in the order the sentences end. next is called from GreedyQueue's goroutine,
+// when the sentences of the previous block have all entered the batch, so it can encode lazily.
+//
+// threads goroutines share each step: each advances its share of the rows (attention and LSTM), then each
+// computes its share of the vocabulary's logits for all the rows, so that the output layer's weights, the
+// largest matrix, are read once per step for the whole batch. (Matrix products should then run
+// single-threaded.)
+//
+// Sentences of different source lengths share the batch padded to the longest of them (masked as in a batch
+// of the encoder): the padded source length grows as longer sentences enter and shrinks as they leave, so a
+// queue sorted by source length (as data.MakeBatches sorts) keeps the padding small. A sentence's words do not
+// depend on the batch it is decoded in, up to the summation order of the matrix products.
+//
+// After the first steps, a step allocates nothing: the words and attention of each row are kept in buffers
+// that are reused, and copied out once per sentence.
+func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+	if maxLen < 1 {
+		for b := next(); b != nil; b = next() {
+			for _, id := range b.IDs {
+				done(id, Hypothesis{})
+			}
+		}
+		return
 	}
-	copy(mem.States[to*s*md:(to+1)*s*md], mem.States[from*s*md:(from+1)*s*md])
-	copy(mem.Keys[to*s*a:(to+1)*s*a], mem.Keys[from*s*a:(from+1)*s*a])
-	mem.Lengths[to] = mem.Lengths[from]
+	v := d.Cfg.Vocab
+	g := &greedySearch[T]{d: d, next: next, bos: bos, rows: rows,
+		st:     d.newState(rows),
+		mem:    &Memory[T]{MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(), Lengths: make([]int, rows)},
+		prev:   make([]int, rows),
+		slots:  make([]greedyRow, rows),
+		dead:   make([]bool, rows),
+		parts:  make([]greedyPart[T], max(1, threads)),
+		outIn:  make([]T, rows*d.OutIn()),
+		logits: make([]T, rows*v),
+		wake:   make(chan int),
+		idle:   make(chan struct{}),
+	}
+	for p := 1; p < len(g.parts); p++ {
+		go func() {
+			for phase := range g.wake {
+				g.run(p, phase)
+				g.idle <- struct{}{}
+			}
+		}()
+	}
+	defer close(g.wake)
+	logits := g.logits
+	n := 0 // rows in the batch: 0 … n-1
+	for {
+		for n < rows && g.fill(n) {
+			n++
+		}
+		if n == 0 {
+			return
+		}
+		g.fit(n)
+		sl := g.mem.SrcLen
+		g.step()
+		for k := 0; k < n; k++ {
+			row := &g.slots[k]
+			best := argmax(logits[k*v : (k+1)*v])
+			for _, w := range g.weights[k*sl : k*sl+g.mem.Lengths[k]] {
+				row.attn = append(row.attn, float32(w))
+			}
+			row.steps++
+			if best != eos {
+				row.tokens = append(row.tokens, best)
+				g.prev[k] = best
+			}
+			g.dead[k] = best == eos || row.steps >= maxLen
+			if g.dead[k] {
+				done(row.id, row.hypothesis(best == eos, g.mem.Lengths[k]))
+			}
+		}
+		// Fill each hole with the last row.
+		for k := 0; k < n; {
+			if !g.dead[k] {
+				k++
+				continue
+			}
+			n--
+			if k != n {
+				g.move(n, k)
+			}
+		}
+		g.st.Rows, g.mem.Rows = n, n
+	}
+}
+
+// Phases of a step for greedySearch.run.
+const (
+	phaseAdvance = iota // attention and LSTM of a share of the rows
+	phaseOutput         // logits of a share of the vocabulary
+)
+
+// step advances the batch's g.st.Rows rows by one word, on every part.
+func (g *greedySearch[T]) step() {
+	for _, phase := range []int{phaseAdvance, phaseOutput} {
+		for p := 1; p < len(g.parts); p++ {
+			g.wake <- phase
+		}
+		g.run(0, phase)
+		for p := 1; p < len(g.parts); p++ {
+			<-g.idle
+		}
+	}
+}
+
+// run does part p's share of a phase of the step: GreedyQueue's goroutine does part 0, helper p part p.
+func (g *greedySearch[T]) run(p, phase int) {
+	n, parts := g.st.Rows, len(g.parts)
+	from, to := n*p/parts, n*(p+1)/parts
+	switch phase {
+	case phaseAdvance:
+		if from == to {
+			return
+		}
+		part := &g.parts[p]
+		g.st.view(&part.st, from, to)
+		g.mem.view(&part.mem, from, to)
+		part.buf.outIn = g.outIn[from*g.d.OutIn():]
+		sl := g.mem.SrcLen
+		g.d.advance(&part.st, g.prev[from:to], &part.mem, part.buf, g.weights[from*sl:to*sl])
+	case phaseOutput:
+		v := g.d.Cfg.Vocab
+		g.d.output(n, g.outIn, g.logits[:n*v], v*p/parts, v*(p+1)/parts)
+	}
+}
+
+// greedySearch is the batch of GreedyQueue: rows 0 … st.Rows-1 are being decoded.
+type greedySearch[T kernels.Float] struct {
+	d    *Decoder[T]
+	next func() *Block[T]
+	bos  int
+	rows int // the most rows
+
+	st      *State[T]
+	mem     *Memory[T]
+	parts   []greedyPart[T] // the shares of the batch that goroutines step
+	outIn   []T             // the output layer's input (rows, OutIn), written by every part
+	logits  []T             // (rows, Vocab)
+	weights []T             // attention (rows, bufLen)
+	wake    chan int        // a phase for a helper goroutine
+	idle    chan struct{}   // a helper's phase is done
+	bufLen  int             // the source length buf and weights were made for
+	prev    []int
+	slots   []greedyRow
+	dead    []bool
+
+	// The block whose sentences enter the batch next, from its row cursor on.
+	block    *Block[T]
+	blockMem *Memory[T]
+	blockSt  *State[T]
+	blockLen int // its padded source length
+	cursor   int
+	drained  bool // next returned nil
+}
+
+// greedyPart is one goroutine's share of the rows of greedySearch: views of the batch's state and memory, and
+// its own scratch.
+type greedyPart[T kernels.Float] struct {
+	st  State[T]
+	mem Memory[T]
+	buf *Scratch[T]
+}
+
+// greedyRow is what greedy search keeps of the sentence in one row: its id, steps taken, the words so far and
+// the attention of every step, one row of its source length each; the buffers are reused by the row's next
+// sentences.
+type greedyRow struct {
+	id, steps int
+	tokens    []int
+	attn      []float32
+}
+
+// hypothesis copies out the row's sentence, whose source has srcLen words.
+func (r *greedyRow) hypothesis(finished bool, srcLen int) Hypothesis {
+	h := Hypothesis{Finished: finished, Attention: make([][]float32, r.steps)}
+	if len(r.tokens) > 0 {
+		h.Tokens = append([]int(nil), r.tokens...)
+	}
+	flat := append(make([]float32, 0, len(r.attn)), r.attn...)
+	for i := range h.Attention {
+		h.Attention[i] = flat[i*srcLen : (i+1)*srcLen : (i+1)*srcLen]
+	}
+	return h
+}
+
+// fill puts the next sentence of the queue into row k, which must be the first free row, and reports whether
+// there was one.
+func (g *greedySearch[T]) fill(k int) bool {
+	for g.block == nil || g.cursor == len(g.block.IDs) {
+		if g.drained {
+			return false
+		}
+		if g.block = g.next(); g.block == nil {
+			g.drained = true
+			return false
+		}
+		g.blockMem, g.blockSt = g.d.Start(g.block.Enc, g.block.Lengths)
+		g.blockLen = g.block.Enc.SrcLen
+		g.cursor = 0
+	}
+	c := g.cursor
+	g.cursor++
+	if n := g.block.Lengths[c]; n > g.mem.SrcLen {
+		g.mem.Rows = k
+		g.mem.SetSrcLen(max(n, 1))
+	}
+	g.mem.CopyRow(k, g.blockMem, c)
+	g.st.CopyRow(k, g.blockSt, c)
+	g.prev[k] = g.bos
+	s := &g.slots[k]
+	s.id, s.steps, s.tokens, s.attn = g.block.IDs[c], 0, s.tokens[:0], s.attn[:0]
+	return true
+}
+
+// fit sets the batch to n rows, pads it to the longest source among them and makes sure Step's scratch is
+// large enough.
+func (g *greedySearch[T]) fit(n int) {
+	g.st.Rows, g.mem.Rows = n, n
+	longest := 1
+	for _, l := range g.mem.Lengths[:n] {
+		longest = max(longest, l)
+	}
+	if longest != g.mem.SrcLen {
+		g.mem.SetSrcLen(longest)
+	}
+	if g.mem.SrcLen > g.bufLen { // room for the longest of the block, which is likely to come
+		g.bufLen = max(g.mem.SrcLen, g.blockLen)
+		for p := range g.parts {
+			g.parts[p].buf = g.d.NewScratch(g.rows, g.bufLen)
+		}
+		g.weights = make([]T, g.rows*g.bufLen)
+	}
+}
+
+// move puts row from of the batch into row to, whose sentence has ended.
+func (g *greedySearch[T]) move(from, to int) {
+	g.st.CopyRow(to, g.st, from)
+	g.mem.CopyRow(to, g.mem, from)
+	g.prev[to], g.dead[to] = g.prev[from], g.dead[from]
+	g.slots[to], g.slots[from] = g.slots[from], g.slots[to]
 }
 
 func argmax[T kernels.Float](xs []T) int {

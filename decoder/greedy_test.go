@@ -1,0 +1,196 @@
+package decoder
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/internal/gradcheck"
+	"github.com/attend-nmt/attend/param"
+)
+
+// Sizes of the random decoders below: a vocabulary of 6 with </s> = 3, so sentences end after varied numbers of
+// steps.
+const (
+	queueVocab, queueEOS, queueBOS, queueMemDim = 6, 3, 2, 8
+)
+
+// randomBlocks returns blocks of encoded sentences with the given source lengths per block, each block padded
+// to its longest sentence plus one position; padding holds random values too, which masking must ignore.
+func randomBlocks(rng *rand.Rand, lengths [][]int) []*Block[float64] {
+	var blocks []*Block[float64]
+	id := 0
+	for _, ls := range lengths {
+		rows, srcLen := len(ls), slices.Max(ls)+1
+		b := &Block[float64]{Enc: &encoder.Output[float64]{Rows: rows, SrcLen: srcLen, Hidden: queueMemDim / 2,
+			Memory: gradcheck.Random(rng, rows*srcLen*queueMemDim, 1),
+			FinalH: gradcheck.Random(rng, rows*queueMemDim, 1), FinalC: gradcheck.Random(rng, rows*queueMemDim, 1)},
+			Lengths: ls}
+		for range ls {
+			b.IDs = append(b.IDs, id)
+			id++
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// alone is the sentence of row r of b as a block of its own, with no padding.
+func alone(b *Block[float64], r int) (*encoder.Output[float64], []int) {
+	n, s, md := b.Lengths[r], b.Enc.SrcLen, queueMemDim
+	return &encoder.Output[float64]{Rows: 1, SrcLen: n, Hidden: b.Enc.Hidden,
+		Memory: slices.Clone(b.Enc.Memory[r*s*md : (r*s+n)*md]),
+		FinalH: slices.Clone(b.Enc.FinalH[r*md : (r+1)*md]), FinalC: slices.Clone(b.Enc.FinalC[r*md : (r+1)*md])}, []int{n}
+}
+
+// TestGreedyQueueMatchesDecodingAlone decodes 11 sentences of 1 to 9 words, in three blocks of mixed lengths,
+// through a batch of 3 rows that is refilled as sentences end, stepped by one goroutine and by two, and requires for each sentence exactly the words,
+// the attention and the ending that Greedy gives it alone (a batch of one row, unpadded), with every score
+// function. It also requires that the rows ended after several different numbers of steps, so that rows were
+// refilled at different times and the padded source length both grew and shrank.
+func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
+	lengths := [][]int{{3, 1, 4}, {9, 2, 6, 5}, {5, 3, 5, 8}}
+	const maxLen = 12
+	for _, tc := range testCases(append(align.Names(), "additive+input-feeding"), []int{1, 2}) {
+		name, threads := tc.attention, tc.threads
+		t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
+			attention, feeding := strings.CutSuffix(name, "+input-feeding")
+			rng := rand.New(rand.NewPCG(3, 4))
+			blocks := randomBlocks(rng, lengths)
+			// The first seed whose sentences end after at least four different numbers of steps.
+			var d *Decoder[float64]
+			var got map[int]Hypothesis
+			for seed := uint64(1); seed < 100; seed++ {
+				set := param.NewSet[float64]()
+				var err error
+				d, err = New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6,
+					Attention: attention, Window: 2, Heads: 2, Temperature: 1, InputFeeding: feeding})
+				if err != nil {
+					t.Fatal(err)
+				}
+				set.Pack()
+				d.Init(rand.New(rand.NewPCG(seed, 1)))
+				got = map[int]Hypothesis{}
+				queue := slices.Clone(blocks)
+				d.GreedyQueue(3, threads, func() *Block[float64] {
+					if len(queue) == 0 {
+						return nil
+					}
+					b := queue[0]
+					queue = queue[1:]
+					return b
+				}, queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) {
+					if _, twice := got[id]; twice {
+						t.Fatalf("sentence %d came back twice", id)
+					}
+					got[id] = h
+				})
+				steps := map[int]bool{}
+				for _, h := range got {
+					steps[len(h.Attention)] = true
+				}
+				if len(steps) >= 4 {
+					break
+				}
+			}
+			steps := map[int]bool{}
+			for _, b := range blocks {
+				for r, id := range b.IDs {
+					h, ok := got[id]
+					if !ok {
+						t.Fatalf("sentence %d never came back", id)
+					}
+					enc, ls := alone(b, r)
+					want := d.Greedy(enc, ls, queueBOS, queueEOS, maxLen)[0]
+					if fmt.Sprint(h.Tokens) != fmt.Sprint(want.Tokens) || h.Finished != want.Finished {
+						t.Fatalf("sentence %d: refilled batch %v (finished %v), alone %v (finished %v)", id, h.Tokens, h.Finished, want.Tokens, want.Finished)
+					}
+					if fmt.Sprint(h.Attention) != fmt.Sprint(want.Attention) {
+						t.Fatalf("sentence %d: attention in the refilled batch\n%v\nalone\n%v", id, h.Attention, want.Attention)
+					}
+					steps[len(h.Attention)] = true
+				}
+			}
+			if len(steps) < 4 {
+				t.Fatalf("sentences ended after %d distinct numbers of steps; want at least 4 to exercise refilling", len(steps))
+			}
+		})
+	}
+}
+
+type queueCase struct {
+	attention string
+	threads   int
+}
+
+func testCases(attentions []string, threads []int) []queueCase {
+	var out []queueCase
+	for _, a := range attentions {
+		for _, th := range threads {
+			out = append(out, queueCase{a, th})
+		}
+	}
+	return out
+}
+
+// TestGreedyMatchesRowByRow checks Greedy over a whole padded batch against decoding each row alone.
+func TestGreedyMatchesRowByRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	b := randomBlocks(rng, [][]int{{2, 7, 1, 4, 4}})[0]
+	set := param.NewSet[float64]()
+	d, err := New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Pack()
+	d.Init(rand.New(rand.NewPCG(7, 1)))
+	lengths := slices.Clone(b.Lengths)
+	hyps := d.Greedy(b.Enc, lengths, queueBOS, queueEOS, 9)
+	if !slices.Equal(lengths, b.Lengths) {
+		t.Fatalf("Greedy changed the lengths to %v", lengths)
+	}
+	for r, h := range hyps {
+		enc, ls := alone(b, r)
+		want := d.Greedy(enc, ls, queueBOS, queueEOS, 9)[0]
+		if fmt.Sprint(h) != fmt.Sprint(want) {
+			t.Fatalf("row %d: batch %v, alone %v", r, h, want)
+		}
+	}
+}
+
+// TestGreedyQueueAllocatesPerSentence: with </s> never chosen, every sentence runs to the length limit; with two
+// goroutines stepping the batch, four times the steps must not cost more allocations beyond the amortised growth of the reused buffers (a few per
+// row), where one allocation per row and step would add hundreds.
+func TestGreedyQueueAllocatesPerSentence(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	set := param.NewSet[float32]()
+	d, err := New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Pack()
+	d.Init(rng)
+	const rows, srcLen = 4, 5
+	enc := &encoder.Output[float32]{Rows: rows, SrcLen: srcLen, Hidden: queueMemDim / 2,
+		Memory: toFloat32(gradcheck.Random(rng, rows*srcLen*queueMemDim, 1)),
+		FinalH: toFloat32(gradcheck.Random(rng, rows*queueMemDim, 1)), FinalC: toFloat32(gradcheck.Random(rng, rows*queueMemDim, 1))}
+	lengths := []int{5, 3, 4, 2}
+	allocs := func(maxLen int) float64 {
+		return testing.AllocsPerRun(5, func() {
+			block := &Block[float32]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3}}
+			d.GreedyQueue(rows, 2, func() *Block[float32] {
+				b := block
+				block = nil
+				return b
+			}, queueBOS, -1, maxLen, func(int, Hypothesis) {})
+		})
+	}
+	short, long := allocs(20), allocs(80)
+	if long > short+4*rows {
+		t.Fatalf("Greedy allocates %.0f times for 80 steps and %.0f for 20: it allocates per step", long, short)
+	}
+}
