@@ -1,9 +1,11 @@
 package model
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/attend-nmt/attend/align"
@@ -61,7 +63,8 @@ func multi30kDir() string {
 // BenchmarkTrainStepMulti30k times optimizer steps of the "small" model on real Multi30k De→En batches, as
 // `attend train` makes them (64 pairs, lengths rounded to 4, bucketed, shuffled, graph cache 4): each iteration
 // is the next batch of a fixed sequence, so the mix of shapes and graph rebuilds is a training run's. It reports
-// target tokens/s and the heap in use after the last step. Skipped when the corpus is not there (see multi30kDir).
+// target tokens/s and the live heap after the last step (HEAPPROFILE=path also writes its profile). Skipped
+// when the corpus is not there (see multi30kDir).
 func BenchmarkTrainStepMulti30k(b *testing.B) {
 	multi30k := multi30kDir()
 	if _, err := os.Stat(multi30k + "/train.de"); err != nil {
@@ -102,7 +105,27 @@ func BenchmarkTrainStepMulti30k(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tgt_tok/s")
+	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap_MB")
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live_MB")
+	if path := os.Getenv("HEAPPROFILE"); path != "" {
+		if err := writeHeapProfile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.KeepAlive(tr) // the trainer, its cached graphs and scratch are what the heap figures measure
+}
+
+// writeHeapProfile writes the profile of the live heap to path (go tool pprof -sample_index=inuse_space).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	return f.Close()
 }
