@@ -40,7 +40,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		return G.Must(G.HadamardProd(x, mask))
 	}
 
-	emb := drop(graph.Gather[T](p.Whole(d.Emb), tgtIn, tgtLen, rows, e), masks.Emb)
+	emb := graph.Embed[T](p.Arena, p.Whole(d.Emb), tgtIn, masks.Emb, tgtLen, rows, e)
 	embFlat := G.Must(G.Reshape(emb, []int{tgtLen * rows, e}))
 	outputLayer := func(parts []*G.Node) *G.Node {
 		if fused {

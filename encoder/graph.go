@@ -33,10 +33,7 @@ func Unpack[T kernels.Float](o *GraphOutput) {
 // Emb) dropout mask multiplied into the embeddings. With fused, an LSTM direction is one op
 // (fusedLSTM, over LSTMSeq); otherwise — and for a GRU — every step is built from gorgonia's own ops.
 func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node, fused bool) *GraphOutput {
-	emb := graph.Gather[T](p.Whole(e.Emb), src, srcLen, rows, e.Cfg.Emb)
-	if embMask != nil {
-		emb = G.Must(G.HadamardProd(emb, embMask))
-	}
+	emb := graph.Embed[T](p.Arena, p.Whole(e.Emb), src, embMask, srcLen, rows, e.Cfg.Emb)
 	out := &GraphOutput{}
 	if fused && e.Cfg.Cell == LSTM {
 		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {

@@ -128,6 +128,70 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 	}, inputs...)
 }
 
+// Embed looks up rows of table (V, D) by the ids in *ids, shaped outShape (whose last axis is D and whose size
+// is len(*ids)·D), and multiplies them by the dropout mask (outShape; nil: no dropout). The ids are read at run
+// time, so a cached graph is reused for every batch of its shape.
+//
+//	out_i = table[ids_i] ⊙ mask_i;  dtable[v] = Σ_{i: ids_i = v} grad_i ⊙ mask_i
+//
+// The (V, D) table gradient lives in the arena under the table's name, so the cached graphs share one (a
+// gradient node of their own would hold a whole table each), and the masking is part of the op, so no product
+// node keeps a copy of the embeddings and of their gradient. A graph may hold one Embed per table, since the
+// gradient's buffer is named after the table. The mask gets a zero gradient: it is an input, not a parameter.
+func Embed[T kernels.Float](arena *kernels.Arena[T], table *G.Node, ids *[]int, mask *G.Node, outShape ...int) *G.Node {
+	v, d := table.Shape()[0], table.Shape()[1]
+	if outShape[len(outShape)-1] != d {
+		panic(fmt.Sprintf("graph: Embed of %v table shaped %v", table.Shape(), outShape))
+	}
+	inputs := []*G.Node{table}
+	masked := mask != nil
+	if masked {
+		if !mask.Shape().Eq(tensor.Shape(outShape)) {
+			panic(fmt.Sprintf("graph: Embed mask %v, want %v", mask.Shape(), outShape))
+		}
+		inputs = append(inputs, mask)
+	}
+	size := tensor.Shape(outShape).TotalSize()
+	name := table.Name()
+	return Fused(FusedOp[T]{
+		Name:  fmt.Sprintf("Embed(%s,%p,%v,%v)", name, ids, outShape, masked),
+		Shape: tensor.Shape(outShape).Clone(),
+		Forward: func(in [][]T, out []T) {
+			for i, id := range *ids {
+				copy(out[i*d:(i+1)*d], in[0][id*d:(id+1)*d])
+			}
+			if masked {
+				for j, m := range in[1] {
+					out[j] *= m
+				}
+			}
+		},
+		Backward: func(in [][]T, grad []T) [][]T {
+			dtable := arena.Get("embed.grad."+name, v*d)
+			clear(dtable)
+			for i, id := range *ids {
+				row, g := dtable[id*d:(id+1)*d], grad[i*d:(i+1)*d]
+				if masked {
+					m := in[1][i*d : (i+1)*d]
+					for j := range row {
+						row[j] += g[j] * m[j]
+					}
+				} else {
+					for j := range row {
+						row[j] += g[j]
+					}
+				}
+			}
+			if !masked {
+				return [][]T{dtable}
+			}
+			zero := arena.Get("embed.dmask."+name, size)
+			clear(zero)
+			return [][]T{dtable, zero}
+		},
+	}, inputs...)
+}
+
 // backwardOnce runs a fused op's whole backward pass at most once per forward run, however many of its
 // per-input gradient nodes ask for it.
 type backwardOnce[T kernels.Float] struct {
