@@ -29,8 +29,8 @@ type trainGraph[T kernels.Float] struct {
 	loss            *G.Node
 	src, srcLengths []int
 	tgtIn, tgtOut   []int
-	masks           [][]T                // dropout mask buffers
-	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise)
+	masks           [][]T                // dropout mask buffers (in the arena)
+	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise; in the arena)
 	encOut          *encoder.GraphOutput // kept for the tests that compare with the plain-Go forward
 	attention       []*G.Node
 	lastUse         int
@@ -52,7 +52,9 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 		for _, d := range dims {
 			n *= d
 		}
-		buf := make([]T, n)
+		// The masks are refilled before every run and graphs run one at a time, so every cached graph takes its
+		// masks from the shared arena: one buffer of the largest shape's size instead of one per graph.
+		buf := p.Arena.Get(name, n)
 		tg.masks = append(tg.masks, buf)
 		return p.Input(name, buf, dims...)
 	}
@@ -62,7 +64,7 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: mask("drop.out", steps, h+2*half+e)}
 	if sampler, ok := m.Decoder.Attn.(align.Sampler); ok && sampler.Samples() {
-		tg.noise = make([]T, s.tgtLen*s.rows*s.srcLen)
+		tg.noise = p.Arena.Get("attn.noise", s.tgtLen*s.rows*s.srcLen) // refilled every run, like the masks
 		masks.Noise = p.Input("attn.noise", tg.noise, s.tgtLen, s.rows, s.srcLen)
 	}
 	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
