@@ -40,13 +40,14 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		return G.Must(G.HadamardProd(x, mask))
 	}
 
-	emb := drop(graph.Gather[T](p.Whole(d.Emb), tgtIn, tgtLen, rows, e), masks.Emb)
+	emb := graph.Embed[T](p.Arena, p.Whole(d.Emb), tgtIn, masks.Emb, tgtLen, rows, e)
 	embFlat := G.Must(G.Reshape(emb, []int{tgtLen * rows, e}))
 	outputLayer := func(parts []*G.Node) *G.Node {
-		outIn := drop(graph.Concat[T](parts), masks.Out)
 		if fused {
-			return graph.OutputXent[T](p.Arena, outIn, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0, lossOpts.LabelSmoothing)
+			// The concatenation and the dropout happen inside the op, in its scratch: no (N, features) nodes.
+			return graph.OutputXent[T](p.Arena, parts, masks.Out, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0, lossOpts.LabelSmoothing)
 		}
+		outIn := drop(graph.Concat[T](parts), masks.Out)
 		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
 		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0, lossOpts.LabelSmoothing)
 	}

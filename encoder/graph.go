@@ -36,10 +36,7 @@ func Unpack[T kernels.Float](o *GraphOutput) {
 // self-attention blocks, if any, follow as one fused op with fused, from gorgonia's ops otherwise; the final
 // states stay those of the recurrent layer.
 func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node, fused bool) *GraphOutput {
-	emb := graph.Gather[T](p.Whole(e.Emb), src, srcLen, rows, e.Cfg.Emb)
-	if embMask != nil {
-		emb = G.Must(G.HadamardProd(emb, embMask))
-	}
+	emb := graph.Embed[T](p.Arena, p.Whole(e.Emb), src, embMask, srcLen, rows, e.Cfg.Emb)
 	out := &GraphOutput{}
 	if fused && e.Cfg.Cell == LSTM {
 		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {

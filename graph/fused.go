@@ -26,48 +26,170 @@ func viewGrad[T kernels.Float](name string, input, output, g *G.Node, view func(
 	return n
 }
 
-// scaledGrad is the gradient of a fused loss op whose forward pass already wrote the gradient for an incoming
-// gradient of 1 into stored: stored, scaled in place by the actual (scalar) incoming gradient.
-func scaledGrad[T kernels.Float](name string, input, output, g *G.Node, stored func() []T) *G.Node {
-	return viewGrad(name, input, output, g, func(g []T) []T {
-		data := stored()
-		if scale := g[0]; scale != 1 {
-			for i := range data {
-				data[i] *= scale
-			}
-		}
-		return data
-	})
-}
-
 // OutputXent is the output layer, log-softmax and cross-entropy as one op: the summed loss of the rows of
 // x (N, In) · w (In, V) + b (V) against *targets with label smoothing ε (0: none), ignoring rows whose target
 // is pad. Its forward pass also computes every gradient (kernels.OutputXent), chunk by chunk, so no (N, V)
 // matrix is ever kept.
-func OutputXent[T kernels.Float](arena *kernels.Arena[T], x, w, b *G.Node, targets *[]int, pad int, smoothing float64) *G.Node {
-	n, in, v := x.Shape()[0], x.Shape()[1], w.Shape()[1]
+//
+// x is [parts[0] parts[1] …] ⊙ mask: the parts (N, d_i) side by side along the features, times the output
+// layer's dropout mask (N, In = Σ d_i; nil: no dropout). The concatenated and masked x, and the gradients of the
+// parts, live in the arena, so a cached graph holds no (N, Σ d_i) values of its own for them
+// (a Concat and a HadamardProd node would each keep their output and their gradient per graph).
+//
+//	x = concat(parts) ⊙ mask;  dparts_i = (dx ⊙ mask)[:, off_i : off_i+d_i]
+//
+// The mask gets a zero gradient: it is an input, not a parameter.
+func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask, w, b *G.Node, targets *[]int, pad int, smoothing float64) *G.Node {
+	n, v := parts[0].Shape()[0], w.Shape()[1]
+	widths, offsets := make([]int, len(parts)), make([]int, len(parts))
+	in := 0
+	for i, part := range parts {
+		if part.Dims() != 2 || part.Shape()[0] != n {
+			panic(fmt.Sprintf("graph: OutputXent part %d has shape %v, want (%d, _)", i, part.Shape(), n))
+		}
+		widths[i], offsets[i] = part.Shape()[1], in
+		in += widths[i]
+	}
+	if w.Shape()[0] != in {
+		panic(fmt.Sprintf("graph: OutputXent weight %v for %d features", w.Shape(), in))
+	}
 	const chunk = 1024
+	inputs := append(append([]*G.Node(nil), parts...), w, b)
+	masked := mask != nil
+	if masked {
+		if !mask.Shape().Eq(tensor.Shape{n, in}) {
+			panic(fmt.Sprintf("graph: OutputXent mask %v, want (%d, %d)", mask.Shape(), n, in))
+		}
+		inputs = append(inputs, mask)
+	}
 	var dx, dw, db []T
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("OutputXent(%p,%d,%d,%d)", targets, n, in, v),
-		inDims:  []int{2, 2, 1},
-		outDims: 0,
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.ScalarShape() },
-		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
+	name := fmt.Sprintf("OutputXent(%p,%d,%v,%d,%v,%g)", targets, n, widths, v, masked, smoothing)
+	return Fused(FusedOp[T]{
+		Name:  name,
+		Shape: tensor.ScalarShape(),
+		Forward: func(vals [][]T, out []T) {
+			x := arena.Get("xent.x", n*in)
+			for i, part := range vals[:len(parts)] {
+				d, off := widths[i], offsets[i]
+				for r := 0; r < n; r++ {
+					copy(x[r*in+off:r*in+off+d], part[r*d:(r+1)*d])
+				}
+			}
+			if masked {
+				for j, m := range vals[len(vals)-1] {
+					x[j] *= m
+				}
+			}
+			wv, bv := vals[len(parts)], vals[len(parts)+1]
 			dx, dw, db = arena.Get("xent.dx", n*in), arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
 			scratch := arena.Get("xent.logits", min(chunk, n)*v)
-			out[0] = T(kernels.OutputXent(vals[0], vals[1], vals[2], *targets, pad, n, in, v, chunk, smoothing, dx, dw, db, scratch))
+			out[0] = T(kernels.OutputXent(x, wv, bv, *targets, pad, n, in, v, chunk, smoothing, dx, dw, db, scratch))
 		},
+		Backward: func(vals [][]T, grad []T) [][]T {
+			scale := grad[0]
+			grads := make([][]T, len(vals))
+			var m []T
+			if masked {
+				m = vals[len(vals)-1]
+			}
+			for i := range parts {
+				d, off := widths[i], offsets[i]
+				g := arena.Get(fmt.Sprintf("xent.dpart%d", i), n*d)
+				for r := 0; r < n; r++ {
+					gr, dxr := g[r*d:(r+1)*d], dx[r*in+off:r*in+off+d]
+					if masked {
+						for j, mj := range m[r*in+off : r*in+off+d] {
+							gr[j] = scale * dxr[j] * mj
+						}
+					} else {
+						for j := range gr {
+							gr[j] = scale * dxr[j]
+						}
+					}
+				}
+				grads[i] = g
+			}
+			if scale != 1 {
+				for j := range dw {
+					dw[j] *= scale
+				}
+				for j := range db {
+					db[j] *= scale
+				}
+			}
+			grads[len(parts)], grads[len(parts)+1] = dw, db
+			if masked {
+				zero := arena.Get("xent.dmask", n*in)
+				clear(zero)
+				grads[len(vals)-1] = zero
+			}
+			return grads
+		},
+	}, inputs...)
+}
+
+// Embed looks up rows of table (V, D) by the ids in *ids, shaped outShape (whose last axis is D and whose size
+// is len(*ids)·D), and multiplies them by the dropout mask (outShape; nil: no dropout). The ids are read at run
+// time, so a cached graph is reused for every batch of its shape.
+//
+//	out_i = table[ids_i] ⊙ mask_i;  dtable[v] = Σ_{i: ids_i = v} grad_i ⊙ mask_i
+//
+// The (V, D) table gradient lives in the arena under the table's name, so the cached graphs share one (a
+// gradient node of their own would hold a whole table each), and the masking is part of the op, so no product
+// node keeps a copy of the embeddings and of their gradient. A graph may hold one Embed per table, since the
+// gradient's buffer is named after the table. The mask gets a zero gradient: it is an input, not a parameter.
+func Embed[T kernels.Float](arena *kernels.Arena[T], table *G.Node, ids *[]int, mask *G.Node, outShape ...int) *G.Node {
+	v, d := table.Shape()[0], table.Shape()[1]
+	if outShape[len(outShape)-1] != d {
+		panic(fmt.Sprintf("graph: Embed of %v table shaped %v", table.Shape(), outShape))
 	}
-	op.backward = func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		stored := []func() []T{func() []T { return dx }, func() []T { return dw }, func() []T { return db }}
-		grads := make(G.Nodes, 3)
-		for i := range grads {
-			grads[i] = scaledGrad[T](fmt.Sprintf("OutputXentGrad(%p,%d)", targets, i), inputs[i], output, grad, stored[i])
+	inputs := []*G.Node{table}
+	masked := mask != nil
+	if masked {
+		if !mask.Shape().Eq(tensor.Shape(outShape)) {
+			panic(fmt.Sprintf("graph: Embed mask %v, want %v", mask.Shape(), outShape))
 		}
-		return grads, nil
+		inputs = append(inputs, mask)
 	}
-	return apply(op, x, w, b)
+	size := tensor.Shape(outShape).TotalSize()
+	name := table.Name()
+	return Fused(FusedOp[T]{
+		Name:  fmt.Sprintf("Embed(%s,%p,%v,%v)", name, ids, outShape, masked),
+		Shape: tensor.Shape(outShape).Clone(),
+		Forward: func(in [][]T, out []T) {
+			for i, id := range *ids {
+				copy(out[i*d:(i+1)*d], in[0][id*d:(id+1)*d])
+			}
+			if masked {
+				for j, m := range in[1] {
+					out[j] *= m
+				}
+			}
+		},
+		Backward: func(in [][]T, grad []T) [][]T {
+			dtable := arena.Get("embed.grad."+name, v*d)
+			clear(dtable)
+			for i, id := range *ids {
+				row, g := dtable[id*d:(id+1)*d], grad[i*d:(i+1)*d]
+				if masked {
+					m := in[1][i*d : (i+1)*d]
+					for j := range row {
+						row[j] += g[j] * m[j]
+					}
+				} else {
+					for j := range row {
+						row[j] += g[j]
+					}
+				}
+			}
+			if !masked {
+				return [][]T{dtable}
+			}
+			zero := arena.Get("embed.dmask."+name, size)
+			clear(zero)
+			return [][]T{dtable, zero}
+		},
+	}, inputs...)
 }
 
 // backwardOnce runs a fused op's whole backward pass at most once per forward run, however many of its

@@ -8,45 +8,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Gather looks up rows of table (V, D) by the ids in *ids and returns them shaped outShape (whose last axis is
-// D and whose size is len(*ids)·D). The ids are read at run time, so a cached graph is reused for every batch of
-// its shape. Gradient: the output gradient's rows are added into a zero (V, D) table.
-func Gather[T kernels.Float](table *G.Node, ids *[]int, outShape ...int) *G.Node {
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("Gather(%p,%v)", ids, outShape),
-		inDims:  []int{2},
-		outDims: len(outShape),
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape(outShape).Clone() },
-		forward: func(in [][]T, shapes []tensor.Shape, out []T) {
-			d := shapes[0][1]
-			for i, id := range *ids {
-				copy(out[i*d:(i+1)*d], in[0][id*d:(id+1)*d])
-			}
-		},
-	}
-	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		tableShape := inputs[0].Shape().Clone()
-		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("GatherGrad(%p,%v)", ids, tableShape),
-			inDims:  []int{len(outShape)},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return tableShape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				clear(out)
-				d := tableShape[1]
-				for i, id := range *ids {
-					row := out[id*d : (id+1)*d]
-					for j, g := range in[0][i*d : (i+1)*d] {
-						row[j] += g
-					}
-				}
-			},
-		}
-		return G.Nodes{apply(gop, grad)}, nil
-	}
-	return apply(op, table)
-}
-
 // Select returns x[t] for x of shape (N, rest...): the slice along the first axis. Gradient: a zero tensor of x's
 // shape holding the output gradient at [t].
 func Select[T kernels.Float](x *G.Node, t int) *G.Node {

@@ -101,8 +101,12 @@ func (p *Params[T]) AddGrads(grads *param.Set[T], scale T) {
 		}
 		src := v.Data().([]T)
 		dst := grads.Get(b.tensor.Name).Data[b.offset : b.offset+len(src)]
-		for j, g := range src {
-			dst[j] += scale * g
-		}
+		// A large tensor (the output layer, the embeddings) is shared out over the cores; bindings stay in order,
+		// so two that view the same values still add one after the other.
+		kernels.Parallel(len(src), 1<<16, func(lo, hi int) {
+			for j, g := range src[lo:hi] {
+				dst[lo+j] += scale * g
+			}
+		})
 	}
 }

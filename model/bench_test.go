@@ -2,9 +2,14 @@ package model
 
 import (
 	"fmt"
-	"github.com/attend-nmt/attend/align"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"testing"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/data"
 )
 
 // BenchmarkTrainStep times one optimizer step (forward, backward, clip, Adam) of the "small" model on a batch of
@@ -56,4 +61,83 @@ func BenchmarkTrainStepSelfAttention(b *testing.B) {
 			benchmarkTrainStep(b, cfg)
 		})
 	}
+}
+
+// multi30kDir is the Multi30k corpus that BenchmarkTrainStepMulti30k reads: $MULTI30K, or the shared copy beside
+// the checkout, as scripts/bench.sh finds it.
+func multi30kDir() string {
+	if dir := os.Getenv("MULTI30K"); dir != "" {
+		return dir
+	}
+	return "../../shared/data/multi30k"
+}
+
+// BenchmarkTrainStepMulti30k times optimizer steps of the "small" model on real Multi30k De→En batches, as
+// `attend train` makes them (64 pairs, lengths rounded to 4, bucketed, shuffled, graph cache 4): each iteration
+// is the next batch of a fixed sequence, so the mix of shapes and graph rebuilds is a training run's. It reports
+// target tokens/s and the live heap after the last step (HEAPPROFILE=path also writes its profile). Skipped
+// when the corpus is not there (see multi30kDir).
+func BenchmarkTrainStepMulti30k(b *testing.B) {
+	multi30k := multi30kDir()
+	if _, err := os.Stat(multi30k + "/train.de"); err != nil {
+		b.Skipf("no Multi30k corpus: %v", err)
+	}
+	pairs, err := data.ReadParallel(multi30k+"/train.de", multi30k+"/train.en", data.NewRegexTokenizer(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pairs, _ = data.Filter(pairs, 50)
+	var srcSents, tgtSents [][]string
+	for _, p := range pairs {
+		srcSents, tgtSents = append(srcSents, p.Src), append(tgtSents, p.Tgt)
+	}
+	cfg := Default()
+	m, err := New[float32](cfg.Model, data.BuildVocab(srcSents, 2, 0), data.BuildVocab(tgtSents, 2, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Init(rand.New(rand.NewPCG(1, 0)))
+	rng := rand.New(rand.NewPCG(1, 1))
+	batches := data.MakeBatches(data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab),
+		data.BatchOptions{BatchSize: cfg.Data.Batch, ChunkBatches: cfg.Data.BucketChunk, RoundLen: cfg.Data.RoundLen, Shuffle: true}, rng)
+	tr := NewTrainer(m, 1e-3, 1, cfg.Train.GraphCache)
+	for i := 0; i < 20; i++ { // warm up: compile the common shapes
+		if _, err := tr.Step(&batches[i], rng); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tokens := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		batch := &batches[20+i%(len(batches)-20)]
+		tokens += batch.TgtTokens()
+		if _, err := tr.Step(batch, rng); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tgt_tok/s")
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live_MB")
+	if path := os.Getenv("HEAPPROFILE"); path != "" {
+		if err := writeHeapProfile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.KeepAlive(tr) // the trainer, its cached graphs and scratch are what the heap figures measure
+}
+
+// writeHeapProfile writes the profile of the live heap to path (go tool pprof -sample_index=inuse_space).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	return f.Close()
 }

@@ -3,8 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -55,28 +53,31 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 }
 
 // forEachChunk splits [0, n) into one contiguous chunk per CPU and runs f on each concurrently: the optimizer
-// touches every parameter once per step, memory-bound work that two cores share well. (The clipping norm stays
-// serial: a fixed summation order keeps resumed runs bit-identical.)
-func forEachChunk(n int, f func(lo, hi int)) {
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/65536))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
-}
+// touches every parameter once per step, memory-bound work that two cores share well.
+func forEachChunk(n int, f func(lo, hi int)) { kernels.Parallel(n, 65536, f) }
 
-// GlobalNorm is the joint L2 norm of every gradient, summed serially in a fixed order (so that it, and a resumed
-// run, are reproducible bit for bit).
+// normBlock is the number of gradients whose squares GlobalNorm sums into one partial sum. The blocks are fixed
+// by this size alone, not by the number of workers, so the norm is the same bit for bit on any number of cores.
+const normBlock = 1 << 15
+
+// GlobalNorm is the joint L2 norm of every gradient. The squares are summed in float64 over fixed blocks of
+// normBlock values, the blocks shared out over the cores, then the partial sums are added in block order: a
+// fixed summation order, so the norm, and a resumed run, are reproducible bit for bit.
 func GlobalNorm[T kernels.Float](grads *param.Set[T]) float64 {
+	g := grads.Flat()
+	partial := make([]float64, (len(g)+normBlock-1)/normBlock)
+	kernels.Parallel(len(partial), 4, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			var sq float64
+			for _, x := range g[k*normBlock : min((k+1)*normBlock, len(g))] {
+				sq += float64(x) * float64(x)
+			}
+			partial[k] = sq
+		}
+	})
 	var sq float64
-	for _, x := range grads.Flat() {
-		sq += float64(x) * float64(x)
+	for _, p := range partial {
+		sq += p
 	}
 	return math.Sqrt(sq)
 }

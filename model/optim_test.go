@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/attend-nmt/attend/kernels"
@@ -168,5 +170,30 @@ func TestGlobalNormSpansEveryTensor(t *testing.T) {
 	copy(three.Flat(), []float32{1, -2, 2})
 	if got := GlobalNorm(three); got != 3 {
 		t.Fatalf("GlobalNorm of (1, -2, 2) = %.17g, want 3", got)
+	}
+}
+
+// TestGlobalNormOverManyBlocks checks the blocked, multi-core norm on a set spanning many blocks (and a short last
+// one): every gradient 0.5 in float32 (exact squares 0.25), so the norm is exactly 0.5·sqrt(n) whatever the
+// order; and a random set gives the same bits on one core and on two.
+func TestGlobalNormOverManyBlocks(t *testing.T) {
+	const n = 9*normBlock + 123
+	grads := param.NewSet[float32]()
+	grads.Add("a", 3*normBlock+5)
+	grads.Add("b", n-(3*normBlock+5))
+	for i := range grads.Flat() {
+		grads.Flat()[i] = 0.5
+	}
+	if got, want := GlobalNorm(grads), 0.5*math.Sqrt(n); got != want {
+		t.Fatalf("GlobalNorm of %d halves = %.17g, want %.17g", n, got, want)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range grads.Flat() {
+		grads.Flat()[i] = float32(rng.NormFloat64())
+	}
+	two := GlobalNorm(grads)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if one := GlobalNorm(grads); one != two {
+		t.Fatalf("GlobalNorm on one core %.17g, on two %.17g", one, two)
 	}
 }

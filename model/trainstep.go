@@ -29,8 +29,8 @@ type trainGraph[T kernels.Float] struct {
 	loss            *G.Node
 	src, srcLengths []int
 	tgtIn, tgtOut   []int
-	masks           [][]T                // dropout mask buffers
-	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise)
+	masks           [][]T                // dropout mask buffers (in the arena)
+	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise; in the arena)
 	encOut          *encoder.GraphOutput // kept for the tests that compare with the plain-Go forward
 	attention       []*G.Node
 	lastUse         int
@@ -52,7 +52,9 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 		for _, d := range dims {
 			n *= d
 		}
-		buf := make([]T, n)
+		// The masks are refilled before every run and graphs run one at a time, so every cached graph takes its
+		// masks from the shared arena: one buffer of the largest shape's size instead of one per graph.
+		buf := p.Arena.Get(name, n)
 		tg.masks = append(tg.masks, buf)
 		return p.Input(name, buf, dims...)
 	}
@@ -62,7 +64,7 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: mask("drop.out", steps, h+2*half+e)}
 	if sampler, ok := m.Decoder.Attn.(align.Sampler); ok && sampler.Samples() {
-		tg.noise = make([]T, s.tgtLen*s.rows*s.srcLen)
+		tg.noise = p.Arena.Get("attn.noise", s.tgtLen*s.rows*s.srcLen) // refilled every run, like the masks
 		masks.Noise = p.Input("attn.noise", tg.noise, s.tgtLen, s.rows, s.srcLen)
 	}
 	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
@@ -88,15 +90,8 @@ func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, gra
 	copy(tg.srcLengths, b.SrcLengths)
 	copy(tg.tgtIn, b.TgtIn)
 	copy(tg.tgtOut, b.TgtOut)
-	keep := T(1 / (1 - dropout))
 	for _, buf := range tg.masks {
-		for i := range buf {
-			if rng.Float64() < dropout {
-				buf[i] = 0
-			} else {
-				buf[i] = keep
-			}
-		}
+		fillDropoutMask(buf, dropout, rng)
 	}
 	// Standard Gumbel draws −log(−log u), u uniform in (0, 1).
 	for i := range tg.noise {
@@ -112,4 +107,26 @@ func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, gra
 	}
 	tg.params.AddGrads(grads, scale)
 	return float64(tg.loss.Value().Data().(T)), nil
+}
+
+// fillDropoutMask sets each value of mask to 0 with probability p and to 1/(1-p) otherwise (inverted dropout).
+// Each 64-bit draw of rng decides two values, one per 32-bit half (u < p·2³²): half the draws of one
+// rng.Float64 per value, and no conversion, for the hundreds of thousands of values a step masks.
+func fillDropoutMask[T kernels.Float](mask []T, p float64, rng *rand.Rand) {
+	keep := T(1 / (1 - p))
+	threshold := uint64(p * (1 << 32))
+	for i := 0; i < len(mask); i += 2 {
+		u := rng.Uint64()
+		a, b := keep, keep // selected, not branched on: the outcomes are random, so a branch mispredicts
+		if u&(1<<32-1) < threshold {
+			a = 0
+		}
+		if u>>32 < threshold {
+			b = 0
+		}
+		mask[i] = a
+		if i+1 < len(mask) {
+			mask[i+1] = b
+		}
+	}
 }
