@@ -23,30 +23,35 @@ func attention(name string) func(*model.Config) {
 	return func(c *model.Config) { c.Model.Attention = name }
 }
 
-// smallDemoVariants has an entry for every score of align.Names and for the layers that combine with them.
+// smallDemoVariants has an entry for every score of align.Names and for the layers that combine with them. The
+// figures in the comments are this test's (it is deterministic); those in parentheses were measured, with an
+// earlier dropout stream, when the settings were chosen.
 var smallDemoVariants = []smallDemoVariant{
-	{name: "additive", set: attention("additive"), want: 0.95}, // 98.7%
-	{name: "dot", set: attention("dot"), want: 0.95},           // 95.7%
+	{name: "additive", set: attention("additive"), want: 0.95}, // 97.7%
+	// dot: 96.0% at 8 epochs, 98.0% at 10.
+	{name: "dot", set: func(c *model.Config) { c.Model.Attention, c.Train.Epochs = "dot", 10 }, want: 0.95},
 	// scaled-dot: at the small widths the unprojected LSTM state lies in (−1, 1) and qᵀh/8 starts nearly flat
-	// (79.3% at 8 epochs, 92.3% at 12); at twice the widths the states have room to grow: 99.0%.
+	// (79.3% at 8 epochs, 92.3% at 12); at twice the widths the states have room to grow: 98.3%.
 	{name: "scaled-dot", set: func(c *model.Config) {
 		c.Model.Attention = "scaled-dot"
 		c.Model.Emb, c.Model.EncHidden, c.Model.DecHidden, c.Model.AttnDim = 64, 64, 128, 64
 	}, want: 0.95},
-	{name: "general", set: attention("general"), want: 0.95}, // 99.3%
-	{name: "cosine", set: attention("cosine"), want: 0.95},   // 97.3%
+	// general: 95.3% at 8 epochs, 95.0% at 10, 99.7% at 12.
+	{name: "general", set: func(c *model.Config) { c.Model.Attention, c.Train.Epochs = "general", 12 }, want: 0.95},
+	{name: "cosine", set: attention("cosine"), want: 0.95}, // 97.7%
 	// concat: its weights cannot depend on the decoder state (see align.Concat), so the decoder sees one fixed
-	// summary of the source: the baseline the other scores are measured against (43.7%; 44.7% with input feeding).
+	// summary of the source: the baseline the other scores are measured against: 41.3% (44.7% with input feeding).
 	{name: "concat", set: attention("concat"), want: 0.35},
-	// local: the demo's reordering moves words further than window 3 reaches (90.7%, 94.0% at 12 epochs); a
-	// window of 5: 98.0%, still with the sharpest alignments (AER 0.058).
+	// local: the demo moves words further than window 3 reaches (90.7%; 94.0% at 12 epochs); window 5: 97.3%,
+	// with sharp alignments (AER 0.009).
 	{name: "local", set: func(c *model.Config) { c.Model.Attention, c.Model.Window = "local", 5 }, want: 0.95},
-	{name: "multi-head", set: attention("multi-head"), want: 0.95}, // 99.0% (4 heads of 8)
-	// hard: one word per output word, sampled in training (τ = 1), learns more slowly: 87.7% at 8 epochs, 95.3%
-	// at 12, 98.3% (AER 0.038) at 16.
+	{name: "multi-head", set: attention("multi-head"), want: 0.95}, // 98.7% (4 heads of 8)
+	// hard: one word per output word, sampled in training (τ = 1), learns more slowly (87.7% at 8 epochs, 95.3% at
+	// 12); at 16: 99.3%.
 	{name: "hard", set: func(c *model.Config) { c.Model.Attention, c.Train.Epochs = "hard", 16 }, want: 0.95},
-	{name: "additive+input-feeding", set: func(c *model.Config) { c.Model.InputFeeding = true }, want: 0.95}, // 97.7%
-	// One self-attention block over the recurrent encoder, 4 heads of 16 over the memory width 64: 100.0% (AER 0.187, against 0.033 without the block: the decoder attends over mixed positions).
+	{name: "additive+input-feeding", set: func(c *model.Config) { c.Model.InputFeeding = true }, want: 0.95}, // 98.0%
+	// One self-attention block over the recurrent encoder, 4 heads of 16 over the memory width 64: 100.0% (AER
+	// 0.219, against 0.025 without the block: the decoder attends over mixed positions).
 	{name: "additive+self-attention", set: func(c *model.Config) { c.Model.SelfAttentionLayers, c.Model.Heads = 1, 4 }, want: 0.95},
 }
 
