@@ -292,17 +292,22 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		defer backend.SetBLASThreads(threads)
 	}
 	if opts.greedy() {
-		// One batch of opts.Batch rows per core, all stepped together (so that the output layer is read once per
-		// step for all of them) and refilled from the queue of batches as sentences end; each batch is encoded
-		// when its first sentence enters.
+		// One batch of opts.Batch rows per core, each stepped by its own goroutine with single-threaded
+		// products and refilled from the shared queue of batches as sentences end; each batch is encoded by the
+		// core that takes it, when its first sentence enters.
 		workers := min(runtime.GOMAXPROCS(0), len(batches))
+		var mu sync.Mutex
 		taken := 0
 		take := func() *decoder.Block[float32] {
-			if taken == len(batches) || ctx.Err() != nil {
+			mu.Lock()
+			bi := taken
+			if bi < len(batches) && ctx.Err() == nil {
+				taken++
+			}
+			mu.Unlock()
+			if bi == len(batches) || ctx.Err() != nil {
 				return nil
 			}
-			bi := taken
-			taken++
 			b := &batches[bi]
 			ids := make([]int, b.Real)
 			for r := range ids {
@@ -310,10 +315,18 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			}
 			return &decoder.Block[float32]{Enc: m.Encode(b), Lengths: b.SrcLengths, IDs: ids}
 		}
-		m.Decoder.GreedyQueue(opts.Batch*max(workers, 1), workers, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
-			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
-			ids[i] = h.Tokens
-		})
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.Decoder.GreedyQueue(opts.Batch, 1, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+					out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
+					ids[i] = h.Tokens
+				})
+			}()
+		}
+		wg.Wait()
 	} else {
 		beamBatches(ctx, m, batches, index, sents, opts, out, ids)
 	}
