@@ -247,8 +247,8 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 
 // TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
 // batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order.
-// Greedy search steps one batch of opts.Batch rows per core together and keeps it full, refilling the rows of
-// ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
+// Greedy search keeps one batch of opts.Batch rows per core full, refilling the rows of ended sentences from the
+// shared queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
 // with ctx's error. A model trained on subwords splits the words of sents with its merges and joins its output
 // back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
 // that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
