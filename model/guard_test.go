@@ -257,23 +257,8 @@ func TestLoadValidatesTheHeaderBeforeAllocating(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := checkpoint.Read(good)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var h map[string]any
-			if err := json.Unmarshal(f.Header, &h); err != nil {
-				t.Fatal(err)
-			}
-			c.edit(h)
-			if f.Header, err = json.Marshal(h); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".ckpt")
-			if err := checkpoint.Write(path, f); err != nil {
-				t.Fatal(err)
-			}
-			_, err = Load(path)
+			path := writeEditedHeader(t, good, filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".ckpt"), c.edit)
+			_, err := Load(path)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("Load = %v, want an error naming the file and %q", err, c.want)
 			}
@@ -319,4 +304,25 @@ func TestResumeAfterInterruptedValidationValidatesFirst(t *testing.T) {
 	if _, err := os.Stat(BestPath(path)); err != nil {
 		t.Fatalf("no best checkpoint after the resumed validation: %v", err)
 	}
+}
+
+// writeEditedHeader writes to path the checkpoint good with its JSON header changed by edit, and returns path.
+func writeEditedHeader(t *testing.T, good, path string, edit func(map[string]any)) string {
+	t.Helper()
+	f, err := checkpoint.Read(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(f.Header, &h); err != nil {
+		t.Fatal(err)
+	}
+	edit(h)
+	if f.Header, err = json.Marshal(h); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -2,14 +2,12 @@ package model
 
 import (
 	"bytes"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
-	"github.com/attend-nmt/attend/model/checkpoint"
 )
 
 // TestSubwordMergesSurviveSaveAndLoad saves models with learned merges (some of them none at all) and checks
@@ -90,22 +88,7 @@ func TestLoadChecksStoredMerges(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := checkpoint.Read(good)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var h map[string]any
-			if err := json.Unmarshal(f.Header, &h); err != nil {
-				t.Fatal(err)
-			}
-			c.edit(h)
-			if f.Header, err = json.Marshal(h); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".ckpt")
-			if err := checkpoint.Write(path, f); err != nil {
-				t.Fatal(err)
-			}
+			path := writeEditedHeader(t, good, filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".ckpt"), c.edit)
 			ck, err := Load(path)
 			if c.want == "" {
 				if err != nil {
