@@ -11,17 +11,24 @@ import (
 	"github.com/attend-nmt/attend/decoder"
 )
 
-// beamTestBatch is one batch of seven random source sentences of 1 to 7 words, and the sentences themselves.
-func beamTestBatch() (data.Batch, []data.Example) {
-	rng := rand.New(rand.NewPCG(8, 8))
+// randomSources are source sentences of from to to words (one of each length) of random ids 4..19, drawn from
+// the PCG stream (seed, seed).
+func randomSources(seed uint64, from, to int) []data.Example {
+	rng := rand.New(rand.NewPCG(seed, seed))
 	var examples []data.Example
-	for n := 1; n <= 7; n++ {
+	for n := from; n <= to; n++ {
 		src := make([]int, n)
 		for i := range src {
 			src[i] = 4 + rng.IntN(16)
 		}
 		examples = append(examples, data.Example{Src: src})
 	}
+	return examples
+}
+
+// beamTestBatch is one batch of seven random source sentences of 1 to 7 words, and the sentences themselves.
+func beamTestBatch() (data.Batch, []data.Example) {
+	examples := randomSources(8, 1, 7)
 	return data.MakeBatches(examples, data.BatchOptions{BatchSize: len(examples)}, nil)[0], examples
 }
 

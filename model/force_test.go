@@ -2,7 +2,6 @@ package model
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -17,15 +16,7 @@ import (
 func TestForcingGreedyOutputReproducesGreedy(t *testing.T) {
 	const tolerance = 1e-9
 	cfg := ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 6, Cell: "lstm", Attention: "mlp"}
-	rng := rand.New(rand.NewPCG(5, 5))
-	var sources []data.Example
-	for n := 1; n <= 6; n++ {
-		src := make([]int, n)
-		for i := range src {
-			src[i] = 4 + rng.IntN(16)
-		}
-		sources = append(sources, data.Example{Src: src})
-	}
+	sources := randomSources(5, 1, 6)
 	batch := data.MakeBatches(sources, data.BatchOptions{BatchSize: len(sources)}, nil)[0]
 	// Take the first random model (a small target vocabulary: </s> comes up often) whose greedy output has
 	// finished and unfinished rows and no <pad> word, which the validation loss would skip.

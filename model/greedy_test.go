@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
@@ -14,15 +13,7 @@ import (
 // rows drop out as they end — and one by one, and requires the same words and the same attention.
 func TestGreedyIsIndependentOfBatching(t *testing.T) {
 	cfg := ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 6, Cell: "lstm", Attention: "mlp"}
-	rng := rand.New(rand.NewPCG(8, 8))
-	var examples []data.Example
-	for n := 1; n <= 7; n++ {
-		src := make([]int, n)
-		for i := range src {
-			src[i] = 4 + rng.IntN(16)
-		}
-		examples = append(examples, data.Example{Src: src})
-	}
+	examples := randomSources(8, 1, 7)
 	together := data.MakeBatches(examples, data.BatchOptions{BatchSize: len(examples)}, nil)[0]
 	// Pick the first random model whose rows stop after at least three different numbers of steps, so that the
 	// batch shrinks more than once.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -19,15 +18,7 @@ import (
 // count.
 func TestValidBLEUScoresGreedyOutputs(t *testing.T) {
 	m := newTestModel[float32](t, beamTestConfig, 20, 12, 4)
-	rng := rand.New(rand.NewPCG(1, 1))
-	var examples []data.Example
-	for n := 3; n <= 8; n++ {
-		src := make([]int, n)
-		for i := range src {
-			src[i] = 4 + rng.IntN(16)
-		}
-		examples = append(examples, data.Example{Src: src})
-	}
+	examples := randomSources(1, 3, 8)
 	b := data.MakeBatches(examples, data.BatchOptions{BatchSize: len(examples)}, nil)[0]
 	const maxLen = 9
 	var long []data.Example // sentences whose output has at least 4 words, so that 4-grams exist, and no <unk>
