@@ -2,6 +2,7 @@ package decoder
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/attend-nmt/attend/encoder"
@@ -76,7 +77,7 @@ func TestBeamFindsABetterHypothesisThanGreedy(t *testing.T) {
 		if width > 1 {
 			wantTokens, wantLogProb = []int{tokB}, math.Log(0.4*1)
 		}
-		if !equalInts(best.Tokens, wantTokens) || !best.Finished || math.Abs(best.LogProb-wantLogProb) > 1e-9 || best.Score != best.LogProb {
+		if !slices.Equal(best.Tokens, wantTokens) || !best.Finished || math.Abs(best.LogProb-wantLogProb) > 1e-9 || best.Score != best.LogProb {
 			t.Fatalf("beam %d: best %v (finished %v, log p %v, score %v), want %v with log p %v", width, best.Tokens,
 				best.Finished, best.LogProb, best.Score, wantTokens, wantLogProb)
 		}
@@ -103,7 +104,7 @@ func TestLengthPenaltyCanPreferTheLongerHypothesis(t *testing.T) {
 	}
 	best := hyps[0][0]
 	want := math.Log(0.5*0.36) / math.Pow(8.0/6, alpha)
-	if !equalInts(best.Tokens, []int{tokA, tokB}) || math.Abs(best.Score-want) > 1e-9 {
+	if !slices.Equal(best.Tokens, []int{tokA, tokB}) || math.Abs(best.Score-want) > 1e-9 {
 		t.Fatalf("best %v with score %v, want [a b] with %v", best.Tokens, best.Score, want)
 	}
 }
@@ -172,16 +173,4 @@ func TestBeamOptionsRejectsBadSettings(t *testing.T) {
 			t.Errorf("%+v accepted", o)
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
