@@ -287,18 +287,10 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 		}
 		kernels.Gemm(false, true, tb, E, H, 1, d.dG[g*H:], 4*H, w.InputW[g*in*H:g*in*H+E*H], H, beta, dEmb, E)
 	}
-	for i := 0; i < tb; i++ {
-		for j, g := range d.dG[i*4*H : (i+1)*4*H] {
-			dw.Bias[j] += g
-		}
-	}
+	kernels.AddColumnSums(dw.Bias, d.dG, tb, 4*H)
 	if d.Feeding {
 		kernels.Gemm(true, false, H+M, H, tb, 1, d.feedIn, H+M, d.dPreF, H, 1, dw.FeedW, H)
-		for i := 0; i < tb; i++ {
-			for j, g := range d.dPreF[i*H : (i+1)*H] {
-				dw.FeedB[j] += g
-			}
-		}
+		kernels.AddColumnSums(dw.FeedB, d.dPreF, tb, H)
 	}
 	d.Attn.KeysBackward(d.mem, d.dKeys, B, S, d.dMem, dAttn)
 	// Bridge: s_0 = tanh(finalH W + b), c_0 = tanh(finalC W + b); d.dh and d.dc now hold dL/ds_0 and dL/dc_0.
@@ -308,11 +300,7 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 			dy[i] *= 1 - y[i]*y[i]
 		}
 		kernels.Gemm(true, false, M, H, B, 1, x, M, dy, H, 1, dW, H)
-		for r := 0; r < B; r++ {
-			for j, g := range dy[r*H : (r+1)*H] {
-				dB[j] += g
-			}
-		}
+		kernels.AddColumnSums(dB, dy, B, H)
 		kernels.Gemm(false, true, B, M, H, 1, dy, H, wt, H, 0, dx, M)
 	}
 	bridgeBack(d.finalH, d.h0, d.dh, w.BridgeHW, dw.BridgeHW, dw.BridgeHB, dFinalH)

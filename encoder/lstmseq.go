@@ -132,9 +132,5 @@ func (s *LSTMSeq[T]) Backward(x, inputW, hiddenW []T, lengths []int, dOut, dFina
 		// dx = Σ_g dG_g · W_ih[g]ᵀ
 		kernels.Gemm(false, true, n, s.In, hid, 1, s.dGates[gate*hid:], 4*hid, inputW[gate*s.In*hid:(gate+1)*s.In*hid], hid, beta, dx, s.In)
 	}
-	for i := 0; i < n; i++ {
-		for j, g := range s.dGates[i*4*hid : (i+1)*4*hid] {
-			dBias[j] += g
-		}
-	}
+	kernels.AddColumnSums(dBias, s.dGates, n, 4*hid)
 }

@@ -331,7 +331,7 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 	layerNormBackward(dRes, dw.n2G, dw.n2B, dOutMasked, c.res2, c.mean2, c.rstd2, w.n2G, n, d)
 	// forward: res2 = y1 + act W_2 + b_2, so dy1 = dres2, dW_2 += actᵀ dres2, dact = dres2 W_2ᵀ
 	copy(dY1, dRes)
-	addColumnSums(dw.f2B, dRes, n, d)
+	kernels.AddColumnSums(dw.f2B, dRes, n, d)
 	clear(dAct)
 	kernels.LinearBackward(c.act, w.f2W, dRes, n, f, d, d, dAct, dw.f2W)
 	// forward: act = ReLU(h), so dh = dact where act > 0
@@ -341,13 +341,13 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 		}
 	}
 	// forward: h = y1 W_1 + b_1
-	addColumnSums(dw.f1B, dAct, n, f)
+	kernels.AddColumnSums(dw.f1B, dAct, n, f)
 	kernels.LinearBackward(c.y1, w.f1W, dAct, n, d, f, f, dY1, dw.f1W)
 	// forward: y1 = LayerNorm(res1)
 	layerNormBackward(dRes, dw.n1G, dw.n1B, dY1, c.res1, c.mean1, c.rstd1, w.n1G, n, d)
 	// forward: res1 = x + C W_O + b_O, so dx = dres1, dW_O += Cᵀ dres1, dC = dres1 W_Oᵀ
 	copy(dx, dRes)
-	addColumnSums(dw.oB, dRes, n, d)
+	kernels.AddColumnSums(dw.oB, dRes, n, d)
 	clear(dCtx)
 	kernels.LinearBackward(c.ctx, w.oW, dRes, n, d, d, d, dCtx, dw.oW)
 	// forward: C_j = A_j V_j with A_j = softmax(e), e = Q_j K_jᵀ / √HD
@@ -383,23 +383,14 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 		}
 	}
 	// forward: Q_j = x W_Q,j + b_Q,j (and K, V)
-	addColumnSums(dw.qB, dQ, n, d)
-	addColumnSums(dw.kB, dK, n, d)
-	addColumnSums(dw.vB, dV, n, d)
+	kernels.AddColumnSums(dw.qB, dQ, n, d)
+	kernels.AddColumnSums(dw.kB, dK, n, d)
+	kernels.AddColumnSums(dw.vB, dV, n, d)
 	for j := 0; j < c.heads; j++ {
 		blk := func(t []T) []T { return t[j*d*hd : (j+1)*d*hd] }
 		kernels.LinearBackward(c.x, blk(w.qW), dQ[j*hd:], n, d, hd, d, dx, blk(dw.qW))
 		kernels.LinearBackward(c.x, blk(w.kW), dK[j*hd:], n, d, hd, d, dx, blk(dw.kW))
 		kernels.LinearBackward(c.x, blk(w.vW), dV[j*hd:], n, d, hd, d, dx, blk(dw.vW))
-	}
-}
-
-// addColumnSums adds the column sums of dy (n, width) into db: the gradient of a bias added to every row.
-func addColumnSums[T kernels.Float](db, dy []T, n, width int) {
-	for r := 0; r < n; r++ {
-		for j, g := range dy[r*width : (r+1)*width] {
-			db[j] += g
-		}
 	}
 }
 

@@ -7,6 +7,16 @@ func Linear[T Float](x, w []T, n, in, out int, y []T, ldy int) {
 	Gemm(false, false, n, out, in, 1, x, in, w, out, 0, y, ldy)
 }
 
+// AddColumnSums adds the column sums of dy (n, width) into db, row by row: the gradient of a bias added to every
+// row.
+func AddColumnSums[T Float](db, dy []T, n, width int) {
+	for r := 0; r < n; r++ {
+		for j, g := range dy[r*width : (r+1)*width] {
+			db[j] += g
+		}
+	}
+}
+
 // LinearBackward is the backward pass of Linear: given dy (row stride ldy), it adds dW += xᵀ dy into dw and
 // dx += dy Wᵀ into dx.
 func LinearBackward[T Float](x, w, dy []T, n, in, out, ldy int, dx, dw []T) {
