@@ -53,6 +53,7 @@ var smallDemoVariants = []smallDemoVariant{
 	// One self-attention block over the recurrent encoder, 4 heads of 16 over the memory width 64: 100.0% (AER
 	// 0.219, against 0.025 without the block: the decoder attends over mixed positions).
 	{name: "additive+self-attention", set: func(c *model.Config) { c.Model.SelfAttentionLayers, c.Model.Heads = 1, 4 }, want: 0.95},
+	{name: "additive+2-layers", set: func(c *model.Config) { c.Model.Layers = 2 }, want: 0.95}, // 96.7% (AER 0.019)
 }
 
 // TestEveryScoreLearnsTheSmallDemo trains each variant on a smaller version of the demo (fewer and narrower

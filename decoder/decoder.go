@@ -29,11 +29,25 @@ type Config struct {
 	// InputFeeding adds the attentional vector f_t = tanh(A [s_t; c_t] + a) (Luong et al. 2015, as OpenNMT-py's
 	// input_feed): f_{t-1} joins the LSTM input at step t, and the output layer reads f_t in place of s_t.
 	InputFeeding bool
+	// Layers is the number of stacked LSTM layers (0 counts as 1). The first attends and reads [emb(y_{t-1});
+	// c_t]; each layer above reads [output of the layer below ; c_t] (GNMT's stacking, Wu et al. 2016: the
+	// context reaches every layer, the bottom one alone attends), with dropout on that input in training; the
+	// output layer reads the top layer's state.
+	Layers int
+}
+
+// UpperLayer is the weights of one decoder LSTM layer above the first: it reads [h_below ; c_t].
+type UpperLayer[T kernels.Float] struct {
+	InputW  *param.Tensor[T] // (4, Hidden+MemDim, Hidden)
+	HiddenW *param.Tensor[T] // (4, Hidden, Hidden)
+	Bias    *param.Tensor[T] // (4, Hidden)
 }
 
 // Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
 // LSTM cell over [emb(y_{t-1}); context] and the output layer over [s_t; context; emb(y_{t-1})]. With input
 // feeding the LSTM reads [emb(y_{t-1}); context; f_{t-1}] and the output layer [f_t; context; emb(y_{t-1})].
+// With more layers, each upper layer reads [output of the layer below; context], and the output layer reads
+// the top layer's state in place of s_t (or f_t).
 type Decoder[T kernels.Float] struct {
 	Cfg                Config
 	Emb                *param.Tensor[T] // (Vocab, Emb)
@@ -50,10 +64,12 @@ type Decoder[T kernels.Float] struct {
 	// FeedW (Hidden+MemDim, Hidden) and FeedB (Hidden) make the attentional vector f_t = tanh([s_t; c_t] FeedW +
 	// FeedB); nil without input feeding.
 	FeedW, FeedB *param.Tensor[T]
+	// Upper are the layers above the first, bottom up; empty with one layer.
+	Upper []UpperLayer[T]
 }
 
-// New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*"). An
-// unknown score function is an error.
+// New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*", and
+// "dec.lN.*" for each layer N ≥ 2). An unknown score function is an error.
 func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 	h := cfg.Hidden
 	name := cfg.Attention
@@ -78,6 +94,14 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 	if cfg.InputFeeding {
 		d.FeedW = set.Add("dec.feed.w", h+cfg.MemDim, h)
 		d.FeedB = set.Add("dec.feed.b", h)
+	}
+	for l := 2; l <= max(cfg.Layers, 1); l++ {
+		prefix := fmt.Sprintf("dec.l%d.", l)
+		d.Upper = append(d.Upper, UpperLayer[T]{
+			InputW:  set.Add(prefix+"w_ih", 4, h+cfg.MemDim, h),
+			HiddenW: set.Add(prefix+"w_hh", 4, h, h),
+			Bias:    set.Add(prefix+"b", 4, h),
+		})
 	}
 	return d, nil
 }
@@ -109,6 +133,12 @@ func (d *Decoder[T]) Init(rng *rand.Rand) {
 	if d.FeedW != nil {
 		param.Uniform(d.FeedW, param.InvSqrt(d.Cfg.Hidden+d.Cfg.MemDim), rng)
 		param.Uniform(d.FeedB, param.InvSqrt(d.Cfg.Hidden+d.Cfg.MemDim), rng)
+	}
+	// As PyTorch's LSTM, whose bias is the sum b_ih + b_hh of two such draws.
+	for _, u := range d.Upper {
+		param.Uniform(u.InputW, param.InvSqrt(d.Cfg.Hidden), rng)
+		param.Uniform(u.HiddenW, param.InvSqrt(d.Cfg.Hidden), rng)
+		param.UniformSum(u.Bias, param.InvSqrt(d.Cfg.Hidden), rng)
 	}
 }
 
@@ -180,11 +210,12 @@ func (m *Memory[T]) SetSrcLen(srcLen int) {
 }
 
 // State is the decoder's recurrent state for a batch: H is s_t and C the LSTM cell, both (Rows, Hidden); Feed is
-// the attentional vector f_t (Rows, Hidden) with input feeding, nil without. Its buffers may hold more rows than
-// Rows.
+// the attentional vector f_t (Rows, Hidden) with input feeding, nil without; UpperH and UpperC hold the state
+// and cell of each layer above the first, (Rows, Hidden) each. Its buffers may hold more rows than Rows.
 type State[T kernels.Float] struct {
-	Rows, Hidden int
-	H, C, Feed   []T
+	Rows, Hidden   int
+	H, C, Feed     []T
+	UpperH, UpperC [][]T
 }
 
 // view points v at the rows [from, to) of s, without copying: a part of the batch that one goroutine steps.
@@ -194,6 +225,12 @@ func (s *State[T]) view(v *State[T], from, to int) {
 	v.Rows, v.Hidden, v.H, v.C, v.Feed = to-from, h, s.H[from*h:to*h], s.C[from*h:to*h], nil
 	if s.Feed != nil {
 		v.Feed = s.Feed[from*h : to*h]
+	}
+	if len(v.UpperH) != len(s.UpperH) { // once per view: a view is reused from step to step
+		v.UpperH, v.UpperC = make([][]T, len(s.UpperH)), make([][]T, len(s.UpperC))
+	}
+	for l := range s.UpperH {
+		v.UpperH[l], v.UpperC[l] = s.UpperH[l][from*h:to*h], s.UpperC[l][from*h:to*h]
 	}
 }
 
@@ -211,6 +248,10 @@ func (d *Decoder[T]) newState(rows int) *State[T] {
 	if d.Cfg.InputFeeding {
 		st.Feed = make([]T, rows*h) // f_0 = 0
 	}
+	for range d.Upper { // the upper layers start from zero states
+		st.UpperH = append(st.UpperH, make([]T, rows*h))
+		st.UpperC = append(st.UpperC, make([]T, rows*h))
+	}
 	return st
 }
 
@@ -225,6 +266,10 @@ func (s *State[T]) CopyRow(dst int, from *State[T], src int) {
 	copy(s.C[dst*h:(dst+1)*h], from.C[src*h:(src+1)*h])
 	if s.Feed != nil {
 		copy(s.Feed[dst*h:(dst+1)*h], from.Feed[src*h:(src+1)*h])
+	}
+	for l := range s.UpperH {
+		copy(s.UpperH[l][dst*h:(dst+1)*h], from.UpperH[l][src*h:(src+1)*h])
+		copy(s.UpperC[l][dst*h:(dst+1)*h], from.UpperC[l][src*h:(src+1)*h])
 	}
 }
 
@@ -251,6 +296,7 @@ func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *
 type Scratch[T kernels.Float] struct {
 	emb, scores, ctx, gates, hNew, cNew, outIn []T
 	feedIn                                     []T // [s_t; c_t] rows with input feeding
+	upperIn                                    []T // [h_below; c_t] rows with more than one layer
 	work                                       []T // the scorer's, for the full batch
 }
 
@@ -263,6 +309,9 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
 		work: make([]T, d.Attn.WorkSize(rows, srcLen))}
 	if d.Cfg.InputFeeding {
 		b.feedIn = make([]T, rows*(h+d.Cfg.MemDim))
+	}
+	if len(d.Upper) > 0 {
+		b.upperIn = make([]T, rows*(h+d.Cfg.MemDim))
 	}
 	return b
 }
@@ -322,7 +371,23 @@ func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scra
 		kernels.TanhSlice(st.Feed[:rows*h])
 		first = st.Feed
 	}
-	// The output layer's input [s_t (or f_t); ctx; emb].
+	// Each upper layer reads [the layer below's output; ctx]; the top one's state goes to the output layer.
+	for l, u := range d.Upper {
+		ui := h + md
+		for r := 0; r < rows; r++ {
+			copy(buf.upperIn[r*ui:r*ui+h], first[r*h:(r+1)*h])
+			copy(buf.upperIn[r*ui+h:(r+1)*ui], buf.ctx[r*md:(r+1)*md])
+		}
+		uh, uc := st.UpperH[l], st.UpperC[l]
+		kernels.Project(buf.upperIn, rows, ui, u.InputW.Data, 4, h, buf.gates, false)
+		kernels.Project(uh, rows, h, u.HiddenW.Data, 4, h, buf.gates, true)
+		kernels.AddBias(buf.gates, rows, 4*h, u.Bias.Data)
+		kernels.LSTMPointwise(buf.gates, uc, rows, h, buf.hNew, buf.cNew)
+		copy(uh[:rows*h], buf.hNew[:rows*h])
+		copy(uc[:rows*h], buf.cNew[:rows*h])
+		first = uh
+	}
+	// The output layer's input [s_t (or f_t, or the top layer's state); ctx; emb].
 	oi := d.OutIn()
 	for r := 0; r < rows; r++ {
 		row := buf.outIn[r*oi : (r+1)*oi]

@@ -11,9 +11,19 @@ import (
 // GraphMasks are the dropout masks of one training graph; a nil mask means no dropout there. Emb is
 // (tgtLen, rows, Emb) on the target embeddings; Out is (tgtLen·rows, Hidden+MemDim+Emb) on the output layer's
 // input [s_t; ctx; emb]. Noise is standard Gumbel noise (tgtLen, rows, srcLen) for an attention that samples
-// (align.Sampler), nil for the others.
+// (align.Sampler), nil for the others. Between[l] is (tgtLen, rows, Hidden+MemDim) on the input [h_below ;
+// c_t] of Upper[l]; Between is nil without dropout.
 type GraphMasks struct {
 	Emb, Out, Noise *G.Node
+	Between         []*G.Node
+}
+
+// between returns the mask on the input of Upper[l], or nil.
+func (m GraphMasks) between(l int) *G.Node {
+	if m.Between == nil {
+		return nil
+	}
+	return m.Between[l]
 }
 
 // GraphLoss is how a training graph scores its outputs.
@@ -26,8 +36,8 @@ type GraphLoss struct {
 // reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
 // every non-padding target word (label-smoothed as lossOpts says), and the attention weights of every step ((rows, srcLen) each). With fused, the
 // decoder loop (when the encoder is fused too) and the output layer with its loss are single ops
-// (fusedOp over Seq, graph.OutputXent), and no attention nodes are returned; otherwise every step is built
-// from gorgonia's own ops.
+// (fusedOp over Seq, graph.OutputXent), each upper layer is one op over all steps (upperOp), and no attention
+// nodes are returned; otherwise every step is built from gorgonia's own ops.
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
 	rows, srcLen, tgtLen int, masks GraphMasks, lossOpts GraphLoss, fused bool) (loss *G.Node, attention []*G.Node) {
 	e, h, half := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2
@@ -62,6 +72,9 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 			in.FeedW, in.FeedB = p.Whole(d.FeedW), p.Whole(d.FeedB)
 		}
 		states := fusedOp(p.Arena, in, d.Attn, srcLengths)
+		for l, u := range d.Upper {
+			states = upperOp[T](p.Arena, states, masks.between(l), p.Whole(u.InputW), p.Whole(u.HiddenW), p.Whole(u.Bias), tgtLen, l+2)
+		}
 		return outputLayer([]*G.Node{states, embFlat}), nil
 	}
 
@@ -101,6 +114,19 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		feedS, feedC, feedB = p.View(d.FeedW, 0, h, h), p.View(d.FeedW, h*h, md, h), p.Whole(d.FeedB)
 	}
 
+	// The upper layers' weights, gate by gate, and their states, which start at zero.
+	upperIn, upperHid, upperB := make([][4]*G.Node, len(d.Upper)), make([][4]*G.Node, len(d.Upper)), make([][4]*G.Node, len(d.Upper))
+	upperH, upperC := make([]*G.Node, len(d.Upper)), make([]*G.Node, len(d.Upper))
+	for l, u := range d.Upper {
+		for k := 0; k < 4; k++ {
+			upperIn[l][k] = p.View(u.InputW, k*(h+md)*h, h+md, h)
+			upperHid[l][k] = p.View(u.HiddenW, k*h*h, h, h)
+			upperB[l][k] = p.View(u.Bias, k*h, h)
+		}
+		upperH[l] = p.Zeros("dec.upper.h0", rows, h)
+		upperC[l] = upperH[l]
+	}
+
 	states := make([]*G.Node, tgtLen)
 	contexts := make([]*G.Node, tgtLen)
 	attention = make([]*G.Node, tgtLen)
@@ -132,8 +158,22 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 			feed = G.Must(G.Tanh(graph.AddBias[T](sum, feedB)))
 			states[t] = feed
 		}
+		// Each upper layer reads [the layer below's output ; c_t]; the top one's state goes to the output layer.
+		for l := range d.Upper {
+			x := graph.Concat[T]([]*G.Node{states[t], contexts[t]})
+			if mask := masks.between(l); mask != nil {
+				x = G.Must(G.HadamardProd(x, graph.Select[T](mask, t)))
+			}
+			var pre [4]*G.Node
+			for k := range pre {
+				pre[k] = graph.AddBias[T](add(mul(x, upperIn[l][k]), mul(upperH[l], upperHid[l][k])), upperB[l][k])
+			}
+			upperH[l], upperC[l] = encoder.LSTMGraph(pre[0], pre[1], pre[2], pre[3], upperC[l])
+			states[t] = upperH[l]
+		}
 	}
 
-	// logits = [s_t (f_t with input feeding); ctx; emb] W_out + b_out for all steps at once.
+	// logits = [s_t (f_t with input feeding, the top layer's state with more layers); ctx; emb] W_out + b_out
+	// for all steps at once.
 	return outputLayer([]*G.Node{graph.Stack[T](states, false), graph.Stack[T](contexts, false), embFlat}), attention
 }

@@ -1,5 +1,5 @@
-// Package encoder turns a batch of source sentences into hidden states: embeddings followed by a bidirectional
-// LSTM (or GRU), optionally followed by Transformer self-attention blocks (selfattn.go), as a plain-Go forward
+// Package encoder turns a batch of source sentences into hidden states: embeddings followed by one or more
+// bidirectional LSTM (or GRU) layers, optionally followed by Transformer self-attention blocks (selfattn.go), as a plain-Go forward
 // pass for inference and as a gorgonia graph for training.
 package encoder
 
@@ -42,6 +42,9 @@ type Config struct {
 	Emb    int  // embedding width
 	Hidden int  // hidden units per direction
 	Cell   Cell // lstm or gru
+	// Layers is the number of stacked bidirectional layers (0 counts as 1): layer l+1 reads [fwd ; bwd] of layer
+	// l, with dropout between them in training.
+	Layers int
 	// SelfAttentionLayers is the number of Transformer blocks over the recurrent states (0: none); Heads is their
 	// number of heads, which must divide the memory width 2·Hidden.
 	SelfAttentionLayers, Heads int
@@ -55,31 +58,58 @@ type Direction[T kernels.Float] struct {
 	Bias, HiddenBias *param.Tensor[T] // (gates, H)
 }
 
-// Encoder is the embedding table plus a forward and a backward recurrent direction, and the self-attention
-// blocks over their states when Cfg.SelfAttentionLayers > 0.
-type Encoder[T kernels.Float] struct {
-	Cfg      Config
-	Emb      *param.Tensor[T] // (Vocab, Emb)
+// Layer is one bidirectional recurrent layer: its forward and its backward direction.
+type Layer[T kernels.Float] struct {
 	Fwd, Bwd Direction[T]
-	Self     *SelfAttention[T] // nil without self-attention layers
 }
 
-// New registers the encoder's parameters in set (names "src_emb", "enc.fwd.*", "enc.bwd.*", then "enc.self.L.*"
-// for each self-attention block) and returns it.
+// directions returns the layer's two directions, forward first.
+func (l Layer[T]) directions() [2]Direction[T] { return [2]Direction[T]{l.Fwd, l.Bwd} }
+
+// Encoder is the embedding table, the stacked bidirectional recurrent layers, and the self-attention blocks over
+// the last layer's states when Cfg.SelfAttentionLayers > 0.
+type Encoder[T kernels.Float] struct {
+	Cfg    Config
+	Emb    *param.Tensor[T]  // (Vocab, Emb)
+	Layers []Layer[T]        // Layers[0] reads the embeddings, Layers[l] the states [fwd ; bwd] of Layers[l-1]
+	Self   *SelfAttention[T] // nil without self-attention layers
+}
+
+// New registers the encoder's parameters in set (names "src_emb", "enc.fwd.*", "enc.bwd.*" for the first layer,
+// "enc.lN.fwd.*", "enc.lN.bwd.*" for layer N ≥ 2, then "enc.self.L.*" for each self-attention block) and returns it.
 func New[T kernels.Float](set *param.Set[T], cfg Config) *Encoder[T] {
 	e := &Encoder[T]{Cfg: cfg, Emb: set.Add("src_emb", cfg.Vocab, cfg.Emb)}
-	e.Fwd = newDirection(set, "enc.fwd", cfg)
-	e.Bwd = newDirection(set, "enc.bwd", cfg)
+	for l := range cfg.layers() {
+		prefix, in := "enc", cfg.Emb
+		if l > 0 {
+			prefix, in = fmt.Sprintf("enc.l%d", l+1), 2*cfg.Hidden
+		}
+		e.Layers = append(e.Layers, Layer[T]{
+			Fwd: newDirection(set, prefix+".fwd", cfg, in),
+			Bwd: newDirection(set, prefix+".bwd", cfg, in),
+		})
+	}
 	if cfg.SelfAttentionLayers > 0 {
 		e.Self = NewSelfAttention(set, cfg.SelfAttentionLayers, 2*cfg.Hidden, cfg.Heads)
 	}
 	return e
 }
 
-func newDirection[T kernels.Float](set *param.Set[T], prefix string, cfg Config) Direction[T] {
+// layers is Layers, with 0 counted as 1.
+func (c Config) layers() int { return max(c.Layers, 1) }
+
+// inputWidth is the width of layer l's input: the embedding for the first layer, [fwd ; bwd] above it.
+func (c Config) inputWidth(l int) int {
+	if l == 0 {
+		return c.Emb
+	}
+	return 2 * c.Hidden
+}
+
+func newDirection[T kernels.Float](set *param.Set[T], prefix string, cfg Config, in int) Direction[T] {
 	g, h := cfg.Cell.Gates(), cfg.Hidden
 	d := Direction[T]{
-		InputW:  set.Add(prefix+".w_ih", g, cfg.Emb, h),
+		InputW:  set.Add(prefix+".w_ih", g, in, h),
 		HiddenW: set.Add(prefix+".w_hh", g, h, h),
 		Bias:    set.Add(prefix+".b", g, h),
 	}
@@ -96,15 +126,9 @@ func newDirection[T kernels.Float](set *param.Set[T], prefix string, cfg Config)
 func (e *Encoder[T]) Init(rng *rand.Rand) {
 	param.Normal(e.Emb, 1, rng)
 	clear(e.Emb.Data[:e.Cfg.Emb]) // row 0 is <pad>
-	for _, d := range []Direction[T]{e.Fwd, e.Bwd} {
-		bound := param.InvSqrt(e.Cfg.Hidden)
-		param.Uniform(d.InputW, bound, rng)
-		param.Uniform(d.HiddenW, bound, rng)
-		if d.HiddenBias == nil {
-			param.UniformSum(d.Bias, bound, rng)
-		} else {
-			param.Uniform(d.Bias, bound, rng)
-			param.Uniform(d.HiddenBias, bound, rng)
+	for _, layer := range e.Layers {
+		for _, d := range layer.directions() {
+			e.initDirection(d, rng)
 		}
 	}
 	if e.Self != nil {
@@ -112,15 +136,28 @@ func (e *Encoder[T]) Init(rng *rand.Rand) {
 	}
 }
 
+func (e *Encoder[T]) initDirection(d Direction[T], rng *rand.Rand) {
+	bound := param.InvSqrt(e.Cfg.Hidden)
+	param.Uniform(d.InputW, bound, rng)
+	param.Uniform(d.HiddenW, bound, rng)
+	if d.HiddenBias == nil {
+		param.UniformSum(d.Bias, bound, rng)
+	} else {
+		param.Uniform(d.Bias, bound, rng)
+		param.Uniform(d.HiddenBias, bound, rng)
+	}
+}
+
 // Output is the encoder's result for a batch.
 type Output[T kernels.Float] struct {
 	Rows, SrcLen, Hidden int
-	// Memory is (Rows, SrcLen, 2*Hidden): at each position the forward state then the backward state, or with
+	// Memory is (Rows, SrcLen, 2*Hidden): at each position the last recurrent layer's forward state then its
+	// backward state, or with
 	// self-attention layers the last block's output there. Positions past a row's length hold the forward state
 	// of its last word and a zero backward state (0 with self-attention layers); attention masks them.
 	Memory []T
-	// FinalH and FinalC are (Rows, 2*Hidden): [forward state after the last word ; backward state after the first
-	// word]. For a GRU, FinalC equals FinalH.
+	// FinalH and FinalC are (Rows, 2*Hidden): the last recurrent layer's [forward state after the last word ;
+	// backward state after the first word]. For a GRU, FinalC equals FinalH.
 	FinalH, FinalC []T
 	// Self holds what the self-attention blocks computed, their weights among them (SelfAttentionCache.Weights);
 	// nil without self-attention layers.
@@ -132,30 +169,41 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 	if len(src) != rows*srcLen || len(lengths) != rows {
 		panic(fmt.Sprintf("encoder: Forward got %d ids and %d lengths for %d rows × %d positions", len(src), len(lengths), rows, srcLen))
 	}
-	h := e.Cfg.Hidden
+	h, emb := e.Cfg.Hidden, e.Cfg.Emb
 	out := &Output[T]{Rows: rows, SrcLen: srcLen, Hidden: h,
 		Memory: make([]T, rows*srcLen*2*h), FinalH: make([]T, rows*2*h), FinalC: make([]T, rows*2*h)}
-	x := make([]T, rows*e.Cfg.Emb)
-	run := newRunner[T](e.Cfg, rows)
-	for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
-		run.reset()
-		for step := 0; step < srcLen; step++ {
-			t := step
-			if dir == 1 {
-				t = srcLen - 1 - step
-			}
-			for r := 0; r < rows; r++ {
-				id := src[t*rows+r]
-				copy(x[r*e.Cfg.Emb:(r+1)*e.Cfg.Emb], e.Emb.Data[id*e.Cfg.Emb:(id+1)*e.Cfg.Emb])
-			}
-			run.step(d, x, t, lengths)
-			for r := 0; r < rows; r++ {
-				copy(out.Memory[(r*srcLen+t)*2*h+dir*h:][:h], run.h[r*h:(r+1)*h])
+	// x is the current layer's input, time-major (srcLen, rows, in): the embeddings, then each layer's states.
+	x := make([]T, srcLen*rows*emb)
+	for i, id := range src {
+		copy(x[i*emb:(i+1)*emb], e.Emb.Data[id*emb:(id+1)*emb])
+	}
+	for l, layer := range e.Layers {
+		in := e.Cfg.inputWidth(l)
+		if l > 0 { // the layer below's states [fwd ; bwd], batch-major in out.Memory, become time-major input
+			x = make([]T, srcLen*rows*in)
+			for t := 0; t < srcLen; t++ {
+				for r := 0; r < rows; r++ {
+					copy(x[(t*rows+r)*in:(t*rows+r+1)*in], out.Memory[(r*srcLen+t)*2*h:(r*srcLen+t+1)*2*h])
+				}
 			}
 		}
-		for r := 0; r < rows; r++ {
-			copy(out.FinalH[r*2*h+dir*h:][:h], run.h[r*h:(r+1)*h])
-			copy(out.FinalC[r*2*h+dir*h:][:h], run.c[r*h:(r+1)*h])
+		run := newRunner[T](e.Cfg, rows, in)
+		for dir, d := range layer.directions() {
+			run.reset()
+			for step := 0; step < srcLen; step++ {
+				t := step
+				if dir == 1 {
+					t = srcLen - 1 - step
+				}
+				run.step(d, x[t*rows*in:(t+1)*rows*in], t, lengths)
+				for r := 0; r < rows; r++ {
+					copy(out.Memory[(r*srcLen+t)*2*h+dir*h:][:h], run.h[r*h:(r+1)*h])
+				}
+			}
+			for r := 0; r < rows; r++ {
+				copy(out.FinalH[r*2*h+dir*h:][:h], run.h[r*h:(r+1)*h])
+				copy(out.FinalC[r*2*h+dir*h:][:h], run.c[r*h:(r+1)*h])
+			}
 		}
 	}
 	if e.Self != nil {
@@ -170,14 +218,14 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 // runner holds the recurrent state and scratch buffers of one direction.
 type runner[T kernels.Float] struct {
 	cfg              Config
-	rows             int
+	rows, in         int // in: the width of the input
 	h, c, hNew, cNew []T
 	gatesX, gatesH   []T
 }
 
-func newRunner[T kernels.Float](cfg Config, rows int) *runner[T] {
+func newRunner[T kernels.Float](cfg Config, rows, in int) *runner[T] {
 	h, g := cfg.Hidden, cfg.Cell.Gates()
-	return &runner[T]{cfg: cfg, rows: rows,
+	return &runner[T]{cfg: cfg, rows: rows, in: in,
 		h: make([]T, rows*h), c: make([]T, rows*h), hNew: make([]T, rows*h), cNew: make([]T, rows*h),
 		gatesX: make([]T, rows*g*h), gatesH: make([]T, rows*g*h)}
 }
@@ -187,8 +235,8 @@ func (r *runner[T]) reset() { clear(r.h); clear(r.c) }
 // step advances every row by one position t; rows whose length is <= t keep their state (masked update), which
 // makes the backward direction start at each row's own last word.
 func (r *runner[T]) step(d Direction[T], x []T, t int, lengths []int) {
-	h, g, emb := r.cfg.Hidden, r.cfg.Cell.Gates(), r.cfg.Emb
-	kernels.Project(x, r.rows, emb, d.InputW.Data, g, h, r.gatesX, false)
+	h, g := r.cfg.Hidden, r.cfg.Cell.Gates()
+	kernels.Project(x, r.rows, r.in, d.InputW.Data, g, h, r.gatesX, false)
 	kernels.AddBias(r.gatesX, r.rows, g*h, d.Bias.Data)
 	if r.cfg.Cell == GRU {
 		kernels.Project(r.h, r.rows, h, d.HiddenW.Data, g, h, r.gatesH, false)

@@ -29,52 +29,85 @@ func Unpack[T kernels.Float](o *GraphOutput) {
 	o.Bwd, o.FinalH[1], o.FinalC[1] = graph.SplitEncoderOutput[T](o.Packed[1])
 }
 
+// GraphMasks are the dropout masks of the encoder in one training graph; a nil mask means no dropout there.
+type GraphMasks struct {
+	Emb *G.Node // (srcLen, rows, Emb) on the embeddings
+	// Between[l-1] is (srcLen, rows, 2·Hidden) on the input of layer l+1 (Layers[l]): the states of the layer
+	// below. It has one mask per layer above the first, or is nil.
+	Between []*G.Node
+}
+
+// between returns the mask on the input of Layers[l], l ≥ 1, or nil.
+func (m GraphMasks) between(l int) *G.Node {
+	if m.Between == nil {
+		return nil
+	}
+	return m.Between[l-1]
+}
+
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
-// read at run time, so the graph serves every batch of this shape. embMask, when not nil, is a (srcLen, rows,
-// Emb) dropout mask multiplied into the embeddings. With fused, an LSTM direction is one op
-// (fusedLSTM, over LSTMSeq); otherwise — and for a GRU — every step is built from gorgonia's own ops. The
+// read at run time, so the graph serves every batch of this shape. With fused, an LSTM direction is one op
+// (fusedLSTM, over LSTMSeq) and so is the join of two directions into the next layer's input
+// (joinDirections); otherwise — and for a GRU — every step is built from gorgonia's own ops. The
 // self-attention blocks, if any, follow as one fused op with fused, from gorgonia's ops otherwise; the final
-// states stay those of the recurrent layer.
-func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, embMask *G.Node, fused bool) *GraphOutput {
-	emb := graph.Embed[T](p.Arena, p.Whole(e.Emb), src, embMask, srcLen, rows, e.Cfg.Emb)
+// states stay those of the last recurrent layer.
+func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, masks GraphMasks, fused bool) *GraphOutput {
+	emb := graph.Embed[T](p.Arena, p.Whole(e.Emb), src, masks.Emb, srcLen, rows, e.Cfg.Emb)
 	out := &GraphOutput{}
 	if fused && e.Cfg.Cell == LSTM {
-		for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
-			packed := fusedLSTM[T](p.Arena, emb, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1)
-			out.Packed[dir] = packed
+		x := emb
+		for l, layer := range e.Layers {
+			if l > 0 {
+				x = joinDirections[T](p.Arena, out.Packed[0], out.Packed[1], masks.between(l), l+1)
+			}
+			for dir, d := range layer.directions() {
+				out.Packed[dir] = fusedLSTM[T](p.Arena, x, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1, l+1)
+			}
 		}
 		if e.Self != nil {
 			out.Packed[0], out.Packed[1] = e.Self.fusedGraph(p, out.Packed[0], out.Packed[1], lengths, rows, srcLen, true)
 		}
 		return out
 	}
-	for dir, d := range []Direction[T]{e.Fwd, e.Bwd} {
-		cell := e.bindCell(p, d)
-		h := p.Zeros("h0", rows, e.Cfg.Hidden)
-		c := h
-		states := make([]*G.Node, srcLen)
-		for step := 0; step < srcLen; step++ {
-			t := step
-			if dir == 1 {
-				t = srcLen - 1 - step
-			}
-			hNew, cNew := cell.step(graph.Select[T](emb, t), h, c)
-			h = graph.MaskedUpdate[T](h, hNew, lengths, t)
-			if e.Cfg.Cell == LSTM {
-				c = graph.MaskedUpdate[T](c, cNew, lengths, t)
-			} else {
-				c = h
-			}
-			states[t] = h
-		}
-		stacked := graph.Stack[T](states, true)
-		if dir == 0 {
-			out.Fwd = stacked
-		} else {
-			out.Bwd = stacked
-		}
-		out.FinalH[dir], out.FinalC[dir] = h, c
+	// inputs[t] is the current layer's input at position t: the embedding, then [fwd ; bwd] of the layer below.
+	inputs := make([]*G.Node, srcLen)
+	for t := range inputs {
+		inputs[t] = graph.Select[T](emb, t)
 	}
+	var states [2][]*G.Node // each direction's state at every position
+	for l, layer := range e.Layers {
+		if l > 0 {
+			mask := masks.between(l)
+			for t := range inputs {
+				inputs[t] = graph.Concat[T]([]*G.Node{states[0][t], states[1][t]})
+				if mask != nil {
+					inputs[t] = G.Must(G.HadamardProd(inputs[t], graph.Select[T](mask, t)))
+				}
+			}
+		}
+		for dir, d := range layer.directions() {
+			cell := e.bindCell(p, d, e.Cfg.inputWidth(l))
+			h := p.Zeros("h0", rows, e.Cfg.Hidden)
+			c := h
+			states[dir] = make([]*G.Node, srcLen)
+			for step := 0; step < srcLen; step++ {
+				t := step
+				if dir == 1 {
+					t = srcLen - 1 - step
+				}
+				hNew, cNew := cell.step(inputs[t], h, c)
+				h = graph.MaskedUpdate[T](h, hNew, lengths, t)
+				if e.Cfg.Cell == LSTM {
+					c = graph.MaskedUpdate[T](c, cNew, lengths, t)
+				} else {
+					c = h
+				}
+				states[dir][t] = h
+			}
+			out.FinalH[dir], out.FinalC[dir] = h, c
+		}
+	}
+	out.Fwd, out.Bwd = graph.Stack[T](states[0], true), graph.Stack[T](states[1], true)
 	switch {
 	case e.Self != nil && fused:
 		out.Fwd, out.Bwd = e.Self.fusedGraph(p, out.Fwd, out.Bwd, lengths, rows, srcLen, false)
@@ -91,8 +124,8 @@ type graphCell[T kernels.Float] struct {
 	inW, hidW, b, hidB []*G.Node
 }
 
-func (e *Encoder[T]) bindCell(p *graph.Params[T], d Direction[T]) *graphCell[T] {
-	g, h, in := e.Cfg.Cell.Gates(), e.Cfg.Hidden, e.Cfg.Emb
+func (e *Encoder[T]) bindCell(p *graph.Params[T], d Direction[T], in int) *graphCell[T] {
+	g, h := e.Cfg.Cell.Gates(), e.Cfg.Hidden
 	c := &graphCell[T]{lstm: e.Cfg.Cell == LSTM}
 	for k := 0; k < g; k++ {
 		c.inW = append(c.inW, p.View(d.InputW, k*in*h, in, h))

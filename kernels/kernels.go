@@ -123,3 +123,11 @@ func AddBias[T Float](x []T, rows, n int, bias []T) {
 		}
 	}
 }
+
+// MulSlice multiplies x by y element by element, in place: x[i] *= y[i]. It applies a dropout mask.
+func MulSlice[T Float](x, y []T) {
+	y = y[:len(x)]
+	for i := range x {
+		x[i] *= y[i]
+	}
+}

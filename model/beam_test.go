@@ -34,11 +34,14 @@ func beamTestBatch() (data.Batch, []data.Example) {
 
 var beamTestConfig = ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 6, Cell: "lstm", Attention: "mlp"}
 
-// beamTestConfigs are beamTestConfig without and with input feeding, whose extra state the beam must reorder.
+// beamTestConfigs are beamTestConfig without and with input feeding, and with input feeding and three layers,
+// whose extra states the beam must reorder.
 func beamTestConfigs() map[string]ModelConfig {
 	feeding := beamTestConfig
 	feeding.InputFeeding = true
-	return map[string]ModelConfig{"plain": beamTestConfig, "input feeding": feeding}
+	stacked := feeding
+	stacked.Layers = 3
+	return map[string]ModelConfig{"plain": beamTestConfig, "input feeding": feeding, "input feeding, 3 layers": stacked}
 }
 
 func beam(t *testing.T, m *Seq2Seq[float64], b *data.Batch, opts decoder.BeamOptions) [][]decoder.Scored {
@@ -205,7 +208,7 @@ func TestLSTMBiasesHaveThePeersSpread(t *testing.T) {
 		name   string
 		data   []float64
 		hidden int
-	}{{"encoder forward", m.Encoder.Fwd.Bias.Data, cfg.EncHidden}, {"encoder backward", m.Encoder.Bwd.Bias.Data, cfg.EncHidden},
+	}{{"encoder forward", m.Encoder.Layers[0].Fwd.Bias.Data, cfg.EncHidden}, {"encoder backward", m.Encoder.Layers[0].Bwd.Bias.Data, cfg.EncHidden},
 		{"decoder", m.Decoder.Bias.Data, cfg.DecHidden}} {
 		var sq float64
 		for _, v := range b.data {

@@ -45,8 +45,13 @@ type ModelConfig struct {
 	Temperature float64 `yaml:"temperature"`
 	// InputFeeding adds the attentional vector f_t = tanh(A [s_t; c_t] + a), fed to the next decoder step and read
 	// by the output layer in place of s_t (Luong et al. 2015; OpenNMT-py's input_feed).
-	InputFeeding bool    `yaml:"input_feeding"`
-	Dropout      float64 `yaml:"dropout"` // on embeddings and before the output layer
+	InputFeeding bool `yaml:"input_feeding"`
+	// Layers stacks this many recurrent layers in the encoder (each bidirectional, reading [fwd ; bwd] of the
+	// layer below) and in the decoder (each above the first reading [output of the layer below ; context], the
+	// first alone attending), 1 to 8 (default 1; 0 counts as 1), with dropout between layers; as OpenNMT-py's
+	// -layers.
+	Layers  int     `yaml:"layers"`
+	Dropout float64 `yaml:"dropout"` // on embeddings, between stacked layers and before the output layer
 }
 
 // DataConfig controls tokenizing, vocabularies and batching.
@@ -130,7 +135,7 @@ type DecodeConfig struct {
 // Default is the "small" configuration of ../shared/BENCHMARK.md.
 func Default() Config {
 	return Config{
-		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Dropout: 0.2},
+		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2},
 		Data:  DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordNone},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10,
 			BestMetric: "ppl"},
@@ -341,6 +346,7 @@ const (
 	maxBatch   = 1 << 16 // sentences per batch
 	maxThreads = 1 << 8
 	maxMerges  = 1 << 20 // BPE merges (subword-nmt's usual range is 1,000 to 60,000)
+	maxLayers  = 8       // stacked recurrent layers (GNMT, among the deepest, has 8)
 )
 
 // Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of
@@ -373,6 +379,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("config: model.attention: %w", err))
 	}
 	intIn("model.self_attention_layers", m.SelfAttentionLayers, 0, encoder.MaxSelfAttentionLayers, "0: none")
+	// 0 counts as 1: checkpoints written before model.layers existed have 0.
+	intIn("model.layers", m.Layers, 0, maxLayers, "stacked recurrent layers of the encoder and of the decoder; 0 counts as 1")
 	if m.SelfAttentionLayers > 0 && m.EncHidden > 0 && (m.Heads < 1 || 2*m.EncHidden%m.Heads != 0) {
 		errs = append(errs, fmt.Errorf("config: model.heads is %d, which does not divide the memory width 2×model.enc_hidden = %d that model.self_attention_layers = %d splits into heads",
 			m.Heads, 2*m.EncHidden, m.SelfAttentionLayers))

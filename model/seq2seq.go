@@ -44,10 +44,10 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 		return nil, err
 	}
 	enc := encoder.New(set, encoder.Config{Vocab: src.Size(), Emb: cfg.Emb, Hidden: cfg.EncHidden, Cell: encoder.Cell(cfg.Cell),
-		SelfAttentionLayers: cfg.SelfAttentionLayers, Heads: cfg.Heads})
+		Layers: cfg.Layers, SelfAttentionLayers: cfg.SelfAttentionLayers, Heads: cfg.Heads})
 	dec, err := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden,
 		Attn: cfg.AttnDim, Attention: cfg.Attention, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature,
-		InputFeeding: cfg.InputFeeding})
+		InputFeeding: cfg.InputFeeding, Layers: cfg.Layers})
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +110,10 @@ func (m *Seq2Seq[T]) Describe() string {
 	if n := m.Cfg.SelfAttentionLayers; n > 0 {
 		self = fmt.Sprintf(" + %d self-attention layers of %d heads", n, m.Cfg.Heads)
 	}
-	return fmt.Sprintf("%s encoder %d×2%s, decoder %d, attention %s %d, emb %d, vocab %d→%d, %d parameters",
-		m.Cfg.Cell, m.Cfg.EncHidden, self, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), m.Params.Len())
+	layers := ""
+	if n := m.Cfg.Layers; n > 1 {
+		layers = fmt.Sprintf("%d layers of ", n)
+	}
+	return fmt.Sprintf("%s%s encoder %d×2%s, decoder %d, attention %s %d, emb %d, vocab %d→%d, %d parameters",
+		layers, m.Cfg.Cell, m.Cfg.EncHidden, self, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), m.Params.Len())
 }

@@ -89,15 +89,17 @@ func TestTinyCorpusIsLearned(t *testing.T) {
 // next step.
 func TestCheckpointRoundTrip(t *testing.T) {
 	for _, attention := range append(align.Names(), "mlp") {
-		t.Run(attention, func(t *testing.T) { checkpointRoundTrip(t, attention, 0) })
+		t.Run(attention, func(t *testing.T) { checkpointRoundTrip(t, attention, 0, 1) })
 	}
-	t.Run("additive with 2 self-attention layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 2) })
+	t.Run("additive with 2 self-attention layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 2, 1) })
+	t.Run("additive with 2 recurrent layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 2) })
 }
 
-func checkpointRoundTrip(t *testing.T, attention string, selfAttention int) {
+func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers int) {
 	cfg := tinyConfig()
 	cfg.Model.Attention = attention
 	cfg.Model.SelfAttentionLayers = selfAttention
+	cfg.Model.Layers = layers
 	cfg.Train.MaxSteps = 20
 	cfg.Model.Dropout = 0.1
 	pairs := tinyCorpus(24, 2)

@@ -59,10 +59,17 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 		return p.Input(name, buf, dims...)
 	}
 	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
-	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, mask("drop.src_emb", s.srcLen, s.rows, e), fused)
+	encMasks := encoder.GraphMasks{Emb: mask("drop.src_emb", s.srcLen, s.rows, e)}
+	for l := 2; l <= m.Cfg.Layers && m.Cfg.Dropout > 0; l++ {
+		encMasks.Between = append(encMasks.Between, mask(fmt.Sprintf("drop.enc.l%d", l), s.srcLen, s.rows, 2*half))
+	}
+	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, encMasks, fused)
 	steps := s.tgtLen * s.rows
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: mask("drop.out", steps, h+2*half+e)}
+	for l := 2; l <= m.Cfg.Layers && m.Cfg.Dropout > 0; l++ {
+		masks.Between = append(masks.Between, mask(fmt.Sprintf("drop.dec.l%d", l), s.tgtLen, s.rows, h+2*half))
+	}
 	if sampler, ok := m.Decoder.Attn.(align.Sampler); ok && sampler.Samples() {
 		tg.noise = p.Arena.Get("attn.noise", s.tgtLen*s.rows*s.srcLen) // refilled every run, like the masks
 		masks.Noise = p.Input("attn.noise", tg.noise, s.tgtLen, s.rows, s.srcLen)
