@@ -67,8 +67,10 @@ func (m *Additive[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory 
 	kernels.LinearBackward(memory, m.MemW.Data, dKeys, n, m.MemDim, m.Dim, m.Dim, dMemory, grads[0])
 }
 
-// WorkSize is q (rows, Dim) then the hidden layer tanh(q + keys) (rows, srcLen, Dim).
-func (m *Additive[T]) WorkSize(rows, srcLen int) int { return rows*m.Dim + rows*srcLen*m.Dim }
+// WorkSize is q (rows, Dim), room for its gradient dq (rows, Dim), and one row of the hidden layer
+// tanh(q + k_i) (Dim). The hidden layer is not kept: ScoreBackward recomputes it, which costs a tanh per value
+// and spares the fused decoder a (steps, rows, srcLen, Dim) buffer, the largest of a training step.
+func (m *Additive[T]) WorkSize(rows, srcLen int) int { return 2*rows*m.Dim + m.Dim }
 
 // Score writes e (rows, srcLen) for the queries (rows, QueryDim).
 func (m *Additive[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
@@ -76,18 +78,13 @@ func (m *Additive[T]) Score(query, keys []T, rows, srcLen int, scores, work []T)
 	if len(query) != rows*m.QueryDim || len(keys) != rows*srcLen*d || len(scores) != rows*srcLen || len(work) != m.WorkSize(rows, srcLen) {
 		panic(fmt.Sprintf("align: Additive.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
 	}
-	q, hidden := work[:rows*d], work[rows*d:]
+	q, p := work[:rows*d], work[2*rows*d:]
 	kernels.Linear(query, m.QueryW.Data, rows, m.QueryDim, d, q, d)
 	kernels.AddBias(q, rows, d, m.QueryB.Data)
 	for r := 0; r < rows; r++ {
 		qr := q[r*d : (r+1)*d]
 		for i := 0; i < srcLen; i++ {
-			k := keys[(r*srcLen+i)*d:][:d]
-			p := hidden[(r*srcLen+i)*d:][:d]
-			for a := range p {
-				p[a] = k[a] + qr[a]
-			}
-			kernels.TanhSlice(p)
+			m.hidden(keys[(r*srcLen+i)*d:][:d], qr, p)
 			var e T
 			for a, v := range m.V.Data {
 				e += v * p[a]
@@ -97,10 +94,18 @@ func (m *Additive[T]) Score(query, keys []T, rows, srcLen int, scores, work []T)
 	}
 }
 
-// ScoreBackward differentiates Score; it reuses the q part of work for dq.
+// hidden writes p = tanh(k + q), one position's hidden layer.
+func (m *Additive[T]) hidden(k, q, p []T) {
+	for a := range p {
+		p[a] = k[a] + q[a]
+	}
+	kernels.TanhSlice(p)
+}
+
+// ScoreBackward differentiates Score, recomputing the hidden layer from the q that Score left in work.
 func (m *Additive[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
 	d := m.Dim
-	dq, hidden := work[:rows*d], work[rows*d:]
+	q, dq, p := work[:rows*d], work[rows*d:2*rows*d], work[2*rows*d:]
 	clear(dq)
 	gQueryW, gQueryB, gV := grads[1], grads[2], grads[3]
 	for r := 0; r < rows; r++ {
@@ -111,7 +116,7 @@ func (m *Additive[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen
 				continue
 			}
 			// forward: p = tanh(k + q); e = v·p
-			p := hidden[(r*srcLen+i)*d:][:d]
+			m.hidden(keys[(r*srcLen+i)*d:][:d], q[r*d:(r+1)*d], p)
 			dk := dKeys[(r*srcLen+i)*d:][:d]
 			for a, pa := range p {
 				gV[a] += de * pa
