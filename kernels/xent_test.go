@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -115,9 +116,12 @@ func BenchmarkOutputXent(b *testing.B) {
 		targets[r] = rng.IntN(v)
 	}
 	dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, n*v)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		OutputXent(x, w, bias, targets, -1, n, in, v, 1024, 0, dx, dw, db, scratch)
+	for _, chunk := range []int{1024, 512, 256} {
+		b.Run(fmt.Sprintf("chunk=%d", chunk), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				OutputXent(x, w, bias, targets, -1, n, in, v, chunk, 0, dx, dw, db, scratch)
+			}
+			b.ReportMetric(3*2*n*in*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
-	b.ReportMetric(3*2*n*in*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
