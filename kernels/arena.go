@@ -20,3 +20,12 @@ func (a *Arena[T]) Get(name string, n int) []T {
 	}
 	return b[:n]
 }
+
+// Len is the number of values the arena's buffers hold in all.
+func (a *Arena[T]) Len() int {
+	n := 0
+	for _, b := range a.buffers {
+		n += cap(b)
+	}
+	return n
+}

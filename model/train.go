@@ -257,6 +257,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, BatchTokens: cfg.Data.BatchTokens, ChunkBatches: cfg.Data.BucketChunk,
 		RoundLen: cfg.Data.RoundLen, Shuffle: true}
 	var runTokens, badInRow int
+	reserved := false
 	var runSeconds float64
 	done := func() bool {
 		return cfg.Train.MaxSteps > 0 && prog.Step >= cfg.Train.MaxSteps || prog.patienceLost(cfg.Train)
@@ -269,6 +270,12 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	}
 	for prog.Epoch < cfg.Train.Epochs && !done() {
 		batches := data.MakeBatches(o.Train, opts, rand.New(rand.NewPCG(cfg.Train.Seed, uint64(prog.Epoch)+1)))
+		if !reserved { // every epoch has the same sentences, so the first one's largest batch is the run's
+			if err := reserveScratch(tr, batches, group); err != nil {
+				return sum, err
+			}
+			reserved = true
+		}
 		rec.EpochStart(prog.Epoch+1, len(batches), prog.Batch)
 		win := StepLog{GradNorm: math.NaN()}
 		var winLoss float64
@@ -411,3 +418,21 @@ func (nopRecorder) BatchDone()               {}
 func (nopRecorder) Logged(StepLog)           {}
 func (nopRecorder) Validated(ValidLog)       {}
 func (nopRecorder) EpochEnd()                {}
+
+// reserveScratch sizes tr's scratch for the largest rows, source and target lengths among batches, as this
+// process of group trains on them (its shard of each batch).
+func reserveScratch(tr *Trainer[float32], batches []data.Batch, group dist.Group) error {
+	var rows, srcLen, tgtLen int
+	for i := range batches {
+		b := &batches[i]
+		if group.Size() > 1 {
+			s := b.Shard(group.Rank(), group.Size())
+			b = &s
+		}
+		rows, srcLen, tgtLen = max(rows, b.Rows), max(srcLen, b.SrcLen), max(tgtLen, b.TgtLen)
+	}
+	if err := tr.Reserve(rows, srcLen, tgtLen); err != nil {
+		return fmt.Errorf("sizing the training scratch for batches of %d × %d × %d: %w", rows, srcLen, tgtLen, err)
+	}
+	return nil
+}

@@ -122,6 +122,36 @@ func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group)
 	return res, nil
 }
 
+// Reserve sizes the scratch that all cached graphs share for batches of up to rows × srcLen source and tgtLen
+// target positions, by running the forward and backward pass of one batch of that shape, of unknown words, on a
+// graph of its own that is then dropped: the gradients are discarded and the weights and the optimizer are left
+// alone. Without it the scratch grows batch by batch, and each cached graph keeps the smaller buffers it last
+// used alive until it runs again: on Multi30k, a peak of live memory about 100 MB above the steady state.
+func (t *Trainer[T]) Reserve(rows, srcLen, tgtLen int) error {
+	if rows == 0 || srcLen == 0 || tgtLen == 0 {
+		return nil
+	}
+	b := &data.Batch{Rows: rows, Real: rows, SrcLen: srcLen, TgtLen: tgtLen,
+		Src: make([]int, rows*srcLen), SrcLengths: make([]int, rows), TgtIn: make([]int, rows*tgtLen), TgtOut: make([]int, rows*tgtLen)}
+	for i := range b.Src {
+		b.Src[i] = data.UnkID
+	}
+	for r := range b.SrcLengths {
+		b.SrcLengths[r] = srcLen
+	}
+	for i := range b.TgtIn {
+		b.TgtIn[i], b.TgtOut[i] = data.UnkID, data.UnkID
+	}
+	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, decoder.GraphLoss{LabelSmoothing: t.LabelSmoothing}, t.arena)
+	if err != nil {
+		return err
+	}
+	defer tg.vm.Close()
+	_, err = tg.run(b, t.Model.Cfg.Dropout, rand.New(rand.NewPCG(0, 0)), t.Grads, 0)
+	t.Grads.Zero()
+	return err
+}
+
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
@@ -132,11 +162,7 @@ func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
 			return tg, nil
 		}
 	}
-	tg, err := t.Model.buildGraph(s, !t.Unfused, decoder.GraphLoss{LabelSmoothing: t.LabelSmoothing}, t.arena)
-	if err != nil {
-		return nil, err
-	}
-	tg.lastUse = t.uses
+	// Evict first: the evicted graph's values are garbage before the new graph allocates its own.
 	if len(t.cache) >= t.maxGraphs {
 		oldest := 0
 		for i, c := range t.cache {
@@ -147,6 +173,11 @@ func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
 		t.cache[oldest].vm.Close()
 		t.cache = append(t.cache[:oldest], t.cache[oldest+1:]...)
 	}
+	tg, err := t.Model.buildGraph(s, !t.Unfused, decoder.GraphLoss{LabelSmoothing: t.LabelSmoothing}, t.arena)
+	if err != nil {
+		return nil, err
+	}
+	tg.lastUse = t.uses
 	t.cache = append(t.cache, tg)
 	return tg, nil
 }
