@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# results-table.sh — the README's quality table on Multi30k De→En: each recipe is trained once, then translates
+# test_2016_flickr and test_2017_flickr greedily and with beam 5; the table gives the tokenized, lowercased BLEU of
+# ../shared/BENCHMARK.md (--tok-lc), sacreBLEU's 13a BLEU of the detokenized output beside it, the epochs trained
+# and the training wall time. The PyTorch peer trains the `small` recipe for the same epochs (greedy only: it has
+# no beam search).
+#
+#   scripts/results-table.sh                                  # small and multi30k recipes, and the peer
+#   RECIPES="small:configs/small.yaml" PEER=0 scripts/results-table.sh
+#   MAX_STEPS=20 EPOCHS=1 OUT=/tmp/smoke scripts/results-table.sh   # a smoke run
+#   ATTEND=/path/to/attend scripts/results-table.sh         # a fixed binary
+#
+# Runs are kept in OUT (default results-table/): a recipe whose training finished is not trained again, and an
+# interrupted one resumes from its checkpoint, so the table can be built over several sittings. A recipe whose
+# config file does not exist is skipped. EPOCHS, when set, overrides every recipe's train.epochs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${DATA:-../shared/data/multi30k}
+OUT=${OUT:-results-table}
+RECIPES=${RECIPES:-"small:configs/small.yaml multi30k:configs/multi30k.yaml"}
+PEER=${PEER:-1}
+EPOCHS=${EPOCHS:-}
+MAX_STEPS=${MAX_STEPS:-0}
+ATTEND=${ATTEND:-}
+if [ -z "$ATTEND" ]; then
+  make -s build
+  ATTEND=bin/attend
+fi
+mkdir -p "$OUT"
+unset OPENBLAS_CORETYPE
+
+bleu() { # hyp ref [eval flags…] → the BLEU figure
+  local hyp=$1 ref=$2
+  shift 2
+  "$ATTEND" eval --hyp "$hyp" --ref "$ref" "$@" | awk '/^BLEU/ {print $3; exit}'
+}
+elapsed() { # metrics.jsonl → training wall time of the run so far, in minutes
+  python3 -c 'import json, sys
+t = [json.loads(l)["elapsed_s"] for l in open(sys.argv[1]) if "\"elapsed_s\"" in l]
+print(f"{t[-1] / 60:.1f}")' "$1"
+}
+
+printf '| recipe | search | epochs | train time (min) | test_2016 BLEU tok-lc | test_2016 sacreBLEU 13a | test_2017 BLEU tok-lc | test_2017 sacreBLEU 13a |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+for recipe in $RECIPES; do
+  name=${recipe%%:*}
+  config=${recipe#*:}
+  if [ ! -e "$config" ]; then
+    echo "results-table: no $config; skipping $name" >&2
+    continue
+  fi
+  run="$OUT/$name"
+  sets=(--set train.max_steps="$MAX_STEPS")
+  [ -n "$EPOCHS" ] && sets+=(--set train.epochs="$EPOCHS")
+  if [ ! -s "$run.done" ]; then
+    "$ATTEND" train --config "$config" --src "$DATA/train.de" --tgt "$DATA/train.en" \
+      --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --out "$run.ckpt" --no-progress "${sets[@]}" \
+      $( [ -e "$run.ckpt" ] && echo --resume "$run.ckpt" ) 2>>"$run.train.log" >&2
+    grep '^done:' "$run.train.log" | tail -1 >"$run.done"
+  fi
+  epochs=$(sed 's/.*steps, \([0-9]*\) epochs.*/\1/' "$run.done")
+  minutes=$(elapsed "$run.metrics.jsonl")
+  for beam in 1 5; do
+    row="| $name | $([ $beam = 1 ] && echo greedy || echo "beam $beam") | $epochs | $minutes |"
+    for test in test_2016_flickr test_2017_flickr; do
+      hyp="$run.$test.beam$beam"
+      [ -s "$hyp.tok" ] || "$ATTEND" translate --model "$run.best.ckpt" --input "$DATA/$test.de" --output "$hyp.tok" \
+        --beam "$beam" --tokenized 2>/dev/null
+      [ -s "$hyp.txt" ] || "$ATTEND" translate --model "$run.best.ckpt" --input "$DATA/$test.de" --output "$hyp.txt" \
+        --beam "$beam" 2>/dev/null
+      row="$row $(bleu "$hyp.tok" "$DATA/$test.en" --tok-lc) | $(bleu "$hyp.txt" "$DATA/$test.en") |"
+    done
+    echo "$row"
+  done
+done
+
+if [ "$PEER" = 1 ]; then
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null ||
+    { echo "results-table: the peer needs PyTorch: apt-get install -y python3-torch" >&2; exit 2; }
+  peer="$OUT/peer"
+  if [ ! -s "$peer.jsonl" ]; then
+    peerSteps=()
+    [ "$MAX_STEPS" != 0 ] && peerSteps=(--max-steps "$MAX_STEPS")
+    /usr/bin/python3 ../shared/bench/peer_torch.py --src "$DATA/train.de" --tgt "$DATA/train.en" \
+      --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --emb 128 --enc 128 --dec 256 --att 128 --threads 2 \
+      --epochs "${EPOCHS:-10}" "${peerSteps[@]}" --save "$peer.pt" >"$peer.train.jsonl"
+    for test in test_2016_flickr test_2017_flickr; do
+      /usr/bin/python3 ../shared/bench/peer_torch.py --src "$DATA/train.de" --tgt "$DATA/train.en" \
+        --test-src "$DATA/$test.de" --test-tgt "$DATA/$test.en" --emb 128 --enc 128 --dec 256 --att 128 --threads 2 \
+        --load "$peer.pt" | sed "s/^{/{\"test_set\":\"$test\",/" >>"$peer.jsonl.part"
+    done
+    mv "$peer.jsonl.part" "$peer.jsonl"
+  fi
+  python3 - "$peer.train.jsonl" "$peer.jsonl" <<'EOF'
+import json, sys
+train = [json.loads(l) for l in open(sys.argv[1])]
+tests = [json.loads(l) for l in open(sys.argv[2])]
+epochs = [r for r in train if r.get("event") == "epoch"]
+minutes = sum(r.get("seconds", 0) for r in epochs) / 60
+bleu = {r["test_set"]: f"{r['bleu']:.2f}" for r in tests if r.get("event") == "test"}
+print(f"| peer small | greedy | {len(epochs)} | {minutes:.1f} | {bleu.get('test_2016_flickr', '—')} | — | {bleu.get('test_2017_flickr', '—')} | — |")
+EOF
+fi
