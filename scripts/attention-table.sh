@@ -10,6 +10,7 @@
 #   EPOCHS=1 VARIANTS="additive dot" scripts/attention-table.sh
 #   MAX_STEPS=20 VARIANTS=dot scripts/attention-table.sh   # a smoke run
 #   ATTEND=/path/to/attend nice -n 19 scripts/attention-table.sh   # a fixed binary, on idle cores only
+#   SPEED_STEPS=120 scripts/attention-table.sh       # tok/s from a separate run of 120 steps per variant
 #
 # Runs are kept in OUT (default attention-table/): a variant whose checkpoint is complete is not trained again, so
 # an interrupted table resumes. Needs python3 for the attention statistics (Debian's python3; standard library).
@@ -17,6 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-3}
 MAX_STEPS=${MAX_STEPS:-0}
+# SPEED_STEPS > 0 measures each variant's training speed in a run of its own, that many steps from scratch
+# (logged every 20, the first window left out), instead of from the long run's windows: for a table whose long
+# runs shared the machine with other work. Its runs are kept in OUT as VARIANT.speed.*.
+SPEED_STEPS=${SPEED_STEPS:-0}
 DATA=${DATA:-../shared/data/multi30k}
 OUT=${OUT:-attention-table}
 VARIANTS=${VARIANTS:-"additive dot scaled-dot general cosine concat local multi-head hard additive+input-feeding additive+self-attention"}
@@ -70,15 +75,28 @@ for v in $VARIANTS; do
       $( [ -e "$run.ckpt" ] && echo --resume "$run.ckpt" ) 2>"$run.train.log" >&2
     grep '^done:' "$run.train.log" >"$run.done"
   fi
-  "$ATTEND" translate --model "$run.best.ckpt" --input "$DATA/test_2016_flickr.de" --output "$run.hyp" \
+  [ -s "$run.attention.jsonl" ] || "$ATTEND" translate --model "$run.best.ckpt" --input "$DATA/test_2016_flickr.de" --output "$run.hyp" \
     --beam 1 --tokenized --attention "$run.attention.jsonl" 2>/dev/null
   bleu=$("$ATTEND" eval --hyp "$run.hyp" --ref "$DATA/test_2016_flickr.en" --tok-lc | awk '/^BLEU/ {print $3; exit}')
   ppl=$(grep '"event":"valid"' "$run.metrics.jsonl" | sed 's/.*"valid_ppl":\([0-9.]*\).*/\1/' | sort -g | head -1)
   # The median of the logged windows' rates (the first, which compiles graphs, left out): a window slowed by other
   # work on the machine, or a pause, moves it little.
+  speed="$run.metrics.jsonl"
+  if [ "$SPEED_STEPS" -gt 0 ]; then
+    speed="$run.speed.metrics.jsonl"
+    if [ ! -s "$run.speed.done" ]; then
+      rm -f "$run.speed.ckpt" "$speed"
+      "$ATTEND" train --config configs/small.yaml --src "$DATA/train.de" --tgt "$DATA/train.en" --out "$run.speed.ckpt" \
+        --no-progress --set model.attention="$attention" --set model.input_feeding="$feeding" \
+        --set model.self_attention_layers="$layers" --set train.max_steps="$SPEED_STEPS" --set train.log_every=20 \
+        --set train.save_every=0 2>"$run.speed.log" >&2
+      grep '^done:' "$run.speed.log" >"$run.speed.done"
+      rm -f "$run.speed.ckpt"
+    fi
+  fi
   toks=$(python3 -c 'import json, statistics, sys
 rates = [json.loads(l)["tok_per_s"] for l in open(sys.argv[1]) if "\"tok_per_s\"" in l]
-print(round(statistics.median(rates[1:] or rates)))' "$run.metrics.jsonl")
+print(round(statistics.median(rates[1:] or rates)))' "$speed")
   read -r mx ent mono < <(stats "$run.attention.jsonl")
   printf '| %s | %s | %.2f | %s | %s | %s | %s | %s |\n' "$v" "$EPOCHS" "$ppl" "$bleu" "$toks" "$mx" "$ent" "$mono"
 done
