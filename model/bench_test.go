@@ -106,17 +106,19 @@ func BenchmarkTrainStepMulti30k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	tokens := 0
+	tokens, flops := 0, 0.0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		batch := &batches[20+i%(len(batches)-20)]
 		tokens += batch.TgtTokens()
+		flops += trainStepFLOPs(cfg.Model, m.TgtVocab.Size(), batch)
 		if _, err := tr.Step(batch, rng); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tgt_tok/s")
+	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -140,4 +142,22 @@ func writeHeapProfile(path string) error {
 		return fmt.Errorf("heap profile %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// trainStepFLOPs counts the floating-point operations of the matrix products of one training step of the model
+// of cfg (additive attention, one layer, no input feeding) on batch b, padding included, as llm.c counts them:
+// 2 per multiply-add, and the backward pass twice the forward (one product for the input's gradient, one for the
+// weights'). Element-wise work (activations, softmax, Adam) is left out: it is small beside the products, and the
+// figure is compared with the GEMM roofline (kernels.BenchmarkGemm).
+func trainStepFLOPs(cfg ModelConfig, vocab int, b *data.Batch) float64 {
+	B, S, T := float64(b.Rows), float64(b.SrcLen), float64(b.TgtLen)
+	E, H, D, A, V := float64(cfg.Emb), float64(cfg.EncHidden), float64(cfg.DecHidden), float64(cfg.AttnDim), float64(vocab)
+	M := 2 * H
+	encoder := 2 * S * B * 2 * (E + H) * 4 * H // two directions: input and recurrent products of 4 gates
+	keys := S * B * 2 * M * A                  // W_h h_i, once per sentence
+	bridge := 2 * B * 2 * M * D                // s_0 and c_0
+	perStep := B * (2*D*A + 2*S*A + 2*S*M +    // query projection, vᵀ tanh(·) over the source, context
+		2*(E+M+D)*4*D) // the LSTM cell's products
+	output := T * B * 2 * (D + M + E) * V // the output layer
+	return 3 * (encoder + keys + bridge + T*perStep + output)
 }
