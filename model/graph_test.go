@@ -78,7 +78,7 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 		layers        int // model.layers (0: 1)
 	}{{"lstm", true, false, 0, 0}, {"gru", true, false, 0, 0}, {"lstm", false, false, 0, 0}, {"lstm", true, true, 0, 0}, {"lstm", false, true, 0, 0},
 		{"lstm", true, false, 1, 0}, {"gru", true, false, 1, 0}, {"lstm", false, false, 1, 0},
-		{"lstm", true, false, 0, 2}, {"lstm", false, false, 0, 2}, {"gru", true, false, 0, 2}, {"lstm", true, true, 0, 3}} {
+		{"lstm", true, false, 0, 2}, {"lstm", false, false, 0, 2}, {"gru", true, false, 0, 2}, {"lstm", true, true, 0, 3}, {"lstm", true, false, 1, 2}} {
 		cell := variant.cell
 		t.Run(fmt.Sprintf("%s fused=%v input_feeding=%v self-attention=%d layers=%d", cell, variant.fused, variant.feeding, variant.selfAttention, variant.layers), func(t *testing.T) {
 			cfg := ModelConfig{Emb: 64, EncHidden: 256, DecHidden: 512, AttnDim: 256, Cell: cell, Attention: "mlp",
