@@ -379,10 +379,7 @@ func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scra
 			copy(buf.upperIn[r*ui+h:(r+1)*ui], buf.ctx[r*md:(r+1)*md])
 		}
 		uh, uc := st.UpperH[l], st.UpperC[l]
-		kernels.Project(buf.upperIn, rows, ui, u.InputW.Data, 4, h, buf.gates, false)
-		kernels.Project(uh, rows, h, u.HiddenW.Data, 4, h, buf.gates, true)
-		kernels.AddBias(buf.gates, rows, 4*h, u.Bias.Data)
-		kernels.LSTMPointwise(buf.gates, uc, rows, h, buf.hNew, buf.cNew)
+		kernels.LSTMStep(buf.upperIn, rows, ui, uh, uc, u.InputW.Data, u.HiddenW.Data, u.Bias.Data, h, buf.gates, buf.hNew, buf.cNew)
 		copy(uh[:rows*h], buf.hNew[:rows*h])
 		copy(uc[:rows*h], buf.cNew[:rows*h])
 		first = uh

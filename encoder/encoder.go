@@ -236,16 +236,15 @@ func (r *runner[T]) reset() { clear(r.h); clear(r.c) }
 // makes the backward direction start at each row's own last word.
 func (r *runner[T]) step(d Direction[T], x []T, t int, lengths []int) {
 	h, g := r.cfg.Hidden, r.cfg.Cell.Gates()
-	kernels.Project(x, r.rows, r.in, d.InputW.Data, g, h, r.gatesX, false)
-	kernels.AddBias(r.gatesX, r.rows, g*h, d.Bias.Data)
 	if r.cfg.Cell == GRU {
+		kernels.Project(x, r.rows, r.in, d.InputW.Data, g, h, r.gatesX, false)
+		kernels.AddBias(r.gatesX, r.rows, g*h, d.Bias.Data)
 		kernels.Project(r.h, r.rows, h, d.HiddenW.Data, g, h, r.gatesH, false)
 		kernels.AddBias(r.gatesH, r.rows, g*h, d.HiddenBias.Data)
 		kernels.GRUPointwise(r.gatesX, r.gatesH, r.h, r.rows, h, r.hNew)
 		copy(r.cNew, r.hNew)
 	} else {
-		kernels.Project(r.h, r.rows, h, d.HiddenW.Data, g, h, r.gatesX, true)
-		kernels.LSTMPointwise(r.gatesX, r.c, r.rows, h, r.hNew, r.cNew)
+		kernels.LSTMStep(x, r.rows, r.in, r.h, r.c, d.InputW.Data, d.HiddenW.Data, d.Bias.Data, h, r.gatesX, r.hNew, r.cNew)
 	}
 	for row := 0; row < r.rows; row++ {
 		if t < lengths[row] {

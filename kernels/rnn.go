@@ -28,6 +28,16 @@ func Project[T Float](x []T, rows, in int, w []T, gates, hidden int, out []T, ac
 	}
 }
 
+// LSTMStep is one LSTM step over rows, every row updated: gates = x·W_ih + b + h·W_hh, with x (rows, in),
+// inputW (4, in, H), hiddenW (4, H, H), bias (4, H) and gates (rows, 4H) as scratch, then LSTMPointwise from the
+// cell c into hNew and cNew (rows, H).
+func LSTMStep[T Float](x []T, rows, in int, h, c, inputW, hiddenW, bias []T, hidden int, gates, hNew, cNew []T) {
+	Project(x, rows, in, inputW, 4, hidden, gates, false)
+	AddBias(gates, rows, 4*hidden, bias)
+	Project(h, rows, hidden, hiddenW, 4, hidden, gates, true)
+	LSTMPointwise(gates, c, rows, hidden, hNew, cNew)
+}
+
 // LSTMPointwise turns pre-activations (rows, 4H), bias included, and the previous cell state cPrev (rows, H)
 // into the new hidden state h and cell state c (rows, H):
 //
