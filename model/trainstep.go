@@ -60,14 +60,14 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 	}
 	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
 	encMasks := encoder.GraphMasks{Emb: mask("drop.src_emb", s.srcLen, s.rows, e)}
-	for l := 2; l <= m.Cfg.Layers && m.Cfg.Dropout > 0; l++ {
+	for l := 2; l <= m.Cfg.Layers; l++ { // (nil masks without dropout)
 		encMasks.Between = append(encMasks.Between, mask(fmt.Sprintf("drop.enc.l%d", l), s.srcLen, s.rows, 2*half))
 	}
 	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, encMasks, fused)
 	steps := s.tgtLen * s.rows
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
 		Out: mask("drop.out", steps, h+2*half+e)}
-	for l := 2; l <= m.Cfg.Layers && m.Cfg.Dropout > 0; l++ {
+	for l := 2; l <= m.Cfg.Layers; l++ {
 		masks.Between = append(masks.Between, mask(fmt.Sprintf("drop.dec.l%d", l), s.tgtLen, s.rows, h+2*half))
 	}
 	if sampler, ok := m.Decoder.Attn.(align.Sampler); ok && sampler.Samples() {
