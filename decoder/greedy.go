@@ -1,6 +1,8 @@
 package decoder
 
 import (
+	"sync"
+
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/kernels"
 )
@@ -82,14 +84,20 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 		wake:   make(chan int),
 		idle:   make(chan struct{}),
 	}
+	var helpers sync.WaitGroup
 	for p := 1; p < len(g.parts); p++ {
+		helpers.Add(1)
 		go func() {
+			defer helpers.Done()
 			for phase := range g.wake {
 				g.run(p, phase)
 				g.idle <- struct{}{}
 			}
 		}()
 	}
+	// The helpers have exited when GreedyQueue returns: none outlives the search (and the next search's
+	// goroutines reuse theirs instead of allocating new ones).
+	defer helpers.Wait()
 	defer close(g.wake)
 	logits := g.logits
 	n := 0 // rows in the batch: 0 … n-1
