@@ -76,9 +76,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 				}
 			}
 			if masked {
-				for j, m := range vals[len(vals)-1] {
-					x[j] *= m
-				}
+				kernels.MulSlice(x, vals[len(vals)-1])
 			}
 			wv, bv := vals[len(parts)], vals[len(parts)+1]
 			dx, dw, db = arena.Get("xent.dx", n*in), arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
@@ -161,9 +159,7 @@ func Embed[T kernels.Float](arena *kernels.Arena[T], table *G.Node, ids *[]int, 
 				copy(out[i*d:(i+1)*d], in[0][id*d:(id+1)*d])
 			}
 			if masked {
-				for j, m := range in[1] {
-					out[j] *= m
-				}
+				kernels.MulSlice(out, in[1])
 			}
 		},
 		Backward: func(in [][]T, grad []T) [][]T {
