@@ -81,10 +81,25 @@ type candidate struct {
 // sentences leave the batch. With Width 1 it is exactly Greedy. Every hypothesis keeps the attention rows of
 // its own words (and of its </s>), cut to its source length.
 func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions) ([][]Scored, error) {
+	return d.BeamShortlist(enc, lengths, bos, eos, opts, nil)
+}
+
+// BeamShortlist is Beam where each sentence (row of enc) may use only the candidate words short lists for it
+// (nil: every word): the batch's logits are computed for the union of its sentences' candidates, and each
+// sentence's log-probabilities are normalised over its own candidates.
+func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions, short *Shortlist[T]) ([][]Scored, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	k, v, srcLen, sents := opts.Width, d.Cfg.Vocab, enc.SrcLen, enc.Rows
+	var words *shortlist[T] // the batch's candidates, fixed for the search
+	if short != nil {
+		short.check(sents)
+		words = newShortlist(short.Output, v, d.OutIn())
+		for _, c := range short.Candidates[:sents] {
+			words.add(c)
+		}
+	}
 	nBest := max(opts.NBest, 1)
 	// Row s·k + b of the search batch is beam b of sentence s: the encoder output repeated k times.
 	wide := repeatRows(enc, k)
@@ -99,6 +114,7 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 	weights := make([]T, rows*srcLen)
 	logProbs := make([]float64, v)
 	expBuf := make([]T, v)
+	rowLogits := make([]T, v) // a row's logits of its own candidates, with a shortlist
 
 	live := make([]int, sents) // live[j] is the sentence of block j (rows j·k … j·k+k-1)
 	for s := range live {
@@ -128,7 +144,14 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 	for t := 0; len(live) > 0; t++ {
 		n := len(live) * k
 		st.Rows, next.Rows, mem.Rows = n, n, n
-		d.Step(st, prev[:n], mem, buf, logits[:n*v], weights[:n*srcLen])
+		width := v // logits per row
+		if words != nil {
+			width = len(words.ids)
+			d.advance(st, prev[:n], mem, buf, weights[:n*srcLen])
+			words.output(n, buf.outIn, logits[:n*width], 0, width)
+		} else {
+			d.Step(st, prev[:n], mem, buf, logits[:n*v], weights[:n*srcLen])
+		}
 		keptBlocks := 0
 		for j, s := range live {
 			// The 2k best extensions of the block's live hypotheses, best first (ties: lower row, then lower word).
@@ -138,9 +161,21 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 				if math.IsInf(score[row], -1) {
 					continue
 				}
-				logSoftmax(logits[row*v:(row+1)*v], expBuf, logProbs)
-				for tok, lp := range logProbs {
-					cands = pushCandidate(cands, candidate{logProb: score[row] + lp, row: row, token: tok}, 2*k)
+				if words == nil {
+					logSoftmax(logits[row*v:(row+1)*v], expBuf, logProbs)
+					for tok, lp := range logProbs {
+						cands = pushCandidate(cands, candidate{logProb: score[row] + lp, row: row, token: tok}, 2*k)
+					}
+					continue
+				}
+				ids := short.Candidates[s]
+				own := rowLogits[:len(ids)]
+				for i, id := range ids {
+					own[i] = logits[row*width+int(words.pos[id])]
+				}
+				logSoftmax(own, expBuf[:len(ids)], logProbs[:len(ids)])
+				for i, lp := range logProbs[:len(ids)] {
+					cands = pushCandidate(cands, candidate{logProb: score[row] + lp, row: row, token: ids[i]}, 2*k)
 				}
 			}
 			attnRow := func(row int) []float32 {

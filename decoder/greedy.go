@@ -22,6 +22,9 @@ type Block[T kernels.Float] struct {
 	Enc     *encoder.Output[T]
 	Lengths []int
 	IDs     []int
+	// Shortlist, optional, restricts each row to its own candidate words. Every block of a search has one, all
+	// with the same Output, or none has.
+	Shortlist *Shortlist[T]
 }
 
 // Greedy decodes a batch by taking the most likely word at every step, starting from bos, until every row has
@@ -113,7 +116,13 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 		g.step()
 		for k := 0; k < n; k++ {
 			row := &g.slots[k]
-			best := argmax(logits[k*v : (k+1)*v])
+			var best int
+			if sl := g.short; sl != nil {
+				m := len(sl.ids)
+				best = sl.argmax(logits[k*m:(k+1)*m], row.cands)
+			} else {
+				best = argmax(logits[k*v : (k+1)*v])
+			}
 			for _, w := range g.weights[k*sl : k*sl+g.mem.Lengths[k]] {
 				row.attn = append(row.attn, float32(w))
 			}
@@ -125,6 +134,13 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 			g.dead[k] = best == eos || row.steps >= maxLen
 			if g.dead[k] {
 				done(row.id, row.hypothesis(best == eos, g.mem.Lengths[k]))
+			}
+		}
+		// The ended rows' words leave the shortlist only now: removing one moves another word's slot, which
+		// the logits of the rows after it were laid out by.
+		for k := 0; g.short != nil && k < n; k++ {
+			if g.dead[k] {
+				g.short.remove(g.slots[k].cands)
 			}
 		}
 		// Fill each hole with the last row.
@@ -177,6 +193,11 @@ func (g *greedySearch[T]) run(p, phase int) {
 		sl := g.mem.SrcLen
 		g.d.advance(&part.st, g.prev[from:to], &part.mem, part.buf, g.weights[from*sl:to*sl])
 	case phaseOutput:
+		if sl := g.short; sl != nil {
+			m := len(sl.ids)
+			sl.output(n, g.outIn, g.logits[:n*m], m*p/parts, m*(p+1)/parts)
+			return
+		}
 		v := g.d.Cfg.Vocab
 		g.d.output(n, g.outIn, g.logits[:n*v], v*p/parts, v*(p+1)/parts)
 	}
@@ -193,7 +214,8 @@ type greedySearch[T kernels.Float] struct {
 	mem     *Memory[T]
 	parts   []greedyPart[T] // the shares of the batch that goroutines step
 	outIn   []T             // the output layer's input (rows, OutIn), written by every part
-	logits  []T             // (rows, Vocab)
+	logits  []T             // (rows, Vocab), or (rows, len(short.ids)) with a shortlist
+	short   *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
 	weights []T             // attention (rows, bufLen)
 	wake    chan int        // a phase for a helper goroutine
 	idle    chan struct{}   // a helper's phase is done
@@ -208,6 +230,7 @@ type greedySearch[T kernels.Float] struct {
 	blockSt  *State[T]
 	blockLen int // its padded source length
 	cursor   int
+	blocks   int  // blocks taken so far
 	drained  bool // next returned nil
 }
 
@@ -226,6 +249,7 @@ type greedyRow struct {
 	id, steps int
 	tokens    []int
 	attn      []float32
+	cands     []int // the target ids the sentence may use, with a shortlist
 }
 
 // hypothesis copies out the row's sentence, whose source has srcLen words.
@@ -252,12 +276,18 @@ func (g *greedySearch[T]) fill(k int) bool {
 			g.drained = true
 			return false
 		}
+		g.useShortlist(g.block)
 		g.blockMem, g.blockSt = g.d.Start(g.block.Enc, g.block.Lengths)
 		g.blockLen = g.block.Enc.SrcLen
 		g.cursor = 0
 	}
 	c := g.cursor
 	g.cursor++
+	s := &g.slots[k]
+	if g.short != nil {
+		s.cands = append(s.cands[:0], g.block.Shortlist.Candidates[c]...)
+		g.short.add(s.cands)
+	}
 	if n := g.block.Lengths[c]; n > g.mem.SrcLen {
 		g.mem.Rows = k
 		g.mem.SetSrcLen(max(n, 1))
@@ -265,9 +295,24 @@ func (g *greedySearch[T]) fill(k int) bool {
 	g.mem.CopyRow(k, g.blockMem, c)
 	g.st.CopyRow(k, g.blockSt, c)
 	g.prev[k] = g.bos
-	s := &g.slots[k]
 	s.id, s.steps, s.tokens, s.attn = g.block.IDs[c], 0, s.tokens[:0], s.attn[:0]
 	return true
+}
+
+// useShortlist checks that block, the next block of the queue, has candidates exactly when the blocks before
+// it had, and makes the search's shortlist with the first block that has them.
+func (g *greedySearch[T]) useShortlist(block *Block[T]) {
+	sl := block.Shortlist
+	if sl != nil {
+		sl.check(len(block.IDs))
+	}
+	switch {
+	case g.blocks > 0 && (sl != nil) != (g.short != nil):
+		panic("decoder: GreedyQueue got blocks with and without a shortlist")
+	case sl != nil && g.short == nil:
+		g.short = newShortlist(sl.Output, g.d.Cfg.Vocab, g.d.OutIn())
+	}
+	g.blocks++
 }
 
 // fit sets the batch to n rows, pads it to the longest source among them and makes sure Step's scratch is
