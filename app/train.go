@@ -20,6 +20,7 @@ import (
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
+	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
@@ -187,6 +188,17 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	opts.Train = data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
 	if start != nil {
 		warnUnknown(req.Stdout, req.Train, opts.Train)
+	}
+	if m.Lexicon == nil { // a new model, or one trained before lexicons existed
+		if err := interruptible(ctx, "learning the lexicon", func() (err error) {
+			began := time.Now()
+			m.Lexicon, err = lexicon.Learn(opts.Train, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
+			fmt.Fprintf(req.Stdout, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) in %.1fs\n",
+				time.Since(began).Seconds())
+			return err
+		}); err != nil {
+			return model.Summary{}, err
+		}
 	}
 	if !req.Valid.Empty() {
 		var vp []data.Pair

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 )
 
@@ -54,12 +56,18 @@ type DecodeOptions struct {
 	// self-attention layers' weights (Translation.SelfAttention) when it has those: one teacher-forced pass of the
 	// chosen translation per batch recovers them.
 	Heads bool
+	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
+	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
+	Shortlist *lexicon.Shortlist
 }
 
 // Validate reports a setting out of range, naming it.
 func (o DecodeOptions) Validate() error {
 	if o.Batch <= 0 || o.MaxLen <= 0 {
 		return fmt.Errorf("translate: batch %d and max length %d must be positive", o.Batch, o.MaxLen)
+	}
+	if s := o.Shortlist; s != nil && (s.Frequent < 0 || s.Best < 0 || s.Frequent+s.Best == 0) {
+		return fmt.Errorf("translate: shortlist of %d frequent words and %d per source word; want at least one word", s.Frequent, s.Best)
 	}
 	if o.greedy() {
 		return nil
@@ -256,6 +264,9 @@ func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.Shortlist != nil && m.Lexicon == nil {
+		return nil, errNoLexicon
+	}
 	pieces, wordOf := splitSentences(m, sents)
 	out, err := translatePieces(ctx, m, pieces, opts)
 	if err != nil || wordOf == nil {
@@ -291,6 +302,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
 	}
+	shortlist := batchShortlist(m, examples, opts.Shortlist)
 	if opts.greedy() {
 		// One batch of opts.Batch rows per core, each stepped by its own goroutine with single-threaded
 		// products and refilled from the shared queue of batches as sentences end; each batch is encoded by the
@@ -313,7 +325,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			for r := range ids {
 				ids[r] = index[b.Index[r]]
 			}
-			return &decoder.Block[float32]{Enc: m.Encode(b), Lengths: b.SrcLengths, IDs: ids}
+			return &decoder.Block[float32]{Enc: m.Encode(b), Lengths: b.SrcLengths, IDs: ids, Shortlist: shortlist(b)}
 		}
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
@@ -328,7 +340,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		}
 		wg.Wait()
 	} else {
-		beamBatches(ctx, m, batches, index, sents, opts, out, ids)
+		beamBatches(ctx, m, batches, index, sents, opts, out, ids, shortlist)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -341,10 +353,37 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	return out, nil
 }
 
+// errNoLexicon is the error of a shortlist asked of a model without a lexicon.
+var errNoLexicon = errors.New("translate: the model has no lexicon for a shortlist (it was trained before attend learned one); " +
+	"add one with: attend lexicon --model M --src SRC --tgt TGT")
+
+// batchShortlist returns what makes the shortlist of a batch of examples under s: nil for every batch when s is
+// nil. Each row's candidates come from its example's source words; a padding row gets those of an empty source.
+// The output layer's weights are copied once, for all the batches.
+func batchShortlist(m *model.Seq2Seq[float32], examples []data.Example, s *lexicon.Shortlist) func(*data.Batch) *decoder.Shortlist[float32] {
+	if s == nil {
+		return func(*data.Batch) *decoder.Shortlist[float32] { return nil }
+	}
+	rows := m.Decoder.NewOutputRows()
+	tgt := m.TgtVocab.Size()
+	return func(b *data.Batch) *decoder.Shortlist[float32] {
+		sl := &decoder.Shortlist[float32]{Output: rows, Candidates: make([][]int, b.Rows)}
+		for r := range b.Rows {
+			var src []int
+			if r < b.Real {
+				src = examples[b.Index[r]].Src
+			}
+			sl.Candidates[r] = m.Lexicon.Candidates(src, *s, tgt, nil)
+		}
+		return sl
+	}
+}
+
 // beamBatches runs beam search over batches, one batch per core at a time, writing the translation of
 // sentence index[k] of each batch into out and its target ids into ids. It stops taking batches when ctx is
 // cancelled.
-func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.Batch, index []int, sents [][]string, opts DecodeOptions, out []Translation, ids [][]int) {
+func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.Batch, index []int, sents [][]string, opts DecodeOptions, out []Translation, ids [][]int,
+	shortlist func(*data.Batch) *decoder.Shortlist[float32]) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(batches)); w++ {
@@ -353,7 +392,7 @@ func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
-				lists, err := m.Decoder.Beam(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts.beamOptions())
+				lists, err := m.Decoder.BeamShortlist(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts.beamOptions(), shortlist(b))
 				if err != nil {
 					panic(err) // Validate checked the options
 				}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 )
 
@@ -124,5 +125,15 @@ func TestTranslateKeepsOrderAndExportsEmptyLinesAsEmptyLists(t *testing.T) {
 		if want := 2 * (i%5 + 1); i != 7 && len(tr.Source) != want {
 			t.Fatalf("record %d has %d source words, want %d", i, len(tr.Source), want)
 		}
+	}
+}
+
+// TestShortlistNeedsALexicon: a model without a lexicon (trained before attend learned one) refuses a shortlist
+// with an error that says how to add one.
+func TestShortlistNeedsALexicon(t *testing.T) {
+	_, err := TranslateTokens(context.Background(), untrainedModel(t), [][]string{{"a", "b"}},
+		DecodeOptions{MaxLen: 5, Batch: 4, Shortlist: &lexicon.Shortlist{Frequent: 10, Best: 5}})
+	if err == nil || !strings.Contains(err.Error(), "attend lexicon --model") {
+		t.Fatalf("TranslateTokens with a shortlist and no lexicon: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model/checkpoint"
 	"github.com/attend-nmt/attend/param"
 )
@@ -44,8 +45,11 @@ type header struct {
 	// last symbol, as in data.BPE), absent or null for a model of words and in checkpoints written before
 	// subwords existed.
 	BPEMerges [][2]string `json:"bpe_merges"`
-	Progress  Progress    `json:"progress"`
-	AdamStep  int         `json:"adam_step"`
+	// Lexicon is Seq2Seq.Lexicon: for each source id, its most probable target ids; absent in checkpoints
+	// written before it existed.
+	Lexicon  [][]int32 `json:"lexicon,omitempty"`
+	Progress Progress  `json:"progress"`
+	AdamStep int       `json:"adam_step"`
 }
 
 const formatName = "attend-seq2seq"
@@ -79,6 +83,9 @@ func Save(path string, cfg Config, m *Seq2Seq[float32], opt *Adam[float32], prog
 		if h.BPEMerges == nil {
 			h.BPEMerges = [][2]string{} // learned none (a tiny corpus): stored as [], still a subword model
 		}
+	}
+	if m.Lexicon != nil {
+		h.Lexicon = m.Lexicon.Best
 	}
 	raw, err := json.Marshal(h)
 	if err != nil {
@@ -127,6 +134,13 @@ func Load(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
+	var lex *lexicon.Table
+	if h.Lexicon != nil {
+		lex = &lexicon.Table{Best: h.Lexicon}
+		if err := lex.Check(src.Size(), tgt.Size()); err != nil {
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
+	}
 	// Compare every tensor the config implies with what the file holds before allocating anything: the
 	// checksum protects against corruption, not against a crafted header asking for huge sizes.
 	implied, err := newModel[float32](h.Config.Model, src, tgt, param.NewShapeSet[float32]())
@@ -151,7 +165,7 @@ func Load(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	m.Subwords = subwords
+	m.Subwords, m.Lexicon = subwords, lex
 	opt := NewAdam(m.Params, h.Config.Train.LR)
 	opt.Steps = h.AdamStep
 	fill := func(prefix string, set *param.Set[float32]) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/param"
 )
 
@@ -24,9 +25,12 @@ type Seq2Seq[T kernels.Float] struct {
 	// Subwords splits the words of both sides into the vocabularies' subwords (data.subword bpe), nil when the
 	// vocabularies hold words. Translating splits the input with it and joins the output back into words.
 	Subwords *data.BPE
-	Params   *param.Set[T]
-	Encoder  *encoder.Encoder[T]
-	Decoder  *decoder.Decoder[T]
+	// Lexicon lists each source word's likely translations (IBM Model 1 on the training corpus), from which
+	// translation builds a sentence's shortlist; nil for models trained before it existed.
+	Lexicon *lexicon.Table
+	Params  *param.Set[T]
+	Encoder *encoder.Encoder[T]
+	Decoder *decoder.Decoder[T]
 }
 
 // New builds a model with zero weights; call Init or load a checkpoint.

@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/lexicon"
 )
 
 // tinyCorpus is a reversal task over a 10-word vocabulary: every target is its source backwards, so attention
@@ -104,6 +106,11 @@ func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers i
 	cfg.Model.Dropout = 0.1
 	pairs := tinyCorpus(24, 2)
 	m, examples := tinySetup(t, cfg, pairs)
+	lex, err := lexicon.Learn(examples, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Lexicon = lex
 	path := filepath.Join(t.TempDir(), "m.ckpt")
 	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: path}); err != nil {
 		t.Fatal(err)
@@ -111,6 +118,9 @@ func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers i
 	ck, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ck.Model.Lexicon, m.Lexicon) {
+		t.Fatalf("lexicon after save and load %v, want %v", ck.Model.Lexicon, m.Lexicon)
 	}
 	if ck.Progress.Step != 20 || ck.Adam.Steps != 20 {
 		t.Fatalf("loaded progress step %d, adam step %d; want 20 and 20", ck.Progress.Step, ck.Adam.Steps)

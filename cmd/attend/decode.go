@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,6 +19,7 @@ type decodeFlags struct {
 	alpha, beta   float64
 	maxLenRatio   float64
 	replaceUnk    bool
+	shortlist     string // "FREQUENT,BEST", or "" for the whole vocabulary
 }
 
 // defaultBeam is the beam width of translate and eval.
@@ -30,10 +34,26 @@ func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
+	fl.StringVar(&d.shortlist, "shortlist", "", "score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word (e.g. 100,20)")
 }
 
-// options checks the flags and fills in the checkpoint's defaults.
-func (d *decodeFlags) options(cmd *cobra.Command, cfg model.Config) (app.DecodeOptions, error) {
+// parseShortlist reads --shortlist F,K.
+func parseShortlist(v string) (*lexicon.Shortlist, error) {
+	if v == "" {
+		return nil, nil
+	}
+	f, k, ok := strings.Cut(v, ",")
+	frequent, err1 := strconv.Atoi(strings.TrimSpace(f))
+	best, err2 := strconv.Atoi(strings.TrimSpace(k))
+	if !ok || err1 != nil || err2 != nil || frequent < 0 || best < 0 || frequent+best == 0 {
+		return nil, fmt.Errorf("--shortlist is %q; want F,K: the number of most frequent target words and of translations per source word, e.g. 100,20", v)
+	}
+	return &lexicon.Shortlist{Frequent: frequent, Best: best}, nil
+}
+
+// options checks the flags against the checkpoint loaded from path and fills in its defaults.
+func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpoint) (app.DecodeOptions, error) {
+	cfg := ck.Config
 	fl := cmd.Flags()
 	if fl.Changed("max-len") && d.maxLen < 1 {
 		return app.DecodeOptions{}, fmt.Errorf("--max-len is %d; want at least 1", d.maxLen)
@@ -47,8 +67,15 @@ func (d *decodeFlags) options(cmd *cobra.Command, cfg model.Config) (app.DecodeO
 	if fl.Changed("n-best") && (d.nBest < 1 || d.nBest > d.beam) {
 		return app.DecodeOptions{}, fmt.Errorf("--n-best is %d; want 1 to --beam (%d)", d.nBest, d.beam)
 	}
+	short, err := parseShortlist(d.shortlist)
+	if err != nil {
+		return app.DecodeOptions{}, err
+	}
+	if short != nil && ck.Model.Lexicon == nil {
+		return app.DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was trained before attend learned one); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)
+	}
 	o := app.DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.beam, NBest: d.nBest,
-		Alpha: d.alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk}
+		Alpha: d.alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk, Shortlist: short}
 	if d.maxLen > 0 {
 		o.MaxLen = d.maxLen
 	}

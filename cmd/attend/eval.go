@@ -103,7 +103,7 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 			return err
 		}
 		req.Model, req.Lowercase = ck.Model, ck.Config.Data.Lowercase
-		if req.Decode, err = o.decode.options(cmd, ck.Config); err != nil {
+		if req.Decode, err = o.decode.options(cmd, o.model, ck); err != nil {
 			return err
 		}
 		if req.Src, err = open(o.src); err != nil {

@@ -130,7 +130,7 @@ exits with status 130 (143); a second one quits at once.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newBPECmd(), newAverageCmd(), newDemoCmd(), newVersionCmd())
+	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newBPECmd(), newAverageCmd(), newLexiconCmd(), newDemoCmd(), newVersionCmd())
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
 	return root
 }

@@ -110,6 +110,45 @@ func TestTrainThenTranslateEndToEnd(t *testing.T) {
 	if code != 0 || strings.Count(stdout, "\n") != 1 {
 		t.Fatalf("translate from stdin: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
+
+	// A shortlist that lists every word changes nothing; a small one still translates every line, greedy and
+	// under beam search.
+	for _, beam := range []string{"1", "3"} {
+		full, stderr, code := run(t, "", "translate", "--model", ckpt, "--input", input, "--beam", beam)
+		if code != 0 {
+			t.Fatalf("translate --beam %s exited %d: %s", beam, code, stderr)
+		}
+		every, stderr, code := run(t, "", "translate", "--model", ckpt, "--input", input, "--beam", beam, "--shortlist", "1000,50")
+		if code != 0 || every != full {
+			t.Fatalf("translate --beam %s --shortlist 1000,50: exit %d, output %q; without the shortlist %q (%s)", beam, code, every, full, stderr)
+		}
+		small, stderr, code := run(t, "", "translate", "--model", ckpt, "--input", input, "--beam", beam, "--shortlist", "2,1")
+		if code != 0 || strings.Count(small, "\n") != 3 {
+			t.Fatalf("translate --beam %s --shortlist 2,1: exit %d, output %q (%s)", beam, code, small, stderr)
+		}
+	}
+	if _, stderr, code := run(t, "", "translate", "--model", ckpt, "--input", input, "--shortlist", "20"); code != 1 || !strings.Contains(stderr, `--shortlist is "20"; want F,K`) {
+		t.Fatalf("translate --shortlist 20: exit %d, stderr %s", code, stderr)
+	}
+	// attend lexicon learns from the training corpus the same table as training did: the checkpoint it writes
+	// is the trained one, byte for byte.
+	again := filepath.Join(dir, "again.ckpt")
+	if stdout, stderr, code := run(t, "", "lexicon", "--model", ckpt, "--src", filepath.Join(dir, "train.src"),
+		"--tgt", filepath.Join(dir, "train.tgt"), "--out", again); code != 0 || !strings.Contains(stdout, "written to "+again) {
+		t.Fatalf("lexicon exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if a, b := readBytes(t, ckpt), readBytes(t, again); !bytes.Equal(a, b) {
+		t.Fatalf("attend lexicon wrote %d bytes that differ from the %d of the trained checkpoint", len(b), len(a))
+	}
+}
+
+func readBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestBadInputFailsWithFileAndLine checks that broken corpora and paths give a clear message and exit code 1.

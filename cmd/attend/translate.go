@@ -93,7 +93,7 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	decode, err := o.decode.options(cmd, ck.Config)
+	decode, err := o.decode.options(cmd, o.model, ck)
 	if err != nil {
 		return err
 	}

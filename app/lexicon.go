@@ -1,0 +1,37 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/lexicon"
+	"github.com/attend-nmt/attend/model"
+)
+
+// LearnLexicon gives a loaded model the lexicon attend train would have learned for it: it reads corpus as
+// training does (the model's tokenizer, its subword merges, the length filter of data.max_len) and estimates
+// each source word's likely translations (lexicon.Learn). It returns the number of sentence pairs used.
+func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int, error) {
+	var pairs []data.Pair
+	if err := interruptible(ctx, "reading the corpus", func() (err error) {
+		pairs, err = corpus.Read(ck.Config.Data.Tokenizer())
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	m := ck.Model
+	if m.Subwords != nil {
+		pairs = SplitPairs(m.Subwords, pairs)
+	}
+	pairs, _ = data.Filter(pairs, ck.Config.Data.MaxLen)
+	if len(pairs) == 0 {
+		return 0, fmt.Errorf("lexicon: no sentence pairs left in the corpus after the length filter (data.max_len %d)", ck.Config.Data.MaxLen)
+	}
+	ex := data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
+	err := interruptible(ctx, "learning the lexicon", func() (err error) {
+		m.Lexicon, err = lexicon.Learn(ex, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
+		return err
+	})
+	return len(ex), err
+}

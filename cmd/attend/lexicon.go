@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/model/checkpoint"
+	"github.com/spf13/cobra"
+)
+
+func newLexiconCmd() *cobra.Command {
+	var ckpt, out string
+	var corpus app.Corpus
+	cmd := &cobra.Command{
+		Use:   "lexicon --model CKPT --src FILE --tgt FILE [--out CKPT]",
+		Short: "Learn the lexicon of --shortlist for a model trained without one",
+		Long: `Lexicon estimates, from a parallel corpus (normally the model's training corpus), which target words each
+source word translates into (IBM Model 1), and stores the table in the checkpoint, which translate --shortlist
+needs. attend train learns it by itself; this command is for models trained before it did. The weights, the
+optimizer state and the training position are copied unchanged; the checkpoint is written atomically, in place
+unless --out is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				out = ckpt
+			}
+			inputs := []app.NamedPath{{Role: "--src", Path: corpus.Src}, {Role: "--tgt", Path: corpus.Tgt}, {Role: "--tsv", Path: corpus.TSV}}
+			if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: out}}, inputs); err != nil {
+				return err
+			}
+			ck, err := model.Load(ckpt)
+			if err != nil {
+				return err
+			}
+			began := time.Now()
+			n, err := app.LearnLexicon(cmd.Context(), ck, corpus)
+			if err != nil {
+				return err
+			}
+			if _, err := checkpoint.RemoveStale(out); err != nil {
+				return err
+			}
+			if err := model.Save(out, ck.Config, ck.Model, ck.Adam, ck.Progress); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "lexicon of %d source words learned from %d sentence pairs in %.1fs; written to %s\n",
+				len(ck.Model.Lexicon.Best), n, time.Since(began).Seconds(), out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&ckpt, "model", "", "checkpoint to add the lexicon to (required)")
+	fl.StringVar(&corpus.Src, "src", "", "source side of the corpus")
+	fl.StringVar(&corpus.Tgt, "tgt", "", "target side of the corpus")
+	fl.StringVar(&corpus.TSV, "tsv", "", "or: one tab-separated file, source then target")
+	fl.StringVar(&out, "out", "", "checkpoint to write (default: --model, replaced atomically)")
+	_ = cmd.MarkFlagRequired("model")
+	return cmd
+}
