@@ -94,7 +94,7 @@ type TrainConfig struct {
 	Seed       uint64  `yaml:"seed"`
 	LogEvery   int     `yaml:"log_every"`   // steps between metrics lines
 	SaveEvery  int     `yaml:"save_every"`  // steps between checkpoints within an epoch (0: only at epoch ends)
-	Threads    int     `yaml:"threads"`     // CPU threads (GOMAXPROCS); 0: all
+	Threads    int     `yaml:"threads"`     // CPU threads: GOMAXPROCS and OpenBLAS's threads
 	GraphCache int     `yaml:"graph_cache"` // how many compiled batch shapes to keep
 	Unfused    bool    `yaml:"unfused"`     // build graphs from gorgonia's own ops, not the fused kernels (for checking)
 	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
