@@ -140,6 +140,10 @@ func (d *Decoder[T]) Init(rng *rand.Rand) {
 		param.Uniform(u.HiddenW, param.InvSqrt(d.Cfg.Hidden), rng)
 		param.UniformSum(u.Bias, param.InvSqrt(d.Cfg.Hidden), rng)
 	}
+	// The first layer's cell has one bias where PyTorch's LSTMCell has two, b_ih + b_hh, each uniform in
+	// ±1/sqrt(H): it is drawn again, last, as their sum. (The first draw above is kept so that the weights drawn
+	// from a seed stay those of earlier versions.)
+	param.UniformSum(d.Bias, param.InvSqrt(d.Cfg.Hidden), rng)
 }
 
 // Memory is what the decoder attends over for one batch: the encoder states, their precomputed keys and the

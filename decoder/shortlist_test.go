@@ -27,8 +27,7 @@ func TestGreedyQueueShortlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	set.Pack()
-	d.Init(rand.New(rand.NewPCG(3, 1)))
-	out := d.NewOutputRows()
+	var out *OutputRows[float64]
 	all := make([]int, vocab)
 	for i := range all {
 		all[i] = i
@@ -66,6 +65,26 @@ func TestGreedyQueueShortlist(t *testing.T) {
 			c.Shortlist.Candidates = append(c.Shortlist.Candidates, pick(id))
 		}
 		return &c
+	}
+	// The first seed whose sentences come out with at least three different lengths, so that rows are refilled
+	// at different steps.
+	for seed := uint64(1); ; seed++ {
+		d.Init(rand.New(rand.NewPCG(seed, 1)))
+		out = d.NewOutputRows()
+		var short []*Block[float64]
+		for _, b := range blocks {
+			short = append(short, withCandidates(b, func(id int) []int { return cands[id] }))
+		}
+		lengths := map[int]bool{}
+		for _, h := range decode(short, 1) {
+			lengths[len(h.Tokens)] = true
+		}
+		if len(lengths) >= 3 {
+			break
+		}
+		if seed == 100 {
+			t.Fatal("no seed up to 100 gives outputs of three different lengths")
+		}
 	}
 	for _, threads := range []int{1, 2} {
 		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {

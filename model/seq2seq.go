@@ -63,10 +63,6 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 func (m *Seq2Seq[T]) Init(rng *rand.Rand) {
 	m.Encoder.Init(rng)
 	m.Decoder.Init(rng)
-	// The decoder's LSTM cell has one bias where PyTorch's LSTMCell has two, b_ih + b_hh, each uniform in
-	// ±1/sqrt(H): draw it as their sum, whose variance is twice that of the one draw decoder.Init made.
-	// TODO: move into decoder.Init (decoder.go is being reworked on another branch).
-	param.UniformSum(m.Decoder.Bias, param.InvSqrt(m.Cfg.DecHidden), rng)
 }
 
 // Encode runs the encoder over a batch.
