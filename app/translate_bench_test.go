@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 )
 
-// BenchmarkTranslateMulti30k decodes test_2016_flickr greedily and with a beam of 5 with a checkpoint named by
+// BenchmarkTranslateMulti30k decodes test_2016_flickr greedily and with a beam of 5, over the whole vocabulary
+// and with a shortlist of 100 frequent words and 20 per source word, with a checkpoint named by
 // ATTEND_BENCH_MODEL (skipped without one) and reports sentences per second and the mean output length in tokens
 // (a model that stops early decodes faster: the two go together).
 func BenchmarkTranslateMulti30k(b *testing.B) {
@@ -31,11 +33,21 @@ func BenchmarkTranslateMulti30k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, beam := range []int{1, 5} {
-		b.Run(fmt.Sprintf("beam%d", beam), func(b *testing.B) {
+	for _, c := range []struct {
+		beam      int
+		shortlist *lexicon.Shortlist
+	}{{1, nil}, {1, &lexicon.Shortlist{Frequent: 100, Best: 20}}, {5, nil}, {5, &lexicon.Shortlist{Frequent: 100, Best: 20}}} {
+		name := fmt.Sprintf("beam%d", c.beam)
+		if c.shortlist != nil {
+			name += fmt.Sprintf("/shortlist=%d,%d", c.shortlist.Frequent, c.shortlist.Best)
+		}
+		b.Run(name, func(b *testing.B) {
+			if c.shortlist != nil && ck.Model.Lexicon == nil {
+				b.Skip("the model has no lexicon (add one with attend lexicon)")
+			}
 			words := 0
 			for i := 0; i < b.N; i++ {
-				trs, err := TranslateTokens(context.Background(), ck.Model, sents, DecodeOptions{MaxLen: 80, Batch: 64, Beam: beam})
+				trs, err := TranslateTokens(context.Background(), ck.Model, sents, DecodeOptions{MaxLen: 80, Batch: 64, Beam: c.beam, Shortlist: c.shortlist})
 				if err != nil {
 					b.Fatal(err)
 				}
