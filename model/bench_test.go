@@ -77,7 +77,29 @@ func multi30kDir() string {
 // is the next batch of a fixed sequence, so the mix of shapes and graph rebuilds is a training run's. It reports
 // target tokens/s and the live heap after the last step (HEAPPROFILE=path also writes its profile). Skipped
 // when the corpus is not there (see multi30kDir).
-func BenchmarkTrainStepMulti30k(b *testing.B) {
+func BenchmarkTrainStepMulti30k(b *testing.B) { benchmarkTrainStepMulti30k(b, Default().Model) }
+
+// BenchmarkTrainStepMulti30kVariants is BenchmarkTrainStepMulti30k for each variant of the README's attention
+// table (scripts/attention-table.sh), on the same batches: the table's training speed column.
+func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
+	variants := []string{"additive+input-feeding", "additive+self-attention"}
+	for _, v := range append(align.Names(), variants...) {
+		b.Run(v, func(b *testing.B) {
+			cfg := Default().Model
+			switch v {
+			case "additive+input-feeding":
+				cfg.InputFeeding = true
+			case "additive+self-attention":
+				cfg.SelfAttentionLayers = 1
+			default:
+				cfg.Attention = v
+			}
+			benchmarkTrainStepMulti30k(b, cfg)
+		})
+	}
+}
+
+func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig) {
 	multi30k := multi30kDir()
 	if _, err := os.Stat(multi30k + "/train.de"); err != nil {
 		b.Skipf("no Multi30k corpus: %v", err)
@@ -92,6 +114,7 @@ func BenchmarkTrainStepMulti30k(b *testing.B) {
 		srcSents, tgtSents = append(srcSents, p.Src), append(tgtSents, p.Tgt)
 	}
 	cfg := Default()
+	cfg.Model = model
 	m, err := New[float32](cfg.Model, data.BuildVocab(srcSents, 2, 0), data.BuildVocab(tgtSents, 2, 0))
 	if err != nil {
 		b.Fatal(err)
