@@ -39,6 +39,32 @@ func randomBlocks(rng *rand.Rand, lengths [][]int) []*Block[float64] {
 	return blocks
 }
 
+// queueOf returns GreedyQueue's next: the blocks in order, then nil.
+func queueOf(blocks []*Block[float64]) func() *Block[float64] {
+	queue := slices.Clone(blocks)
+	return func() *Block[float64] {
+		if len(queue) == 0 {
+			return nil
+		}
+		b := queue[0]
+		queue = queue[1:]
+		return b
+	}
+}
+
+// testDecoder is a small decoder with additive attention over a vocabulary of vocab words, drawn from seed.
+func testDecoder(t *testing.T, vocab int, seed uint64) *Decoder[float64] {
+	t.Helper()
+	set := param.NewSet[float64]()
+	d, err := New(set, Config{Vocab: vocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Pack()
+	d.Init(rand.New(rand.NewPCG(seed, 1)))
+	return d
+}
+
 // alone is the sentence of row r of b as a block of its own, with no padding.
 func alone(b *Block[float64], r int) (*encoder.Output[float64], []int) {
 	n, s, md := b.Lengths[r], b.Enc.SrcLen, queueMemDim
@@ -79,15 +105,7 @@ func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 				set.Pack()
 				d.Init(rand.New(rand.NewPCG(seed, 1)))
 				got = map[int]Hypothesis{}
-				queue := slices.Clone(blocks)
-				d.GreedyQueue(3, threads, func() *Block[float64] {
-					if len(queue) == 0 {
-						return nil
-					}
-					b := queue[0]
-					queue = queue[1:]
-					return b
-				}, queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) {
+				d.GreedyQueue(3, threads, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) {
 					if _, twice := got[id]; twice {
 						t.Fatalf("sentence %d came back twice", id)
 					}
@@ -145,13 +163,7 @@ func testCases(attentions []string, threads []int) []queueCase {
 func TestGreedyMatchesRowByRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	b := randomBlocks(rng, [][]int{{2, 7, 1, 4, 4}})[0]
-	set := param.NewSet[float64]()
-	d, err := New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set.Pack()
-	d.Init(rand.New(rand.NewPCG(7, 1)))
+	d := testDecoder(t, queueVocab, 7)
 	lengths := slices.Clone(b.Lengths)
 	hyps := d.Greedy(b.Enc, lengths, queueBOS, queueEOS, 9)
 	if !slices.Equal(lengths, b.Lengths) {

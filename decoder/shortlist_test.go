@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/attend-nmt/attend/param"
 )
 
 // TestGreedyQueueShortlist decodes sentences in a refilled batch of 3 rows where every sentence may use only its
@@ -21,41 +19,18 @@ func TestGreedyQueueShortlist(t *testing.T) {
 	const vocab, maxLen = 40, 10
 	rng := rand.New(rand.NewPCG(11, 12))
 	blocks := randomBlocks(rng, [][]int{{3, 1, 4}, {9, 2, 6, 5}, {5, 3, 5, 8}})
-	set := param.NewSet[float64]()
-	d, err := New(set, Config{Vocab: vocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set.Pack()
+	d := testDecoder(t, vocab, 1)
 	var out *OutputRows[float64]
-	all := make([]int, vocab)
-	for i := range all {
-		all[i] = i
-	}
+	all := everyWord(vocab)
 	cands := map[int][]int{}
 	for _, b := range blocks {
 		for _, id := range b.IDs {
-			c := []int{queueEOS}
-			for w := range vocab {
-				if w != queueEOS && rng.IntN(3) == 0 {
-					c = append(c, w)
-				}
-			}
-			slices.Sort(c)
-			cands[id] = c
+			cands[id] = randomCandidates(rng, vocab)
 		}
 	}
 	decode := func(blocks []*Block[float64], threads int) map[int]Hypothesis {
 		got := map[int]Hypothesis{}
-		queue := slices.Clone(blocks)
-		d.GreedyQueue(3, threads, func() *Block[float64] {
-			if len(queue) == 0 {
-				return nil
-			}
-			b := queue[0]
-			queue = queue[1:]
-			return b
-		}, queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
+		d.GreedyQueue(3, threads, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
 		return got
 	}
 	withCandidates := func(b *Block[float64], pick func(id int) []int) *Block[float64] {
@@ -185,30 +160,13 @@ func TestBeamShortlist(t *testing.T) {
 	const vocab = 30
 	rng := rand.New(rand.NewPCG(13, 14))
 	b := randomBlocks(rng, [][]int{{2, 7, 1, 4, 5}})[0]
-	set := param.NewSet[float64]()
-	d, err := New(set, Config{Vocab: vocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set.Pack()
-	d.Init(rand.New(rand.NewPCG(5, 1)))
+	d := testDecoder(t, vocab, 5)
 	out := d.NewOutputRows()
 	short := &Shortlist[float64]{Output: out}
 	all := &Shortlist[float64]{Output: out}
 	for range b.IDs {
-		c := []int{queueEOS}
-		for w := range vocab {
-			if w != queueEOS && rng.IntN(3) == 0 {
-				c = append(c, w)
-			}
-		}
-		slices.Sort(c)
-		short.Candidates = append(short.Candidates, c)
-		every := make([]int, vocab)
-		for i := range every {
-			every[i] = i
-		}
-		all.Candidates = append(all.Candidates, every)
+		short.Candidates = append(short.Candidates, randomCandidates(rng, vocab))
+		all.Candidates = append(all.Candidates, everyWord(vocab))
 	}
 	opts := BeamOptions{Width: 3, NBest: 3, MaxLen: 8}
 	got, err := d.BeamShortlist(b.Enc, b.Lengths, queueBOS, queueEOS, opts, short)
@@ -239,11 +197,7 @@ func TestBeamShortlist(t *testing.T) {
 	}
 	greedy := map[int]Hypothesis{}
 	block := &Block[float64]{Enc: b.Enc, Lengths: b.Lengths, IDs: b.IDs, Shortlist: short}
-	d.GreedyQueue(len(b.IDs), 1, func() *Block[float64] {
-		x := block
-		block = nil
-		return x
-	}, queueBOS, queueEOS, 8, func(id int, h Hypothesis) { greedy[id] = h })
+	d.GreedyQueue(len(b.IDs), 1, queueOf([]*Block[float64]{block}), queueBOS, queueEOS, 8, func(id int, h Hypothesis) { greedy[id] = h })
 	for r, id := range b.IDs {
 		if fmt.Sprint(one[r][0].Tokens) != fmt.Sprint(greedy[id].Tokens) {
 			t.Fatalf("sentence %d: beam 1 %v, greedy %v under the same shortlist", r, one[r][0].Tokens, greedy[id].Tokens)
@@ -270,4 +224,25 @@ func TestBeamShortlist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomCandidates returns </s> and about a third of the other words of a vocabulary of vocab words, sorted.
+func randomCandidates(rng *rand.Rand, vocab int) []int {
+	c := []int{queueEOS}
+	for w := range vocab {
+		if w != queueEOS && rng.IntN(3) == 0 {
+			c = append(c, w)
+		}
+	}
+	slices.Sort(c)
+	return c
+}
+
+// everyWord lists the ids of a vocabulary of vocab words.
+func everyWord(vocab int) []int {
+	all := make([]int, vocab)
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
