@@ -41,7 +41,9 @@ log-probability by GNMT's length penalty ((5+length)/6)^alpha, which favours lon
 usual); --beta adds GNMT's coverage penalty. --n-best N writes the N best translations of every sentence, best
 first, as "sentence number ||| translation ||| score" (numbered from 0). --max-len caps the length of a
 translation and --max-len-ratio R also caps it at R times the source length. --replace-unk writes, in place of
-each <unk>, the source word that the model attended to most when it produced it.
+each <unk>, the source word that the model attended to most when it produced it. --shortlist F,K scores only
+the F most frequent target words and the K likeliest translations of each source word (from the lexicon that
+attend train learns; attend lexicon adds one to an older model), which makes decoding about twice as fast.
 
 Output: detokenized text (no space before punctuation, apostrophes rejoined: "a man's hat."); --tokenized
 writes the model's tokens separated by spaces. Casing is lost when the model was trained lowercased (the
