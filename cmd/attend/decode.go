@@ -34,7 +34,7 @@ func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
-	fl.StringVar(&d.shortlist, "shortlist", "", "score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word (e.g. 100,20)")
+	fl.StringVar(&d.shortlist, "shortlist", "", "score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the 50 the lexicon keeps (e.g. 100,20)")
 }
 
 // parseShortlist reads --shortlist F,K.
