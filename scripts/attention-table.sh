@@ -11,6 +11,11 @@
 #   MAX_STEPS=20 VARIANTS=dot scripts/attention-table.sh   # a smoke run
 #   ATTEND=/path/to/attend nice -n 19 scripts/attention-table.sh   # a fixed binary, on idle cores only
 #   SPEED_STEPS=120 scripts/attention-table.sh       # tok/s from a separate run of 120 steps per variant
+#   SPEED_FILE=bench.txt scripts/attention-table.sh  # tok/s from BenchmarkTrainStepMulti30kVariants (see below)
+#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 VARIANTS="dot cosine" scripts/attention-table.sh &
+#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 VARIANTS="local hard" scripts/attention-table.sh &
+#                                                    # two variants at a time, one core each: about 1.2x the
+#                                                    # throughput of one at a time on two cores here
 #
 # Runs are kept in OUT (default attention-table/): a variant whose checkpoint is complete is not trained again, so
 # an interrupted table resumes. Needs python3 for the attention statistics (Debian's python3; standard library).
@@ -22,6 +27,14 @@ MAX_STEPS=${MAX_STEPS:-0}
 # (logged every 20, the first window left out), instead of from the long run's windows: for a table whose long
 # runs shared the machine with other work. Its runs are kept in OUT as VARIANT.speed.*.
 SPEED_STEPS=${SPEED_STEPS:-0}
+# SPEED_FILE names the output of
+#   env -u OPENBLAS_CORETYPE go test -tags openblas ./model -run '^$' -bench TrainStepMulti30kVariants -benchtime 40x -count 3
+# run on an otherwise idle machine: every variant trains on the same real batches, and the table takes the median
+# of its runs. It replaces the long runs' own rates, which are only comparable when every run had the machine to
+# itself, with the same threads.
+SPEED_FILE=${SPEED_FILE:-}
+# EXTRA_SET adds --set KEY=VALUE settings (space-separated) to the training runs, e.g. train.threads=1.
+EXTRA_SET=${EXTRA_SET:-}
 DATA=${DATA:-../shared/data/multi30k}
 OUT=${OUT:-attention-table}
 VARIANTS=${VARIANTS:-"additive dot scaled-dot general cosine concat local multi-head hard additive+input-feeding additive+self-attention"}
@@ -71,7 +84,7 @@ for v in $VARIANTS; do
     "$ATTEND" train --config configs/small.yaml --src "$DATA/train.de" --tgt "$DATA/train.en" \
       --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --out "$run.ckpt" --no-progress \
       --set model.attention="$attention" --set model.input_feeding="$feeding" --set model.self_attention_layers="$layers" \
-      --set train.epochs="$EPOCHS" --set train.max_steps="$MAX_STEPS" \
+      --set train.epochs="$EPOCHS" --set train.max_steps="$MAX_STEPS" $(for kv in $EXTRA_SET; do echo --set "$kv"; done) \
       $( [ -e "$run.ckpt" ] && echo --resume "$run.ckpt" ) 2>"$run.train.log" >&2
     grep '^done:' "$run.train.log" >"$run.done"
   fi
@@ -94,9 +107,16 @@ for v in $VARIANTS; do
       rm -f "$run.speed.ckpt"
     fi
   fi
-  toks=$(python3 -c 'import json, statistics, sys
+  if [ -n "$SPEED_FILE" ]; then
+    toks=$(python3 -c 'import re, statistics, sys
+rates = [float(m.group(1)) for l in open(sys.argv[1])
+         if (m := re.match(r"BenchmarkTrainStepMulti30kVariants/" + re.escape(sys.argv[2]) + r"-\d+\s.*?([\d.]+) tgt_tok/s", l))]
+print(round(statistics.median(rates)) if rates else "?")' "$SPEED_FILE" "$v")
+  else
+    toks=$(python3 -c 'import json, statistics, sys
 rates = [json.loads(l)["tok_per_s"] for l in open(sys.argv[1]) if "\"tok_per_s\"" in l]
 print(round(statistics.median(rates[1:] or rates)))' "$speed")
+  fi
   read -r mx ent mono < <(stats "$run.attention.jsonl")
   printf '| %s | %s | %.2f | %s | %s | %s | %s | %s |\n' "$v" "$EPOCHS" "$ppl" "$bleu" "$toks" "$mx" "$ent" "$mono"
 done
