@@ -26,12 +26,16 @@ func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int
 	}
 	pairs, _ = data.Filter(pairs, ck.Config.Data.MaxLen)
 	if len(pairs) == 0 {
-		return 0, fmt.Errorf("lexicon: no sentence pairs left in the corpus after the length filter (data.max_len %d)", ck.Config.Data.MaxLen)
+		return 0, fmt.Errorf("lexicon: no sentence pairs of %s left after the length filter (data.max_len %d)", corpus, ck.Config.Data.MaxLen)
 	}
 	ex := data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
-	err := interruptible(ctx, "learning the lexicon", func() (err error) {
-		m.Lexicon, err = lexicon.Learn(ex, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
+	var lex *lexicon.Table
+	if err := interruptible(ctx, "learning the lexicon", func() (err error) {
+		lex, err = lexicon.Learn(ex, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
 		return err
-	})
-	return len(ex), err
+	}); err != nil {
+		return 0, err
+	}
+	m.Lexicon = lex
+	return len(ex), nil
 }

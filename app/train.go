@@ -32,6 +32,14 @@ type Corpus struct {
 	TSV      string // or: one file, column 1 source, column 2 target
 }
 
+// String names the corpus's files, for messages.
+func (c Corpus) String() string {
+	if c.TSV != "" {
+		return c.TSV
+	}
+	return c.Src + " and " + c.Tgt
+}
+
 // Empty reports whether no file is named.
 func (c Corpus) Empty() bool { return c.Src == "" && c.Tgt == "" && c.TSV == "" }
 
@@ -192,16 +200,18 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if start != nil {
 		warnUnknown(req.Stdout, req.Train, opts.Train)
 	}
-	if m.Lexicon == nil { // a new model, or one trained before lexicons existed
+	if m.Lexicon == nil && lead { // a new model, or one trained before lexicons existed; only checkpoints need it
+		began := time.Now()
+		var lex *lexicon.Table
 		if err := interruptible(ctx, "learning the lexicon", func() (err error) {
-			began := time.Now()
-			m.Lexicon, err = lexicon.Learn(opts.Train, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
-			fmt.Fprintf(req.Stdout, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) in %.1fs\n",
-				time.Since(began).Seconds())
+			lex, err = lexicon.Learn(opts.Train, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
 			return err
 		}); err != nil {
 			return model.Summary{}, err
 		}
+		m.Lexicon = lex
+		fmt.Fprintf(req.Stdout, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) in %.1fs\n",
+			time.Since(began).Seconds())
 	}
 	if !req.Valid.Empty() {
 		var vp []data.Pair

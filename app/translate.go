@@ -58,7 +58,7 @@ type DecodeOptions struct {
 	Heads bool
 	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
 	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
-	Shortlist *lexicon.Shortlist
+	Shortlist *lexicon.ShortlistSize
 }
 
 // Validate reports a setting out of range, naming it.
@@ -66,7 +66,7 @@ func (o DecodeOptions) Validate() error {
 	if o.Batch <= 0 || o.MaxLen <= 0 {
 		return fmt.Errorf("translate: batch %d and max length %d must be positive", o.Batch, o.MaxLen)
 	}
-	if s := o.Shortlist; s != nil && (s.Frequent < 0 || s.Best < 0 || s.Frequent+s.Best == 0) {
+	if s := o.Shortlist; s != nil && (s.Frequent < 0 || s.Best < 0 || s.Frequent == 0 && s.Best == 0) {
 		return fmt.Errorf("translate: shortlist of %d frequent words and %d per source word; want at least one word", s.Frequent, s.Best)
 	}
 	if o.greedy() {
@@ -360,7 +360,7 @@ var errNoLexicon = errors.New("translate: the model has no lexicon for a shortli
 // batchShortlist returns what makes the shortlist of a batch of examples under s: nil for every batch when s is
 // nil. Each row's candidates come from its example's source words; a padding row gets those of an empty source.
 // The output layer's weights are copied once, for all the batches.
-func batchShortlist(m *model.Seq2Seq[float32], examples []data.Example, s *lexicon.Shortlist) func(*data.Batch) *decoder.Shortlist[float32] {
+func batchShortlist(m *model.Seq2Seq[float32], examples []data.Example, s *lexicon.ShortlistSize) func(*data.Batch) *decoder.Shortlist[float32] {
 	if s == nil {
 		return func(*data.Batch) *decoder.Shortlist[float32] { return nil }
 	}

@@ -35,8 +35,8 @@ func BenchmarkTranslateMulti30k(b *testing.B) {
 	}
 	for _, c := range []struct {
 		beam      int
-		shortlist *lexicon.Shortlist
-	}{{1, nil}, {1, &lexicon.Shortlist{Frequent: 100, Best: 20}}, {5, nil}, {5, &lexicon.Shortlist{Frequent: 100, Best: 20}}} {
+		shortlist *lexicon.ShortlistSize
+	}{{1, nil}, {1, &lexicon.ShortlistSize{Frequent: 100, Best: 20}}, {5, nil}, {5, &lexicon.ShortlistSize{Frequent: 100, Best: 20}}} {
 		name := fmt.Sprintf("beam%d", c.beam)
 		if c.shortlist != nil {
 			name += fmt.Sprintf("/shortlist=%d,%d", c.shortlist.Frequent, c.shortlist.Best)

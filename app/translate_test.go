@@ -132,7 +132,7 @@ func TestTranslateKeepsOrderAndExportsEmptyLinesAsEmptyLists(t *testing.T) {
 // with an error that says how to add one.
 func TestShortlistNeedsALexicon(t *testing.T) {
 	_, err := TranslateTokens(context.Background(), untrainedModel(t), [][]string{{"a", "b"}},
-		DecodeOptions{MaxLen: 5, Batch: 4, Shortlist: &lexicon.Shortlist{Frequent: 10, Best: 5}})
+		DecodeOptions{MaxLen: 5, Batch: 4, Shortlist: &lexicon.ShortlistSize{Frequent: 10, Best: 5}})
 	if err == nil || !strings.Contains(err.Error(), "attend lexicon --model") {
 		t.Fatalf("TranslateTokens with a shortlist and no lexicon: %v", err)
 	}

@@ -36,7 +36,7 @@ func BenchmarkLearnMulti30k(b *testing.B) {
 	n := 0
 	var buf []int
 	for _, p := range test {
-		buf = tab.Candidates(src.Encode(p.Src), Shortlist{Frequent: 100, Best: 20}, tgt.Size(), buf)
+		buf = tab.Candidates(src.Encode(p.Src), ShortlistSize{Frequent: 100, Best: 20}, tgt.Size(), buf)
 		n += len(buf)
 	}
 	b.ReportMetric(float64(n)/float64(len(test)), "candidates/sent")

@@ -23,21 +23,34 @@ type Table struct {
 type Options struct {
 	Iterations int // EM iterations of IBM Model 1 (5 is the usual count)
 	Keep       int // target ids kept per source id
+	// MaxPairs caps the sentence pairs learned from: a larger corpus contributes every k-th pair, evenly spread,
+	// so that time and memory stay bounded (0: every pair).
+	MaxPairs int
 }
 
 // DefaultOptions returns Learn's settings when attend train builds a table: enough iterations for the
-// probabilities to settle on a corpus like Multi30k, and more candidates per word than a shortlist takes.
-func DefaultOptions() Options { return Options{Iterations: 5, Keep: 50} }
+// probabilities to settle on a corpus like Multi30k, more candidates per word than a shortlist takes, and at
+// most a million sentence pairs (a few hundred MB and a few minutes at most).
+func DefaultOptions() Options { return Options{Iterations: 5, Keep: 50, MaxPairs: 1_000_000} }
 
 // Learn estimates p(t | s), IBM Model 1 (Brown et al. 1993), on the examples (source and target ids, as the
 // model's vocabularies encode them) and keeps the opts.Keep most probable target ids of every source id. Model 1
 // explains each target word by one word of its source sentence or by the empty word; expectation maximisation
-// starts from uniform probabilities. Only pairs of words seen together in a sentence pair have a probability, so
-// the table's work and memory grow with the corpus, not with the product of the vocabularies. srcSize and
-// tgtSize are the vocabularies' sizes; ids outside them are an error.
+// starts from uniform probabilities. Only pairs of words seen together in a sentence pair have a probability:
+// memory grows with the number of distinct such pairs, and each iteration's work with Σ |source|·|target| over
+// the pairs (opts.MaxPairs bounds both). srcSize and tgtSize are the vocabularies' sizes; ids outside them are an
+// error.
 func Learn(examples []data.Example, srcSize, tgtSize int, opts Options) (*Table, error) {
-	if opts.Iterations < 1 || opts.Keep < 1 {
-		return nil, fmt.Errorf("lexicon: iterations %d and keep %d must be positive", opts.Iterations, opts.Keep)
+	if opts.Iterations < 1 || opts.Keep < 1 || opts.MaxPairs < 0 {
+		return nil, fmt.Errorf("lexicon: iterations %d and keep %d must be positive, max pairs %d at least 0", opts.Iterations, opts.Keep, opts.MaxPairs)
+	}
+	if n := len(examples); opts.MaxPairs > 0 && n > opts.MaxPairs {
+		every := (n + opts.MaxPairs - 1) / opts.MaxPairs
+		sample := make([]data.Example, 0, n/every+1)
+		for i := 0; i < n; i += every {
+			sample = append(sample, examples[i])
+		}
+		examples = sample
 	}
 	null := srcSize // the empty word's row
 	for i, ex := range examples {
@@ -52,14 +65,21 @@ func Learn(examples []data.Example, srcSize, tgtSize int, opts Options) (*Table,
 			}
 		}
 	}
-	// The pairs (s, t) seen together, as sorted rows: targets[row[s]:row[s+1]] are the t of source s.
+	// The pairs (s, t) seen together, as sorted rows: targets[row[s]:row[s+1]] are the t of source s. Each
+	// sentence adds its distinct pairs once, and a row is sorted and compacted whenever it has doubled since it
+	// last was, so a row holds at most about twice its distinct targets.
 	cooc := make([][]int32, srcSize+1)
+	compacted := make([]int, srcSize+1)
+	var srcIDs, tgtIDs []int32
 	for _, ex := range examples {
-		for _, t := range ex.Tgt {
-			for _, s := range ex.Src {
-				cooc[s] = append(cooc[s], int32(t))
+		srcIDs, tgtIDs = distinct(srcIDs, ex.Src), distinct(tgtIDs, ex.Tgt)
+		for _, s := range append(srcIDs, int32(null)) {
+			cooc[s] = append(cooc[s], tgtIDs...)
+			if len(cooc[s]) > 2*compacted[s]+1024 {
+				slices.Sort(cooc[s])
+				cooc[s] = slices.Compact(cooc[s])
+				compacted[s] = len(cooc[s])
 			}
-			cooc[null] = append(cooc[null], int32(t))
 		}
 	}
 	row := make([]int, srcSize+2)
@@ -136,6 +156,16 @@ func Learn(examples []data.Example, srcSize, tgtSize int, opts Options) (*Table,
 	return tab, nil
 }
 
+// distinct returns the distinct ids of ids, sorted, in buf.
+func distinct(buf []int32, ids []int) []int32 {
+	buf = buf[:0]
+	for _, id := range ids {
+		buf = append(buf, int32(id))
+	}
+	slices.Sort(buf)
+	return slices.Compact(buf)
+}
+
 // Check reports a table that does not fit vocabularies of srcSize and tgtSize words, naming the first bad entry.
 func (t *Table) Check(srcSize, tgtSize int) error {
 	if len(t.Best) > srcSize {
@@ -151,24 +181,26 @@ func (t *Table) Check(srcSize, tgtSize int) error {
 	return nil
 }
 
-// Shortlist sets how many target words a sentence's shortlist takes.
-type Shortlist struct {
+// ShortlistSize sets how many target words a sentence's shortlist takes.
+type ShortlistSize struct {
 	Frequent int // the most frequent target words (the vocabulary's first ids after the specials), for every sentence
-	Best     int // for each source word, its most probable translations (at most the table's Keep)
+	Best     int // for each source word, its most probable translations (at most the Options.Keep it was learned with)
 }
 
 // Candidates returns the target ids a translation of src (source ids) may use under s, sorted and without
 // repeats: </s> and <unk>, the s.Frequent most frequent target words (data.BuildVocab sorts the vocabulary by
 // frequency), and the s.Best most probable translations of every source word. tgtSize is the target
 // vocabulary's size. buf, when large enough, is reused.
-func (t *Table) Candidates(src []int, s Shortlist, tgtSize int, buf []int) []int {
+func (t *Table) Candidates(src []int, s ShortlistSize, tgtSize int, buf []int) []int {
 	out := append(buf[:0], data.EOSID, data.UnkID)
-	for id := data.EOSID + 1; id < min(tgtSize, data.EOSID+1+s.Frequent); id++ {
-		out = append(out, id)
+	for id := data.EOSID + 1; id < data.EOSID+1+min(max(s.Frequent, 0), tgtSize); id++ {
+		if id < tgtSize {
+			out = append(out, id)
+		}
 	}
 	for _, w := range src {
 		if w >= 0 && w < len(t.Best) {
-			for _, id := range t.Best[w][:min(len(t.Best[w]), s.Best)] {
+			for _, id := range t.Best[w][:min(len(t.Best[w]), max(s.Best, 0))] {
 				out = append(out, int(id))
 			}
 		}

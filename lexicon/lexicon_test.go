@@ -2,6 +2,7 @@ package lexicon
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func TestLearnMatchesDense(t *testing.T) {
 	var ex []data.Example
 	for range 200 {
 		var e data.Example
-		for range 1 + rng.IntN(8) {
+		for range rng.IntN(8) { // some sources are empty: only the empty word explains their targets
 			e.Src = append(e.Src, 4+rng.IntN(srcSize-4))
 		}
 		for range 1 + rng.IntN(8) {
@@ -57,6 +58,11 @@ func TestLearnMatchesDense(t *testing.T) {
 		ex = append(ex, e)
 	}
 	tab, err := Learn(ex, srcSize, tgtSize, Options{Iterations: iters, Keep: tgtSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keep = 3
+	short, err := Learn(ex, srcSize, tgtSize, Options{Iterations: iters, Keep: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +131,9 @@ func TestLearnMatchesDense(t *testing.T) {
 		if !slices.Equal(tab.Best[s], want) {
 			t.Fatalf("source %d: ranking %v, dense Model 1 gives %v", s, tab.Best[s], want)
 		}
+		if w := want[:min(keep, len(want))]; !slices.Equal(short.Best[s], w) {
+			t.Fatalf("source %d with Keep %d: %v, want the first of the ranking %v", s, keep, short.Best[s], w)
+		}
 	}
 }
 
@@ -134,9 +143,10 @@ func TestLearnRejects(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{data.Example{Src: []int{9}, Tgt: []int{4}}, Options{1, 1}, "source id 9 outside the vocabulary of 8"},
-		{data.Example{Src: []int{4}, Tgt: []int{-1}}, Options{1, 1}, "target id -1 outside"},
-		{data.Example{Src: []int{4}, Tgt: []int{4}}, Options{0, 1}, "iterations 0 and keep 1 must be positive"},
+		{data.Example{Src: []int{9}, Tgt: []int{4}}, Options{Iterations: 1, Keep: 1}, "source id 9 outside the vocabulary of 8"},
+		{data.Example{Src: []int{4}, Tgt: []int{-1}}, Options{Iterations: 1, Keep: 1}, "target id -1 outside"},
+		{data.Example{Src: []int{4}, Tgt: []int{4}}, Options{Iterations: 0, Keep: 1}, "iterations 0 and keep 1 must be positive"},
+		{data.Example{Src: []int{4}, Tgt: []int{4}}, Options{Iterations: 1, Keep: 1, MaxPairs: -1}, "max pairs -1 at least 0"},
 	} {
 		_, err := Learn([]data.Example{c.ex}, 8, 8, c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -145,15 +155,43 @@ func TestLearnRejects(t *testing.T) {
 	}
 }
 
+// TestLearnMaxPairs: a corpus larger than MaxPairs is learned from every k-th pair, the same table as learning
+// from those pairs alone.
+func TestLearnMaxPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ex, every3 []data.Example
+	for i := range 100 {
+		e := data.Example{Src: []int{4 + rng.IntN(10), 4 + rng.IntN(10)}, Tgt: []int{4 + rng.IntN(10)}}
+		ex = append(ex, e)
+		if i%3 == 0 {
+			every3 = append(every3, e)
+		}
+	}
+	got, err := Learn(ex, 14, 14, Options{Iterations: 3, Keep: 5, MaxPairs: 34})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Learn(every3, 14, 14, Options{Iterations: 3, Keep: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got.Best, want.Best, slices.Equal) {
+		t.Fatalf("MaxPairs 34 of 100 pairs: %v, every third pair: %v", got.Best, want.Best)
+	}
+}
+
 func TestCandidates(t *testing.T) {
 	tab := &Table{Best: [][]int32{nil, nil, nil, nil, {40, 9, 5}, {7, 40}}}
-	got := tab.Candidates([]int{4, 5, 99, 4}, Shortlist{Frequent: 3, Best: 2}, 50, nil)
+	got := tab.Candidates([]int{4, 5, 99, 4}, ShortlistSize{Frequent: 3, Best: 2}, 50, nil)
 	// </s> 3, <unk> 1, frequent 4 5 6, word 4: 40 9, word 5: 7 40; id 99 has no row.
 	if want := []int{1, 3, 4, 5, 6, 7, 9, 40}; !slices.Equal(got, want) {
 		t.Errorf("candidates %v, want %v", got, want)
 	}
-	if got := tab.Candidates(nil, Shortlist{Frequent: 100}, 6, nil); !slices.Equal(got, []int{1, 3, 4, 5}) {
+	if got := tab.Candidates(nil, ShortlistSize{Frequent: 100}, 6, nil); !slices.Equal(got, []int{1, 3, 4, 5}) {
 		t.Errorf("frequent words past the vocabulary: %v, want [1 3 4 5]", got)
+	}
+	if got := tab.Candidates([]int{4}, ShortlistSize{Frequent: math.MaxInt, Best: -1}, 6, nil); !slices.Equal(got, []int{1, 3, 4, 5}) {
+		t.Errorf("sizes out of range: %v, want [1 3 4 5]", got)
 	}
 }
 
@@ -164,6 +202,9 @@ func TestCheck(t *testing.T) {
 	}
 	if err := tab.Check(2, 8); err == nil || !strings.Contains(err.Error(), "row 1 entry 1 is target id 8") {
 		t.Errorf("an id past the target vocabulary: %v", err)
+	}
+	if err := (&Table{Best: [][]int32{{-3}}}).Check(2, 9); err == nil || !strings.Contains(err.Error(), "row 0 entry 0 is target id -3") {
+		t.Errorf("a negative id: %v", err)
 	}
 	if err := tab.Check(1, 9); err == nil || !strings.Contains(err.Error(), "2 source rows for a vocabulary of 1") {
 		t.Errorf("more rows than source words: %v", err)

@@ -34,21 +34,21 @@ func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
-	fl.StringVar(&d.shortlist, "shortlist", "", "score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the 50 the lexicon keeps (e.g. 100,20)")
+	fl.StringVar(&d.shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (e.g. 100,20)", lexicon.DefaultOptions().Keep))
 }
 
 // parseShortlist reads --shortlist F,K.
-func parseShortlist(v string) (*lexicon.Shortlist, error) {
+func parseShortlist(v string) (*lexicon.ShortlistSize, error) {
 	if v == "" {
 		return nil, nil
 	}
 	f, k, ok := strings.Cut(v, ",")
 	frequent, err1 := strconv.Atoi(strings.TrimSpace(f))
 	best, err2 := strconv.Atoi(strings.TrimSpace(k))
-	if !ok || err1 != nil || err2 != nil || frequent < 0 || best < 0 || frequent+best == 0 {
+	if !ok || err1 != nil || err2 != nil || frequent < 0 || best < 0 || frequent == 0 && best == 0 {
 		return nil, fmt.Errorf("--shortlist is %q; want F,K: the number of most frequent target words and of translations per source word, e.g. 100,20", v)
 	}
-	return &lexicon.Shortlist{Frequent: frequent, Best: best}, nil
+	return &lexicon.ShortlistSize{Frequent: frequent, Best: best}, nil
 }
 
 // options checks the flags against the checkpoint loaded from path and fills in its defaults.

@@ -45,7 +45,7 @@ unless --out is given.`,
 			if err := model.Save(out, ck.Config, ck.Model, ck.Adam, ck.Progress); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "lexicon of %d source words learned from %d sentence pairs in %.1fs; written to %s\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "lexicon of %d source words learned from a corpus of %d sentence pairs in %.1fs; written to %s\n",
 				len(ck.Model.Lexicon.Best), n, time.Since(began).Seconds(), out)
 			return nil
 		},
