@@ -84,9 +84,10 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 	return d.BeamShortlist(enc, lengths, bos, eos, opts, nil)
 }
 
-// BeamShortlist is Beam where each sentence (row of enc) may use only the candidate words short lists for it
-// (nil: every word): the batch's logits are computed for the union of its sentences' candidates, and each
-// sentence's log-probabilities are normalised over its own candidates.
+// BeamShortlist is Beam where each sentence (row of enc) may use only the candidate words that short lists for
+// it (nil: every word): the batch's logits are computed for the union of its sentences' candidates, and each
+// sentence's log-probabilities are normalised over its own candidates (so its scores are those of a model that
+// knows only those words).
 func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions, short *Shortlist[T]) ([][]Scored, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 	k, v, srcLen, sents := opts.Width, d.Cfg.Vocab, enc.SrcLen, enc.Rows
 	var words *shortlist[T] // the batch's candidates, fixed for the search
 	if short != nil {
-		short.check(sents)
+		short.check(sents, v)
 		words = newShortlist(short.Output, v, d.OutIn())
 		for _, c := range short.Candidates[:sents] {
 			words.add(c)

@@ -54,9 +54,9 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 // when the sentences of the previous block have all entered the batch, so it can encode lazily.
 //
 // threads goroutines share each step: each advances its share of the rows (attention and LSTM), then each
-// computes its share of the vocabulary's logits for all the rows, so that the output layer's weights, the
-// largest matrix, are read once per step for the whole batch. (Matrix products should then run
-// single-threaded.)
+// computes its share of the vocabulary's logits (or of the shortlist's words) for all the rows, so that the
+// output layer's weights, the largest matrix, are read once per step for the whole batch. (Matrix products
+// should then run single-threaded.)
 //
 // Sentences of different source lengths share the batch padded to the longest of them (masked as in a batch
 // of the encoder): the padded source length grows as longer sentences enter and shrinks as they leave, so a
@@ -304,11 +304,13 @@ func (g *greedySearch[T]) fill(k int) bool {
 func (g *greedySearch[T]) useShortlist(block *Block[T]) {
 	sl := block.Shortlist
 	if sl != nil {
-		sl.check(len(block.IDs))
+		sl.check(len(block.IDs), g.d.Cfg.Vocab)
 	}
 	switch {
 	case g.blocks > 0 && (sl != nil) != (g.short != nil):
 		panic("decoder: GreedyQueue got blocks with and without a shortlist")
+	case sl != nil && g.short != nil && sl.Output != g.short.rows:
+		panic("decoder: GreedyQueue got blocks whose shortlists have different OutputRows")
 	case sl != nil && g.short == nil:
 		g.short = newShortlist(sl.Output, g.d.Cfg.Vocab, g.d.OutIn())
 	}

@@ -30,15 +30,18 @@ func (d *Decoder[T]) NewOutputRows() *OutputRows[T] {
 // Shortlist restricts the sentences of a batch to their candidate target words (a lexical shortlist, see package
 // lexicon): a step computes the logits of the union of the candidates of the sentences in the batch only, and
 // each sentence chooses among its own candidates (greedy search takes the best; beam search normalises the
-// probabilities over them), so a sentence's translation does not depend on the batch it is decoded in.
+// probabilities over them, so its scores are not comparable with those of a search without the shortlist). A
+// sentence's translation thus does not depend on the batch it is decoded in, up to the summation order of the
+// matrix products.
 type Shortlist[T kernels.Float] struct {
 	Output *OutputRows[T] // the output layer by target word
 	// Candidates[r] are the target ids row r may use: sorted, without repeats, at least one.
 	Candidates [][]int
 }
 
-// check panics unless the shortlist has candidates for each of rows rows: a caller's mistake.
-func (s *Shortlist[T]) check(rows int) {
+// check panics unless the shortlist has candidates for each of rows rows, sorted, without repeats and within
+// a vocabulary of vocab words: a caller's mistake.
+func (s *Shortlist[T]) check(rows, vocab int) {
 	if s.Output == nil {
 		panic("decoder: a shortlist without OutputRows")
 	}
@@ -46,8 +49,13 @@ func (s *Shortlist[T]) check(rows int) {
 		panic(fmt.Sprintf("decoder: a shortlist with candidates for %d rows, want %d", len(s.Candidates), rows))
 	}
 	for r, c := range s.Candidates[:rows] {
-		if len(c) == 0 {
-			panic(fmt.Sprintf("decoder: row %d of a shortlist has no candidates", r))
+		if len(c) == 0 || c[0] < 0 || c[len(c)-1] >= vocab {
+			panic(fmt.Sprintf("decoder: row %d of a shortlist has candidates %v; want at least one, from 0 to %d", r, c, vocab-1))
+		}
+		for i := 1; i < len(c); i++ {
+			if c[i] <= c[i-1] {
+				panic(fmt.Sprintf("decoder: row %d of a shortlist has candidates %v; want them sorted, without repeats", r, c))
+			}
 		}
 	}
 }
@@ -66,6 +74,8 @@ type shortlist[T kernels.Float] struct {
 	b     []T     // (len(ids))
 }
 
+// newShortlist returns an empty shortlist over a vocabulary of vocab words whose output weights, outIn per word,
+// rows holds.
 func newShortlist[T kernels.Float](rows *OutputRows[T], vocab, outIn int) *shortlist[T] {
 	s := &shortlist[T]{rows: rows, oi: outIn, pos: make([]int32, vocab)}
 	for i := range s.pos {

@@ -173,6 +173,15 @@ func TestBeamShortlist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Some sentence must end before the others, so that later steps index the candidates of the sentences left
+	// in a batch that has shrunk.
+	early := false
+	for _, hyps := range got {
+		early = early || len(hyps) > 0 && hyps[0].Finished && len(hyps[0].Tokens) < opts.MaxLen-1
+	}
+	if !early {
+		t.Fatal("no sentence finished early: the test does not exercise a shrinking batch")
+	}
 	for r := range b.IDs {
 		for _, h := range got[r] {
 			for _, w := range h.Tokens {
