@@ -29,13 +29,22 @@ func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int
 		return 0, fmt.Errorf("lexicon: no sentence pairs of %s left after the length filter (data.max_len %d)", corpus, ck.Config.Data.MaxLen)
 	}
 	ex := data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
+	if err := learnLexicon(ctx, m, ex); err != nil {
+		return 0, err
+	}
+	return len(ex), nil
+}
+
+// learnLexicon sets m.Lexicon to the table lexicon.Learn estimates from the encoded examples, unless ctx is
+// cancelled first; the model is only changed once learning has finished.
+func learnLexicon(ctx context.Context, m *model.Seq2Seq[float32], ex []data.Example) error {
 	var lex *lexicon.Table
 	if err := interruptible(ctx, "learning the lexicon", func() (err error) {
 		lex, err = lexicon.Learn(ex, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
 		return err
 	}); err != nil {
-		return 0, err
+		return err
 	}
 	m.Lexicon = lex
-	return len(ex), nil
+	return nil
 }

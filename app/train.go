@@ -21,7 +21,6 @@ import (
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
-	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
@@ -202,14 +201,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	if m.Lexicon == nil && lead { // a new model, or one trained before lexicons existed; only checkpoints need it
 		began := time.Now()
-		var lex *lexicon.Table
-		if err := interruptible(ctx, "learning the lexicon", func() (err error) {
-			lex, err = lexicon.Learn(opts.Train, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
-			return err
-		}); err != nil {
+		if err := learnLexicon(ctx, m, opts.Train); err != nil {
 			return model.Summary{}, err
 		}
-		m.Lexicon = lex
 		fmt.Fprintf(req.Stdout, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) in %.1fs\n",
 			time.Since(began).Seconds())
 	}
