@@ -9,6 +9,9 @@
 #   RECIPES="small:configs/small.yaml" PEER=0 scripts/results-table.sh
 #   MAX_STEPS=20 EPOCHS=1 OUT=/tmp/smoke scripts/results-table.sh   # a smoke run
 #   ATTEND=/path/to/attend scripts/results-table.sh         # a fixed binary
+#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 RECIPES=small:configs/small.yaml PEER=0 scripts/results-table.sh &
+#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 RECIPES=multi30k:configs/multi30k.yaml PEER=0 scripts/results-table.sh &
+#                                                           # two recipes at once, one core each
 #
 # Runs are kept in OUT (default results-table/): a recipe whose training finished is not trained again, and an
 # interrupted one resumes from its checkpoint, so the table can be built over several sittings. A recipe whose
@@ -21,6 +24,8 @@ RECIPES=${RECIPES:-"small:configs/small.yaml multi30k:configs/multi30k.yaml"}
 PEER=${PEER:-1}
 EPOCHS=${EPOCHS:-}
 MAX_STEPS=${MAX_STEPS:-0}
+# EXTRA_SET adds --set KEY=VALUE settings (space-separated) to the training runs, e.g. train.threads=1.
+EXTRA_SET=${EXTRA_SET:-}
 ATTEND=${ATTEND:-}
 if [ -z "$ATTEND" ]; then
   make -s build
@@ -52,6 +57,7 @@ for recipe in $RECIPES; do
   run="$OUT/$name"
   sets=(--set train.max_steps="$MAX_STEPS")
   [ -n "$EPOCHS" ] && sets+=(--set train.epochs="$EPOCHS")
+  for kv in $EXTRA_SET; do sets+=(--set "$kv"); done
   if [ ! -s "$run.done" ]; then
     "$ATTEND" train --config "$config" --src "$DATA/train.de" --tgt "$DATA/train.en" \
       --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --out "$run.ckpt" --no-progress "${sets[@]}" \
