@@ -130,6 +130,9 @@ func (t TrainConfig) BestByBLEU() bool { return t.BestMetric == "bleu" }
 type DecodeConfig struct {
 	MaxLen int `yaml:"max_len"` // longest output in tokens
 	Batch  int `yaml:"batch"`   // sentences per decoding batch
+	// Alpha is the GNMT length penalty beam search ranks with by default: log p / ((5+|Y|)/6)^Alpha. 0 (the
+	// default, and what checkpoints from before this key mean) ranks by plain log p; translate --alpha overrides it.
+	Alpha float64 `yaml:"alpha"`
 }
 
 // Default is the "small" configuration of ../shared/BENCHMARK.md.
@@ -439,6 +442,9 @@ func (c Config) Validate() error {
 	}
 	intIn("decode.max_len", c.Decode.MaxLen, 1, maxLength, "")
 	intIn("decode.batch", c.Decode.Batch, 1, maxBatch, "")
+	if a := c.Decode.Alpha; !(a >= 0) || math.IsInf(a, 1) {
+		errs = append(errs, fmt.Errorf("config: decode.alpha is %g; want a finite number, at least 0 (0: no length penalty)", a))
+	}
 	return errors.Join(errs...)
 }
 

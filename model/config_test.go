@@ -68,6 +68,9 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		{[]string{"data.merges=8000"}, "data.merges is 8000 but data.subword is none"},
 		{[]string{"data.subword=BPE", "data.merges=10"}, `data.subword is "BPE"; want none or bpe`},
 		{[]string{"data.subword="}, ""},
+		{[]string{"decode.alpha=1.5"}, ""},
+		{[]string{"decode.alpha=-0.5"}, "config: decode.alpha is -0.5; want a finite number, at least 0"},
+		{[]string{"decode.alpha=+Inf"}, "decode.alpha is +Inf"},
 	} {
 		cfg := Default()
 		for _, set := range c.sets {

@@ -16,7 +16,7 @@ import (
 type decodeFlags struct {
 	maxLen, batch int // 0: the checkpoint's decode.max_len and decode.batch
 	beam, nBest   int
-	alpha, beta   float64
+	alpha, beta   float64 // alpha: the checkpoint's decode.alpha unless --alpha is given
 	maxLenRatio   float64
 	replaceUnk    bool
 	shortlist     string // "FREQUENT,BEST", or "" for the whole vocabulary
@@ -30,7 +30,7 @@ func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&d.maxLenRatio, "max-len-ratio", 0, "also at most this many times the source length in tokens (0: no such limit)")
 	fl.IntVar(&d.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
 	fl.IntVar(&d.beam, "beam", defaultBeam, "beam width; 1 is greedy search")
-	fl.Float64Var(&d.alpha, "alpha", 0, "GNMT length penalty: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p)")
+	fl.Float64Var(&d.alpha, "alpha", 0, "GNMT length penalty: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p; default: the checkpoint's decode.alpha)")
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
@@ -75,12 +75,15 @@ func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpo
 		return app.DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was trained before attend learned one); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)
 	}
 	o := app.DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.beam, NBest: d.nBest,
-		Alpha: d.alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk, Shortlist: short}
+		Alpha: cfg.Decode.Alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk, Shortlist: short}
 	if d.maxLen > 0 {
 		o.MaxLen = d.maxLen
 	}
 	if d.batch > 0 {
 		o.Batch = d.batch
+	}
+	if fl.Changed("alpha") {
+		o.Alpha = d.alpha
 	}
 	if err := o.Validate(); err != nil {
 		return app.DecodeOptions{}, err

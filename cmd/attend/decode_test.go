@@ -81,3 +81,29 @@ func TestBPELearnApplyUndo(t *testing.T) {
 		t.Fatalf("bad codes: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestTranslateAlphaFromCheckpoint trains with decode.alpha set: translate ranks with it by default (the n-best
+// scores equal those of --alpha with the same value, and differ from --alpha 0), and --alpha overrides it.
+func TestTranslateAlphaFromCheckpoint(t *testing.T) {
+	ckpt, dir, _ := trainTiny(t, "--set", "decode.alpha=2")
+	input := filepath.Join(dir, "test.src")
+	nbest := func(args ...string) string {
+		t.Helper()
+		stdout, stderr, code := run(t, "", append([]string{"translate", "--model", ckpt, "--input", input, "--tokenized", "--n-best", "3"}, args...)...)
+		if code != 0 {
+			t.Fatalf("translate %v exited %d: %s", args, code, stderr)
+		}
+		return stdout
+	}
+	byDefault, alpha2, alpha0 := nbest(), nbest("--alpha", "2"), nbest("--alpha", "0")
+	if byDefault != alpha2 {
+		t.Fatalf("a checkpoint trained with decode.alpha=2, no --alpha:\n%s\nwith --alpha 2:\n%s", byDefault, alpha2)
+	}
+	if byDefault == alpha0 {
+		t.Fatalf("--alpha 0 did not override the checkpoint's decode.alpha=2: both gave\n%s", alpha0)
+	}
+	if _, stderr, code := run(t, "", "train", "--config", "../../configs/demo.yaml", "--src", input, "--tgt", input,
+		"--out", filepath.Join(dir, "bad.ckpt"), "--set", "decode.alpha=-1"); code != 1 || !strings.Contains(stderr, "decode.alpha is -1") {
+		t.Fatalf("train with decode.alpha=-1: exit %d, stderr %q; want 1 and the key named", code, stderr)
+	}
+}
