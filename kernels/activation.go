@@ -2,9 +2,9 @@ package kernels
 
 import "math"
 
-// The slice activations below compute float32 data with a polynomial exp — eight lanes at a time in AVX2
-// assembly where the CPU has it (exp_amd64.s), in Go otherwise — and float64 data with the math package, which
-// the gradient checks need at full precision. Each overwrites xs in place.
+// The slice activations below compute float32 data with polynomials (exp, and tanh from exp) — eight lanes at a
+// time in AVX2 assembly where the CPU has it (exp_amd64.s), in Go otherwise — and float64 data with the math
+// package, which the gradient checks need at full precision. Each overwrites xs in place.
 
 // expf32 sets xs[i] = e**xs[i] for float32 data: the vector kernel for the bulk, expf for the tail.
 func expf32(xs []float32) {
@@ -49,26 +49,8 @@ func SigmoidSlice[T Float](xs []T) {
 // TanhSlice sets xs[i] = tanh(xs[i]).
 func TanhSlice[T Float](xs []T) {
 	if f, ok := any(xs).([]float32); ok {
-		// tanh x = sign(x)·(1 − 2/(e^2|x| + 1)), with the odd polynomial of tanhf near 0 where that loses digits.
-		var buf [256]float32
-		for start := 0; start < len(f); start += len(buf) {
-			part := f[start:min(start+len(buf), len(f))]
-			e := buf[:len(part)]
-			for i, x := range part {
-				e[i] = 2 * float32(math.Abs(float64(x)))
-			}
-			expf32(e)
-			for i, x := range part {
-				a := float32(math.Abs(float64(x)))
-				switch {
-				case a < 0.625 || x != x:
-					part[i] = tanhf(x)
-				case x < 0:
-					part[i] = -(1 - 2/(e[i]+1))
-				default:
-					part[i] = 1 - 2/(e[i]+1)
-				}
-			}
+		for i := vectorTanh(f); i < len(f); i++ {
+			f[i] = tanhf(f[i])
 		}
 		return
 	}

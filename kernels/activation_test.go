@@ -58,42 +58,52 @@ func TestFloat32ActivationsMatchMath(t *testing.T) {
 	}
 }
 
-// TestVectorExpMatchesScalar compares the assembly kernel with expf lane by lane, over lengths 0..40 and
-// unaligned starts, where the CPU has AVX2.
-func TestVectorExpMatchesScalar(t *testing.T) {
+// TestVectorKernelsMatchScalar compares the assembly kernels (exp, tanh) with expf and tanhf lane by lane,
+// over lengths 0..40 and unaligned starts, where the CPU has AVX2.
+func TestVectorKernelsMatchScalar(t *testing.T) {
 	if !hasAVX2FMA {
-		t.Skip("no AVX2+FMA on this CPU: the pure-Go expf is the only path")
+		t.Skip("no AVX2+FMA on this CPU: the pure-Go expf and tanhf are the only path")
 	}
-	rng := rand.New(rand.NewPCG(2, 2))
-	for n := 0; n <= 40; n++ {
-		for start := 0; start < 3; start++ {
-			xs := make([]float32, start+n)
-			for i := range xs {
-				xs[i] = float32(rng.NormFloat64() * 20)
-			}
-			got := append([]float32(nil), xs...)
-			done := vectorExp(got[start:])
-			if done != n&^7 {
-				t.Fatalf("n=%d: vector kernel did %d values, want %d", n, done, n&^7)
-			}
-			for i := start; i < start+n; i++ {
-				if i-start >= done {
-					if got[i] != xs[i] {
-						t.Fatalf("n=%d: value %d past the vector part was changed", n, i)
-					}
-					continue
+	for _, k := range []struct {
+		name   string
+		vector func([]float32) int
+		scalar func(float32) float32
+		scale  float64 // of the normal inputs
+	}{
+		{"exp", vectorExp, expf, 20},
+		{"tanh", vectorTanh, tanhf, 2},
+	} {
+		rng := rand.New(rand.NewPCG(2, 2))
+		for n := 0; n <= 40; n++ {
+			for start := 0; start < 3; start++ {
+				xs := make([]float32, start+n)
+				for i := range xs {
+					xs[i] = float32(rng.NormFloat64() * k.scale)
 				}
-				want := expf(xs[i])
-				if math.Abs(float64(got[i]-want)) > 3e-7*math.Abs(float64(want)) {
-					t.Fatalf("exp(%g): vector %g, scalar %g", xs[i], got[i], want)
+				got := append([]float32(nil), xs...)
+				done := k.vector(got[start:])
+				if done != n&^7 {
+					t.Fatalf("%s, n=%d: vector kernel did %d values, want %d", k.name, n, done, n&^7)
+				}
+				for i := start; i < start+n; i++ {
+					if i-start >= done {
+						if got[i] != xs[i] {
+							t.Fatalf("%s, n=%d: value %d past the vector part was changed", k.name, n, i)
+						}
+						continue
+					}
+					want := k.scalar(xs[i])
+					if math.Abs(float64(got[i]-want)) > 3e-7*math.Abs(float64(want)) {
+						t.Fatalf("%s(%g): vector %g, scalar %g", k.name, xs[i], got[i], want)
+					}
 				}
 			}
 		}
-	}
-	nan := []float32{1, 2, float32(math.NaN()), 4, 5, 6, 7, 8}
-	vectorExp(nan)
-	if nan[2] == nan[2] {
-		t.Fatalf("vector exp turned NaN into %g", nan[2])
+		nan := []float32{1, 2, float32(math.NaN()), 4, 5, 6, 7, 8}
+		k.vector(nan)
+		if nan[2] == nan[2] {
+			t.Fatalf("vector %s turned NaN into %g", k.name, nan[2])
+		}
 	}
 }
 
@@ -119,6 +129,22 @@ func BenchmarkExpSlice(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		copy(buf, xs)
 		ExpSlice(buf)
+	}
+	b.ReportMetric(float64(len(xs)*b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+}
+
+// BenchmarkTanhSlice applies tanh to values spread as attention and LSTM pre-activations are (normal, σ = 2), so
+// that both of tanhf's regimes occur, unpredictably.
+func BenchmarkTanhSlice(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	xs := make([]float32, 6000)
+	for i := range xs {
+		xs[i] = float32(rng.NormFloat64() * 2)
+	}
+	buf := make([]float32, len(xs))
+	for i := 0; i < b.N; i++ {
+		copy(buf, xs)
+		TanhSlice(buf)
 	}
 	b.ReportMetric(float64(len(xs)*b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 }

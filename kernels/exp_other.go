@@ -6,3 +6,6 @@ const hasAVX2FMA = false
 
 // vectorExp does nothing without AVX2: expf handles every value.
 func vectorExp(xs []float32) int { return 0 }
+
+// vectorTanh does nothing without AVX2: tanhf handles every value.
+func vectorTanh(xs []float32) int { return 0 }
