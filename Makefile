@@ -26,12 +26,15 @@ build:
 build-mpi:
 	$(GO) build $(if $(TAGS),-tags "openblas mpi",-tags mpi) -o $(MPIBIN) ./cmd/attend
 
-# test runs every package's tests with the pure-Go BLAS, so it needs nothing but Go; the MPI tests run too when
-# Open MPI is installed.
+# test runs every package's tests with the pure-Go BLAS, so it needs nothing but Go; the OpenBLAS back end's own
+# tests and the MPI tests run too when OpenBLAS and Open MPI are installed.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -count=1 -tags purego ./kernels/   # the pure-Go fallbacks of the assembly kernels
+ifeq ($(OPENBLAS),yes)
+	$(GO) test -count=1 $(TAGS) ./backend/        # OpenBLAS runs the CPU's own kernels
+endif
 ifeq ($(MPI),yes)
 	$(MAKE) test-mpi
 endif
@@ -62,7 +65,7 @@ demo: build
 # bench times every kernel and op (Go benchmarks, GFLOP/s), then attend against the PyTorch peer on Multi30k
 # (scripts/bench.sh: CONFIG=small|base, RUNS=3).
 bench: build
-	env -u OPENBLAS_CORETYPE $(GO) test $(TAGS) -run '^$$' -bench . -benchtime 10x ./kernels/ ./model/
+	ATTEND=$(BIN); . scripts/openblas-core.sh && $(GO) test $(TAGS) -run '^$$' -bench . -benchtime 10x ./kernels/ ./model/
 	scripts/bench.sh
 
 lint:

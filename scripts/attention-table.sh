@@ -28,7 +28,7 @@ MAX_STEPS=${MAX_STEPS:-0}
 # runs shared the machine with other work. Its runs are kept in OUT as VARIANT.speed.*.
 SPEED_STEPS=${SPEED_STEPS:-0}
 # SPEED_FILE names the output of
-#   env -u OPENBLAS_CORETYPE go test -tags openblas ./model -run '^$' -bench TrainStepMulti30kVariants -benchtime 40x -count 3
+#   (ATTEND=bin/attend; . scripts/openblas-core.sh; go test -tags openblas ./model -run '^$' -bench TrainStepMulti30kVariants -benchtime 40x -count 3)
 # run on an otherwise idle machine: every variant trains on the same real batches, and the table takes the median
 # of its runs. It replaces the long runs' own rates, which are only comparable when every run had the machine to
 # itself, with the same threads.
@@ -44,8 +44,7 @@ if [ -z "$ATTEND" ]; then
   ATTEND=bin/attend
 fi
 mkdir -p "$OUT"
-export -n OPENBLAS_CORETYPE
-unset OPENBLAS_CORETYPE
+. scripts/openblas-core.sh   # the OpenBLAS kernels of this CPU for every run below (uses ATTEND)
 
 stats() { # the attention JSON lines of translate --attention → "max entropy monotone"
   python3 - "$1" <<'EOF'

@@ -5,8 +5,8 @@
 #   scripts/bench.sh                      # small model, 3 runs of 200 measured steps after 20 warm-up steps
 #   CONFIG=base RUNS=5 scripts/bench.sh
 #
-# Both sides run with OPENBLAS_CORETYPE unset (this workplace sets it to Haswell, which slows OpenBLAS 1.5-1.8x
-# on AVX-512 machines) and 2 threads. Needs Debian's python3-torch for the peer.
+# Both sides run on 2 threads and on the same OpenBLAS kernels, those attend picks for this CPU (see below). Needs
+# Debian's python3-torch for the peer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONFIG=${CONFIG:-small}
@@ -25,19 +25,21 @@ if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 fi
 [ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time: apt-get install -y time" >&2; exit 2; }
 make -s build
+ATTEND=bin/attend
+. scripts/openblas-core.sh   # the OpenBLAS kernels of this CPU for every run below (uses ATTEND)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 total=$((STEPS + WARM))
 rss() { grep 'Maximum resident' "$1" | awk '{print $NF}'; }
 for i in $(seq "$RUNS"); do
   echo "run $i/$RUNS: attend" >&2
-  env -u OPENBLAS_CORETYPE /usr/bin/time -v bin/attend train --config "configs/$CONFIG.yaml" \
+  /usr/bin/time -v bin/attend train --config "configs/$CONFIG.yaml" \
     --src "$DATA/train.de" --tgt "$DATA/train.en" --out "$out/a$i.ckpt" --max-steps "$total" --threads 2 \
     --set train.log_every="$WARM" --set train.save_every=0 --no-progress >/dev/null 2>"$out/a$i.time"
-  env -u OPENBLAS_CORETYPE bin/attend translate --model "$out/a$i.ckpt" --input "$DATA/test_2016_flickr.de" \
+  bin/attend translate --model "$out/a$i.ckpt" --input "$DATA/test_2016_flickr.de" \
     --output "$out/a$i.hyp" 2>"$out/a$i.decode"
   echo "run $i/$RUNS: peer" >&2
-  env -u OPENBLAS_CORETYPE /usr/bin/time -v /usr/bin/python3 "$PEER" --src "$DATA/train.de" --tgt "$DATA/train.en" \
+  /usr/bin/time -v /usr/bin/python3 "$PEER" --src "$DATA/train.de" --tgt "$DATA/train.en" \
     --test-src "$DATA/test_2016_flickr.de" --test-tgt "$DATA/test_2016_flickr.en" $SIZES \
     --max-steps "$total" --threads 2 >"$out/p$i.jsonl" 2>"$out/p$i.time"
   echo "$(rss "$out/a$i.time") $(rss "$out/p$i.time")" >"$out/rss$i"

@@ -10,8 +10,8 @@
 #   ATTEND_MODEL=m.ckpt PEER_MODEL=peer.pt RUNS=5 scripts/decode-bench.sh
 #
 # attend runs twice per round: over the whole vocabulary, and with --shortlist $SHORTLIST (the model needs a
-# lexicon: attend train learns one; `attend lexicon` adds one to an older model). Both sides run with
-# OPENBLAS_CORETYPE unset, on 2 threads, batch 64, at most 80 tokens per sentence.
+# lexicon: attend train learns one; `attend lexicon` adds one to an older model). Both sides run on the OpenBLAS
+# kernels attend picks for this CPU, on 2 threads, batch 64, at most 80 tokens per sentence.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -26,17 +26,18 @@ if [ -z "$ATTEND" ]; then
   make -s build
   ATTEND=bin/attend
 fi
+. scripts/openblas-core.sh   # the OpenBLAS kernels of this CPU for every run below (uses ATTEND)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 src=$DATA/test_2016_flickr.de ref=$DATA/test_2016_flickr.en
 for i in $(seq "$RUNS"); do
   echo "round $i/$RUNS" >&2
   for mode in full short; do
-    env -u OPENBLAS_CORETYPE "$ATTEND" translate --model "$ATTEND_MODEL" --input "$src" --output "$out/$mode$i.hyp" \
+    "$ATTEND" translate --model "$ATTEND_MODEL" --input "$src" --output "$out/$mode$i.hyp" \
       --beam 1 --tokenized --batch 64 --max-len 80 $( [ $mode = short ] && echo --shortlist "$SHORTLIST" ) 2>"$out/$mode$i.log"
   done
   # shellcheck disable=SC2086
-  env -u OPENBLAS_CORETYPE /usr/bin/python3 "$PEER" --src "$DATA/train.de" --tgt "$DATA/train.en" $SIZES --threads 2 \
+  /usr/bin/python3 "$PEER" --src "$DATA/train.de" --tgt "$DATA/train.en" $SIZES --threads 2 \
     --load "$PEER_MODEL" --test-src "$src" --test-tgt "$ref" >"$out/peer$i.jsonl" 2>/dev/null
 done
 for mode in full short; do

@@ -35,7 +35,7 @@ if [ -z "$ATTEND" ]; then
   ATTEND=bin/attend
 fi
 mkdir -p "$OUT"
-unset OPENBLAS_CORETYPE
+. scripts/openblas-core.sh   # the OpenBLAS kernels of this CPU for every run below (uses ATTEND)
 
 bleu() { # hyp ref [eval flags…] → the BLEU figure
   local hyp=$1 ref=$2

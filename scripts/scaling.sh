@@ -5,7 +5,7 @@
 #   scripts/scaling.sh                    # 3 runs of 100 measured steps after 20 warm-up steps
 #   RUNS=5 STEPS=200 scripts/scaling.sh
 #
-# Needs Open MPI (apt-get install libopenmpi-dev openmpi-bin). Runs with OPENBLAS_CORETYPE unset.
+# Needs Open MPI (apt-get install libopenmpi-dev openmpi-bin). Runs on the OpenBLAS kernels attend picks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
@@ -13,6 +13,8 @@ STEPS=${STEPS:-100}
 WARM=${WARM:-20}
 DATA=${DATA:-../shared/data/multi30k}
 make -s build-mpi
+ATTEND=bin/attend-mpi
+. scripts/openblas-core.sh   # the OpenBLAS kernels of this CPU for every run below (uses ATTEND)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 total=$((STEPS + WARM))
@@ -20,7 +22,7 @@ for i in $(seq "$RUNS"); do
   for ranks in 1 2; do
     for threads in 1 2; do
       echo "run $i/$RUNS: $ranks process(es) × $threads thread(s)" >&2
-      env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS="$threads" mpirun --allow-run-as-root --oversubscribe \
+      env OPENBLAS_NUM_THREADS="$threads" mpirun --allow-run-as-root --oversubscribe \
         --bind-to none -np "$ranks" bin/attend-mpi train --config configs/small.yaml --src "$DATA/train.de" \
         --tgt "$DATA/train.en" --out "$out/r${ranks}t${threads}-$i.ckpt" --max-steps "$total" --threads "$threads" \
         --set train.log_every="$WARM" --set train.save_every=0 --no-progress >/dev/null

@@ -13,10 +13,12 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/attend-nmt/attend/backend"
 	"github.com/spf13/cobra"
 )
 
 func main() {
+	backend.UseBestKernels(os.Stderr)
 	os.Exit(attendMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

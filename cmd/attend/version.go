@@ -20,8 +20,13 @@ func newVersionCmd() *cobra.Command {
 			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
 				version = info.Main.Version
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "attend %s, %s %s/%s, %d CPUs\nBLAS: %s\nelementwise kernels: %s\n", version, runtime.Version(),
-				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), backend.BLAS, kernels.Vector())
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "attend %s, %s %s/%s, %d CPUs\nBLAS: %s\n", version, runtime.Version(),
+				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), backend.BLAS)
+			if core := backend.BLASCore(); core != "" {
+				fmt.Fprintf(out, "BLAS core: %s\n", core)
+			}
+			fmt.Fprintf(out, "elementwise kernels: %s\n", kernels.Vector())
 		},
 	}
 }
