@@ -9,3 +9,6 @@ func vectorExp(xs []float32) int { return 0 }
 
 // vectorTanh does nothing without AVX2: tanhf handles every value.
 func vectorTanh(xs []float32) int { return 0 }
+
+// vectorAdam does nothing without AVX2: AdamUpdate's scalar loop handles every value.
+func vectorAdam(w, g, m, v []float32, c *AdamCoeffs) int { return 0 }

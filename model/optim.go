@@ -42,6 +42,14 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	if len(g) != len(w) || len(m) != len(w) || len(v) != len(w) {
 		panic(fmt.Sprintf("model: Adam over %d parameters got %d gradients and %d/%d moments", len(w), len(g), len(m), len(v)))
 	}
+	if w32, ok := any(w).([]float32); ok {
+		// float32: the whole update in float32, vectorized (kernels.AdamUpdate), as PyTorch's Adam computes it.
+		c := kernels.AdamCoeffs{Scale: float32(scale), Beta1: float32(b1), Beta2: float32(b2), OneMinusBeta1: float32(ob1),
+			OneMinusBeta2: float32(ob2), StepSize: float32(stepSize), SqrtC2: float32(sqrtC2), Eps: float32(a.Eps)}
+		g32, m32, v32 := any(g).([]float32), any(m).([]float32), any(v).([]float32)
+		forEachChunk(len(w), func(lo, hi int) { kernels.AdamUpdate(w32[lo:hi], g32[lo:hi], m32[lo:hi], v32[lo:hi], c) })
+		return
+	}
 	forEachChunk(len(w), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			gj := g[j] * scale

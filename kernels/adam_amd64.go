@@ -1,0 +1,17 @@
+//go:build amd64 && !purego
+
+package kernels
+
+// adamAVX applies AdamUpdate's formula to the first len(w) &^ 7 values, eight at a time (adam_amd64.s).
+//
+//go:noescape
+func adamAVX(w, g, m, v []float32, c *AdamCoeffs)
+
+// vectorAdam applies adamAVX where the CPU has AVX2 and returns how many leading values it did.
+func vectorAdam(w, g, m, v []float32, c *AdamCoeffs) int {
+	if !hasAVX2FMA || len(w) < 8 {
+		return 0
+	}
+	adamAVX(w, g, m, v, c)
+	return len(w) &^ 7
+}
