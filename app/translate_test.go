@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestTranslateStopsWhenCancelled(t *testing.T) {
 // has empty lists (not null), and the bad line's error names it after everything before it was written.
 func TestTranslateKeepsOrderAndExportsEmptyLinesAsEmptyLists(t *testing.T) {
 	var in strings.Builder
-	n := 300
+	n := 16*runtime.GOMAXPROCS(0)*windowBatchesPerCore + 44 // a window and a part of one, with batch 16
 	for i := 0; i < n; i++ {
 		if i == 7 {
 			in.WriteString("\n")
