@@ -31,6 +31,9 @@ func viewGrad[T kernels.Float](name string, input, output, g *G.Node, view func(
 // is pad. Its forward pass also computes every gradient (kernels.OutputXent), chunk by chunk, so no (N, V)
 // matrix is ever kept.
 //
+// Rows whose target is pad are left out before the product (their gradients are zero), so padding costs
+// nothing in the output layer.
+//
 // x is [parts[0] parts[1] …] ⊙ mask: the parts (N, d_i) side by side along the features, times the output
 // layer's dropout mask (N, In = Σ d_i; nil: no dropout). The concatenated and masked x, and the gradients of the
 // parts, live in the arena, so a cached graph holds no (N, Σ d_i) values of its own for them
@@ -63,25 +66,38 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 		inputs = append(inputs, mask)
 	}
 	var dx, dw, db []T
+	var realRows, realTargets []int // the rows whose target is not pad, and their targets (reused across runs)
 	name := fmt.Sprintf("OutputXent(%p,%d,%v,%d,%v,%g)", targets, n, widths, v, masked, smoothing)
 	return Fused(FusedOp[T]{
 		Name:  name,
 		Shape: tensor.ScalarShape(),
 		Forward: func(vals [][]T, out []T) {
-			x := arena.Get("xent.x", n*in)
+			// Only the rows with a real target go through the output layer: a third of a bucketed Multi30k
+			// batch's rows are padding, whose loss and gradients are zero anyway.
+			realRows, realTargets = realRows[:0], realTargets[:0]
+			for r, y := range *targets {
+				if y != pad {
+					realRows, realTargets = append(realRows, r), append(realTargets, y)
+				}
+			}
+			rows := len(realRows)
+			x := arena.Get("xent.x", n*in)[:rows*in]
 			for i, part := range vals[:len(parts)] {
 				d, off := widths[i], offsets[i]
-				for r := 0; r < n; r++ {
-					copy(x[r*in+off:r*in+off+d], part[r*d:(r+1)*d])
+				for k, r := range realRows {
+					copy(x[k*in+off:k*in+off+d], part[r*d:(r+1)*d])
 				}
 			}
 			if masked {
-				kernels.MulSlice(x, vals[len(vals)-1])
+				m := vals[len(vals)-1]
+				for k, r := range realRows {
+					kernels.MulSlice(x[k*in:(k+1)*in], m[r*in:(r+1)*in])
+				}
 			}
 			wv, bv := vals[len(parts)], vals[len(parts)+1]
-			dx, dw, db = arena.Get("xent.dx", n*in), arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
+			dx, dw, db = arena.Get("xent.dx", n*in)[:rows*in], arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
 			scratch := arena.Get("xent.logits", min(chunk, n)*v)
-			out[0] = T(kernels.OutputXent(x, wv, bv, *targets, pad, n, in, v, chunk, smoothing, dx, dw, db, scratch))
+			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, chunk, smoothing, dx, dw, db, scratch))
 		},
 		Backward: func(vals [][]T, grad []T) [][]T {
 			scale := grad[0]
@@ -93,8 +109,9 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 			for i := range parts {
 				d, off := widths[i], offsets[i]
 				g := arena.Get(fmt.Sprintf("xent.dpart%d", i), n*d)
-				for r := 0; r < n; r++ {
-					gr, dxr := g[r*d:(r+1)*d], dx[r*in+off:r*in+off+d]
+				clearPadRows(g, d, realRows)
+				for k, r := range realRows {
+					gr, dxr := g[r*d:(r+1)*d], dx[k*in+off:k*in+off+d]
 					if masked {
 						for j, mj := range m[r*in+off : r*in+off+d] {
 							gr[j] = scale * dxr[j] * mj
@@ -124,6 +141,16 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 			return grads
 		},
 	}, inputs...)
+}
+
+// clearPadRows zeroes the rows of g (rows of width d) that are not in realRows, which is sorted.
+func clearPadRows[T kernels.Float](g []T, d int, realRows []int) {
+	next := 0
+	for _, r := range realRows {
+		clear(g[next*d : r*d])
+		next = r + 1
+	}
+	clear(g[next*d:])
 }
 
 // Embed looks up rows of table (V, D) by the ids in *ids, shaped outShape (whose last axis is D and whose size

@@ -168,9 +168,9 @@ func writeHeapProfile(path string) error {
 }
 
 // trainStepFLOPs counts the floating-point operations of the matrix products of one training step of the model
-// of cfg (additive attention, one layer, no input feeding) on batch b, padding included, as llm.c counts them:
-// 2 per multiply-add, and the backward pass twice the forward (one product for the input's gradient, one for the
-// weights'). Element-wise work (activations, softmax, Adam) is left out: it is small beside the products, and the
+// of cfg (additive attention, one layer, no input feeding) on batch b, padded positions included except in the
+// output layer (which skips them), as llm.c counts them: 2 per multiply-add, and the backward pass twice the
+// forward (one product for the input's gradient, one for the weights'). Element-wise work (activations, softmax, Adam) is left out: it is small beside the products, and the
 // figure is compared with the GEMM roofline (kernels.BenchmarkGemm).
 func trainStepFLOPs(cfg ModelConfig, vocab int, b *data.Batch) float64 {
 	B, S, T := float64(b.Rows), float64(b.SrcLen), float64(b.TgtLen)
@@ -181,6 +181,6 @@ func trainStepFLOPs(cfg ModelConfig, vocab int, b *data.Batch) float64 {
 	bridge := 2 * B * 2 * M * D                // s_0 and c_0
 	perStep := B * (2*D*A + 2*S*A + 2*S*M +    // query projection, vᵀ tanh(·) over the source, context
 		2*(E+M+D)*4*D) // the LSTM cell's products
-	output := T * B * 2 * (D + M + E) * V // the output layer
+	output := float64(b.TgtTokens()) * 2 * (D + M + E) * V // the output layer, which skips padded positions
 	return 3 * (encoder + keys + bridge + T*perStep + output)
 }
