@@ -170,8 +170,9 @@ func writeHeapProfile(path string) error {
 // trainStepFLOPs counts the floating-point operations of the matrix products of one training step of the model
 // of cfg (additive attention, one layer, no input feeding) on batch b, padded positions included except in the
 // output layer (which skips them), as llm.c counts them: 2 per multiply-add, and the backward pass twice the
-// forward (one product for the input's gradient, one for the weights'). Element-wise work (activations, softmax, Adam) is left out: it is small beside the products, and the
-// figure is compared with the GEMM roofline (kernels.BenchmarkGemm).
+// forward (one product for the input's gradient, one for the weights'). Element-wise work (activations,
+// softmax, Adam) is left out: it is small beside the products, and the figure is compared with the GEMM roofline
+// (kernels.BenchmarkGemm).
 func trainStepFLOPs(cfg ModelConfig, vocab int, b *data.Batch) float64 {
 	B, S, T := float64(b.Rows), float64(b.SrcLen), float64(b.TgtLen)
 	E, H, D, A, V := float64(cfg.Emb), float64(cfg.EncHidden), float64(cfg.DecHidden), float64(cfg.AttnDim), float64(vocab)
