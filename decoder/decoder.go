@@ -302,15 +302,28 @@ type Scratch[T kernels.Float] struct {
 	feedIn                                     []T // [s_t; c_t] rows with input feeding
 	upperIn                                    []T // [h_below; c_t] rows with more than one layer
 	work                                       []T // the scorer's, for the full batch
+	// gateIn is the first layer's input and previous state side by side, [emb; ctx; (f_{t-1};) s_{t-1}]
+	// (rows, InputWidth+Hidden), and gateW the weights that turn it into the four gates in one product:
+	// gateWeights' copy of InputW and HiddenW, taken when the scratch is made.
+	gateIn, gateW []T
 }
 
-// NewScratch allocates Step's working memory for a batch of rows and source length srcLen.
-func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
+// NewScratch allocates Step's working memory for a batch of rows and source length srcLen. It copies the
+// weights of the LSTM cell into one matrix, so Step works with the weights as they were when the scratch was
+// made: a scratch must not outlive an update of the weights.
+func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] { return d.newScratch(rows, srcLen, nil) }
+
+// newScratch is NewScratch reusing gateW, the result of gateWeights for the current weights, when it is not nil.
+func (d *Decoder[T]) newScratch(rows, srcLen int, gateW []T) *Scratch[T] {
 	h := d.Cfg.Hidden
+	if gateW == nil {
+		gateW = d.gateWeights()
+	}
 	b := &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), scores: make([]T, rows*srcLen),
 		ctx: make([]T, rows*d.Cfg.MemDim), gates: make([]T, rows*4*h), hNew: make([]T, rows*h),
 		cNew: make([]T, rows*h), outIn: make([]T, rows*d.OutIn()),
-		work: make([]T, d.Attn.WorkSize(rows, srcLen))}
+		work:   make([]T, d.Attn.WorkSize(rows, srcLen)),
+		gateIn: make([]T, rows*(d.InputWidth()+h)), gateW: gateW}
 	if d.Cfg.InputFeeding {
 		b.feedIn = make([]T, rows*(h+d.Cfg.MemDim))
 	}
@@ -318,6 +331,23 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] {
 		b.upperIn = make([]T, rows*(h+d.Cfg.MemDim))
 	}
 	return b
+}
+
+// gateWeights lays the first layer's W_ih (4, InputWidth, Hidden) and W_hh (4, Hidden, Hidden) out as one
+// matrix (InputWidth+Hidden, 4·Hidden): row i holds input i's weight into every gate, gate k in columns
+// k·Hidden … (k+1)·Hidden-1, the layout of the gates in Scratch.gates.
+func (d *Decoder[T]) gateWeights() []T {
+	h, in := d.Cfg.Hidden, d.InputWidth()
+	w := make([]T, (in+h)*4*h)
+	for k := 0; k < 4; k++ {
+		for i := 0; i < in; i++ {
+			copy(w[i*4*h+k*h:i*4*h+(k+1)*h], d.InputW.Block(k)[i*h:(i+1)*h])
+		}
+		for i := 0; i < h; i++ {
+			copy(w[(in+i)*4*h+k*h:(in+i)*4*h+(k+1)*h], d.HiddenW.Block(k)[i*h:(i+1)*h])
+		}
+	}
+	return w
 }
 
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
@@ -347,17 +377,18 @@ func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scra
 		d.Attn.Score(query, keys, rows, sl, buf.scores[:rows*sl], work)
 		align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])
 	}
-	// gates = emb·W_e + ctx·W_c (+ f_{t-1}·W_f) + s_{t-1}·W_hh + b, one block of W per gate
-	in := e + md
-	for k := 0; k < 4; k++ {
-		w := d.InputW.Block(k)
-		kernels.Gemm(false, false, rows, h, e, 1, buf.emb, e, w[:e*h], h, 0, buf.gates[k*h:], 4*h)
-		kernels.Gemm(false, false, rows, h, md, 1, buf.ctx, md, w[e*h:in*h], h, 1, buf.gates[k*h:], 4*h)
+	// gates = [emb; ctx; (f_{t-1};) s_{t-1}] · [W_ih; W_hh] + b: one product for the four gates.
+	in, gi := d.InputWidth(), d.InputWidth()+h
+	for r := 0; r < rows; r++ {
+		row := buf.gateIn[r*gi : (r+1)*gi]
+		copy(row[:e], buf.emb[r*e:(r+1)*e])
+		copy(row[e:e+md], buf.ctx[r*md:(r+1)*md])
 		if st.Feed != nil {
-			kernels.Gemm(false, false, rows, h, h, 1, st.Feed, h, w[in*h:(in+h)*h], h, 1, buf.gates[k*h:], 4*h)
+			copy(row[e+md:in], st.Feed[r*h:(r+1)*h])
 		}
+		copy(row[in:], st.H[r*h:(r+1)*h])
 	}
-	kernels.Project(st.H, rows, h, d.HiddenW.Data, 4, h, buf.gates, true)
+	kernels.Gemm(false, false, rows, 4*h, gi, 1, buf.gateIn, gi, buf.gateW, 4*h, 0, buf.gates, 4*h)
 	kernels.AddBias(buf.gates, rows, 4*h, d.Bias.Data)
 	kernels.LSTMPointwise(buf.gates, st.C, rows, h, buf.hNew, buf.cNew)
 	copy(st.H[:rows*h], buf.hNew[:rows*h])

@@ -2,6 +2,7 @@ package decoder
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -208,5 +209,41 @@ func TestGreedyQueueAllocatesPerSentence(t *testing.T) {
 	short, long := allocs(20), allocs(80)
 	if long > short+4*rows {
 		t.Fatalf("Greedy allocates %.0f times for 80 steps and %.0f for 20: it allocates per step", long, short)
+	}
+}
+
+// TestArgmax checks argmax against the plain loop it replaces (the first index of the largest value, NaNs
+// passed over) on rows of every length up to 40 with ties, infinities and NaNs, including a NaN first.
+func TestArgmax(t *testing.T) {
+	plain := func(xs []float32) int {
+		best := 0
+		for i, x := range xs {
+			if x > xs[best] {
+				best = i
+			}
+		}
+		return best
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 40; n++ {
+		for trial := 0; trial < 200; trial++ {
+			xs := make([]float32, n)
+			for i := range xs {
+				switch k := rng.IntN(20); {
+				case k == 0:
+					xs[i] = nan
+				case k == 1:
+					xs[i] = -inf
+				case k == 2 && trial%7 == 0:
+					xs[i] = inf
+				default:
+					xs[i] = float32(rng.IntN(5)) // small integers: many ties
+				}
+			}
+			if got, want := argmax(xs), plain(xs); got != want {
+				t.Fatalf("argmax(%v) = %d, want %d", xs, got, want)
+			}
+		}
 	}
 }
