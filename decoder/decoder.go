@@ -339,14 +339,8 @@ func (d *Decoder[T]) newScratch(rows, srcLen int, gateW []T) *Scratch[T] {
 func (d *Decoder[T]) gateWeights() []T {
 	h, in := d.Cfg.Hidden, d.InputWidth()
 	w := make([]T, (in+h)*4*h)
-	for k := 0; k < 4; k++ {
-		for i := 0; i < in; i++ {
-			copy(w[i*4*h+k*h:i*4*h+(k+1)*h], d.InputW.Block(k)[i*h:(i+1)*h])
-		}
-		for i := 0; i < h; i++ {
-			copy(w[(in+i)*4*h+k*h:(in+i)*4*h+(k+1)*h], d.HiddenW.Block(k)[i*h:(i+1)*h])
-		}
-	}
+	kernels.GateMajor(d.InputW.Data, 4, in, h, w[:in*4*h])
+	kernels.GateMajor(d.HiddenW.Data, 4, h, h, w[in*4*h:])
 	return w
 }
 

@@ -190,6 +190,7 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 		run := newRunner[T](e.Cfg, rows, in)
 		for dir, d := range layer.directions() {
 			run.reset()
+			run.prepare(d, x, srcLen)
 			for step := 0; step < srcLen; step++ {
 				t := step
 				if dir == 1 {
@@ -221,6 +222,30 @@ type runner[T kernels.Float] struct {
 	rows, in         int // in: the width of the input
 	h, c, hNew, cNew []T
 	gatesX, gatesH   []T
+	// An LSTM's input gates x_t·W_ih of every position (srcLen, rows, 4H), computed by prepare in one product,
+	// and W_hh laid out gate-major (H, 4H) so that each step's h·W_hh is one product too.
+	inputGates, hiddenW []T
+}
+
+// prepare readies the runner for direction d over the layer input x (srcLen, rows, in): for an LSTM it
+// projects every position's input at once and lays out W_hh for step. A GRU projects at each step.
+func (r *runner[T]) prepare(d Direction[T], x []T, srcLen int) {
+	if r.cfg.Cell == GRU {
+		return
+	}
+	h := r.cfg.Hidden
+	r.inputGates = grow(r.inputGates, srcLen*r.rows*4*h)
+	kernels.Project(x, srcLen*r.rows, r.in, d.InputW.Data, 4, h, r.inputGates, false)
+	r.hiddenW = grow(r.hiddenW, h*4*h)
+	kernels.GateMajor(d.HiddenW.Data, 4, h, h, r.hiddenW)
+}
+
+// grow returns buf with n values, reallocated only when it is too short.
+func grow[T kernels.Float](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
 }
 
 func newRunner[T kernels.Float](cfg Config, rows, in int) *runner[T] {
@@ -244,7 +269,11 @@ func (r *runner[T]) step(d Direction[T], x []T, t int, lengths []int) {
 		kernels.GRUPointwise(r.gatesX, r.gatesH, r.h, r.rows, h, r.hNew)
 		copy(r.cNew, r.hNew)
 	} else {
-		kernels.LSTMStep(x, r.rows, r.in, r.h, r.c, d.InputW.Data, d.HiddenW.Data, d.Bias.Data, h, r.gatesX, r.hNew, r.cNew)
+		// As kernels.LSTMStep, in the same order of sums: x_t·W_ih (from prepare), + b, + h·W_hh.
+		copy(r.gatesX, r.inputGates[t*r.rows*g*h:(t+1)*r.rows*g*h])
+		kernels.AddBias(r.gatesX, r.rows, g*h, d.Bias.Data)
+		kernels.Gemm(false, false, r.rows, g*h, h, 1, r.h, h, r.hiddenW, g*h, 1, r.gatesX, g*h)
+		kernels.LSTMPointwise(r.gatesX, r.c, r.rows, h, r.hNew, r.cNew)
 	}
 	for row := 0; row < r.rows; row++ {
 		if t < lengths[row] {

@@ -172,3 +172,28 @@ func TestOutputXentLabelSmoothingByHand(t *testing.T) {
 		t.Fatalf("unsmoothed loss %.15g, want ln 4", loss)
 	}
 }
+
+// TestGateMajorIsProjectInOneProduct checks that one product with GateMajor's layout gives Project's gates, on
+// odd sizes, for LSTM (4) and GRU (3) gate counts.
+func TestGateMajorIsProjectInOneProduct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, gates := range []int{3, 4} {
+		const rows, in, hidden = 5, 7, 6
+		x, w := make([]float64, rows*in), make([]float64, gates*in*hidden)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := range w {
+			w[i] = rng.NormFloat64()
+		}
+		want, got, wg := make([]float64, rows*gates*hidden), make([]float64, rows*gates*hidden), make([]float64, len(w))
+		Project(x, rows, in, w, gates, hidden, want, false)
+		GateMajor(w, gates, in, hidden, wg)
+		Gemm(false, false, rows, gates*hidden, in, 1, x, in, wg, gates*hidden, 0, got, gates*hidden)
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12 {
+				t.Fatalf("%d gates: value %d is %g, Project gives %g", gates, i, got[i], want[i])
+			}
+		}
+	}
+}
