@@ -89,6 +89,7 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 	d.InputW = set.Add("dec.w_ih", 4, d.InputWidth(), h)
 	d.HiddenW = set.Add("dec.w_hh", 4, h, h)
 	d.Bias = set.Add("dec.b", 4, h)
+	d.Bias.Copies = 2 // PyTorch's b_ih + b_hh, trained as the pair (see param.Tensor.Copies)
 	d.OutW = set.Add("out.w", h+cfg.MemDim+cfg.Emb, cfg.Vocab)
 	d.OutB = set.Add("out.b", cfg.Vocab)
 	if cfg.InputFeeding {
@@ -97,11 +98,10 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 	}
 	for l := 2; l <= max(cfg.Layers, 1); l++ {
 		prefix := fmt.Sprintf("dec.l%d.", l)
-		d.Upper = append(d.Upper, UpperLayer[T]{
-			InputW:  set.Add(prefix+"w_ih", 4, h+cfg.MemDim, h),
-			HiddenW: set.Add(prefix+"w_hh", 4, h, h),
-			Bias:    set.Add(prefix+"b", 4, h),
-		})
+		u := UpperLayer[T]{InputW: set.Add(prefix+"w_ih", 4, h+cfg.MemDim, h), HiddenW: set.Add(prefix+"w_hh", 4, h, h),
+			Bias: set.Add(prefix+"b", 4, h)}
+		u.Bias.Copies = 2 // as the first layer's
+		d.Upper = append(d.Upper, u)
 	}
 	return d, nil
 }

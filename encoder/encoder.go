@@ -116,6 +116,8 @@ func newDirection[T kernels.Float](set *param.Set[T], prefix string, cfg Config,
 	if cfg.Cell == GRU {
 		d.Bias.Name = prefix + ".b_ih"
 		d.HiddenBias = set.Add(prefix+".b_hh", g, h)
+	} else {
+		d.Bias.Copies = 2 // PyTorch's b_ih + b_hh, trained as the pair (see param.Tensor.Copies)
 	}
 	return d
 }

@@ -42,22 +42,28 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	if len(g) != len(w) || len(m) != len(w) || len(v) != len(w) {
 		panic(fmt.Sprintf("model: Adam over %d parameters got %d gradients and %d/%d moments", len(w), len(g), len(m), len(v)))
 	}
-	if w32, ok := any(w).([]float32); ok {
-		// float32: the whole update in float32, vectorized (kernels.AdamUpdate), as PyTorch's Adam computes it.
-		c := kernels.AdamCoeffs{Scale: float32(scale), Beta1: float32(b1), Beta2: float32(b2), OneMinusBeta1: float32(ob1),
-			OneMinusBeta2: float32(ob2), StepSize: float32(stepSize), SqrtC2: float32(sqrtC2), Eps: float32(a.Eps)}
-		g32, m32, v32 := any(g).([]float32), any(m).([]float32), any(v).([]float32)
-		forEachChunk(len(w), func(lo, hi int) { kernels.AdamUpdate(w32[lo:hi], g32[lo:hi], m32[lo:hi], v32[lo:hi], c) })
-		return
-	}
-	forEachChunk(len(w), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			gj := g[j] * scale
-			m[j] = b1*m[j] + ob1*gj
-			v[j] = b2*v[j] + ob2*gj*gj
-			w[j] -= T(stepSize * float64(m[j]) / (math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps))
+	// A tensor that stands for several PyTorch parameters (param.Tensor.Copies, an LSTM's b_ih + b_hh) steps
+	// that many times as far: each of the parameters it stands for would take the same step.
+	for _, run := range params.CopyRuns() {
+		step := stepSize * float64(run.Copies)
+		w, g, m, v := w[run.Lo:run.Hi], g[run.Lo:run.Hi], m[run.Lo:run.Hi], v[run.Lo:run.Hi]
+		if w32, ok := any(w).([]float32); ok {
+			// float32: the whole update in float32, vectorized (kernels.AdamUpdate), as PyTorch's Adam computes it.
+			c := kernels.AdamCoeffs{Scale: float32(scale), Beta1: float32(b1), Beta2: float32(b2), OneMinusBeta1: float32(ob1),
+				OneMinusBeta2: float32(ob2), StepSize: float32(step), SqrtC2: float32(sqrtC2), Eps: float32(a.Eps)}
+			g32, m32, v32 := any(g).([]float32), any(m).([]float32), any(v).([]float32)
+			forEachChunk(len(w), func(lo, hi int) { kernels.AdamUpdate(w32[lo:hi], g32[lo:hi], m32[lo:hi], v32[lo:hi], c) })
+			continue
 		}
-	})
+		forEachChunk(len(w), func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				gj := g[j] * scale
+				m[j] = b1*m[j] + ob1*gj
+				v[j] = b2*v[j] + ob2*gj*gj
+				w[j] -= T(step * float64(m[j]) / (math.Sqrt(float64(v[j]))/sqrtC2 + a.Eps))
+			}
+		})
+	}
 }
 
 // forEachChunk splits [0, n) into one contiguous chunk per CPU and runs f on each concurrently: the optimizer
@@ -68,7 +74,8 @@ func forEachChunk(n int, f func(lo, hi int)) { kernels.Parallel(n, 65536, f) }
 // by this size alone, not by the number of workers, so the norm is the same bit for bit on any number of cores.
 const normBlock = 1 << 15
 
-// GlobalNorm is the joint L2 norm of every gradient. The squares are summed in float64 over fixed blocks of
+// GlobalNorm is the joint L2 norm of every gradient, a tensor with Copies counted that many times (as
+// PyTorch's clip_grad_norm_ counts an LSTM's b_ih and b_hh). The squares are summed in float64 over fixed blocks of
 // normBlock values, the blocks shared out over the cores, then the partial sums are added in block order: a
 // fixed summation order, so the norm, and a resumed run, are reproducible bit for bit.
 func GlobalNorm[T kernels.Float](grads *param.Set[T]) float64 {
@@ -86,6 +93,16 @@ func GlobalNorm[T kernels.Float](grads *param.Set[T]) float64 {
 	var sq float64
 	for _, p := range partial {
 		sq += p
+	}
+	// A tensor that stands for several PyTorch parameters counts once more for each further copy.
+	for _, t := range grads.List() {
+		if t.Copies > 1 {
+			var tsq float64
+			for _, x := range t.Data {
+				tsq += float64(x) * float64(x)
+			}
+			sq += float64(t.Copies-1) * tsq
+		}
 	}
 	return math.Sqrt(sq)
 }

@@ -197,3 +197,66 @@ func TestGlobalNormOverManyBlocks(t *testing.T) {
 		t.Fatalf("GlobalNorm on one core %.17g, on two %.17g", one, two)
 	}
 }
+
+// TestCopiesTrainAsThePyTorchPair checks that a tensor with Copies 2 trains as PyTorch trains an LSTM's b_ih and
+// b_hh: two tensors with the same gradient, clipped together, whose sum is the bias. Over five clipped Adam
+// steps (float64 and float32) the one tensor stays the sum of the two to rounding, and the clip norm counts it
+// twice.
+func TestCopiesTrainAsThePyTorchPair(t *testing.T) {
+	t.Run("float64", func(t *testing.T) { testCopiesTrainAsThePyTorchPair[float64](t, 1e-12) })
+	t.Run("float32", func(t *testing.T) { testCopiesTrainAsThePyTorchPair[float32](t, 1e-6) })
+}
+
+func testCopiesTrainAsThePyTorchPair[T kernels.Float](t *testing.T, tol float64) {
+	// one: a weight w (3 values) and a bias b (2 values) with Copies 2; pair: w, b_ih and b_hh.
+	one, pair := param.NewSet[T](), param.NewSet[T]()
+	w1, b := one.Add("w", 3), one.Add("b", 2)
+	b.Copies = 2
+	w2, bih, bhh := pair.Add("w", 3), pair.Add("b_ih", 2), pair.Add("b_hh", 2)
+	one.Pack()
+	pair.Pack()
+	copy(w1.Data, []T{0.5, -0.25, 1})
+	copy(w2.Data, w1.Data)
+	copy(bih.Data, []T{0.1, -0.3})
+	copy(bhh.Data, []T{0.2, 0.05})
+	for i := range b.Data {
+		b.Data[i] = bih.Data[i] + bhh.Data[i]
+	}
+	gOne, gPair := one.ZerosLike(), pair.ZerosLike()
+	if gOne.Get("b").Copies != 2 {
+		t.Fatal("ZerosLike lost Copies")
+	}
+	adamOne, adamPair := NewAdam(one, 0.01), NewAdam(pair, 0.01)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for step := 0; step < 5; step++ {
+		for i := range 3 {
+			gOne.Get("w").Data[i] = T(rng.NormFloat64())
+		}
+		for i := range 2 {
+			gOne.Get("b").Data[i] = T(3 * rng.NormFloat64()) // large: the clip is active
+		}
+		copy(gPair.Get("w").Data, gOne.Get("w").Data)
+		copy(gPair.Get("b_ih").Data, gOne.Get("b").Data)
+		copy(gPair.Get("b_hh").Data, gOne.Get("b").Data)
+		nOne, nPair := GlobalNorm(gOne), GlobalNorm(gPair)
+		if math.Abs(nOne-nPair) > tol*nPair {
+			t.Fatalf("step %d: norm %g, the pair's %g", step, nOne, nPair)
+		}
+		adamOne.StepScaled(one, gOne, T(ClipScale(nOne, 1)))
+		adamPair.StepScaled(pair, gPair, T(ClipScale(nPair, 1)))
+	}
+	for i := range 3 {
+		if math.Abs(float64(w1.Data[i]-w2.Data[i])) > tol {
+			t.Fatalf("w[%d] %g, the pair's model %g", i, w1.Data[i], w2.Data[i])
+		}
+	}
+	for i := range 2 {
+		sum := float64(bih.Data[i]) + float64(bhh.Data[i])
+		if math.Abs(float64(b.Data[i])-sum) > tol {
+			t.Fatalf("b[%d] %g, b_ih + b_hh %g", i, b.Data[i], sum)
+		}
+		if moved := math.Abs(float64(b.Data[i]) - []float64{0.3, -0.25}[i]); moved < 0.01 {
+			t.Fatalf("b[%d] moved only %g in five steps of 0.01: the test checks nothing", i, moved)
+		}
+	}
+}

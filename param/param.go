@@ -15,6 +15,12 @@ type Tensor[T kernels.Float] struct {
 	Name  string
 	Shape []int
 	Data  []T
+	// Copies is the number of PyTorch parameters the tensor stands for, as their sum; 0 and 1 both mean itself
+	// alone. An LSTM's bias is 2: PyTorch keeps b_ih and b_hh apart, both get the same gradient and, from the
+	// same optimizer state, the same Adam step, so their sum moves twice as far as one bias would and the
+	// gradient norm counts the gradient twice. The optimizer and the clip norm do that with a tensor of Copies 2,
+	// which trains it exactly as PyTorch trains the pair.
+	Copies int
 }
 
 // Block returns the contiguous sub-tensor t[i] of a tensor whose first axis indexes blocks (for example gate i
@@ -94,6 +100,26 @@ func (s *Set[T]) Flat() []T {
 	return s.flat
 }
 
+// CopyRun is a run of values of Flat, [Lo, Hi), whose tensors all have Copies (1 for 0) copies.
+type CopyRun struct{ Lo, Hi, Copies int }
+
+// CopyRuns cuts Flat into the longest runs of tensors with the same number of copies (see Tensor.Copies), in
+// order: one run for a set in which no tensor stands for several.
+func (s *Set[T]) CopyRuns() []CopyRun {
+	var runs []CopyRun
+	off := 0
+	for _, t := range s.list {
+		c, n := max(t.Copies, 1), len(t.Data)
+		if k := len(runs) - 1; k >= 0 && runs[k].Copies == c {
+			runs[k].Hi += n
+		} else if n > 0 {
+			runs = append(runs, CopyRun{Lo: off, Hi: off + n, Copies: c})
+		}
+		off += n
+	}
+	return runs
+}
+
 // List returns the tensors in the order they were added.
 func (s *Set[T]) List() []*Tensor[T] { return s.list }
 
@@ -116,7 +142,7 @@ func (s *Set[T]) ZerosLike() *Set[T] {
 	off := 0
 	for _, t := range s.list {
 		n := len(t.Data)
-		zt := &Tensor[T]{Name: t.Name, Shape: append([]int(nil), t.Shape...), Data: z.flat[off : off+n : off+n]}
+		zt := &Tensor[T]{Name: t.Name, Shape: append([]int(nil), t.Shape...), Data: z.flat[off : off+n : off+n], Copies: t.Copies}
 		z.list = append(z.list, zt)
 		z.byName[zt.Name] = zt
 		off += n
