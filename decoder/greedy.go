@@ -55,8 +55,8 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 //
 // threads goroutines share each step: each advances its share of the rows (attention and LSTM), then each
 // computes its share of the vocabulary's logits (or of the shortlist's words) for all the rows, so that the
-// output layer's weights, the largest matrix, are read once per step for the whole batch. (Matrix products
-// should then run single-threaded.)
+// output layer's weights, the largest matrix, are read once per step for the whole batch, then each picks the
+// best word of its share of the rows. (Matrix products should then run single-threaded.)
 //
 // Sentences of different source lengths share the batch padded to the longest of them (masked as in a batch
 // of the encoder): the padded source length grows as longer sentences enter and shrinks as they leave, so a
@@ -84,6 +84,7 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 		parts:  make([]greedyPart[T], max(1, threads)),
 		outIn:  make([]T, rows*d.OutIn()),
 		logits: make([]T, rows*v),
+		best:   make([]int, rows),
 		wake:   make(chan int),
 		idle:   make(chan struct{}),
 	}
@@ -102,7 +103,6 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 	// goroutines reuse theirs instead of allocating new ones).
 	defer helpers.Wait()
 	defer close(g.wake)
-	logits := g.logits
 	n := 0 // rows in the batch: 0 … n-1
 	for {
 		for n < rows && g.fill(n) {
@@ -116,13 +116,7 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 		g.step()
 		for k := 0; k < n; k++ {
 			row := &g.slots[k]
-			var best int
-			if sl := g.short; sl != nil {
-				m := len(sl.ids)
-				best = sl.argmax(logits[k*m:(k+1)*m], row.cands)
-			} else {
-				best = argmax(logits[k*v : (k+1)*v])
-			}
+			best := g.best[k]
 			for _, w := range g.weights[k*sl : k*sl+g.mem.Lengths[k]] {
 				row.attn = append(row.attn, float32(w))
 			}
@@ -162,11 +156,12 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 const (
 	phaseAdvance = iota // attention and LSTM of a share of the rows
 	phaseOutput         // logits of a share of the vocabulary
+	phaseSelect         // the best word of a share of the rows
 )
 
-// step advances the batch's g.st.Rows rows by one word, on every part.
+// step advances the batch's g.st.Rows rows by one word, on every part, and leaves each row's best word in g.best.
 func (g *greedySearch[T]) step() {
-	for _, phase := range []int{phaseAdvance, phaseOutput} {
+	for _, phase := range []int{phaseAdvance, phaseOutput, phaseSelect} {
 		for p := 1; p < len(g.parts); p++ {
 			g.wake <- phase
 		}
@@ -200,6 +195,16 @@ func (g *greedySearch[T]) run(p, phase int) {
 		}
 		v := g.d.Cfg.Vocab
 		g.d.output(n, g.outIn, g.logits[:n*v], v*p/parts, v*(p+1)/parts)
+	case phaseSelect:
+		for k := from; k < to; k++ {
+			if sl := g.short; sl != nil {
+				m := len(sl.ids)
+				g.best[k] = sl.argmax(g.logits[k*m:(k+1)*m], g.slots[k].cands)
+			} else {
+				v := g.d.Cfg.Vocab
+				g.best[k] = argmax(g.logits[k*v : (k+1)*v])
+			}
+		}
 	}
 }
 
@@ -215,6 +220,7 @@ type greedySearch[T kernels.Float] struct {
 	parts   []greedyPart[T] // the shares of the batch that goroutines step
 	outIn   []T             // the output layer's input (rows, OutIn), written by every part
 	logits  []T             // (rows, Vocab), or (rows, len(short.ids)) with a shortlist
+	best    []int           // the best word of each row at this step
 	short   *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
 	weights []T             // attention (rows, bufLen)
 	wake    chan int        // a phase for a helper goroutine
