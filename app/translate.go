@@ -88,9 +88,9 @@ func (o DecodeOptions) beamOptions() decoder.BeamOptions {
 }
 
 // windowBatchesPerCore is the number of batches per core in one window of Translate: enough to give the length
-// bucketing something to sort, and to keep every core busy until near the end of the window (every window ends
-// with the cores finishing their last sentences unevenly; 4 per core cost 13% of greedy decoding's speed on
-// Multi30k's test_2016_flickr against 16).
+// bucketing something to sort, and to keep the batch full until near the end of the window (every window ends
+// with the batch draining as its last sentences finish; 4 per core cost 13% of greedy decoding's speed on
+// Multi30k's test_2016_flickr against 16, measured with a batch per core).
 const windowBatchesPerCore = 16
 
 // DefaultPause is the wait for more input before a partial window of lines is translated.
@@ -260,8 +260,8 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 
 // TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
 // batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order.
-// Greedy search keeps one batch of opts.Batch rows per core full, refilling the rows of ended sentences from the
-// shared queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
+// Greedy search keeps a batch of opts.Batch rows per core full, stepped on all cores together, refilling the rows
+// of ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
 // with ctx's error. A model trained on subwords splits the words of sents with its merges and joins its output
 // back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
 // that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
