@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
@@ -67,6 +68,9 @@ func TestGradientsMatchPeer(t *testing.T) {
 		pt, ok := peer.Tensors[p.Name]
 		if !ok || len(weights) < 4*(pt.Offset+len(p.Data)) {
 			t.Fatalf("no weights for %s", p.Name)
+		}
+		if !slices.Equal(pt.Shape, p.Shape) {
+			t.Fatalf("%s: the peer's shape %v, attend's %v", p.Name, pt.Shape, p.Shape)
 		}
 		for i := range p.Data {
 			p.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(weights[4*(pt.Offset+i):]))
