@@ -338,14 +338,17 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 					prog.Step, prog.Epoch+1, badInRow, o.Out), save(o.Out))
 			}
 			rec.BatchDone()
-			if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 {
-				if err := checkpoint(); err != nil {
+			// A step's validation comes before its checkpoint, so that a checkpoint of step S holds every
+			// validation of S and the metrics records of S are exactly those the checkpoint went through. At an
+			// epoch's end or the run's, both are left to the epoch loop below, which validates and then saves.
+			if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < len(batches) {
+				if err := validate(); err != nil {
 					rec.EpochEnd()
 					return sum, err
 				}
 			}
-			if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < len(batches) {
-				if err := validate(); err != nil {
+			if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 && prog.Batch < len(batches) && !done() {
+				if err := checkpoint(); err != nil {
 					rec.EpochEnd()
 					return sum, err
 				}

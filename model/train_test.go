@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -253,4 +254,55 @@ func losses(log string) string {
 		out = append(out, line[j:j+strings.IndexAny(line[j:], ",}")]+" "+line[i:i+strings.IndexAny(line[i:], ",}")])
 	}
 	return strings.Join(out, "\n")
+}
+
+// checkpointWatch is a metrics writer that, at each validation record, notes the step of the checkpoint then
+// on disk at path.
+type checkpointWatch struct {
+	t      *testing.T
+	path   string
+	onDisk map[int]int // validated step -> step of the checkpoint on disk when its record was written
+}
+
+func (w *checkpointWatch) Write(p []byte) (int, error) {
+	var rec struct {
+		Event string `json:"event"`
+		Step  int    `json:"step"`
+	}
+	if err := json.Unmarshal(p, &rec); err != nil {
+		w.t.Errorf("metrics line %q: %v", p, err)
+	}
+	if rec.Event == "valid" {
+		w.onDisk[rec.Step] = -1
+		if ck, err := Load(w.path); err == nil {
+			w.onDisk[rec.Step] = ck.Progress.Step
+		}
+	}
+	return len(p), nil
+}
+
+// TestValidationComesBeforeItsStepsCheckpoint saves every step and validates every 2 steps and at epoch ends,
+// and checks that when a validation of step S is logged no checkpoint of S is on disk yet. A checkpoint saved
+// before its step's validation is the one a kill right after the validation leaves behind: the resumed run
+// either validates S again, logging it twice, or (mid-epoch) never takes that validation into its best loss,
+// learning-rate decay and patience.
+func TestValidationComesBeforeItsStepsCheckpoint(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Train.Epochs, cfg.Train.SaveEvery, cfg.Train.ValidEvery = 2, 1, 2
+	pairs := tinyCorpus(40, 3) // 5 batches an epoch: epoch ends at steps 5 and 10, mid-epoch validations at 2, 4, 6, 8
+	m, examples := tinySetup(t, cfg, pairs)
+	path := filepath.Join(t.TempDir(), "v.ckpt")
+	watch := &checkpointWatch{t: t, path: path, onDisk: map[int]int{}}
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Valid: examples[:8], Model: m,
+		Out: path, Metrics: watch}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []int{2, 4, 5, 6, 8, 10} {
+		disk, ok := watch.onDisk[s]
+		if !ok {
+			t.Errorf("step %d was not validated; validations (step: checkpoint on disk then): %v", s, watch.onDisk)
+		} else if disk >= s {
+			t.Errorf("step %d was validated with the checkpoint of step %d already on disk", s, disk)
+		}
+	}
 }
