@@ -59,6 +59,9 @@ type DecodeOptions struct {
 	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
 	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
 	Shortlist *lexicon.ShortlistSize
+	// NoBF16 keeps greedy search on float32 products where it would use bfloat16 ones and rescoring
+	// (decoder.Decoder.GreedyInBF16).
+	NoBF16 bool
 }
 
 // Validate reports a setting out of range, naming it.
@@ -327,6 +330,9 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 				ids[r] = index[b.Index[r]]
 			}
 			return &decoder.Block[float32]{Enc: m.Encode(b), Lengths: b.SrcLengths, IDs: ids, Shortlist: shortlist(b)}
+		}
+		if !opts.NoBF16 && opts.Shortlist == nil {
+			m.Decoder.GreedyInBF16()
 		}
 		m.Decoder.GreedyQueue(opts.Batch*cores, cores, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}

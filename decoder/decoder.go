@@ -66,6 +66,8 @@ type Decoder[T kernels.Float] struct {
 	FeedW, FeedB *param.Tensor[T]
 	// Upper are the layers above the first, bottom up; empty with one layer.
 	Upper []UpperLayer[T]
+
+	bf16 *bf16Output // greedy search's output layer in bfloat16 (GreedyInBF16), or nil
 }
 
 // New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*", and

@@ -88,6 +88,11 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 		wake:   make(chan int),
 		idle:   make(chan struct{}),
 	}
+	if d.bf16 != nil {
+		g.fast = d.bf16
+		g.x16 = make([]uint32, g.fast.panels.InputLen(rows))
+		g.outIn32, g.logits32 = any(g.outIn).([]float32), any(g.logits).([]float32)
+	}
 	var helpers sync.WaitGroup
 	for p := 1; p < len(g.parts); p++ {
 		helpers.Add(1)
@@ -187,6 +192,9 @@ func (g *greedySearch[T]) run(p, phase int) {
 		part.buf.outIn = g.outIn[from*g.d.OutIn():]
 		sl := g.mem.SrcLen
 		g.d.advance(&part.st, g.prev[from:to], &part.mem, part.buf, g.weights[from*sl:to*sl])
+		if g.fast != nil && g.short == nil {
+			g.fast.panels.RoundInput(g.x16, g.outIn32, g.d.OutIn(), from, to)
+		}
 	case phaseOutput:
 		if sl := g.short; sl != nil {
 			m := len(sl.ids)
@@ -194,12 +202,25 @@ func (g *greedySearch[T]) run(p, phase int) {
 			return
 		}
 		v := g.d.Cfg.Vocab
+		if g.fast != nil {
+			panels := g.fast.panels.Panels()
+			first, last := panels*p/parts, panels*(p+1)/parts
+			g.fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
+			from, to := g.fast.panels.Columns(first, last)
+			g.fast.addBias(n, g.logits32, from, to)
+			return
+		}
 		g.d.output(n, g.outIn, g.logits[:n*v], v*p/parts, v*(p+1)/parts)
 	case phaseSelect:
 		for k := from; k < to; k++ {
 			if sl := g.short; sl != nil {
 				m := len(sl.ids)
 				g.best[k] = sl.argmax(g.logits[k*m:(k+1)*m], g.slots[k].cands)
+			} else if g.fast != nil {
+				v, oi := g.d.Cfg.Vocab, g.d.OutIn()
+				var rescored int
+				g.best[k], rescored = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*v:(k+1)*v])
+				g.parts[p].rescored += rescored
 			} else {
 				v := g.d.Cfg.Vocab
 				g.best[k] = argmax(g.logits[k*v : (k+1)*v])
@@ -215,20 +236,25 @@ type greedySearch[T kernels.Float] struct {
 	bos  int
 	rows int // the most rows
 
-	st      *State[T]
-	mem     *Memory[T]
-	parts   []greedyPart[T] // the shares of the batch that goroutines step
-	outIn   []T             // the output layer's input (rows, OutIn), written by every part
-	logits  []T             // (rows, Vocab), or (rows, len(short.ids)) with a shortlist
-	best    []int           // the best word of each row at this step
-	short   *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
-	weights []T             // attention (rows, bufLen)
-	wake    chan int        // a phase for a helper goroutine
-	idle    chan struct{}   // a helper's phase is done
-	bufLen  int             // the source length buf and weights were made for
-	prev    []int
-	slots   []greedyRow
-	dead    []bool
+	st     *State[T]
+	mem    *Memory[T]
+	parts  []greedyPart[T] // the shares of the batch that goroutines step
+	outIn  []T             // the output layer's input (rows, OutIn), written by every part
+	logits []T             // (rows, Vocab), or (rows, len(short.ids)) with a shortlist
+	best   []int           // the best word of each row at this step
+	short  *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
+	// fast is the output layer in bfloat16 (Decoder.GreedyInBF16), or nil; with it, x16 holds outIn rounded to
+	// bf16, and outIn32 and logits32 are outIn and logits as the float32 slices they are.
+	fast              *bf16Output
+	x16               []uint32
+	outIn32, logits32 []float32
+	weights           []T           // attention (rows, bufLen)
+	wake              chan int      // a phase for a helper goroutine
+	idle              chan struct{} // a helper's phase is done
+	bufLen            int           // the source length buf and weights were made for
+	prev              []int
+	slots             []greedyRow
+	dead              []bool
 
 	// The block whose sentences enter the batch next, from its row cursor on.
 	block    *Block[T]
@@ -243,9 +269,10 @@ type greedySearch[T kernels.Float] struct {
 // greedyPart is one goroutine's share of the rows of greedySearch: views of the batch's state and memory, and
 // its own scratch.
 type greedyPart[T kernels.Float] struct {
-	st  State[T]
-	mem Memory[T]
-	buf *Scratch[T]
+	st       State[T]
+	mem      Memory[T]
+	buf      *Scratch[T]
+	rescored int // words rescored in float64 by the bf16 output layer
 }
 
 // greedyRow is what greedy search keeps of the sentence in one row: its id, steps taken, the words so far and

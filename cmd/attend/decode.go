@@ -20,6 +20,7 @@ type decodeFlags struct {
 	maxLenRatio   float64
 	replaceUnk    bool
 	shortlist     string // "FREQUENT,BEST", or "" for the whole vocabulary
+	bf16          bool
 }
 
 // defaultBeam is the beam width of translate and eval.
@@ -34,6 +35,7 @@ func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
+	fl.BoolVar(&d.bf16, "bf16", true, "greedy search on CPUs with AVX512-BF16: score the vocabulary with bfloat16 products and rescore the near-best words in float64, which picks float64's best word (false: float32 products)")
 	fl.StringVar(&d.shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (e.g. 100,20)", lexicon.DefaultOptions().Keep))
 }
 
@@ -75,7 +77,8 @@ func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpo
 		return app.DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was trained before attend learned one); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)
 	}
 	o := app.DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.beam, NBest: d.nBest,
-		Alpha: cfg.Decode.Alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk, Shortlist: short}
+		Alpha: cfg.Decode.Alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk, Shortlist: short,
+		NoBF16: !d.bf16}
 	if d.maxLen > 0 {
 		o.MaxLen = d.maxLen
 	}

@@ -1,0 +1,178 @@
+package decoder
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+)
+
+// TestBF16OutputPicksTheFloat64Best scores 400 random inputs through a bf16 output layer of 37 inputs and 500
+// words in which word 301 is word 120 nudged by 1e-6 per weight and both get a large bias, so that bf16 cannot
+// tell them apart and they are the best two for most inputs. Every choice must be the word of the largest
+// float64 logit, summed here independently; both of the near-tied words must win for some inputs, each such
+// input must have been rescored, and most other inputs must need no rescoring beyond the best word.
+func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
+	const k, vocab, rows, a, b = 37, 500, 400, 120, 301
+	rng := rand.New(rand.NewPCG(8, 9))
+	w := make([]float32, k*vocab)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64() * 0.3)
+	}
+	bias := make([]float32, vocab)
+	for v := range bias {
+		bias[v] = float32(rng.NormFloat64() * 0.5)
+	}
+	for i := 0; i < k; i++ {
+		w[i*vocab+b] = w[i*vocab+a] + float32(rng.NormFloat64()*1e-6)
+	}
+	bias[a], bias[b] = 6, 6
+	o := newBF16Output(w, bias, k, vocab)
+	x := make([]float32, rows*k)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	x16 := make([]uint32, o.panels.InputLen(rows))
+	o.panels.RoundInput(x16, x, k, 0, rows)
+	logits := make([]float32, rows*vocab)
+	o.panels.Mul(rows, x16, logits, vocab, 0, o.panels.Panels())
+	o.addBias(rows, logits, 0, vocab)
+
+	wins := map[int]int{}
+	var alone int     // inputs whose best word needed no other rescored
+	var worst float64 // the largest error of a bf16 logit as a share of its bound
+	for r := 0; r < rows; r++ {
+		xr := x[r*k : (r+1)*k]
+		var sq float64
+		for _, xi := range xr {
+			sq += float64(xi) * float64(xi)
+		}
+		row := logits[r*vocab : (r+1)*vocab]
+		bound := o.errorBound(sq, float64(row[argmax(row)]))
+		want, wantScore := -1, math.Inf(-1)
+		for v := 0; v < vocab; v++ {
+			s := float64(bias[v])
+			for i := k - 1; i >= 0; i-- { // another order than bf16Output.score's
+				s += float64(xr[i]) * float64(w[i*vocab+v])
+			}
+			if s > wantScore {
+				want, wantScore = v, s
+			}
+			if e := math.Abs(float64(row[v]) - s); e > bound {
+				t.Fatalf("input %d, word %d: bf16 logit %.9g is %.3g from the true %.9g, beyond the bound %.3g", r, v, row[v], e, s, bound)
+			} else {
+				worst = max(worst, e/bound)
+			}
+		}
+		got, rescored := o.best(xr, logits[r*vocab:(r+1)*vocab])
+		if got != want {
+			t.Fatalf("input %d: chose word %d, the float64 best is %d (logits %.9g and %.9g)", r, got, want, o.score(xr, got), wantScore)
+		}
+		if want == a || want == b {
+			wins[want]++
+			if rescored < 2 {
+				t.Fatalf("input %d: near-tied words %d and %d, but only %d rescored", r, a, b, rescored)
+			}
+		} else if rescored == 1 {
+			alone++
+		}
+	}
+	// The bound holds, and it is not so loose that a tenth of it would hold too (the true errors come within
+	// a fraction of it: they add up at random, the bound as if all had one sign).
+	if worst < 0.1 {
+		t.Fatalf("the errors reach only %.3f of the bound", worst)
+	}
+	t.Logf("the largest error is %.3f of the bound", worst)
+	if wins[a] == 0 || wins[b] == 0 {
+		t.Fatalf("wins of the near-tied words: %v; want both to win sometimes", wins)
+	}
+	if others := rows - wins[a] - wins[b]; alone < others/2 {
+		t.Fatalf("only %d of %d inputs with a clear best were decided without rescoring: the bound is too loose", alone, others)
+	}
+}
+
+// float32Blocks converts blocks of randomBlocks to float32.
+func float32Blocks(blocks []*Block[float64]) []*Block[float32] {
+	conv := func(xs []float64) []float32 {
+		out := make([]float32, len(xs))
+		for i, x := range xs {
+			out[i] = float32(x)
+		}
+		return out
+	}
+	var out []*Block[float32]
+	for _, b := range blocks {
+		e := b.Enc
+		out = append(out, &Block[float32]{Enc: &encoder.Output[float32]{Rows: e.Rows, SrcLen: e.SrcLen, Hidden: e.Hidden,
+			Memory: conv(e.Memory), FinalH: conv(e.FinalH), FinalC: conv(e.FinalC)}, Lengths: b.Lengths, IDs: b.IDs})
+	}
+	return out
+}
+
+// TestGreedyInBF16MatchesFloat32 decodes 60 sentences with a random decoder over 700 words (15 panels, the last
+// partial), on one goroutine and two, with batches of 7 rows (a partial tile of the kernel), with float32
+// products and with bf16 products and rescoring: the words and the attention must be the same.
+func TestGreedyInBF16MatchesFloat32(t *testing.T) {
+	const vocab = 700
+	set := param.NewSet[float32]()
+	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Pack()
+	d.Init(rand.New(rand.NewPCG(4, 1)))
+	for i := range d.OutW.Data { // logits spread over several units, as a trained model's are
+		d.OutW.Data[i] *= 8
+	}
+	rng := rand.New(rand.NewPCG(6, 7))
+	var lengths [][]int
+	for range 6 {
+		var ls []int
+		for range 10 {
+			ls = append(ls, 1+rng.IntN(9))
+		}
+		lengths = append(lengths, ls)
+	}
+	blocks := float32Blocks(randomBlocks(rng, lengths))
+	decode := func(threads int) map[int]string {
+		got := map[int]string{}
+		i := 0
+		next := func() *Block[float32] {
+			if i == len(blocks) {
+				return nil
+			}
+			i++
+			return blocks[i-1]
+		}
+		d.GreedyQueue(7, threads, next, queueBOS, queueEOS, 15, func(id int, h Hypothesis) {
+			got[id] = fmt.Sprint(h.Tokens, h.Finished, h.Attention)
+		})
+		return got
+	}
+	for _, threads := range []int{1, 2} {
+		d.bf16 = nil
+		want := decode(threads)
+		d.useBF16()
+		if d.bf16 == nil {
+			t.Fatal("no bf16 output layer for a float32 decoder")
+		}
+		got := decode(threads)
+		words := map[string]bool{}
+		for id, w := range want {
+			if got[id] != w {
+				t.Fatalf("threads %d, sentence %d: bf16\n%s\nfloat32\n%s", threads, id, got[id], w)
+			}
+			words[w[:min(len(w), 12)]] = true
+		}
+		if len(want) != 60 || len(words) < 20 {
+			t.Fatalf("%d sentences, %d distinct beginnings: the test decodes too little to compare", len(want), len(words))
+		}
+	}
+	if !kernels.HasBF16() {
+		t.Log("no AVX512-BF16 here: checked the plain-Go bf16 product")
+	}
+}
