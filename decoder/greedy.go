@@ -218,9 +218,7 @@ func (g *greedySearch[T]) run(p, phase int) {
 				g.best[k] = sl.argmax(g.logits[k*m:(k+1)*m], g.slots[k].cands)
 			} else if g.fast != nil {
 				v, oi := g.d.Cfg.Vocab, g.d.OutIn()
-				var rescored int
-				g.best[k], rescored = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*v:(k+1)*v])
-				g.parts[p].rescored += rescored
+				g.best[k], _ = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*v:(k+1)*v])
 			} else {
 				v := g.d.Cfg.Vocab
 				g.best[k] = argmax(g.logits[k*v : (k+1)*v])
@@ -269,10 +267,9 @@ type greedySearch[T kernels.Float] struct {
 // greedyPart is one goroutine's share of the rows of greedySearch: views of the batch's state and memory, and
 // its own scratch.
 type greedyPart[T kernels.Float] struct {
-	st       State[T]
-	mem      Memory[T]
-	buf      *Scratch[T]
-	rescored int // words rescored in float64 by the bf16 output layer
+	st  State[T]
+	mem Memory[T]
+	buf *Scratch[T]
 }
 
 // greedyRow is what greedy search keeps of the sentence in one row: its id, steps taken, the words so far and
