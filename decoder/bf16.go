@@ -50,18 +50,6 @@ func newBF16Output(w, b []float32, k, vocab int) *bf16Output {
 	return o
 }
 
-// addBias adds the bias to columns [from, to) of rows rows of the logits (rows, vocab).
-func (o *bf16Output) addBias(rows int, logits []float32, from, to int) {
-	v := len(o.bias)
-	bias := o.bias[from:to]
-	for r := 0; r < rows; r++ {
-		row := logits[r*v+from : r*v+to]
-		for j, b := range bias {
-			row[j] += b
-		}
-	}
-}
-
 // best returns the word with the largest float64 logit for the output-layer input x (OutIn values) whose bf16
 // logits, bias added, are approx, and how many words it rescored.
 func (o *bf16Output) best(x, approx []float32) (word, rescored int) {

@@ -40,7 +40,7 @@ func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 	o.panels.RoundInput(x16, x, k, 0, rows)
 	logits := make([]float32, rows*vocab)
 	o.panels.Mul(rows, x16, logits, vocab, 0, o.panels.Panels())
-	o.addBias(rows, logits, 0, vocab)
+	kernels.AddBias(logits, rows, vocab, bias)
 
 	wins := map[int]int{}
 	var alone int     // inputs whose best word needed no other rescored

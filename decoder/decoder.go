@@ -431,13 +431,7 @@ func (d *Decoder[T]) output(rows int, outIn, logits []T, from, to int) {
 	// logits = [s_t; ctx; emb] · W_out + b_out
 	v, oi := d.Cfg.Vocab, d.OutIn()
 	kernels.Gemm(false, false, rows, to-from, oi, 1, outIn, oi, d.OutW.Data[from:], v, 0, logits[from:], v)
-	bias := d.OutB.Data[from:to]
-	for r := 0; r < rows; r++ {
-		row := logits[r*v+from : r*v+to]
-		for j, b := range bias {
-			row[j] += b
-		}
-	}
+	kernels.AddBiasStrided(logits[from:], rows, v, d.OutB.Data[from:to])
 }
 
 // HeadCount is the number of heads of the attention's weights: 1 unless the scorer has several (align.HeadWeigher).

@@ -207,7 +207,7 @@ func (g *greedySearch[T]) run(p, phase int) {
 			first, last := panels*p/parts, panels*(p+1)/parts
 			g.fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
 			from, to := g.fast.panels.Columns(first, last)
-			g.fast.addBias(n, g.logits32, from, to)
+			kernels.AddBiasStrided(g.logits32[from:], n, v, g.fast.bias[from:to])
 			return
 		}
 		g.d.output(n, g.outIn, g.logits[:n*v], v*p/parts, v*(p+1)/parts)

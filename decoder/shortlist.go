@@ -126,12 +126,7 @@ func (s *shortlist[T]) remove(ids []int) {
 func (s *shortlist[T]) output(rows int, outIn, logits []T, from, to int) {
 	n := len(s.ids)
 	kernels.Gemm(false, true, rows, to-from, s.oi, 1, outIn, s.oi, s.w[from*s.oi:], s.oi, 0, logits[from:], n)
-	for r := range rows {
-		row := logits[r*n+from : r*n+to]
-		for j, b := range s.b[from:to] {
-			row[j] += b
-		}
-	}
+	kernels.AddBiasStrided(logits[from:], rows, n, s.b[from:to])
 }
 
 // argmax returns the candidate of ids (target ids in the shortlist) whose logit in row (len(ids) of them laid out

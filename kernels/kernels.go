@@ -116,8 +116,15 @@ func AddBias[T Float](x []T, rows, n int, bias []T) {
 	if len(bias) != n || len(x) < rows*n {
 		panic("kernels: AddBias shape mismatch")
 	}
+	AddBiasStrided(x, rows, n, bias)
+}
+
+// AddBiasStrided adds bias to the first len(bias) values of each of rows rows of x, ld apart: a bias over some
+// columns of a wider matrix, as an output layer computed a share of the vocabulary at a time needs (pass x from
+// the first column on).
+func AddBiasStrided[T Float](x []T, rows, ld int, bias []T) {
 	for r := 0; r < rows; r++ {
-		row := x[r*n : (r+1)*n]
+		row := x[r*ld : r*ld+len(bias)]
 		for j, b := range bias {
 			row[j] += b
 		}
