@@ -2,6 +2,7 @@ package decoder
 
 import (
 	"math"
+	"slices"
 
 	"github.com/attend-nmt/attend/kernels"
 )
@@ -20,7 +21,7 @@ import (
 type bf16Output struct {
 	panels *kernels.BF16Panels
 	wT     []float32 // (Vocab, OutIn): W_out's columns, for rescoring
-	bias   []float32
+	bias   []float32 // a copy of b_out: the bound below was computed from it
 	k      int
 	// slope is the error bound per unit of ‖x‖₂: 1.01·(2u+u²+2K·2^-24)·max_col ‖w_col‖₂.
 	slope   float64
@@ -30,7 +31,7 @@ type bf16Output struct {
 // newBF16Output makes the bf16 output layer of the row-major (k, vocab) weights w and the bias b, or returns nil
 // when a weight or bias is not finite (their bound would be meaningless).
 func newBF16Output(w, b []float32, k, vocab int) *bf16Output {
-	o := &bf16Output{panels: kernels.NewBF16Panels(w, k, vocab), wT: make([]float32, vocab*k), bias: b, k: k}
+	o := &bf16Output{panels: kernels.NewBF16Panels(w, k, vocab), wT: make([]float32, vocab*k), bias: slices.Clone(b), k: k}
 	var maxNorm float64
 	for v := 0; v < vocab; v++ {
 		var sq float64
