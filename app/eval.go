@@ -1,11 +1,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/metrics"
@@ -24,18 +26,20 @@ type NamedReader struct {
 	Name string
 }
 
-// EvalRequest is everything `attend eval` needs: hypotheses to score against references, or a model and a
-// source file to translate first.
+// EvalRequest is everything `attend eval` needs: one or more systems' hypotheses to score against references,
+// or a model and a source file to translate first.
 type EvalRequest struct {
 	Ref NamedReader // references, one per line (required)
-	Hyp NamedReader // hypotheses, one per line; nil R: translate Src with Model
+	// Hyps are the systems' hypotheses, one file per system and one line per sentence. Empty: translate Src with
+	// Model. With several, the first is the baseline of PairedBS.
+	Hyps []NamedReader
 
 	Model     *model.Seq2Seq[float32]
 	Lowercase bool // the model was trained on lowercased text (the checkpoint's data.lowercase)
 	Src       NamedReader
 	Decode    DecodeOptions
-	// Hyps, when not nil, receives the model's translations, one per line, detokenized as they are scored.
-	Hyps io.Writer
+	// Output, when not nil, receives the model's translations, one per line, detokenized as they are scored.
+	Output io.Writer
 
 	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (BENCHMARK.md's figure) instead of
 	// sacreBLEU's default (13a tokens, mixed case, exp smoothing). "<unk>" counts as one token.
@@ -43,15 +47,27 @@ type EvalRequest struct {
 	Metrics    []string // MetricBLEU and/or MetricChrF; empty: both
 	Perplexity bool     // also the references' perplexity under Model (teacher forcing)
 	Version    string   // attend's version, for the signatures
+
+	// Confidence adds to each score its mean and 95% interval over Resamples bootstrap resamples of the test set.
+	Confidence bool
+	// PairedBS tests every system after the first against the first by paired bootstrap resampling over the same
+	// Resamples resamples (and gives every system its interval, as Confidence does). It needs two Hyps or more.
+	PairedBS bool
+	// Resamples is the number of bootstrap resamples (0: 1,000, sacreBLEU's default); Seed seeds their draw.
+	Resamples int
+	Seed      uint64
 }
 
-// EvalResult holds the scores Eval computed: a nil pointer is a score that was not asked for.
+// DefaultResamples is the number of bootstrap resamples when EvalRequest.Resamples is 0, as in sacreBLEU.
+const DefaultResamples = 1000
+
+// EvalResult holds the scores Eval computed.
 type EvalResult struct {
-	Sentences     int
-	BLEU          *metrics.BLEUScore
-	BLEUSignature string
-	ChrF          *metrics.ChrFScore
-	ChrFSignature string
+	Sentences int
+	// Systems are the scored systems in the order of EvalRequest.Hyps (one, the model's, when it translated).
+	Systems       []SystemScores
+	BLEUSignature string // "" when BLEU was not asked for
+	ChrFSignature string // "" when chrF was not asked for
 	// Perplexity is exp of the token-averaged cross-entropy of the references (with </s>) given their sources
 	// (tokens are the model's: subwords for a model trained on subwords),
 	// over PerplexityTokens target tokens; pairs with an empty side are left out.
@@ -59,21 +75,103 @@ type EvalResult struct {
 	PerplexityTokens int
 }
 
-// Report prints the result as sacreBLEU's text format does, one score per line:
-// "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-… = 34.76 65.2/… (BP = …)".
+// SystemScores are one system's scores: a nil pointer is a figure that was not asked for.
+type SystemScores struct {
+	Name string // the hypotheses' file
+	BLEU *metrics.BLEUScore
+	ChrF *metrics.ChrFScore
+	// The bootstrap estimates, with EvalRequest.Confidence or PairedBS.
+	BLEUInterval, ChrFInterval *metrics.Interval
+	// The paired tests against the first system, with PairedBS, for every system but the first.
+	BLEUTest, ChrFTest *metrics.PairedTest
+}
+
+// Report prints the result as sacreBLEU's text format does. For one system that is one score per line:
+// "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-… = 34.76 65.2/… (BP = …)", with
+// " (μ = 34.75 ± 0.80)" after the score when it has an interval. Several systems make a table, one row per
+// system with each score, its interval and its p-value against the baseline, and the signatures below it.
 func (r EvalResult) Report(w io.Writer) {
-	if r.BLEU != nil {
-		fmt.Fprintf(w, "BLEU|%s = %s\n", r.BLEUSignature, strings.TrimPrefix(r.BLEU.String(), "BLEU = "))
-	}
-	if r.ChrF != nil {
-		fmt.Fprintf(w, "chrF2|%s = %.2f\n", r.ChrFSignature, r.ChrF.Score)
+	if len(r.Systems) == 1 {
+		s := r.Systems[0]
+		if s.BLEU != nil {
+			score, rest, _ := strings.Cut(strings.TrimPrefix(s.BLEU.String(), "BLEU = "), " ")
+			fmt.Fprintf(w, "BLEU|%s = %s%s %s\n", r.BLEUSignature, score, intervalText(s.BLEUInterval), rest)
+		}
+		if s.ChrF != nil {
+			fmt.Fprintf(w, "chrF2|%s = %.2f%s\n", r.ChrFSignature, s.ChrF.Score, intervalText(s.ChrFInterval))
+		}
+	} else {
+		r.reportTable(w)
 	}
 	if r.PerplexityTokens > 0 {
 		fmt.Fprintf(w, "perplexity = %.3f (%d reference tokens)\n", r.Perplexity, r.PerplexityTokens)
 	}
 }
 
-// Eval scores hypotheses against references. With req.Hyp unset it first translates req.Src with req.Model.
+// reportTable prints several systems' scores as a table, then the signatures.
+func (r EvalResult) reportTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := "system"
+	if r.BLEUSignature != "" {
+		header += "\tBLEU"
+	}
+	if r.ChrFSignature != "" {
+		header += "\tchrF2"
+	}
+	fmt.Fprintln(tw, header)
+	paired := r.Systems[1].BLEUTest != nil || r.Systems[1].ChrFTest != nil
+	for i, s := range r.Systems {
+		row, tests := s.Name, ""
+		if i == 0 && paired {
+			row = "baseline: " + row
+		}
+		if s.BLEU != nil {
+			row += fmt.Sprintf("\t%.2f%s", s.BLEU.Score, intervalText(s.BLEUInterval))
+			tests += "\t" + testText(s.BLEUTest)
+		}
+		if s.ChrF != nil {
+			row += fmt.Sprintf("\t%.2f%s", s.ChrF.Score, intervalText(s.ChrFInterval))
+			tests += "\t" + testText(s.ChrFTest)
+		}
+		fmt.Fprintln(tw, row)
+		if s.BLEUTest != nil || s.ChrFTest != nil {
+			fmt.Fprintln(tw, tests)
+		}
+	}
+	tw.Flush()
+	if paired {
+		fmt.Fprintln(w, "p: the chance of a difference from the baseline at least this large if the two were equally good"+
+			" (* below 0.05); wins: the share of resamples on which the system scores higher")
+	}
+	if r.BLEUSignature != "" {
+		fmt.Fprintf(w, "BLEU|%s\n", r.BLEUSignature)
+	}
+	if r.ChrFSignature != "" {
+		fmt.Fprintf(w, "chrF2|%s\n", r.ChrFSignature)
+	}
+}
+
+// intervalText is " (μ = 34.75 ± 0.80)", or "" for no interval.
+func intervalText(iv *metrics.Interval) string {
+	if iv == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (μ = %.2f ± %.2f)", iv.Mean, iv.HalfWidth)
+}
+
+// testText is "(p = 0.0230*, wins 2.1%)", or "" for no test.
+func testText(t *metrics.PairedTest) string {
+	if t == nil {
+		return ""
+	}
+	star := ""
+	if t.P < 0.05 {
+		star = "*"
+	}
+	return fmt.Sprintf("(p = %.4f%s, wins %.1f%%)", t.P, star, 100*t.Wins)
+}
+
+// Eval scores hypotheses against references. With req.Hyps empty it first translates req.Src with req.Model.
 // Files must have the same number of lines; the error says both counts. Invalid UTF-8 names the file and line.
 func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	var res EvalResult
@@ -81,20 +179,30 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if req.PairedBS && len(req.Hyps) < 2 {
+		return res, fmt.Errorf("eval: a paired test needs two systems' hypotheses or more (the first is the baseline)")
+	}
+	if req.Resamples < 0 {
+		return res, fmt.Errorf("eval: %d bootstrap resamples", req.Resamples)
+	}
 	refs, err := readAllLines(req.Ref)
 	if err != nil {
 		return res, err
 	}
-	var hyps, srcs []string
-	if req.Hyp.R != nil {
-		if hyps, err = readAllLines(req.Hyp); err != nil {
+	var systems [][]string
+	for _, h := range req.Hyps {
+		hyps, err := readAllLines(h)
+		if err != nil {
 			return res, err
 		}
-		if err := sameCount(req.Hyp.Name, len(hyps), req.Ref.Name, len(refs)); err != nil {
+		if err := sameCount(h.Name, len(hyps), req.Ref.Name, len(refs)); err != nil {
 			return res, err
 		}
+		systems = append(systems, hyps)
+		res.Systems = append(res.Systems, SystemScores{Name: h.Name})
 	}
-	if req.Hyp.R == nil || req.Perplexity {
+	var srcs []string
+	if len(req.Hyps) == 0 || req.Perplexity {
 		if req.Model == nil || req.Src.R == nil {
 			return res, fmt.Errorf("eval: translating or --perplexity needs a model and a source file")
 		}
@@ -109,68 +217,156 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	if req.Model != nil {
 		tok = modelTokenizer(req.Model, req.Lowercase)
 	}
-	if req.Hyp.R == nil {
-		if err := req.Decode.Validate(); err != nil {
-			return res, err
-		}
-		sents := make([][]string, len(srcs))
-		for i, s := range srcs {
-			sents[i] = tok.Tokenize(s)
-		}
-		trs, err := TranslateTokens(ctx, req.Model, sents, req.Decode)
+	if len(req.Hyps) == 0 {
+		hyps, err := translateForEval(ctx, req, tok, srcs)
 		if err != nil {
 			return res, err
 		}
-		hyps = make([]string, len(trs))
-		for i, tr := range trs {
-			hyps[i] = data.Detokenize(tr.Output)
-		}
-		if req.Hyps != nil {
-			if _, err := io.WriteString(req.Hyps, strings.Join(hyps, "\n")+"\n"); err != nil {
-				return res, fmt.Errorf("eval: write translations: %w", err)
-			}
-		}
+		systems = append(systems, hyps)
+		res.Systems = append(res.Systems, SystemScores{Name: req.Src.Name})
 	}
 	res.Sentences = len(refs)
+	var resamples metrics.Resamples
+	bootstrap := (req.Confidence || req.PairedBS) && len(refs) > 0
+	if bootstrap {
+		resamples = metrics.NewResamples(len(refs), cmp.Or(req.Resamples, DefaultResamples), req.Seed)
+	}
 	if wantBLEU {
-		var score metrics.BLEUScore
-		if req.TokLC {
-			score = metrics.CorpusBLEU(tokenizeAll(tokLC, hyps), tokenizeAll(tokLC, refs), metrics.SmoothNone)
-			res.BLEUSignature = metrics.BLEUSignature(true, "regex", metrics.SmoothNone, req.Version)
-		} else {
-			t13a := metrics.NewTokenizer13a()
-			score = metrics.CorpusBLEU(tokenizeAll(t13a.Tokenize, hyps), tokenizeAll(t13a.Tokenize, refs), metrics.SmoothExp)
-			res.BLEUSignature = metrics.BLEUSignature(false, "13a", metrics.SmoothExp, req.Version)
+		tokenize, smooth, name := tokLC, metrics.SmoothNone, "regex"
+		if !req.TokLC {
+			tokenize, smooth, name = metrics.NewTokenizer13a().Tokenize, metrics.SmoothExp, "13a"
 		}
-		res.BLEU = &score
+		res.BLEUSignature = metrics.BLEUSignature(req.TokLC, name, smooth, req.Version)
+		refToks := tokenizeAll(tokenize, refs)
+		counts := make([][]metrics.BLEUCounts, len(systems))
+		for k, hyps := range systems {
+			hypToks := tokenizeAll(tokenize, hyps)
+			counts[k] = make([]metrics.BLEUCounts, len(refs))
+			for i := range refs {
+				counts[k][i] = metrics.SentenceBLEUCounts(hypToks[i], refToks[i])
+			}
+		}
+		score := func(c metrics.BLEUCounts) metrics.BLEUScore { return metrics.BLEUFromCounts(c, smooth) }
+		for k, est := range estimate(counts, score, func(s metrics.BLEUScore) float64 { return s.Score }, resamples, req.PairedBS) {
+			res.Systems[k].BLEU, res.Systems[k].BLEUInterval, res.Systems[k].BLEUTest = &est.score, est.interval, est.test
+		}
 	}
 	if wantChrF {
-		score := metrics.ChrF(hyps, refs)
-		res.ChrF, res.ChrFSignature = &score, metrics.ChrFSignature(req.Version)
+		res.ChrFSignature = metrics.ChrFSignature(req.Version)
+		counts := make([][]metrics.ChrFCounts, len(systems))
+		for k, hyps := range systems {
+			counts[k] = make([]metrics.ChrFCounts, len(refs))
+			for i := range refs {
+				counts[k][i] = metrics.SentenceChrFCounts(hyps[i], refs[i])
+			}
+		}
+		for k, est := range estimate(counts, metrics.ChrFFromCounts, func(s metrics.ChrFScore) float64 { return s.Score }, resamples, req.PairedBS) {
+			res.Systems[k].ChrF, res.Systems[k].ChrFInterval, res.Systems[k].ChrFTest = &est.score, est.interval, est.test
+		}
+	}
+	if bootstrap {
+		res.BLEUSignature = bootstrapSignature(res.BLEUSignature, len(resamples.Sentences), req.Seed)
+		res.ChrFSignature = bootstrapSignature(res.ChrFSignature, len(resamples.Sentences), req.Seed)
 	}
 	if req.Perplexity {
-		var pairs []data.Pair
-		for i := range srcs {
-			pairs = append(pairs, data.Pair{Src: tok.Tokenize(srcs[i]), Tgt: tok.Tokenize(refs[i]), Line: i + 1})
-		}
-		if req.Model.Subwords != nil {
-			pairs = SplitPairs(req.Model.Subwords, pairs) // the perplexity of the model's own tokens, subwords
-		}
-		pairs, _ = data.Filter(pairs, 0)
-		if len(pairs) == 0 {
-			return res, fmt.Errorf("eval: %s and %s have no pair with words on both sides", req.Src.Name, req.Ref.Name)
-		}
-		examples := data.EncodeExamples(pairs, req.Model.SrcVocab, req.Model.TgtVocab)
-		loss, err := model.ValidLoss(ctx, req.Model, examples, req.Decode.Batch)
-		if err != nil {
+		if res.Perplexity, res.PerplexityTokens, err = referencePerplexity(ctx, req, tok, srcs, refs); err != nil {
 			return res, err
-		}
-		res.Perplexity = math.Exp(loss)
-		for _, e := range examples {
-			res.PerplexityTokens += len(e.Tgt) + 1 // with </s>
 		}
 	}
 	return res, nil
+}
+
+// translateForEval translates srcs with req.Model, detokenized, and writes them to req.Output if set.
+func translateForEval(ctx context.Context, req EvalRequest, tok data.Tokenizer, srcs []string) ([]string, error) {
+	if err := req.Decode.Validate(); err != nil {
+		return nil, err
+	}
+	sents := make([][]string, len(srcs))
+	for i, s := range srcs {
+		sents[i] = tok.Tokenize(s)
+	}
+	trs, err := TranslateTokens(ctx, req.Model, sents, req.Decode)
+	if err != nil {
+		return nil, err
+	}
+	hyps := make([]string, len(trs))
+	for i, tr := range trs {
+		hyps[i] = data.Detokenize(tr.Output)
+	}
+	if req.Output != nil {
+		if _, err := io.WriteString(req.Output, strings.Join(hyps, "\n")+"\n"); err != nil {
+			return nil, fmt.Errorf("eval: write translations: %w", err)
+		}
+	}
+	return hyps, nil
+}
+
+// estimated is one system's corpus score and, with resamples, its bootstrap estimates.
+type estimated[S any] struct {
+	score    S
+	interval *metrics.Interval
+	test     *metrics.PairedTest
+}
+
+// estimate scores each system from its sentences' counts; with resamples it adds each system's interval, and
+// with paired each later system's test against the first.
+func estimate[C metrics.Counts[C], S any](counts [][]C, score func(C) S, value func(S) float64,
+	resamples metrics.Resamples, paired bool) []estimated[S] {
+	out := make([]estimated[S], len(counts))
+	var resampled [][]float64
+	for k, sentences := range counts {
+		var sum C
+		for _, c := range sentences {
+			sum = sum.Add(c)
+		}
+		out[k].score = score(sum)
+		if len(resamples.Sentences) == 0 {
+			continue
+		}
+		scores := metrics.ResampledScores(resamples, sentences, func(c C) float64 { return value(score(c)) })
+		iv := metrics.ConfidenceInterval(scores)
+		out[k].interval = &iv
+		resampled = append(resampled, scores)
+		if paired && k > 0 {
+			t := metrics.PairedBootstrap(value(out[0].score), value(out[k].score), resampled[0], scores)
+			out[k].test = &t
+		}
+	}
+	return out
+}
+
+// bootstrapSignature adds sacreBLEU's "bs:N|seed:S" after "nrefs:1" in a signature ("" stays "").
+func bootstrapSignature(sig string, n int, seed uint64) string {
+	if sig == "" {
+		return ""
+	}
+	return strings.Replace(sig, "nrefs:1|", fmt.Sprintf("nrefs:1|bs:%d|seed:%d|", n, seed), 1)
+}
+
+// referencePerplexity is the perplexity of refs given srcs under req.Model, by teacher forcing, and the number
+// of target tokens it averages over.
+func referencePerplexity(ctx context.Context, req EvalRequest, tok data.Tokenizer, srcs, refs []string) (float64, int, error) {
+	var pairs []data.Pair
+	for i := range srcs {
+		pairs = append(pairs, data.Pair{Src: tok.Tokenize(srcs[i]), Tgt: tok.Tokenize(refs[i]), Line: i + 1})
+	}
+	if req.Model.Subwords != nil {
+		pairs = SplitPairs(req.Model.Subwords, pairs) // the perplexity of the model's own tokens, subwords
+	}
+	pairs, _ = data.Filter(pairs, 0)
+	if len(pairs) == 0 {
+		return 0, 0, fmt.Errorf("eval: %s and %s have no pair with words on both sides", req.Src.Name, req.Ref.Name)
+	}
+	examples := data.EncodeExamples(pairs, req.Model.SrcVocab, req.Model.TgtVocab)
+	loss, err := model.ValidLoss(ctx, req.Model, examples, req.Decode.Batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	tokens := 0
+	for _, e := range examples {
+		tokens += len(e.Tgt) + 1 // with </s>
+	}
+	return math.Exp(loss), tokens, nil
 }
 
 // parseMetrics reads the metric names (empty: all).

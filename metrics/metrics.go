@@ -1,4 +1,5 @@
-// Package metrics scores translations: corpus BLEU and exact match (alignment error rate is in package align).
+// Package metrics scores translations: corpus BLEU, chrF and exact match, and bootstrap estimates of how sure
+// a score or a difference between two systems is (alignment error rate is in package align).
 package metrics
 
 import (

@@ -18,13 +18,45 @@ const (
 	SmoothExp Smoothing = "exp"
 )
 
-// BLEUScore is a corpus BLEU with the statistics behind it. Precisions are percentages after smoothing.
-type BLEUScore struct {
-	Score           float64 // 0-100
-	Precisions      [bleuOrder]float64
-	BrevityPenalty  float64
+// BLEUCounts are BLEU's sufficient statistics for one sentence or, summed, for a corpus: the token lengths of
+// hypothesis and reference and, for each n-gram order, the clipped matches and the hypothesis n-grams. A corpus
+// score depends only on the sum of its sentences' counts, which is what lets bootstrap resampling rescore a
+// resampled test set without counting n-grams again.
+type BLEUCounts struct {
 	HypLen, RefLen  int
 	Matches, Totals [bleuOrder]int
+}
+
+// Add returns the sum of c and d.
+func (c BLEUCounts) Add(d BLEUCounts) BLEUCounts {
+	c.HypLen += d.HypLen
+	c.RefLen += d.RefLen
+	for n := range bleuOrder {
+		c.Matches[n] += d.Matches[n]
+		c.Totals[n] += d.Totals[n]
+	}
+	return c
+}
+
+// SentenceBLEUCounts counts one tokenized hypothesis against its reference.
+func SentenceBLEUCounts(hyp, ref []string) BLEUCounts {
+	c := BLEUCounts{HypLen: len(hyp), RefLen: len(ref)}
+	for order := 1; order <= bleuOrder; order++ {
+		refCounts := ngramCounts(ref, order)
+		for gram, count := range ngramCounts(hyp, order) {
+			c.Matches[order-1] += min(count, refCounts[gram])
+		}
+		c.Totals[order-1] = max(len(hyp)-order+1, 0)
+	}
+	return c
+}
+
+// BLEUScore is a corpus BLEU with the statistics behind it. Precisions are percentages after smoothing.
+type BLEUScore struct {
+	Score          float64 // 0-100
+	Precisions     [bleuOrder]float64
+	BrevityPenalty float64
+	BLEUCounts
 }
 
 // String prints the score as sacreBLEU does: "BLEU = 34.76 65.2/41.0/27.2/18.5 (BP = 0.959 ratio = 0.960
@@ -43,32 +75,30 @@ func (s BLEUScore) String() string {
 }
 
 // CorpusBLEU is corpus BLEU of tokenized hyps against refs (one reference each) as sacreBLEU 2 computes it
-// (BLEU.compute_bleu): clipped n-gram matches and totals pooled over the corpus; BP = 1 when the hypotheses
-// are at least as long as the references in total, exp(1 - r/h) when shorter, and 0 when h = 0; the score is
-// BP times the geometric mean of the four precisions, where an order with no hypothesis n-gram at all makes
-// the score 0, and an order with n-grams but no match is 0 (SmoothNone) or 1/(2^k·total) for the k-th such order
-// (SmoothExp). A corpus without any match scores 0. With SmoothNone it equals BLEU up to rounding.
-// CorpusBLEU panics if hyps and refs differ in length or smooth is unknown.
+// (BLEU.compute_bleu): BLEUFromCounts of the sentences' counts summed. CorpusBLEU panics if hyps and refs differ
+// in length or smooth is unknown.
 func CorpusBLEU(hyps, refs [][]string, smooth Smoothing) BLEUScore {
 	if len(hyps) != len(refs) {
 		panic(fmt.Sprintf("metrics: CorpusBLEU of %d hypotheses against %d references", len(hyps), len(refs)))
 	}
+	var sum BLEUCounts
+	for i, hyp := range hyps {
+		sum = sum.Add(SentenceBLEUCounts(hyp, refs[i]))
+	}
+	return BLEUFromCounts(sum, smooth)
+}
+
+// BLEUFromCounts scores a corpus's summed counts as sacreBLEU 2 does: BP = 1 when the hypotheses are at least as
+// long as the references in total, exp(1 - r/h) when shorter, and 0 when h = 0; the score is BP times the
+// geometric mean of the four precisions, where an order with no hypothesis n-gram at all makes the score 0, and
+// an order with n-grams but no match is 0 (SmoothNone) or 1/(2^k·total) for the k-th such order (SmoothExp).
+// A corpus without any match scores 0. With SmoothNone it equals BLEU up to rounding. BLEUFromCounts panics if
+// smooth is unknown.
+func BLEUFromCounts(c BLEUCounts, smooth Smoothing) BLEUScore {
 	if smooth != SmoothNone && smooth != SmoothExp {
 		panic(fmt.Sprintf("metrics: unknown smoothing %q", smooth))
 	}
-	var s BLEUScore
-	for i, hyp := range hyps {
-		ref := refs[i]
-		s.HypLen += len(hyp)
-		s.RefLen += len(ref)
-		for order := 1; order <= bleuOrder; order++ {
-			refCounts := ngramCounts(ref, order)
-			for gram, count := range ngramCounts(hyp, order) {
-				s.Matches[order-1] += min(count, refCounts[gram])
-			}
-			s.Totals[order-1] += max(len(hyp)-order+1, 0)
-		}
-	}
+	s := BLEUScore{BLEUCounts: c}
 	s.BrevityPenalty = 1
 	if s.HypLen < s.RefLen {
 		s.BrevityPenalty = 0
@@ -156,38 +186,68 @@ const (
 	chrFBeta      = 2
 )
 
-// ChrFScore is a corpus chrF with its n-gram statistics: for each character order 1..6, the hypothesis n-grams,
-// the reference n-grams and the matched (clipped) n-grams, pooled over the corpus.
-type ChrFScore struct {
-	Score                        float64 // 0-100
+// ChrFCounts are chrF's sufficient statistics for one sentence or, summed, for a corpus: for each character
+// order 1..6, the hypothesis n-grams, the reference n-grams and the matched (clipped) n-grams.
+type ChrFCounts struct {
 	HypGrams, RefGrams, Matching [chrFCharOrder]int
+}
+
+// Add returns the sum of c and d.
+func (c ChrFCounts) Add(d ChrFCounts) ChrFCounts {
+	for n := range chrFCharOrder {
+		c.HypGrams[n] += d.HypGrams[n]
+		c.RefGrams[n] += d.RefGrams[n]
+		c.Matching[n] += d.Matching[n]
+	}
+	return c
+}
+
+// SentenceChrFCounts counts the character n-grams of one hypothesis against its reference (untokenized text;
+// white space is removed).
+func SentenceChrFCounts(hyp, ref string) ChrFCounts {
+	var c ChrFCounts
+	h := []rune(strings.Join(strings.Fields(hyp), ""))
+	r := []rune(strings.Join(strings.Fields(ref), ""))
+	for order := 1; order <= chrFCharOrder; order++ {
+		refCounts := charGrams(r, order)
+		for gram, count := range charGrams(h, order) {
+			c.Matching[order-1] += min(count, refCounts[gram])
+		}
+		c.HypGrams[order-1] = max(len(h)-order+1, 0)
+		c.RefGrams[order-1] = max(len(r)-order+1, 0)
+	}
+	return c
+}
+
+// ChrFScore is a corpus chrF with the counts behind it, pooled over the corpus.
+type ChrFScore struct {
+	Score float64 // 0-100
+	ChrFCounts
 }
 
 // String prints the score as sacreBLEU does: "chrF2 = 58.21".
 func (s ChrFScore) String() string { return fmt.Sprintf("chrF%d = %.2f", chrFBeta, s.Score) }
 
 // ChrF is corpus chrF2 (Popović 2015) of hyps against refs (one reference each, untokenized text) as sacreBLEU 2
-// computes it by default: white space is removed, character n-grams of orders 1 to 6 (Unicode code points) are
-// counted per sentence and the clipped matches pooled over the corpus; precision and recall are averaged over
-// the orders that have n-grams on both sides, and the score is 100 · (1+β²)·P·R / (β²·P + R) with β = 2
-// (0 when P + R = 0). Case is kept. ChrF panics if hyps and refs differ in length.
+// computes it by default: ChrFFromCounts of the sentences' counts summed. Case is kept. ChrF panics if hyps and
+// refs differ in length.
 func ChrF(hyps, refs []string) ChrFScore {
 	if len(hyps) != len(refs) {
 		panic(fmt.Sprintf("metrics: ChrF of %d hypotheses against %d references", len(hyps), len(refs)))
 	}
-	var s ChrFScore
+	var sum ChrFCounts
 	for i, hyp := range hyps {
-		h := []rune(strings.Join(strings.Fields(hyp), ""))
-		r := []rune(strings.Join(strings.Fields(refs[i]), ""))
-		for order := 1; order <= chrFCharOrder; order++ {
-			refCounts := charGrams(r, order)
-			for gram, count := range charGrams(h, order) {
-				s.Matching[order-1] += min(count, refCounts[gram])
-			}
-			s.HypGrams[order-1] += max(len(h)-order+1, 0)
-			s.RefGrams[order-1] += max(len(r)-order+1, 0)
-		}
+		sum = sum.Add(SentenceChrFCounts(hyp, refs[i]))
 	}
+	return ChrFFromCounts(sum)
+}
+
+// ChrFFromCounts scores a corpus's summed counts: white space was removed, character n-grams of orders 1 to 6
+// (Unicode code points) were counted per sentence and the clipped matches pooled; precision and recall are
+// averaged over the orders that have n-grams on both sides, and the score is 100 · (1+β²)·P·R / (β²·P + R) with
+// β = 2 (0 when P + R = 0).
+func ChrFFromCounts(c ChrFCounts) ChrFScore {
+	s := ChrFScore{ChrFCounts: c}
 	var precision, recall float64
 	effective := 0
 	for n := range chrFCharOrder {

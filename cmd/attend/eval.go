@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -14,16 +15,20 @@ import (
 
 // evalOptions is everything `attend eval` reads from its command line.
 type evalOptions struct {
-	hyp, ref, model, src, output string
-	tokLC, perplexity            bool
-	metrics                      []string
-	decode                       decodeFlags
+	ref, model, src, output string
+	hyps                    []string
+	tokLC, perplexity       bool
+	confidence, pairedBS    bool
+	resamples               int
+	seed                    uint64
+	metrics                 []string
+	decode                  decodeFlags
 }
 
 func newEvalCmd() *cobra.Command {
 	var o evalOptions
 	cmd := &cobra.Command{
-		Use:   "eval --ref R (--hyp H | --model CKPT --src S)",
+		Use:   "eval --ref R (--hyp H... | --model CKPT --src S)",
 		Short: "Score translations: corpus BLEU and chrF, as sacreBLEU computes them",
 		Long: `Eval scores hypotheses (--hyp, one per line) against references (--ref, one per line), or first translates
 --src with --model. It prints each score in sacreBLEU's text format with its signature:
@@ -37,12 +42,21 @@ what training logs and the PyTorch peer report. chrF is chrF2 (character 6-grams
 --model and --src) adds the references' perplexity under the model, by teacher forcing.
 
 A model trained with data.lowercase (the default) writes lowercase text: its mixed-case BLEU and chrF count
-every capital as an error. Score it with --tok-lc, or compare like with like.`,
+every capital as an error. Score it with --tok-lc, or compare like with like.
+
+Is a difference real, or the luck of the test set? --confidence adds to each score its mean and 95% interval
+over 1,000 bootstrap resamples of the test set, as sacreBLEU's --confidence does: "34.76 (μ = 34.75 ± 0.80)".
+Several --hyp files score several systems in a table; --paired-bs also tests each against the first (the
+baseline) by paired bootstrap resampling (Koehn 2004), as sacreBLEU's --paired-bs does, and prints each
+p-value: below 0.05, a difference this large would be rare if the two systems were equally good. It also prints
+the share of resamples each system wins. The p-value centres the signed differences, so a system against itself
+gets p = 1; sacreBLEU centres their sizes, and its figures differ a little. The resamples are drawn from
+--seed, so a run repeats exactly (not sacreBLEU's draws, which come from numpy).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEval(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.hyp, "hyp", "", "hypotheses, one per line")
+	fl.StringArrayVar(&o.hyps, "hyp", nil, "hypotheses, one per line; repeat for several systems (the first is --paired-bs's baseline)")
 	fl.StringVar(&o.ref, "ref", "", "references, one per line (required)")
 	fl.StringVar(&o.model, "model", "", "checkpoint that translates --src (instead of --hyp)")
 	fl.StringVar(&o.src, "src", "", "source sentences, one per line, for --model")
@@ -50,14 +64,24 @@ every capital as an error. Score it with --tok-lc, or compare like with like.`,
 	fl.BoolVar(&o.tokLC, "tok-lc", false, "BLEU on lowercased regex tokens without smoothing (the benchmark's figure)")
 	fl.BoolVar(&o.perplexity, "perplexity", false, "also the references' perplexity under --model")
 	fl.StringSliceVar(&o.metrics, "metrics", []string{app.MetricBLEU, app.MetricChrF}, "scores to compute: bleu, chrf")
+	fl.BoolVar(&o.confidence, "confidence", false, "add each score's bootstrap mean and 95% interval")
+	fl.BoolVar(&o.pairedBS, "paired-bs", false, "test each --hyp after the first against the first by paired bootstrap resampling")
+	fl.IntVar(&o.resamples, "resamples", app.DefaultResamples, "bootstrap resamples for --confidence and --paired-bs")
+	fl.Uint64Var(&o.seed, "seed", 12345, "seed of the bootstrap resamples")
 	o.decode.register(fl)
 	_ = cmd.MarkFlagRequired("ref")
 	return cmd
 }
 
 func runEval(cmd *cobra.Command, o evalOptions) (err error) {
-	if (o.hyp == "") == (o.model == "") {
+	if (len(o.hyps) == 0) == (o.model == "") {
 		return errors.New("eval: give either --hyp or --model (with --src)")
+	}
+	if o.pairedBS && len(o.hyps) < 2 {
+		return errors.New("eval: --paired-bs needs two --hyp files or more; the first is the baseline")
+	}
+	if o.resamples < 1 {
+		return fmt.Errorf("eval: --resamples %d: want at least 1", o.resamples)
 	}
 	if o.model != "" && o.src == "" {
 		return errors.New("eval: --model needs --src")
@@ -74,7 +98,8 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 			return err
 		}
 	}
-	req := app.EvalRequest{TokLC: o.tokLC, Metrics: o.metrics, Perplexity: o.perplexity, Version: attendVersion()}
+	req := app.EvalRequest{TokLC: o.tokLC, Metrics: o.metrics, Perplexity: o.perplexity, Version: attendVersion(),
+		Confidence: o.confidence, PairedBS: o.pairedBS, Resamples: o.resamples, Seed: o.seed}
 	var closers []io.Closer
 	open := func(path string) (app.NamedReader, error) {
 		f, err := data.Open(path)
@@ -92,10 +117,12 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 	if req.Ref, err = open(o.ref); err != nil {
 		return err
 	}
-	if o.hyp != "" {
-		if req.Hyp, err = open(o.hyp); err != nil {
+	for _, path := range o.hyps {
+		hyp, err := open(path)
+		if err != nil {
 			return err
 		}
+		req.Hyps = append(req.Hyps, hyp)
 	}
 	if o.model != "" {
 		ck, err := model.Load(o.model)
@@ -119,7 +146,7 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 					err = cerr
 				}
 			}()
-			req.Hyps = f
+			req.Output = f
 		}
 	}
 	res, err := app.Eval(cmd.Context(), req)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,6 +107,8 @@ func TestEvalBadInputNamesFileAndLine(t *testing.T) {
 		{"missing file", []string{"--hyp", filepath.Join(dir, "none.txt"), "--ref", ref}, "none.txt"},
 		{"unknown metric", []string{"--hyp", hyp, "--ref", hyp, "--metrics", "ter"}, `unknown metric "ter"`},
 		{"neither hyp nor model", []string{"--ref", ref}, "either --hyp or --model"},
+		{"a paired test of one system", []string{"--hyp", hyp, "--ref", hyp, "--paired-bs"}, "--paired-bs needs two --hyp files"},
+		{"no resamples", []string{"--hyp", hyp, "--ref", hyp, "--confidence", "--resamples", "0"}, "--resamples 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +117,103 @@ func TestEvalBadInputNamesFileAndLine(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want 1 and %q", code, stderr, tt.want)
 			}
 		})
+	}
+}
+
+// TestEvalPairedBootstrap scores three systems through the binary: a weak one (the baseline), a strong one and
+// the weak one again. The strong one must differ on every resample (p = 1/1001, all wins), the copy not at all
+// (p = 1); the table's scores must be the metrics package's, and the same seed must print the same table.
+func TestEvalPairedBootstrap(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var refs, weak, strong []string
+	for range 80 {
+		var r, w, s []string
+		for range 4 + rng.IntN(10) {
+			word := fmt.Sprintf("w%d", rng.IntN(40))
+			r = append(r, word)
+			w, s = append(w, word), append(s, word)
+			if rng.IntN(2) == 0 {
+				w[len(w)-1] = "x"
+			}
+			if rng.IntN(10) == 0 {
+				s[len(s)-1] = "x"
+			}
+		}
+		refs, weak, strong = append(refs, strings.Join(r, " ")), append(weak, strings.Join(w, " ")), append(strong, strings.Join(s, " "))
+	}
+	ref, weakPath, strongPath, copyPath := filepath.Join(dir, "ref"), filepath.Join(dir, "weak"), filepath.Join(dir, "strong"), filepath.Join(dir, "copy")
+	writeFile(t, ref, strings.Join(refs, "\n")+"\n")
+	writeFile(t, weakPath, strings.Join(weak, "\n")+"\n")
+	writeFile(t, copyPath, strings.Join(weak, "\n")+"\n")
+	writeFile(t, strongPath, strings.Join(strong, "\n")+"\n")
+
+	args := []string{"eval", "--ref", ref, "--hyp", weakPath, "--hyp", strongPath, "--hyp", copyPath, "--paired-bs", "--tok-lc", "--metrics", "bleu"}
+	stdout, stderr, code := run(t, "", args...)
+	if code != 0 {
+		t.Fatalf("eval --paired-bs exited %d: %s", code, stderr)
+	}
+	tokenize := func(lines []string) [][]string {
+		out := make([][]string, len(lines))
+		for i, l := range lines {
+			out[i] = strings.Fields(l)
+		}
+		return out
+	}
+	lines := strings.Split(stdout, "\n")
+	row := func(path string) (row, test string) {
+		for i, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && (f[0] == path || len(f) > 1 && f[0] == "baseline:" && f[1] == path) {
+				return l, lines[i+1]
+			}
+		}
+		t.Fatalf("no row for %s in\n%s", path, stdout)
+		return "", ""
+	}
+	for _, sys := range []struct {
+		path, wantTest string
+		hyps           []string
+	}{
+		{"baseline: " + weakPath, "", weak},
+		{strongPath, "(p = 0.0010*, wins 100.0%)", strong},
+		{copyPath, "(p = 1.0000, wins 0.0%)", weak},
+	} {
+		r, test := row(strings.TrimPrefix(sys.path, "baseline: "))
+		want := fmt.Sprintf("%.2f (μ = ", metrics.CorpusBLEU(tokenize(sys.hyps), tokenize(refs), metrics.SmoothNone).Score)
+		if !strings.HasPrefix(r, sys.path) || !strings.Contains(r, want) {
+			t.Fatalf("row %q: want it to start %q and hold %q\n%s", r, sys.path, want, stdout)
+		}
+		if sys.wantTest != "" && strings.TrimSpace(test) != sys.wantTest {
+			t.Fatalf("test line under %s is %q, want %q\n%s", sys.path, test, sys.wantTest, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "BLEU|nrefs:1|bs:1000|seed:12345|case:lc") {
+		t.Fatalf("no bootstrap signature in\n%s", stdout)
+	}
+	if again, _, _ := run(t, "", args...); again != stdout {
+		t.Fatalf("the same seed printed\n%s\nthen\n%s", stdout, again)
+	}
+	if other, _, _ := run(t, "", append(args, "--seed", "7")...); other == stdout || !strings.Contains(other, "seed:7|") {
+		t.Fatalf("--seed 7 printed the same as seed 12345:\n%s", other)
+	}
+
+	// One system with --confidence: the interval follows the score on its line, which still reads as the score.
+	stdout, stderr, code = run(t, "", "eval", "--ref", ref, "--hyp", weakPath, "--confidence", "--resamples", "200")
+	if code != 0 {
+		t.Fatalf("eval --confidence exited %d: %s", code, stderr)
+	}
+	m := regexp.MustCompile(`BLEU\|nrefs:1\|bs:200\|seed:12345\|\S+ = ([0-9.]+) \(μ = ([0-9.]+) ± ([0-9.]+)\) [0-9.]+/`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no BLEU line with an interval in\n%s", stdout)
+	}
+	score, _ := strconv.ParseFloat(m[1], 64)
+	mean, _ := strconv.ParseFloat(m[2], 64)
+	half, _ := strconv.ParseFloat(m[3], 64)
+	if !(half > 0) || math.Abs(score-mean) > half || printedScore(t, stdout, "BLEU|") != score {
+		t.Fatalf("BLEU %v with interval %v ± %v", score, mean, half)
+	}
+	if !regexp.MustCompile(`chrF2\|nrefs:1\|bs:200\|seed:12345\|\S+ = [0-9.]+ \(μ = [0-9.]+ ± [0-9.]+\)\n`).MatchString(stdout) {
+		t.Fatalf("no chrF2 line with an interval in\n%s", stdout)
 	}
 }
 
