@@ -281,11 +281,7 @@ func translateForEval(ctx context.Context, req EvalRequest, tok data.Tokenizer, 
 	if err := req.Decode.Validate(); err != nil {
 		return nil, err
 	}
-	sents := make([][]string, len(srcs))
-	for i, s := range srcs {
-		sents[i] = tok.Tokenize(s)
-	}
-	trs, err := TranslateTokens(ctx, req.Model, sents, req.Decode)
+	trs, err := translateLines(ctx, req.Model, tok, srcs, req.Decode)
 	if err != nil {
 		return nil, err
 	}

@@ -184,11 +184,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return written, err
 		}
-		sents := make([][]string, len(window))
-		for i, text := range window {
-			sents[i] = tok.Tokenize(text)
-		}
-		trs, err := TranslateTokens(ctx, req.Model, sents, req.Decode)
+		trs, err := translateLines(ctx, req.Model, tok, window, req.Decode)
 		if err != nil {
 			return written, err
 		}
@@ -267,6 +263,15 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 // of ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
 // with ctx's error. A model trained on subwords splits the words of sents with its merges and joins its output
 // back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
+// translateLines tokenizes lines with tok and translates them (TranslateTokens).
+func translateLines(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, lines []string, opts DecodeOptions) ([]Translation, error) {
+	sents := make([][]string, len(lines))
+	for i, text := range lines {
+		sents[i] = tok.Tokenize(text)
+	}
+	return TranslateTokens(ctx, m, sents, opts)
+}
+
 // that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	if err := opts.Validate(); err != nil {
