@@ -113,7 +113,6 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 	buf := d.NewScratch(rows, srcLen)
 	logits := make([]T, rows*v)
 	weights := make([]T, rows*srcLen)
-	logProbs := make([]float64, v)
 	expBuf := make([]T, v)
 	rowLogits := make([]T, v) // a row's logits of its own candidates, with a shortlist
 
@@ -163,10 +162,7 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 					continue
 				}
 				if words == nil {
-					logSoftmax(logits[row*v:(row+1)*v], expBuf, logProbs)
-					for tok, lp := range logProbs {
-						cands = pushCandidate(cands, candidate{logProb: score[row] + lp, row: row, token: tok}, 2*k)
-					}
+					cands = pushRow(cands, logits[row*v:(row+1)*v], expBuf, score[row], row, nil, 2*k)
 					continue
 				}
 				ids := short.Candidates[s]
@@ -174,10 +170,7 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 				for i, id := range ids {
 					own[i] = logits[row*width+int(words.pos[id])]
 				}
-				logSoftmax(own, expBuf[:len(ids)], logProbs[:len(ids)])
-				for i, lp := range logProbs[:len(ids)] {
-					cands = pushCandidate(cands, candidate{logProb: score[row] + lp, row: row, token: ids[i]}, 2*k)
-				}
+				cands = pushRow(cands, own, expBuf, score[row], row, ids, 2*k)
 			}
 			attnRow := func(row int) []float32 {
 				att := make([]float32, lengths[s])
@@ -293,13 +286,23 @@ func pushCandidate(best []candidate, c candidate, size int) []candidate {
 	return best
 }
 
-// logSoftmax writes log softmax(logits) to out, using scratch (as long as logits) for the vectorised exp.
-func logSoftmax[T kernels.Float](logits, scratch []T, out []float64) {
-	copy(scratch, logits)
-	lse := kernels.SoftmaxRow(scratch, len(scratch))
+// pushRow pushes into best (at most size long, see pushCandidate) the extensions of one row's hypothesis, whose
+// log-probability is base, by each word: logits are the row's logits, of word tokens[i] (nil: of word i), and a
+// word's log-probability is its logit minus their log-sum-exp. scratch is as long as logits, for the exps.
+func pushRow[T kernels.Float](best []candidate, logits, scratch []T, base float64, row int, tokens []int, size int) []candidate {
+	lse := kernels.LogSumExp(logits, scratch)
 	for i, x := range logits {
-		out[i] = float64(x) - lse
+		logProb := base + (float64(x) - lse)
+		if len(best) == size && logProb <= best[size-1].logProb {
+			continue // most words: the test pushCandidate starts with, without the call
+		}
+		token := i
+		if tokens != nil {
+			token = tokens[i]
+		}
+		best = pushCandidate(best, candidate{logProb: logProb, row: row, token: token}, size)
 	}
+	return best
 }
 
 // repeatRows returns enc with each row repeated k times in a row.

@@ -86,21 +86,8 @@ func SoftmaxRow[T Float](row []T, valid int) (lse float64) {
 		}
 		return math.Inf(-1)
 	}
-	maxv := row[0]
-	for _, v := range row[:valid] {
-		if v > maxv {
-			maxv = v
-		}
-	}
 	live := row[:valid]
-	for i := range live {
-		live[i] -= maxv
-	}
-	ExpSlice(live)
-	var sum float64
-	for _, e := range live {
-		sum += float64(e)
-	}
+	maxv, sum := expShifted(live, live)
 	inv := T(1 / sum)
 	for i := range live {
 		live[i] *= inv
@@ -109,6 +96,35 @@ func SoftmaxRow[T Float](row []T, valid int) (lse float64) {
 		row[i] = 0
 	}
 	return float64(maxv) + math.Log(sum)
+}
+
+// LogSumExp returns log Σ exp(row[i]) — the figure SoftmaxRow(row, len(row)) returns, to the last bit — without
+// changing row: it writes the shifted exps to scratch (at least len(row) long). It is -Inf for an empty row.
+func LogSumExp[T Float](row, scratch []T) float64 {
+	if len(row) == 0 {
+		return math.Inf(-1)
+	}
+	maxv, sum := expShifted(scratch[:len(row)], row)
+	return float64(maxv) + math.Log(sum)
+}
+
+// expShifted sets dst[i] = exp(src[i] - max(src)) and returns the maximum and the float64 sum of dst. dst and
+// src have the same length (at least 1) and may be the same slice.
+func expShifted[T Float](dst, src []T) (maxv T, sum float64) {
+	maxv = src[0]
+	for _, v := range src {
+		if v > maxv {
+			maxv = v
+		}
+	}
+	for i, v := range src {
+		dst[i] = v - maxv
+	}
+	ExpSlice(dst)
+	for _, e := range dst {
+		sum += float64(e)
+	}
+	return maxv, sum
 }
 
 // AddBias adds bias (n) to every row of x (rows, n).

@@ -102,6 +102,39 @@ func TestSoftmaxRowMasksAndNormalises(t *testing.T) {
 	}
 }
 
+// LogSumExp must return SoftmaxRow's log-sum-exp to the last bit (beam search's scores rest on it), agree with
+// a float64 sum, and leave its row alone.
+func TestLogSumExpIsSoftmaxRowsFigure(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{1, 7, 8, 9, 100, 10007} {
+		row := make([]float32, n)
+		for i := range row {
+			row[i] = float32(rng.NormFloat64() * 8)
+		}
+		orig := append([]float32(nil), row...)
+		got := LogSumExp(row, make([]float32, n))
+		want := SoftmaxRow(append([]float32(nil), row...), n)
+		if got != want {
+			t.Fatalf("n %d: LogSumExp %v, SoftmaxRow's %v", n, got, want)
+		}
+		var sum float64
+		for _, x := range row {
+			sum += math.Exp(float64(x))
+		}
+		if math.Abs(got-math.Log(sum)) > 1e-6*math.Max(1, math.Abs(got)) {
+			t.Fatalf("n %d: LogSumExp %v, float64 %v", n, got, math.Log(sum))
+		}
+		for i := range row {
+			if row[i] != orig[i] {
+				t.Fatalf("n %d: LogSumExp changed its row at %d", n, i)
+			}
+		}
+	}
+	if got := LogSumExp([]float64{}, nil); !math.IsInf(got, -1) {
+		t.Fatalf("empty row: %v, want -Inf", got)
+	}
+}
+
 func TestLSTMPointwiseMatchesFormula(t *testing.T) {
 	gates := []float64{0.1, -0.2, 0.3, 0.4} // one row, H=1: i f g o
 	cPrev := []float64{0.5}
