@@ -229,7 +229,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	var resamples metrics.Resamples
 	bootstrap := (req.Confidence || req.PairedBS) && len(refs) > 0
 	if bootstrap {
-		resamples = metrics.NewResamples(len(refs), cmp.Or(req.Resamples, DefaultResamples), req.Seed)
+		resamples = metrics.Resamples{N: cmp.Or(req.Resamples, DefaultResamples), Size: len(refs), Seed: req.Seed}
 	}
 	if wantBLEU {
 		tokenize, smooth, name := tokLC, metrics.SmoothNone, "regex"
@@ -265,8 +265,8 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		}
 	}
 	if bootstrap {
-		res.BLEUSignature = bootstrapSignature(res.BLEUSignature, len(resamples.Sentences), req.Seed)
-		res.ChrFSignature = bootstrapSignature(res.ChrFSignature, len(resamples.Sentences), req.Seed)
+		res.BLEUSignature = bootstrapSignature(res.BLEUSignature, resamples.N, req.Seed)
+		res.ChrFSignature = bootstrapSignature(res.ChrFSignature, resamples.N, req.Seed)
 	}
 	if req.Perplexity {
 		if res.Perplexity, res.PerplexityTokens, err = referencePerplexity(ctx, req, tok, srcs, refs); err != nil {
@@ -316,7 +316,7 @@ func estimate[C metrics.Counts[C], S any](counts [][]C, score func(C) S, value f
 			sum = sum.Add(c)
 		}
 		out[k].score = score(sum)
-		if len(resamples.Sentences) == 0 {
+		if resamples.N == 0 {
 			continue
 		}
 		scores := metrics.ResampledScores(resamples, sentences, func(c C) float64 { return value(score(c)) })

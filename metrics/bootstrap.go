@@ -13,36 +13,33 @@ type Counts[C any] interface {
 	Add(C) C
 }
 
-// Resamples are bootstrap resamples of a test set (Koehn 2004): Sentences[k] lists the sentences of resample k,
-// drawn uniformly with replacement, as many as the test set has. Scoring two systems on the same Resamples pairs
-// them sentence by sentence.
+// Resamples are N bootstrap resamples of a test set of Size sentences (Koehn 2004): resample k draws Size
+// sentences uniformly with replacement from a PCG generator seeded with (Seed, k), so each resample is the same
+// whenever it is drawn and none is kept in memory. Scoring two systems on the same Resamples pairs them sentence
+// by sentence.
 type Resamples struct {
-	Sentences [][]int
+	N, Size int
+	Seed    uint64
 }
 
-// NewResamples draws n resamples of a test set of the given size from a PCG generator seeded with seed, so the
-// same arguments give the same resamples. It panics unless n and size are positive.
-func NewResamples(size, n int, seed uint64) Resamples {
-	if size <= 0 || n <= 0 {
-		panic(fmt.Sprintf("metrics: %d resamples of %d sentences", n, size))
+// Draw fills draw (Size long) with the sentences of resample k.
+func (r Resamples) Draw(k int, draw []int) {
+	rng := rand.New(rand.NewPCG(r.Seed, uint64(k)))
+	for i := range draw[:r.Size] {
+		draw[i] = rng.IntN(r.Size)
 	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	r := Resamples{Sentences: make([][]int, n)}
-	for k := range r.Sentences {
-		draw := make([]int, size)
-		for i := range draw {
-			draw[i] = rng.IntN(size)
-		}
-		r.Sentences[k] = draw
-	}
-	return r
 }
 
 // ResampledScores is the score of each resample: score applied to the sum of the counts of its sentences.
-// counts[i] are sentence i's counts; it panics if a resample names a sentence counts does not have.
+// counts[i] are sentence i's counts. It panics unless there are resamples, of as many sentences as counts has.
 func ResampledScores[C Counts[C]](r Resamples, counts []C, score func(C) float64) []float64 {
-	scores := make([]float64, len(r.Sentences))
-	for k, draw := range r.Sentences {
+	if r.N <= 0 || r.Size <= 0 || r.Size != len(counts) {
+		panic(fmt.Sprintf("metrics: %d resamples of %d sentences for %d sentences' counts", r.N, r.Size, len(counts)))
+	}
+	scores := make([]float64, r.N)
+	draw := make([]int, r.Size)
+	for k := range scores {
+		r.Draw(k, draw)
 		var sum C
 		for _, i := range draw {
 			sum = sum.Add(counts[i])

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,10 +49,12 @@ func TestResampledScoresMatchScoringTheResampledCorpus(t *testing.T) {
 		hypText[i], refText[i] = strings.Join(hyps[i], " "), strings.Join(refs[i], " ")
 		chrfCounts[i] = SentenceChrFCounts(hypText[i], refText[i])
 	}
-	r := NewResamples(len(hyps), 25, 7)
+	r := Resamples{N: 25, Size: len(hyps), Seed: 7}
+	draw := make([]int, r.Size)
 	for _, smooth := range []Smoothing{SmoothNone, SmoothExp} {
 		got := ResampledScores(r, bleuCounts, func(c BLEUCounts) float64 { return BLEUFromCounts(c, smooth).Score })
-		for k, draw := range r.Sentences {
+		for k := range r.N {
+			r.Draw(k, draw)
 			var h, ref [][]string
 			for _, i := range draw {
 				h, ref = append(h, hyps[i]), append(ref, refs[i])
@@ -62,7 +65,8 @@ func TestResampledScoresMatchScoringTheResampledCorpus(t *testing.T) {
 		}
 	}
 	got := ResampledScores(r, chrfCounts, func(c ChrFCounts) float64 { return ChrFFromCounts(c).Score })
-	for k, draw := range r.Sentences {
+	for k := range r.N {
+		r.Draw(k, draw)
 		var h, ref []string
 		for _, i := range draw {
 			h, ref = append(h, hypText[i]), append(ref, refText[i])
@@ -73,22 +77,22 @@ func TestResampledScoresMatchScoringTheResampledCorpus(t *testing.T) {
 	}
 }
 
-func TestNewResamplesDrawsUniformlyAndRepeatably(t *testing.T) {
+func TestResamplesDrawUniformlyAndRepeatably(t *testing.T) {
 	const size, n = 50, 2000
-	r := NewResamples(size, n, 12345)
-	again := NewResamples(size, n, 12345)
-	other := NewResamples(size, n, 12346)
+	r := Resamples{N: n, Size: size, Seed: 12345}
+	other := Resamples{N: n, Size: size, Seed: 12346}
+	draw, again, otherDraw := make([]int, size), make([]int, size), make([]int, size)
 	drawn := make([]int, size)
 	sameAsOther := 0
-	for k, draw := range r.Sentences {
-		if len(draw) != size {
-			t.Fatalf("resample %d has %d sentences, want %d", k, len(draw), size)
-		}
+	for k := n - 1; k >= 0; k-- { // backwards: a resample does not depend on the ones drawn before it
+		r.Draw(k, draw)
+		r.Draw(k, again)
+		other.Draw(k, otherDraw)
 		for j, i := range draw {
-			if i != again.Sentences[k][j] {
-				t.Fatalf("seed 12345 drew differently the second time at resample %d", k)
+			if i != again[j] {
+				t.Fatalf("resample %d drew differently the second time", k)
 			}
-			if i == other.Sentences[k][j] {
+			if i == otherDraw[j] {
 				sameAsOther++
 			}
 			drawn[i]++
@@ -102,6 +106,11 @@ func TestNewResamplesDrawsUniformlyAndRepeatably(t *testing.T) {
 	}
 	if frac := float64(sameAsOther) / (size * n); frac > 0.03 {
 		t.Fatalf("seeds 12345 and 12346 agree on %.3f of draws, want about 1/%d", frac, size)
+	}
+	r.Draw(0, draw)
+	r.Draw(1, again)
+	if slices.Equal(draw, again) {
+		t.Fatalf("resamples 0 and 1 are the same: %v", draw)
 	}
 }
 
@@ -156,7 +165,7 @@ func TestPairedBootstrapOnBLEU(t *testing.T) {
 		}
 	}
 	const n = 1000
-	r := NewResamples(len(refs), n, 12345)
+	r := Resamples{N: n, Size: len(refs), Seed: 12345}
 	score := func(c BLEUCounts) float64 { return BLEUFromCounts(c, SmoothExp).Score }
 	test := func(base, sys [][]string) PairedTest {
 		bc, sc := make([]BLEUCounts, len(refs)), make([]BLEUCounts, len(refs))
