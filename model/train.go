@@ -134,244 +134,293 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return Summary{}, err
 	}
-	tr := NewTrainer(o.Model, cfg.Train.LR, cfg.Train.Clip, cfg.Train.GraphCache)
-	tr.Unfused = cfg.Train.Unfused
-	tr.LabelSmoothing = cfg.Train.LabelSmoothing
-	if o.Adam != nil {
-		tr.Optimizer = o.Adam
-		tr.Optimizer.LR = cfg.Train.LR
-	}
-	group := o.Group
-	if group == nil {
-		group = dist.Single{}
-	}
-	lead := group.Rank() == 0
-	rec := o.Recorder
-	if rec == nil || !lead {
-		rec = nopRecorder{}
-	}
-	prog := o.Progress
-	sum := Summary{ValidLoss: math.NaN(), ValidPPL: math.NaN(), ValidBLEU: math.NaN()}
-	metrics := metricsLog{}
-	if lead {
-		metrics.w = o.Metrics
-	}
-	save := func(path string) error {
-		if !lead {
-			return nil
+	r := newRun(ctx, o)
+	if r.prog.ValidPending {
+		if err := r.validate(); err != nil {
+			return r.sum, err
 		}
-		return Save(path, cfg, o.Model, tr.Optimizer, prog)
-	}
-	// stopRequested tells whether to stop before the next step. Processes of a group agree on it (any one's
-	// interruption stops all at the same step), since one that stopped alone would leave the others waiting.
-	flag := make([]float64, 1)
-	stopRequested := func() (bool, error) {
-		flag[0] = 0
-		if ctx.Err() != nil {
-			flag[0] = 1
-		}
-		if group.Size() > 1 {
-			if err := group.SumFloat64(flag); err != nil {
-				return true, err
-			}
-		}
-		return flag[0] > 0, nil
-	}
-	interrupted := func() error {
-		if err := save(o.Out); err != nil {
-			return fmt.Errorf("interrupted, and the checkpoint could not be saved: %w", err)
-		}
-		return &InterruptedError{Path: o.Out, Step: prog.Step, Epoch: prog.Epoch + 1}
-	}
-	// validate runs after an epoch, every train.valid_every steps and at a step limit; it is marked pending in
-	// the checkpoint until it is done, so that an interruption during it is made good by the resumed run. Only the
-	// lead process validates; it then shares the outcome that steers training (the learning-rate decay and the
-	// count toward train.patience) with the others, which all call validate at the same steps.
-	validatedAt := -1 // the step of this run's last validation: a step is validated once
-	validate := func() error {
-		if len(o.Valid) == 0 || validatedAt == prog.Step {
-			prog.ValidPending = false
-			return nil
-		}
-		validatedAt = prog.Step
-		prog.ValidPending = true
-		vl, bleu := math.NaN(), math.NaN()
-		var stopped error
-		if lead {
-			vl, stopped = ValidLoss(ctx, o.Model, o.Valid, cfg.Data.Batch)
-			if stopped == nil && cfg.Train.ValidBLEU > 0 {
-				bleu, stopped = ValidBLEU(ctx, o.Model, o.Valid, cfg.Train.ValidBLEU, cfg.Decode.Batch, cfg.Decode.MaxLen)
-			}
-		}
-		best := false
-		if stopped == nil && lead {
-			best = prog.recordValidation(vl, bleu, cfg.Train)
-		}
-		if group.Size() > 1 {
-			// [stopped, LRScale, BadValidations] summed over the group, where only the lead is non-zero.
-			shared := make([]float64, 3)
-			if lead {
-				shared[1], shared[2] = prog.lrScale(), float64(prog.BadValidations)
-				if stopped != nil {
-					shared[0] = 1
-				}
-			}
-			if err := group.SumFloat64(shared); err != nil {
-				return err
-			}
-			if shared[0] > 0 {
-				stopped = context.Canceled
-			}
-			prog.LRScale, prog.BadValidations = shared[1], int(shared[2])
-		}
-		if stopped != nil {
-			return interrupted()
-		}
-		prog.ValidPending = false
-		if !lead {
-			return nil
-		}
-		sum.ValidLoss, sum.ValidPPL, sum.ValidBLEU = vl, math.Exp(vl), bleu
-		v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), BLEU: bleu, Best: best, ElapsedS: prog.ElapsedS}
-		if best {
-			if err := save(BestPath(o.Out)); err != nil {
-				return err
-			}
-		}
-		rec.Validated(v)
-		entry := map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
-			"valid_ppl": v.PPL, "best": best, "bad_validations": prog.BadValidations, "lr": learningRate(cfg.Train, prog),
-			"elapsed_s": v.ElapsedS}
-		if cfg.Train.ValidBLEU > 0 {
-			entry["valid_bleu"] = v.BLEU
-		}
-		return metrics.write(entry)
-	}
-	// checkpoint saves the position to --out and, with train.keep_last, keeps it as the step's checkpoint too.
-	checkpoint := func() error {
-		if err := save(o.Out); err != nil || !lead || cfg.Train.KeepLast == 0 {
-			return err
-		}
-		return keepStep(o.Out, prog.Step, cfg.Train.KeepLast, save)
 	}
 	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, BatchTokens: cfg.Data.BatchTokens, ChunkBatches: cfg.Data.BucketChunk,
 		RoundLen: cfg.Data.RoundLen, Shuffle: true}
-	var runTokens, badInRow int
 	reserved := false
-	var runSeconds float64
-	done := func() bool {
-		return cfg.Train.MaxSteps > 0 && prog.Step >= cfg.Train.MaxSteps || prog.patienceLost(cfg.Train)
-	}
-
-	if prog.ValidPending {
-		if err := validate(); err != nil {
-			return sum, err
-		}
-	}
-	for prog.Epoch < cfg.Train.Epochs && !done() {
-		batches := data.MakeBatches(o.Train, opts, rand.New(rand.NewPCG(cfg.Train.Seed, uint64(prog.Epoch)+1)))
+	for r.prog.Epoch < cfg.Train.Epochs && !r.done() {
+		batches := data.MakeBatches(o.Train, opts, rand.New(rand.NewPCG(cfg.Train.Seed, uint64(r.prog.Epoch)+1)))
 		if !reserved { // every epoch has the same sentences, so the first one's largest batch is the run's
-			if err := reserveScratch(tr, batches, group); err != nil {
-				return sum, err
+			if err := reserveScratch(r.tr, batches, r.group); err != nil {
+				return r.sum, err
 			}
 			reserved = true
 		}
-		rec.EpochStart(prog.Epoch+1, len(batches), prog.Batch)
-		win := StepLog{GradNorm: math.NaN()}
-		var winLoss float64
-		winStart := time.Now()
-		for prog.Batch < len(batches) && !done() {
-			if stop, err := stopRequested(); stop || err != nil {
-				rec.EpochEnd()
-				return sum, errors.Join(err, interrupted())
-			}
-			start := time.Now()
-			// Each process draws its own dropout masks; rank 0's are those of a run on one process.
-			dropout := rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(group.Rank())<<48))
-			tr.Optimizer.LR = learningRate(cfg.Train, prog)
-			res, err := tr.StepShared(&batches[prog.Batch], dropout, group)
-			if err != nil {
-				rec.EpochEnd()
-				return sum, fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)
-			}
-			elapsed := time.Since(start).Seconds()
-			prog.ElapsedS += elapsed
-			prog.Step++
-			prog.Batch++
-			if res.Skipped {
-				win.BadSteps++
-				sum.BadSteps++
-				badInRow++
-			} else {
-				badInRow = 0
-				runSeconds += elapsed
-				runTokens += res.Tokens
-				winLoss += res.Loss * float64(res.Tokens)
-				win.TgtTokens += res.Tokens
-				win.GradNorm = res.GradNorm
-			}
-			tooManyBad := badInRow >= cfg.Train.MaxBadSteps
-			if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == len(batches) || done() || tooManyBad {
-				win.Step, win.Epoch, win.ElapsedS = prog.Step, prog.Epoch+1, prog.ElapsedS
-				win.TokPerS = float64(win.TgtTokens) / time.Since(winStart).Seconds()
-				win.Loss = winLoss / float64(win.TgtTokens) // NaN when every step of the window was skipped
-				if win.TgtTokens > 0 {
-					sum.TrainLoss = win.Loss
-				}
-				rec.Logged(win)
-				if err := metrics.write(map[string]any{"event": "step", "step": win.Step, "epoch": win.Epoch, "loss": win.Loss,
-					"tgt_tokens": win.TgtTokens, "tok_per_s": win.TokPerS, "grad_norm": win.GradNorm, "bad_steps": win.BadSteps,
-					"lr": tr.Optimizer.LR, "elapsed_s": win.ElapsedS}); err != nil {
-					rec.EpochEnd()
-					if serr := save(o.Out); serr != nil {
-						return sum, errors.Join(err, serr)
-					}
-					return sum, fmt.Errorf("%w (the position is saved in %s)", err, o.Out)
-				}
-				win, winLoss, winStart = StepLog{GradNorm: math.NaN()}, 0, time.Now()
-			}
-			if tooManyBad {
-				rec.EpochEnd()
-				// The skipped steps changed no weight, so the state is as sound as before them: keep it, then stop.
-				// (Save refuses weights that were not finite to begin with.)
-				return sum, errors.Join(fmt.Errorf("training stopped at step %d (epoch %d): %d steps in a row had a non-finite loss or gradient norm (train.max_bad_steps); %s holds the weights before them; lower train.lr or check the data",
-					prog.Step, prog.Epoch+1, badInRow, o.Out), save(o.Out))
-			}
-			rec.BatchDone()
-			// A step's validation comes before its checkpoint, so that a checkpoint of step S holds every
-			// validation of S and the metrics records of S are exactly those the checkpoint went through. At an
-			// epoch's end or the run's, both are left to the epoch loop below, which validates and then saves.
-			if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < len(batches) {
-				if err := validate(); err != nil {
-					rec.EpochEnd()
-					return sum, err
-				}
-			}
-			if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 && prog.Batch < len(batches) && !done() {
-				if err := checkpoint(); err != nil {
-					rec.EpochEnd()
-					return sum, err
-				}
-			}
+		if err := r.trainEpoch(batches); err != nil {
+			return r.sum, err
 		}
-		rec.EpochEnd()
-		if prog.Batch >= len(batches) {
-			prog.Epoch++
-			prog.Batch = 0
+		if r.prog.Batch >= len(batches) {
+			r.prog.Epoch++
+			r.prog.Batch = 0
 		}
-		if err := validate(); err != nil {
-			return sum, err
+		// The epoch's (or the step limit's) validation, then its checkpoint: see trainEpoch.
+		if err := r.validate(); err != nil {
+			return r.sum, err
 		}
-		if err := checkpoint(); err != nil {
-			return sum, err
+		if err := r.checkpoint(); err != nil {
+			return r.sum, err
 		}
 	}
-	sum.Steps, sum.Epochs = prog.Step, prog.Epoch
-	sum.StoppedEarly, sum.BadValidations = prog.patienceLost(cfg.Train), prog.BadValidations
-	if runSeconds > 0 {
-		sum.TokensPerSecond = float64(runTokens) / runSeconds
+	r.sum.Steps, r.sum.Epochs = r.prog.Step, r.prog.Epoch
+	r.sum.StoppedEarly, r.sum.BadValidations = r.prog.patienceLost(cfg.Train), r.prog.BadValidations
+	if r.runSeconds > 0 {
+		r.sum.TokensPerSecond = float64(r.runTokens) / r.runSeconds
 	}
-	return sum, nil
+	return r.sum, nil
+}
+
+// run is one call of Train: its options, its trainer, and what changes as it goes.
+type run struct {
+	ctx     context.Context
+	o       TrainOptions
+	cfg     Config
+	tr      *Trainer[float32]
+	group   dist.Group
+	lead    bool     // rank 0: the process that validates, saves, logs and reports
+	rec     Recorder // the options' Recorder on the lead process, else one that does nothing
+	metrics metricsLog
+	prog    Progress // the options' Progress, advanced step by step
+	sum     Summary
+
+	stopFlag    []float64 // stopRequested's one-value buffer, summed over the group
+	validatedAt int       // the step of this run's last validation: a step is validated once
+	badInRow    int       // steps skipped in a row for a non-finite loss or gradient
+	runTokens   int       // target tokens of this run's good steps, and their seconds
+	runSeconds  float64
+}
+
+func newRun(ctx context.Context, o TrainOptions) *run {
+	cfg := o.Config
+	r := &run{ctx: ctx, o: o, cfg: cfg, group: o.Group, rec: o.Recorder, prog: o.Progress,
+		sum: Summary{ValidLoss: math.NaN(), ValidPPL: math.NaN(), ValidBLEU: math.NaN()}, stopFlag: make([]float64, 1), validatedAt: -1}
+	r.tr = NewTrainer(o.Model, cfg.Train.LR, cfg.Train.Clip, cfg.Train.GraphCache)
+	r.tr.Unfused = cfg.Train.Unfused
+	r.tr.LabelSmoothing = cfg.Train.LabelSmoothing
+	if o.Adam != nil {
+		r.tr.Optimizer = o.Adam
+		r.tr.Optimizer.LR = cfg.Train.LR
+	}
+	if r.group == nil {
+		r.group = dist.Single{}
+	}
+	r.lead = r.group.Rank() == 0
+	if r.rec == nil || !r.lead {
+		r.rec = nopRecorder{}
+	}
+	if r.lead {
+		r.metrics.w = o.Metrics
+	}
+	return r
+}
+
+// done tells whether the run has reached train.max_steps or lost its patience.
+func (r *run) done() bool {
+	return r.cfg.Train.MaxSteps > 0 && r.prog.Step >= r.cfg.Train.MaxSteps || r.prog.patienceLost(r.cfg.Train)
+}
+
+// save writes the position to path (on the lead process only).
+func (r *run) save(path string) error {
+	if !r.lead {
+		return nil
+	}
+	return Save(path, r.cfg, r.o.Model, r.tr.Optimizer, r.prog)
+}
+
+// checkpoint saves the position to --out and, with train.keep_last, keeps it as the step's checkpoint too.
+func (r *run) checkpoint() error {
+	if err := r.save(r.o.Out); err != nil || !r.lead || r.cfg.Train.KeepLast == 0 {
+		return err
+	}
+	return keepStep(r.o.Out, r.prog.Step, r.cfg.Train.KeepLast, r.save)
+}
+
+// stopRequested tells whether to stop before the next step. Processes of a group agree on it (any one's
+// interruption stops all at the same step), since one that stopped alone would leave the others waiting.
+func (r *run) stopRequested() (bool, error) {
+	r.stopFlag[0] = 0
+	if r.ctx.Err() != nil {
+		r.stopFlag[0] = 1
+	}
+	if r.group.Size() > 1 {
+		if err := r.group.SumFloat64(r.stopFlag); err != nil {
+			return true, err
+		}
+	}
+	return r.stopFlag[0] > 0, nil
+}
+
+// interrupted saves the position and returns the *InterruptedError that says where it is.
+func (r *run) interrupted() error {
+	if err := r.save(r.o.Out); err != nil {
+		return fmt.Errorf("interrupted, and the checkpoint could not be saved: %w", err)
+	}
+	return &InterruptedError{Path: r.o.Out, Step: r.prog.Step, Epoch: r.prog.Epoch + 1}
+}
+
+// validate runs after an epoch, every train.valid_every steps and at a step limit; it is marked pending in the
+// checkpoint until it is done, so that an interruption during it is made good by the resumed run. Only the lead
+// process validates; it then shares the outcome that steers training (the learning-rate decay and the count
+// toward train.patience) with the others, which all call validate at the same steps.
+func (r *run) validate() error {
+	prog, cfg := &r.prog, r.cfg
+	if len(r.o.Valid) == 0 || r.validatedAt == prog.Step {
+		prog.ValidPending = false
+		return nil
+	}
+	r.validatedAt = prog.Step
+	prog.ValidPending = true
+	vl, bleu := math.NaN(), math.NaN()
+	var stopped error
+	if r.lead {
+		vl, stopped = ValidLoss(r.ctx, r.o.Model, r.o.Valid, cfg.Data.Batch)
+		if stopped == nil && cfg.Train.ValidBLEU > 0 {
+			bleu, stopped = ValidBLEU(r.ctx, r.o.Model, r.o.Valid, cfg.Train.ValidBLEU, cfg.Decode.Batch, cfg.Decode.MaxLen)
+		}
+	}
+	best := false
+	if stopped == nil && r.lead {
+		best = prog.recordValidation(vl, bleu, cfg.Train)
+	}
+	if r.group.Size() > 1 {
+		// [stopped, LRScale, BadValidations] summed over the group, where only the lead is non-zero.
+		shared := make([]float64, 3)
+		if r.lead {
+			shared[1], shared[2] = prog.lrScale(), float64(prog.BadValidations)
+			if stopped != nil {
+				shared[0] = 1
+			}
+		}
+		if err := r.group.SumFloat64(shared); err != nil {
+			return err
+		}
+		if shared[0] > 0 {
+			stopped = context.Canceled
+		}
+		prog.LRScale, prog.BadValidations = shared[1], int(shared[2])
+	}
+	if stopped != nil {
+		return r.interrupted()
+	}
+	prog.ValidPending = false
+	if !r.lead {
+		return nil
+	}
+	r.sum.ValidLoss, r.sum.ValidPPL, r.sum.ValidBLEU = vl, math.Exp(vl), bleu
+	v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), BLEU: bleu, Best: best, ElapsedS: prog.ElapsedS}
+	if best {
+		if err := r.save(BestPath(r.o.Out)); err != nil {
+			return err
+		}
+	}
+	r.rec.Validated(v)
+	entry := map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
+		"valid_ppl": v.PPL, "best": best, "bad_validations": prog.BadValidations, "lr": learningRate(cfg.Train, *prog),
+		"elapsed_s": v.ElapsedS}
+	if cfg.Train.ValidBLEU > 0 {
+		entry["valid_bleu"] = v.BLEU
+	}
+	return r.metrics.write(entry)
+}
+
+// trainEpoch trains on batches from r.prog.Batch on, until the epoch ends, the run is done or a step fails;
+// it logs every train.log_every steps, validates every train.valid_every steps and saves every
+// train.save_every steps. A step's validation comes before its checkpoint, so that a checkpoint of step S holds
+// every validation of S and the metrics records of S are exactly those the checkpoint went through. At an
+// epoch's end or the run's, both are left to Train, which validates and then saves.
+func (r *run) trainEpoch(batches []data.Batch) error {
+	prog, cfg := &r.prog, r.cfg
+	r.rec.EpochStart(prog.Epoch+1, len(batches), prog.Batch)
+	defer r.rec.EpochEnd()
+	win := logWindow{StepLog: StepLog{GradNorm: math.NaN()}, start: time.Now()}
+	for prog.Batch < len(batches) && !r.done() {
+		if stop, err := r.stopRequested(); stop || err != nil {
+			return errors.Join(err, r.interrupted())
+		}
+		start := time.Now()
+		// Each process draws its own dropout masks; rank 0's are those of a run on one process.
+		dropout := rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(r.group.Rank())<<48))
+		r.tr.Optimizer.LR = learningRate(cfg.Train, *prog)
+		res, err := r.tr.StepShared(&batches[prog.Batch], dropout, r.group)
+		if err != nil {
+			return fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)
+		}
+		elapsed := time.Since(start).Seconds()
+		prog.ElapsedS += elapsed
+		prog.Step++
+		prog.Batch++
+		if res.Skipped {
+			win.BadSteps++
+			r.sum.BadSteps++
+			r.badInRow++
+		} else {
+			r.badInRow = 0
+			r.runSeconds += elapsed
+			r.runTokens += res.Tokens
+			win.add(res)
+		}
+		tooManyBad := r.badInRow >= cfg.Train.MaxBadSteps
+		if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == len(batches) || r.done() || tooManyBad {
+			if err := r.log(&win); err != nil {
+				if serr := r.save(r.o.Out); serr != nil {
+					return errors.Join(err, serr)
+				}
+				return fmt.Errorf("%w (the position is saved in %s)", err, r.o.Out)
+			}
+		}
+		if tooManyBad {
+			// The skipped steps changed no weight, so the state is as sound as before them: keep it, then stop.
+			// (Save refuses weights that were not finite to begin with.)
+			return errors.Join(fmt.Errorf("training stopped at step %d (epoch %d): %d steps in a row had a non-finite loss or gradient norm (train.max_bad_steps); %s holds the weights before them; lower train.lr or check the data",
+				prog.Step, prog.Epoch+1, r.badInRow, r.o.Out), r.save(r.o.Out))
+		}
+		r.rec.BatchDone()
+		if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < len(batches) {
+			if err := r.validate(); err != nil {
+				return err
+			}
+		}
+		if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 && prog.Batch < len(batches) && !r.done() {
+			if err := r.checkpoint(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// logWindow gathers the steps since the last log line.
+type logWindow struct {
+	StepLog
+	lossSum float64 // Σ loss·tokens over the good steps
+	start   time.Time
+}
+
+// add counts a good step.
+func (w *logWindow) add(res StepResult) {
+	w.lossSum += res.Loss * float64(res.Tokens)
+	w.TgtTokens += res.Tokens
+	w.GradNorm = res.GradNorm
+}
+
+// log reports the window to the recorder and the metrics file, then starts a new one.
+func (r *run) log(w *logWindow) error {
+	w.Step, w.Epoch, w.ElapsedS = r.prog.Step, r.prog.Epoch+1, r.prog.ElapsedS
+	w.TokPerS = float64(w.TgtTokens) / time.Since(w.start).Seconds()
+	w.Loss = w.lossSum / float64(w.TgtTokens) // NaN when every step of the window was skipped
+	if w.TgtTokens > 0 {
+		r.sum.TrainLoss = w.Loss
+	}
+	r.rec.Logged(w.StepLog)
+	err := r.metrics.write(map[string]any{"event": "step", "step": w.Step, "epoch": w.Epoch, "loss": w.Loss,
+		"tgt_tokens": w.TgtTokens, "tok_per_s": w.TokPerS, "grad_norm": w.GradNorm, "bad_steps": w.BadSteps,
+		"lr": r.tr.Optimizer.LR, "elapsed_s": w.ElapsedS})
+	*w = logWindow{StepLog: StepLog{GradNorm: math.NaN()}, start: time.Now()}
+	return err
 }
 
 // ValidLoss is the token-averaged cross-entropy of examples under teacher forcing, without dropout. It stops
