@@ -104,97 +104,27 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if metricsPath == "" {
 		metricsPath = strings.TrimSuffix(req.Out, ".ckpt") + ".metrics.jsonl"
 	}
-	inputs := []NamedPath{{"--src", req.Train.Src}, {"--tgt", req.Train.Tgt}, {"--data", req.Train.TSV},
-		{"--valid-src", req.Valid.Src}, {"--valid-tgt", req.Valid.Tgt}, {"--valid-data", req.Valid.TSV}, {"--config", req.ConfigFile}}
-	outputs := []NamedPath{{"--out", req.Out}, {"the best checkpoint", model.BestPath(req.Out)}, {"--metrics", metricsPath}}
 	if lead {
-		if err := CheckOutputs(outputs, inputs); err != nil {
+		if err := prepareOutputs(req, metricsPath); err != nil {
 			return model.Summary{}, err
 		}
-		// A run killed while saving (kill -9, a power cut) leaves its temporary file behind, as large as the
-		// model; only the lead process writes checkpoints, so only it may judge them.
-		for _, ckpt := range []string{req.Out, model.BestPath(req.Out)} {
-			removed, err := checkpoint.RemoveStale(ckpt)
-			for _, name := range removed {
-				fmt.Fprintf(req.Stdout, "removed %s, left by a run that stopped while saving\n", name)
-			}
-			if err != nil {
-				return model.Summary{}, err
-			}
-		}
 	}
-	if n := runtime.NumCPU(); cfg.Train.Threads > n {
-		fmt.Fprintf(req.Stdout, "note: train.threads %d is more than the %d CPUs here; using %d\n", cfg.Train.Threads, n, n)
-		cfg.Train.Threads = n
-	}
-	runtime.GOMAXPROCS(cfg.Train.Threads)
-	// OpenBLAS sizes its pool to every CPU of the machine unless told: hold its products to the same threads.
-	backend.SetBLASThreads(cfg.Train.Threads)
-	if os.Getenv("GOGC") == "" {
-		// A training step allocates little (graphs and scratch are reused), so a tight GC target costs no
-		// measurable time and keeps the resident set near the live heap: 0.85 GB instead of 1.2 GB on Multi30k.
-		debug.SetGCPercent(25)
-	}
+	useThreads(req.Stdout, &cfg.Train)
 
 	tok := cfg.Data.Tokenizer()
-	var pairs []data.Pair
-	if err := interruptible(ctx, "reading the training corpus", func() (err error) {
-		pairs, err = req.Train.Read(tok)
-		return err
-	}); err != nil {
+	pairs, subwords, err := readTrainingPairs(ctx, req, cfg, start, tok)
+	if err != nil {
 		return model.Summary{}, err
 	}
-	// Subwords: a resumed run splits its corpus with the stored merges; a new one learns them from the whole
-	// training corpus, both sides together (see LearnSubwords), before the length filter, which then counts
-	// subwords, the model's tokens.
-	var subwords *data.BPE
-	switch {
-	case start != nil:
-		subwords = start.Model.Subwords
-	case cfg.Data.Subword == model.SubwordBPE:
-		if err := interruptible(ctx, "learning subword merges", func() error {
-			began := time.Now()
-			subwords = LearnSubwords(pairs, cfg.Data.Merges)
-			fmt.Fprintf(req.Stdout, "subwords: learned %d BPE merges (data.merges %d) from both sides in %.1fs\n",
-				len(subwords.Merges), cfg.Data.Merges, time.Since(began).Seconds())
-			return nil
-		}); err != nil {
-			return model.Summary{}, err
-		}
-	}
-	if subwords != nil {
-		pairs = SplitPairs(subwords, pairs)
-	}
-	pairs, report := data.Filter(pairs, cfg.Data.MaxLen)
-	fmt.Fprintf(req.Stdout, "training data: %s\n", report)
-	if len(pairs) == 0 {
-		return model.Summary{}, fmt.Errorf("no training pairs left after filtering (%s)", report)
-	}
-
-	var m *model.Seq2Seq[float32]
 	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group}
 	if start != nil {
-		m, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
+		opts.Model, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
-	} else {
-		err := interruptible(ctx, "building the vocabularies", func() error {
-			srcSents, tgtSents := sides(pairs)
-			src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
-			tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
-			var err error
-			if m, err = model.New[float32](cfg.Model, src, tgt); err != nil {
-				return err
-			}
-			m.Subwords = subwords
-			return nil
-		})
-		if err != nil {
-			return model.Summary{}, err
-		}
-		m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
+	} else if opts.Model, err = newModel(ctx, cfg, pairs, subwords); err != nil {
+		return model.Summary{}, err
 	}
+	m := opts.Model
 	fmt.Fprintf(req.Stdout, "model: %s\n", m.Describe())
-	opts.Model = m
 	opts.Train = data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
 	if start != nil {
 		warnUnknown(req.Stdout, req.Train, opts.Train)
@@ -208,43 +138,17 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 			time.Since(began).Seconds())
 	}
 	if !req.Valid.Empty() {
-		var vp []data.Pair
-		if err := interruptible(ctx, "reading the validation corpus", func() (err error) {
-			vp, err = req.Valid.Read(tok)
-			return err
-		}); err != nil {
+		if opts.Valid, err = readValidation(ctx, req.Valid, tok, m); err != nil {
 			return model.Summary{}, err
 		}
-		if subwords != nil {
-			vp = SplitPairs(subwords, vp)
-		}
-		vp, _ = data.Filter(vp, 0)
-		opts.Valid = data.EncodeExamples(vp, m.SrcVocab, m.TgtVocab)
 	}
-
 	if !lead {
 		return model.Train(ctx, opts)
 	}
-	mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if start != nil {
-		mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-		// What was logged after the checkpoint's step is about to be trained again.
-		if err := trimMetrics(metricsPath, start.Progress.Step); err != nil {
-			return model.Summary{}, err
-		}
-	}
-	mf, err := os.OpenFile(metricsPath, mode, 0o644)
-	if err != nil {
-		return model.Summary{}, fmt.Errorf("metrics: %w", err)
-	}
-	opts.Metrics = mf
 	if n := req.Group.Size(); n > 1 {
 		fmt.Fprintf(req.Stdout, "training on %d processes: each takes %d of every %d sentences\n", n, cfg.Data.Batch/n, cfg.Data.Batch)
 	}
-	sum, err := model.Train(ctx, opts)
-	if cerr := mf.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("metrics: %w", cerr)
-	}
+	sum, err := trainWithMetrics(ctx, opts, metricsPath, start)
 	if err != nil {
 		return sum, err
 	}
@@ -259,6 +163,143 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	fmt.Fprintln(req.Stdout, sum)
 	return sum, nil
+}
+
+// prepareOutputs checks that no output path is an input or a directory, and removes the temporary files that a
+// run killed while saving (kill -9, a power cut) left beside the checkpoints, as large as the model. Only the
+// lead process writes checkpoints, so only it may judge them.
+func prepareOutputs(req TrainRequest, metricsPath string) error {
+	inputs := []NamedPath{{"--src", req.Train.Src}, {"--tgt", req.Train.Tgt}, {"--data", req.Train.TSV},
+		{"--valid-src", req.Valid.Src}, {"--valid-tgt", req.Valid.Tgt}, {"--valid-data", req.Valid.TSV}, {"--config", req.ConfigFile}}
+	outputs := []NamedPath{{"--out", req.Out}, {"the best checkpoint", model.BestPath(req.Out)}, {"--metrics", metricsPath}}
+	if err := CheckOutputs(outputs, inputs); err != nil {
+		return err
+	}
+	for _, ckpt := range []string{req.Out, model.BestPath(req.Out)} {
+		removed, err := checkpoint.RemoveStale(ckpt)
+		for _, name := range removed {
+			fmt.Fprintf(req.Stdout, "removed %s, left by a run that stopped while saving\n", name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// useThreads holds Go, OpenBLAS and the GC to train.threads (at most the CPUs there are).
+func useThreads(stdout io.Writer, train *model.TrainConfig) {
+	if n := runtime.NumCPU(); train.Threads > n {
+		fmt.Fprintf(stdout, "note: train.threads %d is more than the %d CPUs here; using %d\n", train.Threads, n, n)
+		train.Threads = n
+	}
+	runtime.GOMAXPROCS(train.Threads)
+	// OpenBLAS sizes its pool to every CPU of the machine unless told: hold its products to the same threads.
+	backend.SetBLASThreads(train.Threads)
+	if os.Getenv("GOGC") == "" {
+		// A training step allocates little (graphs and scratch are reused), so a tight GC target costs no
+		// measurable time and keeps the resident set near the live heap: 0.85 GB instead of 1.2 GB on Multi30k.
+		debug.SetGCPercent(25)
+	}
+}
+
+// readTrainingPairs reads and tokenizes the training corpus, splits it into subwords when the model uses them,
+// and drops the pairs data.max_len rules out. A resumed run (start) splits with its stored merges; a new one
+// learns them from the whole training corpus, both sides together (see LearnSubwords), before the length filter,
+// which then counts subwords, the model's tokens. It returns the merges too (nil: words).
+func readTrainingPairs(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, tok data.Tokenizer) ([]data.Pair, *data.BPE, error) {
+	var pairs []data.Pair
+	if err := interruptible(ctx, "reading the training corpus", func() (err error) {
+		pairs, err = req.Train.Read(tok)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
+	var subwords *data.BPE
+	switch {
+	case start != nil:
+		subwords = start.Model.Subwords
+	case cfg.Data.Subword == model.SubwordBPE:
+		if err := interruptible(ctx, "learning subword merges", func() error {
+			began := time.Now()
+			subwords = LearnSubwords(pairs, cfg.Data.Merges)
+			fmt.Fprintf(req.Stdout, "subwords: learned %d BPE merges (data.merges %d) from both sides in %.1fs\n",
+				len(subwords.Merges), cfg.Data.Merges, time.Since(began).Seconds())
+			return nil
+		}); err != nil {
+			return nil, nil, err
+		}
+	}
+	if subwords != nil {
+		pairs = SplitPairs(subwords, pairs)
+	}
+	pairs, report := data.Filter(pairs, cfg.Data.MaxLen)
+	fmt.Fprintf(req.Stdout, "training data: %s\n", report)
+	if len(pairs) == 0 {
+		return nil, nil, fmt.Errorf("no training pairs left after filtering (%s)", report)
+	}
+	return pairs, subwords, nil
+}
+
+// newModel builds the vocabularies of pairs and a model over them, initialised from train.seed.
+func newModel(ctx context.Context, cfg model.Config, pairs []data.Pair, subwords *data.BPE) (*model.Seq2Seq[float32], error) {
+	var m *model.Seq2Seq[float32]
+	err := interruptible(ctx, "building the vocabularies", func() error {
+		srcSents, tgtSents := sides(pairs)
+		src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
+		tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
+		var err error
+		if m, err = model.New[float32](cfg.Model, src, tgt); err != nil {
+			return err
+		}
+		m.Subwords = subwords
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
+	return m, nil
+}
+
+// readValidation reads the validation corpus as the model reads text: tokenized, in its subwords, encoded
+// with its vocabularies; pairs with an empty side are dropped, long ones kept.
+func readValidation(ctx context.Context, valid Corpus, tok data.Tokenizer, m *model.Seq2Seq[float32]) ([]data.Example, error) {
+	var vp []data.Pair
+	if err := interruptible(ctx, "reading the validation corpus", func() (err error) {
+		vp, err = valid.Read(tok)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if m.Subwords != nil {
+		vp = SplitPairs(m.Subwords, vp)
+	}
+	vp, _ = data.Filter(vp, 0)
+	return data.EncodeExamples(vp, m.SrcVocab, m.TgtVocab), nil
+}
+
+// trainWithMetrics runs model.Train on the lead process with its metrics file open: new, or for a resumed run
+// (start) appended to after the records of steps past the checkpoint are dropped, since those steps are about
+// to be trained again.
+func trainWithMetrics(ctx context.Context, opts model.TrainOptions, metricsPath string, start *model.Checkpoint) (model.Summary, error) {
+	mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if start != nil {
+		mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		if err := trimMetrics(metricsPath, start.Progress.Step); err != nil {
+			return model.Summary{}, err
+		}
+	}
+	mf, err := os.OpenFile(metricsPath, mode, 0o644)
+	if err != nil {
+		return model.Summary{}, fmt.Errorf("metrics: %w", err)
+	}
+	opts.Metrics = mf
+	sum, err := model.Train(ctx, opts)
+	if cerr := mf.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("metrics: %w", cerr)
+	}
+	return sum, err
 }
 
 // trainConfig returns the configuration to train with and, on resume, the loaded checkpoint. A resumed run
