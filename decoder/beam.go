@@ -101,7 +101,6 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 			words.add(c)
 		}
 	}
-	nBest := max(opts.NBest, 1)
 	// Row s·k + b of the search batch is beam b of sentence s: the encoder output repeated k times.
 	wide := repeatRows(enc, k)
 	wideLengths := make([]int, sents*k)
@@ -112,99 +111,36 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 	rows := sents * k
 	buf := d.NewScratch(rows, srcLen)
 	logits := make([]T, rows*v)
-	weights := make([]T, rows*srcLen)
-	expBuf := make([]T, v)
-	rowLogits := make([]T, v) // a row's logits of its own candidates, with a shortlist
-
+	b := newBeamState[T](d, rows, srcLen, lengths, eos, opts)
 	live := make([]int, sents) // live[j] is the sentence of block j (rows j·k … j·k+k-1)
 	for s := range live {
 		live[s] = s
 	}
-	prev := make([]int, rows)
-	score := make([]float64, rows) // log-probability of each row's hypothesis; -Inf for an unused row
-	node := make([]int, rows)      // each row's last node
-	for r := range prev {
-		prev[r], node[r] = bos, -1
-		if r%k != 0 {
-			score[r] = math.Inf(-1) // at the start the k beams are one and the same: keep one
-		}
+	for i := range b.prev {
+		b.prev[i] = bos
 	}
-	var nodes []beamNode
-	finished := make([][]Scored, sents)
-
-	// Scratch of the selection, reused at every step.
-	cands := make([]candidate, 0, 2*k)
-	from := make([]int, rows)
-	nextTok := make([]int, rows)
-	nextScore := make([]float64, rows)
-	nextNode := make([]int, rows)
 	next := d.newState(rows)       // the states of the next step's rows
 	keptFrom := make([]int, sents) // old block of each kept block
-
 	for t := 0; len(live) > 0; t++ {
 		n := len(live) * k
 		st.Rows, next.Rows, mem.Rows = n, n, n
 		width := v // logits per row
 		if words != nil {
 			width = len(words.ids)
-			d.advance(st, prev[:n], mem, buf, weights[:n*srcLen])
+			d.advance(st, b.prev[:n], mem, buf, b.weights[:n*srcLen])
 			words.output(n, buf.outIn, logits[:n*width], 0, width)
 		} else {
-			d.Step(st, prev[:n], mem, buf, logits[:n*v], weights[:n*srcLen])
+			d.Step(st, b.prev[:n], mem, buf, logits[:n*v], b.weights[:n*srcLen])
 		}
 		keptBlocks := 0
 		for j, s := range live {
-			// The 2k best extensions of the block's live hypotheses, best first (ties: lower row, then lower word).
-			cands = cands[:0]
-			for b := 0; b < k; b++ {
-				row := j*k + b
-				if math.IsInf(score[row], -1) {
-					continue
-				}
-				if words == nil {
-					cands = pushRow(cands, logits[row*v:(row+1)*v], expBuf, score[row], row, nil, 2*k)
-					continue
-				}
-				ids := short.Candidates[s]
-				own := rowLogits[:len(ids)]
-				for i, id := range ids {
-					own[i] = logits[row*width+int(words.pos[id])]
-				}
-				cands = pushRow(cands, own, expBuf, score[row], row, ids, 2*k)
+			var ids []int // the sentence's own candidate words, with a shortlist
+			if words != nil {
+				ids = short.Candidates[s]
 			}
-			attnRow := func(row int) []float32 {
-				att := make([]float32, lengths[s])
-				for i := range att {
-					att[i] = float32(weights[row*srcLen+i])
-				}
-				return att
-			}
-			last := t+1 >= opts.limit(lengths[s])
-			base := keptBlocks * k
-			kept := 0
-			for rank, c := range cands {
-				if c.token == eos {
-					if rank < k {
-						nodes = append(nodes, beamNode{parent: node[c.row], token: eos, attn: attnRow(c.row)})
-						finished[s] = append(finished[s], d.finish(nodes, len(nodes)-1, c.logProb, true, opts))
-					}
-					continue
-				}
-				if kept == k {
-					continue
-				}
-				nodes = append(nodes, beamNode{parent: node[c.row], token: c.token, attn: attnRow(c.row)})
-				if last {
-					finished[s] = append(finished[s], d.finish(nodes, len(nodes)-1, c.logProb, false, opts))
-				}
-				from[base+kept], nextTok[base+kept], nextScore[base+kept], nextNode[base+kept] = c.row, c.token, c.logProb, len(nodes)-1
-				kept++
-			}
-			if last || len(finished[s]) >= k {
+			cands := b.candidates(j, logits, width, words, ids)
+			if !b.choose(j, s, keptBlocks, cands, t+1 >= opts.limit(lengths[s])) {
 				continue // the sentence is done: its block leaves the batch
-			}
-			for ; kept < k; kept++ { // fewer live extensions than beams: pad with unused rows
-				from[base+kept], nextTok[base+kept], nextScore[base+kept], nextNode[base+kept] = j*k, eos, math.Inf(-1), -1
 			}
 			live[keptBlocks] = s
 			keptFrom[keptBlocks] = j
@@ -214,35 +150,151 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 		// the front. Memory rows are the same for all the beams of a sentence, so only whole blocks move.
 		live = live[:keptBlocks]
 		n = keptBlocks * k
-		for r, f := range from[:n] {
+		for r, f := range b.from[:n] {
 			next.CopyRow(r, st, f)
 		}
 		st, next = next, st
 		for to, j := range keptFrom[:keptBlocks] {
 			if to != j {
-				for b := 0; b < k; b++ {
-					mem.CopyRow(to*k+b, mem, j*k+b)
+				for beam := 0; beam < k; beam++ {
+					mem.CopyRow(to*k+beam, mem, j*k+beam)
 				}
 			}
 		}
-		copy(prev, nextTok[:n])
-		copy(score, nextScore[:n])
-		copy(node, nextNode[:n])
+		b.advance(n)
 	}
-	out := make([][]Scored, sents)
-	for s, hyps := range finished {
-		slices.SortStableFunc(hyps, func(a, b Scored) int {
+	return b.best(max(opts.NBest, 1)), nil
+}
+
+// beamState is the search state of BeamShortlist beyond the decoder's: each row's hypothesis (its score, last
+// word and last node in the tree), the tree of words, the finished hypotheses of each sentence, and the rows
+// chosen for the next step.
+type beamState[T kernels.Float] struct {
+	d       *Decoder[T]
+	opts    BeamOptions
+	k, eos  int
+	lengths []int // source lengths of the sentences
+	srcLen  int
+	weights []T // the step's attention weights, srcLen per row
+
+	prev     []int     // each row's last word
+	score    []float64 // log-probability of each row's hypothesis; -Inf for an unused row
+	node     []int     // each row's last node
+	nodes    []beamNode
+	finished [][]Scored // per sentence
+
+	// The next step's rows, as choose fills them: row r continues old row from[r] with word nextTok[r].
+	from, nextTok, nextNode []int
+	nextScore               []float64
+
+	// Scratch of the selection, reused at every step.
+	cands             []candidate
+	expBuf, rowLogits []T // exps of a row's logits; a row's logits of its own candidates, with a shortlist
+}
+
+func newBeamState[T kernels.Float](d *Decoder[T], rows, srcLen int, lengths []int, eos int, opts BeamOptions) *beamState[T] {
+	k, v := opts.Width, d.Cfg.Vocab
+	b := &beamState[T]{d: d, opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
+		weights: make([]T, rows*srcLen), prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
+		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
+		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), expBuf: make([]T, v), rowLogits: make([]T, v)}
+	for r := range b.node {
+		b.node[r] = -1
+		if r%k != 0 {
+			b.score[r] = math.Inf(-1) // at the start the k beams are one and the same: keep one
+		}
+	}
+	return b
+}
+
+// candidates returns the 2k best extensions of block j's live hypotheses, best first (ties: lower row, then
+// lower word). logits hold width values per row: the whole vocabulary, or with a shortlist (words) the batch's
+// candidates, of which the sentence may use ids.
+func (b *beamState[T]) candidates(j int, logits []T, width int, words *shortlist[T], ids []int) []candidate {
+	cands := b.cands[:0]
+	for beam := 0; beam < b.k; beam++ {
+		row := j*b.k + beam
+		if math.IsInf(b.score[row], -1) {
+			continue
+		}
+		rowLogits := logits[row*width : (row+1)*width]
+		if words != nil {
+			own := b.rowLogits[:len(ids)]
+			for i, id := range ids {
+				own[i] = rowLogits[int(words.pos[id])]
+			}
+			rowLogits = own
+		}
+		cands = pushRow(cands, rowLogits, b.expBuf, b.score[row], row, ids, 2*b.k)
+	}
+	b.cands = cands
+	return cands
+}
+
+// choose takes sentence s's best extensions (block j's candidates): those among the best k that end in eos
+// finish; the best k that do not become the sentence's rows of the next step, as block keptBlocks — or finish
+// unfinished when this is the sentence's last step. It reports whether the sentence goes on.
+func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool) bool {
+	k := b.k
+	attnRow := func(row int) []float32 {
+		att := make([]float32, b.lengths[s])
+		for i := range att {
+			att[i] = float32(b.weights[row*b.srcLen+i])
+		}
+		return att
+	}
+	base := keptBlocks * k
+	kept := 0
+	for rank, c := range cands {
+		if c.token == b.eos {
+			if rank < k {
+				b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: b.eos, attn: attnRow(c.row)})
+				b.finished[s] = append(b.finished[s], b.d.finish(b.nodes, len(b.nodes)-1, c.logProb, true, b.opts))
+			}
+			continue
+		}
+		if kept == k {
+			continue
+		}
+		b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: c.token, attn: attnRow(c.row)})
+		if last {
+			b.finished[s] = append(b.finished[s], b.d.finish(b.nodes, len(b.nodes)-1, c.logProb, false, b.opts))
+		}
+		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = c.row, c.token, c.logProb, len(b.nodes)-1
+		kept++
+	}
+	if last || len(b.finished[s]) >= k {
+		return false
+	}
+	for ; kept < k; kept++ { // fewer live extensions than beams: pad with unused rows
+		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = j*k, b.eos, math.Inf(-1), -1
+	}
+	return true
+}
+
+// advance makes the chosen rows, the first n, the current ones.
+func (b *beamState[T]) advance(n int) {
+	copy(b.prev, b.nextTok[:n])
+	copy(b.score, b.nextScore[:n])
+	copy(b.node, b.nextNode[:n])
+}
+
+// best returns each sentence's finished hypotheses sorted by Score, best first, at most nBest of them.
+func (b *beamState[T]) best(nBest int) [][]Scored {
+	out := make([][]Scored, len(b.finished))
+	for s, hyps := range b.finished {
+		slices.SortStableFunc(hyps, func(x, y Scored) int {
 			switch {
-			case a.Score > b.Score:
+			case x.Score > y.Score:
 				return -1
-			case a.Score < b.Score:
+			case x.Score < y.Score:
 				return 1
 			}
 			return 0
 		})
 		out[s] = hyps[:min(nBest, len(hyps))]
 	}
-	return out, nil
+	return out
 }
 
 // finish reads the hypothesis ending at nodes[last] and scores it.
