@@ -88,7 +88,7 @@ type SystemScores struct {
 
 // Report prints the result as sacreBLEU's text format does. For one system that is one score per line:
 // "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-… = 34.76 65.2/… (BP = …)", with
-// " (μ = 34.75 ± 0.80)" after the score when it has an interval. Several systems make a table, one row per
+// " (μ = 34.76 ± 1.55)" after the score when it has an interval. Several systems make a table, one row per
 // system with each score, its interval and its p-value against the baseline, and the signatures below it.
 func (r EvalResult) Report(w io.Writer) {
 	if len(r.Systems) == 1 {
@@ -151,7 +151,7 @@ func (r EvalResult) reportTable(w io.Writer) {
 	}
 }
 
-// intervalText is " (μ = 34.75 ± 0.80)", or "" for no interval.
+// intervalText is " (μ = 34.76 ± 1.55)", or "" for no interval.
 func intervalText(iv *metrics.Interval) string {
 	if iv == nil {
 		return ""

@@ -50,7 +50,7 @@ func ResampledScores[C Counts[C]](r Resamples, counts []C, score func(C) float64
 }
 
 // Interval is a bootstrap estimate of a score: the mean over the resamples and the half-width of the range that
-// holds their central 95%, as sacreBLEU reports them ("μ = 34.75 ± 0.80").
+// holds their central 95%, as sacreBLEU reports them ("μ = 34.76 ± 1.55").
 type Interval struct {
 	Mean, HalfWidth float64
 }

@@ -45,7 +45,7 @@ A model trained with data.lowercase (the default) writes lowercase text: its mix
 every capital as an error. Score it with --tok-lc, or compare like with like.
 
 Is a difference real, or the luck of the test set? --confidence adds to each score its mean and 95% interval
-over 1,000 bootstrap resamples of the test set, as sacreBLEU's --confidence does: "34.76 (μ = 34.75 ± 0.80)".
+over 1,000 bootstrap resamples of the test set, as sacreBLEU's --confidence does: "34.76 (μ = 34.76 ± 1.55)".
 Several --hyp files score several systems in a table; --paired-bs also tests each against the first (the
 baseline) by paired bootstrap resampling (Koehn 2004), as sacreBLEU's --paired-bs does, and prints each
 p-value: below 0.05, a difference this large would be rare if the two systems were equally good. It also prints
