@@ -31,7 +31,7 @@ type NamedReader struct {
 type EvalRequest struct {
 	Ref NamedReader // references, one per line (required)
 	// Hyps are the systems' hypotheses, one file per system and one line per sentence. Empty: translate Src with
-	// Model. With several, the first is the baseline of PairedBS.
+	// Model. With several, the first is the baseline of the paired tests.
 	Hyps []NamedReader
 
 	Model     *model.Seq2Seq[float32]
@@ -50,13 +50,25 @@ type EvalRequest struct {
 
 	// Confidence adds to each score its mean and 95% interval over Resamples bootstrap resamples of the test set.
 	Confidence bool
-	// PairedBS tests every system after the first against the first by paired bootstrap resampling over the same
-	// Resamples resamples (and gives every system its interval, as Confidence does). It needs two Hyps or more.
-	PairedBS bool
-	// Resamples is the number of bootstrap resamples (0: 1,000, sacreBLEU's default); Seed seeds their draw.
-	Resamples int
-	Seed      uint64
+	// Paired tests every system after the first against the first: by paired bootstrap resampling over the
+	// same Resamples resamples (PairedBootstrap), or by approximate randomization over Trials trials
+	// (PairedRandomization); either gives every system its interval, as Confidence does. "" tests nothing.
+	// A test needs two Hyps or more.
+	Paired string
+	// Resamples is the number of bootstrap resamples (0: 1,000, sacreBLEU's default); Trials the number of
+	// approximate randomization trials (0: 10,000, sacreBLEU's default); Seed seeds both.
+	Resamples, Trials int
+	Seed              uint64
 }
+
+// The paired tests EvalRequest.Paired may name, as sacreBLEU's --paired-bs and --paired-ar.
+const (
+	PairedBootstrap     = "bs"
+	PairedRandomization = "ar"
+)
+
+// DefaultTrials is the number of approximate randomization trials when EvalRequest.Trials is 0, as in sacreBLEU.
+const DefaultTrials = 10000
 
 // DefaultResamples is the number of bootstrap resamples when EvalRequest.Resamples is 0, as in sacreBLEU.
 const DefaultResamples = 1000
@@ -73,6 +85,7 @@ type EvalResult struct {
 	// over PerplexityTokens target tokens; pairs with an empty side are left out.
 	Perplexity       float64
 	PerplexityTokens int
+	Paired           string // the paired test of Systems[1:], as EvalRequest.Paired
 }
 
 // SystemScores are one system's scores: a nil pointer is a figure that was not asked for.
@@ -80,9 +93,9 @@ type SystemScores struct {
 	Name string // the hypotheses' file
 	BLEU *metrics.BLEUScore
 	ChrF *metrics.ChrFScore
-	// The bootstrap estimates, with EvalRequest.Confidence or PairedBS.
+	// The bootstrap estimates, with EvalRequest.Confidence or Paired.
 	BLEUInterval, ChrFInterval *metrics.Interval
-	// The paired tests against the first system, with PairedBS, for every system but the first.
+	// The paired tests against the first system, with EvalRequest.Paired, for every system but the first.
 	BLEUTest, ChrFTest *metrics.PairedTest
 }
 
@@ -140,8 +153,13 @@ func (r EvalResult) reportTable(w io.Writer) {
 	}
 	tw.Flush()
 	if paired {
-		fmt.Fprintln(w, "p: the chance of a difference from the baseline at least this large if the two were equally good"+
-			" (* below 0.05); wins: the share of resamples on which the system scores higher")
+		legend := "p: the chance of a difference from the baseline at least this large if the two were equally good (* below 0.05)"
+		if r.Paired == PairedBootstrap {
+			legend += "; wins: the share of resamples on which the system scores higher"
+		} else {
+			legend += ", by approximate randomization"
+		}
+		fmt.Fprintln(w, legend)
 	}
 	if r.BLEUSignature != "" {
 		fmt.Fprintf(w, "BLEU|%s\n", r.BLEUSignature)
@@ -168,6 +186,9 @@ func testText(t *metrics.PairedTest) string {
 	if t.P < 0.05 {
 		star = "*"
 	}
+	if math.IsNaN(t.Wins) {
+		return fmt.Sprintf("(p = %.4f%s)", t.P, star)
+	}
 	return fmt.Sprintf("(p = %.4f%s, wins %.1f%%)", t.P, star, 100*t.Wins)
 }
 
@@ -179,11 +200,13 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if req.PairedBS && len(req.Hyps) < 2 {
+	switch {
+	case req.Paired != "" && req.Paired != PairedBootstrap && req.Paired != PairedRandomization:
+		return res, fmt.Errorf("eval: unknown paired test %q (want %s or %s)", req.Paired, PairedBootstrap, PairedRandomization)
+	case req.Paired != "" && len(req.Hyps) < 2:
 		return res, fmt.Errorf("eval: a paired test needs two systems' hypotheses or more (the first is the baseline)")
-	}
-	if req.Resamples < 0 {
-		return res, fmt.Errorf("eval: %d bootstrap resamples", req.Resamples)
+	case req.Resamples < 0 || req.Trials < 0:
+		return res, fmt.Errorf("eval: %d bootstrap resamples, %d randomization trials", req.Resamples, req.Trials)
 	}
 	refs, err := readAllLines(req.Ref)
 	if err != nil {
@@ -225,11 +248,11 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		systems = append(systems, hyps)
 		res.Systems = append(res.Systems, SystemScores{Name: req.Src.Name})
 	}
-	res.Sentences = len(refs)
-	var resamples metrics.Resamples
-	bootstrap := (req.Confidence || req.PairedBS) && len(refs) > 0
+	res.Sentences, res.Paired = len(refs), req.Paired
+	est := estimator{paired: req.Paired, trials: cmp.Or(req.Trials, DefaultTrials), seed: req.Seed}
+	bootstrap := (req.Confidence || req.Paired != "") && len(refs) > 0
 	if bootstrap {
-		resamples = metrics.Resamples{N: cmp.Or(req.Resamples, DefaultResamples), Size: len(refs), Seed: req.Seed}
+		est.resamples = metrics.Resamples{N: cmp.Or(req.Resamples, DefaultResamples), Size: len(refs), Seed: req.Seed}
 	}
 	if wantBLEU {
 		tokenize, smooth, name := tokLC, metrics.SmoothNone, "regex"
@@ -247,8 +270,8 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 			}
 		}
 		score := func(c metrics.BLEUCounts) metrics.BLEUScore { return metrics.BLEUFromCounts(c, smooth) }
-		for k, est := range estimate(counts, score, func(s metrics.BLEUScore) float64 { return s.Score }, resamples, req.PairedBS) {
-			res.Systems[k].BLEU, res.Systems[k].BLEUInterval, res.Systems[k].BLEUTest = &est.score, est.interval, est.test
+		for k, e := range estimate(est, counts, score, func(s metrics.BLEUScore) float64 { return s.Score }) {
+			res.Systems[k].BLEU, res.Systems[k].BLEUInterval, res.Systems[k].BLEUTest = &e.score, e.interval, e.test
 		}
 	}
 	if wantChrF {
@@ -260,13 +283,13 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 				counts[k][i] = metrics.SentenceChrFCounts(hyps[i], refs[i])
 			}
 		}
-		for k, est := range estimate(counts, metrics.ChrFFromCounts, func(s metrics.ChrFScore) float64 { return s.Score }, resamples, req.PairedBS) {
-			res.Systems[k].ChrF, res.Systems[k].ChrFInterval, res.Systems[k].ChrFTest = &est.score, est.interval, est.test
+		for k, e := range estimate(est, counts, metrics.ChrFFromCounts, func(s metrics.ChrFScore) float64 { return s.Score }) {
+			res.Systems[k].ChrF, res.Systems[k].ChrFInterval, res.Systems[k].ChrFTest = &e.score, e.interval, e.test
 		}
 	}
 	if bootstrap {
-		res.BLEUSignature = bootstrapSignature(res.BLEUSignature, resamples.N, req.Seed)
-		res.ChrFSignature = bootstrapSignature(res.ChrFSignature, resamples.N, req.Seed)
+		res.BLEUSignature = est.signature(res.BLEUSignature)
+		res.ChrFSignature = est.signature(res.ChrFSignature)
 	}
 	if req.Perplexity {
 		if res.Perplexity, res.PerplexityTokens, err = referencePerplexity(ctx, req, tok, srcs, refs); err != nil {
@@ -304,10 +327,18 @@ type estimated[S any] struct {
 	test     *metrics.PairedTest
 }
 
-// estimate scores each system from its sentences' counts; with resamples it adds each system's interval, and
-// with paired each later system's test against the first.
-func estimate[C metrics.Counts[C], S any](counts [][]C, score func(C) S, value func(S) float64,
-	resamples metrics.Resamples, paired bool) []estimated[S] {
+// estimator says what estimate adds to the scores: with resamples (N > 0) each system's interval, and with a
+// paired test each later system's test against the first.
+type estimator struct {
+	resamples metrics.Resamples
+	paired    string // "", PairedBootstrap or PairedRandomization
+	trials    int    // of PairedRandomization
+	seed      uint64 // of PairedRandomization
+}
+
+// estimate scores each system from its sentences' counts, and adds what e asks for.
+func estimate[C metrics.Counts[C], S any](e estimator, counts [][]C, score func(C) S, value func(S) float64) []estimated[S] {
+	resamples := e.resamples
 	out := make([]estimated[S], len(counts))
 	var resampled [][]float64
 	for k, sentences := range counts {
@@ -323,20 +354,34 @@ func estimate[C metrics.Counts[C], S any](counts [][]C, score func(C) S, value f
 		iv := metrics.ConfidenceInterval(scores)
 		out[k].interval = &iv
 		resampled = append(resampled, scores)
-		if paired && k > 0 {
-			t := metrics.PairedBootstrap(value(out[0].score), value(out[k].score), resampled[0], scores)
-			out[k].test = &t
+		if k == 0 {
+			continue
 		}
+		var t metrics.PairedTest
+		switch e.paired {
+		case PairedBootstrap:
+			t = metrics.PairedBootstrap(value(out[0].score), value(out[k].score), resampled[0], scores)
+		case PairedRandomization:
+			t = metrics.ApproximateRandomization(counts[0], sentences, func(c C) float64 { return value(score(c)) }, e.trials, e.seed)
+		default:
+			continue
+		}
+		out[k].test = &t
 	}
 	return out
 }
 
-// bootstrapSignature adds sacreBLEU's "bs:N|seed:S" after "nrefs:1" in a signature ("" stays "").
-func bootstrapSignature(sig string, n int, seed uint64) string {
+// signature adds to a signature, after "nrefs:1", sacreBLEU's "bs:N|seed:S" of the resamples, preceded by
+// "ar:T|" with approximate randomization ("" stays "").
+func (e estimator) signature(sig string) string {
 	if sig == "" {
 		return ""
 	}
-	return strings.Replace(sig, "nrefs:1|", fmt.Sprintf("nrefs:1|bs:%d|seed:%d|", n, seed), 1)
+	add := fmt.Sprintf("bs:%d|seed:%d|", e.resamples.N, e.resamples.Seed)
+	if e.paired == PairedRandomization {
+		add = fmt.Sprintf("ar:%d|", e.trials) + add
+	}
+	return strings.Replace(sig, "nrefs:1|", "nrefs:1|"+add, 1)
 }
 
 // referencePerplexity is the perplexity of refs given srcs under req.Model, by teacher forcing, and the number

@@ -118,3 +118,42 @@ func PairedBootstrap(baseline, system float64, baselineResampled, systemResample
 	t.Wins = float64(wins) / float64(n)
 	return t
 }
+
+// ApproximateRandomization is the paired approximate randomization test of a system against a baseline
+// (Riezler and Maxwell 2005; sacreBLEU's --paired-ar), from their sentences' counts: each of trials swaps each
+// sentence's counts between the two systems with probability 1/2 (trial k's coins come from a PCG generator
+// seeded with (seed, k)), and P is the share of trials whose two scores differ by at least |Delta|, with one
+// added above and below ((c+1)/(trials+1)). A system against itself gets p = 1. Wins is NaN: the test has no
+// resamples to win. It panics unless both systems have the same number of sentences, and trials is positive.
+func ApproximateRandomization[C Counts[C]](baseline, system []C, score func(C) float64, trials int, seed uint64) PairedTest {
+	if len(baseline) != len(system) || trials <= 0 {
+		panic(fmt.Sprintf("metrics: %d trials of %d against %d sentences", trials, len(system), len(baseline)))
+	}
+	var sumB, sumS C
+	for i := range baseline {
+		sumB, sumS = sumB.Add(baseline[i]), sumS.Add(system[i])
+	}
+	t := PairedTest{Delta: score(sumS) - score(sumB), Wins: math.NaN()}
+	atLeast := 0
+	for k := range trials {
+		rng := rand.New(rand.NewPCG(seed, uint64(k)))
+		var a, b C
+		var coins uint64
+		for i := range baseline {
+			if i%64 == 0 {
+				coins = rng.Uint64()
+			}
+			if coins&1 == 0 {
+				a, b = a.Add(baseline[i]), b.Add(system[i])
+			} else {
+				a, b = a.Add(system[i]), b.Add(baseline[i])
+			}
+			coins >>= 1
+		}
+		if math.Abs(score(a)-score(b)) >= math.Abs(t.Delta) {
+			atLeast++
+		}
+	}
+	t.P = float64(atLeast+1) / float64(trials+1)
+	return t
+}

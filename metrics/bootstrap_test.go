@@ -150,9 +150,10 @@ func TestPairedBootstrapHandComputed(t *testing.T) {
 	}
 }
 
-// On real BLEU: a system tested against itself is no different (p = 1); a system that is right where the
-// baseline is wrong on every sentence differs on every resample (p = 1/(n+1), wins 1); two systems that are right
-// on different halves of the test set do not differ significantly.
+// On real BLEU, by paired bootstrap and by approximate randomization: a system tested against itself is no
+// different (p = 1); a system that is right where the baseline is wrong on every sentence differs on every
+// resample and trial (p = 1/(n+1)); two systems that are right on different halves of the test set do not differ
+// significantly.
 func TestPairedBootstrapOnBLEU(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	weak, refs := randomCorpus(rng, 200, 0.5)
@@ -175,6 +176,30 @@ func TestPairedBootstrapOnBLEU(t *testing.T) {
 		return PairedBootstrap(CorpusBLEU(base, refs, SmoothExp).Score, CorpusBLEU(sys, refs, SmoothExp).Score,
 			ResampledScores(r, bc, score), ResampledScores(r, sc, score))
 	}
+	ar := func(base, sys [][]string) PairedTest {
+		bc, sc := make([]BLEUCounts, len(base)), make([]BLEUCounts, len(base))
+		for i := range base {
+			bc[i], sc[i] = SentenceBLEUCounts(base[i], refs[i]), SentenceBLEUCounts(sys[i], refs[i])
+		}
+		return ApproximateRandomization(bc, sc, score, n, 12345)
+	}
+	for _, tt := range []struct {
+		name       string
+		base, sys  [][]string
+		pMin, pMax float64
+	}{
+		{"a system against itself", weak, weak, 1, 1},
+		{"0.9 of words right against 0.5", weak, strong, 1.0 / (n + 1), 1.0 / (n + 1)},
+		{"right on odd sentences against right on even ones", evenRight, oddRight, 0.2, 1},
+		{"one sentence: either swap differs by |Delta|", weak[:1], strong[:1], 1, 1},
+	} {
+		got := ar(tt.base, tt.sys)
+		want := CorpusBLEU(tt.sys, refs[:len(tt.sys)], SmoothExp).Score - CorpusBLEU(tt.base, refs[:len(tt.base)], SmoothExp).Score
+		if got.P < tt.pMin || got.P > tt.pMax || got.Delta != want || !math.IsNaN(got.Wins) {
+			t.Fatalf("approximate randomization, %s: %+v, want p in [%v, %v], delta %v", tt.name, got, tt.pMin, tt.pMax, want)
+		}
+	}
+
 	if got := test(weak, weak); got.P != 1 || got.Wins != 0 || got.Delta != 0 {
 		t.Fatalf("a system against itself: %+v, want p 1, no wins", got)
 	}

@@ -18,8 +18,9 @@ type evalOptions struct {
 	ref, model, src, output string
 	hyps                    []string
 	tokLC, perplexity       bool
-	confidence, pairedBS    bool
-	resamples               int
+	confidence              bool
+	pairedBS, pairedAR      bool
+	resamples, trials       int
 	seed                    uint64
 	metrics                 []string
 	decode                  decodeFlags
@@ -50,8 +51,10 @@ Several --hyp files score several systems in a table; --paired-bs also tests eac
 baseline) by paired bootstrap resampling (Koehn 2004), as sacreBLEU's --paired-bs does, and prints each
 p-value: below 0.05, a difference this large would be rare if the two systems were equally good. It also prints
 the share of resamples each system wins. The p-value centres the signed differences, so a system against itself
-gets p = 1; sacreBLEU centres their sizes, and its figures differ a little. The resamples are drawn from
---seed, so a run repeats exactly (not sacreBLEU's draws, which come from numpy).`,
+gets p = 1; sacreBLEU centres their sizes, and its figures differ a little. --paired-ar tests by approximate
+randomization instead (Riezler and Maxwell 2005; sacreBLEU's --paired-ar): 10,000 trials that swap each
+sentence between the two systems at random. The resamples and trials are drawn from --seed, so a run repeats
+exactly (not sacreBLEU's draws, which come from numpy).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEval(cmd, o) },
 	}
@@ -66,8 +69,10 @@ gets p = 1; sacreBLEU centres their sizes, and its figures differ a little. The 
 	fl.StringSliceVar(&o.metrics, "metrics", []string{app.MetricBLEU, app.MetricChrF}, "scores to compute: bleu, chrf")
 	fl.BoolVar(&o.confidence, "confidence", false, "add each score's bootstrap mean and 95% interval")
 	fl.BoolVar(&o.pairedBS, "paired-bs", false, "test each --hyp after the first against the first by paired bootstrap resampling")
-	fl.IntVar(&o.resamples, "resamples", app.DefaultResamples, "bootstrap resamples for --confidence and --paired-bs")
-	fl.Uint64Var(&o.seed, "seed", 12345, "seed of the bootstrap resamples")
+	fl.BoolVar(&o.pairedAR, "paired-ar", false, "test each --hyp after the first against the first by approximate randomization")
+	fl.IntVar(&o.resamples, "resamples", app.DefaultResamples, "bootstrap resamples for --confidence, --paired-bs and the intervals of --paired-ar")
+	fl.IntVar(&o.trials, "trials", app.DefaultTrials, "approximate randomization trials for --paired-ar")
+	fl.Uint64Var(&o.seed, "seed", 12345, "seed of the bootstrap resamples and randomization trials")
 	o.decode.register(fl)
 	_ = cmd.MarkFlagRequired("ref")
 	return cmd
@@ -77,11 +82,20 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 	if (len(o.hyps) == 0) == (o.model == "") {
 		return errors.New("eval: give either --hyp or --model (with --src)")
 	}
-	if o.pairedBS && len(o.hyps) < 2 {
-		return errors.New("eval: --paired-bs needs two --hyp files or more; the first is the baseline")
+	paired := ""
+	switch {
+	case o.pairedBS && o.pairedAR:
+		return errors.New("eval: give --paired-bs or --paired-ar, not both")
+	case o.pairedBS:
+		paired = app.PairedBootstrap
+	case o.pairedAR:
+		paired = app.PairedRandomization
 	}
-	if o.resamples < 1 {
-		return fmt.Errorf("eval: --resamples %d: want at least 1", o.resamples)
+	if paired != "" && len(o.hyps) < 2 {
+		return fmt.Errorf("eval: --paired-%s needs two --hyp files or more; the first is the baseline", paired)
+	}
+	if o.resamples < 1 || o.trials < 1 {
+		return fmt.Errorf("eval: --resamples %d, --trials %d: want at least 1 of each", o.resamples, o.trials)
 	}
 	if o.model != "" && o.src == "" {
 		return errors.New("eval: --model needs --src")
@@ -99,7 +113,7 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 		}
 	}
 	req := app.EvalRequest{TokLC: o.tokLC, Metrics: o.metrics, Perplexity: o.perplexity, Version: attendVersion(),
-		Confidence: o.confidence, PairedBS: o.pairedBS, Resamples: o.resamples, Seed: o.seed}
+		Confidence: o.confidence, Paired: paired, Resamples: o.resamples, Trials: o.trials, Seed: o.seed}
 	var closers []io.Closer
 	open := func(path string) (app.NamedReader, error) {
 		f, err := data.Open(path)

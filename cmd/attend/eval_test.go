@@ -109,6 +109,8 @@ func TestEvalBadInputNamesFileAndLine(t *testing.T) {
 		{"neither hyp nor model", []string{"--ref", ref}, "either --hyp or --model"},
 		{"a paired test of one system", []string{"--hyp", hyp, "--ref", hyp, "--paired-bs"}, "--paired-bs needs two --hyp files"},
 		{"no resamples", []string{"--hyp", hyp, "--ref", hyp, "--confidence", "--resamples", "0"}, "--resamples 0"},
+		{"two paired tests", []string{"--hyp", hyp, "--hyp", hyp, "--ref", hyp, "--paired-bs", "--paired-ar"}, "not both"},
+		{"randomization of one system", []string{"--hyp", hyp, "--ref", hyp, "--paired-ar"}, "--paired-ar needs two --hyp files"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,6 +197,21 @@ func TestEvalPairedBootstrap(t *testing.T) {
 	}
 	if other, _, _ := run(t, "", append(args, "--seed", "7")...); other == stdout || !strings.Contains(other, "seed:7|") {
 		t.Fatalf("--seed 7 printed the same as seed 12345:\n%s", other)
+	}
+
+	// The same systems by approximate randomization: p only, no wins; the trials are in the signature.
+	stdout, stderr, code = run(t, "", append(args[:len(args)-4:len(args)-4], "--paired-ar", "--tok-lc", "--metrics", "bleu")...)
+	if code != 0 {
+		t.Fatalf("eval --paired-ar exited %d: %s", code, stderr)
+	}
+	lines = strings.Split(stdout, "\n")
+	for path, want := range map[string]string{strongPath: "(p = 0.0001*)", copyPath: "(p = 1.0000)"} {
+		if _, test := row(path); strings.TrimSpace(test) != want {
+			t.Fatalf("--paired-ar: test line under %s is %q, want %q\n%s", path, test, want, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "BLEU|nrefs:1|ar:10000|bs:1000|seed:12345|case:lc") || !strings.Contains(stdout, "approximate randomization") {
+		t.Fatalf("--paired-ar printed\n%s", stdout)
 	}
 
 	// One system with --confidence: the interval follows the score on its line, which still reads as the score.
