@@ -24,20 +24,11 @@ func BLEU(hyps, refs [][]string) float64 {
 	if len(hyps) != len(refs) {
 		panic(fmt.Sprintf("metrics: BLEU of %d hypotheses against %d references", len(hyps), len(refs)))
 	}
-	var matches, totals [bleuOrder]int
-	hypLen, refLen := 0, 0
+	var sum BLEUCounts
 	for i, hyp := range hyps {
-		ref := refs[i]
-		hypLen += len(hyp)
-		refLen += len(ref)
-		for order := 1; order <= bleuOrder; order++ {
-			refCounts := ngramCounts(ref, order)
-			for gram, count := range ngramCounts(hyp, order) {
-				matches[order-1] += min(count, refCounts[gram]) // clip by the reference count
-			}
-			totals[order-1] += max(len(hyp)-order+1, 0)
-		}
+		sum = sum.Add(SentenceBLEUCounts(hyp, refs[i]))
 	}
+	matches, totals, hypLen, refLen := sum.Matches, sum.Totals, sum.HypLen, sum.RefLen
 	if slices.Min(matches[:]) == 0 {
 		return 0
 	}
