@@ -104,7 +104,10 @@ type SystemScores struct {
 // " (μ = 34.76 ± 1.55)" after the score when it has an interval. Several systems make a table, one row per
 // system with each score, its interval and its p-value against the baseline, and the signatures below it.
 func (r EvalResult) Report(w io.Writer) {
-	if len(r.Systems) == 1 {
+	switch {
+	case len(r.Systems) > 1:
+		r.reportTable(w)
+	case len(r.Systems) == 1:
 		s := r.Systems[0]
 		if s.BLEU != nil {
 			score, rest, _ := strings.Cut(strings.TrimPrefix(s.BLEU.String(), "BLEU = "), " ")
@@ -113,8 +116,6 @@ func (r EvalResult) Report(w io.Writer) {
 		if s.ChrF != nil {
 			fmt.Fprintf(w, "chrF2|%s = %.2f%s\n", r.ChrFSignature, s.ChrF.Score, intervalText(s.ChrFInterval))
 		}
-	} else {
-		r.reportTable(w)
 	}
 	if r.PerplexityTokens > 0 {
 		fmt.Fprintf(w, "perplexity = %.3f (%d reference tokens)\n", r.Perplexity, r.PerplexityTokens)
