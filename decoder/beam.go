@@ -192,6 +192,7 @@ type beamState[T kernels.Float] struct {
 	expBuf, rowLogits []T // exps of a row's logits; a row's logits of its own candidates, with a shortlist
 }
 
+// newBeamState starts a search of rows/k sentences, each with one live hypothesis (its other k-1 rows unused).
 func newBeamState[T kernels.Float](d *Decoder[T], rows, srcLen int, lengths []int, eos int, opts BeamOptions) *beamState[T] {
 	k, v := opts.Width, d.Cfg.Vocab
 	b := &beamState[T]{d: d, opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,

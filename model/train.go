@@ -194,6 +194,7 @@ type run struct {
 	runSeconds  float64
 }
 
+// newRun sets up a run of o: its trainer and optimizer, and what only the lead process reports or writes.
 func newRun(ctx context.Context, o TrainOptions) *run {
 	cfg := o.Config
 	r := &run{ctx: ctx, o: o, cfg: cfg, group: o.Group, rec: o.Recorder, prog: o.Progress,
