@@ -250,7 +250,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		res.Systems = append(res.Systems, SystemScores{Name: req.Src.Name})
 	}
 	res.Sentences, res.Paired = len(refs), req.Paired
-	est := estimator{paired: req.Paired, trials: cmp.Or(req.Trials, DefaultTrials), seed: req.Seed}
+	est := estimator{paired: req.Paired, trials: cmp.Or(req.Trials, DefaultTrials)}
 	bootstrap := (req.Confidence || req.Paired != "") && len(refs) > 0
 	if bootstrap {
 		est.resamples = metrics.Resamples{N: cmp.Or(req.Resamples, DefaultResamples), Size: len(refs), Seed: req.Seed}
@@ -331,39 +331,38 @@ type estimated[S any] struct {
 // estimator says what estimate adds to the scores: with resamples (N > 0) each system's interval, and with a
 // paired test each later system's test against the first.
 type estimator struct {
-	resamples metrics.Resamples
-	paired    string // "", PairedBootstrap or PairedRandomization
-	trials    int    // of PairedRandomization
-	seed      uint64 // of PairedRandomization
+	resamples metrics.Resamples // its Seed seeds PairedRandomization's trials too
+	paired    string            // "", PairedBootstrap or PairedRandomization
+	trials    int               // of PairedRandomization
 }
 
 // estimate scores each system from its sentences' counts, and adds what e asks for.
 func estimate[C metrics.Counts[C], S any](e estimator, counts [][]C, score func(C) S, value func(S) float64) []estimated[S] {
-	resamples := e.resamples
+	scalar := func(c C) float64 { return value(score(c)) }
 	out := make([]estimated[S], len(counts))
-	var resampled [][]float64
+	var baseline []float64 // the first system's resampled scores
 	for k, sentences := range counts {
 		var sum C
 		for _, c := range sentences {
 			sum = sum.Add(c)
 		}
 		out[k].score = score(sum)
-		if resamples.N == 0 {
+		if e.resamples.N == 0 {
 			continue
 		}
-		scores := metrics.ResampledScores(resamples, sentences, func(c C) float64 { return value(score(c)) })
+		scores := metrics.ResampledScores(e.resamples, sentences, scalar)
 		iv := metrics.ConfidenceInterval(scores)
 		out[k].interval = &iv
-		resampled = append(resampled, scores)
 		if k == 0 {
+			baseline = scores
 			continue
 		}
 		var t metrics.PairedTest
 		switch e.paired {
 		case PairedBootstrap:
-			t = metrics.PairedBootstrap(value(out[0].score), value(out[k].score), resampled[0], scores)
+			t = metrics.PairedBootstrap(value(out[0].score), value(out[k].score), baseline, scores)
 		case PairedRandomization:
-			t = metrics.ApproximateRandomization(counts[0], sentences, func(c C) float64 { return value(score(c)) }, e.trials, e.seed)
+			t = metrics.ApproximateRandomization(counts[0], sentences, scalar, e.trials, e.resamples.Seed)
 		default:
 			continue
 		}
