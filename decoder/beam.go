@@ -111,13 +111,10 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 	rows := sents * k
 	buf := d.NewScratch(rows, srcLen)
 	logits := make([]T, rows*v)
-	b := newBeamState[T](d, rows, srcLen, lengths, eos, opts)
+	b := newBeamState[T](d, rows, srcLen, lengths, bos, eos, opts)
 	live := make([]int, sents) // live[j] is the sentence of block j (rows j·k … j·k+k-1)
 	for s := range live {
 		live[s] = s
-	}
-	for i := range b.prev {
-		b.prev[i] = bos
 	}
 	next := d.newState(rows)       // the states of the next step's rows
 	keptFrom := make([]int, sents) // old block of each kept block
@@ -192,15 +189,16 @@ type beamState[T kernels.Float] struct {
 	expBuf, rowLogits []T // exps of a row's logits; a row's logits of its own candidates, with a shortlist
 }
 
-// newBeamState starts a search of rows/k sentences, each with one live hypothesis (its other k-1 rows unused).
-func newBeamState[T kernels.Float](d *Decoder[T], rows, srcLen int, lengths []int, eos int, opts BeamOptions) *beamState[T] {
+// newBeamState starts a search of rows/k sentences, each with one live hypothesis at bos (its other k-1 rows
+// unused).
+func newBeamState[T kernels.Float](d *Decoder[T], rows, srcLen int, lengths []int, bos, eos int, opts BeamOptions) *beamState[T] {
 	k, v := opts.Width, d.Cfg.Vocab
 	b := &beamState[T]{d: d, opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
 		weights: make([]T, rows*srcLen), prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
 		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
 		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), expBuf: make([]T, v), rowLogits: make([]T, v)}
 	for r := range b.node {
-		b.node[r] = -1
+		b.prev[r], b.node[r] = bos, -1
 		if r%k != 0 {
 			b.score[r] = math.Inf(-1) // at the start the k beams are one and the same: keep one
 		}
