@@ -226,7 +226,7 @@ func (m *Model) Align(ctx context.Context, examples []data.Example) ([][]align.L
 // scratch is one worker's buffers.
 type scratch struct {
 	probs []float64 // the empty word's, then each source position's share of a target word
-	at    []int     // the pair index of each, -1 for a pair never seen
+	at    []int     // the pair index of each, -1 for a pair not in the table (never, in training)
 }
 
 // chunkSums are the per-chunk sums of an E-step.
@@ -250,12 +250,12 @@ func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64
 	f := ex.Tgt[i-1]
 	s.probs, s.at = s.probs[:0], s.at[:0]
 	lex := func(e int) (float64, int) {
-		if uniform {
-			return 1, -1
-		}
 		k, ok := m.pairs.index(e, f)
-		if !ok {
+		switch {
+		case !ok:
 			return unseenProb, -1
+		case uniform:
+			return 1, k
 		}
 		return m.prob[k], k
 	}
@@ -289,16 +289,10 @@ func (m *Model) expect(ex data.Example, uniform bool, s *scratch, counts []int64
 		if !(total > 0) {
 			continue // every link has probability 0: nothing to learn from this word
 		}
-		if uniform { // every t(f | e) is 1 here, in a model whose table is uniform over the target words
+		if uniform { // shares took every t(f | e) as 1: the table is uniform over the target words
 			sum.logLikelihood += math.Log(total / float64(m.tgtSize))
 		} else {
 			sum.logLikelihood += math.Log(total)
-		}
-		if uniform { // the pair indices were not looked up
-			s.at[0], _ = m.pairs.index(m.srcSize, ex.Tgt[i-1])
-			for j := 1; j <= n; j++ {
-				s.at[j], _ = m.pairs.index(ex.Src[j-1], ex.Tgt[i-1])
-			}
 		}
 		for j, p := range s.probs {
 			post := p / total
