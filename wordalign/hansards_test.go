@@ -14,7 +14,7 @@ import (
 // Hansards pairs (lowercased, white-space tokens) and scores lines 1–200 against their gold: each AER within
 // 0.01 of fast_align's on the same input (-d -o -v, atools: forward 0.261, grow-diag-final-and 0.242,
 // grow-diag-final 0.278, intersection 0.201) or better. It needs ATTEND_MULTI30K (a directory with train.en and
-// train.fr) and ATTEND_HANSARDS (one with enfr.src-tgt and enfr.dev-gold), and about 20 s of two cores.
+// train.fr) and ATTEND_HANSARDS (one with enfr.src-tgt and enfr.dev-gold), and a minute or so of two cores.
 func TestHansardsAER(t *testing.T) {
 	m30k, hansards := os.Getenv("ATTEND_MULTI30K"), os.Getenv("ATTEND_HANSARDS")
 	if m30k == "" || hansards == "" {
