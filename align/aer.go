@@ -3,6 +3,7 @@ package align
 // Scores counts predicted links against gold sure and possible links over a corpus (Och and Ney 2003). Add
 // one sentence at a time; the zero value is an empty corpus.
 type Scores struct {
+	Sentences   int // sentences added
 	Predicted   int // |A|: distinct predicted links
 	Sure        int // |S|: distinct sure gold links
 	HitSure     int // |A ∩ S|
@@ -13,6 +14,7 @@ type Scores struct {
 // marked Possible are possible and the rest sure. A link repeated within one sentence counts once; a link that
 // is in the gold both as sure and as possible is sure.
 func (s *Scores) Add(predicted, gold []Link) {
+	s.Sentences++
 	type pair struct{ src, tgt int }
 	sure, possible := map[pair]bool{}, map[pair]bool{}
 	for _, l := range gold {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Link is one alignment link between source position Src and target position Tgt, both 0-based. Possible marks
@@ -79,28 +80,41 @@ type Symmetrization string
 
 // The symmetrizations Symmetrize knows.
 const (
-	Intersection   Symmetrization = "intersection"
-	Union          Symmetrization = "union"
-	GrowDiagFinal  Symmetrization = "grow-diag-final"
-	GrowDiag       Symmetrization = "grow-diag"
-	NoSymmetrizing Symmetrization = "" // the forward links alone
+	Intersection     Symmetrization = "intersection"
+	Union            Symmetrization = "union"
+	GrowDiag         Symmetrization = "grow-diag"
+	GrowDiagFinal    Symmetrization = "grow-diag-final"
+	GrowDiagFinalAnd Symmetrization = "grow-diag-final-and"
+	Forward          Symmetrization = "forward" // the forward links alone
+	Reverse          Symmetrization = "reverse" // the reverse links alone
 )
+
+// Symmetrizations lists the known methods, those that combine both directions first.
+func Symmetrizations() []Symmetrization {
+	return []Symmetrization{GrowDiagFinalAnd, GrowDiagFinal, GrowDiag, Intersection, Union, Forward, Reverse}
+}
 
 // Validate reports an error naming the known methods if s is not one of them.
 func (s Symmetrization) Validate() error {
-	switch s {
-	case Intersection, Union, GrowDiagFinal, GrowDiag, NoSymmetrizing:
+	known := Symmetrizations()
+	if slices.Contains(known, s) {
 		return nil
 	}
-	return fmt.Errorf("align: unknown symmetrization %q (want intersection, union, grow-diag or grow-diag-final)", string(s))
+	names := make([]string, len(known))
+	for k, m := range known {
+		names[k] = string(m)
+	}
+	return fmt.Errorf("align: unknown symmetrization %q (want %s)", string(s), strings.Join(names, ", "))
 }
 
 // Symmetrize combines the links of one sentence found by a forward (source→target) model and by a reverse
-// model, the latter already in forward orientation (see Transpose). Intersection keeps the links both found
-// (high precision), Union all of them (high recall). GrowDiag starts from the intersection and repeatedly
-// adds links of the union that neighbour (including diagonally) an accepted link and cover a source or
-// target word not yet aligned; GrowDiagFinal then adds, from the forward and then the reverse links, those
-// that cover a word still unaligned (Koehn et al. 2003, as in Moses' grow-diag-final). The result is sorted by
+// model, the latter already in forward orientation (see Transpose), as Koehn et al. (2003) and Moses do.
+// Intersection keeps the links both found (high precision), Union all of them (high recall). GrowDiag starts
+// from the intersection and, until nothing changes, visits the accepted links in order of source then target
+// position and adds each neighbour (horizontal, vertical, then diagonal) that is in the union and covers a
+// source or a target word not yet aligned. GrowDiagFinal then adds, from the forward and then the reverse links
+// in order, those that cover a source or a target word still unaligned; GrowDiagFinalAnd only those whose source
+// and target words are both unaligned. Forward and Reverse return one side alone. The result is sorted by
 // source, then target; it panics on an unknown method (check it with Validate).
 func Symmetrize(forward, reverse []Link, method Symmetrization) []Link {
 	type pair struct{ src, tgt int }
@@ -121,8 +135,10 @@ func Symmetrize(forward, reverse []Link, method Symmetrization) []Link {
 		srcAligned[p.src], tgtAligned[p.tgt] = true, true
 	}
 	switch method {
-	case NoSymmetrizing:
-		return Sort(append([]Link(nil), forward...))
+	case Forward:
+		return Sort(slices.Clone(forward))
+	case Reverse:
+		return Sort(slices.Clone(reverse))
 	case Union:
 		for p := range fwd {
 			add(p)
@@ -130,7 +146,7 @@ func Symmetrize(forward, reverse []Link, method Symmetrization) []Link {
 		for p := range rev {
 			add(p)
 		}
-	case Intersection, GrowDiag, GrowDiagFinal:
+	case Intersection, GrowDiag, GrowDiagFinal, GrowDiagFinalAnd:
 		for p := range fwd {
 			if rev[p] {
 				add(p)
@@ -139,7 +155,7 @@ func Symmetrize(forward, reverse []Link, method Symmetrization) []Link {
 	default:
 		panic(Symmetrization.Validate(method))
 	}
-	if method == GrowDiag || method == GrowDiagFinal {
+	if method == GrowDiag || method == GrowDiagFinal || method == GrowDiagFinalAnd {
 		neighbours := [8]pair{{-1, 0}, {0, -1}, {1, 0}, {0, 1}, {-1, -1}, {-1, 1}, {1, -1}, {1, 1}}
 		for grown := true; grown; {
 			grown = false
@@ -162,12 +178,16 @@ func Symmetrize(forward, reverse []Link, method Symmetrization) []Link {
 			}
 		}
 	}
-	if method == GrowDiagFinal {
+	if method == GrowDiagFinal || method == GrowDiagFinalAnd {
 		for _, side := range []map[pair]bool{fwd, rev} {
 			for s := 0; s < srcLen; s++ {
 				for t := 0; t < tgtLen; t++ {
 					p := pair{s, t}
-					if side[p] && !result[p] && (!srcAligned[s] || !tgtAligned[t]) {
+					if !side[p] || result[p] {
+						continue
+					}
+					if method == GrowDiagFinal && (!srcAligned[s] || !tgtAligned[t]) ||
+						method == GrowDiagFinalAnd && !srcAligned[s] && !tgtAligned[t] {
 						add(p)
 					}
 				}

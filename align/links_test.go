@@ -2,6 +2,7 @@ package align
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -61,8 +62,8 @@ func TestSymmetrizeHandCases(t *testing.T) {
 		{"union keeps all links once",
 			[]Link{l(0, 0), l(1, 1), l(2, 1)}, []Link{l(0, 0), l(1, 1), l(2, 2)}, Union,
 			[]Link{l(0, 0), l(1, 1), l(2, 1), l(2, 2)}},
-		{"none returns the forward links",
-			[]Link{l(2, 1), l(0, 0)}, []Link{l(1, 1)}, NoSymmetrizing,
+		{"forward returns the forward links",
+			[]Link{l(2, 1), l(0, 0)}, []Link{l(1, 1)}, Forward,
 			[]Link{l(0, 0), l(2, 1)}},
 		// Intersection {00,11}; (2,1) neighbours (1,1) and covers unaligned source 2; then (2,2) neighbours
 		// (1,1) diagonally and covers unaligned target 2.
@@ -85,6 +86,27 @@ func TestSymmetrizeHandCases(t *testing.T) {
 		{"final takes reverse links too",
 			[]Link{l(0, 0), l(3, 2)}, []Link{l(0, 0), l(2, 2), l(3, 3)}, GrowDiagFinal,
 			[]Link{l(0, 0), l(2, 2), l(3, 2), l(3, 3)}},
+		// Nothing grows from (0,0): the forward (2,3) and the reverse (3,3) neighbour no accepted link. Final
+		// takes (2,3) (source 2 unaligned), then (3,3) (source 3 unaligned, although target 3 now is) ...
+		{"final adds a link that covers one unaligned word",
+			[]Link{l(0, 0), l(2, 3)}, []Link{l(0, 0), l(3, 3)}, GrowDiagFinal,
+			[]Link{l(0, 0), l(2, 3), l(3, 3)}},
+		// ... while final-and takes (2,3) (source 2 and target 3 unaligned) but not (3,3) (target 3 aligned).
+		{"final-and adds only links between two unaligned words",
+			[]Link{l(0, 0), l(2, 3)}, []Link{l(0, 0), l(3, 3)}, GrowDiagFinalAnd,
+			[]Link{l(0, 0), l(2, 3)}},
+		// The forward links come first: with the sides swapped, (3,3) wins and (2,3) is left out.
+		{"final-and takes the forward links first",
+			[]Link{l(0, 0), l(3, 3)}, []Link{l(0, 0), l(2, 3)}, GrowDiagFinalAnd,
+			[]Link{l(0, 0), l(3, 3)}},
+		// Growing comes before final-and: (1,0) neighbours (0,0) and covers source 1, so it is in although
+		// target 0 is aligned.
+		{"final-and keeps what grow-diag added",
+			[]Link{l(0, 0), l(1, 0), l(2, 2)}, []Link{l(0, 0), l(1, 1)}, GrowDiagFinalAnd,
+			[]Link{l(0, 0), l(1, 0), l(1, 1), l(2, 2)}},
+		{"reverse returns the reverse links",
+			[]Link{l(2, 1), l(0, 0)}, []Link{l(1, 1), l(0, 2)}, Reverse,
+			[]Link{l(0, 2), l(1, 1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,11 +118,15 @@ func TestSymmetrizeHandCases(t *testing.T) {
 }
 
 func TestSymmetrizationValidateRejectsUnknownNames(t *testing.T) {
-	if err := Symmetrization("grow-diag-final-and").Validate(); err == nil {
-		t.Error("Validate accepted grow-diag-final-and")
+	for _, bad := range []Symmetrization{"grow-diag-and", "", "Intersection"} {
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "want grow-diag-final-and, grow-diag-final") {
+			t.Errorf("Validate(%q) = %v, want an error listing the methods", bad, err)
+		}
 	}
-	if err := GrowDiagFinal.Validate(); err != nil {
-		t.Errorf("Validate(grow-diag-final) = %v", err)
+	for _, m := range Symmetrizations() {
+		if err := m.Validate(); err != nil {
+			t.Errorf("Validate(%s) = %v", m, err)
+		}
 	}
 }
 

@@ -20,11 +20,20 @@ import (
 // A model trained on subwords splits both sides with its merges; the results are then word-level, with the
 // subwords in Subwords (see Translation).
 func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int) ([]Translation, error) {
+	return ForceWords(ctx, m, nil, srcs, tgts, batch)
+}
+
+// ForceWords is ForceTokens on words given pre-tokenized (the white-space tokens of the text, "Mr." one of them):
+// tok, the model's tokenizer, splits each word into the model's tokens (then its subword merges, if any, into
+// subwords), and the results are brought back to the given words as subwords are (see Translation.Subwords):
+// Source and Output are the given words, and a word's attention sums or averages that of its pieces. A nil tok
+// makes it ForceTokens.
+func ForceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int) ([]Translation, error) {
 	if len(srcs) != len(tgts) {
 		return nil, fmt.Errorf("force: %d sources for %d targets", len(srcs), len(tgts))
 	}
-	srcPieces, srcWord := splitSentences(m, srcs)
-	tgtPieces, tgtWord := splitSentences(m, tgts)
+	srcPieces, srcWord := splitSentences(m, tok, srcs)
+	tgtPieces, tgtWord := splitSentences(m, tok, tgts)
 	out, err := forcePieces(ctx, m, srcPieces, tgtPieces, batch)
 	if err != nil || srcWord == nil {
 		return out, err
@@ -104,8 +113,11 @@ type HeatmapRequest struct {
 	ModelPath string     // for the pictures' titles and the exports
 	Sources   [][]string // tokenized sentences
 	Refs      [][]string // tokenized references, one per source, or nil: with references, their attention is drawn
-	MaxLen    int        // longest greedy translation
-	Batch     int        // sentences per batch
+	// Tokenized says Sources and Refs are words as given (white-space tokens of pre-tokenized text), which the
+	// model's tokenizer splits further (see TranslateWords): the maps show the given words.
+	Tokenized bool
+	MaxLen    int // longest greedy translation
+	Batch     int // sentences per batch
 }
 
 // Heatmaps translates every source greedily and, when references are given, scores them by teacher forcing,
@@ -117,7 +129,11 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 	}
 	m := req.Model.Model
 	id := ModelIdentity(req.ModelPath, req.Model)
-	trs, err := TranslateTokens(ctx, m, req.Sources, DecodeOptions{MaxLen: req.MaxLen, Batch: req.Batch})
+	var tok data.Tokenizer
+	if req.Tokenized {
+		tok = req.Model.Config.Data.Tokenizer()
+	}
+	trs, err := TranslateWords(ctx, m, tok, req.Sources, DecodeOptions{MaxLen: req.MaxLen, Batch: req.Batch})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +144,7 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 		}
 		return maps, nil
 	}
-	forced, err := ForceTokens(ctx, m, req.Sources, req.Refs, req.Batch)
+	forced, err := ForceWords(ctx, m, tok, req.Sources, req.Refs, req.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -141,57 +157,85 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 
 // AlignRequest is everything `attend align` needs.
 type AlignRequest struct {
-	Model       *model.Seq2Seq[float32]
-	Reverse     *model.Seq2Seq[float32] // target→source model for symmetrization, or nil
-	Sym         align.Symmetrization    // how to combine the two directions (with Reverse)
-	Lowercase   bool
-	Src, Tgt    string // line-aligned files
+	Model     *model.Seq2Seq[float32]
+	Reverse   *model.Seq2Seq[float32] // target→source model for symmetrization, or nil
+	Sym       align.Symmetrization    // how to combine the two directions (with Reverse)
+	Lowercase bool
+	Corpus    Corpus // the sentence pairs
+	// Tokenized reads the corpus as pre-tokenized text: the positions of the links are those of its white-space
+	// tokens, each of which the model's tokenizer may split further (see ForceWords).
+	Tokenized   bool
 	Output      io.Writer
 	Threshold   float64        // 0: argmax alignment
-	Gold        [][]align.Link // gold links, one entry per line, or nil
+	Gold        [][]align.Link // gold links of the first lines, one entry per line, or nil
 	OneBasedOut bool           // write 1-based positions
 	Batch       int
 }
 
-// Align aligns every sentence pair of req.Src and req.Tgt by the attention of the model scoring the target with
-// teacher forcing, writes one Pharaoh line per pair, and, with gold links, returns the scores against them.
-// A gold file with a different number of lines than the corpus is an error.
+// Align aligns every sentence pair of req.Corpus by the attention of the model scoring the target with teacher
+// forcing, writes one Pharaoh line per pair, and, with gold links, returns the scores against them. The gold
+// may cover only the first lines of the corpus (scores.Sentences says how many were scored); more gold lines
+// than sentence pairs are an error.
 func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
-	var scores align.Scores
-	pairs, err := data.ReadParallel(req.Src, req.Tgt, modelTokenizer(req.Model, req.Lowercase))
-	if err != nil {
-		return scores, err
+	var read, split data.Tokenizer = modelTokenizer(req.Model, req.Lowercase), nil
+	if req.Tokenized {
+		read, split = data.WhitespaceTokenizer{}, modelTokenizer(req.Model, req.Lowercase)
 	}
-	if req.Gold != nil && len(req.Gold) != len(pairs) {
-		return scores, fmt.Errorf("align: the gold alignment has %d lines, %s and %s have %d", len(req.Gold), req.Src, req.Tgt, len(pairs))
+	pairs, err := req.Corpus.Read(read)
+	if err != nil {
+		return align.Scores{}, err
+	}
+	if err := checkGold(req.Gold, len(pairs), req.Corpus); err != nil {
+		return align.Scores{}, err
 	}
 	srcs, tgts := make([][]string, len(pairs)), make([][]string, len(pairs))
 	for i, p := range pairs {
 		srcs[i], tgts[i] = p.Src, p.Tgt
 	}
-	forward, err := ForceTokens(ctx, req.Model, srcs, tgts, req.Batch)
+	forward, err := ForceWords(ctx, req.Model, split, srcs, tgts, req.Batch)
 	if err != nil {
-		return scores, err
+		return align.Scores{}, err
 	}
 	var reverse []Translation
 	if req.Reverse != nil {
-		if reverse, err = ForceTokens(ctx, req.Reverse, tgts, srcs, req.Batch); err != nil {
-			return scores, err
+		if req.Tokenized {
+			split = modelTokenizer(req.Reverse, req.Lowercase)
+		}
+		if reverse, err = ForceWords(ctx, req.Reverse, split, tgts, srcs, req.Batch); err != nil {
+			return align.Scores{}, err
 		}
 	}
-	var out strings.Builder
+	links := make([][]align.Link, len(forward))
 	for i, tr := range forward {
-		links := tr.Links(req.Threshold)
+		links[i] = tr.Links(req.Threshold)
 		if reverse != nil {
-			links = align.Symmetrize(links, align.Transpose(reverse[i].Links(req.Threshold)), req.Sym)
+			links[i] = align.Symmetrize(links[i], align.Transpose(reverse[i].Links(req.Threshold)), req.Sym)
 		}
-		if req.Gold != nil {
-			scores.Add(links, req.Gold[i])
+	}
+	return writeLinks(req.Output, links, req.Gold, req.OneBasedOut)
+}
+
+// checkGold reports gold links with more lines than the corpus has pairs.
+func checkGold(gold [][]align.Link, pairs int, corpus Corpus) error {
+	if len(gold) > pairs {
+		return fmt.Errorf("align: the gold alignment has %d lines, the corpus (%s) %d", len(gold), corpus, pairs)
+	}
+	return nil
+}
+
+// writeLinks writes one Pharaoh line per sentence pair to w and returns the scores of the first len(gold) pairs
+// against the gold links.
+func writeLinks(w io.Writer, links, gold [][]align.Link, oneBased bool) (align.Scores, error) {
+	var scores align.Scores
+	var out strings.Builder
+	for i, l := range links {
+		if i < len(gold) {
+			scores.Add(l, gold[i])
 		}
-		out.WriteString(align.FormatPharaoh(links, req.OneBasedOut))
+		out.WriteString(align.FormatPharaoh(l, oneBased))
 		out.WriteByte('\n')
 	}
-	if _, err := io.WriteString(req.Output, out.String()); err != nil {
+	if _, err := io.WriteString(w, out.String()); err != nil {
 		return scores, fmt.Errorf("write alignments: %w", err)
 	}
 	return scores, nil

@@ -3,14 +3,19 @@ package app
 import (
 	"bytes"
 	"context"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/model"
 )
 
 func TestForceTokensKeepsInputOrderAndSkipsEmptyPairs(t *testing.T) {
@@ -67,7 +72,7 @@ func TestAlignWritesPharaohLinesThatScoreLikeTheReturnedScores(t *testing.T) {
 	m := untrainedModel(t)
 	run := func(req AlignRequest) (align.Scores, [][]align.Link) {
 		var out bytes.Buffer
-		req.Model, req.Src, req.Tgt, req.Output, req.Batch, req.Lowercase, req.Gold = m, src, tgt, &out, 2, true, gold
+		req.Model, req.Corpus, req.Output, req.Batch, req.Lowercase, req.Gold = m, Corpus{Src: src, Tgt: tgt}, &out, 2, true, gold
 		scores, err := Align(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +108,113 @@ func TestAlignWritesPharaohLinesThatScoreLikeTheReturnedScores(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if _, err := Align(context.Background(), AlignRequest{Model: m, Src: src, Tgt: tgt, Output: &out, Batch: 2, Gold: gold[:3]}); err == nil || !strings.Contains(err.Error(), "3 lines") {
-		t.Errorf("short gold: error %v", err)
+	if _, err := Align(context.Background(), AlignRequest{Model: m, Corpus: Corpus{Src: src, Tgt: tgt}, Output: &out, Batch: 2,
+		Gold: append(gold, nil)}); err == nil || !strings.Contains(err.Error(), "5 lines") {
+		t.Errorf("long gold: error %v", err)
+	}
+	scores, err := Align(context.Background(), AlignRequest{Model: m, Corpus: Corpus{Src: src, Tgt: tgt}, Output: &out, Batch: 2, Gold: gold[:2]})
+	if err != nil || scores.Sentences != 2 {
+		t.Errorf("gold of the first 2 lines: %+v, %v", scores, err)
+	}
+}
+
+// tokenizedModels are a word-level and a subword model whose vocabularies know the tokens of "Mr. Smith".
+func tokenizedModels(t *testing.T) map[string]*model.Seq2Seq[float32] {
+	t.Helper()
+	words := [][]string{strings.Fields("mr . smith left the house m est parti de la maison")}
+	out := map[string]*model.Seq2Seq[float32]{}
+	for _, name := range []string{"words", "subwords"} {
+		src, tgt := data.BuildVocab(words, 1, 0), data.BuildVocab(words, 1, 0)
+		var bpe *data.BPE
+		if name == "subwords" {
+			bpe = data.LearnBPE(words, 6)
+			pieces := bpe.ApplyAll(words)
+			src, tgt = data.BuildVocab(pieces, 1, 0), data.BuildVocab(pieces, 1, 0)
+		}
+		m, err := model.New[float32](tinyTrainConfig().Model, src, tgt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Init(rand.New(rand.NewPCG(3, 4)))
+		m.Subwords = bpe
+		out[name] = m
+	}
+	return out
+}
+
+// With Tokenized, links count the white-space tokens of the text: "Mr." is one word, although the model reads
+// "mr" and ".". Since the model's tokens of a line are those of its white-space tokens one after the other, the
+// links must be the model-token links of the untokenized run, each brought to the white-space token it lies in.
+func TestTokenizedAlignKeepsTheGivenWords(t *testing.T) {
+	dir := t.TempDir()
+	src, tgt := filepath.Join(dir, "c.en"), filepath.Join(dir, "c.fr")
+	os.WriteFile(src, []byte("Mr. Smith left the house .\nthe house .\n"), 0o644)
+	os.WriteFile(tgt, []byte("M. Smith est parti de la maison .\nla maison .\n"), 0o644)
+	// The white-space token of each of the model's tokens of the lines.
+	srcWord := [][]int{{0, 0, 1, 2, 3, 4, 5}, {0, 1, 2}}
+	tgtWord := [][]int{{0, 0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2}}
+	for name, m := range tokenizedModels(t) {
+		t.Run(name, func(t *testing.T) {
+			run := func(tokenized bool) [][]align.Link {
+				var out bytes.Buffer
+				if _, err := Align(context.Background(), AlignRequest{Model: m, Reverse: m, Sym: align.Union, Lowercase: true,
+					Corpus: Corpus{Src: src, Tgt: tgt}, Tokenized: tokenized, Output: &out, Batch: 2}); err != nil {
+					t.Fatal(err)
+				}
+				links, err := align.ReadPharaoh(&out, "links", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return links
+			}
+			tokens, words := run(false), run(true)
+			for k := range tokens {
+				var want []align.Link
+				for _, l := range tokens[k] {
+					want = append(want, align.Link{Src: srcWord[k][l.Src], Tgt: tgtWord[k][l.Tgt]})
+				}
+				want = slices.Compact(align.Sort(want))
+				if !slices.Equal(words[k], want) {
+					t.Errorf("line %d: tokenized links %v, want the token links %v brought to words: %v", k+1, words[k], tokens[k], want)
+				}
+				if k == 0 && !slices.ContainsFunc(words[k], func(l align.Link) bool { return l.Src == 5 }) {
+					t.Errorf("line 1: no link from the sixth word \".\": %v", words[k])
+				}
+			}
+		})
+	}
+}
+
+// ForceWords gives the attention of the given words: "Mr."'s column sums those of "mr" and ".", "M."'s row
+// averages theirs.
+func TestForceWordsSumsAndAveragesPieces(t *testing.T) {
+	m := tokenizedModels(t)["words"]
+	tok := data.NewRegexTokenizer(true)
+	given := [][]string{strings.Fields("Mr. Smith left")}
+	ref := [][]string{strings.Fields("M. Smith est parti")}
+	words, err := ForceWords(context.Background(), m, tok, given, ref, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := ForceTokens(context.Background(), m, [][]string{strings.Fields("mr . smith left")}, [][]string{strings.Fields("m . smith est parti")}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, p := words[0], tokens[0].Attention
+	if !slices.Equal(w.Source, given[0]) || !slices.Equal(w.Output, ref[0]) || len(w.Attention) != 5 {
+		t.Fatalf("forced %q → %q with %d rows", w.Source, w.Output, len(w.Attention))
+	}
+	col := func(row []float32) []float32 { return []float32{row[0] + row[1], row[2], row[3]} }
+	want := [][]float32{col(p[0]), col(p[0]), col(p[3]), col(p[4]), col(p[5])}
+	for i := range want[0] {
+		want[0][i] = (col(p[0])[i] + col(p[1])[i]) / 2
+	}
+	want[1] = col(p[2])
+	for r := range want {
+		for i := range want[r] {
+			if math.Abs(float64(w.Attention[r][i]-want[r][i])) > 1e-6 {
+				t.Fatalf("row %d: %v, want %v", r, w.Attention[r], want[r])
+			}
+		}
 	}
 }

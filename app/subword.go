@@ -8,7 +8,8 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// Subwords is the subword-level view of a translation by a model trained on subwords (data.subword bpe): the
+// Subwords is the token-level view of a translation whose words are not the model's tokens — by a model
+// trained on subwords (data.subword bpe), or of words given pre-tokenized (ForceWords, TranslateWords): the
 // tokens the model read and wrote and its attention between them, from which Translation's word-level fields
 // are made. Attention[t][i] is the weight of source subword i when output subword t (or the final </s>) was
 // produced.
@@ -31,15 +32,30 @@ func modelTokenizer(m *model.Seq2Seq[float32], lowercase bool) data.Tokenizer {
 	return &data.RegexTokenizer{Lowercase: lowercase, KeepBPEMarkers: m.Subwords == nil}
 }
 
-// splitSentences splits every sentence of words into the model's subwords, and says which word each subword
-// came from. Without merges the words are the tokens and wordOf is nil.
-func splitSentences(m *model.Seq2Seq[float32], sents [][]string) (pieces [][]string, wordOf [][]int) {
-	if m.Subwords == nil {
+// splitSentences splits every sentence of words into the model's tokens, and says which word each token came
+// from. tok, when set, first splits each word — a white-space token of pre-tokenized text — by the model's
+// tokenizer ("Mr." into "mr" and "."); then a model with subword merges splits the tokens into subwords. With
+// neither, the words are the tokens and wordOf is nil.
+func splitSentences(m *model.Seq2Seq[float32], tok data.Tokenizer, sents [][]string) (pieces [][]string, wordOf [][]int) {
+	if m.Subwords == nil && tok == nil {
 		return sents, nil
 	}
 	pieces, wordOf = make([][]string, len(sents)), make([][]int, len(sents))
 	for i, s := range sents {
-		pieces[i], wordOf[i] = m.Subwords.Split(s)
+		if tok == nil {
+			pieces[i], wordOf[i] = m.Subwords.Split(s)
+			continue
+		}
+		pieces[i], wordOf[i] = []string{}, []int{}
+		for w, word := range s {
+			tokens := tok.Tokenize(word)
+			if m.Subwords != nil {
+				tokens, _ = m.Subwords.Split(tokens)
+			}
+			for _, t := range tokens {
+				pieces[i], wordOf[i] = append(pieces[i], t), append(wordOf[i], w)
+			}
+		}
 	}
 	return pieces, wordOf
 }

@@ -193,8 +193,8 @@ func TestTrainWithSubwordsTranslatesToWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	var alignOut bytes.Buffer
-	scores, err := Align(context.Background(), AlignRequest{Model: m, Lowercase: true, Src: filepath.Join(dir, "valid.src"),
-		Tgt: filepath.Join(dir, "valid.tgt"), Output: &alignOut, Gold: gold, Batch: 8})
+	scores, err := Align(context.Background(), AlignRequest{Model: m, Lowercase: true,
+		Corpus: Corpus{Src: filepath.Join(dir, "valid.src"), Tgt: filepath.Join(dir, "valid.tgt")}, Output: &alignOut, Gold: gold, Batch: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,13 +274,21 @@ func translateLines(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tok
 
 // that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
+	return TranslateWords(ctx, m, nil, sents, opts)
+}
+
+// TranslateWords is TranslateTokens on sentences of words given pre-tokenized (the white-space tokens of the
+// text): tok, the model's tokenizer, splits each word into the model's tokens (then its subword merges, if any,
+// into subwords), and each translation's Source is the given words, its attention columns summed over each
+// word's pieces. A nil tok makes it TranslateTokens.
+func TranslateWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.Shortlist != nil && m.Lexicon == nil {
 		return nil, errNoLexicon
 	}
-	pieces, wordOf := splitSentences(m, sents)
+	pieces, wordOf := splitSentences(m, tok, sents)
 	out, err := translatePieces(ctx, m, pieces, opts)
 	if err != nil || wordOf == nil {
 		return out, err

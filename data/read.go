@@ -30,8 +30,9 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ErrInvalidUTF8 is the cause of a ParseError for a line that is not valid UTF-8.
 var ErrInvalidUTF8 = errors.New("invalid UTF-8")
 
-// ErrNoTab is the cause of a ParseError for a TSV line that is not blank but has no tab, so no second column.
-var ErrNoTab = errors.New("want source<TAB>target, found no tab")
+// ErrNoTab is the cause of a ParseError for a line of a one-file corpus that is not blank but has neither a tab
+// nor a " ||| " between source and target, so no second column.
+var ErrNoTab = errors.New("want source<TAB>target or source ||| target, found neither")
 
 // Pair is one sentence pair as tokens, with the 1-based line number it came from (for messages).
 type Pair struct {
@@ -181,10 +182,12 @@ func emptyCorpus(name, detail string) error {
 	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
 }
 
-// ReadTSV reads one file of tab-separated lines: column 1 is the source, column 2 the target, further columns
-// are ignored. A path ending in .gz is decompressed on the fly. A blank line (nothing but white space) gives a
-// pair with two empty sides; any other line without a tab is an error naming the file and the line, as are
-// invalid UTF-8 and an empty corpus (no lines, or no tokens in one of the two columns).
+// ReadTSV reads one file of sentence pairs, one per line: tab-separated, column 1 the source and column 2 the
+// target, further columns ignored; or, in a line without a tab, source and target on either side of the first
+// "|||" that stands alone between white space (fast_align's "source ||| target"). A path ending in .gz is
+// decompressed on the fly. A blank line (nothing but white space) gives a pair with two empty sides; any other
+// line with neither separator is an error naming the file and the line, as are invalid UTF-8 and an empty
+// corpus (no lines, or no tokens in one of the two columns).
 func ReadTSV(path string, tok Tokenizer) ([]Pair, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -201,7 +204,11 @@ func ReadTSV(path string, tok Tokenizer) ([]Pair, error) {
 		}
 		cols := strings.SplitN(lines.text, "\t", 3)
 		if len(cols) < 2 {
-			return nil, &ParseError{File: path, Line: lines.line, Err: ErrNoTab}
+			src, tgt, ok := cutBars(lines.text)
+			if !ok {
+				return nil, &ParseError{File: path, Line: lines.line, Err: ErrNoTab}
+			}
+			cols = []string{src, tgt}
 		}
 		p := Pair{Src: tok.Tokenize(cols[0]), Tgt: tok.Tokenize(cols[1]), Line: lines.line}
 		srcWords = srcWords || len(p.Src) > 0
@@ -219,6 +226,27 @@ func ReadTSV(path string, tok Tokenizer) ([]Pair, error) {
 		return nil, emptyCorpus(path, " (no tokens in column 2)")
 	}
 	return pairs, nil
+}
+
+// cutBars splits line around its first "|||" that has white space or the line's end on both sides.
+func cutBars(line string) (before, after string, found bool) {
+	for off := 0; ; {
+		k := strings.Index(line[off:], "|||")
+		if k < 0 {
+			return "", "", false
+		}
+		k += off
+		end := k + len("|||")
+		if (k == 0 || isSpace(line[k-1])) && (end == len(line) || isSpace(line[end])) {
+			return line[:k], line[end:], true
+		}
+		off = k + 1
+	}
+}
+
+// isSpace reports whether b is ASCII white space.
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
 }
 
 // ReadLines reads sentences to translate from r, one per line, and tokenizes them; name is the file name used

@@ -127,6 +127,29 @@ func TestReadTSVTakesTwoColumnsAndIgnoresTheRest(t *testing.T) {
 	}
 }
 
+// fast_align's format: source and target around a lone "|||"; a "|||" inside a word is text.
+func TestReadTSVTakesBarSeparatedLines(t *testing.T) {
+	const content = "2 .   ||| 2 .  \nMr. Smith ||| M. |||Smith\na|||b ||| c\n||| only target\n\nfirst\tsecond ||| third\n"
+	want := []Pair{
+		{Src: []string{"2", "."}, Tgt: []string{"2", "."}, Line: 1},
+		{Src: []string{"Mr.", "Smith"}, Tgt: []string{"M.", "|||Smith"}, Line: 2},
+		{Src: []string{"a|||b"}, Tgt: []string{"c"}, Line: 3},
+		{Src: nil, Tgt: []string{"only", "target"}, Line: 4},
+		{Line: 5},
+		{Src: []string{"first"}, Tgt: []string{"second", "|||", "third"}, Line: 6}, // a tab comes first
+	}
+	got, err := ReadTSV(writeFile(t, t.TempDir(), "enfr.src-tgt", content), WhitespaceTokenizer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	if _, err := ReadTSV(writeFile(t, t.TempDir(), "x.txt", "a\tb\nonly|||bars\n"), WhitespaceTokenizer{}); !errors.Is(err, ErrNoTab) {
+		t.Errorf("a line whose bars touch its words: %v, want ErrNoTab", err)
+	}
+}
+
 func TestReadLinesKeepsOneEntryPerLine(t *testing.T) {
 	const text = "\uFEFFEin Hund\r\n\n  \nZwei Katzen"
 	want := [][]string{{"ein", "hund"}, nil, nil, {"zwei", "katzen"}}
@@ -228,7 +251,7 @@ func TestBadInputNamesFileAndLine(t *testing.T) {
 			want: "data: " + path("n.en") + " has no lines but " + path("n.de") + " has some"},
 		{name: "TSV line without a tab",
 			read: tsv("t.tsv", "a\tb\nno tab here\n"),
-			want: "data: " + path("t.tsv") + " line 2: want source<TAB>target, found no tab",
+			want: "data: " + path("t.tsv") + " line 2: want source<TAB>target or source ||| target, found neither",
 			file: path("t.tsv"), line: 2, cause: ErrNoTab},
 		{name: "empty files",
 			read: parallel("e.de", "", "e.en", ""),

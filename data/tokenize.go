@@ -43,6 +43,25 @@ type RegexTokenizer struct {
 	KeepBPEMarkers bool // keep subword-nmt's "@@" on the token it ends
 }
 
+// WhitespaceTokenizer splits a line on white space only, for text that is already tokenized (as gold word
+// alignments and fast_align expect): the tokens are the line's white-space separated fields (strings.Fields,
+// Unicode's White_Space), so "Mr." stays one token. It optionally lowercases them. The zero value does not.
+type WhitespaceTokenizer struct {
+	Lowercase bool // lowercase the line before splitting it
+}
+
+// Tokenize returns the white-space separated fields of line, nil when it has none.
+func (t WhitespaceTokenizer) Tokenize(line string) []string {
+	if t.Lowercase {
+		line = strings.ToLower(line)
+	}
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return nil
+	}
+	return fields
+}
+
 // NewRegexTokenizer returns a tokenizer that lowercases when lowercase is true.
 func NewRegexTokenizer(lowercase bool) *RegexTokenizer { return &RegexTokenizer{Lowercase: lowercase} }
 

@@ -154,3 +154,19 @@ func TestTokenizerReadsBPEOutputBack(t *testing.T) {
 		t.Fatal("no word was split: the test tested nothing")
 	}
 }
+
+func TestWhitespaceTokenizerKeepsTheGivenTokens(t *testing.T) {
+	for _, c := range []struct {
+		in        string
+		lowercase bool
+		want      []string
+	}{
+		{"Mr. Smith , hon. member", false, []string{"Mr.", "Smith", ",", "hon.", "member"}},
+		{"  Mr.\tSMITH\u00a0l'homme  ", true, []string{"mr.", "smith", "l'homme"}},
+		{" \t ", false, nil},
+	} {
+		if got := (WhitespaceTokenizer{Lowercase: c.lowercase}).Tokenize(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Tokenize(%q) with lowercase %v = %q, want %q", c.in, c.lowercase, got, c.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 type heatmapOptions struct {
 	model, text, input, ref, out, outDir string
 	limit, maxLen, batch                 int
+	tokenized                            bool
 }
 
 func newHeatmapCmd() *cobra.Command {
@@ -35,7 +36,9 @@ needed. Labels use the embedded Liberation Sans: Latin scripts (German, French, 
 Cyrillic render; other scripts do not.
 
 A model trained on subwords (data.subword bpe) is drawn in words: a source word's column sums its subwords'
-weights and an output word's row averages its subwords' rows.`,
+weights and an output word's row averages its subwords' rows. With --tokenized the text is taken as already
+tokenized: its words are split on white space only and drawn as given ("Mr." stays one column), each the sum of
+the model's tokens it splits into.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
 	}
@@ -49,6 +52,7 @@ weights and an output word's row averages its subwords' rows.`,
 	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
 	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
 	fl.IntVar(&o.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
+	fl.BoolVar(&o.tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }
@@ -79,8 +83,11 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if err != nil {
 		return err
 	}
-	tok := ck.Config.Data.Tokenizer()
-	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
+	var tok data.Tokenizer = ck.Config.Data.Tokenizer()
+	if o.tokenized {
+		tok = data.WhitespaceTokenizer{}
+	}
+	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, Tokenized: o.tokenized, MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
 	if o.maxLen > 0 {
 		req.MaxLen = o.maxLen
 	}

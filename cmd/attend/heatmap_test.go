@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/synth"
 )
 
@@ -157,6 +158,43 @@ func TestHeatmapAlignPlotEndToEnd(t *testing.T) {
 		t.Errorf("symmetrized alignment on stdout: %q", stdout)
 	}
 
+	// --tokenized: the given white-space tokens are the words, "Mr." one of them, in heat maps and alignments.
+	text := "Mr. " + test[0].Src + " ."
+	tokJSON := filepath.Join(dir, "tokenized.json")
+	ok("heatmap", "--model", ckpt, "--tokenized", "--text", text, "--ref", "Mr. "+test[0].Tgt, "--out", tokJSON)
+	var tm struct {
+		Source, Output []string
+		Attention      [][]float64
+	}
+	data, _ = os.ReadFile(tokJSON)
+	if err := json.Unmarshal(data, &tm); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tm.Source, " ") != text || tm.Output[0] != "Mr." || len(tm.Attention[0]) != len(strings.Fields(text)) {
+		t.Errorf("tokenized heat map: source %q, output %q, %d columns", tm.Source, tm.Output, len(tm.Attention[0]))
+	}
+	mrSrc, mrTgt := filepath.Join(dir, "mr.src"), filepath.Join(dir, "mr.tgt")
+	writeFile(t, mrSrc, text+"\n")
+	writeFile(t, mrTgt, "Mr. "+test[0].Tgt+"\n")
+	for _, tokenized := range []bool{false, true} {
+		args := []string{"align", "--model", ckpt, "--src", mrSrc, "--tgt", mrTgt, "--reverse", ckpt, "--sym", "union"}
+		words := len(strings.Fields(text)) + 1 // attend's tokenizer splits "Mr."
+		if tokenized {
+			args, words = append(args, "--tokenized"), words-1
+		}
+		links, err := align.ParsePharaoh(ok(args...), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := 0
+		for _, l := range links {
+			last = max(last, l.Src)
+		}
+		if last != words-1 { // union: every source word has a link of the reverse direction
+			t.Errorf("tokenized %v: last linked source word %d, want %d", tokenized, last, words-1)
+		}
+	}
+
 	// translate --alignments: one line per input line, links within the sentence.
 	tAlign := filepath.Join(dir, "t.align")
 	ok("translate", "--model", ckpt, "--input", filepath.Join(dir, "test.src"), "--output", filepath.Join(dir, "t.out"), "--alignments", tAlign)
@@ -181,8 +219,8 @@ func TestAttentionCommandsNameFileAndLine(t *testing.T) {
 	ckpt := trainDirection(t, dir, "m", "train.src", "train.tgt")
 	badGold := filepath.Join(dir, "bad.align")
 	writeFile(t, badGold, "0-0\n0-x 1-1\n0-0\n")
-	shortGold := filepath.Join(dir, "short.align")
-	writeFile(t, shortGold, "0-0\n")
+	longGold := filepath.Join(dir, "long.align")
+	writeFile(t, longGold, "0-0\n0-0\n0-0\n0-0\n")
 	shortRef := filepath.Join(dir, "short.tgt")
 	writeFile(t, shortRef, "a\n")
 	badMetrics := filepath.Join(dir, "bad.jsonl")
@@ -195,7 +233,7 @@ func TestAttentionCommandsNameFileAndLine(t *testing.T) {
 	}{
 		{"bad gold link", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--gold", badGold}, []string{"bad.align line 2", "0-x"}},
 		{"missing gold file", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--gold", shortRef + "x"}, []string{"short.tgtx"}},
-		{"gold of another length", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--gold", shortGold}, []string{"1 lines", "test.src", "3"}},
+		{"gold longer than the corpus", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--gold", longGold}, []string{"4 lines", "test.src", "3"}},
 		{"unknown symmetrization", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--reverse", ckpt, "--sym", "diag"}, []string{"diag", "grow-diag-final"}},
 		{"sym without reverse", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--sym", "union"}, []string{"--reverse"}},
 		{"reference file of another length", []string{"heatmap", "--model", ckpt, "--input", src, "--ref", shortRef, "--out-dir", filepath.Join(dir, "g")}, []string{"short.tgt", "1 lines", "3"}},

@@ -54,7 +54,7 @@ unless --out is given.`,
 	fl.StringVar(&ckpt, "model", "", "checkpoint to add the lexicon to (required)")
 	fl.StringVar(&corpus.Src, "src", "", "source side of the corpus")
 	fl.StringVar(&corpus.Tgt, "tgt", "", "target side of the corpus")
-	fl.StringVar(&corpus.TSV, "tsv", "", "or: one tab-separated file, source then target")
+	fl.StringVar(&corpus.TSV, "tsv", "", "or: one file of \"source<TAB>target\" or \"source ||| target\" lines")
 	fl.StringVar(&out, "out", "", "checkpoint to write (default: --model, replaced atomically)")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/wordalign"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -85,4 +86,60 @@ func validLine(v model.ValidLog) string {
 		line += "  (best so far: saved)"
 	}
 	return line
+}
+
+// alignProgress shows the statistical aligner's passes over the corpus: a progress bar per pass on standard
+// error when it is a terminal (unless noProgress), and one plain line per EM iteration in any case, as
+// fast_align prints its iterations.
+type alignProgress struct {
+	log     io.Writer
+	bars    bool
+	current *progressbar.ProgressBar
+	pass    wordalign.Progress // the pass the bar shows
+}
+
+func newAlignProgress(log io.Writer, noProgress bool) *alignProgress {
+	return &alignProgress{log: log, bars: !noProgress && term.IsTerminal(int(os.Stderr.Fd()))}
+}
+
+// report is a wordalign.Options.Progress.
+func (a *alignProgress) report(p wordalign.Progress) {
+	if a.bars {
+		if a.current == nil || p.Direction != a.pass.Direction || p.Iteration != a.pass.Iteration {
+			a.close()
+			a.current = progressbar.NewOptions(p.Total, progressbar.OptionSetWriter(os.Stderr),
+				progressbar.OptionSetDescription(passName(p)), progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
+				progressbar.OptionThrottle(200*time.Millisecond))
+			a.pass = p
+		}
+		_ = a.current.Set(p.Done)
+		if p.Done == p.Total {
+			a.close()
+		}
+	}
+	if s := p.Stats; s != nil {
+		fmt.Fprintf(a.log, "%s: log-likelihood per word %.4f, empty word %.1f%%, tension %.3f\n", passName(p),
+			s.LogLikelihood, 100*s.NullShare, s.Tension)
+	}
+}
+
+// close ends the current bar, if any.
+func (a *alignProgress) close() {
+	if a.current != nil {
+		_ = a.current.Finish()
+		a.current = nil
+	}
+}
+
+// passName names a pass of the statistical aligner: "forward EM 2/4", "reverse aligning".
+func passName(p wordalign.Progress) string {
+	name := p.Direction
+	if name != "" {
+		name += " "
+	}
+	if p.Iteration == 0 {
+		return name + "aligning"
+	}
+	return fmt.Sprintf("%sEM %d/%d", name, p.Iteration, p.Iterations)
 }

@@ -1,0 +1,59 @@
+package wordalign
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/data"
+)
+
+// TestHansardsAER trains on Multi30k En–Fr train (lowercased, attend's tokenizer) plus the 447 English–French
+// Hansards pairs (lowercased, white-space tokens) and scores lines 1–200 against their gold: each AER within
+// 0.01 of fast_align's on the same input (-d -o -v, atools: forward 0.261, grow-diag-final-and 0.242,
+// grow-diag-final 0.278, intersection 0.201) or better. It needs ATTEND_MULTI30K (a directory with train.en and
+// train.fr) and ATTEND_HANSARDS (one with enfr.src-tgt and enfr.dev-gold), and a minute or so of two cores.
+func TestHansardsAER(t *testing.T) {
+	m30k, hansards := os.Getenv("ATTEND_MULTI30K"), os.Getenv("ATTEND_HANSARDS")
+	if m30k == "" || hansards == "" {
+		t.Skip("set ATTEND_MULTI30K and ATTEND_HANSARDS to the Multi30k and Hansards directories")
+	}
+	pairs, err := data.ReadParallel(filepath.Join(m30k, "train.en"), filepath.Join(m30k, "train.fr"), data.NewRegexTokenizer(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := data.ReadTSV(filepath.Join(hansards, "enfr.src-tgt"), data.WhitespaceTokenizer{Lowercase: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(hansards, "enfr.dev-gold"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gold, err := align.ReadPharaoh(f, "enfr.dev-gold", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offset := len(pairs)
+	links, err := AlignWords(context.Background(), append(pairs, test...), DefaultOptions(), align.GrowDiagFinalAnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method    align.Symmetrization
+		fastAlign float64
+	}{{align.Forward, 0.261}, {align.GrowDiagFinalAnd, 0.242}, {align.GrowDiagFinal, 0.278}, {align.Intersection, 0.201}} {
+		var s align.Scores
+		sym := links.Symmetrized(c.method)
+		for k, g := range gold {
+			s.Add(sym[offset+k], g)
+		}
+		t.Logf("%-19s precision %.4f recall %.4f AER %.4f (fast_align %.3f)", c.method, s.Precision(), s.Recall(), s.AER(), c.fastAlign)
+		if s.AER() > c.fastAlign+0.01 {
+			t.Errorf("%s: AER %.4f, fast_align's is %.3f", c.method, s.AER(), c.fastAlign)
+		}
+	}
+}
