@@ -9,6 +9,7 @@ import (
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 )
 
@@ -163,7 +164,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 		return scores, err
 	}
 	if req.Gold != nil && len(req.Gold) != len(pairs) {
-		return scores, fmt.Errorf("align: the gold alignment has %d lines, %s and %s have %d", len(req.Gold), req.Src, req.Tgt, len(pairs))
+		return scores, fmt.Errorf("align: the gold alignment has %s, %s and %s have %d", plural.Count(len(req.Gold), "line"), req.Src, req.Tgt, len(pairs))
 	}
 	srcs, tgts := make([][]string, len(pairs)), make([][]string, len(pairs))
 	for i, p := range pairs {

@@ -8,6 +8,7 @@ import (
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
@@ -78,7 +79,7 @@ func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 	}
 	inputs := []app.NamedPath{{Role: "--model", Path: o.model}, {Role: "--src", Path: o.src}, {Role: "--tgt", Path: o.tgt},
 		{Role: "--gold", Path: o.gold}, {Role: "--reverse", Path: o.reverse}}
-	if err := app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output}}, inputs); err != nil {
+	if err := app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output, Example: "alignments.txt"}}, inputs); err != nil {
 		return err
 	}
 	ck, err := model.Load(o.model)
@@ -130,6 +131,6 @@ func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 
 // printScores prints alignment scores on one line.
 func printScores(w io.Writer, s align.Scores) {
-	fmt.Fprintf(w, "precision %.4f  recall %.4f  AER %.4f  (%d predicted links, %d sure, %d hit sure, %d hit possible)\n",
-		s.Precision(), s.Recall(), s.AER(), s.Predicted, s.Sure, s.HitSure, s.HitPossible)
+	fmt.Fprintf(w, "precision %.4f  recall %.4f  AER %.4f  (%s, %d sure, %d hit sure, %d hit possible)\n",
+		s.Precision(), s.Recall(), s.AER(), plural.Count(s.Predicted, "predicted link"), s.Sure, s.HitSure, s.HitPossible)
 }
