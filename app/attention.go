@@ -9,6 +9,7 @@ import (
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 )
 
@@ -218,7 +219,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 // checkGold reports gold links with more lines than the corpus has pairs.
 func checkGold(gold [][]align.Link, pairs int, corpus Corpus) error {
 	if len(gold) > pairs {
-		return fmt.Errorf("align: the gold alignment has %d lines, the corpus (%s) %d", len(gold), corpus, pairs)
+		return fmt.Errorf("align: the gold alignment has %s, the corpus (%s) %d", plural.Count(len(gold), "line"), corpus, pairs)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/metrics"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
@@ -97,8 +98,8 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	for i := 0; i < min(3, len(test)); i++ {
 		fmt.Fprintf(req.Stdout, "  test: %s\n   ref: %s\n   out: %s\n", test[i].Src, test[i].Tgt, strings.Join(hyps[i], " "))
 	}
-	fmt.Fprintf(req.Stdout, "demo: held-out exact match %.2f%% (%d sentences), attention AER %.3f (precision %.3f, recall %.3f, on the %d exact translations), trained in %.0fs\n",
-		100*res.ExactMatch, len(test), res.AER, scores.Precision(), scores.Recall(), res.AlignedSentences, res.Seconds)
+	fmt.Fprintf(req.Stdout, "demo: held-out exact match %.2f%% (%s), attention AER %.3f (precision %.3f, recall %.3f, on the %s), trained in %.0fs\n",
+		100*res.ExactMatch, plural.Count(len(test), "sentence"), res.AER, scores.Precision(), scores.Recall(), plural.Count(res.AlignedSentences, "exact translation"), res.Seconds)
 	return res, nil
 }
 
@@ -129,7 +130,7 @@ func demoHeatmaps(req DemoRequest, ck *model.Checkpoint, ckPath string, trs []Tr
 	if err := heatmap.WriteGalleryDir(dir, "attend demo: attention on the test set", maps); err != nil {
 		return err
 	}
-	fmt.Fprintf(req.Stdout, "gallery of %d test sentences: %s\n", len(maps), filepath.Join(dir, "index.html"))
+	fmt.Fprintf(req.Stdout, "gallery of %s: %s\n", plural.Count(len(maps), "test sentence"), filepath.Join(dir, "index.html"))
 	return nil
 }
 

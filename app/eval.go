@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/metrics"
 	"github.com/attend-nmt/attend/model"
 )
@@ -118,7 +119,7 @@ func (r EvalResult) Report(w io.Writer) {
 		}
 	}
 	if r.PerplexityTokens > 0 {
-		fmt.Fprintf(w, "perplexity = %.3f (%d reference tokens)\n", r.Perplexity, r.PerplexityTokens)
+		fmt.Fprintf(w, "perplexity = %.3f (%s)\n", r.Perplexity, plural.Count(r.PerplexityTokens, "reference token"))
 	}
 }
 
@@ -439,7 +440,7 @@ func readAllLines(in NamedReader) ([]string, error) {
 
 func sameCount(name string, n int, refName string, refN int) error {
 	if n != refN {
-		return fmt.Errorf("eval: %s has %d lines but %s has %d", name, n, refName, refN)
+		return fmt.Errorf("eval: %s has %s but %s has %d", name, plural.Count(n, "line"), refName, refN)
 	}
 	return nil
 }

@@ -4,30 +4,79 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
-// NamedPath is a file path with the flag or role that named it ("--out"), for messages.
-type NamedPath struct{ Role, Path string }
+// NamedPath is a file path with the flag or role that named it ("--out"), for messages. Every command lists
+// each file it reads and each file it writes as NamedPaths and hands them to CheckOutputs before any work.
+type NamedPath struct {
+	Role, Path string
+	// Pattern makes Path a glob (see GlobOf) standing for every file of that shape that the command may write
+	// or remove, such as the step checkpoints NAME.step-*.ckpt of train.keep_last or the temporaries
+	// .NAME.ckpt.tmp-* of an atomic save.
+	Pattern bool
+	// Replaceable, on an output, marks a file written whole to a temporary and renamed over Path (a checkpoint);
+	// on an input, a file read whole before anything is written that the command is meant to replace (the
+	// checkpoint a run resumes from). An output and an input that are both Replaceable may be the same file:
+	// `--out m.ckpt --resume m.ckpt` continues a run in place, and the old file stays whole until the new
+	// one replaces it.
+	Replaceable bool
+	// Example is a file name that fits this output ("model.ckpt"), offered when Path is a directory; without
+	// one the message asks for a file in that directory.
+	Example string
+}
 
-// CheckOutputs makes sure every output can be written before any work starts: not a directory, in a directory
-// that exists (it is created) and is writable, and not the same file as any input. Empty paths are skipped.
+// CheckOutputs makes sure, before any work, that running the command can destroy nothing and that its outputs
+// can be written. It refuses, naming both roles and paths:
+//   - an output that exists and is not a regular file: a directory, a device such as /dev/null, a named pipe
+//     (opening one would block), a socket (checked with Stat, before anything is opened);
+//   - an output that is the same file as an input (by path, or through links), or that an output pattern
+//     would cover, unless both are Replaceable;
+//   - two outputs that are the same file, or a file and a pattern that covers it.
+//
+// Then it creates the outputs' directories and checks that each is writable and takes new files (checkpoints
+// are written to a temporary beside them). Empty paths are skipped. Pattern outputs are only compared.
 func CheckOutputs(outputs, inputs []NamedPath) error {
-	for _, out := range outputs {
+	for i, out := range outputs {
 		if out.Path == "" {
 			continue
 		}
-		if info, err := os.Stat(out.Path); err == nil && info.IsDir() {
-			return fmt.Errorf("%s %s is a directory; give a file path, such as %s", out.Role, out.Path, filepath.Join(out.Path, "model.ckpt"))
-		}
-		for _, in := range inputs {
-			if in.Path != "" && samePath(out.Path, in.Path) {
-				return fmt.Errorf("%s %s is also %s: writing it would destroy that input", out.Role, out.Path, in.Role)
+		if !out.Pattern {
+			if err := checkKind(out); err != nil {
+				return err
 			}
 		}
-		dir := filepath.Dir(out.Path)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		for _, in := range inputs {
+			if in.Path == "" || in.Pattern || out.Replaceable && in.Replaceable {
+				continue
+			}
+			if covers(out, in.Path) {
+				if out.Pattern {
+					return fmt.Errorf("%s %s is also one of %s %s: writing them would destroy that input", in.Role, in.Path, out.Role, out.Path)
+				}
+				return fmt.Errorf("%s %s is also %s %s: writing it would destroy that input", out.Role, out.Path, in.Role, in.Path)
+			}
+		}
+		for _, other := range outputs[i+1:] {
+			if other.Path == "" || out.Pattern && other.Pattern {
+				continue
+			}
+			switch {
+			case other.Pattern && covers(other, out.Path):
+				return fmt.Errorf("%s %s is also one of %s %s: one file cannot hold both", out.Role, out.Path, other.Role, other.Path)
+			case covers(out, other.Path):
+				return fmt.Errorf("%s %s is also %s %s: one file cannot hold both", other.Role, other.Path, out.Role, out.Path)
+			}
+		}
+	}
+	for _, out := range outputs {
+		if out.Path == "" || out.Pattern {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(out.Path), 0o755); err != nil {
 			return fmt.Errorf("%s %s: %w", out.Role, out.Path, err)
 		}
 		if err := probeWritable(out.Path); err != nil {
@@ -37,8 +86,45 @@ func CheckOutputs(outputs, inputs []NamedPath) error {
 	return nil
 }
 
-// probeWritable checks that path can be written: an existing file is opened for writing (and left as it is),
-// and the directory must take a new file, since checkpoints are written to a temporary file and renamed.
+// checkKind refuses an output that exists and is not a regular file. Stat follows links: a link to /dev/null
+// is a device too. Nothing is opened, so a named pipe cannot block the check.
+func checkKind(out NamedPath) error {
+	info, err := os.Stat(out.Path)
+	if err != nil {
+		return nil // missing (it will be created), or a failure that the writability probe reports
+	}
+	switch mode := info.Mode(); {
+	case mode.IsRegular():
+		return nil
+	case mode.IsDir():
+		if out.Example != "" {
+			return fmt.Errorf("%s %s is a directory; give a file path, such as %s", out.Role, out.Path, filepath.Join(out.Path, out.Example))
+		}
+		return fmt.Errorf("%s %s is a directory; give the path of a file", out.Role, out.Path)
+	default:
+		return fmt.Errorf("%s %s is %s, not a regular file: attend writes only regular files; give the path of one", out.Role, out.Path, describeMode(mode))
+	}
+}
+
+// describeMode names the kind of a file that is not regular, with its article.
+func describeMode(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeCharDevice != 0:
+		return "a character device"
+	case mode&fs.ModeDevice != 0:
+		return "a block device"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	default:
+		return "a special file"
+	}
+}
+
+// probeWritable checks that path can be written: an existing file (a regular one: see checkKind) is opened for
+// writing and left as it is, and the directory must take a new file, since checkpoints are written to a
+// temporary file and renamed.
 func probeWritable(path string) error {
 	if _, err := os.Stat(path); err == nil {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -56,17 +142,70 @@ func probeWritable(path string) error {
 	return os.Remove(name)
 }
 
-// samePath reports whether a and b name the same file: the same cleaned absolute path, or, when both exist,
-// the same file through links.
+// covers reports whether writing out would write the file at path: the same file (samePath), or for a pattern
+// a file whose name it matches in the same directory.
+func covers(out NamedPath, path string) bool {
+	if !out.Pattern {
+		return samePath(out.Path, path)
+	}
+	dir, glob := filepath.Split(out.Path)
+	pdir, name := filepath.Split(resolve(path))
+	if ok, err := filepath.Match(glob, name); err != nil || !ok {
+		return false
+	}
+	return resolve(filepath.Join(dir, ".")) == filepath.Clean(pdir)
+}
+
+// samePath reports whether a and b name the same file: the same path once made absolute and rid of links
+// (so that a file not written yet is still recognised through a linked directory), or, when both exist, the
+// same file through hard links.
 func samePath(a, b string) bool {
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	if errA == nil && errB == nil && absA == absB {
+	if resolve(a) == resolve(b) {
 		return true
 	}
 	infoA, errA := os.Stat(a)
 	infoB, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
+}
+
+// resolve returns path made absolute with its links resolved: the whole path when it exists, else its
+// directory's, else just the absolute path.
+func resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	dir, name := filepath.Split(abs)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(real, name)
+	}
+	return abs
+}
+
+// GlobOf is the pattern of the files named prefix, then anything, then suffix, in the directory of prefix: the
+// Path of a Pattern NamedPath. Characters that are special in a glob are escaped in both parts.
+func GlobOf(prefix, suffix string) string {
+	dir, name := filepath.Split(prefix)
+	return dir + globEscape(name) + "*" + globEscape(suffix)
+}
+
+// globEscape escapes the characters that filepath.Match treats as special.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
+}
+
+// CheckpointOutputs are the files written when a checkpoint is saved at path, for CheckOutputs: the file itself
+// (Replaceable: written atomically) and its temporaries (see checkpoint.Write).
+func CheckpointOutputs(role, path string) []NamedPath {
+	if path == "" {
+		return nil
+	}
+	dir, name := filepath.Split(path)
+	return []NamedPath{{Role: role, Path: path, Replaceable: true, Example: "model.ckpt"},
+		{Role: "the temporary files of " + role, Path: GlobOf(dir+"."+name+".tmp-", ""), Pattern: true}}
 }
 
 // ErrStopped is what an interruption before training's first step matches with errors.Is: nothing was written.

@@ -15,12 +15,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
@@ -63,13 +65,17 @@ type TrainRequest struct {
 	Config model.Config
 	// ConfigFile names the file Config was read from ("" for the built-in defaults). On resume, a config file
 	// is compared with the checkpoint's as a whole; without one, only Overrides apply on top of the checkpoint's.
-	ConfigFile  string
-	Overrides   func(*model.Config) error // the command line's overrides, applied again on top of a resumed config
-	Train       Corpus
-	Valid       Corpus // optional
+	ConfigFile string
+	Overrides  func(*model.Config) error // the command line's overrides, applied again on top of a resumed config
+	Train      Corpus
+	// Valid is the validation corpus (optional). On resume an empty one means the files the checkpoint's run
+	// validated on (model.Progress.ValidFiles), unless NoValid is set.
+	Valid       Corpus
+	NoValid     bool   // no validation, even on resume of a run that validated
 	Out         string // checkpoint path
 	Resume      string // checkpoint to continue from (see model.CheckResume for what may change)
 	MetricsPath string // default: Out with .metrics.jsonl
+	CPUProfile  string // optional: a CPU profile of the run is written there (by the lead process)
 	Stdout      io.Writer
 	Recorder    model.Recorder // progress display; nil for none
 	// Group is the set of processes training together (nil: this one). Processes other than rank 0 print
@@ -81,10 +87,13 @@ type TrainRequest struct {
 // vocabulary does not fit it.
 const UnkWarning = 0.10
 
-// Train checks every setting and output path, removes the temporaries that a run killed while saving left
-// beside the checkpoints (checkpoint.RemoveStale), reads the corpora, builds or restores the model, trains it and
-// prints a summary line. Nothing is written before the checks pass. A cancelled ctx stops any phase: before the
-// first step with nothing written, afterwards with the position saved (a *model.InterruptedError).
+// Train checks every setting and every file it reads and writes (trainFiles), takes the lock of --out
+// (model.LockPath) so that no other run writes the same checkpoints, removes the temporaries that a run killed
+// while saving left beside the checkpoints (checkpoint.RemoveStale), reads the corpora, builds or restores the
+// model, trains it and prints a summary line. Nothing is written before the checks pass. A resumed run
+// validates on the files its checkpoint names unless told otherwise (TrainRequest.Valid). A cancelled ctx
+// stops any phase: before the first step with nothing written, afterwards with the position saved (a
+// *model.InterruptedError).
 func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if req.Group == nil {
 		req.Group = dist.Single{}
@@ -104,10 +113,26 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if metricsPath == "" {
 		metricsPath = strings.TrimSuffix(req.Out, ".ckpt") + ".metrics.jsonl"
 	}
+	valid, stored, err := validCorpus(req, start)
+	if err != nil {
+		return model.Summary{}, err
+	}
 	if lead {
-		if err := prepareOutputs(req, metricsPath); err != nil {
+		unlock, err := prepareOutputs(req, cfg, metricsPath, valid, stored)
+		if err != nil {
 			return model.Summary{}, err
 		}
+		defer unlock()
+		if req.CPUProfile != "" {
+			stop, err := startCPUProfile(req.CPUProfile)
+			if err != nil {
+				return model.Summary{}, err
+			}
+			defer stop()
+		}
+	}
+	if stored {
+		fmt.Fprintf(req.Stdout, "validating on %s from the checkpoint\n", valid)
 	}
 	useThreads(req.Stdout, &cfg.Train)
 
@@ -121,6 +146,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		opts.Model, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
 	} else if opts.Model, err = newModel(ctx, cfg, pairs, subwords); err != nil {
+		return model.Summary{}, err
+	}
+	if opts.Progress.ValidFiles, err = corpusFiles(valid); err != nil {
 		return model.Summary{}, err
 	}
 	m := opts.Model
@@ -137,8 +165,8 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		fmt.Fprintf(req.Stdout, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) in %.1fs\n",
 			time.Since(began).Seconds())
 	}
-	if !req.Valid.Empty() {
-		if opts.Valid, err = readValidation(ctx, req.Valid, tok, m); err != nil {
+	if !valid.Empty() {
+		if opts.Valid, err = readValidation(ctx, valid, tok, m); err != nil {
 			return model.Summary{}, err
 		}
 	}
@@ -165,32 +193,135 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	return sum, nil
 }
 
-// prepareOutputs checks that no output path is an input or a directory, and removes the temporary files that a
-// run killed while saving (kill -9, a power cut) left beside the checkpoints, as large as the model. Only the
-// lead process writes checkpoints, so only it may judge them.
-func prepareOutputs(req TrainRequest, metricsPath string) error {
-	inputs := []NamedPath{{"--src", req.Train.Src}, {"--tgt", req.Train.Tgt}, {"--data", req.Train.TSV},
-		{"--valid-src", req.Valid.Src}, {"--valid-tgt", req.Valid.Tgt}, {"--valid-data", req.Valid.TSV}, {"--config", req.ConfigFile}}
-	outputs := []NamedPath{{"--out", req.Out}, {"the best checkpoint", model.BestPath(req.Out)}, {"--metrics", metricsPath}}
+// prepareOutputs checks every file the run reads and writes (trainFiles), takes the lock of --out, and removes
+// the temporary files that a run killed while saving (kill -9, a power cut) left beside the checkpoints, as large
+// as the model. Only the lead process writes checkpoints, so only it locks them and judges their temporaries.
+// It returns the function that releases the lock.
+func prepareOutputs(req TrainRequest, cfg model.Config, metricsPath string, valid Corpus, stored bool) (func(), error) {
+	outputs, inputs := trainFiles(req, cfg, metricsPath, valid, stored)
 	if err := CheckOutputs(outputs, inputs); err != nil {
-		return err
+		return nil, err
 	}
+	lock, err := checkpoint.TryLock(model.LockPath(req.Out))
+	var locked *checkpoint.LockedError
+	switch {
+	case errors.As(err, &locked) && locked.PID > 0:
+		return nil, fmt.Errorf("--out %s is being written by another attend run (process %d, which holds %s); wait for it to end, or give another --out",
+			req.Out, locked.PID, locked.Path)
+	case errors.As(err, &locked):
+		return nil, fmt.Errorf("--out %s is being written by another attend run (it holds %s); wait for it to end, or give another --out", req.Out, locked.Path)
+	case err != nil:
+		return nil, err
+	}
+	unlock := func() { lock.Unlock() }
 	for _, ckpt := range []string{req.Out, model.BestPath(req.Out)} {
 		removed, err := checkpoint.RemoveStale(ckpt)
 		for _, name := range removed {
 			fmt.Fprintf(req.Stdout, "removed %s, left by a run that stopped while saving\n", name)
 		}
 		if err != nil {
-			return err
+			unlock()
+			return nil, err
 		}
 	}
-	return nil
+	return unlock, nil
+}
+
+// trainFiles lists every file a training run writes — the checkpoint, the best one, the step checkpoints of
+// train.keep_last, the temporaries of all three, the metrics log and its temporary, the lock file, the CPU
+// profile — and every file it reads — the corpora, the config file, the checkpoint it resumes from — for
+// CheckOutputs. stored says that valid comes from the resumed checkpoint.
+func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Corpus, stored bool) (outputs, inputs []NamedPath) {
+	dir, name := filepath.Split(req.Out)
+	stem := strings.TrimSuffix(name, ".ckpt")
+	outputs = append(CheckpointOutputs("--out", req.Out), CheckpointOutputs("the best checkpoint", model.BestPath(req.Out))...)
+	if cfg.Train.KeepLast > 0 {
+		outputs = append(outputs,
+			NamedPath{Role: "the step checkpoints (train.keep_last)", Path: GlobOf(dir+stem+".step-", ".ckpt"), Pattern: true, Replaceable: true},
+			NamedPath{Role: "the temporary files of the step checkpoints", Path: GlobOf(dir+"."+stem+".step-", ""), Pattern: true})
+	}
+	metricsRole := "--metrics"
+	if req.MetricsPath == "" {
+		metricsRole = "the metrics file"
+	}
+	mdir, mname := filepath.Split(metricsPath)
+	outputs = append(outputs, NamedPath{Role: metricsRole, Path: metricsPath, Example: "metrics.jsonl"},
+		NamedPath{Role: "the temporary files of " + metricsRole, Path: GlobOf(mdir+"."+mname+".tmp-", ""), Pattern: true},
+		NamedPath{Role: "the lock file of --out", Path: model.LockPath(req.Out)},
+		NamedPath{Role: "--cpuprofile", Path: req.CPUProfile, Example: "cpu.prof"})
+
+	validRoles := [3]string{"--valid-src", "--valid-tgt", "--valid-data"}
+	if stored {
+		validRoles = [3]string{"the checkpoint's validation source", "the checkpoint's validation target", "the checkpoint's validation file"}
+	}
+	inputs = []NamedPath{{Role: "--src", Path: req.Train.Src}, {Role: "--tgt", Path: req.Train.Tgt}, {Role: "--data", Path: req.Train.TSV},
+		{Role: validRoles[0], Path: valid.Src}, {Role: validRoles[1], Path: valid.Tgt}, {Role: validRoles[2], Path: valid.TSV},
+		{Role: "--config", Path: req.ConfigFile}, {Role: "--resume", Path: req.Resume, Replaceable: true}}
+	return outputs, inputs
+}
+
+// validCorpus returns the corpus the run validates on: req.Valid; on resume without one, the files the
+// checkpoint's run validated on (stored is then true), each of which must still exist; none with NoValid.
+func validCorpus(req TrainRequest, start *model.Checkpoint) (valid Corpus, stored bool, err error) {
+	switch {
+	case req.NoValid && !req.Valid.Empty():
+		return Corpus{}, false, errors.New("--no-valid and a validation corpus (--valid-src, --valid-tgt, --valid-data): give one or the other")
+	case req.NoValid:
+		return Corpus{}, false, nil
+	case !req.Valid.Empty() || start == nil || start.Progress.ValidFiles.Empty():
+		return req.Valid, false, nil
+	}
+	v := start.Progress.ValidFiles
+	valid = Corpus{Src: v.Src, Tgt: v.Tgt, TSV: v.TSV}
+	for _, path := range []string{v.Src, v.Tgt, v.TSV} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			what := "cannot be read: " + err.Error()
+			if errors.Is(err, fs.ErrNotExist) {
+				what = "no longer exists"
+			}
+			return Corpus{}, false, fmt.Errorf("resume %s: the run validated on %s, and %s %s; give --valid-src and --valid-tgt (or --valid-data) to validate on other files, or --no-valid",
+				req.Resume, valid, path, what)
+		}
+	}
+	return valid, true, nil
+}
+
+// corpusFiles is c with absolute paths, as a checkpoint keeps it.
+func corpusFiles(c Corpus) (model.CorpusFiles, error) {
+	var files model.CorpusFiles
+	for _, f := range []struct{ from, to *string }{{&c.Src, &files.Src}, {&c.Tgt, &files.Tgt}, {&c.TSV, &files.TSV}} {
+		if *f.from == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*f.from)
+		if err != nil {
+			return files, fmt.Errorf("validation file %s: %w", *f.from, err)
+		}
+		*f.to = abs
+	}
+	return files, nil
+}
+
+// startCPUProfile starts writing a CPU profile to path and returns the function that stops it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // useThreads holds Go, OpenBLAS and the GC to train.threads (at most the CPUs there are).
 func useThreads(stdout io.Writer, train *model.TrainConfig) {
 	if n := runtime.NumCPU(); train.Threads > n {
-		fmt.Fprintf(stdout, "note: train.threads %d is more than the %d CPUs here; using %d\n", train.Threads, n, n)
+		fmt.Fprintf(stdout, "note: train.threads %d is more than the %s here; using %d\n", train.Threads, plural.Count(n, "CPU"), n)
 		train.Threads = n
 	}
 	runtime.GOMAXPROCS(train.Threads)
@@ -223,8 +354,8 @@ func readTrainingPairs(ctx context.Context, req TrainRequest, cfg model.Config, 
 		if err := interruptible(ctx, "learning subword merges", func() error {
 			began := time.Now()
 			subwords = LearnSubwords(pairs, cfg.Data.Merges)
-			fmt.Fprintf(req.Stdout, "subwords: learned %d BPE merges (data.merges %d) from both sides in %.1fs\n",
-				len(subwords.Merges), cfg.Data.Merges, time.Since(began).Seconds())
+			fmt.Fprintf(req.Stdout, "subwords: learned %s (data.merges %d) from both sides in %.1fs\n",
+				plural.Count(len(subwords.Merges), "BPE merge"), cfg.Data.Merges, time.Since(began).Seconds())
 			return nil
 		}); err != nil {
 			return nil, nil, err

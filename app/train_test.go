@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/model/checkpoint"
 	"github.com/attend-nmt/attend/synth"
 )
 
@@ -235,5 +237,99 @@ func TestTrainRemovesStaleTemporariesOfItsCheckpoints(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s was removed", name)
 		}
+	}
+}
+
+// TestResumeKeepsValidatingOnTheRunsFiles is issue #28's case 15: a run resumed without --valid-* validates on
+// the files it started with (their absolute paths are in the checkpoint, so another working directory does not
+// matter) and says so; given files replace them, and are kept for the next resume; a stored file that is gone
+// is a clear error before any work; NoValid turns validation off.
+func TestResumeKeepsValidatingOnTheRunsFiles(t *testing.T) {
+	dir := t.TempDir()
+	train, valid := writeCorpus(t, dir, 6)
+	t.Chdir(dir)
+	out := filepath.Join(dir, "m.ckpt")
+	cfg := tinyTrainConfig()
+	cfg.Train.MaxSteps = 3
+	steps := func(n int) func(*model.Config) error {
+		return func(c *model.Config) error { c.Train.MaxSteps = n; return nil }
+	}
+	relative := Corpus{Src: "valid.src", Tgt: "valid.tgt"}
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Valid: relative, Out: out, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Chdir(t.TempDir())
+	var stdout bytes.Buffer
+	sum, err := Train(context.Background(), TrainRequest{Config: cfg, Overrides: steps(6), Train: train, Out: out, Resume: out, Stdout: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "validating on " + valid.String() + " from the checkpoint\n"; !strings.Contains(stdout.String(), want) {
+		t.Fatalf("resume does not say %q:\n%s", want, stdout.String())
+	}
+	if math.IsNaN(sum.ValidLoss) || !strings.Contains(stdout.String(), "checkpoints: ") {
+		t.Fatalf("the resumed run did not validate: %+v\n%s", sum, stdout.String())
+	}
+
+	other := Corpus{Src: filepath.Join(dir, "other.src"), Tgt: filepath.Join(dir, "other.tgt")}
+	for _, p := range [][2]string{{valid.Src, other.Src}, {valid.Tgt, other.Tgt}} {
+		raw, _ := os.ReadFile(p[0])
+		os.WriteFile(p[1], raw, 0o644)
+	}
+	stdout.Reset()
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Overrides: steps(9), Train: train, Valid: other, Out: out, Resume: out, Stdout: &stdout}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stdout.String(), "from the checkpoint") {
+		t.Fatalf("given validation files, the resume still speaks of the checkpoint's:\n%s", stdout.String())
+	}
+	ck, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ck.Progress.ValidFiles; v.Src != other.Src || v.Tgt != other.Tgt || v.TSV != "" {
+		t.Fatalf("checkpoint keeps validation files %+v, want %s", v, other)
+	}
+
+	os.Remove(other.Tgt)
+	before := fileSum(t, out)
+	stdout.Reset()
+	_, err = Train(context.Background(), TrainRequest{Config: cfg, Overrides: steps(12), Train: train, Out: out, Resume: out, Stdout: &stdout})
+	if err == nil || !strings.Contains(err.Error(), other.Tgt+" no longer exists") || !strings.Contains(err.Error(), "--valid-src") {
+		t.Fatalf("resume with a validation file gone = %v, want an error naming it", err)
+	}
+	if fileSum(t, out) != before {
+		t.Fatal("a refused resume changed the checkpoint")
+	}
+
+	sum, err = Train(context.Background(), TrainRequest{Config: cfg, Overrides: steps(12), Train: train, NoValid: true, Out: out, Resume: out, Stdout: &bytes.Buffer{}})
+	if err != nil || !math.IsNaN(sum.ValidLoss) {
+		t.Fatalf("resume with NoValid: %v, valid loss %g; want a run without validation", err, sum.ValidLoss)
+	}
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Valid: valid, NoValid: true, Out: filepath.Join(dir, "n.ckpt"),
+		Stdout: &bytes.Buffer{}}); err == nil || !strings.Contains(err.Error(), "--no-valid") {
+		t.Fatalf("NoValid with a validation corpus = %v, want an error", err)
+	}
+}
+
+// TestTrainRefusesASecondRunOnItsOut holds the lock of --out as another run would: Train is refused before any
+// work, naming the holder.
+func TestTrainRefusesASecondRunOnItsOut(t *testing.T) {
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 7)
+	out := filepath.Join(dir, "m.ckpt")
+	lock, err := checkpoint.TryLock(model.LockPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	var stdout bytes.Buffer
+	_, err = Train(context.Background(), TrainRequest{Config: tinyTrainConfig(), Train: train, Out: out, Stdout: &stdout})
+	if err == nil || !strings.Contains(err.Error(), "is being written by another attend run (process "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("Train with --out locked = %v", err)
+	}
+	if stdout.Len() > 0 {
+		t.Fatalf("Train did work before failing:\n%s", stdout.String())
 	}
 }

@@ -137,6 +137,25 @@ type inputLine struct {
 	err  error
 }
 
+// readLines reads the lines of r on a goroutine of its own and sends them, then the error that ended the
+// input if any, on the channel it returns, which it closes at the end of the input. A reader of the channel can
+// thus notice a pause in the input, or stop waiting when its context is cancelled; the goroutine may then stay
+// blocked in a read, which is harmless when the command is about to exit.
+func readLines(r io.Reader, name string) <-chan inputLine {
+	lines := make(chan inputLine, 1024)
+	go func() {
+		defer close(lines)
+		in := data.NewLines(r, name)
+		for in.Scan() {
+			lines <- inputLine{text: in.Text()}
+		}
+		if err := in.Err(); err != nil {
+			lines <- inputLine{err: err}
+		}
+	}()
+	return lines
+}
+
 // Translate reads sentences and writes one translation per input line (an empty line gives an empty line), in
 // order, as it goes: it collects a window of lines — windowBatchesPerCore batches per core, or whatever arrived before
 // input paused for req.Pause — translates the window on every core, writes it, and flushes. A
@@ -150,19 +169,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	if pause <= 0 {
 		pause = DefaultPause
 	}
-	// Lines are read on their own goroutine so that a pause in the input can be noticed. When ctx is cancelled
-	// the goroutine may stay blocked in a read: the command is about to exit.
-	lines := make(chan inputLine, 1024)
-	go func() {
-		defer close(lines)
-		in := data.NewLines(req.Input, req.InputName)
-		for in.Scan() {
-			lines <- inputLine{text: in.Text()}
-		}
-		if err := in.Err(); err != nil {
-			lines <- inputLine{err: err}
-		}
-	}()
+	lines := readLines(req.Input, req.InputName)
 	tok := modelTokenizer(req.Model, req.Lowercase)
 	out := bufio.NewWriter(req.Output)
 	var attn *json.Encoder

@@ -1,6 +1,10 @@
 package data
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/attend-nmt/attend/internal/plural"
+)
 
 // FilterReport counts what Filter kept and dropped.
 type FilterReport struct {
@@ -11,11 +15,11 @@ type FilterReport struct {
 // String reads like "kept 28990 of 29000 pairs (dropped 3 with an empty side, 7 longer than 50 tokens)".
 func (r FilterReport) String() string {
 	if r.MaxLen <= 0 {
-		return fmt.Sprintf("kept %d of %d pairs (dropped %d with an empty side, no length limit)",
-			r.Kept, r.Total, r.EmptySide)
+		return fmt.Sprintf("kept %d of %s (dropped %d with an empty side, no length limit)",
+			r.Kept, plural.Count(r.Total, "pair"), r.EmptySide)
 	}
-	return fmt.Sprintf("kept %d of %d pairs (dropped %d with an empty side, %d longer than %d tokens)",
-		r.Kept, r.Total, r.EmptySide, r.TooLong, r.MaxLen)
+	return fmt.Sprintf("kept %d of %s (dropped %d with an empty side, %d longer than %s)",
+		r.Kept, plural.Count(r.Total, "pair"), r.EmptySide, r.TooLong, plural.Count(r.MaxLen, "token"))
 }
 
 // Filter keeps the pairs whose sides are both non-empty and at most maxLen tokens (maxLen <= 0: no length

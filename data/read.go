@@ -30,6 +30,10 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ErrInvalidUTF8 is the cause of a ParseError for a line that is not valid UTF-8.
 var ErrInvalidUTF8 = errors.New("invalid UTF-8")
 
+// ErrCRLineEndings is the cause of a ParseError for a last line that holds carriage returns: a file whose lines
+// end in CR alone (as old Mac files do) reads as one line.
+var ErrCRLineEndings = errors.New(`carriage returns (CR) inside the line, which runs to the end of the file: the file has CR line endings; convert them with tr '\r' '\n'`)
+
 // ErrNoTab is the cause of a ParseError for a line of a one-file corpus that is not blank but has neither a tab
 // nor a " ||| " between source and target, so no second column.
 var ErrNoTab = errors.New("want source<TAB>target or source ||| target, found neither")
@@ -71,7 +75,8 @@ func (g *gzipFile) Close() error {
 }
 
 // lineReader yields the lines of a stream one at a time, without the line terminator ("\n" or "\r\n") and
-// without a byte order mark on line 1, checked for UTF-8. Lines may be of any length.
+// without a byte order mark on line 1, checked for UTF-8. Lines may be of any length. A carriage return inside
+// the last line, which has no terminator, is an error: lines ending in CR alone would read as one line.
 type lineReader struct {
 	name string
 	r    *bufio.Reader
@@ -99,6 +104,10 @@ func (l *lineReader) next() bool {
 		return false
 	}
 	s = strings.TrimSuffix(strings.TrimSuffix(s, "\n"), "\r")
+	if err == io.EOF && strings.Contains(s, "\r") {
+		l.err = &ParseError{File: l.name, Line: l.line, Err: ErrCRLineEndings}
+		return false
+	}
 	if !utf8.ValidString(s) {
 		l.err = &ParseError{File: l.name, Line: l.line, Err: invalidUTF8(s)}
 		return false

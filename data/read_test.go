@@ -240,6 +240,21 @@ func TestBadInputNamesFileAndLine(t *testing.T) {
 			},
 			want: "data: input.txt line 2: invalid UTF-8: byte 0x80 at offset 4",
 			file: "input.txt", line: 2, cause: ErrInvalidUTF8},
+		{name: "CR line endings in the source",
+			read: parallel("cr.de", "ein mann\rzwei frauen\rdrei kinder\r", "cr.en", "a man\ntwo women\nthree children\n"),
+			want: "data: " + path("cr.de") + " line 1: " + ErrCRLineEndings.Error(),
+			file: path("cr.de"), line: 1, cause: ErrCRLineEndings},
+		{name: "CR line endings after LF lines in TSV",
+			read: tsv("cr.tsv", "a\tb\nc\td\re\tf\r"),
+			want: "data: " + path("cr.tsv") + " line 2: " + ErrCRLineEndings.Error(),
+			file: path("cr.tsv"), line: 2, cause: ErrCRLineEndings},
+		{name: "CR line endings in ReadLines",
+			read: func() error {
+				_, err := ReadLines(strings.NewReader("ein mann\rzwei frauen"), "input.txt", tok)
+				return err
+			},
+			want: "data: input.txt line 1: " + ErrCRLineEndings.Error(),
+			file: "input.txt", line: 1, cause: ErrCRLineEndings},
 		{name: "target has more lines",
 			read: parallel("s.de", "a\nb\n", "s.en", "a\nb\nc\n"),
 			want: "data: " + path("s.de") + " ended at line 2 but " + path("s.en") + " has more lines"},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/attend-nmt/attend/internal/plural"
 )
 
 // Change is one config key whose value differs between two configurations.
@@ -76,7 +78,7 @@ func CheckResume(stored, wanted Config, prog Progress) ([]Change, error) {
 	t := wanted.Train
 	switch {
 	case prog.Epoch >= t.Epochs && !prog.ValidPending:
-		errs = append(errs, fmt.Errorf("train.epochs is %d but the checkpoint has completed %d epochs: nothing left to do (raise --epochs)", t.Epochs, prog.Epoch))
+		errs = append(errs, fmt.Errorf("train.epochs is %d but the checkpoint has completed %s: nothing left to do (raise --epochs)", t.Epochs, plural.Count(prog.Epoch, "epoch")))
 	case t.MaxSteps > 0 && prog.Step >= t.MaxSteps && !prog.ValidPending:
 		errs = append(errs, fmt.Errorf("train.max_steps is %d but the checkpoint is at step %d: nothing left to do (raise --max-steps)", t.MaxSteps, prog.Step))
 	}

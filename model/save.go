@@ -32,6 +32,27 @@ type Progress struct {
 	// LRScale is the product of the learning-rate decays earned on validation plateaus (train.lr_decay); 0 in
 	// checkpoints written before it existed, meaning 1.
 	LRScale float64 `json:"lr_scale,omitempty"`
+	// ValidFiles names the validation corpus the run validates on (absolute paths), so that a resumed run keeps
+	// validating on it; empty for a run without validation, and in checkpoints written before it existed.
+	ValidFiles CorpusFiles `json:"valid_files,omitzero"`
+}
+
+// CorpusFiles names the files of a parallel corpus: Src and Tgt, line-aligned, or one TSV file.
+type CorpusFiles struct {
+	Src string `json:"src,omitempty"`
+	Tgt string `json:"tgt,omitempty"`
+	TSV string `json:"tsv,omitempty"`
+}
+
+// Empty reports whether no file is named.
+func (c CorpusFiles) Empty() bool { return c == CorpusFiles{} }
+
+// check reports a set of files that names no corpus: want Src and Tgt, or TSV alone.
+func (c CorpusFiles) check() error {
+	if c.TSV != "" && c.Src == "" && c.Tgt == "" || c.TSV == "" && c.Src != "" && c.Tgt != "" {
+		return nil
+	}
+	return fmt.Errorf("names src %q, tgt %q and tsv %q; want src and tgt, or tsv alone", c.Src, c.Tgt, c.TSV)
 }
 
 // header is the JSON metadata of a checkpoint.
@@ -64,6 +85,10 @@ type Checkpoint struct {
 
 // BestPath is where the checkpoint with the best validation loss goes, beside the last one at path.
 func BestPath(path string) string { return strings.TrimSuffix(path, ".ckpt") + ".best.ckpt" }
+
+// LockPath is the lock file that a training run writing the checkpoint at path holds (checkpoint.TryLock),
+// beside it: NAME.lock for NAME.ckpt.
+func LockPath(path string) string { return strings.TrimSuffix(path, ".ckpt") + ".lock" }
 
 // Save writes the model, optimizer state and progress to path atomically. It refuses, writing nothing, when a
 // weight or an optimizer moment is not finite, so a checkpoint never holds NaN or Inf.
@@ -244,6 +269,11 @@ func (h header) validatePosition() error {
 	}
 	if b := h.Progress.BestValidLoss; b != nil && (math.IsNaN(*b) || math.IsInf(*b, 0)) {
 		errs = append(errs, fmt.Errorf("progress.best_valid_loss is %g; want a finite number", *b))
+	}
+	if v := h.Progress.ValidFiles; !v.Empty() {
+		if err := v.check(); err != nil {
+			errs = append(errs, fmt.Errorf("progress.valid_files %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

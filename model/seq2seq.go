@@ -12,6 +12,7 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/param"
@@ -108,12 +109,12 @@ func logSumExp[T kernels.Float](row []T) float64 {
 func (m *Seq2Seq[T]) Describe() string {
 	self := ""
 	if n := m.Cfg.SelfAttentionLayers; n > 0 {
-		self = fmt.Sprintf(" + %d self-attention layers of %d heads", n, m.Cfg.Heads)
+		self = fmt.Sprintf(" + %s of %s", plural.Count(n, "self-attention layer"), plural.Count(m.Cfg.Heads, "head"))
 	}
 	layers := ""
 	if n := m.Cfg.Layers; n > 1 {
 		layers = fmt.Sprintf("%d layers of ", n)
 	}
-	return fmt.Sprintf("%s%s encoder %d×2%s, decoder %d, attention %s %d, emb %d, vocab %d→%d, %d parameters",
-		layers, m.Cfg.Cell, m.Cfg.EncHidden, self, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), m.Params.Len())
+	return fmt.Sprintf("%s%s encoder %d×2%s, decoder %d, attention %s %d, emb %d, vocab %d→%d, %s",
+		layers, m.Cfg.Cell, m.Cfg.EncHidden, self, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), plural.Count(m.Params.Len(), "parameter"))
 }

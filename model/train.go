@@ -12,6 +12,7 @@ import (
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
+	"github.com/attend-nmt/attend/internal/plural"
 )
 
 // ErrInterrupted is what an *InterruptedError matches with errors.Is: training stopped because its context was
@@ -101,8 +102,11 @@ type Summary struct {
 
 // String is the last line a training run prints.
 func (s Summary) String() string {
-	line := fmt.Sprintf("done: %d steps, %d epochs, %.0f tgt tok/s, train loss %.4f",
-		s.Steps, s.Epochs, s.TokensPerSecond, s.TrainLoss)
+	epochs := ", " + plural.Count(s.Epochs, "epoch")
+	if s.Epochs == 0 {
+		epochs = " (within epoch 1)"
+	}
+	line := fmt.Sprintf("done: %s%s, %.0f tgt tok/s, train loss %.4f", plural.Count(s.Steps, "step"), epochs, s.TokensPerSecond, s.TrainLoss)
 	if math.IsNaN(s.ValidLoss) {
 		line += ", no validation"
 	} else {
@@ -112,10 +116,10 @@ func (s Summary) String() string {
 		line += fmt.Sprintf(", valid BLEU %.2f", s.ValidBLEU)
 	}
 	if s.BadSteps > 0 {
-		line += fmt.Sprintf(", %d steps skipped (non-finite)", s.BadSteps)
+		line += fmt.Sprintf(", %s skipped (non-finite)", plural.Count(s.BadSteps, "step"))
 	}
 	if s.StoppedEarly {
-		line += fmt.Sprintf("; stopped early: %d validations in a row without improvement (train.patience)", s.BadValidations)
+		line += fmt.Sprintf("; stopped early: %s in a row without improvement (train.patience)", plural.Count(s.BadValidations, "validation"))
 	}
 	return line
 }
@@ -376,8 +380,8 @@ func (r *run) trainEpoch(batches []data.Batch) error {
 		if tooManyBad {
 			// The skipped steps changed no weight, so the state is as sound as before them: keep it, then stop.
 			// (Save refuses weights that were not finite to begin with.)
-			return errors.Join(fmt.Errorf("training stopped at step %d (epoch %d): %d steps in a row had a non-finite loss or gradient norm (train.max_bad_steps); %s holds the weights before them; lower train.lr or check the data",
-				prog.Step, prog.Epoch+1, r.badInRow, r.o.Out), r.save(r.o.Out))
+			return errors.Join(fmt.Errorf("training stopped at step %d (epoch %d): %s in a row had a non-finite loss or gradient norm (train.max_bad_steps); %s holds the weights before them; lower train.lr or check the data",
+				prog.Step, prog.Epoch+1, plural.Count(r.badInRow, "step"), r.o.Out), r.save(r.o.Out))
 		}
 		r.rec.BatchDone()
 		if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < len(batches) {

@@ -8,6 +8,7 @@ import (
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/wordalign"
 	"github.com/spf13/cobra"
@@ -128,7 +129,7 @@ func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 	}
 	inputs := []app.NamedPath{{Role: "--model", Path: o.model}, {Role: "--src", Path: o.corpus.Src}, {Role: "--tgt", Path: o.corpus.Tgt},
 		{Role: "--data", Path: o.corpus.TSV}, {Role: "--gold", Path: o.gold}, {Role: "--reverse", Path: o.reverse}}
-	if err := app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output}}, inputs); err != nil {
+	if err := app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output, Example: "alignments.txt"}}, inputs); err != nil {
 		return err
 	}
 	var gold [][]align.Link
@@ -206,6 +207,6 @@ func alignStatistical(cmd *cobra.Command, o alignOptions, gold [][]align.Link, o
 
 // printScores prints alignment scores on one line.
 func printScores(w io.Writer, s align.Scores) {
-	fmt.Fprintf(w, "precision %.4f  recall %.4f  AER %.4f  (%d sentence pairs: %d predicted links, %d sure, %d hit sure, %d hit possible)\n",
-		s.Precision(), s.Recall(), s.AER(), s.Sentences, s.Predicted, s.Sure, s.HitSure, s.HitPossible)
+	fmt.Fprintf(w, "precision %.4f  recall %.4f  AER %.4f  (%s: %s, %d sure, %d hit sure, %d hit possible)\n",
+		s.Precision(), s.Recall(), s.AER(), plural.Count(s.Sentences, "sentence pair"), plural.Count(s.Predicted, "predicted link"), s.Sure, s.HitSure, s.HitPossible)
 }

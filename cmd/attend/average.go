@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 	"github.com/spf13/cobra"
@@ -36,7 +37,7 @@ and position of the last checkpoint given, so training can resume from it.`,
 					return err
 				}
 				if len(steps) < lastN {
-					return fmt.Errorf("--last %d: only %d step checkpoints beside %s (set train.keep_last when training)", lastN, len(steps), last)
+					return fmt.Errorf("--last %d: only %s beside %s (set train.keep_last when training)", lastN, plural.Count(len(steps), "step checkpoint"), last)
 				}
 				paths = nil
 				for _, s := range steps[len(steps)-lastN:] {
@@ -49,7 +50,7 @@ and position of the last checkpoint given, so training can resume from it.`,
 			for _, p := range paths {
 				inputs = append(inputs, app.NamedPath{Role: "an input", Path: p})
 			}
-			if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: out}}, inputs); err != nil {
+			if err := app.CheckOutputs(app.CheckpointOutputs("--out", out), inputs); err != nil {
 				return err
 			}
 			if _, err := checkpoint.RemoveStale(out); err != nil {
@@ -62,7 +63,7 @@ and position of the last checkpoint given, so training can resume from it.`,
 			if err := model.Save(out, ck.Config, ck.Model, ck.Adam, ck.Progress); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "averaged %d checkpoints into %s\n", len(paths), out)
+			fmt.Fprintf(cmd.OutOrStdout(), "averaged %s into %s\n", plural.Count(len(paths), "checkpoint"), out)
 			return nil
 		},
 	}

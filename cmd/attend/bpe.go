@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/spf13/cobra"
 )
 
@@ -79,24 +78,13 @@ func runBPELearn(cmd *cobra.Command, o bpeOptions) (err error) {
 	if o.merges < 1 {
 		return fmt.Errorf("--merges is %d; want at least 1", o.merges)
 	}
-	if err := checkBPEOutput(o); err != nil {
+	if err := checkBPEOutput(o, "codes.bpe"); err != nil {
 		return err
 	}
-	tok := data.NewRegexTokenizer(!o.keepCase)
-	var sents [][]string
-	for _, path := range o.inputs {
-		f, err := data.Open(path)
-		if err != nil {
-			return err
-		}
-		lines, err := data.ReadLines(f, path, tok)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		sents = append(sents, lines...)
+	b, err := app.LearnBPEFiles(cmd.Context(), o.inputs, data.NewRegexTokenizer(!o.keepCase), o.merges)
+	if err != nil {
+		return err
 	}
-	b := data.LearnBPE(sents, o.merges)
 	return withOutput(cmd, o.output, func(w io.Writer) error {
 		_, err := b.WriteTo(w)
 		return err
@@ -107,52 +95,42 @@ func runBPEApply(cmd *cobra.Command, o bpeOptions, undo bool) error {
 	if len(o.inputs) > 1 {
 		return errors.New("give at most one --input")
 	}
-	if err := checkBPEOutput(o); err != nil {
+	if err := checkBPEOutput(o, "output.txt"); err != nil {
 		return err
 	}
-	var b *data.BPE
+	req := app.SubwordRequest{Tokenizer: data.NewRegexTokenizer(!o.keepCase), Input: cmd.InOrStdin(), InputName: "stdin"}
 	if !undo {
 		f, err := data.Open(o.codes)
 		if err != nil {
 			return err
 		}
-		b, err = data.ReadBPE(f, o.codes)
+		req.BPE, err = data.ReadBPE(f, o.codes)
 		f.Close()
 		if err != nil {
 			return err
 		}
 	}
-	in, name := cmd.InOrStdin(), "stdin"
 	if len(o.inputs) == 1 {
 		f, err := data.Open(o.inputs[0])
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		in, name = f, o.inputs[0]
+		req.Input, req.InputName = f, o.inputs[0]
 	}
-	tok := data.NewRegexTokenizer(!o.keepCase)
 	return withOutput(cmd, o.output, func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
-		lines := data.NewLines(in, name)
-		for lines.Scan() {
-			var out []string
-			if undo {
-				out = data.UndoBPE(strings.Fields(lines.Text()))
-			} else {
-				out = b.Apply(tok.Tokenize(lines.Text()))
-			}
-			fmt.Fprintln(bw, strings.Join(out, " "))
+		req.Output = w
+		n, err := app.ApplySubwords(cmd.Context(), req)
+		if ctx := cmd.Context(); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("interrupted after %s", plural.Count(n, "line"))
 		}
-		if err := lines.Err(); err != nil {
-			bw.Flush()
-			return err
-		}
-		return bw.Flush()
+		return err
 	})
 }
 
-func checkBPEOutput(o bpeOptions) error {
+// checkBPEOutput checks --output against the input files (see app.CheckOutputs); example names a file that
+// fits it.
+func checkBPEOutput(o bpeOptions, example string) error {
 	if o.output == "" {
 		return nil
 	}
@@ -163,7 +141,7 @@ func checkBPEOutput(o bpeOptions) error {
 	if o.codes != "" {
 		inputs = append(inputs, app.NamedPath{Role: "--codes", Path: o.codes})
 	}
-	return app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output}}, inputs)
+	return app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output, Example: example}}, inputs)
 }
 
 // withOutput runs write on the file at path (standard output when empty), reporting a failed close.

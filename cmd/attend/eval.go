@@ -107,8 +107,8 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 		if o.model == "" {
 			return errors.New("eval: --output needs --model")
 		}
-		if err := app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output}},
-			[]app.NamedPath{{Role: "--src", Path: o.src}, {Role: "--ref", Path: o.ref}, {Role: "--model", Path: o.model}}); err != nil {
+		inputs := []app.NamedPath{{Role: "--src", Path: o.src}, {Role: "--ref", Path: o.ref}, {Role: "--model", Path: o.model}}
+		if err := app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output, Example: "translations.txt"}}, inputs); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
@@ -74,8 +75,17 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 		default:
 			return fmt.Errorf("--out %s: %w", o.out, heatmap.ErrFormat)
 		}
-		if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out}},
-			[]app.NamedPath{{Role: "--model", Path: o.model}, {Role: "--ref", Path: o.ref}}); err != nil {
+		if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out, Example: "attention" + filepath.Ext(o.out)}},
+			[]app.NamedPath{{Role: "--model", Path: o.model}}); err != nil {
+			return err
+		}
+	} else {
+		// The gallery: DIR/index.html, and DIR/0001.png, DIR/0001.json, … for the sentences.
+		outputs := []app.NamedPath{{Role: "the gallery page", Path: filepath.Join(o.outDir, "index.html")},
+			{Role: "the gallery's pictures", Path: filepath.Join(o.outDir, "[0-9][0-9][0-9][0-9]*.png"), Pattern: true},
+			{Role: "the gallery's matrices", Path: filepath.Join(o.outDir, "[0-9][0-9][0-9][0-9]*.json"), Pattern: true}}
+		inputs := []app.NamedPath{{Role: "--model", Path: o.model}, {Role: "--input", Path: o.input}, {Role: "--ref", Path: o.ref}}
+		if err := app.CheckOutputs(outputs, inputs); err != nil {
 			return err
 		}
 	}
@@ -120,7 +130,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 			return err
 		}
 		if len(req.Refs) != len(req.Sources) {
-			return fmt.Errorf("--ref %s has %d lines but --input %s has %d", o.ref, len(req.Refs), o.input, len(req.Sources))
+			return fmt.Errorf("--ref %s has %s but --input %s has %d", o.ref, plural.Count(len(req.Refs), "line"), o.input, len(req.Sources))
 		}
 	}
 	// Lines with no words (or, with references, an empty reference) have nothing to draw.
@@ -153,7 +163,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if err := heatmap.WriteGalleryDir(o.outDir, title, maps); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%d sentences drawn (%d empty lines skipped): %s\n", len(maps), skipped, filepath.Join(o.outDir, "index.html"))
+	fmt.Fprintf(cmd.OutOrStdout(), "%s drawn (%s skipped): %s\n", plural.Count(len(maps), "sentence"), plural.Count(skipped, "empty line"), filepath.Join(o.outDir, "index.html"))
 	return nil
 }
 

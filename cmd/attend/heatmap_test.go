@@ -236,7 +236,7 @@ func TestAttentionCommandsNameFileAndLine(t *testing.T) {
 		{"gold longer than the corpus", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--gold", longGold}, []string{"4 lines", "test.src", "3"}},
 		{"unknown symmetrization", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--reverse", ckpt, "--sym", "diag"}, []string{"diag", "grow-diag-final"}},
 		{"sym without reverse", []string{"align", "--model", ckpt, "--src", src, "--tgt", tgt, "--sym", "union"}, []string{"--reverse"}},
-		{"reference file of another length", []string{"heatmap", "--model", ckpt, "--input", src, "--ref", shortRef, "--out-dir", filepath.Join(dir, "g")}, []string{"short.tgt", "1 lines", "3"}},
+		{"reference file of another length", []string{"heatmap", "--model", ckpt, "--input", src, "--ref", shortRef, "--out-dir", filepath.Join(dir, "g")}, []string{"short.tgt", "1 line but", "3"}},
 		{"unknown picture format", []string{"heatmap", "--model", ckpt, "--text", "a b", "--out", filepath.Join(dir, "a.gif")}, []string{"a.gif", ".png"}},
 		{"text and input", []string{"heatmap", "--model", ckpt, "--text", "a", "--input", src, "--out", filepath.Join(dir, "a.png")}, []string{"either"}},
 		{"bad metrics line", []string{"plot", "--metrics", badMetrics, "--out", filepath.Join(dir, "c.png")}, []string{"bad.jsonl line 2"}},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 	"github.com/spf13/cobra"
@@ -26,8 +27,10 @@ unless --out is given.`,
 			if out == "" {
 				out = ckpt
 			}
-			inputs := []app.NamedPath{{Role: "--src", Path: corpus.Src}, {Role: "--tgt", Path: corpus.Tgt}, {Role: "--tsv", Path: corpus.TSV}}
-			if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: out}}, inputs); err != nil {
+			// --out may be --model: the checkpoint is read whole, then replaced atomically.
+			inputs := []app.NamedPath{{Role: "--src", Path: corpus.Src}, {Role: "--tgt", Path: corpus.Tgt}, {Role: "--tsv", Path: corpus.TSV},
+				{Role: "--model", Path: ckpt, Replaceable: true}}
+			if err := app.CheckOutputs(app.CheckpointOutputs("--out", out), inputs); err != nil {
 				return err
 			}
 			ck, err := model.Load(ckpt)
@@ -45,8 +48,8 @@ unless --out is given.`,
 			if err := model.Save(out, ck.Config, ck.Model, ck.Adam, ck.Progress); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "lexicon of %d source words learned from a corpus of %d sentence pairs in %.1fs; written to %s\n",
-				len(ck.Model.Lexicon.Best), n, time.Since(began).Seconds(), out)
+			fmt.Fprintf(cmd.OutOrStdout(), "lexicon of %s learned from a corpus of %s in %.1fs; written to %s\n",
+				plural.Count(len(ck.Model.Lexicon.Best), "source word"), plural.Count(n, "sentence pair"), time.Since(began).Seconds(), out)
 			return nil
 		},
 	}

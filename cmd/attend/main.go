@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"sync"
 	"syscall"
 
@@ -38,18 +37,26 @@ func attendMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	sig := caught()
+	reportError(stderr, err, sig)
+	if sig != nil {
+		return exitStatus(sig)
+	}
+	return 1
+}
+
+// reportError prints the error a command ended with, and the hint that follows it, if any. It prints nothing for
+// a quietError, nor for an error that only says the context was cancelled when a signal (sig) cancelled it: the
+// signal's own message has said that the command is stopping.
+func reportError(stderr io.Writer, err error, sig os.Signal) {
 	var quiet quietError
-	if !errors.As(err, &quiet) {
+	if !errors.As(err, &quiet) && !(sig != nil && errors.Is(err, context.Canceled)) {
 		fmt.Fprintln(stderr, "attend:", err)
 	}
 	var hint hintError
 	if errors.As(err, &hint) {
 		fmt.Fprintln(stderr, hint.hint)
 	}
-	if sig := caught(); sig != nil {
-		return exitStatus(sig)
-	}
-	return 1
 }
 
 // withSignals returns a context cancelled by the first SIGINT or SIGTERM, a function that reports which signal
@@ -135,17 +142,4 @@ exits with status 130 (143); a second one quits at once.`,
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newBPECmd(), newAverageCmd(), newLexiconCmd(), newDemoCmd(), newVersionCmd())
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
 	return root
-}
-
-// startCPUProfile starts writing a CPU profile to path and returns the function that stops it.
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/curves"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +39,7 @@ func runPlot(cmd *cobra.Command, o plotOptions) error {
 	if ext := strings.ToLower(filepath.Ext(o.out)); ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--out %s: %w", o.out, curves.ErrFormat)
 	}
-	if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out}}, []app.NamedPath{{Role: "--metrics", Path: o.metrics}}); err != nil {
+	if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out, Example: "curves" + filepath.Ext(o.out)}}, []app.NamedPath{{Role: "--metrics", Path: o.metrics}}); err != nil {
 		return err
 	}
 	c, err := curves.ReadFile(o.metrics)
@@ -48,6 +49,6 @@ func runPlot(cmd *cobra.Command, o plotOptions) error {
 	if err := curves.Write(o.out, filepath.Base(o.metrics), c); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d logged steps, %d validations\n", o.out, len(c.Loss), len(c.ValidPPL))
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, %s\n", o.out, plural.Count(len(c.Loss), "logged step"), plural.Count(len(c.ValidPPL), "validation"))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/wordalign"
 	"github.com/schollz/progressbar/v3"
@@ -28,10 +29,10 @@ type lineRecorder struct{ log io.Writer }
 
 func (r lineRecorder) EpochStart(epoch, batches, done int) {
 	if done > 0 {
-		fmt.Fprintf(r.log, "epoch %d: %d batches, resuming after batch %d\n", epoch, batches, done)
+		fmt.Fprintf(r.log, "epoch %d: %s, resuming after batch %d\n", epoch, plural.Count(batches, "batch", "batches"), done)
 		return
 	}
-	fmt.Fprintf(r.log, "epoch %d: %d batches\n", epoch, batches)
+	fmt.Fprintf(r.log, "epoch %d: %s\n", epoch, plural.Count(batches, "batch", "batches"))
 }
 
 func (r lineRecorder) BatchDone() {}
@@ -78,7 +79,7 @@ func stepLine(s model.StepLog) string {
 
 // validLine is the plain log line of a validation.
 func validLine(v model.ValidLog) string {
-	line := fmt.Sprintf("validation at step %d (%d epochs done): loss %.4f  ppl %.3f", v.Step, v.Epoch, v.Loss, v.PPL)
+	line := fmt.Sprintf("validation at step %d (%s): loss %.4f  ppl %.3f", v.Step, epochsDone(v.Epoch), v.Loss, v.PPL)
 	if !math.IsNaN(v.BLEU) {
 		line += fmt.Sprintf("  BLEU %.2f", v.BLEU)
 	}
@@ -142,4 +143,12 @@ func passName(p wordalign.Progress) string {
 		return name + "aligning"
 	}
 	return fmt.Sprintf("%sEM %d/%d", name, p.Iteration, p.Iterations)
+}
+
+// epochsDone says how many epochs are complete: "1 epoch done", or "in epoch 1" before the first ends.
+func epochsDone(n int) string {
+	if n == 0 {
+		return "in epoch 1"
+	}
+	return plural.Count(n, "epoch") + " done"
 }

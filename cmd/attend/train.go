@@ -21,6 +21,7 @@ type trainFlags struct {
 	seed                    uint64
 	threads                 int
 	noProgress              bool // plain log lines even on a terminal
+	noValid                 bool // no validation, even on resume
 	cpuProfile              string
 }
 
@@ -32,7 +33,15 @@ func newTrainCmd() *cobra.Command {
 		Long: `Train reads a parallel corpus (two line-aligned files, or one TSV file with the source in column 1 and
 the target in column 2; .gz files are read directly), builds vocabularies, and trains. It writes the last state
 to --out, the state with the best validation loss beside it (NAME.best.ckpt), and one JSON line per logged step
-and per validation to the metrics file. Ctrl-C saves the exact position; --resume continues from it.
+and per validation to the metrics file. Ctrl-C saves the exact position; --resume continues from it, validating
+on the files the run started with (the checkpoint keeps their paths) unless --valid-src and --valid-tgt (or
+--valid-data) name others or --no-valid turns validation off. While it runs, NAME.lock beside --out keeps a
+second run from writing the same checkpoints.
+
+Before any work, every file it will write (--out and the files beside it, --metrics, --cpuprofile) is checked
+against every file it reads (the corpora, --config, --resume) and against each other: none may be the same file
+as another, except --out and --resume (a run continued in place), and none may be a directory, a device or a
+named pipe.
 
 Every config key can be set with --set section.key=value, e.g. --set model.cell=gru --set train.lr=5e-4.`,
 		Args: cobra.NoArgs,
@@ -49,15 +58,8 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 				return err
 			}
 			req := app.TrainRequest{Config: cfg, ConfigFile: f.config, Overrides: overrides, Train: f.corpus, Valid: f.valid,
-				Out: f.out, Resume: f.resume, MetricsPath: f.metrics, Stdout: cmd.OutOrStdout(),
-				Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress)}
-			if f.cpuProfile != "" {
-				stop, err := startCPUProfile(f.cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer stop()
-			}
+				NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics, CPUProfile: f.cpuProfile,
+				Stdout: cmd.OutOrStdout(), Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress)}
 			group, err := dist.Open()
 			if err != nil {
 				return err
@@ -92,11 +94,12 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 	fl.StringVar(&f.corpus.Src, "src", "", "training source file, one sentence per line")
 	fl.StringVar(&f.corpus.Tgt, "tgt", "", "training target file, line-aligned with --src")
 	fl.StringVar(&f.corpus.TSV, "data", "", "training file of \"source<TAB>target\" lines (extra columns ignored) or \"source ||| target\" lines")
-	fl.StringVar(&f.valid.Src, "valid-src", "", "validation source file")
-	fl.StringVar(&f.valid.Tgt, "valid-tgt", "", "validation target file")
-	fl.StringVar(&f.valid.TSV, "valid-data", "", "validation file, as --data")
+	fl.StringVar(&f.valid.Src, "valid-src", "", "validation source file (on --resume: instead of the checkpoint's)")
+	fl.StringVar(&f.valid.Tgt, "valid-tgt", "", "validation target file (on --resume: instead of the checkpoint's)")
+	fl.StringVar(&f.valid.TSV, "valid-data", "", "validation file, as --data (on --resume: instead of the checkpoint's)")
+	fl.BoolVar(&f.noValid, "no-valid", false, "no validation, even when resuming a run that validated")
 	fl.StringVar(&f.out, "out", "", "checkpoint to write (required)")
-	fl.StringVar(&f.resume, "resume", "", "checkpoint to continue training from")
+	fl.StringVar(&f.resume, "resume", "", "checkpoint to continue training from (validates on the files its run validated on, unless --valid-* or --no-valid say otherwise)")
 	fl.StringVar(&f.metrics, "metrics", "", "metrics JSON-lines file (default: beside --out)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a config key: section.key=value (repeatable)")
 	fl.IntVar(&f.epochs, "epochs", 0, "number of epochs (train.epochs)")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
@@ -80,14 +81,8 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	if o.threshold < 0 || o.threshold > 1 {
 		return fmt.Errorf("--threshold is %g; want a weight from 0 (argmax) to 1", o.threshold)
 	}
-	outputs := []app.NamedPath{{Role: "--output", Path: o.output}, {Role: "--attention", Path: o.attention}, {Role: "--alignments", Path: o.alignments}}
-	for i, a := range outputs {
-		for _, b := range outputs[i+1:] {
-			if a.Path != "" && a.Path == b.Path {
-				return fmt.Errorf("%s and %s are both %s", a.Role, b.Role, a.Path)
-			}
-		}
-	}
+	outputs := []app.NamedPath{{Role: "--output", Path: o.output, Example: "translations.txt"},
+		{Role: "--attention", Path: o.attention, Example: "attention.jsonl"}, {Role: "--alignments", Path: o.alignments, Example: "alignments.txt"}}
 	if err := app.CheckOutputs(outputs, []app.NamedPath{{Role: "--input", Path: o.input}, {Role: "--model", Path: o.model}}); err != nil {
 		return err
 	}
@@ -148,11 +143,11 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	n, err := app.Translate(cmd.Context(), req)
 	secs := time.Since(start).Seconds()
 	if errors.Is(err, cmd.Context().Err()) && cmd.Context().Err() != nil {
-		return fmt.Errorf("interrupted after %d sentences", n)
+		return fmt.Errorf("interrupted after %s", plural.Count(n, "sentence"))
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "translated %d sentences in %.2fs (%.0f sentences/s)\n", n, secs, float64(n)/secs)
+	fmt.Fprintf(cmd.ErrOrStderr(), "translated %s in %.2fs (%.0f sentences/s)\n", plural.Count(n, "sentence"), secs, float64(n)/secs)
 	return nil
 }

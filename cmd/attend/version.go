@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/attend-nmt/attend/backend"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/spf13/cobra"
 )
@@ -21,8 +22,8 @@ func newVersionCmd() *cobra.Command {
 				version = info.Main.Version
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "attend %s, %s %s/%s, %d CPUs\nBLAS: %s\n", version, runtime.Version(),
-				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), backend.BLAS)
+			fmt.Fprintf(out, "attend %s, %s %s/%s, %s\nBLAS: %s\n", version, runtime.Version(),
+				runtime.GOOS, runtime.GOARCH, plural.Count(runtime.NumCPU(), "CPU"), backend.BLAS)
 			if core := backend.BLASCore(); core != "" {
 				fmt.Fprintf(out, "BLAS core: %s\n", core)
 			}
