@@ -149,13 +149,21 @@ type AlignRequest struct {
 	Output      io.Writer
 	Threshold   float64        // 0: argmax alignment
 	Gold        [][]align.Link // gold links, one entry per line, or nil
+	GoldName    string         // the gold file, for messages
 	OneBasedOut bool           // write 1-based positions
-	Batch       int
+	// OneBasedGold says the gold file's positions count from 1, for messages quoting its links.
+	OneBasedGold bool
+	Batch        int
+	// MaxLen skips the pairs with a side longer than this many tokens (0: none; see LengthLimit): each gets an
+	// empty line, is not scored, and is named in a warning to Warn (nil: no warnings).
+	MaxLen int
+	Warn   io.Writer
 }
 
 // Align aligns every sentence pair of req.Src and req.Tgt by the attention of the model scoring the target with
 // teacher forcing, writes one Pharaoh line per pair, and, with gold links, returns the scores against them.
-// A gold file with a different number of lines than the corpus is an error.
+// A gold file with a different number of lines than the corpus, or with a link beyond its sentence pair, is an
+// error. A pair longer than req.MaxLen is skipped with a warning.
 func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	var scores align.Scores
 	pairs, err := data.ReadParallel(req.Src, req.Tgt, modelTokenizer(req.Model, req.Lowercase))
@@ -169,6 +177,22 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	for i, p := range pairs {
 		srcs[i], tgts[i] = p.Src, p.Tgt
 	}
+	if req.Gold != nil {
+		srcLens, tgtLens := make([]int, len(pairs)), make([]int, len(pairs))
+		for i, p := range pairs {
+			srcLens[i], tgtLens[i] = len(p.Src), len(p.Tgt)
+		}
+		if err := align.CheckLengths(req.Gold, srcLens, tgtLens, req.GoldName, req.OneBasedGold); err != nil {
+			return scores, fmt.Errorf("%w (words of %s and %s as the model tokenizes them)", err, req.Src, req.Tgt)
+		}
+	}
+	long := LongPairs(srcs, tgts, req.MaxLen)
+	skip := make(map[int]bool, len(long))
+	for _, p := range long {
+		skip[p.Line-1] = true
+		srcs[p.Line-1], tgts[p.Line-1] = nil, nil // an empty pair: no links
+	}
+	WarnLongPairs(req.Warn, long, req.MaxLen, req.Src+" and "+req.Tgt, "skipped: its alignment line is empty and not scored")
 	forward, err := ForceTokens(ctx, req.Model, srcs, tgts, req.Batch)
 	if err != nil {
 		return scores, err
@@ -185,7 +209,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 		if reverse != nil {
 			links = align.Symmetrize(links, align.Transpose(reverse[i].Links(req.Threshold)), req.Sym)
 		}
-		if req.Gold != nil {
+		if req.Gold != nil && !skip[i] {
 			scores.Add(links, req.Gold[i])
 		}
 		out.WriteString(align.FormatPharaoh(links, req.OneBasedOut))

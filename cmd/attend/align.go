@@ -17,7 +17,7 @@ type alignOptions struct {
 	model, reverse, sym, src, tgt, output, gold string
 	oneBased                                    bool
 	threshold                                   float64
-	batch                                       int
+	batch, maxLen                               int
 }
 
 func newAlignCmd() *cobra.Command {
@@ -37,7 +37,11 @@ A model trained on subwords (data.subword bpe) links subwords, and two words are
 subwords are (OpenNMT-py's convention): the output counts words, so it scores against word-level gold.
 
 With --gold FILE (Pharaoh, "i-j" sure and "ipj" possible links; --one-based if its positions count from 1) it
-prints precision, recall and alignment error rate (Och and Ney 2003) over the corpus.`,
+prints precision, recall and alignment error rate (Och and Ney 2003) over the corpus. A gold link beyond its
+sentence pair is an error naming the line.
+
+A pair with a side longer than --max-len tokens (default: the larger of the checkpoint's data.max_len and
+decode.max_len) is skipped with a warning naming its line: its output line is empty and it is not scored.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAlign(cmd, o) },
 	}
@@ -52,6 +56,7 @@ prints precision, recall and alignment error rate (Och and Ney 2003) over the co
 	fl.StringVar(&o.sym, "sym", string(align.GrowDiagFinal), "with --reverse: intersection, union, grow-diag or grow-diag-final")
 	fl.Float64Var(&o.threshold, "threshold", 0, "link every weight at or above this instead of the argmax (0: argmax)")
 	fl.IntVar(&o.batch, "batch", 64, "sentences per batch")
+	fl.IntVar(&o.maxLen, "max-len", 0, "skip, with a warning, the pairs with a side longer than this many tokens (default: the larger of the checkpoint's data.max_len and decode.max_len)")
 	for _, name := range []string{"model", "src", "tgt"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -65,6 +70,8 @@ func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 		return fmt.Errorf("--threshold is %g; want a weight from 0 (argmax) to 1", o.threshold)
 	case o.batch < 1:
 		return fmt.Errorf("--batch is %d; want at least 1", o.batch)
+	case fl.Changed("max-len") && o.maxLen < 1:
+		return fmt.Errorf("--max-len is %d; want at least 1", o.maxLen)
 	case fl.Changed("sym") && o.reverse == "":
 		return fmt.Errorf("--sym needs --reverse: a model trained in the other direction")
 	case fl.Changed("one-based") && o.gold == "":
@@ -86,7 +93,10 @@ func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 		return err
 	}
 	req := app.AlignRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase, Src: o.src, Tgt: o.tgt,
-		Threshold: o.threshold, Batch: o.batch, Output: cmd.OutOrStdout()}
+		Threshold: o.threshold, Batch: o.batch, Output: cmd.OutOrStdout(), MaxLen: app.LengthLimit(ck.Config), Warn: cmd.ErrOrStderr()}
+	if o.maxLen > 0 {
+		req.MaxLen = o.maxLen
+	}
 	if o.reverse != "" {
 		rev, err := model.Load(o.reverse)
 		if err != nil {
@@ -99,6 +109,7 @@ func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 		if err != nil {
 			return err
 		}
+		req.GoldName, req.OneBasedGold = o.gold, o.oneBased
 		req.Gold, err = align.ReadPharaoh(f, o.gold, o.oneBased)
 		f.Close()
 		if err != nil {
