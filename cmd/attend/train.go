@@ -21,6 +21,7 @@ type trainFlags struct {
 	seed                    uint64
 	threads                 int
 	noProgress              bool // plain log lines even on a terminal
+	forceMemory             bool // train even when the estimated memory is more than the machine has
 	cpuProfile              string
 }
 
@@ -34,7 +35,13 @@ the target in column 2; .gz files are read directly), builds vocabularies, and t
 to --out, the state with the best validation loss beside it (NAME.best.ckpt), and one JSON line per logged step
 and per validation to the metrics file. Ctrl-C saves the exact position; --resume continues from it.
 
-Every config key can be set with --set section.key=value, e.g. --set model.cell=gru --set train.lr=5e-4.`,
+Every config key can be set with --set section.key=value, e.g. --set model.cell=gru --set train.lr=5e-4.
+
+Before allocating the model, train estimates the memory it will take (weights, Adam's moments, gradients and
+the activations of the largest batch) and refuses, with the figures, a model that does not fit in the memory
+this machine has (MemAvailable in /proc/meminfo, or a container's cgroup limit); --force-memory trains anyway.
+It also refuses vocabularies that data.min_freq or data.max_vocab leave without a word, and warns when they make
+more than a tenth of a side's tokens <unk>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := model.Default()
@@ -50,7 +57,7 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 			}
 			req := app.TrainRequest{Config: cfg, ConfigFile: f.config, Overrides: overrides, Train: f.corpus, Valid: f.valid,
 				Out: f.out, Resume: f.resume, MetricsPath: f.metrics, Stdout: cmd.OutOrStdout(),
-				Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress)}
+				Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress), ForceMemory: f.forceMemory}
 			if f.cpuProfile != "" {
 				stop, err := startCPUProfile(f.cpuProfile)
 				if err != nil {
@@ -106,6 +113,7 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 	fl.IntVar(&f.threads, "threads", 0, "CPU threads (train.threads)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "plain log lines instead of a progress bar (the default when stderr is not a terminal)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	fl.BoolVar(&f.forceMemory, "force-memory", false, "train even when the model's estimated memory is more than this machine has (a warning instead of the refusal)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
