@@ -197,6 +197,12 @@ func TestOverlongPairsAreSkippedWithAWarning(t *testing.T) {
 			}
 		})
 	}
+	// heatmap --text draws one sentence: one too long is an error saying the limit, not a skipped nothing.
+	longText := long(srcLines)
+	if _, stderr, code, _ := runLimited(t, time.Minute, "heatmap", "--model", ckpt, "--text", longText, "--out", filepath.Join(dir, "one.png")); code != 1 ||
+		!strings.Contains(stderr, "more than the length limit") {
+		t.Fatalf("heatmap --text of 20,000 words: exit %d, %s", code, stderr)
+	}
 	// --max-len raises the limit: the long pair is named again, now with the new limit, from align.
 	if _, stderr, code, _ := runLimited(t, time.Minute, "align", "--model", ckpt, "--src", longSrc, "--tgt", longTgt, "--max-len", "100"); code != 0 ||
 		!strings.Contains(stderr, "more than the length limit 100 (--max-len)") {
