@@ -9,9 +9,16 @@ import (
 	"strings"
 )
 
-// ErrBadLink is the cause of a ParseError for a field that is not a Pharaoh link "i-j" or "ipj" with
-// non-negative (or, 1-based, positive) integers.
+// ErrBadLink is the cause of a ParseError for a field that is not a Pharaoh link "i-j" or "ipj" of
+// non-negative integers.
 var ErrBadLink = errors.New("not a link i-j or ipj")
+
+// ErrZeroPosition is the cause of a ParseError for a link with a position 0 in a file read as one-based, whose
+// positions count from 1: the file is probably 0-based.
+var ErrZeroPosition = errors.New("position 0 in a one-based file")
+
+// ErrOutOfRange is the cause of a ParseError for a link to a position beyond its sentence (see CheckLengths).
+var ErrOutOfRange = errors.New("link beyond the sentence")
 
 // ParseError is a bad line of a Pharaoh alignment file.
 type ParseError struct {
@@ -51,7 +58,8 @@ func FormatPharaoh(links []Link, oneBased bool) string {
 }
 
 // ParsePharaoh reads one line of Pharaoh links (see FormatPharaoh); an empty or blank line has no links. The
-// returned positions are 0-based. A bad field gives an error wrapping ErrBadLink.
+// returned positions are 0-based. A bad field gives an error wrapping ErrBadLink, a position 0 when oneBased one
+// wrapping ErrZeroPosition.
 func ParsePharaoh(line string, oneBased bool) ([]Link, error) {
 	fields := strings.Fields(line)
 	links := make([]Link, 0, len(fields))
@@ -66,8 +74,11 @@ func ParsePharaoh(line string, oneBased bool) ([]Link, error) {
 		}
 		src, err1 := strconv.Atoi(f[:sep])
 		tgt, err2 := strconv.Atoi(f[sep+1:])
-		if err1 != nil || err2 != nil || src < base || tgt < base || strings.ContainsAny(f[sep+1:], "+-") {
+		if err1 != nil || err2 != nil || src < 0 || tgt < 0 || strings.ContainsAny(f[sep+1:], "+-") {
 			return nil, fmt.Errorf("%w: %q", ErrBadLink, f)
+		}
+		if src < base || tgt < base {
+			return nil, fmt.Errorf("%q: %w (is the file 0-based? then drop --one-based)", f, ErrZeroPosition)
 		}
 		links = append(links, Link{Src: src - base, Tgt: tgt - base, Possible: f[sep] == 'p'})
 	}
@@ -91,4 +102,23 @@ func ReadPharaoh(r io.Reader, name string, oneBased bool) ([][]Link, error) {
 		return nil, fmt.Errorf("align: read %s: %w", name, err)
 	}
 	return out, nil
+}
+
+// CheckLengths checks the gold links of a corpus against its sentences' lengths: gold[k] are the links of the
+// sentence pair whose source has srcLens[k] words and target tgtLens[k]. The first link to a position beyond
+// its sentence gives a *ParseError (cause ErrOutOfRange) naming file and line k+1 of the gold file, the link as
+// written (oneBased as read) and the two lengths. It panics unless the three slices have the same length.
+func CheckLengths(gold [][]Link, srcLens, tgtLens []int, file string, oneBased bool) error {
+	if len(srcLens) != len(gold) || len(tgtLens) != len(gold) {
+		panic(fmt.Sprintf("align: CheckLengths of %d gold lines for %d and %d sentences", len(gold), len(srcLens), len(tgtLens)))
+	}
+	for k, links := range gold {
+		for _, l := range links {
+			if l.Src >= srcLens[k] || l.Tgt >= tgtLens[k] {
+				return &ParseError{File: file, Line: k + 1, Err: fmt.Errorf("%w: %s, but the pair has %d source and %d target words",
+					ErrOutOfRange, FormatPharaoh([]Link{l}, oneBased), srcLens[k], tgtLens[k])}
+			}
+		}
+	}
+	return nil
 }

@@ -169,14 +169,22 @@ type AlignRequest struct {
 	Output      io.Writer
 	Threshold   float64        // 0: argmax alignment
 	Gold        [][]align.Link // gold links of the first lines, one entry per line, or nil
+	GoldName    string         // the gold file, for messages
 	OneBasedOut bool           // write 1-based positions
-	Batch       int
+	// OneBasedGold says the gold file's positions count from 1, for messages quoting its links.
+	OneBasedGold bool
+	Batch        int
+	// MaxLen skips the pairs with a side longer than this many tokens (0: none; see LengthLimit): each gets an
+	// empty line, is not scored, and is named in a warning to Warn (nil: no warnings).
+	MaxLen int
+	Warn   io.Writer
 }
 
 // Align aligns every sentence pair of req.Corpus by the attention of the model scoring the target with teacher
 // forcing, writes one Pharaoh line per pair, and, with gold links, returns the scores against them. The gold
 // may cover only the first lines of the corpus (scores.Sentences says how many were scored); more gold lines
-// than sentence pairs are an error.
+// than sentence pairs, or a link beyond its sentence pair, are an error. A pair longer than req.MaxLen is
+// skipped with a warning.
 func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	var read, split data.Tokenizer = modelTokenizer(req.Model, req.Lowercase), nil
 	if req.Tokenized {
@@ -186,13 +194,20 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	if err != nil {
 		return align.Scores{}, err
 	}
-	if err := checkGold(req.Gold, len(pairs), req.Corpus); err != nil {
+	if err := checkGold(req.Gold, pairs, req.Corpus, req.GoldName, req.OneBasedGold); err != nil {
 		return align.Scores{}, err
 	}
 	srcs, tgts := make([][]string, len(pairs)), make([][]string, len(pairs))
 	for i, p := range pairs {
 		srcs[i], tgts[i] = p.Src, p.Tgt
 	}
+	long := LongPairs(srcs, tgts, req.MaxLen)
+	skip := make(map[int]bool, len(long))
+	for _, p := range long {
+		skip[p.Line-1] = true
+		srcs[p.Line-1], tgts[p.Line-1] = nil, nil // an empty pair: no links
+	}
+	WarnLongPairs(req.Warn, long, req.MaxLen, req.Corpus.String(), "skipped: its alignment line is empty and not scored")
 	forward, err := ForceWords(ctx, req.Model, split, srcs, tgts, req.Batch)
 	if err != nil {
 		return align.Scores{}, err
@@ -213,24 +228,31 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 			links[i] = align.Symmetrize(links[i], align.Transpose(reverse[i].Links(req.Threshold)), req.Sym)
 		}
 	}
-	return writeLinks(req.Output, links, req.Gold, req.OneBasedOut)
+	return writeLinks(req.Output, links, req.Gold, skip, req.OneBasedOut)
 }
 
-// checkGold reports gold links with more lines than the corpus has pairs.
-func checkGold(gold [][]align.Link, pairs int, corpus Corpus) error {
-	if len(gold) > pairs {
-		return fmt.Errorf("align: the gold alignment has %s, the corpus (%s) %d", plural.Count(len(gold), "line"), corpus, pairs)
+// checkGold reports gold links with more lines than the corpus has pairs, or with a link beyond its pair.
+func checkGold(gold [][]align.Link, pairs []data.Pair, corpus Corpus, goldName string, oneBased bool) error {
+	if len(gold) > len(pairs) {
+		return fmt.Errorf("align: the gold alignment has %s, the corpus (%s) %d", plural.Count(len(gold), "line"), corpus, len(pairs))
+	}
+	srcLens, tgtLens := make([]int, len(gold)), make([]int, len(gold))
+	for i := range gold {
+		srcLens[i], tgtLens[i] = len(pairs[i].Src), len(pairs[i].Tgt)
+	}
+	if err := align.CheckLengths(gold, srcLens, tgtLens, goldName, oneBased); err != nil {
+		return fmt.Errorf("%w (words of %s as they are read for aligning)", err, corpus)
 	}
 	return nil
 }
 
 // writeLinks writes one Pharaoh line per sentence pair to w and returns the scores of the first len(gold) pairs
-// against the gold links.
-func writeLinks(w io.Writer, links, gold [][]align.Link, oneBased bool) (align.Scores, error) {
+// against the gold links, leaving out those in skip.
+func writeLinks(w io.Writer, links, gold [][]align.Link, skip map[int]bool, oneBased bool) (align.Scores, error) {
 	var scores align.Scores
 	var out strings.Builder
 	for i, l := range links {
-		if i < len(gold) {
+		if i < len(gold) && !skip[i] {
 			scores.Add(l, gold[i])
 		}
 		out.WriteString(align.FormatPharaoh(l, oneBased))

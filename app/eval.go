@@ -47,7 +47,11 @@ type EvalRequest struct {
 	TokLC      bool
 	Metrics    []string // MetricBLEU and/or MetricChrF; empty: both
 	Perplexity bool     // also the references' perplexity under Model (teacher forcing)
-	Version    string   // attend's version, for the signatures
+	// LengthLimit leaves out of the perplexity the pairs with a side longer than this many tokens (0: none; see
+	// LengthLimit), each named in a warning to Warn (nil: no warnings).
+	LengthLimit int
+	Warn        io.Writer
+	Version     string // attend's version, for the signatures
 
 	// Confidence adds to each score its mean and 95% interval over Resamples bootstrap resamples of the test set.
 	Confidence bool
@@ -57,7 +61,8 @@ type EvalRequest struct {
 	// A test needs two Hyps or more.
 	Paired string
 	// Resamples is the number of bootstrap resamples (0: 1,000, sacreBLEU's default); Trials the number of
-	// approximate randomization trials (0: 10,000, sacreBLEU's default); Seed seeds both.
+	// approximate randomization trials (0: 10,000, sacreBLEU's default); at most MaxResamples and MaxTrials.
+	// Seed seeds both.
 	Resamples, Trials int
 	Seed              uint64
 }
@@ -73,6 +78,14 @@ const DefaultTrials = 10000
 
 // DefaultResamples is the number of bootstrap resamples when EvalRequest.Resamples is 0, as in sacreBLEU.
 const DefaultResamples = 1000
+
+// MaxResamples and MaxTrials bound EvalRequest.Resamples and Trials, at a hundred times the defaults: each
+// resample keeps a score per system and metric (a billion of them took 8 GB each), and each resample or trial
+// costs a pass over the test set, so a figure much beyond these adds minutes and no precision.
+const (
+	MaxResamples = 100 * DefaultResamples
+	MaxTrials    = 100 * DefaultTrials
+)
 
 // EvalResult holds the scores Eval computed.
 type EvalResult struct {
@@ -207,8 +220,10 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		return res, fmt.Errorf("eval: unknown paired test %q (want %s or %s)", req.Paired, PairedBootstrap, PairedRandomization)
 	case req.Paired != "" && len(req.Hyps) < 2:
 		return res, fmt.Errorf("eval: a paired test needs two systems' hypotheses or more (the first is the baseline)")
-	case req.Resamples < 0 || req.Trials < 0:
-		return res, fmt.Errorf("eval: %d bootstrap resamples, %d randomization trials", req.Resamples, req.Trials)
+	case req.Resamples < 0 || req.Resamples > MaxResamples:
+		return res, fmt.Errorf("eval: %d bootstrap resamples; want 1 to %d (0: %d)", req.Resamples, MaxResamples, DefaultResamples)
+	case req.Trials < 0 || req.Trials > MaxTrials:
+		return res, fmt.Errorf("eval: %d randomization trials; want 1 to %d (0: %d)", req.Trials, MaxTrials, DefaultTrials)
 	}
 	refs, err := readAllLines(req.Ref)
 	if err != nil {
@@ -389,8 +404,18 @@ func (e estimator) signature(sig string) string {
 // of target tokens it averages over.
 func referencePerplexity(ctx context.Context, req EvalRequest, tok data.Tokenizer, srcs, refs []string) (float64, int, error) {
 	var pairs []data.Pair
+	srcToks, refToks := make([][]string, len(srcs)), make([][]string, len(srcs))
 	for i := range srcs {
-		pairs = append(pairs, data.Pair{Src: tok.Tokenize(srcs[i]), Tgt: tok.Tokenize(refs[i]), Line: i + 1})
+		srcToks[i], refToks[i] = tok.Tokenize(srcs[i]), tok.Tokenize(refs[i])
+	}
+	long := LongPairs(srcToks, refToks, req.LengthLimit)
+	WarnLongPairs(req.Warn, long, req.LengthLimit, req.Src.Name+" and "+req.Ref.Name, "left out of the perplexity")
+	for i := range srcs {
+		if len(long) > 0 && long[0].Line == i+1 {
+			long = long[1:]
+			continue
+		}
+		pairs = append(pairs, data.Pair{Src: srcToks[i], Tgt: refToks[i], Line: i + 1})
 	}
 	if req.Model.Subwords != nil {
 		pairs = SplitPairs(req.Model.Subwords, pairs) // the perplexity of the model's own tokens, subwords

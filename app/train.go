@@ -81,6 +81,9 @@ type TrainRequest struct {
 	// Group is the set of processes training together (nil: this one). Processes other than rank 0 print
 	// nothing and write nothing.
 	Group dist.Group
+	// ForceMemory trains even when the model's estimated memory (model.TrainingMemory) is more than the machine
+	// has (MachineMemory), with a warning instead of the refusal.
+	ForceMemory bool
 }
 
 // UnkWarning is the share of <unk> in a resumed run's new corpus above which Train warns that the stored
@@ -145,7 +148,10 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if start != nil {
 		opts.Model, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
-	} else if opts.Model, err = newModel(ctx, cfg, pairs, subwords); err != nil {
+		if err := fitsInMemory(req, cfg, start.Model.SrcVocab, start.Model.TgtVocab, true); err != nil {
+			return model.Summary{}, err
+		}
+	} else if opts.Model, err = newModel(ctx, req, cfg, pairs, subwords); err != nil {
 		return model.Summary{}, err
 	}
 	if opts.Progress.ValidFiles, err = corpusFiles(valid); err != nil {
@@ -372,13 +378,21 @@ func readTrainingPairs(ctx context.Context, req TrainRequest, cfg model.Config, 
 	return pairs, subwords, nil
 }
 
-// newModel builds the vocabularies of pairs and a model over them, initialised from train.seed.
-func newModel(ctx context.Context, cfg model.Config, pairs []data.Pair, subwords *data.BPE) (*model.Seq2Seq[float32], error) {
+// newModel builds the vocabularies of pairs and a model over them, initialised from train.seed. Vocabularies that
+// leave too much of the corpus <unk> (checkVocabularies) and a model that does not fit in memory (fitsInMemory)
+// are refused before the model is allocated.
+func newModel(ctx context.Context, req TrainRequest, cfg model.Config, pairs []data.Pair, subwords *data.BPE) (*model.Seq2Seq[float32], error) {
 	var m *model.Seq2Seq[float32]
 	err := interruptible(ctx, "building the vocabularies", func() error {
 		srcSents, tgtSents := sides(pairs)
 		src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
 		tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
+		if err := checkVocabularies(req.Stdout, cfg.Data, src, tgt, srcSents, tgtSents); err != nil {
+			return err
+		}
+		if err := fitsInMemory(req, cfg, src, tgt, false); err != nil {
+			return err
+		}
 		var err error
 		if m, err = model.New[float32](cfg.Model, src, tgt); err != nil {
 			return err
@@ -391,6 +405,17 @@ func newModel(ctx context.Context, cfg model.Config, pairs []data.Pair, subwords
 	}
 	m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
 	return m, nil
+}
+
+// fitsInMemory checks the estimated memory of training cfg's model over src and tgt (model.TrainingMemory)
+// against the machine's (MachineMemory); resumed says the weights and moments are loaded already.
+func fitsInMemory(req TrainRequest, cfg model.Config, src, tgt *data.Vocab, resumed bool) error {
+	est, err := model.TrainingMemory(cfg, src, tgt)
+	if err != nil {
+		return err
+	}
+	avail, source, known := MachineMemory()
+	return checkMemory(req.Stdout, est, avail, source, known, resumed, req.ForceMemory)
 }
 
 // readValidation reads the validation corpus as the model reads text: tokenized, in its subwords, encoded

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -68,6 +69,11 @@ type DecodeOptions struct {
 func (o DecodeOptions) Validate() error {
 	if o.Batch <= 0 || o.MaxLen <= 0 {
 		return fmt.Errorf("translate: batch %d and max length %d must be positive", o.Batch, o.MaxLen)
+	}
+	// Checked for greedy search too, which ignores them: a weight that cannot be right is an error whatever the
+	// search.
+	if !(o.Alpha >= 0) || math.IsInf(o.Alpha, 1) || !(o.Beta >= 0) || math.IsInf(o.Beta, 1) {
+		return fmt.Errorf("translate: length penalty alpha %g and coverage penalty beta %g; want finite numbers, 0 or more", o.Alpha, o.Beta)
 	}
 	if s := o.Shortlist; s != nil && (s.Frequent < 0 || s.Best < 0 || s.Frequent == 0 && s.Best == 0) {
 		return fmt.Errorf("translate: shortlist of %d frequent words and %d per source word; want at least one word", s.Frequent, s.Best)
@@ -325,7 +331,14 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	}
 	// Batches are independent: decode them on every core, each worker writing only its own sentences, with
 	// single-threaded matrix products (two layers of threads on two cores cost 30% here).
-	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: opts.Batch}, nil)
+	batchSize := opts.Batch
+	if !opts.greedy() {
+		// A beam wider than the target vocabulary is cut to it (the command says so).
+		opts.Beam = min(opts.Beam, m.TgtVocab.Size())
+		opts.NBest = min(opts.NBest, opts.Beam)
+		batchSize = beamBatchSize(opts.Batch, opts.Beam, m.TgtVocab.Size())
+	}
+	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: batchSize}, nil)
 	if threads := backend.BLASThreads(); threads > 1 {
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
@@ -370,6 +383,16 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		}
 	}
 	return out, nil
+}
+
+// maxBeamLogits bounds the logits of one beam-search batch, batch × beam rows of the target vocabulary's width
+// (float32: 512 MB), whatever --batch and --beam ask: a wide beam takes fewer sentences per batch.
+const maxBeamLogits = 1 << 27
+
+// beamBatchSize is the number of sentences per beam-search batch: batch, or fewer so that the batch's
+// sentences × beam × vocab logits stay within maxBeamLogits, and at least one.
+func beamBatchSize(batch, beam, vocab int) int {
+	return max(1, min(batch, maxBeamLogits/max(beam*vocab, 1)))
 }
 
 // errNoLexicon is the error of a shortlist asked of a model without a lexicon.
@@ -445,7 +468,11 @@ func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.
 func addHeads(ctx context.Context, m *model.Seq2Seq[float32], out []Translation, examples []data.Example, index []int, ids [][]int, batch int) error {
 	forced := make([]data.Example, len(examples))
 	for k, ex := range examples {
-		forced[k] = data.Example{Src: ex.Src, Tgt: ids[index[k]]}
+		tgt := ids[index[k]]
+		if tgt == nil {
+			tgt = []int{} // an empty translation still has its </s> row; a nil target would mean none at all
+		}
+		forced[k] = data.Example{Src: ex.Src, Tgt: tgt}
 	}
 	for _, b := range data.MakeBatches(forced, data.BatchOptions{BatchSize: batch}, nil) {
 		if err := ctx.Err(); err != nil {

@@ -19,7 +19,10 @@ type StatisticalAlignRequest struct {
 	Sym         align.Symmetrization // align.Forward or align.Reverse for one direction alone
 	Output      io.Writer
 	Gold        [][]align.Link // gold links of the first lines, one entry per line, or nil
+	GoldName    string         // the gold file, for messages
 	OneBasedOut bool           // write 1-based positions
+	// OneBasedGold says the gold file's positions count from 1, for messages quoting its links.
+	OneBasedGold bool
 }
 
 // AlignStatistical trains fast_align's model on the corpus in the directions req.Sym needs (package wordalign),
@@ -31,12 +34,12 @@ func AlignStatistical(ctx context.Context, req StatisticalAlignRequest) (align.S
 	if err != nil {
 		return align.Scores{}, err
 	}
-	if err := checkGold(req.Gold, len(pairs), req.Corpus); err != nil {
+	if err := checkGold(req.Gold, pairs, req.Corpus, req.GoldName, req.OneBasedGold); err != nil {
 		return align.Scores{}, err
 	}
 	links, err := wordalign.AlignWords(ctx, pairs, req.Options, req.Sym)
 	if err != nil {
 		return align.Scores{}, err
 	}
-	return writeLinks(req.Output, links.Symmetrized(req.Sym), req.Gold, req.OneBasedOut)
+	return writeLinks(req.Output, links.Symmetrized(req.Sym), req.Gold, nil, req.OneBasedOut)
 }

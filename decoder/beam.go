@@ -32,10 +32,10 @@ func (o BeamOptions) Validate() error {
 		return fmt.Errorf("decoder: max length %d; want at least 1", o.MaxLen)
 	case o.MaxLenRatio < 0 || math.IsNaN(o.MaxLenRatio) || math.IsInf(o.MaxLenRatio, 0):
 		return fmt.Errorf("decoder: max length ratio %v; want 0 (none) or more", o.MaxLenRatio)
-	case o.Alpha < 0 || math.IsNaN(o.Alpha):
-		return fmt.Errorf("decoder: length penalty alpha %v; want 0 or more", o.Alpha)
-	case o.Beta < 0 || math.IsNaN(o.Beta):
-		return fmt.Errorf("decoder: coverage penalty beta %v; want 0 or more", o.Beta)
+	case !(o.Alpha >= 0) || math.IsInf(o.Alpha, 1):
+		return fmt.Errorf("decoder: length penalty alpha %v; want a finite number, 0 or more", o.Alpha)
+	case !(o.Beta >= 0) || math.IsInf(o.Beta, 1):
+		return fmt.Errorf("decoder: coverage penalty beta %v; want a finite number, 0 or more", o.Beta)
 	}
 	return nil
 }

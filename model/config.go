@@ -146,8 +146,8 @@ func Default() Config {
 	}
 }
 
-// LoadConfig reads a YAML file over Default and validates the result. Unknown sections and keys, and values of
-// the wrong type, are errors naming the file, the line and the key.
+// LoadConfig reads a YAML file over Default and validates the result. Unknown sections and keys, a section or
+// key given twice, and values of the wrong type, are errors naming the file, the line and the key.
 func LoadConfig(path string) (Config, error) {
 	cfg := Default()
 	raw, err := os.ReadFile(path)
@@ -171,7 +171,9 @@ func parseConfig(raw []byte) (Config, error) {
 
 // decodeStrict sets the keys present in raw on cfg. It walks the YAML tree itself rather than letting yaml.v3
 // decode into the struct, so that messages speak of config keys ("unknown key model.embedding_size") rather
-// than of Go types, with the line of the offending key.
+// than of Go types, with the line of the offending key. A section or a key given twice is an error naming both
+// lines: yaml.v3 parses a mapping with a repeated key into a node without complaint, and the last value would
+// silently win.
 func decodeStrict(raw []byte, cfg *Config) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
@@ -188,24 +190,34 @@ func decodeStrict(raw []byte, cfg *Config) error {
 		return fmt.Errorf("line %d: want sections (%s), found %s", root.Line, tagList(reflect.TypeOf(*cfg)), describeNode(root))
 	}
 	top := reflect.ValueOf(cfg).Elem()
+	sections := map[string]int{} // line of each section's first occurrence
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		key, val := root.Content[i], root.Content[i+1]
 		sec, ok := fieldByTag(top, key.Value)
 		if !ok {
 			return fmt.Errorf("line %d: unknown section %q (want %s)", key.Line, key.Value, tagList(top.Type()))
 		}
+		if first, twice := sections[key.Value]; twice {
+			return fmt.Errorf("line %d: section %s is given twice, at lines %d and %d; merge them into one", key.Line, key.Value, first, key.Line)
+		}
+		sections[key.Value] = key.Line
 		if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
 			continue // "train:" with nothing under it
 		}
 		if val.Kind != yaml.MappingNode {
 			return fmt.Errorf("line %d: section %s: want keys (%s), found %s", val.Line, key.Value, tagList(sec.Type()), describeNode(val))
 		}
+		keys := map[string]int{} // line of each key's first occurrence in the section
 		for j := 0; j+1 < len(val.Content); j += 2 {
 			k, v := val.Content[j], val.Content[j+1]
 			field, ok := fieldByTag(sec, k.Value)
 			if !ok {
 				return fmt.Errorf("line %d: unknown key %s.%s (%s has %s)", k.Line, key.Value, k.Value, key.Value, tagList(sec.Type()))
 			}
+			if first, twice := keys[k.Value]; twice {
+				return fmt.Errorf("line %d: key %s.%s is given twice, at lines %d and %d; keep one", k.Line, key.Value, k.Value, first, k.Line)
+			}
+			keys[k.Value] = k.Line
 			if v.Kind != yaml.ScalarNode {
 				return fmt.Errorf("line %d: %s.%s wants %s, found %s", v.Line, key.Value, k.Value, kindName(field.Kind()), describeNode(v))
 			}
@@ -400,6 +412,11 @@ func (c Config) Validate() error {
 	intIn("data.batch_tokens", d.BatchTokens, 0, math.MaxInt, "0: batches of data.batch sentence pairs")
 	intIn("data.bucket_chunk", d.BucketChunk, 1, math.MaxInt, "")
 	intIn("data.round_len", d.RoundLen, 1, maxLength, "")
+	// Every batch is padded up to a multiple of round_len, so a round_len above max_len pads every sentence to
+	// round_len tokens however short: 16384 of them a row, which exhausts the memory.
+	if d.RoundLen > d.MaxLen && d.MaxLen >= 1 && d.RoundLen <= maxLength {
+		errs = append(errs, fmt.Errorf("config: data.round_len is %d, above data.max_len %d; want at most data.max_len (every padded length is rounded up to a multiple of round_len)", d.RoundLen, d.MaxLen))
+	}
 	switch d.Subword {
 	case SubwordNone, "":
 		if d.Merges != 0 {

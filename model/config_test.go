@@ -127,3 +127,57 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		t.Fatalf("Validate with 8 heads over the memory width 256: %v", err)
 	}
 }
+
+// TestConfigRefusesDuplicates gives a section or a key twice, in one section and in two copies of a section: the
+// error names the key and both lines, where the last value used to win silently.
+func TestConfigRefusesDuplicates(t *testing.T) {
+	for _, c := range []struct {
+		name, yaml string
+		want       []string // "" when valid
+	}{
+		{"key twice", "model:\n  emb: 64\n  cell: gru\n  emb: 32\n", []string{"line 4", "model.emb is given twice", "lines 2 and 4"}},
+		{"section twice", "model:\n  emb: 64\ntrain:\n  lr: 0.1\nmodel:\n  cell: gru\n", []string{"line 5", "section model is given twice", "lines 1 and 5"}},
+		{"empty section twice", "train:\n\ntrain:\n  lr: 0.1\n", []string{"section train is given twice", "lines 1 and 3"}},
+		{"flow mapping", "data: {batch: 8, batch: 16}\n", []string{"data.batch is given twice", "lines 1 and 1"}},
+		{"same key in two sections", "model:\n  dropout: 0.1\ndata:\n  max_len: 20\ndecode:\n  max_len: 30\n", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(c.yaml))
+			if c.want == nil {
+				if err != nil {
+					t.Fatalf("%v, want no error", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error; want one saying %q", c.want)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestRoundLenAboveMaxLenIsRefused: data.round_len pads every batch up to a multiple of itself, so one above
+// data.max_len only pads (16384 tokens a row ran out of memory); one at or below it is fine.
+func TestRoundLenAboveMaxLenIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		roundLen, maxLen int
+		want             string
+	}{
+		{16384, 50, "data.round_len is 16384, above data.max_len 50"},
+		{51, 50, "data.round_len is 51, above data.max_len 50"},
+		{50, 50, ""},
+		{4, 50, ""},
+	} {
+		cfg := Default()
+		cfg.Data.RoundLen, cfg.Data.MaxLen = c.roundLen, c.maxLen
+		err := cfg.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("round_len %d, max_len %d: Validate() = %v, want %q", c.roundLen, c.maxLen, err, c.want)
+		}
+	}
+}

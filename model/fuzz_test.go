@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/model/checkpoint"
+	"go.yaml.in/yaml/v3"
 )
 
 // configKeys lists every "section.key" of Config.
@@ -184,6 +186,64 @@ func FuzzLoad(f *testing.F) {
 			if hyps := ck.Model.Greedy(&b, 4); len(hyps) != 1 || len(hyps[0].Tokens) > 4 {
 				t.Fatalf("greedy decoding of one sentence gave %+v", hyps)
 			}
+		}
+	})
+}
+
+// FuzzConfigDuplicateKeys reads any bytes as a YAML config file and, when it is a valid config, writes it again
+// with one of its key lines (a section's, or a key's with its value on the same line) given twice, one after the
+// other: the copy must be refused, naming the key and both lines, where the last one used to win silently.
+func FuzzConfigDuplicateKeys(f *testing.F) {
+	for _, seed := range []string{Default().YAML(), "model:\n  emb: 64\n  cell: gru\n", "train:\n  lr: 5e-4\n",
+		"data: {batch: 8, max_len: 20}\n", "model:\n  emb: 64 # wide\n\ntrain:\n", "'model':\n  \"emb\": 64\n",
+		"model:\n    emb: 64\n    dropout: 0.3\ndata:\n    max_len: 20\n"} {
+		f.Add([]byte(seed), uint8(0))
+		f.Add([]byte(seed), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, which uint8) {
+		if _, err := parseConfig(raw); err != nil {
+			return // FuzzParseConfig judges the errors
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(raw, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+			return
+		}
+		lines := strings.SplitAfter(string(raw), "\n")
+		var keyLines []int // lines (1-based) that hold a whole key: value, or a section's key
+		var names []string
+		root := doc.Content[0]
+		simple := func(k, v *yaml.Node) bool {
+			text := strings.TrimSpace(lines[k.Line-1])
+			return k.Kind == yaml.ScalarNode && k.Style == 0 && strings.HasPrefix(text, k.Value+":") &&
+				(v.Kind != yaml.ScalarNode || v.Line == k.Line && v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0)
+		}
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			k, v := root.Content[i], root.Content[i+1]
+			if simple(k, v) {
+				keyLines, names = append(keyLines, k.Line), append(names, "section "+k.Value)
+			}
+			if v.Kind != yaml.MappingNode || v.Style&yaml.FlowStyle != 0 {
+				continue
+			}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				if simple(v.Content[j], v.Content[j+1]) {
+					keyLines, names = append(keyLines, v.Content[j].Line), append(names, "key "+k.Value+"."+v.Content[j].Value)
+				}
+			}
+		}
+		if len(keyLines) == 0 {
+			return
+		}
+		n := int(which) % len(keyLines)
+		line := keyLines[n]
+		if !strings.HasSuffix(lines[line-1], "\n") {
+			lines[line-1] += "\n" // the last line, without its newline
+		}
+		twice := strings.Join(slices.Insert(slices.Clone(lines), line, lines[line-1]), "")
+		_, err := parseConfig([]byte(twice))
+		want := fmt.Sprintf("%s is given twice, at lines %d and %d", names[n], line, line+1)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("line %d given twice:\n%s\nparseConfig = %v, want %q", line, twice, err, want)
 		}
 	})
 }

@@ -128,7 +128,8 @@ func Save(path string, cfg Config, m *Seq2Seq[float32], opt *Adam[float32], prog
 	return checkpoint.Write(path, f)
 }
 
-// Load reads a checkpoint written by Save.
+// Load reads a checkpoint written by Save. A weight or an optimizer moment that is not finite (NaN, ±Inf) is an
+// error naming the tensor, as Save refuses to write one.
 func Load(path string) (*Checkpoint, error) {
 	f, err := checkpoint.Read(path)
 	if err != nil {
@@ -206,9 +207,18 @@ func Load(path string) (*Checkpoint, error) {
 		}
 		return nil
 	}
-	for prefix, set := range map[string]*param.Set[float32]{"": m.Params, "adam.m.": opt.M, "adam.v.": opt.V} {
-		if err := fill(prefix, set); err != nil {
+	for _, s := range []struct {
+		prefix string
+		set    *param.Set[float32]
+	}{{"", m.Params}, {"adam.m.", opt.M}, {"adam.v.", opt.V}} {
+		if err := fill(s.prefix, s.set); err != nil {
 			return nil, err
+		}
+		// Save refuses non-finite values, so these come from a file written otherwise (or crafted, with a valid
+		// checksum): a NaN weight makes every translation <pad> and beam search index out of range.
+		if name, i, ok := firstNonFinite(s.set); ok {
+			return nil, fmt.Errorf("load %s: tensor %s%s holds %g at index %d; a checkpoint's weights and optimizer moments must be finite",
+				path, s.prefix, name, s.set.Get(name).Data[i], i)
 		}
 	}
 	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil

@@ -20,7 +20,7 @@ type alignOptions struct {
 	corpus                            app.Corpus
 	oneBased, tokenized               bool
 	threshold                         float64
-	batch                             int
+	batch, maxLen                     int
 	// --statistical
 	statistical, keepCase, noProgress bool
 	iterations, threads               int
@@ -55,7 +55,12 @@ model's tokenizer then splits each word further, and links and attention are bro
 
 With --gold FILE (Pharaoh, "i-j" sure and "ipj" possible links; --one-based if its positions count from 1) it
 prints precision, recall and alignment error rate (Och and Ney 2003) over the corpus, or over its first lines
-when the gold has fewer lines (test sentences put first in a larger corpus).`,
+when the gold has fewer lines (test sentences put first in a larger corpus). A gold link beyond its sentence
+pair is an error naming the line.
+
+With --model, a pair with a side longer than --max-len tokens (default: the larger of the checkpoint's
+data.max_len and decode.max_len) is skipped with a warning naming its line: its output line is empty and it is
+not scored.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAlign(cmd, o) },
 	}
@@ -77,12 +82,13 @@ when the gold has fewer lines (test sentences put first in a larger corpus).`,
 	fl.IntVar(&o.threads, "threads", 0, "with --statistical: CPU threads (default: every core)")
 	fl.BoolVar(&o.keepCase, "keep-case", false, "with --statistical: do not lowercase the words")
 	fl.BoolVar(&o.noProgress, "no-progress", false, "with --statistical: no progress bar on a terminal, only a line per EM iteration")
+	fl.IntVar(&o.maxLen, "max-len", 0, "with --model: skip, with a warning, the pairs with a side longer than this many tokens (default: the larger of the checkpoint's data.max_len and decode.max_len)")
 	return cmd
 }
 
 func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 	fl := cmd.Flags()
-	modelOnly := []string{"reverse", "threshold", "batch"}
+	modelOnly := []string{"reverse", "threshold", "batch", "max-len"}
 	statisticalOnly := []string{"iterations", "threads", "keep-case", "no-progress"}
 	switch {
 	case o.statistical && o.model != "":
@@ -99,6 +105,8 @@ func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 		return fmt.Errorf("--iterations is %d; want at least 1", o.iterations)
 	case o.threads < 0:
 		return fmt.Errorf("--threads is %d; want 0 (every core) or more", o.threads)
+	case fl.Changed("max-len") && o.maxLen < 1:
+		return fmt.Errorf("--max-len is %d; want at least 1", o.maxLen)
 	case !o.statistical && fl.Changed("sym") && o.reverse == "":
 		return fmt.Errorf("--sym needs --reverse: a model trained in the other direction")
 	case fl.Changed("one-based") && o.gold == "":
@@ -179,7 +187,11 @@ func alignByModel(cmd *cobra.Command, o alignOptions, gold [][]align.Link, outpu
 		return align.Scores{}, err
 	}
 	req := app.AlignRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase, Corpus: o.corpus, Tokenized: o.tokenized,
-		Threshold: o.threshold, Batch: o.batch, Output: output, Gold: gold}
+		Threshold: o.threshold, Batch: o.batch, Output: output, Gold: gold, GoldName: o.gold, OneBasedGold: o.oneBased,
+		MaxLen: app.LengthLimit(ck.Config), Warn: cmd.ErrOrStderr()}
+	if o.maxLen > 0 {
+		req.MaxLen = o.maxLen
+	}
 	if o.reverse != "" {
 		rev, err := model.Load(o.reverse)
 		if err != nil {
@@ -202,7 +214,7 @@ func alignStatistical(cmd *cobra.Command, o alignOptions, gold [][]align.Link, o
 	opts.Progress = progress.report
 	defer progress.close()
 	return app.AlignStatistical(cmd.Context(), app.StatisticalAlignRequest{Corpus: o.corpus, Tokenizer: tok, Options: opts,
-		Sym: align.Symmetrization(o.sym), Output: output, Gold: gold})
+		Sym: align.Symmetrization(o.sym), Output: output, Gold: gold, GoldName: o.gold, OneBasedGold: o.oneBased})
 }
 
 // printScores prints alignment scores on one line.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -30,13 +31,13 @@ func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&d.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
 	fl.Float64Var(&d.maxLenRatio, "max-len-ratio", 0, "also at most this many times the source length in tokens (0: no such limit)")
 	fl.IntVar(&d.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
-	fl.IntVar(&d.beam, "beam", defaultBeam, "beam width; 1 is greedy search")
+	fl.IntVar(&d.beam, "beam", defaultBeam, "beam width; 1 is greedy search (at most the model's target vocabulary: a wider beam is cut to it)")
 	fl.Float64Var(&d.alpha, "alpha", 0, "GNMT length penalty: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p; default: the checkpoint's decode.alpha)")
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
 	fl.BoolVar(&d.bf16, "bf16", true, "greedy search on CPUs with AVX512-BF16: score the vocabulary with bfloat16 products and rescore the near-best words in float64, which picks float64's best word (false: float32 products)")
-	fl.StringVar(&d.shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (e.g. 100,20)", lexicon.DefaultOptions().Keep))
+	fl.StringVar(&d.shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (K at most that; e.g. 100,20)", lexicon.DefaultOptions().Keep))
 }
 
 // parseShortlist reads --shortlist F,K.
@@ -69,9 +70,33 @@ func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpo
 	if fl.Changed("n-best") && (d.nBest < 1 || d.nBest > d.beam) {
 		return app.DecodeOptions{}, fmt.Errorf("--n-best is %d; want 1 to --beam (%d)", d.nBest, d.beam)
 	}
+	// The penalties' weights, as the config's decode.alpha: an infinite or NaN weight makes every score -Inf,
+	// NaN or 0, and a negative one rewards what the penalty is there to punish.
+	for _, p := range []struct {
+		flag, what string
+		value      float64
+	}{{"alpha", "0: no length penalty", d.alpha}, {"beta", "0: no coverage penalty", d.beta}} {
+		if v := p.value; fl.Changed(p.flag) && (!(v >= 0) || math.IsInf(v, 1)) {
+			return app.DecodeOptions{}, fmt.Errorf("--%s is %g; want a finite number, at least 0 (%s)", p.flag, v, p.what)
+		}
+	}
+	// A beam wider than the target vocabulary keeps no more distinct first words than there are words, and
+	// costs beam × batch rows of the vocabulary's width in memory: it is cut to the vocabulary.
+	if v := ck.Model.TgtVocab.Size(); d.beam > v {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: --beam %d is more than the model's %d target words; using --beam %d\n", d.beam, v, v)
+		d.beam = v
+		if d.nBest > v {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: --n-best %d is more than --beam %d; using --n-best %d\n", d.nBest, v, v)
+			d.nBest = v
+		}
+	}
 	short, err := parseShortlist(d.shortlist)
 	if err != nil {
 		return app.DecodeOptions{}, err
+	}
+	if keep := lexicon.DefaultOptions().Keep; short != nil && short.Best > keep {
+		return app.DecodeOptions{}, fmt.Errorf("--shortlist is %q: K is %d, but the lexicon keeps at most %d translations of each source word; want K from 0 to %d",
+			d.shortlist, short.Best, keep, keep)
 	}
 	if short != nil && ck.Model.Lexicon == nil {
 		return app.DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was trained before attend learned one); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)

@@ -49,7 +49,7 @@ func TestTranslateSearchFlags(t *testing.T) {
 		{[]string{"--beam", "0"}, "--beam is 0"},
 		{[]string{"--beam", "2", "--n-best", "3"}, "--n-best is 3"},
 		{[]string{"--max-len-ratio", "-1"}, "max length ratio -1"},
-		{[]string{"--alpha", "-1"}, "alpha -1"},
+		{[]string{"--alpha", "-1"}, "--alpha is -1"},
 	} {
 		_, stderr, code := run(t, "", append([]string{"translate", "--model", ckpt, "--input", input}, tt.args...)...)
 		if code != 1 || !strings.Contains(stderr, tt.want) {

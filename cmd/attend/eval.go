@@ -40,7 +40,9 @@ func newEvalCmd() *cobra.Command {
 BLEU is sacreBLEU's default (13a tokenization, case kept, exp smoothing); --tok-lc gives instead the
 tokenized-lowercased BLEU of the benchmark (attend's \w+|[^\w\s] tokens, lowercased, no smoothing), which is
 what training logs and the PyTorch peer report. chrF is chrF2 (character 6-grams, β = 2). --perplexity (with
---model and --src) adds the references' perplexity under the model, by teacher forcing.
+--model and --src) adds the references' perplexity under the model, by teacher forcing; a pair with a side
+longer than --max-len tokens (default: the larger of the checkpoint's data.max_len and decode.max_len) is left
+out of it, with a warning naming its line.
 
 A model trained with data.lowercase (the default) writes lowercase text: its mixed-case BLEU and chrF count
 every capital as an error. Score it with --tok-lc, or compare like with like.
@@ -70,8 +72,8 @@ exactly (not sacreBLEU's draws, which come from numpy).`,
 	fl.BoolVar(&o.confidence, "confidence", false, "add each score's bootstrap mean and 95% interval")
 	fl.BoolVar(&o.pairedBS, "paired-bs", false, "test each --hyp after the first against the first by paired bootstrap resampling")
 	fl.BoolVar(&o.pairedAR, "paired-ar", false, "test each --hyp after the first against the first by approximate randomization")
-	fl.IntVar(&o.resamples, "resamples", app.DefaultResamples, "bootstrap resamples for --confidence, --paired-bs and the intervals of --paired-ar")
-	fl.IntVar(&o.trials, "trials", app.DefaultTrials, "approximate randomization trials for --paired-ar")
+	fl.IntVar(&o.resamples, "resamples", app.DefaultResamples, fmt.Sprintf("bootstrap resamples for --confidence, --paired-bs and the intervals of --paired-ar (at most %d)", app.MaxResamples))
+	fl.IntVar(&o.trials, "trials", app.DefaultTrials, fmt.Sprintf("approximate randomization trials for --paired-ar (at most %d)", app.MaxTrials))
 	fl.Uint64Var(&o.seed, "seed", 12345, "seed of the bootstrap resamples and randomization trials")
 	o.decode.register(fl)
 	_ = cmd.MarkFlagRequired("ref")
@@ -94,8 +96,11 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 	if paired != "" && len(o.hyps) < 2 {
 		return fmt.Errorf("eval: --paired-%s needs two --hyp files or more; the first is the baseline", paired)
 	}
-	if o.resamples < 1 || o.trials < 1 {
-		return fmt.Errorf("eval: --resamples %d, --trials %d: want at least 1 of each", o.resamples, o.trials)
+	if o.resamples < 1 || o.resamples > app.MaxResamples {
+		return fmt.Errorf("eval: --resamples is %d; want 1 to %d (default %d, as sacreBLEU's)", o.resamples, app.MaxResamples, app.DefaultResamples)
+	}
+	if o.trials < 1 || o.trials > app.MaxTrials {
+		return fmt.Errorf("eval: --trials is %d; want 1 to %d (default %d, as sacreBLEU's)", o.trials, app.MaxTrials, app.DefaultTrials)
 	}
 	if o.model != "" && o.src == "" {
 		return errors.New("eval: --model needs --src")
@@ -146,6 +151,10 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 		req.Model, req.Lowercase = ck.Model, ck.Config.Data.Lowercase
 		if req.Decode, err = o.decode.options(cmd, o.model, ck); err != nil {
 			return err
+		}
+		req.LengthLimit, req.Warn = app.LengthLimit(ck.Config), cmd.ErrOrStderr()
+		if o.decode.maxLen > 0 {
+			req.LengthLimit = o.decode.maxLen
 		}
 		if req.Src, err = open(o.src); err != nil {
 			return err

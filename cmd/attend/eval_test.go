@@ -108,7 +108,7 @@ func TestEvalBadInputNamesFileAndLine(t *testing.T) {
 		{"unknown metric", []string{"--hyp", hyp, "--ref", hyp, "--metrics", "ter"}, `unknown metric "ter"`},
 		{"neither hyp nor model", []string{"--ref", ref}, "either --hyp or --model"},
 		{"a paired test of one system", []string{"--hyp", hyp, "--ref", hyp, "--paired-bs"}, "--paired-bs needs two --hyp files"},
-		{"no resamples", []string{"--hyp", hyp, "--ref", hyp, "--confidence", "--resamples", "0"}, "--resamples 0"},
+		{"no resamples", []string{"--hyp", hyp, "--ref", hyp, "--confidence", "--resamples", "0"}, "--resamples is 0"},
 		{"two paired tests", []string{"--hyp", hyp, "--hyp", hyp, "--ref", hyp, "--paired-bs", "--paired-ar"}, "not both"},
 		{"randomization of one system", []string{"--hyp", hyp, "--ref", hyp, "--paired-ar"}, "--paired-ar needs two --hyp files"},
 	}

@@ -51,7 +51,7 @@ the model's tokens it splits into.`,
 	fl.StringVar(&o.out, "out", "", "output file: .png, .svg, .json or .csv")
 	fl.StringVar(&o.outDir, "out-dir", "", "directory for the pictures and index.html")
 	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
-	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
+	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len), and longest sentence or reference drawn (default: the larger of data.max_len and decode.max_len; longer lines are skipped with a warning)")
 	fl.IntVar(&o.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
 	fl.BoolVar(&o.tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
 	_ = cmd.MarkFlagRequired("model")
@@ -104,6 +104,12 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if o.batch > 0 {
 		req.Batch = o.batch
 	}
+	// Sentences longer than this are not drawn: a picture and a forced reference grow with the product of
+	// the two lengths.
+	limit := app.LengthLimit(ck.Config)
+	if o.maxLen > 0 {
+		limit = o.maxLen
+	}
 	if o.text != "" {
 		req.Sources = [][]string{tok.Tokenize(o.text)}
 		if len(req.Sources[0]) == 0 {
@@ -111,6 +117,9 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 		}
 		if o.ref != "" {
 			req.Refs = [][]string{tok.Tokenize(o.ref)}
+		}
+		if long := app.LongPairs(req.Sources, req.Refs, limit); len(long) > 0 {
+			return fmt.Errorf("--text and --ref have %d and %d tokens, more than the length limit %d; --max-len raises it", long[0].SrcLen, long[0].TgtLen, limit)
 		}
 		maps, err := app.Heatmaps(cmd.Context(), req)
 		if err != nil {
@@ -137,7 +146,17 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	var sources, refs [][]string
 	var lines []int
 	skipped := 0
+	long := app.LongPairs(req.Sources, req.Refs, limit)
+	files := o.input
+	if o.ref != "" {
+		files += " and " + o.ref
+	}
+	app.WarnLongPairs(cmd.ErrOrStderr(), long, limit, files, "not drawn")
 	for i, s := range req.Sources {
+		if len(long) > 0 && long[0].Line == i+1 {
+			long = long[1:]
+			continue
+		}
 		if len(s) == 0 || (req.Refs != nil && len(req.Refs[i]) == 0) {
 			skipped++
 			continue

@@ -22,6 +22,7 @@ type trainFlags struct {
 	threads                 int
 	noProgress              bool // plain log lines even on a terminal
 	noValid                 bool // no validation, even on resume
+	forceMemory             bool // train even when the estimated memory is more than the machine has
 	cpuProfile              string
 }
 
@@ -43,7 +44,13 @@ against every file it reads (the corpora, --config, --resume) and against each o
 as another, except --out and --resume (a run continued in place), and none may be a directory, a device or a
 named pipe.
 
-Every config key can be set with --set section.key=value, e.g. --set model.cell=gru --set train.lr=5e-4.`,
+Every config key can be set with --set section.key=value, e.g. --set model.cell=gru --set train.lr=5e-4.
+
+Before allocating the model, train estimates the memory it will take (weights, Adam's moments, gradients and
+the activations of the largest batch) and refuses, with the figures, a model that does not fit in the memory
+this machine has (MemAvailable in /proc/meminfo, or a container's cgroup limit); --force-memory trains anyway.
+It also refuses vocabularies that data.min_freq or data.max_vocab leave without a word, and warns when they make
+more than a tenth of a side's tokens <unk>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := model.Default()
@@ -59,7 +66,7 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 			}
 			req := app.TrainRequest{Config: cfg, ConfigFile: f.config, Overrides: overrides, Train: f.corpus, Valid: f.valid,
 				NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics, CPUProfile: f.cpuProfile,
-				Stdout: cmd.OutOrStdout(), Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress)}
+				Stdout: cmd.OutOrStdout(), Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress), ForceMemory: f.forceMemory}
 			group, err := dist.Open()
 			if err != nil {
 				return err
@@ -109,6 +116,7 @@ Every config key can be set with --set section.key=value, e.g. --set model.cell=
 	fl.IntVar(&f.threads, "threads", 0, "CPU threads (train.threads)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "plain log lines instead of a progress bar (the default when stderr is not a terminal)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	fl.BoolVar(&f.forceMemory, "force-memory", false, "train even when the model's estimated memory is more than this machine has (a warning instead of the refusal)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -78,8 +79,11 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	if o.output == "-" {
 		o.output = ""
 	}
-	if o.threshold < 0 || o.threshold > 1 {
+	if o.threshold < 0 || o.threshold > 1 || math.IsNaN(o.threshold) {
 		return fmt.Errorf("--threshold is %g; want a weight from 0 (argmax) to 1", o.threshold)
+	}
+	if cmd.Flags().Changed("threshold") && o.alignments == "" {
+		return fmt.Errorf("--threshold %g chooses the links of --alignments, which is not given; add --alignments FILE, or drop --threshold", o.threshold)
 	}
 	outputs := []app.NamedPath{{Role: "--output", Path: o.output, Example: "translations.txt"},
 		{Role: "--attention", Path: o.attention, Example: "attention.jsonl"}, {Role: "--alignments", Path: o.alignments, Example: "alignments.txt"}}

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/attend-nmt/attend/model"
+)
+
+// MachineMemory is the memory a new run may take, in bytes, and where the figure comes from: MemAvailable of
+// /proc/meminfo (MemTotal on kernels before 3.14, which lack it), or the room left under the cgroup's
+// memory.max when that is less (a container's limit). ok is false where neither can be read (not Linux): the
+// memory is then not checked.
+func MachineMemory() (n int64, source string, ok bool) {
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		n, source, ok = parseMeminfo(f)
+		f.Close()
+	}
+	if limit, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		used, _ := os.ReadFile("/sys/fs/cgroup/memory.current")
+		if room, cok := cgroupRoom(limit, used); cok && (!ok || room < n) {
+			return room, "the room under the cgroup's memory.max", true
+		}
+	}
+	return n, source, ok
+}
+
+// parseMeminfo reads MemAvailable (or, lacking it, MemTotal) from the text of /proc/meminfo.
+func parseMeminfo(r io.Reader) (n int64, source string, ok bool) {
+	var total int64
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, rest, found := strings.Cut(sc.Text(), ":")
+		if !found {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil || kb < 0 {
+			continue
+		}
+		switch key {
+		case "MemAvailable":
+			return kb * 1024, "MemAvailable in /proc/meminfo", true
+		case "MemTotal":
+			total = kb * 1024
+		}
+	}
+	if total > 0 {
+		return total, "MemTotal in /proc/meminfo", true
+	}
+	return 0, "", false
+}
+
+// cgroupRoom is memory.max less memory.current of a cgroup v2; ok is false for "max" (no limit) or text that is
+// not a number.
+func cgroupRoom(limit, used []byte) (int64, bool) {
+	ceiling, err := strconv.ParseInt(string(bytes.TrimSpace(limit)), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	cur, err := strconv.ParseInt(string(bytes.TrimSpace(used)), 10, 64)
+	if err != nil {
+		cur = 0
+	}
+	return max(0, ceiling-cur), true
+}
+
+// checkMemory compares a run's estimated memory need with what the machine has (avail bytes, per source;
+// known false: not checked) and refuses a run that cannot fit, with both figures; with force it only warns on w.
+// resumed says the weights and Adam's moments are already loaded, so they are not counted again.
+func checkMemory(w io.Writer, est model.MemoryEstimate, avail int64, source string, known, resumed, force bool) error {
+	need := est.Total()
+	if resumed {
+		need -= est.Weights + est.Moments
+	}
+	if !known || need <= avail {
+		return nil
+	}
+	msg := fmt.Sprintf("training this model needs %s, more than the %s this machine has (%s)", est, model.Bytes(avail), source)
+	if resumed {
+		msg = fmt.Sprintf("training on needs %s more than the loaded checkpoint (%s), more than the %s this machine has (%s)",
+			model.Bytes(need), est, model.Bytes(avail), source)
+	}
+	if force {
+		fmt.Fprintf(w, "warning: %s; going on as --force-memory asks\n", msg)
+		return nil
+	}
+	return fmt.Errorf("%s: make the model smaller (model.emb, model.enc_hidden, model.dec_hidden, model.layers) or the batches "+
+		"(data.batch, data.batch_tokens, data.max_len), or give --force-memory to try anyway", msg)
+}

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/model"
+)
+
+// TestCheckVocabularies builds vocabularies at several data.min_freq over a small corpus: one that keeps no word
+// is refused with the counts, one that leaves more than a tenth of the tokens <unk> is warned about, with them,
+// and a normal one passes in silence.
+func TestCheckVocabularies(t *testing.T) {
+	var src, tgt [][]string
+	for i := range 30 { // "der" and "the" 30 times, "mann" and "man" 10 times, one rare word per sentence
+		s, g := []string{"der", "x" + string(rune('a'+i))}, []string{"the", "y" + string(rune('a'+i))}
+		if i%3 == 0 {
+			s, g = append(s, "mann"), append(g, "man")
+		}
+		src, tgt = append(src, s), append(tgt, g)
+	}
+	for _, c := range []struct {
+		name              string
+		minFreq, maxVocab int
+		err, warning      []string // nil: none
+	}{
+		{"every word", 1, 0, nil, nil},
+		{"most words rare", 2, 0, nil, []string{"data.min_freq 2 makes 42.9% of the source tokens <unk> (30 of 70", "keeps 2 words"}},
+		{"capped", 1, 5, nil, []string{"data.min_freq 1 and data.max_vocab 5 make 57.1% of the source tokens <unk>"}},
+		{"no word left", 100000, 0, []string{"data.min_freq 100000 leaves the source vocabulary without a word", "all 70 source tokens", "occurs 30 times"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := model.DataConfig{MinFreq: c.minFreq, MaxVocab: c.maxVocab}
+			var w bytes.Buffer
+			err := checkVocabularies(&w, d, data.BuildVocab(src, c.minFreq, c.maxVocab), data.BuildVocab(tgt, c.minFreq, c.maxVocab), src, tgt)
+			if (err != nil) != (c.err != nil) || (w.Len() > 0) != (c.warning != nil) {
+				t.Fatalf("checkVocabularies = %v, warning %q; want error %v, warning %v", err, w.String(), c.err, c.warning)
+			}
+			for _, s := range c.err {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not say %q", err, s)
+				}
+			}
+			for _, s := range c.warning {
+				if !strings.Contains(w.String(), s) {
+					t.Errorf("warning %q does not say %q", w.String(), s)
+				}
+			}
+		})
+	}
+}

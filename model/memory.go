@@ -1,0 +1,115 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/param"
+)
+
+// MemoryEstimate is roughly what training a model takes in memory, in bytes, by part: what a run holds from its
+// first step to its last. TrainingMemory computes it from the config alone, before anything is allocated.
+type MemoryEstimate struct {
+	Params int64 // the number of weights
+	// Weights are the weights themselves, Moments Adam's two moments of each, Gradients the step's gradient and
+	// the graph's own gradient buffers, as many again.
+	Weights, Moments, Gradients int64
+	// Activations are the forward values that the backward pass reads, and their gradients, for the largest
+	// batch (data.batch rows of data.max_len words, or fewer rows under data.batch_tokens), shared by the
+	// cached graphs.
+	Activations int64
+}
+
+// Total is the sum of the parts.
+func (e MemoryEstimate) Total() int64 { return e.Weights + e.Moments + e.Gradients + e.Activations }
+
+// String reads like "about 1.2 GB (30000000 weights 120 MB, Adam's moments 240 MB, gradients 240 MB, activations
+// of the largest batch 600 MB)".
+func (e MemoryEstimate) String() string {
+	return fmt.Sprintf("about %s (%d weights %s, Adam's moments %s, gradients %s, activations of the largest batch %s)",
+		Bytes(e.Total()), e.Params, Bytes(e.Weights), Bytes(e.Moments), Bytes(e.Gradients), Bytes(e.Activations))
+}
+
+// Bytes writes a size in bytes with a decimal unit: "512 B", "3.4 MB", "1.2 TB".
+func Bytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, prefix := float64(n)/unit, 0
+	for v >= unit && prefix < 5 {
+		v /= unit
+		prefix++
+	}
+	return fmt.Sprintf("%.1f %cB", v, "kMGTPE"[prefix])
+}
+
+// TrainingMemory estimates the memory of training cfg's model over vocabularies src and tgt, without allocating
+// it: the weights' count comes from the parameter shapes, the activations from the buffers the fused kernels
+// take for the largest batch (float32 throughout). It is meant to tell a model that fits from one that cannot
+// (within a third or so of what a run holds; TestTrainingMemoryMatchesTheHeap measures it), not to size buffers.
+func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
+	shapes, err := newModel[float32](cfg.Model, src, tgt, param.NewShapeSet[float32]())
+	if err != nil {
+		return MemoryEstimate{}, err
+	}
+	var p int64
+	for _, t := range shapes.Params.List() {
+		n := int64(1)
+		for _, d := range t.Shape {
+			n *= int64(d)
+		}
+		p += n
+	}
+	const f = 4 // bytes per float32
+	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: 2 * f * p}
+
+	m, d := cfg.Model, cfg.Data
+	layers := max(m.Layers, 1)
+	round := func(n int) int64 {
+		r := int64(max(d.RoundLen, 1))
+		return (int64(n) + r - 1) / r * r
+	}
+	S, T := round(d.MaxLen), round(d.MaxLen+1) // the longest source and target (with </s>)
+	R := int64(d.Batch)
+	if d.BatchTokens > 0 {
+		R = min(R, max(1, int64(d.BatchTokens)/max(S, T)))
+	}
+	E, He, Hd := int64(m.Emb), int64(m.EncHidden), int64(m.DecHidden)
+	M := 2 * He // the memory's width
+	out := Hd + M + E
+	var a int64 // values
+	// Encoder: per layer and direction, an LSTM's gates and their gradients (8H), its previous states and
+	// tanh c (3H) and output (H) per position, and the gradient of its input.
+	in := E
+	for range layers {
+		a += 2 * S * R * (12*He + in)
+		in = M
+	}
+	a += 2 * S * R * E // the source embeddings and their gradient
+	// Self-attention blocks: queries, keys, values, context, residuals, the feed-forward layer (2M) and their
+	// gradients, and each head's weights among the source words.
+	a += int64(m.SelfAttentionLayers) * (19*S*R*M + 2*int64(max(m.Heads, 1))*R*S*S)
+	// Decoder: the memory and the score's keys with their gradients, the score's work of every step, attention
+	// weights and contexts, the first layer's gates (and gradients) and states, then the upper layers.
+	attn := shapes.Decoder.Attn
+	kw := int64(attn.KeyWidth())
+	a += R * S * (2*M + 2*kw)
+	a += T * int64(attn.WorkSize(int(R), int(S)))
+	a += T * R * (S + M + 11*Hd + Hd + M)
+	if m.InputFeeding {
+		a += T * R * (4*Hd + M)
+	}
+	a += int64(layers-1) * T * R * (2*(Hd+M) + 13*Hd)
+	a += 2 * T * R * E // the target embeddings and their gradient
+	// The output layer: its input, the input's gradient and each part's gradient; the logits go 256 rows at a
+	// time.
+	a += 3*T*R*out + 256*int64(tgt.Size())
+	// Values of the graph's own (unfused) nodes, about two output-layer inputs per target position.
+	a += 2 * T * R * out
+	if m.Dropout > 0 { // the masks
+		a += S*R*E + T*R*E + T*R*out + int64(layers-1)*(S*R*M+T*R*(Hd+M))
+	}
+	e.Activations = f * a
+	return e, nil
+}
