@@ -83,6 +83,7 @@ for case in "$REPO"/scripts/sweep/*.sh; do
   verdict=${last%% *}
   text=${last#"$verdict"}
   text=${text# }
+  verdict=${verdict%:} # "error: …" reads as "error …"
   case $verdict in
     error | ok | panic | lost | wrong) ;;
     *)

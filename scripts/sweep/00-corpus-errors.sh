@@ -7,7 +7,7 @@ ra=$(judge a "" "a.ckpt" "short.en ended at line 199")
 paste s.de s.en >c.tsv
 echo "a line without a tab" >>c.tsv
 limited 60 b "$ATTEND" train --config "$REPO/configs/demo.yaml" --data c.tsv --out b.ckpt --no-progress
-rb=$(judge b "" "b.ckpt" "c.tsv line 201" "no tab")
+rb=$(judge b "" "b.ckpt" "c.tsv line 201" "found neither")
 { head -n 4 s.de; printf 'ein \xff mann\n'; tail -n +6 s.de; } >u.de
 limited 60 c "$ATTEND" train --config "$REPO/configs/demo.yaml" --src u.de --tgt s.en --out c.ckpt --no-progress
 rc=$(judge c "" "c.ckpt" "u.de line 5" "invalid UTF-8")
