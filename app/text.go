@@ -33,7 +33,7 @@ type TextOptions struct {
 // sum to 1), and the row of </s>, when the search produced it, stays the last row. Translation.Links links two
 // words when any of their pieces are linked (argmax, or every weight at or above a threshold, per output piece;
 // </s> is never linked), so links never point past the words of either side. The model's own view — its pieces
-// and the attention between them — is kept in Subwords.
+// and the attention between them — is kept in Subwords, unless each word of both sides is one piece, itself.
 //
 // With opts.TokenLevel the units are the model's tokens instead (TranslateTokens on the tokenized lines):
 // the translation text is then data.Detokenize(Output), or Output joined by spaces with opts.Tokenized.
@@ -63,6 +63,9 @@ func TranslateText(ctx context.Context, m *model.Seq2Seq[float32], lines []strin
 	for i, tr := range out {
 		outWords, outWord := textWords(m, tr.Output, opts.Tokenized)
 		w := toGivenWords(tr, words[i], srcWord[i], outWords, outWord)
+		if samePieces(tr.Source, words[i], srcWord[i]) && samePieces(tr.Output, outWords, outWord) {
+			w.Subwords = nil // the model's view is the words': nothing to add
+		}
 		w.Alternatives = nil
 		for _, alt := range tr.Alternatives {
 			altWords, _ := textWords(m, alt.Output, opts.Tokenized)
@@ -71,6 +74,19 @@ func TranslateText(ctx context.Context, m *model.Seq2Seq[float32], lines []strin
 		out[i] = w
 	}
 	return out, nil
+}
+
+// samePieces reports whether every word is one piece, the word itself.
+func samePieces(pieces, words []string, wordOf []int) bool {
+	if len(pieces) != len(words) {
+		return false
+	}
+	for i, p := range pieces {
+		if wordOf[i] != i || p != words[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // textWords are the white-space words of the text of a translation's output pieces — the pieces' subwords
