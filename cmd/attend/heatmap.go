@@ -40,7 +40,8 @@ Cyrillic render; other scripts do not.
 A model trained on subwords (data.subword bpe) is drawn in words: a source word's column sums its subwords'
 weights and an output word's row averages its subwords' rows. With --tokenized the text is taken as already
 tokenized: its words are split on white space only and drawn as given ("Mr." stays one column), each the sum of
-the model's tokens it splits into.
+the model's tokens it splits into; the matrix is then the one translate --tokenized --attention writes for the
+line.
 
 Search: the sentence drawn is the one translate writes with the same search flags: beam search of width --beam
 (5, translate's default) with --alpha, --beta, --max-len, --max-len-ratio, --replace-unk and --shortlist as
