@@ -117,13 +117,16 @@ type HeatmapRequest struct {
 	// Tokenized says Sources and Refs are words as given (white-space tokens of pre-tokenized text), which the
 	// model's tokenizer splits further (see TranslateWords): the maps show the given words.
 	Tokenized bool
-	MaxLen    int // longest greedy translation
-	Batch     int // sentences per batch
+	// Decode is the search, as translate's: a beam of Decode.Beam draws the sentence that beam search chooses
+	// (the one translate writes with the same settings), 0 or 1 greedy search's. Decode.Batch is also the
+	// batch of the forced references.
+	Decode DecodeOptions
 }
 
-// Heatmaps translates every source greedily and, when references are given, scores them by teacher forcing,
-// and returns one map per sentence: of the reference (forced, with the model's own output beside it) when
-// there is one, of the model's output otherwise. Sentences with an empty side give maps with no rows.
+// Heatmaps translates every source with req.Decode's search and, when references are given, scores them by
+// teacher forcing, and returns one map per sentence: of the reference (forced, with the model's own output
+// beside it) when there is one, of the model's output otherwise. Sentences with an empty side give maps with no
+// rows.
 func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 	if req.Refs != nil && len(req.Refs) != len(req.Sources) {
 		return nil, fmt.Errorf("heatmap: %d sentences but %d references", len(req.Sources), len(req.Refs))
@@ -134,7 +137,7 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 	if req.Tokenized {
 		tok = req.Model.Config.Data.Tokenizer()
 	}
-	trs, err := TranslateWords(ctx, m, tok, req.Sources, DecodeOptions{MaxLen: req.MaxLen, Batch: req.Batch})
+	trs, err := TranslateWords(ctx, m, tok, req.Sources, req.Decode)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +148,7 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 		}
 		return maps, nil
 	}
-	forced, err := ForceWords(ctx, m, tok, req.Sources, req.Refs, req.Batch)
+	forced, err := ForceWords(ctx, m, tok, req.Sources, req.Refs, req.Decode.Batch)
 	if err != nil {
 		return nil, err
 	}

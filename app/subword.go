@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/attend-nmt/attend/align"
@@ -24,6 +25,28 @@ type Subwords struct {
 	// belong to (-1: none, for an output made only of empty "@@" subwords).
 	SourceWord []int `json:"-"`
 	OutputWord []int `json:"-"`
+}
+
+// subwordsJSON is Subwords without its JSON methods.
+type subwordsJSON Subwords
+
+// MarshalJSON writes the subwords with "</s>" at the end of "output" when the attention has its row, as
+// Translation.MarshalJSON does.
+func (s Subwords) MarshalJSON() ([]byte, error) {
+	j := subwordsJSON(s)
+	j.Output = labelRows(s.Output, len(s.Attention))
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Subwords) UnmarshalJSON(b []byte) error {
+	var j subwordsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	j.Output = unlabelRows(j.Output, len(j.Attention))
+	*s = Subwords(j)
+	return nil
 }
 
 // modelTokenizer is the tokenizer of a model's input text (model.DataConfig.Tokenizer): a model without

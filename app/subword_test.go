@@ -286,7 +286,7 @@ func TestModelOfWordsKeepsSubwordMarkersOfItsInput(t *testing.T) {
 	if err := json.Unmarshal(attn.Bytes(), &tr); err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.Fields("a@@ b e"); !slices.Equal(tr.Source, want) || tr.Subwords != nil {
-		t.Fatalf("source tokens %q (subwords %v), want %q", tr.Source, tr.Subwords, want)
+	if want := strings.Fields("a@@ b e"); tr.Subwords == nil || !slices.Equal(tr.Subwords.Source, want) || !slices.Equal(tr.Source, strings.Fields("A@@ b e")) {
+		t.Fatalf("source words %q (the model's tokens %+v), want the given words and the tokens %q", tr.Source, tr.Subwords, want)
 	}
 }

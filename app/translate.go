@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,14 +27,20 @@ type TranslateRequest struct {
 	Input     io.Reader
 	InputName string // for error messages
 	Output    io.Writer
-	Attention io.Writer // optional: one JSON object per sentence with its source, output and attention matrix
+	// Attention, optional, gets one JSON object per sentence: its source and output words, and the attention
+	// matrix between them (see Translation's JSON form).
+	Attention io.Writer
 	// Alignments, optional, gets one line per sentence: the Pharaoh links of its output words to its source
-	// words (0-based, source first), by argmax of the attention or, with Threshold > 0, every weight at or above.
+	// words (0-based, source first), by argmax of the attention or, with Threshold > 0, every weight at or above
+	// (see Translation.Links).
 	Alignments io.Writer
 	Threshold  float64
 	Decode     DecodeOptions
 	// Tokenized writes the output tokens separated by spaces instead of detokenized text (data.Detokenize).
 	Tokenized bool
+	// TokenLevel makes Attention and Alignments speak of the model's tokens instead of the white-space words
+	// of the input line and of the written output (see TextOptions.TokenLevel and TranslateText).
+	TokenLevel bool
 	// Pause is how long Translate waits for another input line before it translates what has arrived, so
 	// that typed or piped-in lines are answered at once (0: DefaultPause).
 	Pause time.Duration
@@ -109,6 +114,10 @@ const DefaultPause = 50 * time.Millisecond
 // when output word t (or the final </s>) was produced. An empty sentence has empty (not null) lists. Under
 // beam search Score is the hypothesis' score (its log-probability, length-normalised and with the coverage
 // penalty when those are on) and Alternatives holds the rest of the n-best list, best first.
+//
+// Its JSON form (translate --attention) labels every row of "attention": "output" ends with "</s>" when the
+// attention has the row of </s>, as the JSON of a heat map does, and so does the "output" of "subwords";
+// reading it back removes that label again.
 type Translation struct {
 	Source    []string    `json:"source"`
 	Output    []string    `json:"output"`
@@ -125,10 +134,49 @@ type Translation struct {
 	LogProbs     []float64     `json:"log_probs,omitempty"`
 	Score        float64       `json:"score,omitempty"`
 	Alternatives []Alternative `json:"-"`
-	// Subwords, for a model trained on subwords, is the translation as the model saw it; the fields above are
-	// then words: Source the input words, Output the output subwords joined, Attention brought to words (see
-	// wordAttention), LogProbs summed over each word's subwords.
+	// Subwords, when the words above are not the model's own tokens — a model trained on subwords, or the
+	// words of the text (TranslateText, TranslateWords, ForceWords) — is the translation as the model saw it:
+	// its pieces. The fields above are then words: Source the input words, Output the output pieces joined into
+	// words, Attention brought to words (see wordAttention), LogProbs summed over each word's pieces.
 	Subwords *Subwords `json:"subwords,omitempty"`
+}
+
+// translationJSON is Translation without its JSON methods.
+type translationJSON Translation
+
+// MarshalJSON writes the translation with "</s>" at the end of "output" when the attention has its row.
+func (tr Translation) MarshalJSON() ([]byte, error) {
+	j := translationJSON(tr)
+	j.Output = labelRows(tr.Output, len(tr.Attention))
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: a last "output" word "</s>" that labels the row of </s> is not
+// part of the translation.
+func (tr *Translation) UnmarshalJSON(b []byte) error {
+	var j translationJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	j.Output = unlabelRows(j.Output, len(j.Attention))
+	*tr = Translation(j)
+	return nil
+}
+
+// labelRows returns output with data.EOSToken appended when there are more attention rows than output words.
+func labelRows(output []string, rows int) []string {
+	if rows > len(output) {
+		return append(append(make([]string, 0, len(output)+1), output...), data.EOSToken)
+	}
+	return output
+}
+
+// unlabelRows undoes labelRows.
+func unlabelRows(output []string, rows int) []string {
+	if n := len(output); n > 0 && n == rows && output[n-1] == data.EOSToken {
+		return output[:n-1]
+	}
+	return output
 }
 
 // Alternative is a lower-ranked hypothesis of an n-best list.
@@ -176,7 +224,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		pause = DefaultPause
 	}
 	lines := readLines(req.Input, req.InputName)
-	tok := modelTokenizer(req.Model, req.Lowercase)
+	opts := TextOptions{Decode: req.Decode, Lowercase: req.Lowercase, Tokenized: req.Tokenized, TokenLevel: req.TokenLevel}
 	out := bufio.NewWriter(req.Output)
 	var attn *json.Encoder
 	if req.Attention != nil {
@@ -187,17 +235,14 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		links = bufio.NewWriter(req.Alignments)
 	}
 	windowSize := req.Decode.Batch * runtime.GOMAXPROCS(0) * windowBatchesPerCore
-	text := data.Detokenize
-	if req.Tokenized {
-		text = func(tokens []string) string { return strings.Join(tokens, " ") }
-	}
+	text := func(output []string) string { return translationText(output, opts) }
 	written := 0
 	for {
 		window, inputErr, more := collectWindow(ctx, lines, windowSize, pause)
 		if err := ctx.Err(); err != nil {
 			return written, err
 		}
-		trs, err := translateLines(ctx, req.Model, tok, window, req.Decode)
+		trs, err := TranslateText(ctx, req.Model, window, opts)
 		if err != nil {
 			return written, err
 		}
@@ -276,6 +321,11 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 // of ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
 // with ctx's error. A model trained on subwords splits the words of sents with its merges and joins its output
 // back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
+// that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
+func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
+	return TranslateWords(ctx, m, nil, sents, opts)
+}
+
 // translateLines tokenizes lines with tok and translates them (TranslateTokens).
 func translateLines(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, lines []string, opts DecodeOptions) ([]Translation, error) {
 	sents := make([][]string, len(lines))
@@ -283,11 +333,6 @@ func translateLines(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tok
 		sents[i] = tok.Tokenize(text)
 	}
 	return TranslateTokens(ctx, m, sents, opts)
-}
-
-// that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
-func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
-	return TranslateWords(ctx, m, nil, sents, opts)
 }
 
 // TranslateWords is TranslateTokens on sentences of words given pre-tokenized (the white-space tokens of the

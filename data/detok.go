@@ -18,7 +18,18 @@ import (
 // result back into the same tokens. Case is untouched: the output of a model trained on lowercased text stays
 // lowercase.
 func Detokenize(tokens []string) string {
-	var b strings.Builder
+	words, _ := DetokenizeWords(tokens)
+	return strings.Join(words, " ")
+}
+
+// DetokenizeWords is Detokenize that returns the words of the text instead of the text: the white-space
+// separated words of Detokenize(tokens), which is the words joined by single spaces, and for each token the
+// index of the word it went into ("don ' t" all go into "don't", "dog ." into "dog."). An empty token joins the
+// word before it (the first word when it comes first; -1 when no token has text). Tokens are assumed to hold no
+// white space, as the RegexTokenizer's never do.
+func DetokenizeWords(tokens []string) (words []string, wordOf []int) {
+	wordOf = make([]int, len(tokens))
+	var word strings.Builder
 	glueNext := true // no space before the next token
 	quoteOpen, singleOpen := false, false
 	for i, tok := range tokens {
@@ -54,12 +65,24 @@ func Detokenize(tokens []string) string {
 		case strings.Contains(openingPunct, tok) && utf8.RuneCountInString(tok) == 1:
 			glueNext = true
 		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
+		// A word ends before a spaced token, once it holds something.
+		if space && tok != "" && word.Len() > 0 {
+			words = append(words, word.String())
+			word.Reset()
 		}
-		b.WriteString(tok)
+		word.WriteString(tok)
+		wordOf[i] = len(words)
 	}
-	return b.String()
+	if word.Len() > 0 {
+		words = append(words, word.String())
+	}
+	// Empty tokens before any text belong to the first word; with no text at all there is no word.
+	for i := range wordOf {
+		if wordOf[i] >= len(words) {
+			wordOf[i] = len(words) - 1
+		}
+	}
+	return words, wordOf
 }
 
 // Single-character tokens that take no space before them, and those that take none after them.

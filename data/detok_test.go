@@ -50,3 +50,35 @@ func TestDetokenizeTokenizesBack(t *testing.T) {
 		}
 	}
 }
+
+// TestDetokenizeWordsSaysWhereEachTokenWent: the words are the white-space words of Detokenize's text, and each
+// token is in the word it was glued into.
+func TestDetokenizeWordsSaysWhereEachTokenWent(t *testing.T) {
+	tests := []struct {
+		tokens, words string
+		wordOf        []int
+	}{
+		{"mr . smith doesn ' t know l ' homme .", "mr. smith doesn't know l'homme.", []int{0, 0, 1, 2, 2, 2, 3, 4, 4, 4, 4}},
+		{`he said " hi ( there ) "`, `he said "hi (there)"`, []int{0, 1, 2, 2, 3, 3, 3, 3}},
+		{". a", ". a", []int{0, 1}},
+		{"it costs $ 3 . 50 !", "it costs $3.50!", []int{0, 1, 2, 2, 2, 2, 2}},
+		{"", "", []int{}},
+	}
+	for _, tt := range tests {
+		words, wordOf := DetokenizeWords(strings.Fields(tt.tokens))
+		if !slices.Equal(words, strings.Fields(tt.words)) || !slices.Equal(wordOf, tt.wordOf) {
+			t.Errorf("DetokenizeWords(%q) = %q %v, want %q %v", tt.tokens, words, wordOf, tt.words, tt.wordOf)
+		}
+		if text := Detokenize(strings.Fields(tt.tokens)); text != strings.Join(words, " ") {
+			t.Errorf("Detokenize(%q) = %q, the words joined %q", tt.tokens, text, strings.Join(words, " "))
+		}
+	}
+	// Empty tokens add no word: they join the word before them, or the first.
+	words, wordOf := DetokenizeWords([]string{"", "a", "", "b", "."})
+	if !slices.Equal(words, []string{"a", "b."}) || !slices.Equal(wordOf, []int{0, 0, 0, 1, 1}) {
+		t.Errorf("with empty tokens: %q %v", words, wordOf)
+	}
+	if words, wordOf := DetokenizeWords([]string{""}); len(words) != 0 || !slices.Equal(wordOf, []int{-1}) {
+		t.Errorf("one empty token: %q %v", words, wordOf)
+	}
+}

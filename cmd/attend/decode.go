@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// decodeFlags are the search settings `translate` and `eval` share.
+// decodeFlags are the search settings `translate`, `eval` and `heatmap` share.
 type decodeFlags struct {
 	maxLen, batch int // 0: the checkpoint's decode.max_len and decode.batch
 	beam, nBest   int
@@ -24,17 +24,23 @@ type decodeFlags struct {
 	bf16          bool
 }
 
-// defaultBeam is the beam width of translate and eval.
+// defaultBeam is the beam width of translate, eval and heatmap.
 const defaultBeam = 5
 
+// register adds the search flags and --n-best.
 func (d *decodeFlags) register(fl *pflag.FlagSet) {
+	d.registerSearch(fl)
+	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
+}
+
+// registerSearch adds the flags that choose the translation: all but --n-best.
+func (d *decodeFlags) registerSearch(fl *pflag.FlagSet) {
 	fl.IntVar(&d.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
 	fl.Float64Var(&d.maxLenRatio, "max-len-ratio", 0, "also at most this many times the source length in tokens (0: no such limit)")
 	fl.IntVar(&d.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
 	fl.IntVar(&d.beam, "beam", defaultBeam, "beam width; 1 is greedy search (at most the model's target vocabulary: a wider beam is cut to it)")
 	fl.Float64Var(&d.alpha, "alpha", 0, "GNMT length penalty: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p; default: the checkpoint's decode.alpha)")
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
-	fl.IntVar(&d.nBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
 	fl.BoolVar(&d.bf16, "bf16", true, "greedy search on CPUs with AVX512-BF16: score the vocabulary with bfloat16 products and rescore the near-best words in float64, which picks float64's best word (false: float32 products)")
 	fl.StringVar(&d.shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (K at most that; e.g. 100,20)", lexicon.DefaultOptions().Keep))

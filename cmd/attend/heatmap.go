@@ -16,8 +16,9 @@ import (
 // heatmapOptions is everything `attend heatmap` reads from its command line.
 type heatmapOptions struct {
 	model, text, input, ref, out, outDir string
-	limit, maxLen, batch                 int
+	limit                                int
 	tokenized                            bool
+	decode                               decodeFlags
 }
 
 func newHeatmapCmd() *cobra.Command {
@@ -39,7 +40,14 @@ Cyrillic render; other scripts do not.
 A model trained on subwords (data.subword bpe) is drawn in words: a source word's column sums its subwords'
 weights and an output word's row averages its subwords' rows. With --tokenized the text is taken as already
 tokenized: its words are split on white space only and drawn as given ("Mr." stays one column), each the sum of
-the model's tokens it splits into.`,
+the model's tokens it splits into; the matrix is then the one translate --tokenized --attention writes for the
+line.
+
+Search: the sentence drawn is the one translate writes with the same search flags: beam search of width --beam
+(5, translate's default) with --alpha, --beta, --max-len, --max-len-ratio, --replace-unk and --shortlist as
+translate reads them, or greedy search with --beam 1. --max-len also bounds the sentences and references
+drawn (default: the larger of the checkpoint's data.max_len and decode.max_len): a longer line is skipped with
+a warning naming it, since a picture grows with the product of the two lengths.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
 	}
@@ -51,8 +59,7 @@ the model's tokens it splits into.`,
 	fl.StringVar(&o.out, "out", "", "output file: .png, .svg, .json or .csv")
 	fl.StringVar(&o.outDir, "out-dir", "", "directory for the pictures and index.html")
 	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
-	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len), and longest sentence or reference drawn (default: the larger of data.max_len and decode.max_len; longer lines are skipped with a warning)")
-	fl.IntVar(&o.batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
+	o.decode.registerSearch(fl)
 	fl.BoolVar(&o.tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
@@ -97,18 +104,16 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if o.tokenized {
 		tok = data.WhitespaceTokenizer{}
 	}
-	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, Tokenized: o.tokenized, MaxLen: ck.Config.Decode.MaxLen, Batch: ck.Config.Decode.Batch}
-	if o.maxLen > 0 {
-		req.MaxLen = o.maxLen
+	decode, err := o.decode.options(cmd, o.model, ck)
+	if err != nil {
+		return err
 	}
-	if o.batch > 0 {
-		req.Batch = o.batch
-	}
+	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, Tokenized: o.tokenized, Decode: decode}
 	// Sentences longer than this are not drawn: a picture and a forced reference grow with the product of
 	// the two lengths.
 	limit := app.LengthLimit(ck.Config)
-	if o.maxLen > 0 {
-		limit = o.maxLen
+	if o.decode.maxLen > 0 {
+		limit = o.decode.maxLen
 	}
 	if o.text != "" {
 		req.Sources = [][]string{tok.Tokenize(o.text)}

@@ -18,7 +18,7 @@ import (
 type translateOptions struct {
 	model, input, output, attention, alignments string
 	threshold                                   float64
-	tokenized                                   bool
+	tokenized, tokenLevel                       bool
 	decode                                      decodeFlags
 }
 
@@ -29,14 +29,23 @@ func newTranslateCmd() *cobra.Command {
 		Short: "Translate sentences with a trained model (beam search)",
 		Long: `Translate reads one sentence per line (standard input, or --input; .gz is read directly), and writes
 one translation per line (standard output, or --output), in order, as it goes: each batch is written as soon as
-it is translated, and typed lines are answered as soon as they are entered. --attention FILE writes, per
-sentence, a JSON object with the source tokens, the output tokens and the attention matrix (one row per output
-token and </s>) of the chosen translation, and its score under beam search; for a multi-head model also
-"heads", one such matrix per head ("attention" is their average), and for a model with self-attention encoder
-layers "self_attention": per block and head, a source × source matrix. --alignments FILE writes, per
-sentence, the links of its output words to the source words they attended to most, in Pharaoh format ("i-j",
-0-based, source first; --threshold W: every weight at least W). Ctrl-C stops it at once (status 130); what was
-written stays.
+it is translated, and typed lines are answered as soon as they are entered. Ctrl-C stops it at once (status
+130); what was written stays.
+
+Attention and alignments are between words, as Marian's --alignment gives them: the white-space words of the
+input line as given and of the output line as written ("Mr." is one word although the model reads "mr" and ".";
+"don't" one although it wrote "don", "'" and "t"). The model's tokens (and subwords) of a word are its pieces.
+--alignments FILE writes, per sentence, the links of its output words to its source words in Pharaoh format
+("i-j", 0-based, source first): each output piece is linked to the source piece it attended to most
+(--threshold W: to every source piece with weight at least W), and two words are linked when any of their pieces
+are; </s> is never linked. --attention FILE writes, per sentence, a JSON object: "source" and "output" words,
+"attention" (one row per output word and one for </s>, one column per source word: a word's column is the sum of
+its pieces' columns, its row the mean of its pieces' rows, so rows sum to 1), "score" under beam search, and,
+unless every word is one piece, "subwords": the same of the model's own pieces. "output" labels every row, so it
+ends with "</s>" when the translation ended (as heatmap's JSON does). For a multi-head model it also has "heads", one such matrix per head
+("attention" is their average), and for a model with self-attention encoder layers "self_attention": per block
+and head, a source × source matrix. --token-level makes both files speak of the model's tokens instead (the
+input as attend's tokenizer splits it, the output tokens as --tokenized writes them).
 
 Search: beam search of width --beam (5), or greedy search with --beam 1. --alpha divides each hypothesis'
 log-probability by GNMT's length penalty ((5+length)/6)^alpha, which favours longer outputs (0.6 to 1.5 are
@@ -48,14 +57,14 @@ the F most frequent target words and the K likeliest translations of each source
 attend train learns; attend lexicon adds one to an older model), which makes decoding about twice as fast.
 
 Output: detokenized text (no space before punctuation, apostrophes rejoined: "a man's hat."); --tokenized
-writes the model's tokens separated by spaces. Casing is lost when the model was trained lowercased (the
-checkpoint's data.lowercase, on by default): its output is all lowercase.
+writes the model's tokens separated by spaces (they are then the output's words for --alignments and
+--attention). Casing is lost when the model was trained lowercased (the checkpoint's data.lowercase, on by
+default): its output is all lowercase.
 
 Subwords: a model trained with data.subword bpe splits the input words with its stored merges and joins its
-output subwords back into words, so the output, --tokenized included, is words. --attention then has word rows
-and columns (a source word gets the sum of its subwords' weights, an output word the mean of its subwords'
-rows) and the subword matrix under "subwords"; --alignments links two words when any of their subwords are
-linked (OpenNMT-py's convention); --replace-unk copies the most-attended source subword, "@@" and all.`,
+output subwords back into words, so the output, --tokenized included, is words. Its subwords are pieces of the
+words like tokens (above; with --token-level, of the tokens); --replace-unk copies the most-attended source
+subword, "@@" and all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
@@ -64,10 +73,11 @@ linked (OpenNMT-py's convention); --replace-unk copies the most-attended source 
 	fl.StringVar(&o.input, "input", "", "input file (default: standard input)")
 	fl.StringVar(&o.output, "output", "", "output file (default: standard output)")
 	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
-	fl.StringVar(&o.alignments, "alignments", "", "write word alignments (Pharaoh i-j, 0-based, source first) to this file")
+	fl.StringVar(&o.alignments, "alignments", "", "write links between the words of the input and output lines (Pharaoh i-j, 0-based, source first) to this file")
 	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
 	o.decode.register(fl)
 	fl.BoolVar(&o.tokenized, "tokenized", false, "write the output tokens separated by spaces instead of detokenized text")
+	fl.BoolVar(&o.tokenLevel, "token-level", false, "--alignments and --attention between the model's tokens instead of the white-space words of the input and output lines")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }
@@ -101,7 +111,7 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	decode.Heads = o.attention != ""
 	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
 		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(), Decode: decode,
-		Threshold: o.threshold, Tokenized: o.tokenized}
+		Threshold: o.threshold, Tokenized: o.tokenized, TokenLevel: o.tokenLevel}
 	if o.input != "" {
 		in, err := data.Open(o.input)
 		if err != nil {
