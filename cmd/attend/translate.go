@@ -41,7 +41,8 @@ written stays.
 Search: beam search of width --beam (5), or greedy search with --beam 1. --alpha divides each hypothesis'
 log-probability by GNMT's length penalty ((5+length)/6)^alpha, which favours longer outputs (0.6 to 1.5 are
 usual; the default is the checkpoint's decode.alpha, 0 unless its training config set one); --beta adds GNMT's coverage penalty. --n-best N writes the N best translations of every sentence, best
-first, as "sentence number ||| translation ||| score" (numbered from 0). --max-len caps the length of a
+first, in Marian's and Moses's n-best format: "sentence number ||| translation ||| F0= score ||| score"
+(numbered from 0; the one feature, F0, is the model's score, which is also the total). --max-len caps the length of a
 translation and --max-len-ratio R also caps it at R times the source length. --replace-unk writes, in place of
 each <unk>, the source word that the model attended to most when it produced it. --shortlist F,K scores only
 the F most frequent target words and the K likeliest translations of each source word (from the lexicon that
