@@ -52,3 +52,41 @@ func checkVocabularies(w io.Writer, d model.DataConfig, src, tgt *data.Vocab, sr
 	}
 	return nil
 }
+
+// ReversedShare is the share of a side's tokens above which checkDirection calls a corpus reversed: more of its
+// source tokens than this unknown to the model's source vocabulary and known to its target vocabulary, and the
+// same of its target tokens the other way round.
+const ReversedShare = 0.5
+
+// checkDirection refuses a corpus given the wrong way round for a model: its source side in the model's target
+// language and its target side in the source language, which the vocabularies show (see ReversedShare). A
+// model with a shared vocabulary knows both languages on both sides and is never refused.
+func checkDirection(corpus Corpus, src, tgt *data.Vocab, pairs []data.Pair) error {
+	// ownUnknown: the side's tokens its own vocabulary lacks; otherKnown: those of them the other vocabulary has.
+	shares := func(own, other *data.Vocab, side func(data.Pair) []string) (ownUnknown, otherKnown float64) {
+		tokens, unknown, known := 0, 0, 0
+		for _, p := range pairs {
+			for _, tok := range side(p) {
+				tokens++
+				if own.ID(tok) == data.UnkID {
+					unknown++
+					if other.ID(tok) != data.UnkID {
+						known++
+					}
+				}
+			}
+		}
+		return float64(unknown) / float64(max(tokens, 1)), float64(known) / float64(max(tokens, 1))
+	}
+	srcUnknown, srcInTgt := shares(src, tgt, func(p data.Pair) []string { return p.Src })
+	tgtUnknown, tgtInSrc := shares(tgt, src, func(p data.Pair) []string { return p.Tgt })
+	if srcInTgt <= ReversedShare || tgtInSrc <= ReversedShare {
+		return nil
+	}
+	swap := "swap --src and --tgt"
+	if corpus.TSV != "" {
+		swap = "swap the two columns of " + corpus.TSV
+	}
+	return fmt.Errorf("%s is the wrong way round for this model: %.0f%% of its source tokens are unknown to the model's source vocabulary (%.0f%% are words of its target vocabulary), and %.0f%% of its target tokens unknown to the target vocabulary (%.0f%% are source words); %s",
+		corpus, 100*srcUnknown, 100*srcInTgt, 100*tgtUnknown, 100*tgtInSrc, swap)
+}

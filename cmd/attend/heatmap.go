@@ -50,11 +50,11 @@ the model's tokens it splits into.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.model, "model", "", "checkpoint (required)")
+	fl.StringVarP(&o.model, "model", "m", "", "checkpoint (required)")
 	fl.StringVar(&o.text, "text", "", "one sentence to draw (with --out)")
-	fl.StringVar(&o.input, "input", "", "file of sentences, one per line (with --out-dir)")
+	fl.StringVarP(&o.input, "input", "i", "", "file of sentences, one per line (with --out-dir)")
 	fl.StringVar(&o.ref, "ref", "", "reference: a sentence with --text, a line-aligned file with --input; its attention is drawn")
-	fl.StringVar(&o.out, "out", "", "output file: .png, .svg, .json or .csv")
+	fl.StringVarP(&o.out, "out", "o", "", "output file: .png, .svg, .json or .csv")
 	fl.StringVar(&o.outDir, "out-dir", "", "directory for the pictures and index.html")
 	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
 	fl.IntVar(&o.maxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len), and longest sentence or reference drawn (default: the larger of data.max_len and decode.max_len; longer lines are skipped with a warning)")

@@ -54,11 +54,11 @@ unless --out is given.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&ckpt, "model", "", "checkpoint to add the lexicon to (required)")
+	fl.StringVarP(&ckpt, "model", "m", "", "checkpoint to add the lexicon to (required)")
 	fl.StringVar(&corpus.Src, "src", "", "source side of the corpus")
 	fl.StringVar(&corpus.Tgt, "tgt", "", "target side of the corpus")
 	fl.StringVar(&corpus.TSV, "tsv", "", "or: one file of \"source<TAB>target\" or \"source ||| target\" lines")
-	fl.StringVar(&out, "out", "", "checkpoint to write (default: --model, replaced atomically)")
+	fl.StringVarP(&out, "out", "o", "", "checkpoint to write (default: --model, replaced atomically)")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }

@@ -61,9 +61,9 @@ linked (OpenNMT-py's convention); --replace-unk copies the most-attended source 
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.model, "model", "", "checkpoint to translate with (required)")
-	fl.StringVar(&o.input, "input", "", "input file (default: standard input)")
-	fl.StringVar(&o.output, "output", "", "output file (default: standard output)")
+	fl.StringVarP(&o.model, "model", "m", "", "checkpoint to translate with (required)")
+	fl.StringVarP(&o.input, "input", "i", "", "input file (default: standard input)")
+	fl.StringVarP(&o.output, "output", "o", "", "output file (default: standard output)")
 	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
 	fl.StringVar(&o.alignments, "alignments", "", "write word alignments (Pharaoh i-j, 0-based, source first) to this file")
 	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
