@@ -53,40 +53,42 @@ func checkVocabularies(w io.Writer, d model.DataConfig, src, tgt *data.Vocab, sr
 	return nil
 }
 
-// ReversedShare is the share of a side's tokens above which checkDirection calls a corpus reversed: more of its
-// source tokens than this unknown to the model's source vocabulary and known to its target vocabulary, and the
-// same of its target tokens the other way round.
-const ReversedShare = 0.5
+// ReversedShare is the least share of a side's tokens that its own vocabulary lacks for checkDirection to call
+// a corpus reversed; the other vocabulary must also lack fewer than half as many.
+const ReversedShare = 0.2
 
 // checkDirection refuses a corpus given the wrong way round for a model: its source side in the model's target
-// language and its target side in the source language, which the vocabularies show (see ReversedShare). A
-// model with a shared vocabulary knows both languages on both sides and is never refused.
+// language and its target side in the source language. The vocabularies show it: on each side, at least
+// ReversedShare of the tokens are unknown to the side's own vocabulary and less than half as many to the other
+// one. (On the small Multi30k De→En model with 2,000 pairs the wrong way round, 50.5% of the English source
+// tokens are unknown to the German vocabulary and 1.0% to the English one; 78.7% and 3.0% on the German side.
+// The right way round the figures swap.) A model with a shared vocabulary, or a corpus in a third language,
+// is never refused.
 func checkDirection(corpus Corpus, src, tgt *data.Vocab, pairs []data.Pair) error {
-	// ownUnknown: the side's tokens its own vocabulary lacks; otherKnown: those of them the other vocabulary has.
-	shares := func(own, other *data.Vocab, side func(data.Pair) []string) (ownUnknown, otherKnown float64) {
-		tokens, unknown, known := 0, 0, 0
+	// unknown is the share of the side's tokens that vocab lacks.
+	unknown := func(vocab *data.Vocab, side func(data.Pair) []string) float64 {
+		tokens, missing := 0, 0
 		for _, p := range pairs {
 			for _, tok := range side(p) {
 				tokens++
-				if own.ID(tok) == data.UnkID {
-					unknown++
-					if other.ID(tok) != data.UnkID {
-						known++
-					}
+				if vocab.ID(tok) == data.UnkID {
+					missing++
 				}
 			}
 		}
-		return float64(unknown) / float64(max(tokens, 1)), float64(known) / float64(max(tokens, 1))
+		return float64(missing) / float64(max(tokens, 1))
 	}
-	srcUnknown, srcInTgt := shares(src, tgt, func(p data.Pair) []string { return p.Src })
-	tgtUnknown, tgtInSrc := shares(tgt, src, func(p data.Pair) []string { return p.Tgt })
-	if srcInTgt <= ReversedShare || tgtInSrc <= ReversedShare {
+	source := func(p data.Pair) []string { return p.Src }
+	target := func(p data.Pair) []string { return p.Tgt }
+	srcOwn, srcOther := unknown(src, source), unknown(tgt, source)
+	tgtOwn, tgtOther := unknown(tgt, target), unknown(src, target)
+	if srcOwn < ReversedShare || tgtOwn < ReversedShare || srcOwn < 2*srcOther || tgtOwn < 2*tgtOther {
 		return nil
 	}
 	swap := "swap --src and --tgt"
 	if corpus.TSV != "" {
 		swap = "swap the two columns of " + corpus.TSV
 	}
-	return fmt.Errorf("%s is the wrong way round for this model: %.0f%% of its source tokens are unknown to the model's source vocabulary (%.0f%% are words of its target vocabulary), and %.0f%% of its target tokens unknown to the target vocabulary (%.0f%% are source words); %s",
-		corpus, 100*srcUnknown, 100*srcInTgt, 100*tgtUnknown, 100*tgtInSrc, swap)
+	return fmt.Errorf("%s is the wrong way round for this model: %.1f%% of its source tokens are unknown to the model's source vocabulary but %.1f%% to its target vocabulary, and %.1f%% of its target tokens unknown to the target vocabulary but %.1f%% to the source vocabulary; %s",
+		corpus, 100*srcOwn, 100*srcOther, 100*tgtOwn, 100*tgtOther, swap)
 }

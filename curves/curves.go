@@ -37,8 +37,9 @@ type Curves struct {
 	Loss     plotter.XYs // mean training loss per logged interval
 	ValidPPL plotter.XYs // validation perplexity
 	TokPerS  plotter.XYs // training target tokens per second
-	// Epoch is the epoch (from 1) of the last step record, and EpochsDone the epochs complete after it; -1 for
-	// a log written before records had "epochs_done".
+	// Epoch is the epoch (from 1) of the last step record, and EpochsDone the epochs complete after it; -1 when
+	// a log written before records had "epochs_done" does not say (it does when a validation of that step
+	// follows, whose "epoch" then counted the completed epochs).
 	Epoch, EpochsDone int
 }
 
@@ -99,6 +100,10 @@ func Read(r io.Reader, name string) (*Curves, error) {
 				return nil, missing("valid_ppl")
 			}
 			c.ValidPPL = append(c.ValidPPL, plotter.XY{X: *rec.Step, Y: *rec.ValidPPL})
+			// An older log's validation records have the completed epochs in "epoch" and no "epochs_done".
+			if last := len(c.Loss) - 1; last >= 0 && c.Loss[last].X == *rec.Step && c.EpochsDone < 0 && rec.EpochsDone == nil && rec.Epoch != nil {
+				c.EpochsDone = *rec.Epoch
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -156,6 +156,14 @@ func TestTitleSaysTheRun(t *testing.T) {
 	if got, want := c.Title("m30k"), "m30k: 150 steps (in epoch 2); best validation perplexity 33.10 at step 100"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
+	// An old log whose last step is validated: that record's epoch is the number of epochs done.
+	old := testLog + `{"event":"valid","step":150,"epoch":2,"valid_ppl":30}` + "\n"
+	if c, err = Read(strings.NewReader(old), "run"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Title("m30k"), "m30k: 150 steps, 2 epochs; best validation perplexity 30.00 at step 150"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
 	done := testLog + `{"event":"step","step":200,"epoch":2,"epochs_done":2,"loss":3.5,"tok_per_s":950}` + "\n" +
 		`{"event":"valid","step":200,"epoch":2,"epochs_done":2,"valid_ppl":20.5}` + "\n"
 	if c, err = Read(strings.NewReader(done), "run"); err != nil {

@@ -21,7 +21,8 @@ func newLexiconCmd() *cobra.Command {
 source word translates into (IBM Model 1), and stores the table in the checkpoint, which translate --shortlist
 needs. attend train learns it by itself; this command is for models trained before it did. The weights, the
 optimizer state and the training position are copied unchanged; the checkpoint is written atomically, in place
-unless --out is given.`,
+unless --out is given. A corpus given the wrong way round for the model (--src in its target language) is
+refused: its words are known to the wrong vocabulary.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
