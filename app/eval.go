@@ -112,11 +112,7 @@ type EvalResult struct {
 	Perplexity       float64
 	PerplexityTokens int
 	Paired           string // the paired test of Systems[1:], as EvalRequest.Paired
-	refs             int    // references per sentence
 }
-
-// References is the number of references of each sentence.
-func (r EvalResult) References() int { return r.refs }
 
 // SystemScores are one system's scores: a nil pointer is a figure that was not asked for.
 type SystemScores struct {
@@ -425,7 +421,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		systems = append(systems, hyps)
 		res.Systems = append(res.Systems, SystemScores{Name: req.Src.Name})
 	}
-	res.Sentences, res.Paired, res.refs = len(refs), req.Paired, len(refSets)
+	res.Sentences, res.Paired = len(refs), req.Paired
 	if req.Warn != nil {
 		for k, hyps := range systems {
 			for _, w := range StyleWarnings(res.Systems[k].Name, hyps, refNames, refSets, req.TokLC, wantChrF) {
