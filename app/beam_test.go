@@ -30,7 +30,7 @@ func TestReplaceUnkCopiesTheMostAttendedSourceWord(t *testing.T) {
 	}
 }
 
-// TestTranslateWritesNBestListsWithScores: --n-best 3 writes three "i ||| text ||| score" lines per sentence,
+// TestTranslateWritesNBestListsWithScores: --n-best 3 writes three "i ||| text ||| F0= score ||| score" lines per sentence,
 // best first, and the attention record of each sentence is its best hypothesis'.
 func TestTranslateWritesNBestListsWithScores(t *testing.T) {
 	input := "a b c\nd e\n\ne a\n"
@@ -54,13 +54,16 @@ func TestTranslateWritesNBestListsWithScores(t *testing.T) {
 	firstText := map[int]string{}
 	for _, line := range lines {
 		fields := strings.Split(line, " ||| ")
-		if len(fields) != 3 {
-			t.Fatalf("line %q is not 'i ||| text ||| score'", line)
+		if len(fields) != 4 || !strings.HasPrefix(fields[2], "F0= ") {
+			t.Fatalf("line %q is not Marian's 'i ||| text ||| F0= score ||| score'", line)
 		}
 		i, err1 := strconv.Atoi(fields[0])
-		score, err2 := strconv.ParseFloat(fields[2], 64)
+		score, err2 := strconv.ParseFloat(fields[3], 64)
 		if err1 != nil || err2 != nil {
 			t.Fatalf("line %q: %v %v", line, err1, err2)
+		}
+		if f0, err := strconv.ParseFloat(strings.TrimPrefix(fields[2], "F0= "), 64); err != nil || f0 != score {
+			t.Fatalf("line %q: feature F0 is not the score", line)
 		}
 		if _, ok := firstText[i]; !ok {
 			firstText[i] = fields[1]

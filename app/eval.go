@@ -1,11 +1,15 @@
 package app
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -30,7 +34,12 @@ type NamedReader struct {
 // EvalRequest is everything `attend eval` needs: one or more systems' hypotheses to score against references,
 // or a model and a source file to translate first.
 type EvalRequest struct {
-	Ref NamedReader // references, one per line (required)
+	// Refs are the references, one file per set of references and one line per sentence (at least one). With
+	// several, each sentence is scored against all of its references, as sacreBLEU scores several: BLEU clips
+	// each n-gram's matches to the most any one reference has and takes the reference length closest to the
+	// hypothesis', chrF takes the reference with the best sentence score (see metrics.SentenceBLEUCounts and
+	// metrics.SentenceChrFCounts). The perplexity is that of the first.
+	Refs []NamedReader
 	// Hyps are the systems' hypotheses, one file per system and one line per sentence. Empty: translate Src with
 	// Model. With several, the first is the baseline of the paired tests.
 	Hyps []NamedReader
@@ -39,7 +48,8 @@ type EvalRequest struct {
 	Lowercase bool // the model was trained on lowercased text (the checkpoint's data.lowercase)
 	Src       NamedReader
 	Decode    DecodeOptions
-	// Output, when not nil, receives the model's translations, one per line, detokenized as they are scored.
+	// Output, when not nil, receives the model's translations, one per line, detokenized as they are scored,
+	// or with Decode.NBest > 0 the n-best list of each sentence as translate writes it (WriteNBest).
 	Output io.Writer
 
 	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (BENCHMARK.md's figure) instead of
@@ -48,10 +58,12 @@ type EvalRequest struct {
 	Metrics    []string // MetricBLEU and/or MetricChrF; empty: both
 	Perplexity bool     // also the references' perplexity under Model (teacher forcing)
 	// LengthLimit leaves out of the perplexity the pairs with a side longer than this many tokens (0: none; see
-	// LengthLimit), each named in a warning to Warn (nil: no warnings).
+	// LengthLimit), each named in a warning to Warn.
 	LengthLimit int
-	Warn        io.Writer
-	Version     string // attend's version, for the signatures
+	// Warn (nil: nowhere) receives warnings: pairs left out of the perplexity, and hypotheses whose case or
+	// tokenization differs from the references' (see StyleWarnings).
+	Warn    io.Writer
+	Version string // attend's version, for the signatures
 
 	// Confidence adds to each score its mean and 95% interval over Resamples bootstrap resamples of the test set.
 	Confidence bool
@@ -134,6 +146,133 @@ func (r EvalResult) Report(w io.Writer) {
 	if r.PerplexityTokens > 0 {
 		fmt.Fprintf(w, "perplexity = %.3f (%s)\n", r.Perplexity, plural.Count(r.PerplexityTokens, "reference token"))
 	}
+}
+
+// WriteJSON writes the result as sacreBLEU's --format json does: for one system, one object per score (a list
+// of them when there are several), with "name", "score" (rounded to 2 decimals), "signature",
+// "confidence_mean", "confidence_var" and "confidence" with an interval, "verbose_score" for BLEU, then each
+// field of the signature as a string:
+//
+//	{
+//	 "name": "BLEU",
+//	 "score": 34.76,
+//	 "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-…",
+//	 "verbose_score": "65.2/41.0/27.2/18.5 (BP = 0.959 ratio = 0.960 hyp_len = 12554 ref_len = 13080)",
+//	 "nrefs": "1",
+//	 …
+//	}
+//
+// sacreBLEU writes JSON for one system only; with several, each object also has "system" (the file) first,
+// the first system "baseline": true under a paired test, and each other "p_value" (and "wins", by paired
+// bootstrap). The perplexity is an object of its own: "name": "perplexity", "score", "tokens".
+func (r EvalResult) WriteJSON(w io.Writer) error {
+	var objects []jsonObject
+	for i, s := range r.Systems {
+		var system jsonObject
+		if len(r.Systems) > 1 {
+			system.add("system", s.Name)
+		}
+		paired := len(r.Systems) > 1 && (r.Systems[1].BLEUTest != nil || r.Systems[1].ChrFTest != nil)
+		if s.BLEU != nil {
+			verbose := strings.TrimPrefix(s.BLEU.String(), fmt.Sprintf("BLEU = %.2f ", s.BLEU.Score))
+			objects = append(objects, scoreJSON(system, "BLEU", s.BLEU.Score, r.BLEUSignature, s.BLEUInterval, verbose, i == 0 && paired, s.BLEUTest))
+		}
+		if s.ChrF != nil {
+			objects = append(objects, scoreJSON(system, "chrF2", s.ChrF.Score, r.ChrFSignature, s.ChrFInterval, "", i == 0 && paired, s.ChrFTest))
+		}
+	}
+	if r.PerplexityTokens > 0 {
+		var o jsonObject
+		o.add("name", "perplexity")
+		o.add("score", math.Round(r.Perplexity*1000)/1000)
+		o.add("tokens", r.PerplexityTokens)
+		objects = append(objects, o)
+	}
+	var b strings.Builder
+	switch len(objects) {
+	case 0:
+		b.WriteString("[]")
+	case 1:
+		objects[0].write(&b)
+	default:
+		b.WriteString("[\n")
+		for i, o := range objects {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			o.write(&b)
+		}
+		b.WriteString("\n]")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// scoreJSON is one score's object: the system's fields, then sacreBLEU's.
+func scoreJSON(system jsonObject, name string, score float64, signature string, iv *metrics.Interval, verbose string, baseline bool, test *metrics.PairedTest) jsonObject {
+	o := jsonObject{keys: slices.Clone(system.keys), values: slices.Clone(system.values)}
+	o.add("name", name)
+	o.add("score", math.Round(score*100)/100)
+	o.add("signature", signature)
+	if iv != nil {
+		o.add("confidence_mean", math.Round(iv.Mean*100)/100)
+		o.add("confidence_var", math.Round(iv.HalfWidth*100)/100)
+		o.add("confidence", fmt.Sprintf("μ = %.2f ± %.2f", iv.Mean, iv.HalfWidth))
+	}
+	if verbose != "" {
+		o.add("verbose_score", verbose)
+	}
+	if baseline {
+		o.add("baseline", true)
+	}
+	if test != nil {
+		o.add("p_value", test.P)
+		if !math.IsNaN(test.Wins) {
+			o.add("wins", test.Wins)
+		}
+	}
+	for _, field := range strings.Split(signature, "|") {
+		if k, v, ok := strings.Cut(field, ":"); ok {
+			o.add(k, v)
+		}
+	}
+	return o
+}
+
+// jsonObject is a JSON object whose keys keep their order, written as Python's json.dumps(indent=1) writes one.
+type jsonObject struct {
+	keys   []string
+	values []any
+}
+
+func (o *jsonObject) add(key string, value any) {
+	o.keys, o.values = append(o.keys, key), append(o.values, value)
+}
+
+func (o jsonObject) write(b *strings.Builder) {
+	b.WriteString("{")
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n ")
+		b.WriteString(jsonValue(k))
+		b.WriteString(": ")
+		b.WriteString(jsonValue(o.values[i]))
+	}
+	b.WriteString("\n}")
+}
+
+// jsonValue is v in JSON, with <, > and & as they are (sacreBLEU's ensure_ascii=False writes them so too).
+func jsonValue(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // strings, numbers and booleans always encode
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 // reportTable prints several systems' scores as a table, then the signatures.
@@ -225,9 +364,26 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	case req.Trials < 0 || req.Trials > MaxTrials:
 		return res, fmt.Errorf("eval: %d randomization trials; want 1 to %d (0: %d)", req.Trials, MaxTrials, DefaultTrials)
 	}
-	refs, err := readAllLines(req.Ref)
-	if err != nil {
-		return res, err
+	if len(req.Refs) == 0 {
+		return res, fmt.Errorf("eval: no references")
+	}
+	var refSets [][]string // refSets[k][i]: reference k of sentence i
+	for _, r := range req.Refs {
+		lines, err := readAllLines(r)
+		if err != nil {
+			return res, err
+		}
+		if len(refSets) > 0 {
+			if err := sameCount(r.Name, len(lines), req.Refs[0].Name, len(refSets[0])); err != nil {
+				return res, err
+			}
+		}
+		refSets = append(refSets, lines)
+	}
+	refs, refName := refSets[0], req.Refs[0].Name
+	refNames := make([]string, len(req.Refs))
+	for k, r := range req.Refs {
+		refNames[k] = r.Name
 	}
 	var systems [][]string
 	for _, h := range req.Hyps {
@@ -235,7 +391,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := sameCount(h.Name, len(hyps), req.Ref.Name, len(refs)); err != nil {
+		if err := sameCount(h.Name, len(hyps), refName, len(refs)); err != nil {
 			return res, err
 		}
 		systems = append(systems, hyps)
@@ -249,7 +405,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		if srcs, err = readAllLines(req.Src); err != nil {
 			return res, err
 		}
-		if err := sameCount(req.Src.Name, len(srcs), req.Ref.Name, len(refs)); err != nil {
+		if err := sameCount(req.Src.Name, len(srcs), refName, len(refs)); err != nil {
 			return res, err
 		}
 	}
@@ -266,6 +422,13 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		res.Systems = append(res.Systems, SystemScores{Name: req.Src.Name})
 	}
 	res.Sentences, res.Paired = len(refs), req.Paired
+	if req.Warn != nil {
+		for k, hyps := range systems {
+			for _, w := range StyleWarnings(res.Systems[k].Name, hyps, refNames, refSets, req.TokLC, wantChrF) {
+				fmt.Fprintln(req.Warn, "warning:", w)
+			}
+		}
+	}
 	est := estimator{paired: req.Paired, trials: cmp.Or(req.Trials, DefaultTrials)}
 	bootstrap := (req.Confidence || req.Paired != "") && len(refs) > 0
 	if bootstrap {
@@ -276,14 +439,19 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		if !req.TokLC {
 			tokenize, smooth, name = metrics.NewTokenizer13a().Tokenize, metrics.SmoothExp, "13a"
 		}
-		res.BLEUSignature = metrics.BLEUSignature(req.TokLC, name, smooth, req.Version)
-		refToks := tokenizeAll(tokenize, refs)
+		res.BLEUSignature = metrics.BLEUSignature(len(refSets), req.TokLC, name, smooth, req.Version)
+		refToks := make([][][]string, len(refs)) // refToks[i]: the references of sentence i
+		for _, set := range refSets {
+			for i, toks := range tokenizeAll(tokenize, set) {
+				refToks[i] = append(refToks[i], toks)
+			}
+		}
 		counts := make([][]metrics.BLEUCounts, len(systems))
 		for k, hyps := range systems {
 			hypToks := tokenizeAll(tokenize, hyps)
 			counts[k] = make([]metrics.BLEUCounts, len(refs))
 			for i := range refs {
-				counts[k][i] = metrics.SentenceBLEUCounts(hypToks[i], refToks[i])
+				counts[k][i] = metrics.SentenceBLEUCounts(hypToks[i], refToks[i]...)
 			}
 		}
 		score := func(c metrics.BLEUCounts) metrics.BLEUScore { return metrics.BLEUFromCounts(c, smooth) }
@@ -292,12 +460,16 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		}
 	}
 	if wantChrF {
-		res.ChrFSignature = metrics.ChrFSignature(req.Version)
+		res.ChrFSignature = metrics.ChrFSignature(len(refSets), req.Version)
 		counts := make([][]metrics.ChrFCounts, len(systems))
+		sentenceRefs := make([]string, len(refSets))
 		for k, hyps := range systems {
 			counts[k] = make([]metrics.ChrFCounts, len(refs))
 			for i := range refs {
-				counts[k][i] = metrics.SentenceChrFCounts(hyps[i], refs[i])
+				for j, set := range refSets {
+					sentenceRefs[j] = set[i]
+				}
+				counts[k][i] = metrics.SentenceChrFCounts(hyps[i], sentenceRefs...)
 			}
 		}
 		for k, e := range estimate(est, counts, metrics.ChrFFromCounts, func(s metrics.ChrFScore) float64 { return s.Score }) {
@@ -309,14 +481,15 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		res.ChrFSignature = est.signature(res.ChrFSignature)
 	}
 	if req.Perplexity {
-		if res.Perplexity, res.PerplexityTokens, err = referencePerplexity(ctx, req, tok, srcs, refs); err != nil {
+		if res.Perplexity, res.PerplexityTokens, err = referencePerplexity(ctx, req, tok, srcs, refs, refName); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
 }
 
-// translateForEval translates srcs with req.Model, detokenized, and writes them to req.Output if set.
+// translateForEval translates srcs with req.Model, detokenized, and writes them (or with req.Decode.NBest their
+// n-best lists) to req.Output if set.
 func translateForEval(ctx context.Context, req EvalRequest, tok data.Tokenizer, srcs []string) ([]string, error) {
 	if err := req.Decode.Validate(); err != nil {
 		return nil, err
@@ -330,7 +503,15 @@ func translateForEval(ctx context.Context, req EvalRequest, tok data.Tokenizer, 
 		hyps[i] = data.Detokenize(tr.Output)
 	}
 	if req.Output != nil {
-		if _, err := io.WriteString(req.Output, strings.Join(hyps, "\n")+"\n"); err != nil {
+		out := bufio.NewWriter(req.Output)
+		for i, tr := range trs {
+			if req.Decode.NBest > 0 {
+				WriteNBest(out, i, tr, data.Detokenize)
+			} else {
+				out.WriteString(hyps[i] + "\n")
+			}
+		}
+		if err := out.Flush(); err != nil {
 			return nil, fmt.Errorf("eval: write translations: %w", err)
 		}
 	}
@@ -387,7 +568,7 @@ func estimate[C metrics.Counts[C], S any](e estimator, counts [][]C, score func(
 	return out
 }
 
-// signature adds to a signature, after "nrefs:1", sacreBLEU's "bs:N|seed:S" of the resamples, preceded by
+// signature adds to a signature, after "nrefs:N", sacreBLEU's "bs:N|seed:S" of the resamples, preceded by
 // "ar:T|" with approximate randomization ("" stays "").
 func (e estimator) signature(sig string) string {
 	if sig == "" {
@@ -397,19 +578,20 @@ func (e estimator) signature(sig string) string {
 	if e.paired == PairedRandomization {
 		add = fmt.Sprintf("ar:%d|", e.trials) + add
 	}
-	return strings.Replace(sig, "nrefs:1|", "nrefs:1|"+add, 1)
+	nrefs, rest, _ := strings.Cut(sig, "|")
+	return nrefs + "|" + add + rest
 }
 
 // referencePerplexity is the perplexity of refs given srcs under req.Model, by teacher forcing, and the number
 // of target tokens it averages over.
-func referencePerplexity(ctx context.Context, req EvalRequest, tok data.Tokenizer, srcs, refs []string) (float64, int, error) {
+func referencePerplexity(ctx context.Context, req EvalRequest, tok data.Tokenizer, srcs, refs []string, refName string) (float64, int, error) {
 	var pairs []data.Pair
 	srcToks, refToks := make([][]string, len(srcs)), make([][]string, len(srcs))
 	for i := range srcs {
 		srcToks[i], refToks[i] = tok.Tokenize(srcs[i]), tok.Tokenize(refs[i])
 	}
 	long := LongPairs(srcToks, refToks, req.LengthLimit)
-	WarnLongPairs(req.Warn, long, req.LengthLimit, req.Src.Name+" and "+req.Ref.Name, "left out of the perplexity")
+	WarnLongPairs(req.Warn, long, req.LengthLimit, req.Src.Name+" and "+refName, "left out of the perplexity")
 	for i := range srcs {
 		if len(long) > 0 && long[0].Line == i+1 {
 			long = long[1:]
@@ -422,7 +604,7 @@ func referencePerplexity(ctx context.Context, req EvalRequest, tok data.Tokenize
 	}
 	pairs, _ = data.Filter(pairs, 0)
 	if len(pairs) == 0 {
-		return 0, 0, fmt.Errorf("eval: %s and %s have no pair with words on both sides", req.Src.Name, req.Ref.Name)
+		return 0, 0, fmt.Errorf("eval: %s and %s have no pair with words on both sides", req.Src.Name, refName)
 	}
 	examples := data.EncodeExamples(pairs, req.Model.SrcVocab, req.Model.TgtVocab)
 	loss, err := model.ValidLoss(ctx, req.Model, examples, req.Decode.Batch)

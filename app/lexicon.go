@@ -11,7 +11,8 @@ import (
 
 // LearnLexicon gives a loaded model the lexicon attend train would have learned for it: it reads corpus as
 // training does (the model's tokenizer, its subword merges, the length filter of data.max_len) and estimates
-// each source word's likely translations (lexicon.Learn). It returns the number of sentence pairs used.
+// each source word's likely translations (lexicon.Learn). It returns the number of sentence pairs used. A corpus
+// the wrong way round for the model (its source side in the model's target language) is an error.
 func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int, error) {
 	var pairs []data.Pair
 	if err := interruptible(ctx, "reading the corpus", func() (err error) {
@@ -27,6 +28,9 @@ func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int
 	pairs, _ = data.Filter(pairs, ck.Config.Data.MaxLen)
 	if len(pairs) == 0 {
 		return 0, fmt.Errorf("lexicon: no sentence pairs of %s left after the length filter (data.max_len %d)", corpus, ck.Config.Data.MaxLen)
+	}
+	if err := checkDirection(corpus, m.SrcVocab, m.TgtVocab, pairs); err != nil {
+		return 0, fmt.Errorf("lexicon: %w", err)
 	}
 	ex := data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
 	if err := learnLexicon(ctx, m, ex); err != nil {

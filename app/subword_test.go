@@ -232,7 +232,7 @@ func TestTrainWithSubwordsTranslatesToWords(t *testing.T) {
 	var hyps bytes.Buffer
 	res, err := Eval(context.Background(), EvalRequest{Model: m, Lowercase: true,
 		Src:    NamedReader{R: strings.NewReader(strings.Join(srcLines, "\n") + "\n"), Name: "valid.src"},
-		Ref:    NamedReader{R: strings.NewReader(strings.Join(tgtLines, "\n") + "\n"), Name: "valid.tgt"},
+		Refs:   []NamedReader{{R: strings.NewReader(strings.Join(tgtLines, "\n") + "\n"), Name: "valid.tgt"}},
 		Decode: DecodeOptions{MaxLen: 20, Batch: 8}, Perplexity: true, Output: &hyps})
 	if err != nil {
 		t.Fatal(err)

@@ -179,6 +179,18 @@ func unlabelRows(output []string, rows int) []string {
 	return output
 }
 
+// WriteNBest writes the n-best list of sentence id (counted from 0) in Marian's and Moses's n-best format, the
+// best first: "id ||| translation ||| F0= score ||| score" per hypothesis, the translation written by text. The
+// one feature, F0, is the model's score: the log-probability, with the length and coverage penalties when
+// DecodeOptions.Alpha and Beta are on; the last field, the total, is the same figure. A write error stays in w
+// (a bufio.Writer reports it at Flush).
+func WriteNBest(w io.Writer, id int, tr Translation, text func([]string) string) {
+	fmt.Fprintf(w, "%d ||| %s ||| F0= %.6f ||| %.6f\n", id, text(tr.Output), tr.Score, tr.Score)
+	for _, alt := range tr.Alternatives {
+		fmt.Fprintf(w, "%d ||| %s ||| F0= %.6f ||| %.6f\n", id, text(alt.Output), alt.Score, alt.Score)
+	}
+}
+
 // Alternative is a lower-ranked hypothesis of an n-best list.
 type Alternative struct {
 	Output []string
@@ -248,11 +260,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		}
 		for _, tr := range trs {
 			if req.Decode.NBest > 0 {
-				// Moses's n-best format: sentence number (from 0) ||| translation ||| score.
-				fmt.Fprintf(out, "%d ||| %s ||| %.6f\n", written, text(tr.Output), tr.Score)
-				for _, alt := range tr.Alternatives {
-					fmt.Fprintf(out, "%d ||| %s ||| %.6f\n", written, text(alt.Output), alt.Score)
-				}
+				WriteNBest(out, written, tr, text)
 			} else {
 				fmt.Fprintln(out, text(tr.Output))
 			}

@@ -52,3 +52,43 @@ func checkVocabularies(w io.Writer, d model.DataConfig, src, tgt *data.Vocab, sr
 	}
 	return nil
 }
+
+// ReversedShare is the least share of a side's tokens that its own vocabulary lacks for checkDirection to call
+// a corpus reversed; the other vocabulary must also lack fewer than half as many.
+const ReversedShare = 0.2
+
+// checkDirection refuses a corpus given the wrong way round for a model: its source side in the model's target
+// language and its target side in the source language. The vocabularies show it: on each side, at least
+// ReversedShare of the tokens are unknown to the side's own vocabulary and less than half as many to the other
+// one. (On the small Multi30k De→En model with 2,000 pairs the wrong way round, 50.5% of the English source
+// tokens are unknown to the German vocabulary and 1.0% to the English one; 78.7% and 3.0% on the German side.
+// The right way round the figures swap.) A model with a shared vocabulary, or a corpus in a third language,
+// is never refused.
+func checkDirection(corpus Corpus, src, tgt *data.Vocab, pairs []data.Pair) error {
+	// unknown is the share of the side's tokens that vocab lacks.
+	unknown := func(vocab *data.Vocab, side func(data.Pair) []string) float64 {
+		tokens, missing := 0, 0
+		for _, p := range pairs {
+			for _, tok := range side(p) {
+				tokens++
+				if vocab.ID(tok) == data.UnkID {
+					missing++
+				}
+			}
+		}
+		return float64(missing) / float64(max(tokens, 1))
+	}
+	source := func(p data.Pair) []string { return p.Src }
+	target := func(p data.Pair) []string { return p.Tgt }
+	srcOwn, srcOther := unknown(src, source), unknown(tgt, source)
+	tgtOwn, tgtOther := unknown(tgt, target), unknown(src, target)
+	if srcOwn < ReversedShare || tgtOwn < ReversedShare || srcOwn < 2*srcOther || tgtOwn < 2*tgtOther {
+		return nil
+	}
+	swap := "swap --src and --tgt"
+	if corpus.TSV != "" {
+		swap = "swap the two columns of " + corpus.TSV
+	}
+	return fmt.Errorf("%s is the wrong way round for this model: %.1f%% of its source tokens are unknown to the model's source vocabulary but %.1f%% to its target vocabulary, and %.1f%% of its target tokens unknown to the target vocabulary but %.1f%% to the source vocabulary; %s",
+		corpus, 100*srcOwn, 100*srcOther, 100*tgtOwn, 100*tgtOther, swap)
+}

@@ -51,3 +51,30 @@ func TestCheckVocabularies(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckDirectionRefusesAReversedCorpus: an English→German model's corpus given German→English is refused
+// with the shares and what to do; the right way round, a corpus of unknown words and a shared vocabulary pass.
+func TestCheckDirectionRefusesAReversedCorpus(t *testing.T) {
+	en, de := strings.Fields("the dog sees a cat . the cat sleeps ."), strings.Fields("der hund sieht eine katze . die katze schläft .")
+	src, tgt := data.BuildVocab([][]string{en}, 1, 0), data.BuildVocab([][]string{de}, 1, 0)
+	shared := data.BuildVocab([][]string{en, de}, 1, 0)
+	right := []data.Pair{{Src: en, Tgt: de}}
+	reversed := []data.Pair{{Src: de, Tgt: en}}
+	other := []data.Pair{{Src: strings.Fields("le chien voit"), Tgt: strings.Fields("el perro ve")}}
+	files := Corpus{Src: "train.de", Tgt: "train.en"}
+	err := checkDirection(files, src, tgt, reversed)
+	if err == nil || !strings.Contains(err.Error(), "train.de and train.en is the wrong way round") || !strings.Contains(err.Error(), "swap --src and --tgt") {
+		t.Errorf("reversed corpus: %v", err)
+	}
+	if err := checkDirection(Corpus{TSV: "train.tsv"}, src, tgt, reversed); err == nil || !strings.Contains(err.Error(), "swap the two columns of train.tsv") {
+		t.Errorf("reversed TSV: %v", err)
+	}
+	for name, c := range map[string]struct {
+		src, tgt *data.Vocab
+		pairs    []data.Pair
+	}{"right way round": {src, tgt, right}, "unknown words": {src, tgt, other}, "shared vocabulary": {shared, shared, reversed}} {
+		if err := checkDirection(files, c.src, c.tgt, c.pairs); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,88 @@ func TestWriteDrawsPNGAndSVG(t *testing.T) {
 	}
 	if err := Write(filepath.Join(dir, "c.gif"), "run", c); !errors.Is(err, ErrFormat) {
 		t.Errorf("gif: %v", err)
+	}
+}
+
+// TestTickLabelsAreDistinctAndPlain: plot.DefaultTicks labels 1.04–1.12 "1 1.1 1.1" and 50–17500 "2500.00
+// 10000.00 17500.00"; Ticks writes each major tick's value exactly with as few decimals as all of them need.
+func TestTickLabelsAreDistinctAndPlain(t *testing.T) {
+	for _, tt := range []struct {
+		min, max float64
+		want     string
+	}{
+		{1.04, 1.12, "1.04 1.08 1.12"},
+		{1.08, 1.11, "1.08 1.09 1.10 1.11"},
+		{50, 17500, "2500 10000 17500"},
+		{4.2, 4.3, "4.20 4.25 4.30"},
+		{5.4, 33, "10 20 30"},
+	} {
+		var labels []string
+		for _, tk := range (Ticks{}).Ticks(tt.min, tt.max) {
+			if tk.IsMinor() {
+				continue
+			}
+			labels = append(labels, tk.Label)
+			if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || math.Abs(v-tk.Value) > 1e-9 {
+				t.Errorf("%g–%g: tick at %g labelled %q", tt.min, tt.max, tk.Value, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tt.want {
+			t.Errorf("%g–%g: labels %q, want %q", tt.min, tt.max, got, tt.want)
+		}
+	}
+}
+
+// TestPanelsShareTheStepAxis: the validations start at step 100 and the speed panel's points differ, yet every
+// panel spans steps 50 to 150, and only the lowest labels its ticks.
+func TestPanelsShareTheStepAxis(t *testing.T) {
+	c, err := Read(strings.NewReader(testLog), "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plots, err := c.panels("run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range plots {
+		if p.X.Min != 50 || p.X.Max != 150 {
+			t.Errorf("panel %d spans steps %g to %g, want 50 to 150", i, p.X.Min, p.X.Max)
+		}
+		_, _, _, a := p.X.Tick.Label.Color.RGBA()
+		if shown := a != 0; shown != (i == len(plots)-1) {
+			t.Errorf("panel %d: tick labels shown %v", i, shown)
+		}
+	}
+}
+
+func TestTitleSaysTheRun(t *testing.T) {
+	c, err := Read(strings.NewReader(testLog), "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// testLog is an old log, without epochs_done: its last step is in epoch 2.
+	if got, want := c.Title("m30k"), "m30k: 150 steps (in epoch 2); best validation perplexity 33.10 at step 100"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	// An old log whose last step is validated: that record's epoch is the number of epochs done.
+	old := testLog + `{"event":"valid","step":150,"epoch":2,"valid_ppl":30}` + "\n"
+	if c, err = Read(strings.NewReader(old), "run"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Title("m30k"), "m30k: 150 steps, 2 epochs; best validation perplexity 30.00 at step 150"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	done := testLog + `{"event":"step","step":200,"epoch":2,"epochs_done":2,"loss":3.5,"tok_per_s":950}` + "\n" +
+		`{"event":"valid","step":200,"epoch":2,"epochs_done":2,"valid_ppl":20.5}` + "\n"
+	if c, err = Read(strings.NewReader(done), "run"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Title("m30k"), "m30k: 200 steps, 2 epochs; best validation perplexity 20.50 at step 200"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	for path, want := range map[string]string{"ck/m30k.metrics.jsonl": "m30k", "log.jsonl": "log", "a.b.metrics.jsonl": "a.b"} {
+		if got := RunName(path); got != want {
+			t.Errorf("RunName(%s) = %q, want %q", path, got, want)
+		}
 	}
 }

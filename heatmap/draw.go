@@ -1,12 +1,14 @@
 package heatmap
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"strings"
 
+	"golang.org/x/image/font/sfnt"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/palette"
@@ -17,6 +19,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/attend-nmt/attend/internal/plural"
 )
 
 // Sizes of the picture, in points (1/72 inch).
@@ -30,7 +34,22 @@ const (
 	paletteSize = 256            // colours of the scale
 	pngDPI      = 96             // pixels per inch of PNG output
 	minWidth    = vg.Length(300) // so that a one-word sentence still has room for its title
+	noteSize    = vg.Length(10)  // notes under the map
+	titleLines  = 3              // lines of the title for each of source, reference and output
 )
+
+// A picture draws at most max(MinRows, RowsPerSourceWord × source words) output rows: the first ones. A longer
+// output is almost always a runaway translation that repeats itself up to the length limit (80 rows for a
+// 10-word sentence), and its picture would be mostly repetition, thousands of pixels tall. The picture then says
+// under the map how many rows it left out; the JSON and CSV exports have every row.
+const (
+	MinRows           = 20
+	RowsPerSourceWord = 2
+)
+
+// Placeholder is drawn in labels and titles for each character the font has no glyph for (see Font), so that a
+// word in another script shows as "□□" instead of vanishing.
+const Placeholder = "□"
 
 // Font is the typeface of every label: Liberation Sans, compiled into the binary by gonum's plot module, so
 // pictures look the same on every machine. It covers Latin (with German, French, Czech and Vietnamese
@@ -40,13 +59,80 @@ func Font(size vg.Length) font.Font {
 	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
 }
 
-// ColorMap is the colour scale: weight 0 is white, 1 near black through yellow, orange and purple (Moreland's
-// extended black body, reversed), so darker always means more attention, also when printed in grey.
+// magma is every sixteenth colour of matplotlib's magma colour map (van der Walt and Smith's, CC0), from
+// black to pale yellow, its lightness rising all the way.
+var magma = [...]uint32{0x000004, 0x0a0822, 0x1d1147, 0x36106b, 0x51127c, 0x6a1c81, 0x832681, 0x9c2e7f, 0xb73779,
+	0xcf4070, 0xe55064, 0xf4695c, 0xfb8761, 0xfea571, 0xfec287, 0xfde0a1, 0xfcfdbf}
+
+// ColorMap is the colour scale: magma reversed, from pale yellow (weight 0) through orange, red and purple to
+// near black (weight 1). It is perceptually uniform: between magma's colours, gonum's moreland.NewLuminance
+// interpolates in CIELAB with lightness linear in the weight, so equal differences of weight look equally
+// different, and darker always means more attention, also when printed in grey or seen without colour vision.
 func ColorMap() palette.ColorMap {
-	cm := palette.Reverse(moreland.ExtendedBlackBody())
+	controls := make([]color.Color, len(magma))
+	for i, c := range magma {
+		controls[i] = color.RGBA{R: uint8(c >> 16), G: uint8(c >> 8), B: uint8(c), A: 0xff}
+	}
+	cm, err := moreland.NewLuminance(controls)
+	if err != nil {
+		panic(err) // magma's lightness rises: an error is a bug in the table
+	}
+	cm = palette.Reverse(cm)
 	cm.SetMin(0)
 	cm.SetMax(1)
 	return cm
+}
+
+// Drawable returns s with each character the font has no glyph for replaced by Placeholder, and how many
+// were replaced.
+func Drawable(s string) (string, int) {
+	face := font.DefaultCache.Lookup(Font(labelSize), labelSize)
+	var buf sfnt.Buffer
+	var b strings.Builder
+	missing := 0
+	for _, r := range s {
+		if idx, err := face.Face.GlyphIndex(&buf, r); err != nil || idx == 0 {
+			b.WriteString(Placeholder)
+			missing++
+			continue
+		}
+		b.WriteRune(r)
+	}
+	if missing == 0 {
+		return s, 0
+	}
+	return b.String(), missing
+}
+
+// DrawnRows is the number of output rows a picture of m draws: every row, or the first max(MinRows,
+// RowsPerSourceWord × source words) of a longer output.
+func (m *Map) DrawnRows() int {
+	return min(len(m.Output), max(MinRows, RowsPerSourceWord*len(m.Source)))
+}
+
+// Notes says what a picture of m leaves out or changes, one sentence each: output rows not drawn (see
+// DrawnRows) and words drawn with Placeholder. It is nil when the picture shows the map as it is. The picture
+// writes the notes under the map; a command that writes pictures prints them too.
+func (m *Map) Notes() []string {
+	var notes []string
+	if n := m.DrawnRows(); n < len(m.Output) {
+		notes = append(notes, fmt.Sprintf("only the first %d of the %d output rows are drawn (a picture has at most %d rows per source word, and at least %d); the .json and .csv exports have every row",
+			n, len(m.Output), RowsPerSourceWord, MinRows))
+	}
+	words, chars := 0, 0
+	for _, side := range [][]string{m.Source, m.Output, m.Reference, m.ModelOutput} {
+		for _, w := range side {
+			if _, n := Drawable(w); n > 0 {
+				words++
+				chars += n
+			}
+		}
+	}
+	if words > 0 {
+		notes = append(notes, fmt.Sprintf("%s %s characters the font has no glyph for, drawn as %s (%d in all); the .json and .csv exports have the words as they are",
+			plural.Count(words, "word"), plural.Noun(words, "has", "have"), Placeholder, chars))
+	}
+	return notes
 }
 
 // WritePNG draws the map as a PNG image (see picture for the layout).
@@ -63,21 +149,46 @@ func WritePNG(w io.Writer, m *Map) error {
 	return nil
 }
 
-// WriteSVG draws the map as an SVG document with its font embedded, so it renders the same anywhere.
+// WriteSVG draws the map as an SVG document whose labels are text in Liberation Sans (see NewSVG).
 func WriteSVG(w io.Writer, m *Map) error {
 	pic, err := newPicture(m)
 	if err != nil {
 		return err
 	}
-	c := vgsvg.NewWith(vgsvg.UseWH(pic.width, pic.height), vgsvg.EmbedFonts(true))
+	c := NewSVG(pic.width, pic.height)
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	pic.draw(dc)
-	if _, err := c.WriteTo(w); err != nil {
+	if err := EncodeSVG(w, c); err != nil {
 		return fmt.Errorf("heatmap: write svg: %w", err)
 	}
 	return nil
+}
+
+// NewSVG returns an SVG canvas of the given size that does not embed its fonts: a picture's text stays text,
+// and the file stays small (a 5×8 map is about 30 KB, against 580 KB with Liberation Sans embedded). Write it
+// with EncodeSVG.
+func NewSVG(width, height vg.Length) *vgsvg.Canvas {
+	return vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(false))
+}
+
+// svgFamily is how gonum's SVG canvas names Font's family, and svgFamilies what EncodeSVG names instead: Arial
+// has the same metrics as Liberation Sans, so text laid out for one fits the other.
+const (
+	svgFamily   = "font-family:Liberation Sans;"
+	svgFamilies = "font-family:Liberation Sans,Arial,Helvetica,sans-serif;"
+)
+
+// EncodeSVG writes the canvas as an SVG document whose text asks for Liberation Sans, Arial (which has the same
+// metrics, so labels keep their places), Helvetica, or the viewer's sans-serif font, in that order.
+func EncodeSVG(w io.Writer, c *vgsvg.Canvas) error {
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return err
+	}
+	_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte(svgFamily), []byte(svgFamilies)))
+	return err
 }
 
 // picture is a map laid out for drawing: the heat map with output tokens down the rows (first at the top,
@@ -86,30 +197,48 @@ func WriteSVG(w io.Writer, m *Map) error {
 type picture struct {
 	width, height vg.Length
 	heat, bar     *plot.Plot
-	rows, cols    int
+	rows, cols    int // rows drawn: see Map.DrawnRows
 	title         string
 	titleStyle    text.Style
 	titleHeight   vg.Length // with the gap below it
+	notes         string    // Map.Notes, one per line, under the map
+	noteStyle     text.Style
+	notesHeight   vg.Length // with the gap above them; 0 without notes
 	// after draw: where the cells are
 	heatData draw.Canvas
 }
 
-// grid shows a Map as plotter.GridXYZ: column c is source token c, row r is output token r.
-type grid struct{ m *Map }
+// grid shows a Map as plotter.GridXYZ: column c is source token c, row r is output token r, for the first rows
+// output tokens.
+type grid struct {
+	m    *Map
+	rows int
+}
 
-func (g grid) Dims() (c, r int)   { return len(g.m.Source), len(g.m.Output) }
+func (g grid) Dims() (c, r int)   { return len(g.m.Source), g.rows }
 func (g grid) Z(c, r int) float64 { return float64(g.m.Weights[r][c]) }
 func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
 func (g grid) Min() float64       { return 0 }
 func (g grid) Max() float64       { return 1 }
 
+// ticks labels positions 0, 1, … with the tokens, each made Drawable.
 func ticks(tokens []string) plot.ConstantTicks {
 	t := make(plot.ConstantTicks, len(tokens))
 	for i, tok := range tokens {
-		t[i] = plot.Tick{Value: float64(i), Label: tok}
+		label, _ := Drawable(tok)
+		t[i] = plot.Tick{Value: float64(i), Label: label}
 	}
 	return t
+}
+
+// drawableAll is Drawable of every token.
+func drawableAll(tokens []string) []string {
+	out := make([]string, len(tokens))
+	for i, tok := range tokens {
+		out[i], _ = Drawable(tok)
+	}
+	return out
 }
 
 func newPicture(m *Map) (*picture, error) {
@@ -119,12 +248,20 @@ func newPicture(m *Map) (*picture, error) {
 	if len(m.Source) == 0 || len(m.Output) == 0 {
 		return nil, fmt.Errorf("heatmap: nothing to draw: %d source and %d output tokens", len(m.Source), len(m.Output))
 	}
-	pic := &picture{rows: len(m.Output), cols: len(m.Source), title: title(m)}
+	pic := &picture{rows: m.DrawnRows(), cols: len(m.Source), title: title(m)}
+	var notes []string
+	for _, note := range m.Notes() {
+		notes = append(notes, wrap(note, titleWrap, 0)...)
+	}
+	pic.notes = strings.Join(notes, "\n")
 	pic.titleStyle = text.Style{Color: color.Black, Font: Font(titleSize), Handler: plot.DefaultTextHandler,
 		XAlign: draw.XCenter, YAlign: draw.YTop}
+	pic.noteStyle = text.Style{Color: color.Gray{Y: 0x40}, Font: Font(noteSize), Handler: plot.DefaultTextHandler,
+		XAlign: draw.XLeft, YAlign: draw.YBottom}
+	source, output := drawableAll(m.Source), drawableAll(m.Output[:pic.rows])
 	heat := plot.New()
-	heat.Add(plotter.NewHeatMap(grid{m}, ColorMap().Palette(paletteSize)))
-	heat.X.Tick.Marker, heat.Y.Tick.Marker = ticks(m.Source), ticks(m.Output)
+	heat.Add(plotter.NewHeatMap(grid{m, pic.rows}, ColorMap().Palette(paletteSize)))
+	heat.X.Tick.Marker, heat.Y.Tick.Marker = ticks(m.Source), ticks(output)
 	heat.X.Tick.Label.Font, heat.Y.Tick.Label.Font = Font(labelSize), Font(labelSize)
 	label := heat.X.Tick.Label
 	heat.X.Padding, heat.Y.Padding = 0, 0
@@ -132,25 +269,36 @@ func newPicture(m *Map) (*picture, error) {
 	heat.X.Label.Text, heat.Y.Label.Text = "source", "output"
 	heat.X.Label.TextStyle.Font, heat.Y.Label.TextStyle.Font = Font(labelSize), Font(labelSize)
 	widest := vg.Length(0)
-	for _, tok := range m.Source {
+	for _, tok := range source {
 		widest = max(widest, label.Width(tok))
 	}
 	xLabelHeight := label.Height("Ag")
 	if widest > cellSize-2 {
 		heat.X.Tick.Label.Rotation = math.Pi / 2
 		heat.X.Tick.Label.XAlign, heat.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-		xLabelHeight = widest
+		// gonum anchors a tick label a font descent above its place, which a rotated label's end fills, up into
+		// the tick marks: a trailing space, wider than the descent, keeps it clear of them.
+		marks := heat.X.Tick.Marker.(plot.ConstantTicks)
+		for i := range marks {
+			marks[i].Label += " "
+		}
+		xLabelHeight = widest + label.Width(" ")
 	}
 	outWidest := vg.Length(0)
-	for _, tok := range m.Output {
+	for _, tok := range output {
 		outWidest = max(outWidest, label.Width(tok))
 	}
 	titleRect := pic.titleStyle.Rectangle(pic.title)
+	if pic.notes != "" {
+		notesRect := pic.noteStyle.Rectangle(pic.notes)
+		pic.notesHeight = notesRect.Size().Y + margin
+		titleRect.Max.X = max(titleRect.Max.X, titleRect.Min.X+notesRect.Size().X)
+	}
 	// Axis label, tick labels and tick marks take about this much beside the cells.
 	axisExtra := 2*label.Height("Ag") + 2*vg.Length(10)
 	pic.titleHeight = titleRect.Size().Y + margin
 	pic.width = max(minWidth, 2*margin+outWidest+axisExtra+vg.Length(pic.cols)*cellSize+barWidth, titleRect.Size().X+2*margin)
-	pic.height = 2*margin + pic.titleHeight + xLabelHeight + axisExtra + vg.Length(pic.rows)*cellSize
+	pic.height = 2*margin + pic.titleHeight + xLabelHeight + axisExtra + vg.Length(pic.rows)*cellSize + pic.notesHeight
 	// Whole pixels: the PNG then has exactly the picture's size.
 	pic.width, pic.height = wholePixels(pic.width), wholePixels(pic.height)
 
@@ -171,19 +319,23 @@ func wholePixels(l vg.Length) vg.Length {
 	return vg.Length(math.Ceil(l.Dots(pngDPI)-1e-9)) * vg.Inch / pngDPI
 }
 
-// title is the sentence and, on the next line, the model; lines longer than titleWrap characters are wrapped.
+// title is the sentence and, on the next line, the model; lines longer than titleWrap characters are wrapped,
+// each sentence into at most titleLines lines, and characters the font lacks are drawn as Placeholder.
 func title(m *Map) string {
 	what := "output"
 	if m.Forced {
 		what = "forced reference"
 	}
-	lines := wrap("source: "+strings.Join(m.Source, " "), titleWrap)
-	if len(m.Reference) > 0 && !m.Forced {
-		lines = append(lines, wrap("reference: "+strings.Join(m.Reference, " "), titleWrap)...)
+	sentence := func(name string, words []string) []string {
+		return wrap(name+": "+strings.Join(drawableAll(words), " "), titleWrap, titleLines)
 	}
-	lines = append(lines, wrap(what+": "+strings.Join(m.Output, " "), titleWrap)...)
+	lines := sentence("source", m.Source)
+	if len(m.Reference) > 0 && !m.Forced {
+		lines = append(lines, sentence("reference", m.Reference)...)
+	}
+	lines = append(lines, sentence(what, m.Output)...)
 	if m.Forced && len(m.ModelOutput) > 0 {
-		lines = append(lines, wrap("model output: "+strings.Join(m.ModelOutput, " "), titleWrap)...)
+		lines = append(lines, sentence("model output", m.ModelOutput)...)
 	}
 	model := m.Model.Checkpoint
 	if model == "" {
@@ -192,15 +344,20 @@ func title(m *Map) string {
 	if m.Model.Step > 0 {
 		model += fmt.Sprintf(", step %d", m.Model.Step)
 	}
+	model, _ = Drawable(model)
 	return strings.Join(append(lines, "model: "+model), "\n")
 }
 
-// wrap breaks s at spaces into lines of at most width runes (a longer word gets a line of its own).
-func wrap(s string, width int) []string {
+// wrap breaks s at spaces into lines of at most width runes (a longer word gets a line of its own); with
+// maxLines > 0, a text that needs more lines is cut after maxLines of them, the last ending in "…".
+func wrap(s string, width, maxLines int) []string {
 	var lines []string
 	line := ""
 	for _, word := range strings.Fields(s) {
 		if line != "" && len([]rune(line))+1+len([]rune(word)) > width {
+			if len(lines) == maxLines-1 {
+				return append(lines, line+" …")
+			}
 			lines = append(lines, line)
 			line = ""
 		}
@@ -216,7 +373,10 @@ func wrap(s string, width int) []string {
 func (pic *picture) draw(c draw.Canvas) {
 	inner := draw.Crop(c, margin, -margin, margin, -margin)
 	c.FillText(pic.titleStyle, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: inner.Max.Y}, pic.title)
-	heatArea := draw.Crop(inner, 0, -barWidth, 0, -pic.titleHeight)
+	if pic.notes != "" {
+		c.FillText(pic.noteStyle, vg.Point{X: inner.Min.X, Y: inner.Min.Y}, pic.notes)
+	}
+	heatArea := draw.Crop(inner, 0, -barWidth, pic.notesHeight, -pic.titleHeight)
 	pic.heat.Draw(heatArea)
 	pic.heatData = pic.heat.DataCanvas(heatArea)
 	// The scale stands beside the cells, as tall as they are.

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/image/font/sfnt"
 	"gonum.org/v1/plot/font"
 	"image"
+	"image/color"
 	"image/png"
 	"io"
 	"math"
@@ -136,8 +137,150 @@ func TestSVGIsWellFormedXMLWithTheTokens(t *testing.T) {
 			t.Errorf("SVG lacks the token %q", word)
 		}
 	}
-	if !strings.Contains(buf.String(), "@font-face") {
-		t.Error("SVG does not embed its font")
+	// The text is text in a font the viewer has: no embedded font, which made a 5×5 map 580 KB.
+	if strings.Contains(buf.String(), "@font-face") || strings.Contains(buf.String(), "base64") {
+		t.Error("SVG embeds a font or an image")
+	}
+	if !strings.Contains(buf.String(), svgFamilies) {
+		t.Errorf("SVG does not ask for %q", svgFamilies)
+	}
+	if buf.Len() > 100_000 {
+		t.Errorf("SVG of a 5×5 map is %d bytes, want at most 100 KB", buf.Len())
+	}
+}
+
+// TestColorMapIsMagmaReversed checks the scale's ends against matplotlib's magma (pale yellow #fcfdbf at 0,
+// near black #000004 at 1) and that its CIELAB lightness falls linearly with the weight, which makes equal steps
+// of weight equally visible.
+func TestColorMapIsMagmaReversed(t *testing.T) {
+	cm := ColorMap()
+	for _, tt := range []struct {
+		v    float64
+		want color.RGBA
+	}{{0, color.RGBA{0xfc, 0xfd, 0xbf, 0xff}}, {1, color.RGBA{0x00, 0x00, 0x04, 0xff}}} {
+		c, err := cm.At(tt.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, g, b, _ := c.RGBA()
+		for i, got := range []uint32{r >> 8, g >> 8, b >> 8} {
+			want := []uint8{tt.want.R, tt.want.G, tt.want.B}[i]
+			if d := int(got) - int(want); d < -1 || d > 1 {
+				t.Errorf("weight %g: colour %02x%02x%02x, want %02x%02x%02x", tt.v, r>>8, g>>8, b>>8, tt.want.R, tt.want.G, tt.want.B)
+				break
+			}
+		}
+	}
+	lightness := func(v float64) float64 {
+		c, err := cm.At(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, g, b, _ := c.RGBA()
+		y := 0.2126*linear(r) + 0.7152*linear(g) + 0.0722*linear(b)
+		if y > 216.0/24389 {
+			return 116*math.Cbrt(y) - 16
+		}
+		return 24389.0 / 27 * y
+	}
+	l0, l1 := lightness(0), lightness(1)
+	for v := 0.0; v <= 1; v += 1.0 / 64 {
+		if want, got := l0+v*(l1-l0), lightness(v); math.Abs(got-want) > 1 {
+			t.Errorf("weight %.3f: lightness L* %.1f, want %.1f (linear from %.1f to %.1f)", v, got, want, l0, l1)
+		}
+	}
+}
+
+// linear is the linear-light value of an sRGB channel of color.RGBA's 16-bit range.
+func linear(c uint32) float64 {
+	v := float64(c) / 0xffff
+	if v <= 0.04045 {
+		return v / 12.92
+	}
+	return math.Pow((v+0.055)/1.055, 2.4)
+}
+
+// runaway is a 10-word sentence whose translation repeats itself to 80 tokens.
+func runaway() *Map {
+	m := &Map{Source: strings.Fields("ein mann fährt mit dem fahrrad über eine brücke ."), Model: Model{Checkpoint: "m.ckpt"}}
+	for t := range 80 {
+		m.Output = append(m.Output, []string{"a", "man", "riding", "a", "bike"}[t%5])
+		row := make([]float32, len(m.Source))
+		row[t%len(row)] = 1
+		m.Weights = append(m.Weights, row)
+	}
+	return m
+}
+
+// TestRunawayOutputIsCut draws an 80-token runaway translation of a 10-word sentence: the picture has the first
+// 20 rows (twice the source length) and says so under the map, so it is as tall as a 20-row picture plus the
+// note, not 80 rows tall.
+func TestRunawayOutputIsCut(t *testing.T) {
+	m := runaway()
+	if got := m.DrawnRows(); got != 20 {
+		t.Fatalf("DrawnRows = %d, want 20", got)
+	}
+	notes := m.Notes()
+	if len(notes) != 1 || !strings.Contains(notes[0], "first 20 of the 80 output rows") {
+		t.Fatalf("notes %q, want one saying the first 20 of the 80 rows are drawn", notes)
+	}
+	pic, err := newPicture(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := runaway()
+	short.Output, short.Weights = short.Output[:20], short.Weights[:20]
+	if len(short.Notes()) != 0 {
+		t.Fatalf("a 20-row map has notes %q", short.Notes())
+	}
+	picShort, err := newPicture(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pic.rows != 20 || pic.height > picShort.height+4*titleSize+noteSize*3 {
+		t.Errorf("80-row picture draws %d rows and is %.0f pt tall; a 20-row one is %.0f pt", pic.rows, pic.height.Points(), picShort.height.Points())
+	}
+	var png, svg bytes.Buffer
+	if err := WritePNG(&png, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSVG(&svg, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "first 20 of the 80 output rows") {
+		t.Error("the SVG does not say that rows were left out")
+	}
+	var title string
+	title = pic.title
+	if strings.Count(title, "\n") > 3*titleLines {
+		t.Errorf("title of %d lines:\n%s", strings.Count(title, "\n")+1, title)
+	}
+}
+
+// TestWordsTheFontCannotDrawShowPlaceholders: a CJK word is drawn as one □ per character, in labels and title,
+// and the notes say so; the matrix exports keep the word.
+func TestWordsTheFontCannotDrawShowPlaceholders(t *testing.T) {
+	if got, n := Drawable("東京"); got != "□□" || n != 2 {
+		t.Errorf("Drawable(東京) = %q, %d; want □□, 2", got, n)
+	}
+	if got, n := Drawable("přes"); got != "přes" || n != 0 {
+		t.Errorf("Drawable(přes) = %q, %d", got, n)
+	}
+	m := testMap()
+	m.Source[1] = "東京"
+	var svg bytes.Buffer
+	if err := WriteSVG(&svg, m); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(svg.String(), "東京") || !strings.Contains(svg.String(), ">□□") {
+		t.Error("the SVG does not draw 東京 as □□")
+	}
+	if notes := m.Notes(); len(notes) != 1 || !strings.Contains(notes[0], "1 word has characters") {
+		t.Errorf("notes %q", notes)
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, m); err != nil || !strings.Contains(js.String(), "東京") {
+		t.Errorf("the JSON lost 東京 (%v)", err)
 	}
 }
 

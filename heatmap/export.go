@@ -9,7 +9,9 @@ import (
 )
 
 // WriteJSON writes the map as one JSON object: source, output (and reference) tokens, the attention matrix
-// (rows are output tokens) and the model's identity.
+// (rows are output tokens) and the model's identity. "output" labels every row of "attention", one for one: it
+// ends with "</s>" when the matrix has the row of </s>, the step that ended the translation, and has no "</s>"
+// when the length limit cut the translation short.
 func WriteJSON(w io.Writer, m *Map) error {
 	if err := m.Validate(); err != nil {
 		return err

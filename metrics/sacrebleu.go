@@ -38,17 +38,51 @@ func (c BLEUCounts) Add(d BLEUCounts) BLEUCounts {
 	return c
 }
 
-// SentenceBLEUCounts counts one tokenized hypothesis against its reference.
-func SentenceBLEUCounts(hyp, ref []string) BLEUCounts {
-	c := BLEUCounts{HypLen: len(hyp), RefLen: len(ref)}
+// SentenceBLEUCounts counts one tokenized hypothesis against its reference or, given several, against all of
+// them as sacreBLEU does (BLEU._extract_reference_info and _get_closest_ref_len): an n-gram's matches are
+// clipped to the most times any one reference has it, and the reference length is that of the reference closest
+// in length to the hypothesis (the shorter of two equally close). Without a reference nothing matches and the
+// reference length is 0.
+func SentenceBLEUCounts(hyp []string, refs ...[]string) BLEUCounts {
+	c := BLEUCounts{HypLen: len(hyp), RefLen: closestLength(len(hyp), refs)}
 	for order := 1; order <= bleuOrder; order++ {
-		refCounts := ngramCounts(ref, order)
+		var refCounts map[[bleuOrder]string]int
+		for k, ref := range refs {
+			counts := ngramCounts(ref, order)
+			if k == 0 {
+				refCounts = counts
+				continue
+			}
+			for gram, n := range counts {
+				refCounts[gram] = max(refCounts[gram], n)
+			}
+		}
 		for gram, count := range ngramCounts(hyp, order) {
 			c.Matches[order-1] += min(count, refCounts[gram])
 		}
 		c.Totals[order-1] = max(len(hyp)-order+1, 0)
 	}
 	return c
+}
+
+// closestLength is the length of the reference closest in length to a hypothesis of hypLen tokens, the shorter
+// one of two equally close; 0 without references.
+func closestLength(hypLen int, refs [][]string) int {
+	best := -1
+	for _, ref := range refs {
+		d, bd := abs(hypLen-len(ref)), abs(hypLen-best)
+		if best < 0 || d < bd || d == bd && len(ref) < best {
+			best = len(ref)
+		}
+	}
+	return max(best, 0)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // BLEUScore is a corpus BLEU with the statistics behind it. Precisions are percentages after smoothing.
@@ -74,7 +108,8 @@ func (s BLEUScore) String() string {
 		s.Score, strings.Join(precs, "/"), s.BrevityPenalty, ratio, s.HypLen, s.RefLen)
 }
 
-// CorpusBLEU is corpus BLEU of tokenized hyps against refs (one reference each) as sacreBLEU 2 computes it
+// CorpusBLEU is corpus BLEU of tokenized hyps against refs (one reference each; SentenceBLEUCounts counts
+// against several) as sacreBLEU 2 computes it
 // (BLEU.compute_bleu): BLEUFromCounts of the sentences' counts summed. CorpusBLEU panics if hyps and refs differ
 // in length or smooth is unknown.
 func CorpusBLEU(hyps, refs [][]string, smooth Smoothing) BLEUScore {
@@ -203,20 +238,39 @@ func (c ChrFCounts) Add(d ChrFCounts) ChrFCounts {
 }
 
 // SentenceChrFCounts counts the character n-grams of one hypothesis against its reference (untokenized text;
-// white space is removed).
-func SentenceChrFCounts(hyp, ref string) ChrFCounts {
-	var c ChrFCounts
+// white space is removed) or, given several, against the one whose sentence chrF (ChrFFromCounts of these
+// counts alone) is highest, the first of equals, as sacreBLEU's CHRF._compute_segment_statistics chooses. Without
+// a reference it counts the hypothesis' n-grams only.
+func SentenceChrFCounts(hyp string, refs ...string) ChrFCounts {
 	h := []rune(strings.Join(strings.Fields(hyp), ""))
-	r := []rune(strings.Join(strings.Fields(ref), ""))
+	hypGrams := make([]map[string]int, chrFCharOrder)
 	for order := 1; order <= chrFCharOrder; order++ {
-		refCounts := charGrams(r, order)
-		for gram, count := range charGrams(h, order) {
-			c.Matching[order-1] += min(count, refCounts[gram])
-		}
-		c.HypGrams[order-1] = max(len(h)-order+1, 0)
-		c.RefGrams[order-1] = max(len(r)-order+1, 0)
+		hypGrams[order-1] = charGrams(h, order)
 	}
-	return c
+	count := func(ref string) ChrFCounts {
+		var c ChrFCounts
+		r := []rune(strings.Join(strings.Fields(ref), ""))
+		for order := 1; order <= chrFCharOrder; order++ {
+			refCounts := charGrams(r, order)
+			for gram, n := range hypGrams[order-1] {
+				c.Matching[order-1] += min(n, refCounts[gram])
+			}
+			c.HypGrams[order-1] = max(len(h)-order+1, 0)
+			c.RefGrams[order-1] = max(len(r)-order+1, 0)
+		}
+		return c
+	}
+	if len(refs) == 0 {
+		return count("")
+	}
+	best, bestScore := ChrFCounts{}, -1.0
+	for _, ref := range refs {
+		c := count(ref)
+		if score := ChrFFromCounts(c).Score; score > bestScore {
+			best, bestScore = c, score
+		}
+	}
+	return best
 }
 
 // ChrFScore is a corpus chrF with the counts behind it, pooled over the corpus.
@@ -228,7 +282,8 @@ type ChrFScore struct {
 // String prints the score as sacreBLEU does: "chrF2 = 58.21".
 func (s ChrFScore) String() string { return fmt.Sprintf("chrF%d = %.2f", chrFBeta, s.Score) }
 
-// ChrF is corpus chrF2 (Popović 2015) of hyps against refs (one reference each, untokenized text) as sacreBLEU 2
+// ChrF is corpus chrF2 (Popović 2015) of hyps against refs (one reference each, untokenized text;
+// SentenceChrFCounts counts against several) as sacreBLEU 2
 // computes it by default: ChrFFromCounts of the sentences' counts summed. Case is kept. ChrF panics if hyps and
 // refs differ in length.
 func ChrF(hyps, refs []string) ChrFScore {
@@ -277,16 +332,17 @@ func charGrams(chars []rune, order int) map[string]int {
 }
 
 // BLEUSignature is the settings line sacreBLEU prints beside a BLEU score, such as
-// "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-v0.3.0". tok is the tokenizer's name ("13a", or
-// "regex" for attend's \w+|[^\w\s]) and version names the program that computed it.
-func BLEUSignature(lowercase bool, tok string, smooth Smoothing, version string) string {
-	return fmt.Sprintf("nrefs:1|case:%s|eff:no|tok:%s|smooth:%s|version:%s", caseName(lowercase), tok, smooth, version)
+// "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-v0.3.0". nrefs is the number of references of
+// each sentence, tok the tokenizer's name ("13a", or "regex" for attend's \w+|[^\w\s]) and version names the
+// program that computed it.
+func BLEUSignature(nrefs int, lowercase bool, tok string, smooth Smoothing, version string) string {
+	return fmt.Sprintf("nrefs:%d|case:%s|eff:no|tok:%s|smooth:%s|version:%s", nrefs, caseName(lowercase), tok, smooth, version)
 }
 
 // ChrFSignature is the settings line sacreBLEU prints beside a chrF score:
 // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:...".
-func ChrFSignature(version string) string {
-	return fmt.Sprintf("nrefs:1|case:mixed|eff:yes|nc:%d|nw:0|space:no|version:%s", chrFCharOrder, version)
+func ChrFSignature(nrefs int, version string) string {
+	return fmt.Sprintf("nrefs:%d|case:mixed|eff:yes|nc:%d|nw:0|space:no|version:%s", nrefs, chrFCharOrder, version)
 }
 
 func caseName(lowercase bool) string {

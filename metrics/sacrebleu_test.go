@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -110,13 +111,90 @@ func TestChrFHandComputed(t *testing.T) {
 }
 
 func TestSignaturesNameTheSettings(t *testing.T) {
-	if got, want := BLEUSignature(false, "13a", SmoothExp, "attend-x"), "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-x"; got != want {
+	if got, want := BLEUSignature(1, false, "13a", SmoothExp, "attend-x"), "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-x"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got, want := BLEUSignature(true, "regex", SmoothNone, "v"), "nrefs:1|case:lc|eff:no|tok:regex|smooth:none|version:v"; got != want {
+	if got, want := BLEUSignature(1, true, "regex", SmoothNone, "v"), "nrefs:1|case:lc|eff:no|tok:regex|smooth:none|version:v"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got, want := ChrFSignature("v"), "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:v"; got != want {
+	if got, want := ChrFSignature(1, "v"), "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:v"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// readLines reads a testdata file of untokenized sentences, one per line.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// TestMultiReferenceScoresAreSacreBLEUs scores testdata/multiref_hyp.txt against one and two references. The
+// expected figures are sacreBLEU 2.5's (BLEU() and CHRF() corpus_score with default settings, references given
+// as [ref1], [ref2], [ref1, ref2] and [ref2, ref1]).
+func TestMultiReferenceScoresAreSacreBLEUs(t *testing.T) {
+	hyps := readLines(t, "testdata/multiref_hyp.txt")
+	ref1, ref2 := readLines(t, "testdata/multiref_ref1.txt"), readLines(t, "testdata/multiref_ref2.txt")
+	tok := NewTokenizer13a()
+	for _, tt := range []struct {
+		name       string
+		refs       [][]string // refs[k][i]: reference k of sentence i
+		bleu, chrf float64
+		bleuText   string
+	}{
+		{"ref1", [][]string{ref1}, 21.28312788613332, 43.97053360989482, "BLEU = 21.28 66.7/37.6/18.5/7.2 (BP = 0.884 ratio = 0.890 hyp_len = 105 ref_len = 118)"},
+		{"ref2", [][]string{ref2}, 43.290410555425325, 71.04795829589622, "BLEU = 43.29 77.1/54.8/35.8/23.2 (BP = 1.000 ratio = 1.082 hyp_len = 105 ref_len = 97)"},
+		{"ref1 and ref2", [][]string{ref1, ref2}, 56.81518003878492, 72.4312010240166, "BLEU = 56.82 93.3/76.3/51.9/30.4 (BP = 0.981 ratio = 0.981 hyp_len = 105 ref_len = 107)"},
+		{"ref2 and ref1", [][]string{ref2, ref1}, 56.81518003878492, 72.4312010240166, "BLEU = 56.82 93.3/76.3/51.9/30.4 (BP = 0.981 ratio = 0.981 hyp_len = 105 ref_len = 107)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var bc BLEUCounts
+			var cc ChrFCounts
+			for i, hyp := range hyps {
+				var toks [][]string
+				var texts []string
+				for _, refs := range tt.refs {
+					toks, texts = append(toks, tok.Tokenize(refs[i])), append(texts, refs[i])
+				}
+				bc = bc.Add(SentenceBLEUCounts(tok.Tokenize(hyp), toks...))
+				cc = cc.Add(SentenceChrFCounts(hyp, texts...))
+			}
+			b := BLEUFromCounts(bc, SmoothExp)
+			if math.Abs(b.Score-tt.bleu) > 1e-9 || b.String() != tt.bleuText {
+				t.Errorf("BLEU %v\n%s\nwant %v\n%s", b.Score, b, tt.bleu, tt.bleuText)
+			}
+			if c := ChrFFromCounts(cc).Score; math.Abs(c-tt.chrf) > 1e-9 {
+				t.Errorf("chrF %v, want %v", c, tt.chrf)
+			}
+		})
+	}
+}
+
+// The closest reference length decides the brevity penalty: the shorter of two equally close ones.
+func TestSentenceBLEUCountsTakesTheClosestReferenceLength(t *testing.T) {
+	hyp := strings.Fields("a b c d e")
+	for _, tt := range []struct {
+		refs []string
+		want int
+	}{
+		{[]string{"a b c", "a b c d e f g h"}, 3},   // 2 and 3 away
+		{[]string{"a b c d", "a b c d e f"}, 4},     // 1 away either way: the shorter
+		{[]string{"a b c d e f", "a b c d"}, 4},     // in either order
+		{[]string{"a b c d e f g", "a b c d e"}, 5}, // exact
+	} {
+		var refs [][]string
+		for _, r := range tt.refs {
+			refs = append(refs, strings.Fields(r))
+		}
+		if got := SentenceBLEUCounts(hyp, refs...).RefLen; got != tt.want {
+			t.Errorf("references %q: length %d, want %d", tt.refs, got, tt.want)
+		}
+	}
+	// Clipping takes the most any one reference has: "a a" matches twice against "a x" and "a a", not three times.
+	if got := SentenceBLEUCounts(strings.Fields("a a a"), strings.Fields("a x"), strings.Fields("a a")).Matches[0]; got != 2 {
+		t.Errorf("unigram matches %d, want 2", got)
 	}
 }

@@ -52,22 +52,29 @@ type Recorder interface {
 
 // StepLog is one logging window of training.
 type StepLog struct {
-	Step, Epoch int     // optimizer steps in all; the epoch in progress, from 1
-	Loss        float64 // token-averaged over the window's good steps (NaN if there were none)
-	TgtTokens   int     // target words in the window's good steps
-	TokPerS     float64 // target words per second of wall time over the window
-	GradNorm    float64 // of the last good step, before clipping
-	BadSteps    int     // steps of the window skipped for a non-finite loss or gradient norm
-	ElapsedS    float64 // training seconds in all, resumed runs included
+	Step      int     // optimizer steps in all
+	Loss      float64 // token-averaged over the window's good steps (NaN if there were none)
+	TgtTokens int     // target words in the window's good steps
+	TokPerS   float64 // target words per second of wall time over the window
+	GradNorm  float64 // of the last good step, before clipping
+	BadSteps  int     // steps of the window skipped for a non-finite loss or gradient norm
+	ElapsedS  float64 // training seconds in all, resumed runs included
+
+	// Epoch is the epoch (from 1) that step Step belongs to, and EpochsDone the number of epochs complete once it
+	// was taken: Epoch - 1 within an epoch, Epoch after its last step. ValidLog counts the same way.
+	Epoch, EpochsDone int
 }
 
-// ValidLog is one validation.
+// ValidLog is one validation, of the weights after step Step.
 type ValidLog struct {
-	Step, Epoch int // the epoch just completed (or in progress when a step limit stopped the run)
-	Loss, PPL   float64
-	BLEU        float64 // of the first train.valid_bleu pairs, greedy; NaN when not measured
-	Best        bool    // the best so far by train.best_metric: the best checkpoint was written
-	ElapsedS    float64
+	Step int
+	// Epoch is the epoch (from 1) that step Step belongs to, and EpochsDone the number of epochs complete, as in
+	// StepLog: a validation at an epoch's end has EpochsDone = Epoch, one within it EpochsDone = Epoch - 1.
+	Epoch, EpochsDone int
+	Loss, PPL         float64
+	BLEU              float64 // of the first train.valid_bleu pairs, greedy; NaN when not measured
+	Best              bool    // the best so far by train.best_metric: the best checkpoint was written
+	ElapsedS          float64
 }
 
 // TrainOptions is one training run. Train and Valid are encoded with the model's vocabularies.
@@ -316,20 +323,31 @@ func (r *run) validate() error {
 		return nil
 	}
 	r.sum.ValidLoss, r.sum.ValidPPL, r.sum.ValidBLEU = vl, math.Exp(vl), bleu
-	v := ValidLog{Step: prog.Step, Epoch: prog.Epoch, Loss: vl, PPL: math.Exp(vl), BLEU: bleu, Best: best, ElapsedS: prog.ElapsedS}
+	epoch, done := prog.stepEpochs()
+	v := ValidLog{Step: prog.Step, Epoch: epoch, EpochsDone: done, Loss: vl, PPL: math.Exp(vl), BLEU: bleu, Best: best, ElapsedS: prog.ElapsedS}
 	if best {
 		if err := r.save(BestPath(r.o.Out)); err != nil {
 			return err
 		}
 	}
 	r.rec.Validated(v)
-	entry := map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "valid_loss": v.Loss,
+	entry := map[string]any{"event": "valid", "step": v.Step, "epoch": v.Epoch, "epochs_done": v.EpochsDone, "valid_loss": v.Loss,
 		"valid_ppl": v.PPL, "best": best, "bad_validations": prog.BadValidations, "lr": learningRate(cfg.Train, *prog),
 		"elapsed_s": v.ElapsedS}
 	if cfg.Train.ValidBLEU > 0 {
 		entry["valid_bleu"] = v.BLEU
 	}
 	return r.metrics.write(entry)
+}
+
+// stepEpochs says where the last step taken (p.Step) stands when the position is between steps, as at a
+// validation: epoch is the epoch it belongs to, from 1, and done the epochs complete. At an epoch boundary
+// (Batch 0) the step was the last of epoch p.Epoch, which is done.
+func (p Progress) stepEpochs() (epoch, done int) {
+	if p.Batch == 0 && p.Epoch > 0 {
+		return p.Epoch, p.Epoch
+	}
+	return p.Epoch + 1, p.Epoch
 }
 
 // trainEpoch trains on batches from r.prog.Batch on, until the epoch ends, the run is done or a step fails;
@@ -370,7 +388,7 @@ func (r *run) trainEpoch(batches []data.Batch) error {
 		}
 		tooManyBad := r.badInRow >= cfg.Train.MaxBadSteps
 		if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == len(batches) || r.done() || tooManyBad {
-			if err := r.log(&win); err != nil {
+			if err := r.log(&win, prog.Batch == len(batches)); err != nil {
 				if serr := r.save(r.o.Out); serr != nil {
 					return errors.Join(err, serr)
 				}
@@ -412,16 +430,20 @@ func (w *logWindow) add(res StepResult) {
 	w.GradNorm = res.GradNorm
 }
 
-// log reports the window to the recorder and the metrics file, then starts a new one.
-func (r *run) log(w *logWindow) error {
-	w.Step, w.Epoch, w.ElapsedS = r.prog.Step, r.prog.Epoch+1, r.prog.ElapsedS
+// log reports the window to the recorder and the metrics file, then starts a new one; epochEnd says the
+// window's last step ended its epoch.
+func (r *run) log(w *logWindow, epochEnd bool) error {
+	w.Step, w.Epoch, w.EpochsDone, w.ElapsedS = r.prog.Step, r.prog.Epoch+1, r.prog.Epoch, r.prog.ElapsedS
+	if epochEnd {
+		w.EpochsDone++
+	}
 	w.TokPerS = float64(w.TgtTokens) / time.Since(w.start).Seconds()
 	w.Loss = w.lossSum / float64(w.TgtTokens) // NaN when every step of the window was skipped
 	if w.TgtTokens > 0 {
 		r.sum.TrainLoss = w.Loss
 	}
 	r.rec.Logged(w.StepLog)
-	err := r.metrics.write(map[string]any{"event": "step", "step": w.Step, "epoch": w.Epoch, "loss": w.Loss,
+	err := r.metrics.write(map[string]any{"event": "step", "step": w.Step, "epoch": w.Epoch, "epochs_done": w.EpochsDone, "loss": w.Loss,
 		"tgt_tokens": w.TgtTokens, "tok_per_s": w.TokPerS, "grad_norm": w.GradNorm, "bad_steps": w.BadSteps,
 		"lr": r.tr.Optimizer.LR, "elapsed_s": w.ElapsedS})
 	*w = logWindow{StepLog: StepLog{GradNorm: math.NaN()}, start: time.Now()}

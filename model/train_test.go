@@ -306,3 +306,46 @@ func TestValidationComesBeforeItsStepsCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsEpochMeansTheSameOnStepsAndValidations trains 2 epochs of 5 batches, validating every 2 steps and
+// at each epoch's end, and checks that "epoch" is the epoch of the record's step (from 1) on step and
+// validation records alike, and "epochs_done" the epochs complete after it: a validation at step 2 is in epoch
+// 1 with none done, the one at step 5 ends epoch 1, the one at step 6 is in epoch 2.
+func TestMetricsEpochMeansTheSameOnStepsAndValidations(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Train.Epochs, cfg.Train.ValidEvery = 2, 2
+	m, examples := tinySetup(t, cfg, tinyCorpus(40, 3)) // 5 batches an epoch
+	var log bytes.Buffer
+	out := filepath.Join(t.TempDir(), "e.ckpt")
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Valid: examples[:8], Model: m, Out: out, Metrics: &log}); err != nil {
+		t.Fatal(err)
+	}
+	type where struct{ epoch, done int }
+	want := map[int]where{1: {1, 0}, 2: {1, 0}, 4: {1, 0}, 5: {1, 1}, 6: {2, 1}, 8: {2, 1}, 10: {2, 2}}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var rec struct {
+			Event      string `json:"event"`
+			Step       int    `json:"step"`
+			Epoch      *int   `json:"epoch"`
+			EpochsDone *int   `json:"epochs_done"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Epoch == nil || rec.EpochsDone == nil {
+			t.Fatalf("record without epoch or epochs_done: %s", line)
+		}
+		w, ok := want[rec.Step]
+		if !ok {
+			w = where{(rec.Step-1)/5 + 1, (rec.Step - 1) / 5}
+		}
+		if got := (where{*rec.Epoch, *rec.EpochsDone}); got != w {
+			t.Errorf("%s record of step %d: epoch %d, epochs_done %d; want %d and %d", rec.Event, rec.Step, got.epoch, got.done, w.epoch, w.done)
+		}
+		seen[rec.Event]++
+	}
+	if seen["step"] != 10 || seen["valid"] != 6 {
+		t.Errorf("%d step and %d validation records, want 10 and 6 (at steps 2, 4, 5, 6, 8, 10)", seen["step"], seen["valid"])
+	}
+}

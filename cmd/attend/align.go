@@ -65,13 +65,13 @@ not scored.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAlign(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.model, "model", "", "source→target checkpoint")
+	fl.StringVarP(&o.model, "model", "m", "", "source→target checkpoint")
 	fl.BoolVar(&o.statistical, "statistical", false, "align with the built-in statistical aligner (fast_align's model) instead of a model")
 	fl.StringVar(&o.corpus.Src, "src", "", "source sentences, one per line")
 	fl.StringVar(&o.corpus.Tgt, "tgt", "", "target sentences, line-aligned with --src")
 	fl.StringVar(&o.corpus.TSV, "data", "", `or: one file of "source<TAB>target" or "source ||| target" lines`)
 	fl.BoolVar(&o.tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
-	fl.StringVar(&o.output, "output", "", "alignment file to write (default: standard output)")
+	fl.StringVarP(&o.output, "output", "o", "", "alignment file to write (default: standard output)")
 	fl.StringVar(&o.gold, "gold", "", "gold alignment file (Pharaoh, sure i-j and possible ipj links) to score against")
 	fl.BoolVar(&o.oneBased, "one-based", false, "the gold file's positions count from 1")
 	fl.StringVar(&o.reverse, "reverse", "", "target→source checkpoint, for symmetrization")

@@ -37,7 +37,7 @@ and position of the last checkpoint given, so training can resume from it.`,
 					return err
 				}
 				if len(steps) < lastN {
-					return fmt.Errorf("--last %d: only %s beside %s (set train.keep_last when training)", lastN, plural.Count(len(steps), "step checkpoint"), last)
+					return tooFewSteps(last, lastN, len(steps))
 				}
 				paths = nil
 				for _, s := range steps[len(steps)-lastN:] {
@@ -68,9 +68,40 @@ and position of the last checkpoint given, so training can resume from it.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&out, "out", "", "checkpoint to write (required)")
+	fl.StringVarP(&out, "out", "o", "", "checkpoint to write (required)")
 	fl.IntVar(&lastN, "last", 0, "average the newest N step checkpoints of --of")
 	fl.StringVar(&last, "of", "", "the --out of a training run with train.keep_last")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
+}
+
+// tooFewSteps is the error of --last n when only found step checkpoints are beside path: it says why, from the
+// training configuration in path: train.keep_last unset, set below n, or the run has not saved n times yet.
+func tooFewSteps(path string, n, found int) error {
+	have := fmt.Sprintf("--last %d: %s beside %s", n, plural.Count(found, "step checkpoint"), path)
+	if found > 0 {
+		have = fmt.Sprintf("--last %d: only %s beside %s", n, plural.Count(found, "step checkpoint"), path)
+	}
+	ck, err := model.Load(path)
+	if err != nil {
+		return fmt.Errorf("%s (a run keeps them with train.keep_last; %s cannot say more: %w)", have, path, err)
+	}
+	t := ck.Config.Train
+	switch {
+	case t.KeepLast == 0:
+		return fmt.Errorf("%s: its run kept none (train.keep_last is 0); train with --set train.keep_last=%d, or give the checkpoints to average by name", have, n)
+	case t.KeepLast < n:
+		return fmt.Errorf("%s: its run keeps only the newest %d (train.keep_last %d); average those with --last %d, or train with train.keep_last=%d", have, t.KeepLast, t.KeepLast, min(t.KeepLast, found), n)
+	default:
+		every := fmt.Sprintf("one every %s (train.save_every) and one at each epoch's end", plural.Count(t.SaveEvery, "step"))
+		if t.SaveEvery == 0 {
+			every = "one at each epoch's end (train.save_every is 0)"
+		}
+		what := fmt.Sprintf("average %s with --last %d, or train longer", plural.Noun(found, "it", "those"), found)
+		if found == 0 {
+			what = "train longer"
+		}
+		return fmt.Errorf("%s: its run keeps %d (train.keep_last), saving %s, and is at step %d; %s",
+			have, t.KeepLast, every, ck.Progress.Step, what)
+	}
 }

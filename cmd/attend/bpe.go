@@ -47,8 +47,8 @@ writes subwords, which "bpe undo" joins.`,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runBPELearn(cmd, o) },
 	}
 	learn.Flags().IntVar(&o.merges, "merges", 8000, "number of merges to learn")
-	learn.Flags().StringArrayVar(&o.inputs, "input", nil, "text file to learn from (repeatable; required)")
-	learn.Flags().StringVar(&o.output, "output", "", "merges file (default: standard output)")
+	learn.Flags().StringArrayVarP(&o.inputs, "input", "i", nil, "text file to learn from (repeatable; required)")
+	learn.Flags().StringVarP(&o.output, "output", "o", "", "merges file (default: standard output)")
 	learn.Flags().BoolVar(&o.keepCase, "keep-case", false, "do not lowercase")
 	_ = learn.MarkFlagRequired("input")
 	apply := &cobra.Command{
@@ -67,8 +67,8 @@ writes subwords, which "bpe undo" joins.`,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runBPEApply(cmd, o, true) },
 	}
 	for _, c := range []*cobra.Command{apply, undo} {
-		c.Flags().StringArrayVar(&o.inputs, "input", nil, "input file (default: standard input)")
-		c.Flags().StringVar(&o.output, "output", "", "output file (default: standard output)")
+		c.Flags().StringArrayVarP(&o.inputs, "input", "i", nil, "input file (default: standard input)")
+		c.Flags().StringVarP(&o.output, "output", "o", "", "output file (default: standard output)")
 	}
 	cmd.AddCommand(learn, apply, undo)
 	return cmd

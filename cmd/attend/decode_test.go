@@ -25,7 +25,7 @@ func TestTranslateSearchFlags(t *testing.T) {
 		seen := map[string]bool{}
 		for _, line := range strings.Split(strings.TrimSuffix(nbest, "\n"), "\n") {
 			fields := strings.Split(line, " ||| ")
-			if len(fields) != 3 {
+			if len(fields) != 4 {
 				t.Fatalf("n-best line %q", line)
 			}
 			if !seen[fields[0]] {

@@ -15,21 +15,21 @@ import (
 
 // evalOptions is everything `attend eval` reads from its command line.
 type evalOptions struct {
-	ref, model, src, output string
-	hyps                    []string
-	tokLC, perplexity       bool
-	confidence              bool
-	pairedBS, pairedAR      bool
-	resamples, trials       int
-	seed                    uint64
-	metrics                 []string
-	decode                  decodeFlags
+	model, src, output, format string
+	hyps, refs                 []string
+	tokLC, perplexity          bool
+	confidence                 bool
+	pairedBS, pairedAR         bool
+	resamples, trials          int
+	seed                       uint64
+	metrics                    []string
+	decode                     decodeFlags
 }
 
 func newEvalCmd() *cobra.Command {
 	var o evalOptions
 	cmd := &cobra.Command{
-		Use:   "eval --ref R (--hyp H... | --model CKPT --src S)",
+		Use:   "eval --ref R... (--hyp H... | --model CKPT --src S)",
 		Short: "Score translations: corpus BLEU and chrF, as sacreBLEU computes them",
 		Long: `Eval scores hypotheses (--hyp, one per line) against references (--ref, one per line), or first translates
 --src with --model. It prints each score in sacreBLEU's text format with its signature:
@@ -37,15 +37,25 @@ func newEvalCmd() *cobra.Command {
   BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-… = 34.76 65.2/41.0/27.2/18.5 (BP = …)
   chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attend-… = 58.21
 
+or, with --format json, as sacreBLEU's JSON: an object per score with "name", "score", "signature",
+"verbose_score" and the signature's fields. "-" reads a file from standard input: attend translate ... | attend
+eval --hyp - --ref ref.txt. Several --ref files are several references of each sentence (nrefs:N), scored as
+sacreBLEU scores them: BLEU clips each n-gram to the most any one reference has and takes the reference length
+closest to the hypothesis', chrF takes the reference with the best sentence score.
+
+Eval warns (on standard error) when the hypotheses have no capital letter but the references do, or when one
+side is tokenized (a space before punctuation: "a dog .", "man 's") and the other is not: both cost BLEU points
+that say nothing about the translation. The warning says what to do: --tok-lc, or detokenized text.
+
 BLEU is sacreBLEU's default (13a tokenization, case kept, exp smoothing); --tok-lc gives instead the
 tokenized-lowercased BLEU of the benchmark (attend's \w+|[^\w\s] tokens, lowercased, no smoothing), which is
-what training logs and the PyTorch peer report. chrF is chrF2 (character 6-grams, β = 2). --perplexity (with
---model and --src) adds the references' perplexity under the model, by teacher forcing; a pair with a side
+what training logs report (train.valid_bleu). chrF is chrF2 (character 6-grams, β = 2). --perplexity (with
+--model and --src) adds the perplexity of the (first) references under the model, by teacher forcing; a pair with a side
 longer than --max-len tokens (default: the larger of the checkpoint's data.max_len and decode.max_len) is left
 out of it, with a warning naming its line.
 
-A model trained with data.lowercase (the default) writes lowercase text: its mixed-case BLEU and chrF count
-every capital as an error. Score it with --tok-lc, or compare like with like.
+A model trained with data.lowercase writes lowercase text: its mixed-case BLEU and chrF count every capital as
+an error (eval warns). Score it with --tok-lc, or compare like with like.
 
 Is a difference real, or the luck of the test set? --confidence adds to each score its mean and 95% interval
 over 1,000 bootstrap resamples of the test set, as sacreBLEU's --confidence does: "34.76 (μ = 34.76 ± 1.55)".
@@ -61,11 +71,12 @@ exactly (not sacreBLEU's draws, which come from numpy).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEval(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&o.hyps, "hyp", nil, "hypotheses, one per line; repeat for several systems (the first is --paired-bs's baseline)")
-	fl.StringVar(&o.ref, "ref", "", "references, one per line (required)")
-	fl.StringVar(&o.model, "model", "", "checkpoint that translates --src (instead of --hyp)")
+	fl.StringArrayVar(&o.hyps, "hyp", nil, "hypotheses, one per line (- reads standard input); repeat for several systems (the first is --paired-bs's baseline)")
+	fl.StringArrayVar(&o.refs, "ref", nil, "references, one per line (required; repeat for several references of each sentence; - reads standard input)")
+	fl.StringVarP(&o.model, "model", "m", "", "checkpoint that translates --src (instead of --hyp)")
 	fl.StringVar(&o.src, "src", "", "source sentences, one per line, for --model")
-	fl.StringVar(&o.output, "output", "", "with --model: also write the translations to this file")
+	fl.StringVarP(&o.output, "output", "o", "", "with --model: also write the translations (with --n-best, the n-best lists) to this file")
+	fl.StringVar(&o.format, "format", "text", "text (sacreBLEU's lines, or a table for several --hyp) or json (sacreBLEU's --format json)")
 	fl.BoolVar(&o.tokLC, "tok-lc", false, "BLEU on lowercased regex tokens without smoothing (the benchmark's figure)")
 	fl.BoolVar(&o.perplexity, "perplexity", false, "also the references' perplexity under --model")
 	fl.StringSliceVar(&o.metrics, "metrics", []string{app.MetricBLEU, app.MetricChrF}, "scores to compute: bleu, chrf")
@@ -105,6 +116,21 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 	if o.model != "" && o.src == "" {
 		return errors.New("eval: --model needs --src")
 	}
+	if o.format != "text" && o.format != "json" {
+		return fmt.Errorf("eval: --format is %q; want text or json", o.format)
+	}
+	if cmd.Flags().Changed("n-best") && (o.model == "" || o.output == "") {
+		return errors.New("eval: --n-best N writes the N best translations of each sentence to --output, as translate does; give --model, --src and --output FILE, or drop --n-best (eval scores the best translation)")
+	}
+	stdin := 0
+	for _, path := range append(append([]string{o.src}, o.refs...), o.hyps...) {
+		if path == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return errors.New("eval: only one of --hyp, --ref and --src can read standard input (-)")
+	}
 	if o.perplexity && o.model == "" {
 		return errors.New("eval: --perplexity needs --model and --src")
 	}
@@ -112,15 +138,24 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 		if o.model == "" {
 			return errors.New("eval: --output needs --model")
 		}
-		inputs := []app.NamedPath{{Role: "--src", Path: o.src}, {Role: "--ref", Path: o.ref}, {Role: "--model", Path: o.model}}
+		inputs := []app.NamedPath{{Role: "--src", Path: o.src}, {Role: "--model", Path: o.model}}
+		for _, ref := range o.refs {
+			if ref != "-" {
+				inputs = append(inputs, app.NamedPath{Role: "--ref", Path: ref})
+			}
+		}
 		if err := app.CheckOutputs([]app.NamedPath{{Role: "--output", Path: o.output, Example: "translations.txt"}}, inputs); err != nil {
 			return err
 		}
 	}
 	req := app.EvalRequest{TokLC: o.tokLC, Metrics: o.metrics, Perplexity: o.perplexity, Version: attendVersion(),
-		Confidence: o.confidence, Paired: paired, Resamples: o.resamples, Trials: o.trials, Seed: o.seed}
+		Confidence: o.confidence, Paired: paired, Resamples: o.resamples, Trials: o.trials, Seed: o.seed,
+		Warn: cmd.ErrOrStderr()}
 	var closers []io.Closer
 	open := func(path string) (app.NamedReader, error) {
+		if path == "-" {
+			return app.NamedReader{R: cmd.InOrStdin(), Name: "stdin"}, nil
+		}
 		f, err := data.Open(path)
 		if err != nil {
 			return app.NamedReader{}, err
@@ -133,8 +168,12 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 			c.Close()
 		}
 	}()
-	if req.Ref, err = open(o.ref); err != nil {
-		return err
+	for _, path := range o.refs {
+		ref, err := open(path)
+		if err != nil {
+			return err
+		}
+		req.Refs = append(req.Refs, ref)
 	}
 	for _, path := range o.hyps {
 		hyp, err := open(path)
@@ -152,7 +191,7 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 		if req.Decode, err = o.decode.options(cmd, o.model, ck); err != nil {
 			return err
 		}
-		req.LengthLimit, req.Warn = app.LengthLimit(ck.Config), cmd.ErrOrStderr()
+		req.LengthLimit = app.LengthLimit(ck.Config)
 		if o.decode.maxLen > 0 {
 			req.LengthLimit = o.decode.maxLen
 		}
@@ -175,6 +214,9 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 	res, err := app.Eval(cmd.Context(), req)
 	if err != nil {
 		return err
+	}
+	if o.format == "json" {
+		return res.WriteJSON(cmd.OutOrStdout())
 	}
 	res.Report(cmd.OutOrStdout())
 	return nil

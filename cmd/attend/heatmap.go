@@ -35,7 +35,13 @@ With --input FILE (one sentence per line) and --out-dir DIR, it writes DIR/0001.
 first --limit sentences and DIR/index.html, a gallery showing each picture with its sentence, output, reference
 (--ref FILE, line-aligned) and mean attention entropy, sortable by entropy; open it in a browser, no server
 needed. Labels use the embedded Liberation Sans: Latin scripts (German, French, Czech, Vietnamese, …), Greek and
-Cyrillic render; other scripts do not.
+Cyrillic render; a character of another script (CJK, Arabic, Thai, …) is drawn as □, and a note says so (the
+.json and .csv have the words as they are). An SVG's labels are text that asks for Liberation Sans, or Arial,
+which has its metrics; no font is embedded.
+
+The colour scale is magma, reversed: pale yellow for weight 0, black for 1, perceptually uniform. A picture
+draws at most twice as many output rows as the sentence has words (and at least 20): a longer output, a
+translation that ran away to the length limit, is cut, with a note under the map and on standard error.
 
 A model trained on subwords (data.subword bpe) is drawn in words: a source word's column sums its subwords'
 weights and an output word's row averages its subwords' rows. With --tokenized the text is taken as already
@@ -52,11 +58,11 @@ a warning naming it, since a picture grows with the product of the two lengths.`
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.model, "model", "", "checkpoint (required)")
+	fl.StringVarP(&o.model, "model", "m", "", "checkpoint (required)")
 	fl.StringVar(&o.text, "text", "", "one sentence to draw (with --out)")
-	fl.StringVar(&o.input, "input", "", "file of sentences, one per line (with --out-dir)")
+	fl.StringVarP(&o.input, "input", "i", "", "file of sentences, one per line (with --out-dir)")
 	fl.StringVar(&o.ref, "ref", "", "reference: a sentence with --text, a line-aligned file with --input; its attention is drawn")
-	fl.StringVar(&o.out, "out", "", "output file: .png, .svg, .json or .csv")
+	fl.StringVarP(&o.out, "out", "o", "", "output file: .png, .svg, .json or .csv")
 	fl.StringVar(&o.outDir, "out-dir", "", "directory for the pictures and index.html")
 	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
 	o.decode.registerSearch(fl)
@@ -133,6 +139,11 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 		if err := heatmap.WriteFile(o.out, maps[0]); err != nil {
 			return err
 		}
+		if ext := strings.ToLower(filepath.Ext(o.out)); ext == ".png" || ext == ".svg" {
+			for _, note := range maps[0].Notes() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", o.out, note)
+			}
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", o.out, strings.Join(maps[0].Output, " "))
 		return nil
 	}
@@ -186,6 +197,11 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	title := fmt.Sprintf("attention of %s on %s", filepath.Base(o.model), filepath.Base(o.input))
 	if err := heatmap.WriteGalleryDir(o.outDir, title, maps); err != nil {
 		return err
+	}
+	for i, m := range maps {
+		for _, note := range m.Notes() {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s (line %d): %s\n", filepath.Join(o.outDir, fmt.Sprintf("%04d.png", i+1)), m.Line, note)
+		}
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s drawn (%s skipped): %s\n", plural.Count(len(maps), "sentence"), plural.Count(skipped, "empty line"), filepath.Join(o.outDir, "index.html"))
 	return nil

@@ -98,6 +98,12 @@ func TestHeatmapAlignPlotEndToEnd(t *testing.T) {
 			}
 		}
 	}
+	// A word the font cannot draw: a placeholder in the picture, and a note on standard error.
+	cjk := filepath.Join(dir, "cjk.png")
+	if _, stderr, code := run(t, "", "heatmap", "--model", ckpt, "--text", test[0].Src+" 東京", "--out", cjk); code != 0 ||
+		!strings.Contains(stderr, "note: "+cjk+": 1 word has characters the font has no glyph for, drawn as □") {
+		t.Errorf("heatmap of a CJK word: exit %d, stderr:\n%s", code, stderr)
+	}
 	// A forced reference: its words are the rows.
 	forced := filepath.Join(dir, "forced.json")
 	ok("heatmap", "--model", ckpt, "--text", test[1].Src, "--ref", test[1].Tgt, "--out", forced)

@@ -21,7 +21,8 @@ func newLexiconCmd() *cobra.Command {
 source word translates into (IBM Model 1), and stores the table in the checkpoint, which translate --shortlist
 needs. attend train learns it by itself; this command is for models trained before it did. The weights, the
 optimizer state and the training position are copied unchanged; the checkpoint is written atomically, in place
-unless --out is given.`,
+unless --out is given. A corpus given the wrong way round for the model (--src in its target language) is
+refused: its words are known to the wrong vocabulary.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -54,11 +55,11 @@ unless --out is given.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&ckpt, "model", "", "checkpoint to add the lexicon to (required)")
+	fl.StringVarP(&ckpt, "model", "m", "", "checkpoint to add the lexicon to (required)")
 	fl.StringVar(&corpus.Src, "src", "", "source side of the corpus")
 	fl.StringVar(&corpus.Tgt, "tgt", "", "target side of the corpus")
 	fl.StringVar(&corpus.TSV, "tsv", "", "or: one file of \"source<TAB>target\" or \"source ||| target\" lines")
-	fl.StringVar(&out, "out", "", "checkpoint to write (default: --model, replaced atomically)")
+	fl.StringVarP(&out, "out", "o", "", "checkpoint to write (default: --model, replaced atomically)")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }

@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
+	"unicode"
 
 	"github.com/attend-nmt/attend/backend"
 	"github.com/spf13/cobra"
@@ -29,6 +31,10 @@ func attendMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, caught, stop := withSignals(stderr)
 	defer stop()
 	root := newRootCmd()
+	if err := checkSingleDash(root, args); err != nil {
+		reportError(stderr, err, nil)
+		return 1
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -103,6 +109,35 @@ func exitStatus(sig os.Signal) int {
 	return 1
 }
 
+// checkSingleDash refuses a long flag written with one dash, as OpenNMT-py and Marian users write them
+// ("-model m.ckpt"): cobra would read it as the short flag -m with the value "odel", or as several short flags.
+// It looks up the command args name and checks each argument that starts with a single dash and a letter
+// against that command's long flags (with "_" read as "-": "-beam_size" is --beam-size, if there is one).
+func checkSingleDash(root *cobra.Command, args []string) error {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return nil // cobra reports an unknown command itself
+	}
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "-"), "=")
+		if !strings.HasPrefix(arg, "-") || strings.HasPrefix(arg, "--") || len(name) < 2 || !unicode.IsLetter(rune(name[0])) {
+			continue
+		}
+		name = strings.ReplaceAll(name, "_", "-")
+		if f := cmd.Flags().Lookup(name); f != nil {
+			short := ""
+			if f.Shorthand != "" {
+				short = fmt.Sprintf(" (or -%s, its short form)", f.Shorthand)
+			}
+			return fmt.Errorf("%s: attend's long flags take two dashes: --%s%s", arg, name, short)
+		}
+	}
+	return nil
+}
+
 // quietError is an error that another process reports, so this one exits with its status without printing it.
 type quietError struct{ err error }
 
@@ -133,6 +168,9 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
   attend heatmap --model m.ckpt --text "ein mann fährt fahrrad ." --out attn.png
   attend align --model m.ckpt --src test.de --tgt test.en --gold gold.align
   attend plot --metrics m.metrics.jsonl --out curves.png
+
+Long flags take two dashes (--model); the common ones have Marian's short forms: -m --model, -i --input,
+-o --output (or --out), -c --config.
 
 Ctrl-C (or SIGTERM) stops any command at its next safe point — training saves its exact position first — and
 exits with status 130 (143); a second one quits at once.`,

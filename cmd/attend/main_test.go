@@ -140,6 +140,16 @@ func TestTrainThenTranslateEndToEnd(t *testing.T) {
 	if a, b := readBytes(t, ckpt), readBytes(t, again); !bytes.Equal(a, b) {
 		t.Fatalf("attend lexicon wrote %d bytes that differ from the %d of the trained checkpoint", len(b), len(a))
 	}
+	// The corpus the wrong way round is refused, and nothing is written.
+	reversed := filepath.Join(dir, "reversed.ckpt")
+	if _, stderr, code := run(t, "", "lexicon", "-m", ckpt, "--src", filepath.Join(dir, "train.tgt"),
+		"--tgt", filepath.Join(dir, "train.src"), "--out", reversed); code != 1 || !strings.Contains(stderr, "is the wrong way round for this model") ||
+		!strings.Contains(stderr, "swap --src and --tgt") {
+		t.Fatalf("lexicon of a reversed corpus: exit %d, stderr %s", code, stderr)
+	}
+	if _, err := os.Stat(reversed); err == nil {
+		t.Fatal("lexicon of a reversed corpus wrote a checkpoint")
+	}
 }
 
 func readBytes(t *testing.T, path string) []byte {

@@ -13,7 +13,7 @@ import (
 
 // plotOptions is everything `attend plot` reads from its command line.
 type plotOptions struct {
-	metrics, out string
+	metrics, out, title string
 }
 
 func newPlotCmd() *cobra.Command {
@@ -22,14 +22,16 @@ func newPlotCmd() *cobra.Command {
 		Use:   "plot --metrics RUN.metrics.jsonl --out curves.png",
 		Short: "Draw a training run's loss, validation perplexity and speed from its metrics log",
 		Long: `Plot reads the metrics log that attend train writes beside its checkpoint (NAME.metrics.jsonl) and draws
-three panels against the step: training loss, validation perplexity and training target tokens per second, as
-.png or .svg (--out).`,
+three panels that share the step axis: training loss, validation perplexity and training target tokens per
+second, as .png or .svg (--out). The title names the run (NAME, or --title) with its steps, epochs and best
+validation perplexity.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlot(cmd, o) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.metrics, "metrics", "", "metrics log of a training run (required)")
-	fl.StringVar(&o.out, "out", "", "picture to write: .png or .svg (required)")
+	fl.StringVarP(&o.out, "out", "o", "", "picture to write: .png or .svg (required)")
+	fl.StringVar(&o.title, "title", "", "the run's name in the title (default: NAME of NAME.metrics.jsonl)")
 	_ = cmd.MarkFlagRequired("metrics")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
@@ -46,7 +48,11 @@ func runPlot(cmd *cobra.Command, o plotOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := curves.Write(o.out, filepath.Base(o.metrics), c); err != nil {
+	name := o.title
+	if name == "" {
+		name = curves.RunName(o.metrics)
+	}
+	if err := curves.Write(o.out, c.Title(name), c); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, %s\n", o.out, plural.Count(len(c.Loss), "logged step"), plural.Count(len(c.ValidPPL), "validation"))

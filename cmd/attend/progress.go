@@ -79,7 +79,7 @@ func stepLine(s model.StepLog) string {
 
 // validLine is the plain log line of a validation.
 func validLine(v model.ValidLog) string {
-	line := fmt.Sprintf("validation at step %d (%s): loss %.4f  ppl %.3f", v.Step, epochsDone(v.Epoch), v.Loss, v.PPL)
+	line := fmt.Sprintf("validation at step %d (%s): loss %.4f  ppl %.3f", v.Step, epochsDone(v), v.Loss, v.PPL)
 	if !math.IsNaN(v.BLEU) {
 		line += fmt.Sprintf("  BLEU %.2f", v.BLEU)
 	}
@@ -145,10 +145,10 @@ func passName(p wordalign.Progress) string {
 	return fmt.Sprintf("%sEM %d/%d", name, p.Iteration, p.Iterations)
 }
 
-// epochsDone says how many epochs are complete: "1 epoch done", or "in epoch 1" before the first ends.
-func epochsDone(n int) string {
-	if n == 0 {
-		return "in epoch 1"
+// epochsDone says where a validation stands: "1 epoch done" at an epoch's end, "in epoch 2" within it.
+func epochsDone(v model.ValidLog) string {
+	if v.EpochsDone < v.Epoch {
+		return fmt.Sprintf("in epoch %d", v.Epoch)
 	}
-	return plural.Count(n, "epoch") + " done"
+	return plural.Count(v.EpochsDone, "epoch") + " done"
 }

@@ -98,7 +98,7 @@ func TestTranslateCutsAHugeBeamToTheVocabulary(t *testing.T) {
 		var firsts []string
 		for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
 			fields := strings.Split(line, " ||| ")
-			if len(fields) != 3 {
+			if len(fields) != 4 {
 				t.Fatalf("--beam %d: n-best line %q", beam, line)
 			}
 			if n, _ := strconv.Atoi(fields[0]); n == len(firsts) {

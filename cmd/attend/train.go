@@ -97,7 +97,7 @@ more than a tenth of a side's tokens <unk>.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "YAML config file (default: the built-in small config)")
+	fl.StringVarP(&f.config, "config", "c", "", "YAML config file (default: the built-in small config)")
 	fl.StringVar(&f.corpus.Src, "src", "", "training source file, one sentence per line")
 	fl.StringVar(&f.corpus.Tgt, "tgt", "", "training target file, line-aligned with --src")
 	fl.StringVar(&f.corpus.TSV, "data", "", "training file of \"source<TAB>target\" lines (extra columns ignored) or \"source ||| target\" lines")
@@ -105,7 +105,7 @@ more than a tenth of a side's tokens <unk>.`,
 	fl.StringVar(&f.valid.Tgt, "valid-tgt", "", "validation target file (on --resume: instead of the checkpoint's)")
 	fl.StringVar(&f.valid.TSV, "valid-data", "", "validation file, as --data (on --resume: instead of the checkpoint's)")
 	fl.BoolVar(&f.noValid, "no-valid", false, "no validation, even when resuming a run that validated")
-	fl.StringVar(&f.out, "out", "", "checkpoint to write (required)")
+	fl.StringVarP(&f.out, "out", "o", "", "checkpoint to write (required)")
 	fl.StringVar(&f.resume, "resume", "", "checkpoint to continue training from (validates on the files its run validated on, unless --valid-* or --no-valid say otherwise)")
 	fl.StringVar(&f.metrics, "metrics", "", "metrics JSON-lines file (default: beside --out)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a config key: section.key=value (repeatable)")

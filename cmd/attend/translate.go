@@ -50,7 +50,8 @@ input as attend's tokenizer splits it, the output tokens as --tokenized writes t
 Search: beam search of width --beam (5), or greedy search with --beam 1. --alpha divides each hypothesis'
 log-probability by GNMT's length penalty ((5+length)/6)^alpha, which favours longer outputs (0.6 to 1.5 are
 usual; the default is the checkpoint's decode.alpha, 0 unless its training config set one); --beta adds GNMT's coverage penalty. --n-best N writes the N best translations of every sentence, best
-first, as "sentence number ||| translation ||| score" (numbered from 0). --max-len caps the length of a
+first, in Marian's and Moses's n-best format: "sentence number ||| translation ||| F0= score ||| score"
+(numbered from 0; the one feature, F0, is the model's score, which is also the total). --max-len caps the length of a
 translation and --max-len-ratio R also caps it at R times the source length. --replace-unk writes, in place of
 each <unk>, the source word that the model attended to most when it produced it. --shortlist F,K scores only
 the F most frequent target words and the K likeliest translations of each source word (from the lexicon that
@@ -69,9 +70,9 @@ subword, "@@" and all.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.model, "model", "", "checkpoint to translate with (required)")
-	fl.StringVar(&o.input, "input", "", "input file (default: standard input)")
-	fl.StringVar(&o.output, "output", "", "output file (default: standard output)")
+	fl.StringVarP(&o.model, "model", "m", "", "checkpoint to translate with (required)")
+	fl.StringVarP(&o.input, "input", "i", "", "input file (default: standard input)")
+	fl.StringVarP(&o.output, "output", "o", "", "output file (default: standard output)")
 	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
 	fl.StringVar(&o.alignments, "alignments", "", "write links between the words of the input and output lines (Pharaoh i-j, 0-based, source first) to this file")
 	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
