@@ -16,7 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
@@ -71,10 +71,16 @@ type TrainRequest struct {
 	Resume      string // checkpoint to continue from (see model.CheckResume for what may change)
 	MetricsPath string // default: Out with .metrics.jsonl
 	Stdout      io.Writer
-	Recorder    model.Recorder // progress display; nil for none
+	// Recorder is the progress display (nil: none). One that is also a PhaseRecorder shows the phases before
+	// the first step too.
+	Recorder model.Recorder
 	// Group is the set of processes training together (nil: this one). Processes other than rank 0 print
 	// nothing and write nothing.
 	Group dist.Group
+
+	// lexiconAfterTraining holds the lexicon back until training has ended, for tests of checkpoints written
+	// before it is ready.
+	lexiconAfterTraining bool
 }
 
 // UnkWarning is the share of <unk> in a resumed run's new corpus above which Train warns that the stored
@@ -109,36 +115,41 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 			return model.Summary{}, err
 		}
 	}
-	useThreads(req.Stdout, &cfg.Train)
+	threads := useThreads(req.Stdout, &cfg.Train)
 
-	tok := cfg.Data.Tokenizer()
-	pairs, subwords, err := readTrainingPairs(ctx, req, cfg, start, tok)
+	corpus, subwords, err := readTrainingCorpus(ctx, req, cfg, start, threads)
 	if err != nil {
 		return model.Summary{}, err
 	}
+	defer corpus.Close()
 	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group}
 	if start != nil {
 		opts.Model, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
-	} else if opts.Model, err = newModel(ctx, cfg, pairs, subwords); err != nil {
+	} else if opts.Model, err = newModel(ctx, cfg, corpus, subwords); err != nil {
 		return model.Summary{}, err
 	}
 	m := opts.Model
 	fmt.Fprintf(req.Stdout, "model: %s\n", m.Describe())
-	opts.Train = data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
+	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
+	opts.Corpus = corpus.Pairs
 	if start != nil {
-		warnUnknown(req.Stdout, req.Train, opts.Train)
+		warnUnknown(req.Stdout, req.Train, unknown)
 	}
+	var lex *backgroundLexicon
+	release := func() {}
 	if m.Lexicon == nil && lead { // a new model, or one trained before lexicons existed; only checkpoints need it
-		began := time.Now()
-		if err := learnLexicon(ctx, m, opts.Train); err != nil {
-			return model.Summary{}, err
+		var hold chan struct{}
+		if req.lexiconAfterTraining {
+			hold = make(chan struct{})
+			release = sync.OnceFunc(func() { close(hold) })
 		}
-		fmt.Fprintf(req.Stdout, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) in %.1fs\n",
-			time.Since(began).Seconds())
+		lex = startLexicon(ctx, m, corpus.Pairs, threads, hold)
+		defer lex.stop() // before the corpus it reads is closed
+		opts.BeforeSave = func() { lex.install(m, req.Stdout) }
 	}
 	if !req.Valid.Empty() {
-		if opts.Valid, err = readValidation(ctx, req.Valid, tok, m); err != nil {
+		if opts.Valid, err = readValidation(ctx, req.Valid, cfg.Data.Tokenizer(), m); err != nil {
 			return model.Summary{}, err
 		}
 	}
@@ -151,6 +162,16 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	sum, err := trainWithMetrics(ctx, opts, metricsPath, start)
 	if err != nil {
 		return sum, err
+	}
+	if lex != nil {
+		release()
+		paths := []string{req.Out}
+		if len(opts.Valid) > 0 {
+			paths = append(paths, model.BestPath(req.Out))
+		}
+		if err := lex.finish(ctx, m, req.Stdout, paths...); err != nil {
+			return sum, err
+		}
 	}
 	if len(opts.Valid) > 0 {
 		by := "validation loss"
@@ -187,67 +208,33 @@ func prepareOutputs(req TrainRequest, metricsPath string) error {
 	return nil
 }
 
-// useThreads holds Go, OpenBLAS and the GC to train.threads (at most the CPUs there are).
-func useThreads(stdout io.Writer, train *model.TrainConfig) {
-	if n := runtime.NumCPU(); train.Threads > n {
+// useThreads holds Go, OpenBLAS and the GC to train.threads (0: every CPU; at most the CPUs there are) and
+// returns that number of threads.
+func useThreads(stdout io.Writer, train *model.TrainConfig) int {
+	n := runtime.NumCPU()
+	if train.Threads > n {
 		fmt.Fprintf(stdout, "note: train.threads %d is more than the %d CPUs here; using %d\n", train.Threads, n, n)
 		train.Threads = n
 	}
-	runtime.GOMAXPROCS(train.Threads)
+	if train.Threads > 0 {
+		n = train.Threads
+	}
+	runtime.GOMAXPROCS(n)
 	// OpenBLAS sizes its pool to every CPU of the machine unless told: hold its products to the same threads.
-	backend.SetBLASThreads(train.Threads)
+	backend.SetBLASThreads(n)
 	if os.Getenv("GOGC") == "" {
 		// A training step allocates little (graphs and scratch are reused), so a tight GC target costs no
 		// measurable time and keeps the resident set near the live heap: 0.85 GB instead of 1.2 GB on Multi30k.
 		debug.SetGCPercent(25)
 	}
+	return n
 }
 
-// readTrainingPairs reads and tokenizes the training corpus, splits it into subwords when the model uses them,
-// and drops the pairs data.max_len rules out. A resumed run (start) splits with its stored merges; a new one
-// learns them from the whole training corpus, both sides together (see LearnSubwords), before the length filter,
-// which then counts subwords, the model's tokens. It returns the merges too (nil: words).
-func readTrainingPairs(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, tok data.Tokenizer) ([]data.Pair, *data.BPE, error) {
-	var pairs []data.Pair
-	if err := interruptible(ctx, "reading the training corpus", func() (err error) {
-		pairs, err = req.Train.Read(tok)
-		return err
-	}); err != nil {
-		return nil, nil, err
-	}
-	var subwords *data.BPE
-	switch {
-	case start != nil:
-		subwords = start.Model.Subwords
-	case cfg.Data.Subword == model.SubwordBPE:
-		if err := interruptible(ctx, "learning subword merges", func() error {
-			began := time.Now()
-			subwords = LearnSubwords(pairs, cfg.Data.Merges)
-			fmt.Fprintf(req.Stdout, "subwords: learned %d BPE merges (data.merges %d) from both sides in %.1fs\n",
-				len(subwords.Merges), cfg.Data.Merges, time.Since(began).Seconds())
-			return nil
-		}); err != nil {
-			return nil, nil, err
-		}
-	}
-	if subwords != nil {
-		pairs = SplitPairs(subwords, pairs)
-	}
-	pairs, report := data.Filter(pairs, cfg.Data.MaxLen)
-	fmt.Fprintf(req.Stdout, "training data: %s\n", report)
-	if len(pairs) == 0 {
-		return nil, nil, fmt.Errorf("no training pairs left after filtering (%s)", report)
-	}
-	return pairs, subwords, nil
-}
-
-// newModel builds the vocabularies of pairs and a model over them, initialised from train.seed.
-func newModel(ctx context.Context, cfg model.Config, pairs []data.Pair, subwords *data.BPE) (*model.Seq2Seq[float32], error) {
+// newModel builds the vocabularies of the corpus and a model over them, initialised from train.seed.
+func newModel(ctx context.Context, cfg model.Config, corpus *data.Corpus, subwords *data.BPE) (*model.Seq2Seq[float32], error) {
 	var m *model.Seq2Seq[float32]
 	err := interruptible(ctx, "building the vocabularies", func() error {
-		srcSents, tgtSents := sides(pairs)
-		src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
-		tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
+		src, tgt := corpus.Vocabs(cfg.Data.MinFreq, cfg.Data.MaxVocab)
 		var err error
 		if m, err = model.New[float32](cfg.Model, src, tgt); err != nil {
 			return err
@@ -337,31 +324,16 @@ func trainConfig(req TrainRequest) (model.Config, *model.Checkpoint, error) {
 
 // warnUnknown warns when a resumed run's corpus is poorly covered by the checkpoint's vocabularies: a sign that
 // it is another corpus (or another language pair) than the one the model was built on.
-func warnUnknown(w io.Writer, c Corpus, examples []data.Example) {
-	var src, srcUnk, tgt, tgtUnk int
-	for _, e := range examples {
-		src, srcUnk = src+len(e.Src), srcUnk+count(e.Src, data.UnkID)
-		tgt, tgtUnk = tgt+len(e.Tgt), tgtUnk+count(e.Tgt, data.UnkID)
-	}
+func warnUnknown(w io.Writer, c Corpus, u data.Unknown) {
 	for _, side := range []struct {
 		name       string
-		unk, total int
-	}{{c.Src + c.TSV, srcUnk, src}, {c.Tgt + c.TSV, tgtUnk, tgt}} {
+		unk, total int64
+	}{{c.Src + c.TSV, u.SrcUnk, u.Src}, {c.Tgt + c.TSV, u.TgtUnk, u.Tgt}} {
 		if share := float64(side.unk) / float64(max(side.total, 1)); share > UnkWarning {
 			fmt.Fprintf(w, "warning: %.1f%% of the words of %s are unknown to the checkpoint's vocabulary (more than %.0f%%): is it the corpus the model was built on?\n",
 				100*share, side.name, 100*UnkWarning)
 		}
 	}
-}
-
-func count(ids []int, id int) int {
-	n := 0
-	for _, x := range ids {
-		if x == id {
-			n++
-		}
-	}
-	return n
 }
 
 // LearnSubwords learns BPE merges for data.subword bpe from the tokens of both sides of pairs together: one
