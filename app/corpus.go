@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,7 @@ const fallbackMemory = 8 << 30
 // corpusBudget is how many bytes of token ids the training corpus may keep in memory under cfg.
 func corpusBudget(cfg model.DataConfig) int64 {
 	if cfg.MemoryMB > 0 {
-		return int64(cfg.MemoryMB) << 20
+		return max(int64(cfg.MemoryMB*(1<<20)), 1)
 	}
 	total := machineMemory()
 	if total <= 0 {
@@ -149,49 +150,54 @@ func stopped(ctx context.Context, what string, err error) error {
 	return err
 }
 
-// backgroundLexicon learns a model's lexicon (for translate --shortlist) on a goroutine of its own while
-// training runs, so that it does not hold up the first step. Checkpoints written before it is ready have no
-// lexicon; install adds it to the model at the first save after, and finish waits for it at the end of
-// training and adds it to the checkpoints that lack it. Training does not depend on the lexicon, so a run
-// resumed from a checkpoint without one (which learns it again, the same table from the same corpus) trains
-// exactly as the uninterrupted run.
+// backgroundLexicon learns a model's lexicon (for translate --shortlist) on goroutines of its own while
+// training runs, so that it does not hold up the first step: it starts once the first step is done. Checkpoints
+// written before it is ready have no lexicon; install adds it to the model at the first save after, and finish
+// waits for it at the end of training and adds it to the checkpoints that lack it. Training does not depend on
+// the lexicon, so a run resumed from a checkpoint without one (which learns it again, the same table from the
+// same corpus) trains exactly as the uninterrupted run.
 type backgroundLexicon struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	began  time.Time
-	took   time.Duration
-	table  *lexicon.Table
-	err    error
-	once   sync.Once
+	ctx     context.Context
+	cancel  context.CancelFunc
+	m       *model.Seq2Seq[float32]
+	pairs   data.Source
+	threads int
+	once    sync.Once // starts learning
+	started bool
+	done    chan struct{}
+	took    time.Duration
+	table   *lexicon.Table
+	err     error
+	told    bool // install has said it is in
 }
 
-// startLexicon starts learning the lexicon of m from pairs on threads goroutines (after hold is closed, when it
-// is not nil).
-func startLexicon(ctx context.Context, m *model.Seq2Seq[float32], pairs data.Source, threads int, hold <-chan struct{}) *backgroundLexicon {
+// newLexicon prepares to learn the lexicon of m from pairs on threads goroutines.
+func newLexicon(ctx context.Context, m *model.Seq2Seq[float32], pairs data.Source, threads int) *backgroundLexicon {
 	ctx, cancel := context.WithCancel(ctx)
-	l := &backgroundLexicon{cancel: cancel, done: make(chan struct{})}
-	srcSize, tgtSize := m.SrcVocab.Size(), m.TgtVocab.Size()
-	go func() {
-		defer close(l.done)
-		if hold != nil {
-			select {
-			case <-hold:
-			case <-ctx.Done():
-				l.err = ctx.Err()
-				return
-			}
-		}
-		l.began = time.Now()
-		opts := lexicon.DefaultOptions()
-		opts.Threads = threads
-		l.table, l.err = lexicon.LearnFrom(ctx, pairs, srcSize, tgtSize, opts)
-		l.took = time.Since(l.began)
-	}()
-	return l
+	return &backgroundLexicon{ctx: ctx, cancel: cancel, m: m, pairs: pairs, threads: threads, done: make(chan struct{})}
+}
+
+// start starts learning, once; it is called from the training goroutine.
+func (l *backgroundLexicon) start() {
+	l.once.Do(func() {
+		l.started = true
+		srcSize, tgtSize := l.m.SrcVocab.Size(), l.m.TgtVocab.Size()
+		go func() {
+			defer close(l.done)
+			began := time.Now()
+			opts := lexicon.DefaultOptions()
+			opts.Threads = l.threads
+			l.table, l.err = lexicon.LearnFrom(l.ctx, l.pairs, srcSize, tgtSize, opts)
+			l.took = time.Since(began)
+		}()
+	})
 }
 
 // ready reports whether learning has ended.
 func (l *backgroundLexicon) ready() bool {
+	if !l.started {
+		return false
+	}
 	select {
 	case <-l.done:
 		return true
@@ -200,31 +206,36 @@ func (l *backgroundLexicon) ready() bool {
 	}
 }
 
-// install gives m the lexicon if it is ready and m has none yet, and says so on w. It is called before each
-// save, from the training goroutine.
-func (l *backgroundLexicon) install(m *model.Seq2Seq[float32], w io.Writer) {
-	if m.Lexicon != nil || !l.ready() || l.err != nil {
+// install gives the model the lexicon if it is ready and the model has none yet, and says so on w. It is called
+// before each save, from the training goroutine.
+func (l *backgroundLexicon) install(w io.Writer) {
+	if l.m.Lexicon != nil || !l.ready() || l.err != nil {
 		return
 	}
-	m.Lexicon = l.table
-	l.once.Do(func() {
+	l.m.Lexicon = l.table
+	if !l.told {
+		l.told = true
 		fmt.Fprintf(w, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) learned in %.1fs beside training; saved with every checkpoint from now on\n",
 			l.took.Seconds())
-	})
+	}
 }
 
-// stop cancels learning and waits for the goroutine to end.
+// stop cancels learning and waits for its goroutines to end.
 func (l *backgroundLexicon) stop() {
 	l.cancel()
-	<-l.done
+	if l.started {
+		<-l.done
+	}
 }
 
-// finish waits for the lexicon after training has ended, gives it to m, and adds it to each of the checkpoints
-// at paths that exists and has none (written before it was ready).
-func (l *backgroundLexicon) finish(ctx context.Context, m *model.Seq2Seq[float32], w io.Writer, paths ...string) error {
-	if m.Lexicon != nil {
+// finish waits for the lexicon after training has ended (starting it if no step started it), gives it to the
+// model, and adds it to each of the checkpoints at paths that exists and has none (written before it was
+// ready).
+func (l *backgroundLexicon) finish(ctx context.Context, w io.Writer, paths ...string) error {
+	if l.m.Lexicon != nil {
 		return nil
 	}
+	l.start()
 	if !l.ready() {
 		fmt.Fprintln(w, "lexicon: waiting for the translation candidates of each source word (for translate --shortlist), learned beside training")
 	}
@@ -236,11 +247,11 @@ func (l *backgroundLexicon) finish(ctx context.Context, m *model.Seq2Seq[float32
 	if l.err != nil {
 		return fmt.Errorf("lexicon: %w", l.err)
 	}
-	m.Lexicon = l.table
+	l.m.Lexicon = l.table
 	for _, path := range paths {
 		ck, err := model.Load(path)
 		if err != nil || ck.Model.Lexicon != nil {
-			continue // not written by this run (no validation set: no best checkpoint), or already has it
+			continue // not written (a best checkpoint before any validation), or it has one
 		}
 		ck.Model.Lexicon = l.table
 		if err := model.Save(path, ck.Config, ck.Model, ck.Adam, ck.Progress); err != nil {
@@ -248,6 +259,43 @@ func (l *backgroundLexicon) finish(ctx context.Context, m *model.Seq2Seq[float32
 		}
 	}
 	fmt.Fprintf(w, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) learned in %.1fs beside training; added to %s\n",
-		l.took.Seconds(), paths[0])
+		l.took.Seconds(), strings.Join(paths, " and "))
 	return nil
+}
+
+// lexiconStarter is a training Recorder that starts the background lexicon when the first step is done.
+type lexiconStarter struct {
+	next model.Recorder // nil: none
+	lex  *backgroundLexicon
+}
+
+func (r lexiconStarter) EpochStart(epoch, batches, done int) {
+	if r.next != nil {
+		r.next.EpochStart(epoch, batches, done)
+	}
+}
+
+func (r lexiconStarter) BatchDone() {
+	r.lex.start()
+	if r.next != nil {
+		r.next.BatchDone()
+	}
+}
+
+func (r lexiconStarter) Logged(s model.StepLog) {
+	if r.next != nil {
+		r.next.Logged(s)
+	}
+}
+
+func (r lexiconStarter) Validated(v model.ValidLog) {
+	if r.next != nil {
+		r.next.Validated(v)
+	}
+}
+
+func (r lexiconStarter) EpochEnd() {
+	if r.next != nil {
+		r.next.EpochEnd()
+	}
 }

@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
@@ -137,16 +136,13 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		warnUnknown(req.Stdout, req.Train, unknown)
 	}
 	var lex *backgroundLexicon
-	release := func() {}
 	if m.Lexicon == nil && lead { // a new model, or one trained before lexicons existed; only checkpoints need it
-		var hold chan struct{}
-		if req.lexiconAfterTraining {
-			hold = make(chan struct{})
-			release = sync.OnceFunc(func() { close(hold) })
-		}
-		lex = startLexicon(ctx, m, corpus.Pairs, threads, hold)
+		lex = newLexicon(ctx, m, corpus.Pairs, threads)
 		defer lex.stop() // before the corpus it reads is closed
-		opts.BeforeSave = func() { lex.install(m, req.Stdout) }
+		opts.BeforeSave = func() { lex.install(req.Stdout) }
+		if !req.lexiconAfterTraining {
+			opts.Recorder = lexiconStarter{next: req.Recorder, lex: lex}
+		}
 	}
 	if !req.Valid.Empty() {
 		if opts.Valid, err = readValidation(ctx, req.Valid, cfg.Data.Tokenizer(), m); err != nil {
@@ -164,12 +160,11 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		return sum, err
 	}
 	if lex != nil {
-		release()
 		paths := []string{req.Out}
 		if len(opts.Valid) > 0 {
 			paths = append(paths, model.BestPath(req.Out))
 		}
-		if err := lex.finish(ctx, m, req.Stdout, paths...); err != nil {
+		if err := lex.finish(ctx, req.Stdout, paths...); err != nil {
 			return sum, err
 		}
 	}

@@ -323,6 +323,7 @@ type streamChunk struct {
 	ids    []int32  // the tokens of every text, in order, as ids of the worker's own dictionary
 	lens   []int32  // tokens of each text
 	worker int      // whose dictionary ids holds
+	tokens []string // that dictionary's tokens when the chunk was done (the worker appends past them later)
 	done   chan struct{}
 }
 
@@ -382,6 +383,7 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 					c.lens = append(c.lens, int32(len(toks)))
 				}
 				c.texts = nil
+				c.tokens = l.tokens
 				close(c.done)
 			}
 		}()
@@ -441,7 +443,6 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 		}
 		<-c.done
 		m := toGlobal[c.worker]
-		l := locals[c.worker]
 		for i, id := range c.ids {
 			if int(id) >= len(m) {
 				for len(m) <= int(id) {
@@ -449,7 +450,7 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 				}
 			}
 			if m[id] < 0 {
-				m[id] = d.id(l.tokens[id])
+				m[id] = d.id(c.tokens[id])
 			}
 			c.ids[i] = m[id]
 		}

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -66,7 +67,10 @@ func LearnFrom(ctx context.Context, examples data.Source, srcSize, tgtSize int, 
 	if err != nil {
 		return nil, err
 	}
-	m := newModel1(c, srcSize, tgtSize, threads)
+	m, err := newModel1(c, srcSize, tgtSize, threads)
+	if err != nil {
+		return nil, err
+	}
 	for range opts.Iterations {
 		if err := m.iterate(ctx); err != nil {
 			return nil, err
@@ -170,7 +174,7 @@ type model1 struct {
 	parts            [][2]int // target words [lo, hi) handed to one goroutine at a time, of about equal work
 }
 
-func newModel1(c *corpus, srcSize, tgtSize, threads int) *model1 {
+func newModel1(c *corpus, srcSize, tgtSize, threads int) (*model1, error) {
 	m := &model1{c: c, srcSize: srcSize, threads: threads, rowStart: make([]int, tgtSize+1), occStart: make([]int, tgtSize+1)}
 	// The occurrences of each target word, and each word's share of an iteration's work.
 	work := make([]int, tgtSize)
@@ -218,6 +222,9 @@ func newModel1(c *corpus, srcSize, tgtSize, threads int) *model1 {
 	for t, row := range rows {
 		m.rowStart[t+1] = m.rowStart[t] + len(row)
 	}
+	if m.rowStart[tgtSize] > math.MaxInt32 {
+		return nil, fmt.Errorf("lexicon: %d (source, target) pairs seen together, more than %d: learn from fewer sentence pairs (Options.MaxPairs)", m.rowStart[tgtSize], math.MaxInt32)
+	}
 	m.rowSrc = make([]int32, 0, m.rowStart[tgtSize])
 	for t := range rows {
 		m.rowSrc = append(m.rowSrc, rows[t]...)
@@ -227,7 +234,7 @@ func newModel1(c *corpus, srcSize, tgtSize, threads int) *model1 {
 	for i := range m.prob {
 		m.prob[i] = 1 / float64(tgtSize) // uniform at first
 	}
-	return m
+	return m, nil
 }
 
 // cut splits [0, len(work)) into about n ranges of about equal total work.
@@ -276,23 +283,33 @@ func (m *model1) run(fn func(lo, hi int)) {
 func (m *model1) iterate(ctx context.Context) error {
 	c := m.c
 	m.run(func(lo, hi int) {
-		var at []int // for the current occurrence of t, the entry of (s, t) for each source word, then the empty word's
+		// pos[s] is the entry of (s, t) in row t for every source word s of the row being worked on, filled
+		// for each row (every source word of an occurrence of t is in row t), so that finding an entry takes
+		// one look-up.
+		pos := make([]int32, m.srcSize)
+		var at []int32 // for the current occurrence of t, the entry of (s, t) for each source word, then the empty word's
 		for t := lo; t < hi; t++ {
-			if ctx.Err() != nil {
+			if t%64 == 0 && ctx.Err() != nil {
 				return
 			}
-			row := m.rowSrc[m.rowStart[t]:m.rowStart[t+1]]
-			null := m.rowStart[t+1] - 1
-			clear(m.counts[m.rowStart[t]:m.rowStart[t+1]])
+			first, end := m.rowStart[t], m.rowStart[t+1]
+			if first == end {
+				continue
+			}
+			null := end - 1
+			for k, s := range m.rowSrc[first:null] {
+				pos[s] = int32(first + k)
+			}
+			clear(m.counts[first:end])
 			for _, i := range m.occ[m.occStart[t]:m.occStart[t+1]] {
 				at = at[:0]
 				total := 0.0
 				for _, s := range c.source(int(i)) {
-					k, _ := slices.BinarySearch(row, s)
-					at = append(at, m.rowStart[t]+k)
-					total += m.prob[m.rowStart[t]+k]
+					k := pos[s]
+					at = append(at, k)
+					total += m.prob[k]
 				}
-				at = append(at, null)
+				at = append(at, int32(null))
 				total += m.prob[null]
 				for _, k := range at {
 					m.counts[k] += m.prob[k] / total

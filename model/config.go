@@ -69,10 +69,11 @@ type DataConfig struct {
 	// sides of the training corpus, after tokenizing and lowercasing, and stores them in the checkpoint).
 	Subword string `yaml:"subword"`
 	Merges  int    `yaml:"merges"` // BPE merges to learn with subword bpe (0 with subword none)
-	// MemoryMB is the most memory, in MB, the training corpus's token ids may take (4 bytes a token); a larger
-	// corpus is kept on disk, in a file beside the checkpoint, and each batch is read from there when it is due:
-	// the same batches either way, so it may change on resume. 0 (the default): a quarter of the machine's memory.
-	MemoryMB int `yaml:"memory_mb"`
+	// MemoryMB is the most memory, in MB (fractions allowed), the training corpus's token ids may take (about
+	// 1.5 bytes a token); a larger corpus is kept on disk, in a file beside the checkpoint, and each batch is read
+	// from there when it is due: the same batches either way, so it may change on resume. 0 (the default): a
+	// quarter of the machine's memory.
+	MemoryMB float64 `yaml:"memory_mb"`
 }
 
 // Subword settings of DataConfig.Subword; the empty string means SubwordNone.
@@ -404,7 +405,9 @@ func (c Config) Validate() error {
 	intIn("data.batch_tokens", d.BatchTokens, 0, math.MaxInt, "0: batches of data.batch sentence pairs")
 	intIn("data.bucket_chunk", d.BucketChunk, 1, math.MaxInt, "")
 	intIn("data.round_len", d.RoundLen, 1, maxLength, "")
-	intIn("data.memory_mb", d.MemoryMB, 0, math.MaxInt, "0: a quarter of the machine's memory")
+	if !(d.MemoryMB >= 0 && !math.IsInf(d.MemoryMB, 0)) {
+		errs = append(errs, fmt.Errorf("config: data.memory_mb is %g; want a finite number of MB, at least 0 (0: a quarter of the machine's memory)", d.MemoryMB))
+	}
 	switch d.Subword {
 	case SubwordNone, "":
 		if d.Merges != 0 {

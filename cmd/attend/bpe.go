@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/attend-nmt/attend/app"
@@ -83,20 +84,13 @@ func runBPELearn(cmd *cobra.Command, o bpeOptions) (err error) {
 		return err
 	}
 	tok := data.NewRegexTokenizer(!o.keepCase)
-	var sents [][]string
-	for _, path := range o.inputs {
-		f, err := data.Open(path)
-		if err != nil {
-			return err
-		}
-		lines, err := data.ReadLines(f, path, tok)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		sents = append(sents, lines...)
+	// The files are read as streams and tokenized on every core; only the distinct words and their counts are
+	// kept, which is all the merges are learned from.
+	words, counts, err := data.WordCounts(cmd.Context(), o.inputs, tok, runtime.GOMAXPROCS(0), nil)
+	if err != nil {
+		return err
 	}
-	b := data.LearnBPE(sents, o.merges)
+	b := data.LearnBPECounts(words, counts, o.merges)
 	return withOutput(cmd, o.output, func(w io.Writer) error {
 		_, err := b.WriteTo(w)
 		return err
