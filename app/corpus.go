@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -97,6 +98,7 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	}
 	readIn := time.Since(began)
 	var subwords *data.BPE
+	var learned time.Duration
 	switch {
 	case start != nil:
 		subwords = start.Model.Subwords
@@ -110,10 +112,10 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 			corpus.Close()
 			return nil, nil, stopped(ctx, "learning subword merges", err)
 		}
-		fmt.Fprintf(req.Stdout, "subwords: learned %d BPE merges (data.merges %d) from both sides in %.1fs\n",
-			len(subwords.Merges), cfg.Data.Merges, time.Since(began).Seconds())
+		learned = time.Since(began)
 	}
 	if subwords != nil {
+		began := time.Now()
 		phase := phases.StartPhase("splitting words into subwords", 0)
 		split, err := corpus.Split(ctx, subwords, cfg.Data.MaxLen, threads, budget, dir)
 		phase.End()
@@ -122,6 +124,12 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 			return nil, nil, stopped(ctx, "splitting the training corpus into subwords", err)
 		}
 		corpus = split
+		if start == nil {
+			fmt.Fprintf(req.Stdout, "subwords: learned %d BPE merges (data.merges %d) from both sides in %.1fs; split the corpus in %.1fs\n",
+				len(subwords.Merges), cfg.Data.Merges, learned.Seconds(), time.Since(began).Seconds())
+		} else {
+			fmt.Fprintf(req.Stdout, "subwords: split the corpus with the checkpoint's %d BPE merges in %.1fs\n", len(subwords.Merges), time.Since(began).Seconds())
+		}
 	}
 	fmt.Fprintf(req.Stdout, "training data: %s; read in %.1fs, %s\n", corpus.Report, readIn.Seconds(), describeStore(corpus.Pairs, budget, dir))
 	if corpus.Pairs.Len() == 0 {
@@ -248,6 +256,9 @@ func (l *backgroundLexicon) finish(ctx context.Context, w io.Writer, paths ...st
 		return fmt.Errorf("lexicon: %w", l.err)
 	}
 	l.m.Lexicon = l.table
+	// Training's gradients, optimizer moments and scratch are garbage now: free them before a checkpoint is
+	// loaded in their place, so that the run's peak memory stays that of training.
+	debug.FreeOSMemory()
 	for _, path := range paths {
 		ck, err := model.Load(path)
 		if err != nil || ck.Model.Lexicon != nil {

@@ -71,7 +71,7 @@ func (r *barRecorder) StartPhase(name string, total int64) app.Phase {
 	opts := []progressbar.Option{progressbar.OptionSetWriter(r.bar), progressbar.OptionSetDescription(name),
 		progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200 * time.Millisecond), progressbar.OptionSetPredictTime(total > 0)}
 	if total > 0 {
-		opts = append(opts, progressbar.OptionShowBytes(true))
+		opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowCount())
 	} else {
 		total = -1
 		opts = append(opts, progressbar.OptionSpinnerType(14), progressbar.OptionShowElapsedTimeOnFinish())
