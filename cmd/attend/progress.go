@@ -74,11 +74,13 @@ func (r *barRecorder) StartPhase(name string, total int64) app.Phase {
 		opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowCount())
 	} else {
 		total = -1
-		opts = append(opts, progressbar.OptionSpinnerType(14), progressbar.OptionShowElapsedTimeOnFinish())
+		// The spinner is turned by startSpinner, under the bar's lock: progressbar's own spinner goroutine reads
+		// the bar's state without it.
+		opts = append(opts, progressbar.OptionSpinnerType(14), progressbar.OptionSetSpinnerChangeInterval(0))
 	}
 	bar := progressbar.NewOptions64(total, opts...)
 	if total < 0 {
-		_ = bar.Add(0) // draw the spinner now; it turns as long as the phase lasts
+		_ = bar.RenderBlank() // draw the spinner now; it turns as long as the phase lasts
 		return spinnerPhase{bar: bar, stop: startSpinner(bar)}
 	}
 	return barPhase{bar}
@@ -115,7 +117,7 @@ func startSpinner(bar *progressbar.ProgressBar) func() {
 			case <-done:
 				return
 			case <-tick.C:
-				_ = bar.Add(0)
+				_ = bar.RenderBlank()
 			}
 		}
 	}()
