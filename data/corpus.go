@@ -19,8 +19,8 @@ type ReadOptions struct {
 	MaxLen int
 	// Threads tokenize in parallel (<= 0: one per CPU). The result is the same whatever their number.
 	Threads int
-	// Budget is how many bytes of token ids the corpus may keep in memory (4 a token); a corpus with more is
-	// kept on disk, in a file in Dir (the system's temporary directory when empty). <= 0: no limit.
+	// Budget is how many bytes of token ids the corpus may keep in memory (varints: see Store); a corpus with
+	// more is kept on disk, in a file in Dir (the system's temporary directory when empty). <= 0: no limit.
 	Budget int64
 	Dir    string
 	// Progress, when set, is called from time to time with the bytes of the files read so far (of
@@ -152,8 +152,8 @@ type Unknown struct {
 	Src, SrcUnk, Tgt, TgtUnk int64
 }
 
-// Encode makes Pairs hold the ids of the vocabularies src and tgt (UnkID for a token they lack), as
-// EncodeExamples encodes pairs. It may be called once.
+// Encode makes Pairs give the ids of the vocabularies src and tgt (UnkID for a token they lack), as
+// EncodeExamples encodes pairs: each dictionary id is mapped as it is read. It may be called once.
 func (c *Corpus) Encode(src, tgt *Vocab) Unknown {
 	if c.encoded {
 		panic("data: Corpus.Encode called twice")
@@ -347,18 +347,12 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 	halt := sync.OnceFunc(func() { close(stop) })
 	defer halt()
 
-	type local struct {
-		ids    map[string]int32
-		tokens []string
-	}
-	locals := make([]*local, threads)
 	var wg sync.WaitGroup
 	for w := range threads {
-		l := &local{ids: map[string]int32{}}
-		locals[w] = l
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			l := newDict() // this worker's own: only it writes to it
 			appender, fast := tok.(tokenAppender)
 			var toks []string
 			for c := range work {
@@ -371,14 +365,7 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 						toks = append(toks[:0], tok.Tokenize(text)...)
 					}
 					for _, t := range toks {
-						id, ok := l.ids[t]
-						if !ok {
-							id = int32(len(l.tokens))
-							t = strings.Clone(t)
-							l.ids[t] = id
-							l.tokens = append(l.tokens, t)
-						}
-						c.ids = append(c.ids, id)
+						c.ids = append(c.ids, l.id(t))
 					}
 					c.lens = append(c.lens, int32(len(toks)))
 				}

@@ -70,7 +70,7 @@ type DataConfig struct {
 	Subword string `yaml:"subword"`
 	Merges  int    `yaml:"merges"` // BPE merges to learn with subword bpe (0 with subword none)
 	// MemoryMB is the most memory, in MB (fractions allowed), the training corpus's token ids may take (about
-	// 1.5 bytes a token); a larger corpus is kept on disk, in a file beside the checkpoint, and each batch is read
+	// 1.6 bytes a token); a larger corpus is kept on disk, in a file beside the checkpoint, and each batch is read
 	// from there when it is due: the same batches either way, so it may change on resume. 0 (the default): a
 	// quarter of the machine's memory.
 	MemoryMB float64 `yaml:"memory_mb"`
