@@ -5,34 +5,30 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/attend-nmt/attend/data"
 )
 
-// LearnBPEFiles reads and tokenizes the text files at paths (.gz is read directly) and learns up to merges BPE
-// merges from all of them together (data.LearnBPE). A cancelled ctx stops it at once, while reading or while
-// learning, with an error that matches ErrStopped: the caller has written nothing yet.
+// LearnBPEFiles reads and tokenizes the text files at paths (.gz is read directly) on every core and learns up
+// to merges BPE merges from all of them together (data.WordCounts, data.LearnBPECounts). A cancelled ctx stops
+// it at once, while reading or while learning, with an error that matches ErrStopped: the caller has written
+// nothing yet.
 func LearnBPEFiles(ctx context.Context, paths []string, tok data.Tokenizer, merges int) (*data.BPE, error) {
-	var sents [][]string
-	for _, path := range paths {
-		err := interruptible(ctx, "reading "+path, func() error {
-			f, err := data.Open(path)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			lines, err := data.ReadLines(f, path, tok)
-			sents = append(sents, lines...)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
+	var words []string
+	var counts []int64
+	err := interruptible(ctx, "reading "+strings.Join(paths, ", "), func() error {
+		var err error
+		words, counts, err = data.WordCounts(ctx, paths, tok, runtime.GOMAXPROCS(0), nil)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	var b *data.BPE
-	err := interruptible(ctx, "learning merges", func() error {
-		b = data.LearnBPE(sents, merges)
+	err = interruptible(ctx, "learning merges", func() error {
+		b = data.LearnBPECounts(words, counts, merges)
 		return nil
 	})
 	return b, err

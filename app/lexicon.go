@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/lexicon"
@@ -11,44 +12,48 @@ import (
 
 // LearnLexicon gives a loaded model the lexicon attend train would have learned for it: it reads corpus as
 // training does (the model's tokenizer, its subword merges, the length filter of data.max_len) and estimates
-// each source word's likely translations (lexicon.Learn). It returns the number of sentence pairs used. A corpus
-// the wrong way round for the model (its source side in the model's target language) is an error.
+// each source word's likely translations (lexicon.Learn) on every CPU. It returns the number of sentence pairs
+// used. A corpus the wrong way round for the model (its source side in the model's target language) is an error.
 func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int, error) {
-	var pairs []data.Pair
-	if err := interruptible(ctx, "reading the corpus", func() (err error) {
-		pairs, err = corpus.Read(ck.Config.Data.Tokenizer())
-		return err
-	}); err != nil {
+	if err := corpus.check(); err != nil {
 		return 0, err
 	}
-	m := ck.Model
+	m, cfg := ck.Model, ck.Config.Data
+	threads := runtime.GOMAXPROCS(0)
+	files := data.CorpusFiles{Src: corpus.Src, Tgt: corpus.Tgt, TSV: corpus.TSV}
+	c, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Tokenizer(), MaxLen: cfg.MaxLen, Threads: threads,
+		Budget: corpusBudget(cfg)})
+	if err != nil {
+		return 0, stopped(ctx, "reading the corpus", err)
+	}
+	defer func() { c.Close() }()
 	if m.Subwords != nil {
-		pairs = SplitPairs(m.Subwords, pairs)
+		split, err := c.Split(ctx, m.Subwords, cfg.MaxLen, threads, corpusBudget(cfg), "")
+		c.Close()
+		if err != nil {
+			return 0, stopped(ctx, "splitting the corpus into subwords", err)
+		}
+		c = split
 	}
-	pairs, _ = data.Filter(pairs, ck.Config.Data.MaxLen)
-	if len(pairs) == 0 {
-		return 0, fmt.Errorf("lexicon: no sentence pairs of %s left after the length filter (data.max_len %d)", corpus, ck.Config.Data.MaxLen)
+	if c.Pairs.Len() == 0 {
+		return 0, fmt.Errorf("lexicon: no sentence pairs of %s left after the length filter (data.max_len %d)", corpus, cfg.MaxLen)
 	}
-	if err := checkDirection(corpus, m.SrcVocab, m.TgtVocab, pairs); err != nil {
+	if err := checkDirection(corpus, m.SrcVocab, m.TgtVocab, corpusSide(c, false), corpusSide(c, true)); err != nil {
 		return 0, fmt.Errorf("lexicon: %w", err)
 	}
-	ex := data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
-	if err := learnLexicon(ctx, m, ex); err != nil {
-		return 0, err
-	}
-	return len(ex), nil
-}
-
-// learnLexicon sets m.Lexicon to the table lexicon.Learn estimates from the encoded examples, unless ctx is
-// cancelled first; the model is only changed once learning has finished.
-func learnLexicon(ctx context.Context, m *model.Seq2Seq[float32], ex []data.Example) error {
-	var lex *lexicon.Table
-	if err := interruptible(ctx, "learning the lexicon", func() (err error) {
-		lex, err = lexicon.Learn(ex, m.SrcVocab.Size(), m.TgtVocab.Size(), lexicon.DefaultOptions())
-		return err
-	}); err != nil {
-		return err
+	c.Encode(m.SrcVocab, m.TgtVocab)
+	opts := lexicon.DefaultOptions()
+	opts.Threads = threads
+	lex, err := lexicon.LearnFrom(ctx, c.Pairs, m.SrcVocab.Size(), m.TgtVocab.Size(), opts)
+	if err != nil {
+		return 0, stopped(ctx, "learning the lexicon", err)
 	}
 	m.Lexicon = lex
-	return nil
+	return c.Pairs.Len(), nil
+}
+
+// corpusSide is one side of a corpus read as ids, as checkVocabularies and checkDirection count it.
+func corpusSide(c *data.Corpus, target bool) tokenCounts {
+	tokens, counts := c.Counts(target)
+	return tokenCounts{tokens: tokens, counts: counts}
 }

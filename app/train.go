@@ -17,7 +17,6 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
-	"time"
 
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
@@ -77,13 +76,19 @@ type TrainRequest struct {
 	MetricsPath string // default: Out with .metrics.jsonl
 	CPUProfile  string // optional: a CPU profile of the run is written there (by the lead process)
 	Stdout      io.Writer
-	Recorder    model.Recorder // progress display; nil for none
+	// Recorder is the progress display (nil: none). One that is also a PhaseRecorder shows the phases before
+	// the first step too.
+	Recorder model.Recorder
 	// Group is the set of processes training together (nil: this one). Processes other than rank 0 print
 	// nothing and write nothing.
 	Group dist.Group
 	// ForceMemory trains even when the model's estimated memory (model.TrainingMemory) is more than the machine
 	// has (MachineMemory), with a warning instead of the refusal.
 	ForceMemory bool
+
+	// lexiconAfterTraining holds the lexicon back until training has ended, for tests of checkpoints written
+	// before it is ready.
+	lexiconAfterTraining bool
 }
 
 // UnkWarning is the share of <unk> in a resumed run's new corpus above which Train warns that the stored
@@ -137,13 +142,13 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if stored {
 		fmt.Fprintf(req.Stdout, "validating on %s from the checkpoint\n", valid)
 	}
-	useThreads(req.Stdout, &cfg.Train)
+	threads := useThreads(req.Stdout, &cfg.Train)
 
-	tok := cfg.Data.Tokenizer()
-	pairs, subwords, err := readTrainingPairs(ctx, req, cfg, start, tok)
+	corpus, subwords, err := readTrainingCorpus(ctx, req, cfg, start, threads)
 	if err != nil {
 		return model.Summary{}, err
 	}
+	defer corpus.Close()
 	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group}
 	if start != nil {
 		opts.Model, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
@@ -151,7 +156,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		if err := fitsInMemory(req, cfg, start.Model.SrcVocab, start.Model.TgtVocab, true); err != nil {
 			return model.Summary{}, err
 		}
-	} else if opts.Model, err = newModel(ctx, req, cfg, pairs, subwords); err != nil {
+	} else if opts.Model, err = newModel(ctx, req, cfg, corpus, subwords); err != nil {
 		return model.Summary{}, err
 	}
 	if opts.Progress.ValidFiles, err = corpusFiles(valid); err != nil {
@@ -159,20 +164,22 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	m := opts.Model
 	fmt.Fprintf(req.Stdout, "model: %s\n", m.Describe())
-	opts.Train = data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)
+	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
+	opts.Corpus = corpus.Pairs
 	if start != nil {
-		warnUnknown(req.Stdout, req.Train, opts.Train)
+		warnUnknown(req.Stdout, req.Train, unknown)
 	}
+	var lex *backgroundLexicon
 	if m.Lexicon == nil && lead { // a new model, or one trained before lexicons existed; only checkpoints need it
-		began := time.Now()
-		if err := learnLexicon(ctx, m, opts.Train); err != nil {
-			return model.Summary{}, err
+		lex = newLexicon(ctx, m, corpus.Pairs, threads)
+		defer lex.stop() // before the corpus it reads is closed
+		opts.BeforeSave = func() { lex.install(req.Stdout) }
+		if !req.lexiconAfterTraining {
+			opts.Recorder = lexiconStarter{next: req.Recorder, lex: lex}
 		}
-		fmt.Fprintf(req.Stdout, "lexicon: IBM Model 1 translation candidates of each source word (for translate --shortlist) in %.1fs\n",
-			time.Since(began).Seconds())
 	}
 	if !valid.Empty() {
-		if opts.Valid, err = readValidation(ctx, valid, tok, m); err != nil {
+		if opts.Valid, err = readValidation(ctx, valid, cfg.Data.Tokenizer(), m); err != nil {
 			return model.Summary{}, err
 		}
 	}
@@ -185,6 +192,15 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	sum, err := trainWithMetrics(ctx, opts, metricsPath, start)
 	if err != nil {
 		return sum, err
+	}
+	if lex != nil {
+		paths := []string{req.Out}
+		if len(opts.Valid) > 0 {
+			paths = append(paths, model.BestPath(req.Out))
+		}
+		if err := lex.finish(ctx, req.Stdout, paths...); err != nil {
+			return sum, err
+		}
 	}
 	if len(opts.Valid) > 0 {
 		by := "validation loss"
@@ -324,70 +340,36 @@ func startCPUProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// useThreads holds Go, OpenBLAS and the GC to train.threads (at most the CPUs there are).
-func useThreads(stdout io.Writer, train *model.TrainConfig) {
-	if n := runtime.NumCPU(); train.Threads > n {
+// useThreads holds Go, OpenBLAS and the GC to train.threads (0: every CPU; at most the CPUs there are) and
+// returns that number of threads.
+func useThreads(stdout io.Writer, train *model.TrainConfig) int {
+	n := runtime.NumCPU()
+	if train.Threads > n {
 		fmt.Fprintf(stdout, "note: train.threads %d is more than the %s here; using %d\n", train.Threads, plural.Count(n, "CPU"), n)
 		train.Threads = n
 	}
-	runtime.GOMAXPROCS(train.Threads)
+	if train.Threads > 0 {
+		n = train.Threads
+	}
+	runtime.GOMAXPROCS(n)
 	// OpenBLAS sizes its pool to every CPU of the machine unless told: hold its products to the same threads.
-	backend.SetBLASThreads(train.Threads)
+	backend.SetBLASThreads(n)
 	if os.Getenv("GOGC") == "" {
 		// A training step allocates little (graphs and scratch are reused), so a tight GC target costs no
 		// measurable time and keeps the resident set near the live heap: 0.85 GB instead of 1.2 GB on Multi30k.
 		debug.SetGCPercent(25)
 	}
+	return n
 }
 
-// readTrainingPairs reads and tokenizes the training corpus, splits it into subwords when the model uses them,
-// and drops the pairs data.max_len rules out. A resumed run (start) splits with its stored merges; a new one
-// learns them from the whole training corpus, both sides together (see LearnSubwords), before the length filter,
-// which then counts subwords, the model's tokens. It returns the merges too (nil: words).
-func readTrainingPairs(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, tok data.Tokenizer) ([]data.Pair, *data.BPE, error) {
-	var pairs []data.Pair
-	if err := interruptible(ctx, "reading the training corpus", func() (err error) {
-		pairs, err = req.Train.Read(tok)
-		return err
-	}); err != nil {
-		return nil, nil, err
-	}
-	var subwords *data.BPE
-	switch {
-	case start != nil:
-		subwords = start.Model.Subwords
-	case cfg.Data.Subword == model.SubwordBPE:
-		if err := interruptible(ctx, "learning subword merges", func() error {
-			began := time.Now()
-			subwords = LearnSubwords(pairs, cfg.Data.Merges)
-			fmt.Fprintf(req.Stdout, "subwords: learned %s (data.merges %d) from both sides in %.1fs\n",
-				plural.Count(len(subwords.Merges), "BPE merge"), cfg.Data.Merges, time.Since(began).Seconds())
-			return nil
-		}); err != nil {
-			return nil, nil, err
-		}
-	}
-	if subwords != nil {
-		pairs = SplitPairs(subwords, pairs)
-	}
-	pairs, report := data.Filter(pairs, cfg.Data.MaxLen)
-	fmt.Fprintf(req.Stdout, "training data: %s\n", report)
-	if len(pairs) == 0 {
-		return nil, nil, fmt.Errorf("no training pairs left after filtering (%s)", report)
-	}
-	return pairs, subwords, nil
-}
-
-// newModel builds the vocabularies of pairs and a model over them, initialised from train.seed. Vocabularies that
-// leave too much of the corpus <unk> (checkVocabularies) and a model that does not fit in memory (fitsInMemory)
-// are refused before the model is allocated.
-func newModel(ctx context.Context, req TrainRequest, cfg model.Config, pairs []data.Pair, subwords *data.BPE) (*model.Seq2Seq[float32], error) {
+// newModel builds the vocabularies of the corpus and a model over them, initialised from train.seed.
+// Vocabularies that leave too much of the corpus <unk> (checkVocabularies) and a model that does not fit in
+// memory (fitsInMemory) are refused before the model is allocated.
+func newModel(ctx context.Context, req TrainRequest, cfg model.Config, corpus *data.Corpus, subwords *data.BPE) (*model.Seq2Seq[float32], error) {
 	var m *model.Seq2Seq[float32]
 	err := interruptible(ctx, "building the vocabularies", func() error {
-		srcSents, tgtSents := sides(pairs)
-		src := data.BuildVocab(srcSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
-		tgt := data.BuildVocab(tgtSents, cfg.Data.MinFreq, cfg.Data.MaxVocab)
-		if err := checkVocabularies(req.Stdout, cfg.Data, src, tgt, srcSents, tgtSents); err != nil {
+		src, tgt := corpus.Vocabs(cfg.Data.MinFreq, cfg.Data.MaxVocab)
+		if err := checkVocabularies(req.Stdout, cfg.Data, src, tgt, corpusSide(corpus, false), corpusSide(corpus, true)); err != nil {
 			return err
 		}
 		if err := fitsInMemory(req, cfg, src, tgt, false); err != nil {
@@ -493,31 +475,16 @@ func trainConfig(req TrainRequest) (model.Config, *model.Checkpoint, error) {
 
 // warnUnknown warns when a resumed run's corpus is poorly covered by the checkpoint's vocabularies: a sign that
 // it is another corpus (or another language pair) than the one the model was built on.
-func warnUnknown(w io.Writer, c Corpus, examples []data.Example) {
-	var src, srcUnk, tgt, tgtUnk int
-	for _, e := range examples {
-		src, srcUnk = src+len(e.Src), srcUnk+count(e.Src, data.UnkID)
-		tgt, tgtUnk = tgt+len(e.Tgt), tgtUnk+count(e.Tgt, data.UnkID)
-	}
+func warnUnknown(w io.Writer, c Corpus, u data.Unknown) {
 	for _, side := range []struct {
 		name       string
-		unk, total int
-	}{{c.Src + c.TSV, srcUnk, src}, {c.Tgt + c.TSV, tgtUnk, tgt}} {
+		unk, total int64
+	}{{c.Src + c.TSV, u.SrcUnk, u.Src}, {c.Tgt + c.TSV, u.TgtUnk, u.Tgt}} {
 		if share := float64(side.unk) / float64(max(side.total, 1)); share > UnkWarning {
 			fmt.Fprintf(w, "warning: %.1f%% of the words of %s are unknown to the checkpoint's vocabulary (more than %.0f%%): is it the corpus the model was built on?\n",
 				100*share, side.name, 100*UnkWarning)
 		}
 	}
-}
-
-func count(ids []int, id int) int {
-	n := 0
-	for _, x := range ids {
-		if x == id {
-			n++
-		}
-	}
-	return n
 }
 
 // LearnSubwords learns BPE merges for data.subword bpe from the tokens of both sides of pairs together: one

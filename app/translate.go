@@ -449,7 +449,7 @@ func beamBatchSize(batch, beam, vocab int) int {
 }
 
 // errNoLexicon is the error of a shortlist asked of a model without a lexicon.
-var errNoLexicon = errors.New("translate: the model has no lexicon for a shortlist (it was trained before attend learned one); " +
+var errNoLexicon = errors.New("translate: the model has no lexicon for a shortlist (it was saved before training had learned one, or trained before attend learned them); " +
 	"add one with: attend lexicon --model M --src SRC --tgt TGT")
 
 // batchShortlist returns what makes the shortlist of a batch of examples under s: nil for every batch when s is

@@ -13,35 +13,18 @@ import (
 // and the model could learn nothing but <unk>. A vocabulary that leaves more than UnkWarning of its side's
 // tokens <unk> gets a warning with the counts on w, as a threshold set too high usually is a mistake (OpenNMT-py
 // and Marian build such a vocabulary without a word; their users expect at least a warning).
-func checkVocabularies(w io.Writer, d model.DataConfig, src, tgt *data.Vocab, srcSents, tgtSents [][]string) error {
+func checkVocabularies(w io.Writer, d model.DataConfig, src, tgt *data.Vocab, srcSide, tgtSide tokenCounts) error {
 	limits, leaveVerb, makeVerb := fmt.Sprintf("data.min_freq %d", d.MinFreq), "leaves", "makes"
 	if d.MaxVocab > 0 {
 		limits, leaveVerb, makeVerb = limits+fmt.Sprintf(" and data.max_vocab %d", d.MaxVocab), "leave", "make"
 	}
 	for _, side := range []struct {
-		name  string
-		vocab *data.Vocab
-		sents [][]string
-	}{{"source", src, srcSents}, {"target", tgt, tgtSents}} {
-		tokens, unknown := 0, 0
-		freq := map[string]int{} // counted only when the vocabulary holds no word, to say how frequent the words are
-		specialsOnly := side.vocab.Size() <= 4
-		for _, s := range side.sents {
-			for _, tok := range s {
-				tokens++
-				if side.vocab.ID(tok) == data.UnkID {
-					unknown++
-					if specialsOnly {
-						freq[tok]++
-					}
-				}
-			}
-		}
-		if specialsOnly {
-			most := 0
-			for _, n := range freq {
-				most = max(most, n)
-			}
+		name   string
+		vocab  *data.Vocab
+		counts tokenCounts
+	}{{"source", src, srcSide}, {"target", tgt, tgtSide}} {
+		tokens, unknown, most := side.counts.unknown(side.vocab)
+		if side.vocab.Size() <= 4 {
 			return fmt.Errorf("%s %s the %s vocabulary without a word, only <pad> <unk> <s> </s>: all %d %s tokens would be <unk> "+
 				"(its most frequent word occurs %d times); lower data.min_freq", limits, leaveVerb, side.name, tokens, side.name, most)
 		}
@@ -51,6 +34,43 @@ func checkVocabularies(w io.Writer, d model.DataConfig, src, tgt *data.Vocab, sr
 		}
 	}
 	return nil
+}
+
+// tokenCounts is one side of a corpus: its distinct tokens and how often each occurs.
+type tokenCounts struct {
+	tokens []string
+	counts []int64
+}
+
+// countTokens counts the tokens of sentences.
+func countTokens(sents [][]string) tokenCounts {
+	index := map[string]int{}
+	var c tokenCounts
+	for _, s := range sents {
+		for _, tok := range s {
+			k, ok := index[tok]
+			if !ok {
+				k = len(c.tokens)
+				index[tok] = k
+				c.tokens, c.counts = append(c.tokens, tok), append(c.counts, 0)
+			}
+			c.counts[k]++
+		}
+	}
+	return c
+}
+
+// unknown returns how many tokens the side has, how many of them vocab lacks, and how often the most frequent
+// of those occurs.
+func (c tokenCounts) unknown(vocab *data.Vocab) (tokens, unknown, most int64) {
+	for k, n := range c.counts {
+		tokens += n
+		if vocab.ID(c.tokens[k]) == data.UnkID {
+			unknown += n
+			most = max(most, n)
+		}
+	}
+	return tokens, unknown, most
 }
 
 // ReversedShare is the least share of a side's tokens that its own vocabulary lacks for checkDirection to call
@@ -64,24 +84,13 @@ const ReversedShare = 0.2
 // tokens are unknown to the German vocabulary and 1.0% to the English one; 78.7% and 3.0% on the German side.
 // The right way round the figures swap.) A model with a shared vocabulary, or a corpus in a third language,
 // is never refused.
-func checkDirection(corpus Corpus, src, tgt *data.Vocab, pairs []data.Pair) error {
-	// unknown is the share of the side's tokens that vocab lacks.
-	unknown := func(vocab *data.Vocab, side func(data.Pair) []string) float64 {
-		tokens, missing := 0, 0
-		for _, p := range pairs {
-			for _, tok := range side(p) {
-				tokens++
-				if vocab.ID(tok) == data.UnkID {
-					missing++
-				}
-			}
-		}
-		return float64(missing) / float64(max(tokens, 1))
+func checkDirection(corpus Corpus, src, tgt *data.Vocab, srcSide, tgtSide tokenCounts) error {
+	share := func(c tokenCounts, vocab *data.Vocab) float64 {
+		tokens, unknown, _ := c.unknown(vocab)
+		return float64(unknown) / float64(max(tokens, 1))
 	}
-	source := func(p data.Pair) []string { return p.Src }
-	target := func(p data.Pair) []string { return p.Tgt }
-	srcOwn, srcOther := unknown(src, source), unknown(tgt, source)
-	tgtOwn, tgtOther := unknown(tgt, target), unknown(src, target)
+	srcOwn, srcOther := share(srcSide, src), share(srcSide, tgt)
+	tgtOwn, tgtOther := share(tgtSide, tgt), share(tgtSide, src)
 	if srcOwn < ReversedShare || tgtOwn < ReversedShare || srcOwn < 2*srcOther || tgtOwn < 2*tgtOther {
 		return nil
 	}

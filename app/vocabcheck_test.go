@@ -34,7 +34,7 @@ func TestCheckVocabularies(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := model.DataConfig{MinFreq: c.minFreq, MaxVocab: c.maxVocab}
 			var w bytes.Buffer
-			err := checkVocabularies(&w, d, data.BuildVocab(src, c.minFreq, c.maxVocab), data.BuildVocab(tgt, c.minFreq, c.maxVocab), src, tgt)
+			err := checkVocabularies(&w, d, data.BuildVocab(src, c.minFreq, c.maxVocab), data.BuildVocab(tgt, c.minFreq, c.maxVocab), countTokens(src), countTokens(tgt))
 			if (err != nil) != (c.err != nil) || (w.Len() > 0) != (c.warning != nil) {
 				t.Fatalf("checkVocabularies = %v, warning %q; want error %v, warning %v", err, w.String(), c.err, c.warning)
 			}
@@ -62,19 +62,30 @@ func TestCheckDirectionRefusesAReversedCorpus(t *testing.T) {
 	reversed := []data.Pair{{Src: de, Tgt: en}}
 	other := []data.Pair{{Src: strings.Fields("le chien voit"), Tgt: strings.Fields("el perro ve")}}
 	files := Corpus{Src: "train.de", Tgt: "train.en"}
-	err := checkDirection(files, src, tgt, reversed)
+	revSrc, revTgt := pairCounts(reversed)
+	err := checkDirection(files, src, tgt, revSrc, revTgt)
 	if err == nil || !strings.Contains(err.Error(), "train.de and train.en is the wrong way round") || !strings.Contains(err.Error(), "swap --src and --tgt") {
 		t.Errorf("reversed corpus: %v", err)
 	}
-	if err := checkDirection(Corpus{TSV: "train.tsv"}, src, tgt, reversed); err == nil || !strings.Contains(err.Error(), "swap the two columns of train.tsv") {
+	if err := checkDirection(Corpus{TSV: "train.tsv"}, src, tgt, revSrc, revTgt); err == nil || !strings.Contains(err.Error(), "swap the two columns of train.tsv") {
 		t.Errorf("reversed TSV: %v", err)
 	}
 	for name, c := range map[string]struct {
 		src, tgt *data.Vocab
 		pairs    []data.Pair
 	}{"right way round": {src, tgt, right}, "unknown words": {src, tgt, other}, "shared vocabulary": {shared, shared, reversed}} {
-		if err := checkDirection(files, c.src, c.tgt, c.pairs); err != nil {
+		srcSide, tgtSide := pairCounts(c.pairs)
+		if err := checkDirection(files, c.src, c.tgt, srcSide, tgtSide); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// pairCounts counts the tokens of each side of pairs.
+func pairCounts(pairs []data.Pair) (src, tgt tokenCounts) {
+	var s, t [][]string
+	for _, p := range pairs {
+		s, t = append(s, p.Src), append(t, p.Tgt)
+	}
+	return countTokens(s), countTokens(t)
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 )
@@ -55,8 +56,57 @@ type BatchOptions struct {
 //
 // Without Shuffle the order is deterministic and rng may be nil. With Shuffle, rng is used for exactly two
 // calls, rng.Shuffle(len(examples), …) and then rng.Shuffle(len(batches), …), so the same rng state gives the
-// same batches; Shuffle with a nil rng panics.
+// same batches; Shuffle with a nil rng panics. MakeBatches is PlanBatches with every batch padded at once.
 func MakeBatches(examples []Example, opt BatchOptions, rng *rand.Rand) []Batch {
+	src := Examples(examples)
+	p := PlanBatches(src, opt, rng)
+	batches := make([]Batch, p.Len())
+	for k := range batches {
+		batches[k], _ = p.Batch(k, src) // a slice of examples cannot fail
+	}
+	return batches
+}
+
+// Source is what batches are cut from: a number of examples, the lengths of each, and each one's ids. A slice
+// of examples is one (Examples); a Store, which may keep its ids on disk, is another. Lens and Example are
+// called from more than one goroutine at a time.
+type Source interface {
+	Len() int
+	// Lens returns the source and target lengths of example i; tgt is -1 when it has no target (Tgt nil).
+	Lens(i int) (src, tgt int)
+	Example(i int) (Example, error)
+}
+
+// Examples is a slice of examples as a Source.
+type Examples []Example
+
+// Len is the number of examples.
+func (e Examples) Len() int { return len(e) }
+
+// Lens returns the lengths of example i, -1 for a target that is nil.
+func (e Examples) Lens(i int) (src, tgt int) {
+	if e[i].Tgt == nil {
+		return len(e[i].Src), -1
+	}
+	return len(e[i].Src), len(e[i].Tgt)
+}
+
+// Example returns example i.
+func (e Examples) Example(i int) (Example, error) { return e[i], nil }
+
+// Plan is the batches of an epoch before they are padded: which examples each one holds, in the order they are
+// trained on. It takes 4 bytes an example, where the padded batches take tens; Batch pads one when it is due.
+type Plan struct {
+	opt   BatchOptions
+	order []int32    // example indices, chunk by chunk, each chunk sorted by source length
+	spans [][2]int32 // each batch's [start, end) in order, in the order the batches are taken
+	// shapes of each batch, in spans' order: its real rows and padded lengths.
+	real, srcLen, tgtLen []int32
+}
+
+// PlanBatches chooses the batches of src exactly as MakeBatches does (the same examples in the same rows, in
+// the same order, from the same rng calls), without padding them.
+func PlanBatches(src Source, opt BatchOptions, rng *rand.Rand) *Plan {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 64
 	}
@@ -66,42 +116,144 @@ func MakeBatches(examples []Example, opt BatchOptions, rng *rand.Rand) []Batch {
 	if opt.Shuffle && rng == nil {
 		panic("data: MakeBatches with Shuffle needs an rng")
 	}
-	order := make([]int, len(examples))
-	for i := range order {
-		order[i] = i
+	n := src.Len()
+	p := &Plan{opt: opt, order: make([]int32, n)}
+	for i := range p.order {
+		p.order[i] = int32(i)
 	}
 	if opt.Shuffle {
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		rng.Shuffle(n, func(i, j int) { p.order[i], p.order[j] = p.order[j], p.order[i] })
 	}
+	type keyed struct{ srcLen, tgtLen, index int32 }
 	chunk := opt.BatchSize * opt.ChunkBatches
-	batches := make([]Batch, 0, (len(order)+opt.BatchSize-1)/opt.BatchSize)
-	for start := 0; start < len(order); start += chunk {
-		part := order[start:min(start+chunk, len(order))]
-		slices.SortStableFunc(part, func(a, b int) int { return cmp.Compare(len(examples[a].Src), len(examples[b].Src)) })
+	var part []keyed
+	for start := 0; start < n; start += chunk {
+		end := min(start+chunk, n)
+		part = part[:0]
+		for _, i := range p.order[start:end] {
+			s, t := src.Lens(int(i))
+			part = append(part, keyed{int32(s), int32(t), i})
+		}
+		slices.SortStableFunc(part, func(a, b keyed) int { return cmp.Compare(a.srcLen, b.srcLen) })
+		for k, e := range part {
+			p.order[start+k] = e.index
+		}
 		for first := 0; first < len(part); {
-			end := min(first+opt.BatchSize, len(part))
+			last := min(first+opt.BatchSize, len(part))
 			if opt.BatchTokens > 0 {
-				end = first + tokenBatchRows(examples, part[first:end], opt)
+				last = first + tokenBatchRows(part[first:last], func(e keyed) (int, int) { return int(e.srcLen), int(e.tgtLen) }, opt)
 			}
-			batches = append(batches, newBatch(examples, part[first:end], opt))
-			first = end
+			srcLen, tgtLen := 0, 0
+			for _, e := range part[first:last] {
+				srcLen = max(srcLen, int(e.srcLen))
+				if e.tgtLen >= 0 {
+					tgtLen = max(tgtLen, int(e.tgtLen)+1)
+				}
+			}
+			p.spans = append(p.spans, [2]int32{int32(start + first), int32(start + last)})
+			p.real = append(p.real, int32(last-first))
+			p.srcLen = append(p.srcLen, int32(roundUp(srcLen, opt.RoundLen)))
+			p.tgtLen = append(p.tgtLen, int32(roundUp(tgtLen, opt.RoundLen)))
+			first = last
 		}
 	}
 	if opt.Shuffle {
-		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+		rng.Shuffle(len(p.spans), func(i, j int) {
+			p.spans[i], p.spans[j] = p.spans[j], p.spans[i]
+			p.real[i], p.real[j] = p.real[j], p.real[i]
+			p.srcLen[i], p.srcLen[j] = p.srcLen[j], p.srcLen[i]
+			p.tgtLen[i], p.tgtLen[j] = p.tgtLen[j], p.tgtLen[i]
+		})
 	}
-	return batches
+	return p
+}
+
+// Len is the number of batches.
+func (p *Plan) Len() int { return len(p.spans) }
+
+// Shape returns batch k's size without padding it: rows in its tensors, real examples among them, and its
+// padded source and target lengths (as Batch's fields of the same names).
+func (p *Plan) Shape(k int) (rows, real, srcLen, tgtLen int) {
+	rows = int(p.real[k])
+	if p.opt.FixedRows {
+		rows = p.opt.BatchSize
+	}
+	return rows, int(p.real[k]), int(p.srcLen[k]), int(p.tgtLen[k])
+}
+
+// Batch pads batch k, reading its examples from src (the source the plan was made from).
+func (p *Plan) Batch(k int, src Source) (Batch, error) {
+	span := p.order[p.spans[k][0]:p.spans[k][1]]
+	idx := make([]int, len(span))
+	examples := make([]Example, len(span))
+	for r, i := range span {
+		idx[r] = int(i)
+		var err error
+		if examples[r], err = src.Example(int(i)); err != nil {
+			return Batch{}, err
+		}
+	}
+	return newBatch(examples, idx, p.opt), nil
+}
+
+// BatchReader pads the batches of a plan in order, one ahead of the one being trained on, on a goroutine of
+// its own (reading a Store on disk then overlaps with training). Close it when done.
+type BatchReader struct {
+	next chan batchOrError
+	stop chan struct{}
+	done chan struct{}
+}
+
+type batchOrError struct {
+	b   Batch
+	err error
+}
+
+// Read returns a reader of the plan's batches from batch from on.
+func (p *Plan) Read(src Source, from int) *BatchReader {
+	r := &BatchReader{next: make(chan batchOrError, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		defer close(r.next)
+		for k := from; k < p.Len(); k++ {
+			b, err := p.Batch(k, src)
+			select {
+			case r.next <- batchOrError{b, err}:
+			case <-r.stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// Next returns the next batch; past the plan's last it returns an error.
+func (r *BatchReader) Next() (Batch, error) {
+	n, ok := <-r.next
+	if !ok {
+		return Batch{}, fmt.Errorf("data: no batches left")
+	}
+	return n.b, n.err
+}
+
+// Close stops the reader's goroutine and waits for it.
+func (r *BatchReader) Close() {
+	close(r.stop)
+	<-r.done
 }
 
 // tokenBatchRows returns how many of the examples at idx, from the first, fit in one batch under the token
-// budget: at least one.
-func tokenBatchRows(examples []Example, idx []int, opt BatchOptions) int {
+// budget: at least one. lens gives an example's source and target lengths (target -1: none).
+func tokenBatchRows[E any](idx []E, lens func(E) (int, int), opt BatchOptions) int {
 	longest := 0
-	for n, i := range idx {
-		ex := examples[i]
-		side := roundUp(len(ex.Src), opt.RoundLen)
-		if ex.Tgt != nil {
-			side = max(side, roundUp(len(ex.Tgt)+1, opt.RoundLen))
+	for n, e := range idx {
+		srcLen, tgtLen := lens(e)
+		side := roundUp(srcLen, opt.RoundLen)
+		if tgtLen >= 0 {
+			side = max(side, roundUp(tgtLen+1, opt.RoundLen))
 		}
 		longest = max(longest, side)
 		if n > 0 && (n+1)*longest > opt.BatchTokens {
@@ -118,19 +270,19 @@ func roundUp(n, multiple int) int {
 	return (n + multiple - 1) / multiple * multiple
 }
 
-// newBatch pads the examples at idx into one time-major batch.
+// newBatch pads examples (those at idx of the source) into one time-major batch.
 func newBatch(examples []Example, idx []int, opt BatchOptions) Batch {
 	rows := len(idx)
 	if opt.FixedRows {
 		rows = opt.BatchSize
 	}
-	b := Batch{Rows: rows, Real: len(idx), Index: append([]int(nil), idx...), SrcLengths: make([]int, rows)}
+	b := Batch{Rows: rows, Real: len(idx), Index: idx, SrcLengths: make([]int, rows)}
 	hasTgt := false
-	for _, i := range idx {
-		b.SrcLen = max(b.SrcLen, len(examples[i].Src))
-		if examples[i].Tgt != nil {
+	for _, ex := range examples {
+		b.SrcLen = max(b.SrcLen, len(ex.Src))
+		if ex.Tgt != nil {
 			hasTgt = true
-			b.TgtLen = max(b.TgtLen, len(examples[i].Tgt)+1)
+			b.TgtLen = max(b.TgtLen, len(ex.Tgt)+1)
 		}
 	}
 	b.SrcLen, b.TgtLen = roundUp(b.SrcLen, opt.RoundLen), roundUp(b.TgtLen, opt.RoundLen)
@@ -138,8 +290,7 @@ func newBatch(examples []Example, idx []int, opt BatchOptions) Batch {
 	if hasTgt {
 		b.TgtIn, b.TgtOut = make([]int, b.TgtLen*rows), make([]int, b.TgtLen*rows)
 	}
-	for r, i := range idx {
-		ex := examples[i]
+	for r, ex := range examples {
 		b.SrcLengths[r] = len(ex.Src)
 		for t, id := range ex.Src {
 			b.Src[t*rows+r] = id

@@ -40,20 +40,37 @@ type BPE struct {
 // updates its counts the same way): 8000 merges on Multi30k's German and English take seconds, where
 // recounting every pair after each merge took minutes.
 func LearnBPE(sents [][]string, merges int) *BPE {
-	counts := map[string]int{}
+	counts := map[string]int64{}
 	for _, s := range sents {
 		for _, w := range s {
 			counts[w]++
 		}
 	}
-	distinct := make([]string, 0, len(counts))
+	words := make([]string, 0, len(counts))
 	for w := range counts {
-		distinct = append(distinct, w)
+		words = append(words, w)
 	}
-	slices.Sort(distinct) // the word order decides nothing learned, but keeps the work the same run to run
+	freq := make([]int64, len(words))
+	for i, w := range words {
+		freq[i] = counts[w]
+	}
+	return LearnBPECounts(words, freq, merges)
+}
+
+// LearnBPECounts is LearnBPE of a corpus whose distinct words are words, word i occurring counts[i] times (a
+// count of 0 is a word not seen): the same merges, from counts gathered while reading (see WordCounts).
+func LearnBPECounts(words []string, counts []int64, merges int) *BPE {
+	distinct := make([]int, 0, len(words))
+	for i := range words {
+		if counts[i] > 0 {
+			distinct = append(distinct, i)
+		}
+	}
+	// The word order decides nothing learned, but keeps the work the same run to run.
+	slices.SortFunc(distinct, func(a, b int) int { return strings.Compare(words[a], words[b]) })
 	l := &bpeLearner{pairs: map[[2]string]int{}, where: map[[2]string][]int{}}
 	for i, w := range distinct {
-		l.words = append(l.words, wordSymbols{symbols: splitWord(w), count: counts[w]})
+		l.words = append(l.words, wordSymbols{symbols: splitWord(words[w]), count: int(counts[w])})
 		l.add(i)
 	}
 	l.pushChanged()

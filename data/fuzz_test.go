@@ -70,6 +70,13 @@ func FuzzTokenize(f *testing.F) {
 	f.Add("a@@@ @@ b@@c l'@@", false)
 	f.Fuzz(func(t *testing.T, line string, lower bool) {
 		tokens := NewRegexTokenizer(lower).Tokenize(line)
+		pattern := line
+		if lower {
+			pattern = strings.ToLower(line)
+		}
+		if want := tokenPattern.FindAllString(pattern, -1); !reflect.DeepEqual(tokens, want) {
+			t.Fatalf("tokens of %q are %q; the pattern gives %q", line, tokens, want)
+		}
 		// Keeping subword markers only glues "@@" onto the token before it: with each marked token split back
 		// into its text and "@", "@", the tokens are the plain ones.
 		var unmarked []string

@@ -138,57 +138,7 @@ func invalidUTF8(s string) error {
 // Errors name the file and the line: invalid UTF-8, a file with fewer lines than the other, a file that cannot
 // be opened or read, and an empty corpus (no lines, or no tokens on any line of one of the files).
 func ReadParallel(srcPath, tgtPath string, tok Tokenizer) ([]Pair, error) {
-	srcFile, err := Open(srcPath)
-	if err != nil {
-		return nil, err
-	}
-	defer srcFile.Close()
-	tgtFile, err := Open(tgtPath)
-	if err != nil {
-		return nil, err
-	}
-	defer tgtFile.Close()
-	src, tgt := newLineReader(srcFile, srcPath), newLineReader(tgtFile, tgtPath)
-	var pairs []Pair
-	srcWords, tgtWords := false, false
-	for {
-		srcOK := src.next()
-		if src.err != nil {
-			return nil, src.err
-		}
-		tgtOK := tgt.next()
-		if tgt.err != nil {
-			return nil, tgt.err
-		}
-		if srcOK != tgtOK {
-			short, long := src, tgt
-			if srcOK {
-				short, long = tgt, src
-			}
-			if short.line == 0 {
-				return nil, fmt.Errorf("data: %s has no lines but %s has some", short.name, long.name)
-			}
-			return nil, fmt.Errorf("data: %s ended at line %d but %s has more lines", short.name, short.line, long.name)
-		}
-		if !srcOK {
-			break
-		}
-		p := Pair{Src: tok.Tokenize(src.text), Tgt: tok.Tokenize(tgt.text), Line: src.line}
-		srcWords = srcWords || len(p.Src) > 0
-		tgtWords = tgtWords || len(p.Tgt) > 0
-		pairs = append(pairs, p)
-	}
-	switch {
-	case !srcWords:
-		return nil, emptyCorpus(srcPath, "")
-	case !tgtWords:
-		return nil, emptyCorpus(tgtPath, "")
-	}
-	return pairs, nil
-}
-
-func emptyCorpus(name, detail string) error {
-	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
+	return readPairs(CorpusFiles{Src: srcPath, Tgt: tgtPath}, tok)
 }
 
 // ReadTSV reads one file of sentence pairs, one per line: tab-separated, column 1 the source and column 2 the
@@ -198,41 +148,25 @@ func emptyCorpus(name, detail string) error {
 // line with neither separator is an error naming the file and the line, as are invalid UTF-8 and an empty
 // corpus (no lines, or no tokens in one of the two columns).
 func ReadTSV(path string, tok Tokenizer) ([]Pair, error) {
-	f, err := Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	lines := newLineReader(f, path)
+	return readPairs(CorpusFiles{TSV: path}, tok)
+}
+
+// readPairs reads and tokenizes every pair of files.
+func readPairs(files CorpusFiles, tok Tokenizer) ([]Pair, error) {
 	var pairs []Pair
 	srcWords, tgtWords := false, false
-	for lines.next() {
-		if strings.TrimSpace(lines.text) == "" {
-			pairs = append(pairs, Pair{Line: lines.line})
-			continue
-		}
-		cols := strings.SplitN(lines.text, "\t", 3)
-		if len(cols) < 2 {
-			src, tgt, ok := cutBars(lines.text)
-			if !ok {
-				return nil, &ParseError{File: path, Line: lines.line, Err: ErrNoTab}
-			}
-			cols = []string{src, tgt}
-		}
-		p := Pair{Src: tok.Tokenize(cols[0]), Tgt: tok.Tokenize(cols[1]), Line: lines.line}
+	err := files.scan(nil, func(line int, src, tgt string) error {
+		p := Pair{Src: tok.Tokenize(src), Tgt: tok.Tokenize(tgt), Line: line}
 		srcWords = srcWords || len(p.Src) > 0
 		tgtWords = tgtWords || len(p.Tgt) > 0
 		pairs = append(pairs, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case lines.err != nil:
-		return nil, lines.err
-	case !srcWords && !tgtWords:
-		return nil, emptyCorpus(path, "")
-	case !srcWords:
-		return nil, emptyCorpus(path, " (no tokens in column 1)")
-	case !tgtWords:
-		return nil, emptyCorpus(path, " (no tokens in column 2)")
+	if err := files.checkWords(srcWords, tgtWords); err != nil {
+		return nil, err
 	}
 	return pairs, nil
 }
@@ -256,6 +190,173 @@ func cutBars(line string) (before, after string, found bool) {
 // isSpace reports whether b is ASCII white space.
 func isSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
+}
+
+// CorpusFiles names a parallel corpus on disk: two line-aligned files, Src and Tgt, or one TSV file with the
+// source in column 1 and the target in column 2. Paths ending in .gz are decompressed on the fly.
+type CorpusFiles struct {
+	Src, Tgt string
+	TSV      string
+}
+
+// scan reads the corpus's lines as pairs of texts (not yet tokenized) and calls fn with each, in order, with its
+// 1-based line number; fn's error stops the scan and is returned. A blank TSV line gives two empty texts. read,
+// when not nil, is told how many bytes of the files (as stored, compressed or not) have been read so far. Errors
+// name the file and the line, as ReadParallel's and ReadTSV's say.
+func (c CorpusFiles) scan(read func(int64), fn func(line int, src, tgt string) error) error {
+	if c.TSV != "" {
+		return scanTSV(c.TSV, read, fn)
+	}
+	return scanParallel(c.Src, c.Tgt, read, fn)
+}
+
+// checkWords returns the error of a corpus with no tokens on one of its sides, naming its file (and column).
+func (c CorpusFiles) checkWords(srcWords, tgtWords bool) error {
+	switch {
+	case c.TSV != "" && !srcWords && !tgtWords:
+		return emptyCorpus(c.TSV, "")
+	case c.TSV != "" && !srcWords:
+		return emptyCorpus(c.TSV, " (no tokens in column 1)")
+	case c.TSV != "" && !tgtWords:
+		return emptyCorpus(c.TSV, " (no tokens in column 2)")
+	case !srcWords:
+		return emptyCorpus(c.Src, "")
+	case !tgtWords:
+		return emptyCorpus(c.Tgt, "")
+	}
+	return nil
+}
+
+// Size is the number of bytes of the corpus's files as stored (compressed, for a .gz file): the total that
+// scan's read counts up to. It is 0 when a file cannot be examined.
+func (c CorpusFiles) Size() int64 {
+	var total int64
+	for _, p := range []string{c.Src, c.Tgt, c.TSV} {
+		if p == "" {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return 0
+		}
+		total += fi.Size()
+	}
+	return total
+}
+
+// countingReader counts the bytes read through it into *n.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	*c.n += int64(k)
+	return k, err
+}
+
+// openCounted opens path as Open does, counting the bytes read from the file itself into *n.
+func openCounted(path string, n *int64) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err) // *os.PathError: "open <path>: <reason>"
+	}
+	counted := countingReader{r: f, n: n}
+	if !strings.HasSuffix(path, ".gz") {
+		return struct {
+			io.Reader
+			io.Closer
+		}{counted, f}, nil
+	}
+	z, err := gzip.NewReader(counted)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("data: %s: %w", path, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{z, &gzipFile{Reader: z, file: f}}, nil
+}
+
+// scanParallel is CorpusFiles.scan of two line-aligned files.
+func scanParallel(srcPath, tgtPath string, read func(int64), fn func(line int, src, tgt string) error) error {
+	var srcBytes, tgtBytes int64
+	srcFile, err := openCounted(srcPath, &srcBytes)
+	if err != nil {
+		return err
+	}
+	defer srcFile.Close()
+	tgtFile, err := openCounted(tgtPath, &tgtBytes)
+	if err != nil {
+		return err
+	}
+	defer tgtFile.Close()
+	src, tgt := newLineReader(srcFile, srcPath), newLineReader(tgtFile, tgtPath)
+	for {
+		srcOK := src.next()
+		if src.err != nil {
+			return src.err
+		}
+		tgtOK := tgt.next()
+		if tgt.err != nil {
+			return tgt.err
+		}
+		if srcOK != tgtOK {
+			short, long := src, tgt
+			if srcOK {
+				short, long = tgt, src
+			}
+			if short.line == 0 {
+				return fmt.Errorf("data: %s has no lines but %s has some", short.name, long.name)
+			}
+			return fmt.Errorf("data: %s ended at line %d but %s has more lines", short.name, short.line, long.name)
+		}
+		if !srcOK {
+			break
+		}
+		if err := fn(src.line, src.text, tgt.text); err != nil {
+			return err
+		}
+		if read != nil {
+			read(srcBytes + tgtBytes)
+		}
+	}
+	return nil
+}
+
+func emptyCorpus(name, detail string) error {
+	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
+}
+
+// scanTSV is CorpusFiles.scan of a TSV file.
+func scanTSV(path string, read func(int64), fn func(line int, src, tgt string) error) error {
+	var n int64
+	f, err := openCounted(path, &n)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lines := newLineReader(f, path)
+	for lines.next() {
+		var src, tgt string
+		if strings.TrimSpace(lines.text) != "" {
+			var ok bool
+			if src, tgt, ok = strings.Cut(lines.text, "\t"); ok {
+				tgt, _, _ = strings.Cut(tgt, "\t")
+			} else if src, tgt, ok = cutBars(lines.text); !ok {
+				return &ParseError{File: path, Line: lines.line, Err: ErrNoTab}
+			}
+		}
+		if err := fn(lines.line, src, tgt); err != nil {
+			return err
+		}
+		if read != nil {
+			read(n)
+		}
+	}
+	return lines.err
 }
 
 // ReadLines reads sentences to translate from r, one per line, and tokenizes them; name is the file name used

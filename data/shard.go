@@ -11,7 +11,7 @@ func (b *Batch) Shard(i, n int) Batch {
 		panic(fmt.Sprintf("data: Shard(%d, %d)", i, n))
 	}
 	lo, hi := i*b.Real/n, (i+1)*b.Real/n
-	rows := hi - lo
+	rows := ShardRows(b.Real, i, n)
 	s := Batch{Rows: rows, Real: rows, SrcLen: b.SrcLen, TgtLen: b.TgtLen, Index: append([]int(nil), b.Index[lo:hi]...),
 		SrcLengths: append([]int(nil), b.SrcLengths[lo:hi]...), Src: timeMajorRows(b.Src, b.Rows, b.SrcLen, lo, hi)}
 	if b.TgtOut != nil {
@@ -29,3 +29,6 @@ func timeMajorRows(m []int, rows, steps, lo, hi int) []int {
 	}
 	return out
 }
+
+// ShardRows is the number of rows of part i of n of a batch of real rows (Batch.Shard).
+func ShardRows(real, i, n int) int { return (i+1)*real/n - i*real/n }

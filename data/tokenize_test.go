@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestTokenizerMatchesPython compares with Python 3.11's re.findall(r"\w+|[^\w\s]", s.lower()) (the PyTorch
@@ -167,6 +168,49 @@ func TestWhitespaceTokenizerKeepsTheGivenTokens(t *testing.T) {
 	} {
 		if got := (WhitespaceTokenizer{Lowercase: c.lowercase}).Tokenize(c.in); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("Tokenize(%q) with lowercase %v = %q, want %q", c.in, c.lowercase, got, c.want)
+		}
+	}
+}
+
+// TestTokenClassesMatchPattern checks the hand-written tokenizer's character classes against tokenPattern, the
+// rule as a regular expression, on every code point: a lone word character is a token, and two of them make one
+// token; a lone separator makes none; any other character is a token of its own, even beside another.
+func TestTokenClassesMatchPattern(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue // surrogates are not valid in UTF-8 strings
+		}
+		s := string(r)
+		var want uint8
+		switch m := tokenPattern.FindAllString(s+s, -1); {
+		case len(m) == 0:
+			want = classSpace
+		case len(m) == 1:
+			want = classWord
+		default:
+			want = classOther
+		}
+		if got := runeClass(r); got != want {
+			t.Fatalf("U+%04X: class %d, the pattern says %d", r, got, want)
+		}
+	}
+}
+
+// TestTokenizeMatchesPattern checks that the hand-written tokenizer splits lines as tokenPattern does, invalid
+// UTF-8 included.
+func TestTokenizeMatchesPattern(t *testing.T) {
+	lines := []string{"", " ", "a", "Ein Mann fährt Fahrrad.", "l'homme, c'est « ça »!", "e\u0301t\u00e9 \u00a0x\u2009y",
+		"\tİstanbul ΣΟΦΟΣ\r\n", "snake_case 3.14 $5", "\xff\xfe bad", "a\x1cb\x85c\u2028d", "ab\xffcd\xc3", "\xe2\x82",
+		"٣٤ ½ x² ① 日本語のテキスト", "a@@ b@@c", "\ufffd\u200bz"}
+	for _, line := range lines {
+		for _, lower := range []bool{false, true} {
+			want := tokenPattern.FindAllString(line, -1)
+			if lower {
+				want = tokenPattern.FindAllString(strings.ToLower(line), -1)
+			}
+			if got := NewRegexTokenizer(lower).Tokenize(line); !reflect.DeepEqual(got, want) {
+				t.Errorf("Tokenize(%q) lowercase %v = %q, the pattern gives %q", line, lower, got, want)
+			}
 		}
 	}
 }

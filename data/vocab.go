@@ -37,30 +37,47 @@ type Vocab struct {
 // maxSize > 0 the least frequent are cut so that Size() <= maxSize, specials included; the four specials are
 // always kept, even when maxSize < 4. A token spelled like a special ("<unk>") in sents is not added again.
 func BuildVocab(sents [][]string, minFreq, maxSize int) *Vocab {
-	counts := map[string]int{}
+	counts := map[string]int64{}
 	for _, s := range sents {
 		for _, tok := range s {
 			counts[tok]++
 		}
 	}
-	var kept []string
-	for tok, n := range counts {
-		if n >= minFreq && !isSpecial(tok) {
-			kept = append(kept, tok)
+	tokens := make([]string, 0, len(counts))
+	for tok := range counts {
+		tokens = append(tokens, tok)
+	}
+	freq := make([]int64, len(tokens))
+	for i, tok := range tokens {
+		freq[i] = counts[tok]
+	}
+	return vocabFromCounts(tokens, freq, minFreq, maxSize)
+}
+
+// vocabFromCounts is BuildVocab of distinct tokens seen counts[i] times each (in any order; a count of 0 is a
+// token not seen).
+func vocabFromCounts(tokens []string, counts []int64, minFreq, maxSize int) *Vocab {
+	var kept []int
+	for i, tok := range tokens {
+		if counts[i] > 0 && counts[i] >= int64(minFreq) && !isSpecial(tok) {
+			kept = append(kept, i)
 		}
 	}
-	slices.SortFunc(kept, func(a, b string) int {
+	slices.SortFunc(kept, func(a, b int) int {
 		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
 			return c
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(tokens[a], tokens[b])
 	})
 	specials := specialTokens()
-	tokens := append(specials[:], kept...)
-	if maxSize > 0 && len(tokens) > max(maxSize, len(specials)) {
-		tokens = tokens[:max(maxSize, len(specials))]
+	out := append(make([]string, 0, len(specials)+len(kept)), specials[:]...)
+	for _, i := range kept {
+		out = append(out, tokens[i])
 	}
-	v, err := NewVocab(tokens)
+	if maxSize > 0 && len(out) > max(maxSize, len(specials)) {
+		out = out[:max(maxSize, len(specials))]
+	}
+	v, err := NewVocab(out)
 	if err != nil {
 		panic(err) // unique by construction
 	}

@@ -2,6 +2,8 @@ package lexicon
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -208,5 +210,59 @@ func TestCheck(t *testing.T) {
 	}
 	if err := tab.Check(1, 9); err == nil || !strings.Contains(err.Error(), "2 source rows for a vocabulary of 1") {
 		t.Errorf("more rows than source words: %v", err)
+	}
+}
+
+// randomCorpus is n pairs over vocabularies of the given sizes, with repeated words, empty sources and a few
+// very frequent words, as real corpora have.
+func randomCorpus(seed uint64, n, srcSize, tgtSize int) []data.Example {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	word := func(size int) int {
+		if rng.IntN(3) == 0 {
+			return 4 + rng.IntN(3) // frequent words
+		}
+		return 4 + rng.IntN(size-4)
+	}
+	ex := make([]data.Example, n)
+	for i := range ex {
+		for range rng.IntN(9) {
+			ex[i].Src = append(ex[i].Src, word(srcSize))
+		}
+		for range 1 + rng.IntN(9) {
+			ex[i].Tgt = append(ex[i].Tgt, word(tgtSize))
+		}
+	}
+	return ex
+}
+
+// TestLearnMatchesReference: the target-by-target, multi-threaded Learn gives exactly the tables of the
+// first, single-threaded implementation (learnReference), whatever the number of threads, with and without a
+// cap on the pairs.
+func TestLearnMatchesReference(t *testing.T) {
+	ex := randomCorpus(5, 3000, 300, 250)
+	for _, opts := range []Options{{Iterations: 5, Keep: 50}, {Iterations: 3, Keep: 7, MaxPairs: 1000}} {
+		want, err := learnReference(ex, 300, 250, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2, 3, 8} {
+			opts.Threads = threads
+			got, err := Learn(ex, 300, 250, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got.Best, want.Best, slices.Equal) {
+				t.Fatalf("%+v: the table differs from the reference implementation's", opts)
+			}
+		}
+	}
+}
+
+// TestLearnStops: a cancelled context stops Learn with its error.
+func TestLearnStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := LearnFrom(ctx, data.Examples(randomCorpus(1, 100, 20, 20)), 20, 20, DefaultOptions()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
 	}
 }

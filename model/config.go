@@ -69,6 +69,11 @@ type DataConfig struct {
 	// sides of the training corpus, after tokenizing and lowercasing, and stores them in the checkpoint).
 	Subword string `yaml:"subword"`
 	Merges  int    `yaml:"merges"` // BPE merges to learn with subword bpe (0 with subword none)
+	// MemoryMB is the most memory, in MB (fractions allowed), the training corpus's token ids may take (about
+	// 1.6 bytes a token); a larger corpus is kept on disk, in a file beside the checkpoint, and each batch is read
+	// from there when it is due: the same batches either way, so it may change on resume. 0 (the default): a
+	// quarter of the machine's memory.
+	MemoryMB float64 `yaml:"memory_mb"`
 }
 
 // Subword settings of DataConfig.Subword; the empty string means SubwordNone.
@@ -94,7 +99,7 @@ type TrainConfig struct {
 	Seed       uint64  `yaml:"seed"`
 	LogEvery   int     `yaml:"log_every"`   // steps between metrics lines
 	SaveEvery  int     `yaml:"save_every"`  // steps between checkpoints within an epoch (0: only at epoch ends)
-	Threads    int     `yaml:"threads"`     // CPU threads: GOMAXPROCS and OpenBLAS's threads
+	Threads    int     `yaml:"threads"`     // CPU threads: GOMAXPROCS and OpenBLAS's threads (0: one per core of the machine)
 	GraphCache int     `yaml:"graph_cache"` // how many compiled batch shapes to keep
 	Unfused    bool    `yaml:"unfused"`     // build graphs from gorgonia's own ops, not the fused kernels (for checking)
 	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
@@ -140,7 +145,7 @@ func Default() Config {
 	return Config{
 		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2},
 		Data:  DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordNone},
-		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 4, MaxBadSteps: 10,
+		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
 			BestMetric: "ppl"},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
@@ -417,6 +422,9 @@ func (c Config) Validate() error {
 	if d.RoundLen > d.MaxLen && d.MaxLen >= 1 && d.RoundLen <= maxLength {
 		errs = append(errs, fmt.Errorf("config: data.round_len is %d, above data.max_len %d; want at most data.max_len (every padded length is rounded up to a multiple of round_len)", d.RoundLen, d.MaxLen))
 	}
+	if !(d.MemoryMB >= 0 && !math.IsInf(d.MemoryMB, 0)) {
+		errs = append(errs, fmt.Errorf("config: data.memory_mb is %g; want a finite number of MB, at least 0 (0: a quarter of the machine's memory)", d.MemoryMB))
+	}
 	switch d.Subword {
 	case SubwordNone, "":
 		if d.Merges != 0 {
@@ -437,7 +445,7 @@ func (c Config) Validate() error {
 	}
 	intIn("train.log_every", t.LogEvery, 1, math.MaxInt, "")
 	intIn("train.save_every", t.SaveEvery, 0, math.MaxInt, "0: only at epoch ends")
-	intIn("train.threads", t.Threads, 1, maxThreads, "")
+	intIn("train.threads", t.Threads, 0, maxThreads, "0: one per CPU core")
 	intIn("train.graph_cache", t.GraphCache, 1, 1024, "")
 	intIn("train.max_bad_steps", t.MaxBadSteps, 1, math.MaxInt, "")
 	intIn("train.valid_every", t.ValidEvery, 0, math.MaxInt, "0: at epoch ends only")

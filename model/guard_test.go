@@ -82,9 +82,9 @@ func TestValidateNamesEverySettingOutOfRange(t *testing.T) {
 	cases := []string{
 		"model.emb=0", "model.enc_hidden=-3", "model.dec_hidden=100000", "model.attn_dim=0", "model.cell=rnn",
 		"model.attention=dot-product", "model.self_attention_layers=9", "model.self_attention_layers=-1", "model.dropout=1", "model.dropout=-0.1", "data.min_freq=0", "data.max_vocab=-5",
-		"data.max_vocab=3", "data.max_len=0", "data.batch=0", "data.bucket_chunk=0", "data.round_len=0",
+		"data.max_vocab=3", "data.max_len=0", "data.batch=0", "data.bucket_chunk=0", "data.round_len=0", "data.memory_mb=-1",
 		"train.epochs=0", "train.epochs=-1", "train.max_steps=-1", "train.lr=0", "train.lr=NaN", "train.lr=100",
-		"train.clip=-1", "train.clip=+Inf", "train.log_every=0", "train.save_every=-1", "train.threads=0",
+		"train.clip=-1", "train.clip=+Inf", "train.log_every=0", "train.save_every=-1", "train.threads=-1",
 		"train.threads=-3", "train.threads=1000", "train.graph_cache=0", "train.max_bad_steps=0",
 		"decode.max_len=0", "decode.batch=-1", "data.subword=sentencepiece", "data.merges=100",
 	}

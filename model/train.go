@@ -77,10 +77,17 @@ type ValidLog struct {
 	ElapsedS          float64
 }
 
-// TrainOptions is one training run. Train and Valid are encoded with the model's vocabularies.
+// TrainOptions is one training run. Train (or Corpus) and Valid are encoded with the model's vocabularies.
 type TrainOptions struct {
 	Config       Config
 	Train, Valid []data.Example
+	// Corpus, when not nil, is the training corpus in place of Train: a data.Store, which may keep its ids on
+	// disk, gives the same batches as the same examples in a slice.
+	Corpus data.Source
+	// BeforeSave, when not nil, is called on the lead process before each checkpoint is written, from Train's
+	// goroutine: the moment to change what the model holds beside its weights (attend train adds the lexicon it
+	// learns while training runs).
+	BeforeSave func()
 	// Model is the model to train: a fresh one, or a loaded checkpoint's (then Progress and Adam come with it).
 	Model    *Seq2Seq[float32]
 	Adam     *Adam[float32] // nil: a fresh optimizer; its learning rate is set to Config.Train.LR
@@ -153,19 +160,24 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	}
 	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, BatchTokens: cfg.Data.BatchTokens, ChunkBatches: cfg.Data.BucketChunk,
 		RoundLen: cfg.Data.RoundLen, Shuffle: true}
+	corpus := o.Corpus
+	if corpus == nil {
+		corpus = data.Examples(o.Train)
+	}
 	reserved := false
 	for r.prog.Epoch < cfg.Train.Epochs && !r.done() {
-		batches := data.MakeBatches(o.Train, opts, rand.New(rand.NewPCG(cfg.Train.Seed, uint64(r.prog.Epoch)+1)))
+		// The epoch's batches are planned at once and padded one at a time, as they are trained on.
+		batches := data.PlanBatches(corpus, opts, rand.New(rand.NewPCG(cfg.Train.Seed, uint64(r.prog.Epoch)+1)))
 		if !reserved { // every epoch has the same sentences, so the first one's largest batch is the run's
 			if err := reserveScratch(r.tr, batches, r.group); err != nil {
 				return r.sum, err
 			}
 			reserved = true
 		}
-		if err := r.trainEpoch(batches); err != nil {
+		if err := r.trainEpoch(batches, corpus); err != nil {
 			return r.sum, err
 		}
-		if r.prog.Batch >= len(batches) {
+		if r.prog.Batch >= batches.Len() {
 			r.prog.Epoch++
 			r.prog.Batch = 0
 		}
@@ -239,6 +251,9 @@ func (r *run) done() bool {
 func (r *run) save(path string) error {
 	if !r.lead {
 		return nil
+	}
+	if r.o.BeforeSave != nil {
+		r.o.BeforeSave()
 	}
 	return Save(path, r.cfg, r.o.Model, r.tr.Optimizer, r.prog)
 }
@@ -355,20 +370,26 @@ func (p Progress) stepEpochs() (epoch, done int) {
 // train.save_every steps. A step's validation comes before its checkpoint, so that a checkpoint of step S holds
 // every validation of S and the metrics records of S are exactly those the checkpoint went through. At an
 // epoch's end or the run's, both are left to Train, which validates and then saves.
-func (r *run) trainEpoch(batches []data.Batch) error {
+func (r *run) trainEpoch(plan *data.Plan, corpus data.Source) error {
 	prog, cfg := &r.prog, r.cfg
-	r.rec.EpochStart(prog.Epoch+1, len(batches), prog.Batch)
+	r.rec.EpochStart(prog.Epoch+1, plan.Len(), prog.Batch)
 	defer r.rec.EpochEnd()
 	win := logWindow{StepLog: StepLog{GradNorm: math.NaN()}, start: time.Now()}
-	for prog.Batch < len(batches) && !r.done() {
+	batches := plan.Read(corpus, prog.Batch)
+	defer batches.Close()
+	for prog.Batch < plan.Len() && !r.done() {
 		if stop, err := r.stopRequested(); stop || err != nil {
 			return errors.Join(err, r.interrupted())
+		}
+		b, err := batches.Next()
+		if err != nil {
+			return fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)
 		}
 		start := time.Now()
 		// Each process draws its own dropout masks; rank 0's are those of a run on one process.
 		dropout := rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(r.group.Rank())<<48))
 		r.tr.Optimizer.LR = learningRate(cfg.Train, *prog)
-		res, err := r.tr.StepShared(&batches[prog.Batch], dropout, r.group)
+		res, err := r.tr.StepShared(&b, dropout, r.group)
 		if err != nil {
 			return fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)
 		}
@@ -387,8 +408,8 @@ func (r *run) trainEpoch(batches []data.Batch) error {
 			win.add(res)
 		}
 		tooManyBad := r.badInRow >= cfg.Train.MaxBadSteps
-		if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == len(batches) || r.done() || tooManyBad {
-			if err := r.log(&win, prog.Batch == len(batches)); err != nil {
+		if prog.Step%cfg.Train.LogEvery == 0 || prog.Batch == plan.Len() || r.done() || tooManyBad {
+			if err := r.log(&win, prog.Batch == plan.Len()); err != nil {
 				if serr := r.save(r.o.Out); serr != nil {
 					return errors.Join(err, serr)
 				}
@@ -402,12 +423,12 @@ func (r *run) trainEpoch(batches []data.Batch) error {
 				prog.Step, prog.Epoch+1, plural.Count(r.badInRow, "step"), r.o.Out), r.save(r.o.Out))
 		}
 		r.rec.BatchDone()
-		if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < len(batches) {
+		if cfg.Train.ValidEvery > 0 && prog.Step%cfg.Train.ValidEvery == 0 && prog.Batch < plan.Len() {
 			if err := r.validate(); err != nil {
 				return err
 			}
 		}
-		if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 && prog.Batch < len(batches) && !r.done() {
+		if cfg.Train.SaveEvery > 0 && prog.Step%cfg.Train.SaveEvery == 0 && prog.Batch < plan.Len() && !r.done() {
 			if err := r.checkpoint(); err != nil {
 				return err
 			}
@@ -498,17 +519,16 @@ func (nopRecorder) Logged(StepLog)           {}
 func (nopRecorder) Validated(ValidLog)       {}
 func (nopRecorder) EpochEnd()                {}
 
-// reserveScratch sizes tr's scratch for the largest rows, source and target lengths among batches, as this
-// process of group trains on them (its shard of each batch).
-func reserveScratch(tr *Trainer[float32], batches []data.Batch, group dist.Group) error {
+// reserveScratch sizes tr's scratch for the largest rows, source and target lengths among the planned
+// batches, as this process of group trains on them (its shard of each batch, data.Batch.Shard).
+func reserveScratch(tr *Trainer[float32], plan *data.Plan, group dist.Group) error {
 	var rows, srcLen, tgtLen int
-	for i := range batches {
-		b := &batches[i]
+	for k := range plan.Len() {
+		n, real, s, t := plan.Shape(k)
 		if group.Size() > 1 {
-			s := b.Shard(group.Rank(), group.Size())
-			b = &s
+			n = data.ShardRows(real, group.Rank(), group.Size())
 		}
-		rows, srcLen, tgtLen = max(rows, b.Rows), max(srcLen, b.SrcLen), max(tgtLen, b.TgtLen)
+		rows, srcLen, tgtLen = max(rows, n), max(srcLen, s), max(tgtLen, t)
 	}
 	if err := tr.Reserve(rows, srcLen, tgtLen); err != nil {
 		return fmt.Errorf("sizing the training scratch for batches of %d × %d × %d: %w", rows, srcLen, tgtLen, err)

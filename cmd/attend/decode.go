@@ -105,7 +105,7 @@ func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpo
 			d.shortlist, short.Best, keep, keep)
 	}
 	if short != nil && ck.Model.Lexicon == nil {
-		return app.DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was trained before attend learned one); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)
+		return app.DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was saved before training had learned one, or trained before attend learned them); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)
 	}
 	o := app.DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.beam, NBest: d.nBest,
 		Alpha: cfg.Decode.Alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk, Shortlist: short,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/wordalign"
@@ -24,8 +25,16 @@ func newRecorder(log io.Writer, noProgress bool) model.Recorder {
 	return lineRecorder{log: log}
 }
 
-// lineRecorder writes plain log lines.
+// lineRecorder writes plain log lines. It shows no progress within the phases before training (app prints
+// one line at the end of each).
 type lineRecorder struct{ log io.Writer }
+
+func (lineRecorder) StartPhase(string, int64) app.Phase { return quietPhase{} }
+
+type quietPhase struct{}
+
+func (quietPhase) Set(int64) {}
+func (quietPhase) End()      {}
 
 func (r lineRecorder) EpochStart(epoch, batches, done int) {
 	if done > 0 {
@@ -58,6 +67,67 @@ func (r *barRecorder) EpochStart(epoch, batches, done int) {
 }
 
 func (r *barRecorder) BatchDone() { _ = r.current.Add(1) }
+
+// StartPhase draws a bar for a phase before training: of bytes when its total is known, else a spinner.
+func (r *barRecorder) StartPhase(name string, total int64) app.Phase {
+	opts := []progressbar.Option{progressbar.OptionSetWriter(r.bar), progressbar.OptionSetDescription(name),
+		progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200 * time.Millisecond), progressbar.OptionSetPredictTime(total > 0)}
+	if total > 0 {
+		opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowCount())
+	} else {
+		total = -1
+		// The spinner is turned by startSpinner, under the bar's lock: progressbar's own spinner goroutine reads
+		// the bar's state without it.
+		opts = append(opts, progressbar.OptionSpinnerType(14), progressbar.OptionSetSpinnerChangeInterval(0))
+	}
+	bar := progressbar.NewOptions64(total, opts...)
+	if total < 0 {
+		_ = bar.RenderBlank() // draw the spinner now; it turns as long as the phase lasts
+		return spinnerPhase{bar: bar, stop: startSpinner(bar)}
+	}
+	return barPhase{bar}
+}
+
+// barPhase is a phase of known size: Set moves the bar.
+type barPhase struct{ bar *progressbar.ProgressBar }
+
+func (p barPhase) Set(done int64) { _ = p.bar.Set64(done) }
+func (p barPhase) End()           { _ = p.bar.Finish() }
+
+// spinnerPhase is a phase of unknown size: a spinner turned by a goroutine until End.
+type spinnerPhase struct {
+	bar  *progressbar.ProgressBar
+	stop func()
+}
+
+func (p spinnerPhase) Set(int64) {}
+func (p spinnerPhase) End() {
+	p.stop()
+	_ = p.bar.Finish()
+}
+
+// startSpinner redraws bar every 200 ms until the function it returns is called, which waits for the last
+// redraw.
+func startSpinner(bar *progressbar.ProgressBar) func() {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = bar.RenderBlank()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
 
 func (r *barRecorder) Logged(s model.StepLog) {
 	r.current.Describe(fmt.Sprintf("epoch %d loss %.3f %.0f tok/s", s.Epoch, s.Loss, s.TokPerS))
