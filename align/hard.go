@@ -176,7 +176,7 @@ func (g *graphHard[T]) Attend(query, keys, memory, noise *G.Node, lengths *[]int
 	y := make([]T, rows*srcLen) // the relaxed weights of the last forward run
 	dScores, dNoise := make([]T, rows*srcLen), make([]T, rows*srcLen)
 	weights = graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("HardChoice(%p,%d,%d,%v,%v)", lengths, rows, srcLen, tau, noise != nil),
+		Name:  fmt.Sprintf("HardChoice(%d,%d,%v,%v)", rows, srcLen, tau, noise != nil),
 		Shape: tensor.Shape{rows, srcLen},
 		Forward: func(in [][]T, out []T) {
 			clear(out)

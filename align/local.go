@@ -180,7 +180,7 @@ func (g *graphLocal[T]) Score(query, keys *G.Node) *G.Node {
 	rows, srcLen, lengths := g.rows, g.srcLen, g.lengths
 	dScores, dSig := make([]T, rows*srcLen), make([]T, rows) // this step's gradients (gorgonia reads them later)
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("LocalWindow(%p,%d,%d,%d)", lengths, rows, srcLen, g.l.Window),
+		Name:  fmt.Sprintf("LocalWindow(%d,%d,%d)", rows, srcLen, g.l.Window),
 		Shape: tensor.Shape{rows, srcLen},
 		Forward: func(in [][]T, out []T) {
 			for r := 0; r < rows; r++ {

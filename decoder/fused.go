@@ -365,7 +365,7 @@ func fusedOp[T kernels.Float](arena *kernels.Arena[T], in FusedInputs, scorer al
 		return w
 	}
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("DecoderLSTM(%p,%d,%d,%d,%d,%d,%d,%p,%v)", lengths, steps, rows, srcLen, emb, mem, hid, scorer, seq.Feeding),
+		Name:  fmt.Sprintf("DecoderLSTM(%d,%d,%d,%d,%d,%d,%v)", steps, rows, srcLen, emb, mem, hid, seq.Feeding),
 		Shape: tensor.Shape{steps * rows, hid + mem},
 		Forward: func(v [][]T, out []T) {
 			seq.Lengths = *lengths

@@ -23,7 +23,7 @@ func fusedLSTM[T kernels.Float](arena *kernels.Arena[T], x, inputW, hiddenW, bia
 	sizes := []int{steps * rows * in, 4 * in * hid, 4 * hid * hid, 4 * hid}
 	n := steps * rows * hid
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("EncoderLSTM(%p,%v,%d,%d,%d,%d,%d)", lengths, reverse, layer, steps, rows, in, hid),
+		Name:  fmt.Sprintf("EncoderLSTM(%v,%d,%d,%d,%d,%d)", reverse, layer, steps, rows, in, hid),
 		Shape: tensor.Shape{steps + 2, rows, hid},
 		Forward: func(v [][]T, out []T) {
 			seq.Forward(v[0], v[1], v[2], v[3], *lengths, out[:n], out[n:n+rows*hid], out[n+rows*hid:])

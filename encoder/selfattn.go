@@ -497,7 +497,7 @@ func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, leng
 	const name = "enc.self"
 	outShape := append(tensor.Shape{2}, fwd.Shape().Clone()...)
 	out := graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("SelfAttention(%p,%p,%v,%v)", s, lengths, fwd.Shape(), packed),
+		Name:  fmt.Sprintf("SelfAttention(%d,%d,%d,%v,%v)", len(s.Blocks), s.Dim, s.Heads, fwd.Shape(), packed),
 		Shape: outShape,
 		Forward: func(v [][]T, out []T) {
 			memory, result := p.Arena.Get(name+".memory", n), p.Arena.Get(name+".result", n)

@@ -67,7 +67,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 	}
 	var dx, dw, db []T
 	var realRows, realTargets []int // the rows whose target is not pad, and their targets (reused across runs)
-	name := fmt.Sprintf("OutputXent(%p,%d,%v,%d,%v,%g)", targets, n, widths, v, masked, smoothing)
+	name := fmt.Sprintf("OutputXent(%d,%v,%d,%v,%g)", n, widths, v, masked, smoothing)
 	return Fused(FusedOp[T]{
 		Name:  name,
 		Shape: tensor.ScalarShape(),
@@ -179,7 +179,7 @@ func Embed[T kernels.Float](arena *kernels.Arena[T], table *G.Node, ids *[]int, 
 	size := tensor.Shape(outShape).TotalSize()
 	name := table.Name()
 	return Fused(FusedOp[T]{
-		Name:  fmt.Sprintf("Embed(%s,%p,%v,%v)", name, ids, outShape, masked),
+		Name:  fmt.Sprintf("Embed(%s,%v,%v)", name, outShape, masked),
 		Shape: tensor.Shape(outShape).Clone(),
 		Forward: func(in [][]T, out []T) {
 			for i, id := range *ids {
@@ -241,8 +241,8 @@ func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once 
 // FusedOp is an op with several inputs whose backward pass computes the gradients of all of them at once: a
 // fused layer such as the encoder's LSTM direction or the teacher-forced decoder loop.
 type FusedOp[T kernels.Float] struct {
-	// Name identifies the op and all its parameters (sizes, and the address of any batch data it reads at run
-	// time); it is the node hash, so it must be unique per behaviour.
+	// Name identifies the op and all its parameters (sizes, options); it is the node hash, so it must be
+	// unique per behaviour within a graph, and holds no addresses (see the package comment).
 	Name  string
 	Shape tensor.Shape // of the output
 	// Forward writes the output from the inputs' values.

@@ -4,7 +4,9 @@
 // so that gradients land back in the model's own buffers.
 //
 // None of these ops uses gorgonia's slice or concat, whose node hashing merges slices whose bounds agree mod
-// 256 (gorgonia v0.9.18): every op here hashes its full parameters and the address of the batch data it reads.
+// 256 (gorgonia v0.9.18): every op here hashes its full parameters. Names hold no addresses, so that a graph's
+// node hashes are the same from run to run: gorgonia's compiler merges any two nodes whose 32-bit hashes agree
+// (value numbering by hash alone), and Params.Differentiate refuses a graph where two do (ErrHashCollision).
 package graph
 
 import (

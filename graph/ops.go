@@ -166,7 +166,7 @@ func MaskedUpdate[T kernels.Float](prev, next *G.Node, lengths *[]int, t int) *G
 	shape := prev.Shape().Clone()
 	rowMask := func(updated bool) *kernelOp[T] {
 		return &kernelOp[T]{
-			name:    fmt.Sprintf("MaskRows(%p,%d,%v,%v)", lengths, t, updated, shape),
+			name:    fmt.Sprintf("MaskRows(%d,%v,%v)", t, updated, shape),
 			inDims:  []int{2},
 			outDims: 2,
 			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
@@ -183,7 +183,7 @@ func MaskedUpdate[T kernels.Float](prev, next *G.Node, lengths *[]int, t int) *G
 		}
 	}
 	op := &kernelOp[T]{
-		name:    fmt.Sprintf("MaskedUpdate(%p,%d,%v)", lengths, t, shape),
+		name:    fmt.Sprintf("MaskedUpdate(%d,%v)", t, shape),
 		inDims:  []int{2, 2},
 		outDims: 2,
 		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
@@ -289,7 +289,7 @@ func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 	shape := scores.Shape().Clone()
 	s := shape[1]
 	op := &kernelOp[T]{
-		name:    fmt.Sprintf("MaskedSoftmax(%p,%v)", lengths, shape),
+		name:    fmt.Sprintf("MaskedSoftmax(%v)", shape),
 		inDims:  []int{2},
 		outDims: 2,
 		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
@@ -302,7 +302,7 @@ func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 	}
 	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SoftmaxGrad(%p,%v)", lengths, shape),
+			name:    fmt.Sprintf("SoftmaxGrad(%v)", shape),
 			inDims:  []int{2, 2},
 			outDims: 2,
 			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
@@ -332,7 +332,7 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 	hit, spread := 1-smoothing, smoothing/float64(v)
 	probs := make([]T, shape.TotalSize()) // softmax of the last forward run, read by the backward op
 	op := &kernelOp[T]{
-		name:    fmt.Sprintf("SoftmaxCrossEntropy(%p,%v)", targets, shape),
+		name:    fmt.Sprintf("SoftmaxCrossEntropy(%v,%d,%g)", shape, padID, smoothing),
 		inDims:  []int{2},
 		outDims: 0,
 		shape:   func([]tensor.Shape) tensor.Shape { return tensor.ScalarShape() },
@@ -359,7 +359,7 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 	}
 	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SoftmaxCrossEntropyGrad(%p,%v)", targets, shape),
+			name:    fmt.Sprintf("SoftmaxCrossEntropyGrad(%v,%d,%g)", shape, padID, smoothing),
 			inDims:  []int{2, 0},
 			outDims: 2,
 			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
@@ -394,7 +394,7 @@ func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen i
 		panic(fmt.Sprintf("graph: SelfMaskedSoftmax of %v with %d positions", shape, srcLen))
 	}
 	op := &kernelOp[T]{
-		name:    fmt.Sprintf("SelfMaskedSoftmax(%p,%v)", lengths, shape),
+		name:    fmt.Sprintf("SelfMaskedSoftmax(%v)", shape),
 		inDims:  []int{2},
 		outDims: 2,
 		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
@@ -414,7 +414,7 @@ func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen i
 	}
 	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SelfMaskedSoftmaxGrad(%p,%v)", lengths, shape),
+			name:    fmt.Sprintf("SelfMaskedSoftmaxGrad(%v)", shape),
 			inDims:  []int{2, 2},
 			outDims: 2,
 			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
@@ -436,7 +436,7 @@ func MaskPositions[T kernels.Float](x *G.Node, lengths *[]int, srcLen int) *G.No
 	shape := x.Shape().Clone()
 	mask := func(name string) *kernelOp[T] {
 		return &kernelOp[T]{
-			name:    fmt.Sprintf("%s(%p,%d,%v)", name, lengths, srcLen, shape),
+			name:    fmt.Sprintf("%s(%d,%v)", name, srcLen, shape),
 			inDims:  []int{2},
 			outDims: 2,
 			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
