@@ -386,7 +386,7 @@ func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scra
 	}
 	kernels.Gemm(false, false, rows, 4*h, gi, 1, buf.gateIn, gi, buf.gateW, 4*h, 0, buf.gates, 4*h)
 	kernels.AddBias(buf.gates, rows, 4*h, d.Bias.Data)
-	kernels.LSTMPointwise(buf.gates, st.C, rows, h, buf.hNew, buf.cNew)
+	kernels.LSTMForward(buf.gates, st.C, rows, h, buf.hNew, buf.cNew, nil)
 	copy(st.H[:rows*h], buf.hNew[:rows*h])
 	copy(st.C[:rows*h], buf.cNew[:rows*h])
 	// With input feeding, f_t = tanh([s_t; ctx] A + a) replaces s_t in the output layer and feeds the next step.
@@ -410,7 +410,10 @@ func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scra
 			copy(buf.upperIn[r*ui+h:(r+1)*ui], buf.ctx[r*md:(r+1)*md])
 		}
 		uh, uc := st.UpperH[l], st.UpperC[l]
-		kernels.LSTMStep(buf.upperIn, rows, ui, uh, uc, u.InputW.Data, u.HiddenW.Data, u.Bias.Data, h, buf.gates, buf.hNew, buf.cNew)
+		kernels.Project(buf.upperIn, rows, ui, u.InputW.Data, 4, h, buf.gates, false)
+		kernels.AddBias(buf.gates, rows, 4*h, u.Bias.Data)
+		kernels.Project(uh, rows, h, u.HiddenW.Data, 4, h, buf.gates, true)
+		kernels.LSTMForward(buf.gates, uc, rows, h, buf.hNew, buf.cNew, nil)
 		copy(uh[:rows*h], buf.hNew[:rows*h])
 		copy(uc[:rows*h], buf.cNew[:rows*h])
 		first = uh

@@ -155,22 +155,9 @@ func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
 			}
 		}
 		kernels.Project(d.h, B, H, w.HiddenW, 4, H, gates, true)
+		kernels.AddBias(gates, B, 4*H, w.Bias)
+		kernels.LSTMForward(gates, d.c, B, H, d.h, d.c, d.tanhC[t*B*H:(t+1)*B*H])
 		for r := 0; r < B; r++ {
-			a := gates[r*4*H : (r+1)*4*H]
-			tc := d.tanhC[(t*B+r)*H : (t*B+r+1)*H]
-			for j, b := range w.Bias {
-				a[j] += b
-			}
-			kernels.LSTMActivate(a, H)
-			cr, hr := d.c[r*H:(r+1)*H], d.h[r*H:(r+1)*H]
-			for j := range cr {
-				cr[j] = a[kernels.GateF*H+j]*cr[j] + a[kernels.GateI*H+j]*a[kernels.GateG*H+j]
-			}
-			copy(tc, cr)
-			kernels.TanhSlice(tc)
-			for j := range hr {
-				hr[j] = a[kernels.GateO*H+j] * tc[j]
-			}
 			o := out[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
 			copy(o[:H], d.h[r*H:(r+1)*H])
 			copy(o[H:], ctx[r*M:(r+1)*M])
@@ -248,10 +235,7 @@ func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T,
 		}
 		// LSTM step: h = o·tanh(c), c = f·cPrev + i·g
 		dG := d.dG[t*B*4*H : (t+1)*B*4*H]
-		for r := 0; r < B; r++ {
-			kernels.LSTMCellBackward(d.act[(t*B+r)*4*H:(t*B+r+1)*4*H], d.tanhC[(t*B+r)*H:(t*B+r+1)*H],
-				d.cPrev[(t*B+r)*H:(t*B+r+1)*H], d.dh[r*H:(r+1)*H], d.dc[r*H:(r+1)*H], H, dG[r*4*H:(r+1)*4*H])
-		}
+		kernels.LSTMBackward(d.act[t*B*4*H:(t+1)*B*4*H], d.tanhC[t*B*H:(t+1)*B*H], d.cPrev[t*B*H:(t+1)*B*H], d.dh, d.dc, B, H, dG)
 		// s_{t-1} and ctx_t (and f_{t-1}) feed the gates: dh = dG Uᵀ, dctx += dG W_cᵀ, dFeed = dG W_fᵀ
 		clear(d.dh)
 		if d.Feeding {

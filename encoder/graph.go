@@ -46,22 +46,22 @@ func (m GraphMasks) between(l int) *G.Node {
 }
 
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
-// read at run time, so the graph serves every batch of this shape. With fused, an LSTM direction is one op
-// (fusedLSTM, over LSTMSeq) and so is the join of two directions into the next layer's input
-// (joinDirections); otherwise — and for a GRU — every step is built from gorgonia's own ops. The
+// read at run time, so the graph serves every batch of this shape. With fused, a direction is one op
+// (fusedDirection, over recurrence) and so is the join of two directions into the next layer's input
+// (joinDirections); otherwise every step is built from gorgonia's own ops. The
 // self-attention blocks, if any, follow as one fused op with fused, from gorgonia's ops otherwise; the final
 // states stay those of the last recurrent layer.
 func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, masks GraphMasks, fused bool) *GraphOutput {
 	emb := graph.Embed[T](p.Arena, p.Whole(e.Emb), src, masks.Emb, srcLen, rows, e.Cfg.Emb)
 	out := &GraphOutput{}
-	if fused && e.Cfg.Cell == LSTM {
+	if fused {
 		x := emb
 		for l, layer := range e.Layers {
 			if l > 0 {
 				x = joinDirections[T](p.Arena, out.Packed[0], out.Packed[1], masks.between(l), l+1)
 			}
 			for dir, d := range layer.directions() {
-				out.Packed[dir] = fusedLSTM[T](p.Arena, x, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1, l+1)
+				out.Packed[dir] = fusedDirection(p, e.Cfg.Cell, x, d, lengths, dir == 1, l+1)
 			}
 		}
 		if e.Self != nil {

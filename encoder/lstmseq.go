@@ -62,24 +62,13 @@ func (s *LSTMSeq[T]) Forward(x, inputW, hiddenW, bias []T, lengths []int, out, f
 		copy(s.hPrev[t*rows*hid:(t+1)*rows*hid], s.h)
 		copy(s.cPrev[t*rows*hid:(t+1)*rows*hid], s.c)
 		kernels.Project(s.h, rows, hid, hiddenW, 4, hid, gates, true)
+		kernels.AddBias(gates, rows, 4*hid, bias)
+		hNew, cNew := s.arena.Get(s.name+".hNew", rows*hid), s.arena.Get(s.name+".cNew", rows*hid)
+		kernels.LSTMForward(gates, s.c, rows, hid, hNew, cNew, s.tanhC[t*rows*hid:(t+1)*rows*hid])
 		for r := 0; r < rows; r++ {
-			g := gates[r*4*hid : (r+1)*4*hid]
-			tc := s.tanhC[(t*rows+r)*hid : (t*rows+r+1)*hid]
-			for j, b := range bias {
-				g[j] += b
-			}
-			kernels.LSTMActivate(g, hid)
-			for j := range tc {
-				tc[j] = g[kernels.GateF*hid+j]*s.c[r*hid+j] + g[kernels.GateI*hid+j]*g[kernels.GateG*hid+j] // the new cell state, for now
-			}
 			if t < lengths[r] {
-				copy(s.c[r*hid:(r+1)*hid], tc)
-			}
-			kernels.TanhSlice(tc)
-			if t < lengths[r] {
-				for j := range tc {
-					s.h[r*hid+j] = g[kernels.GateO*hid+j] * tc[j]
-				}
+				copy(s.h[r*hid:(r+1)*hid], hNew[r*hid:(r+1)*hid])
+				copy(s.c[r*hid:(r+1)*hid], cNew[r*hid:(r+1)*hid])
 			}
 		}
 		copy(out[t*rows*hid:(t+1)*rows*hid], s.h)
@@ -108,8 +97,8 @@ func (s *LSTMSeq[T]) Backward(x, inputW, hiddenW []T, lengths []int, dOut, dFina
 				clear(d)
 				continue
 			}
-			kernels.LSTMCellBackward(act[r*4*hid:(r+1)*4*hid], s.tanhC[(t*rows+r)*hid:(t*rows+r+1)*hid],
-				s.cPrev[(t*rows+r)*hid:(t*rows+r+1)*hid], s.dh[r*hid:(r+1)*hid], s.dc[r*hid:(r+1)*hid], hid, d)
+			kernels.LSTMBackward(act[r*4*hid:(r+1)*4*hid], s.tanhC[(t*rows+r)*hid:(t*rows+r+1)*hid],
+				s.cPrev[(t*rows+r)*hid:(t*rows+r+1)*hid], s.dh[r*hid:(r+1)*hid], s.dc[r*hid:(r+1)*hid], 1, hid, d)
 		}
 		// dhPrev = dGates · W_hhᵀ on updated rows; untouched (pass-through) on the others.
 		for r := 0; r < rows; r++ {
