@@ -20,7 +20,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			set := param.NewSet[float32]()
 			d, err := New(set, Config{Vocab: 11, Emb: 4, Hidden: 6, MemDim: 8, Attn: 6, Attention: attention, Window: 2, Heads: 2, Temperature: 1,
-				InputFeeding: feeding})
+				InputFeeding: feeding}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
