@@ -27,30 +27,37 @@ import (
 // StepBackward and KeysBackward) and the unfused training graph (Graph), whose gradient gorgonia derives: that
 // graph is the reference the hand-written backward pass is tested against.
 type Attention[T kernels.Float] interface {
-	// Params lists the tensors the optimiser updates; gradients passed to StepBackward and KeysBackward come
-	// in the same order, one slice per tensor.
-	Params() []*param.Tensor[T]
-	// Init draws fresh weights from rng.
-	Init(rng *rand.Rand)
-	// KeyWidth is the number of values Keys writes per source position.
-	KeyWidth() int
-	// Keys writes the memory-only part of the attention, keys (rows, srcLen, KeyWidth()), for memory
-	// (rows, srcLen, MemDim) whose rows have the given source lengths.
-	Keys(memory []T, lengths []int, rows, srcLen int, keys []T)
-	// KeysBackward adds the gradients of Keys, given dKeys, into dMemory (rows, srcLen, MemDim) and grads.
-	KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T)
+	Keyed[T]
 	// StateWidth is the number of state values per source position carried from one step to the next; 0 for an
-	// attention without state.
+	// attention without state. A state must stay 0 past each row's length.
 	StateWidth() int
-	// WorkSize is the number of values of Step.Work for a batch of rows × srcLen.
-	WorkSize(rows, srcLen int) int
-	// Step computes one step (see Step). It allocates nothing.
+	// Step computes one step (see Step), with WorkSize values of work. It allocates nothing.
 	Step(s Step[T])
 	// StepBackward adds the gradients of one step into g, given the gradients of its outputs in g; s is the
 	// Step as the forward pass left it (StepBackward may overwrite its Work).
 	StepBackward(s Step[T], g StepGrad[T])
 	// Graph binds the attention to one training graph for batches of rows × srcLen.
 	Graph(p *graph.Params[T], rows, srcLen int) GraphAttention
+}
+
+// Keyed is what attention functions and scores have in common: their parameters, and the keys they compute once
+// per sentence.
+type Keyed[T kernels.Float] interface {
+	// Params lists the tensors the optimiser updates; gradients passed to the backward passes come in the same
+	// order, one slice per tensor.
+	Params() []*param.Tensor[T]
+	// Init draws fresh weights from rng.
+	Init(rng *rand.Rand)
+	// KeyWidth is the number of values Keys writes per source position.
+	KeyWidth() int
+	// Keys writes the memory-only part, keys (rows, srcLen, KeyWidth()), for memory (rows, srcLen, MemDim)
+	// whose rows have the given source lengths.
+	Keys(memory []T, lengths []int, rows, srcLen int, keys []T)
+	// KeysBackward adds the gradients of Keys, given dKeys, into dMemory (rows, srcLen, MemDim) and grads.
+	KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T)
+	// WorkSize is the number of values of work one step (Attention.Step, Scorer.Score) needs for a batch of
+	// rows × srcLen.
+	WorkSize(rows, srcLen int) int
 }
 
 // Step is one attention step over a batch of Rows rows of SrcLen source positions: its inputs, its outputs, and

@@ -2,25 +2,17 @@ package align
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
-	"github.com/attend-nmt/attend/param"
 	G "gorgonia.org/gorgonia"
 )
 
 // Scorer is a score function with one row of scores per query: e_ti for every source position i of each row,
-// which Soft turns into an Attention. Its methods are an Attention's, but for Step: Score computes the raw
-// scores, ScoreBackward differentiates them, and Graph gives them as a gorgonia expression.
+// which Soft turns into an Attention. Score computes the raw scores, ScoreBackward differentiates them, and Graph
+// gives them as a gorgonia expression.
 type Scorer[T kernels.Float] interface {
-	Params() []*param.Tensor[T]
-	Init(rng *rand.Rand)
-	KeyWidth() int
-	Keys(memory []T, lengths []int, rows, srcLen int, keys []T)
-	KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T)
-	// WorkSize is the number of values of work that Score needs for a batch of rows × srcLen.
-	WorkSize(rows, srcLen int) int
+	Keyed[T]
 	// Score writes the scores (rows, srcLen) of the queries (rows, QueryDim) against the keys; state is the
 	// step's state for a Stateful scorer (rows, srcLen·StateWidth) and nil for the others. work holds
 	// WorkSize(rows, srcLen) values: scratch, and afterwards what ScoreBackward reads. It allocates nothing.

@@ -387,9 +387,7 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 // buffers may be longer than rows: greedy search shrinks the batch as sentences finish.
 func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], weights []T) {
 	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
-	for r, id := range prev {
-		copy(buf.emb[r*e:(r+1)*e], d.Emb.Data[id*e:(id+1)*e])
-	}
+	kernels.Embed(d.Emb.Data, prev, e, buf.emb)
 	d.step(st, mem, buf.emb, buf, weights, &buf.none)
 	top, oi := d.top(st), d.OutIn()
 	for r := 0; r < rows; r++ {

@@ -60,12 +60,11 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
 		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0, lossOpts.LabelSmoothing)
 	}
-	if fused && enc.Packed[0] != nil {
+	if fused { // (the encoder is fused too: its outputs are packed)
 		states := d.fusedOp(p, emb, enc.Packed[0], enc.Packed[1], masks.Noise, masks.Between, srcLengths)
 		return outputLayer([]*G.Node{states, embFlat}), nil
 	}
 
-	encoder.Unpack[T](enc)
 	// s_0 = tanh(W_h [h_fwd ; h_bwd] + b_h), c_0 likewise from the final cell states.
 	bridge := func(final [2]*G.Node, w, b *param.Tensor[T]) *G.Node {
 		sum := add(mul(final[0], p.View(w, 0, half, h)), mul(final[1], p.View(w, half*h, half, h)))

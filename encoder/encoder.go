@@ -176,9 +176,7 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 		Memory: make([]T, rows*srcLen*2*h), FinalH: make([]T, rows*2*h), FinalC: make([]T, rows*2*h)}
 	// x is the current layer's input, time-major (srcLen, rows, in): the embeddings, then each layer's states.
 	x := make([]T, srcLen*rows*emb)
-	for i, id := range src {
-		copy(x[i*emb:(i+1)*emb], e.Emb.Data[id*emb:(id+1)*emb])
-	}
+	kernels.Embed(e.Emb.Data, src, emb, x)
 	for l, layer := range e.Layers {
 		in := e.Cfg.inputWidth(l)
 		if l > 0 { // the layer below's states [fwd ; bwd], batch-major in out.Memory, become time-major input

@@ -32,14 +32,7 @@ func TestViewTwiceCountsGradientOnce(t *testing.T) {
 	if err := p.Differentiate(loss); err != nil {
 		t.Fatal(err)
 	}
-	vm := G.NewTapeMachine(p.Graph)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	grads := set.ZerosLike()
-	p.AddGrads(grads, 1)
-	for i, g := range grads.Get("w").Data {
+	for i, g := range runGrads(t, p, set).Get("w").Data {
 		want := 2.0
 		if i >= 3 {
 			want = 3
@@ -90,6 +83,14 @@ func TestDifferentiateRefusesCollidingHashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := runGrads(t, p, set).Get("w").Data; got[0] != -2 || got[1] != -2 {
+		t.Fatalf("gradient of w with salt 1: %v, want x − y = [-2 -2]", got)
+	}
+}
+
+// runGrads runs p's graph once and returns the gradients of the parameters, shaped like set.
+func runGrads(t *testing.T, p *Params[float64], set *param.Set[float64]) *param.Set[float64] {
+	t.Helper()
 	vm := G.NewTapeMachine(p.Graph)
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
@@ -97,7 +98,5 @@ func TestDifferentiateRefusesCollidingHashes(t *testing.T) {
 	}
 	grads := set.ZerosLike()
 	p.AddGrads(grads, 1)
-	if got := grads.Get("w").Data; got[0] != -2 || got[1] != -2 {
-		t.Fatalf("gradient of w with salt 1: %v, want x − y = [-2 -2]", got)
-	}
+	return grads
 }
