@@ -1,6 +1,6 @@
 // Package decoder predicts target words one step at a time from the previous word, the decoder state and the
-// attention context: the LSTM step, teacher-forced scoring, and greedy and beam search, which return the
-// attention weights of every emitted word.
+// attention context: the decoder step (step.go; translation and the fused training op share it), teacher-forced
+// scoring, and greedy and beam search, which return the attention weights of every emitted word.
 package decoder
 
 import (

@@ -1,6 +1,7 @@
 // Package encoder turns a batch of source sentences into hidden states: embeddings followed by one or more
-// bidirectional LSTM (or GRU) layers, optionally followed by Transformer self-attention blocks (selfattn.go), as a plain-Go forward
-// pass for inference and as a gorgonia graph for training.
+// bidirectional LSTM (or GRU) layers, optionally followed by Transformer self-attention blocks (selfattn.go). Each
+// layer's one plain-Go forward pass serves inference and, with a cache and its backward pass, the fused training
+// op; the same layers built from gorgonia's ops are the unfused training graph.
 package encoder
 
 import (
