@@ -159,7 +159,7 @@ func Builtin[T kernels.Float]() Registry[T] {
 	}
 }
 
-// Names lists the registry's functions in order, aliases left out.
+// Names lists the registry's functions in order, aliases (such as mlp for additive) left out.
 func (r Registry[T]) Names() []string {
 	var names []string
 	for _, e := range r {
@@ -181,17 +181,7 @@ func (r Registry[T]) New(name string, set *param.Set[T], cfg Config) (Attention[
 			return e.New(set, cfg)
 		}
 	}
-	var aliases []string
-	for _, e := range r {
-		if e.Alias {
-			aliases = append(aliases, e.Name)
-		}
-	}
-	also := ""
-	if len(aliases) > 0 {
-		also = ", or the alias " + strings.Join(aliases, ", ")
-	}
-	return nil, fmt.Errorf("align: unknown score function %q (want one of %s%s)", name, strings.Join(r.Names(), ", "), also)
+	return nil, fmt.Errorf("align: unknown score function %q (want one of %s)", name, strings.Join(r.Names(), ", "))
 }
 
 // Names lists the built-in attention functions (Builtin), aliases left out.

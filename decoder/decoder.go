@@ -345,20 +345,31 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] { return d.newScra
 
 // newScratch is NewScratch reusing gateW, the result of gateWeights for the current weights, when it is not nil.
 func (d *Decoder[T]) newScratch(rows, srcLen int, gateW []T) *Scratch[T] {
-	h := d.Cfg.Hidden
+	b := d.scratch(rows, srcLen, func(name string, n int) []T {
+		if name == "gateW" && gateW != nil {
+			return gateW
+		}
+		return make([]T, n)
+	})
 	if gateW == nil {
-		gateW = make([]T, (d.InputWidth()+h)*4*h)
-		d.gateWeights(gateW)
+		d.gateWeights(b.gateW)
 	}
-	b := &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), ctx: make([]T, rows*d.Cfg.MemDim), gates: make([]T, rows*4*h),
-		outIn: make([]T, rows*d.OutIn()), work: make([]T, d.Attn.WorkSize(rows, srcLen)),
-		next: make([]T, rows*srcLen*d.Attn.StateWidth()), dTop: make([]T, rows*h),
-		gateIn: make([]T, rows*(d.InputWidth()+h)), gateW: gateW}
+	return b
+}
+
+// scratch makes a Scratch for rows rows and srcLen source positions, each buffer taken from get(name, size); it
+// leaves gateW as get gives it.
+func (d *Decoder[T]) scratch(rows, srcLen int, get func(name string, n int) []T) *Scratch[T] {
+	h, md := d.Cfg.Hidden, d.Cfg.MemDim
+	b := &Scratch[T]{emb: get("emb", rows*d.Cfg.Emb), ctx: get("sctx", rows*md), gates: get("gates", rows*4*h),
+		outIn: get("outIn", rows*d.OutIn()), work: get("swork", d.Attn.WorkSize(rows, srcLen)),
+		next: get("next", rows*srcLen*d.Attn.StateWidth()), dTop: get("dTop", rows*h),
+		gateIn: get("sgateIn", rows*(d.InputWidth()+h)), gateW: get("gateW", (d.InputWidth()+h)*4*h)}
 	if d.Cfg.InputFeeding {
-		b.feedIn = make([]T, rows*(h+d.Cfg.MemDim))
+		b.feedIn = get("sfeedIn", rows*(h+md))
 	}
 	if len(d.Upper) > 0 {
-		b.upperIn = make([]T, rows*(h+d.Cfg.MemDim))
+		b.upperIn = get("upperIn", rows*(h+md))
 	}
 	return b
 }

@@ -19,24 +19,28 @@ import (
 // [top_t ; c_t] of row b, top_t the output of the top layer (s_t, f_t with input feeding, or the last upper
 // layer's state).
 type teacher[T kernels.Float] struct {
-	d                *Decoder[T]
-	steps            int
-	st               *State[T]
-	mem              *Memory[T]
-	buf              *Scratch[T]
-	cache            stepCache[T]
-	grads            stepGrads[T]
-	finalH, finalC   []T // (B, M): [fwd ; bwd] final states
-	h0, c0           []T // (B, H): the bridge's outputs
-	dFinalH, dFinalC []T
+	d                   *Decoder[T]
+	steps, rows, srcLen int
+	arena               *kernels.Arena[T]
+	st                  *State[T]
+	mem                 *Memory[T]
+	buf                 *Scratch[T]
+	cache               stepCache[T]
+	grads               stepGrads[T]
+	finalH, finalC      []T // (B, M): [fwd ; bwd] final states
+	h0, c0              []T // (B, H): the bridge's outputs
+	dFinalH, dFinalC    []T
 }
 
-// newTeacher prepares one shape, with buffers from arena under names starting with "dec.".
-func (d *Decoder[T]) newTeacher(arena *kernels.Arena[T], steps, rows, srcLen int) *teacher[T] {
-	get := func(name string, n int) []T { return arena.Get("dec."+name, n) }
+// take points the teacher's buffers at the arena, under names starting with "dec.": afresh at every forward
+// pass, so that the cached graphs of every shape share the arena's buffers (see model.Trainer.Reserve) rather
+// than each keep the ones it was made with.
+func (tc *teacher[T]) take() {
+	d, steps, rows, srcLen := tc.d, tc.steps, tc.rows, tc.srcLen
+	get := func(name string, n int) []T { return tc.arena.Get("dec."+name, n) }
 	h, md, sw := d.Cfg.Hidden, d.Cfg.MemDim, d.Attn.StateWidth()*srcLen
 	tb := steps * rows
-	tc := &teacher[T]{d: d, steps: steps, buf: d.newScratch(rows, srcLen, get("gateW", (d.InputWidth()+h)*4*h))}
+	tc.buf = d.scratch(rows, srcLen, get)
 	tc.st = &State[T]{Rows: rows, Hidden: h, H: get("h", rows*h), C: get("c", rows*h), SrcLen: srcLen,
 		AttnWidth: d.Attn.StateWidth(), Attn: get("attnState", rows*sw)}
 	tc.mem = &Memory[T]{Rows: rows, SrcLen: srcLen, MemDim: md, KeyWidth: d.Attn.KeyWidth(), States: get("mem", rows*srcLen*md),
@@ -44,11 +48,12 @@ func (d *Decoder[T]) newTeacher(arena *kernels.Arena[T], steps, rows, srcLen int
 	tc.finalH, tc.finalC, tc.dFinalH, tc.dFinalC = get("finalH", rows*md), get("finalC", rows*md), get("dFinalH", rows*md), get("dFinalC", rows*md)
 	tc.h0, tc.c0 = get("h0", rows*h), get("c0", rows*h)
 	c := &tc.cache
-	c.keep = true
+	*c = stepCache[T]{keep: true, noise: c.noise, masks: c.masks}
 	c.hPrev, c.cPrev, c.attnState = get("hPrev", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
 	c.work, c.weights, c.ctx = get("work", steps*d.Attn.WorkSize(rows, srcLen)), get("weights", tb*srcLen), get("ctx", tb*md)
 	c.gateIn, c.act, c.tanhC = get("gateIn", tb*(d.InputWidth()+h)), get("act", tb*4*h), get("tanhC", tb*h)
 	g := &tc.grads
+	*g = stepGrads[T]{dAttn: g.dAttn}
 	g.dh, g.dc, g.dctx, g.dx = get("dh", rows*h), get("dc", rows*h), get("dctx", rows*md), get("dx", rows*(h+md))
 	g.dState, g.dStatePrev = get("dState", rows*sw), get("dStatePrev", rows*sw)
 	g.dG, g.dGateIn = get("dG", tb*4*h), get("dGateIn", rows*(d.InputWidth()+h))
@@ -68,7 +73,6 @@ func (d *Decoder[T]) newTeacher(arena *kernels.Arena[T], steps, rows, srcLen int
 		g.dUpperC = append(g.dUpperC, get(name("dc"), rows*h))
 		g.dUpperG = append(g.dUpperG, get(name("dG"), tb*4*h))
 	}
-	return tc
 }
 
 // unpack joins the two directions' packed encoder outputs into the memory (B, S, M) and the final states; with
@@ -101,6 +105,7 @@ func (tc *teacher[T]) unpack(fwd, bwd, memory, finalH, finalC []T, toPacked bool
 
 // forward fills out from the inputs, lengths the batch's source lengths.
 func (tc *teacher[T]) forward(emb, fwd, bwd []T, lengths []int, out []T) {
+	tc.take()
 	d, st, mem, c := tc.d, tc.st, tc.mem, &tc.cache
 	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
 	if len(emb) != tc.steps*rows*e || len(out) != tc.steps*rows*(h+md) || len(lengths) != rows {
@@ -226,7 +231,7 @@ func (d *Decoder[T]) fusedParams() []*param.Tensor[T] {
 func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, between []*G.Node, lengths *[]int) *G.Node {
 	steps, rows, srcLen := emb.Shape()[0], emb.Shape()[1], fwd.Shape()[0]-2
 	h, md := d.Cfg.Hidden, d.Cfg.MemDim
-	tc := d.newTeacher(p.Arena, steps, rows, srcLen)
+	tc := &teacher[T]{d: d, steps: steps, rows: rows, srcLen: srcLen, arena: p.Arena}
 	params := d.fusedParams()
 	nodes := []*G.Node{emb, fwd, bwd}
 	index := make(map[*param.Tensor[T]]int, len(params))

@@ -176,7 +176,7 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 
 // run builds the fused decoder of c and runs its forward pass.
 func (c seqCase) run(in seqInputs) ([]float64, *teacher[float64]) {
-	tc := in.d.newTeacher(kernels.NewArena[float64](), c.steps, c.rows, c.srcLen)
+	tc := &teacher[float64]{d: in.d, steps: c.steps, rows: c.rows, srcLen: c.srcLen, arena: kernels.NewArena[float64]()}
 	tc.cache.masks = in.masks
 	out := make([]float64, c.steps*c.rows*(c.hid+c.mem))
 	tc.forward(in.emb, in.fwd, in.bwd, c.lengths, out)
