@@ -26,6 +26,14 @@ type Additive[T kernels.Float] struct {
 
 var _ Scorer[float32] = (*Additive[float32])(nil)
 
+// newAdditive is the registry's constructor: NewAdditive's soft attention, which needs Dim ≥ 1.
+func newAdditive[T kernels.Float](set *param.Set[T], cfg Config) (Attention[T], error) {
+	if cfg.Dim < 1 {
+		return nil, fmt.Errorf("align: the additive score needs a hidden width (attn_dim) of at least 1, got %d", cfg.Dim)
+	}
+	return NewSoft[T](NewAdditive(set, cfg.MemDim, cfg.QueryDim, cfg.Dim)), nil
+}
+
 // NewAdditive registers the score's parameters in set as "attn.w_h", "attn.w_s", "attn.b_s" and "attn.v".
 func NewAdditive[T kernels.Float](set *param.Set[T], memDim, queryDim, dim int) *Additive[T] {
 	return &Additive[T]{MemDim: memDim, QueryDim: queryDim, Dim: dim,
@@ -73,7 +81,7 @@ func (m *Additive[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory 
 func (m *Additive[T]) WorkSize(rows, srcLen int) int { return 2*rows*m.Dim + m.Dim }
 
 // Score writes e (rows, srcLen) for the queries (rows, QueryDim).
-func (m *Additive[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+func (m *Additive[T]) Score(query, keys, _ []T, rows, srcLen int, scores, work []T) {
 	d := m.Dim
 	if len(query) != rows*m.QueryDim || len(keys) != rows*srcLen*d || len(scores) != rows*srcLen || len(work) != m.WorkSize(rows, srcLen) {
 		panic(fmt.Sprintf("align: Additive.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
@@ -103,7 +111,7 @@ func (m *Additive[T]) hidden(k, q, p []T) {
 }
 
 // ScoreBackward differentiates Score, recomputing the hidden layer from the q that Score left in work.
-func (m *Additive[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+func (m *Additive[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLen int, dQuery, dKeys, _ []T, grads [][]T) {
 	d := m.Dim
 	q, dq, p := work[:rows*d], work[rows*d:2*rows*d], work[2*rows*d:]
 	clear(dq)
@@ -155,7 +163,7 @@ func (m *graphAdditive[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 }
 
 // Score returns e (rows, srcLen) for the query s_{t-1} (rows, QueryDim): vᵀ tanh(W_s s + b_s + keys).
-func (m *graphAdditive[T]) Score(query, keys *G.Node) *G.Node {
+func (m *graphAdditive[T]) Score(query, keys, _ *G.Node) *G.Node {
 	q := graph.AddBias[T](G.Must(G.Mul(query, m.queryW)), m.queryB)
 	pre := G.Must(G.Tanh(graph.AddQuery[T](keys, q)))
 	e := G.Must(G.Mul(G.Must(G.Reshape(pre, []int{m.rows * m.srcLen, m.dim})), m.v))

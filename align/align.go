@@ -1,12 +1,12 @@
-// Package align scores decoder states against encoder states and turns the scores into attention weights and a
-// context vector: each score function sits behind one Scorer interface, in one file holding its parameters, its
-// plain-Go forward and backward step and its gorgonia expression; masking, softmax and the weighted sum (and
-// their backward pass) happen once, in Attend and AttendBackward, for all of them.
+// Package align is the decoder's attention: one interface, Attention, for every attention function (its
+// parameters, the keys it computes once per sentence, one step forward and backward in plain Go, and its gorgonia
+// expression), a Registry that lists them by name, and the score functions themselves, one file each. Most are a
+// Scorer — one row of scores per query — which Soft turns into an Attention: masking, softmax and the weighted sum
+// (Attend, AttendBackward) happen once, there, for all of them. Pharaoh links and AER are here too.
 package align
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -16,75 +16,97 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// Scorer computes alignment scores e_ti between decoder queries and the encoder memory of a batch. The memory
-// is (rows, srcLen, MemDim) and a query batch is (rows, QueryDim). What depends only on the memory (the keys) is
-// computed once per sentence by Keys and reused at every decoder step.
+// Attention is one attention function of the decoder over the encoder memory of a batch: the memory is
+// (rows, srcLen, MemDim), a query batch (rows, QueryDim). What depends only on the memory (the keys) is computed
+// once per sentence by Keys; each decoder step then calls Step. An attention may carry a state from step to step
+// (StateWidth values per source position, zero before the first step: coverage, the previous weights of a
+// location-aware score); the decoder keeps it with each hypothesis, reorders it in beam search and passes it
+// back through training.
 //
-// The same scorer serves inference (Score), the fused training op (Score with its work kept per step, then
-// ScoreBackward and KeysBackward) and the unfused training graph (Graph), whose gradient gorgonia derives: that
+// The same value serves inference (Step), the fused training op (Step with its Work kept per step, then
+// StepBackward and KeysBackward) and the unfused training graph (Graph), whose gradient gorgonia derives: that
 // graph is the reference the hand-written backward pass is tested against.
-type Scorer[T kernels.Float] interface {
-	// Params lists the tensors the optimiser updates; gradients passed to ScoreBackward and KeysBackward come
-	// in the same order, one slice per tensor.
+type Attention[T kernels.Float] interface {
+	Keyed[T]
+	// StateWidth is the number of state values per source position carried from one step to the next; 0 for an
+	// attention without state. A state must stay 0 past each row's length.
+	StateWidth() int
+	// Step computes one step (see Step), with WorkSize values of work. It allocates nothing.
+	Step(s Step[T])
+	// StepBackward adds the gradients of one step into g, given the gradients of its outputs in g; s is the
+	// Step as the forward pass left it (StepBackward may overwrite its Work).
+	StepBackward(s Step[T], g StepGrad[T])
+	// Graph binds the attention to one training graph for batches of rows × srcLen.
+	Graph(p *graph.Params[T], rows, srcLen int) GraphAttention
+}
+
+// Keyed is what attention functions and scores have in common: their parameters, and the keys they compute once
+// per sentence.
+type Keyed[T kernels.Float] interface {
+	// Params lists the tensors the optimiser updates; gradients passed to the backward passes come in the same
+	// order, one slice per tensor.
 	Params() []*param.Tensor[T]
 	// Init draws fresh weights from rng.
 	Init(rng *rand.Rand)
 	// KeyWidth is the number of values Keys writes per source position.
 	KeyWidth() int
-	// Keys writes the memory-only part of the score, keys (rows, srcLen, KeyWidth()), for memory
-	// (rows, srcLen, MemDim) whose rows have the given source lengths.
+	// Keys writes the memory-only part, keys (rows, srcLen, KeyWidth()), for memory (rows, srcLen, MemDim)
+	// whose rows have the given source lengths.
 	Keys(memory []T, lengths []int, rows, srcLen int, keys []T)
-	// WorkSize is the number of values of work that Score needs for a batch of rows × srcLen.
-	WorkSize(rows, srcLen int) int
-	// Score writes the scores (rows, srcLen) of the queries (rows, QueryDim) against the keys. work holds
-	// WorkSize(rows, srcLen) values: scratch, and afterwards what ScoreBackward reads. It allocates nothing.
-	Score(query, keys []T, rows, srcLen int, scores, work []T)
-	// ScoreBackward adds the gradients of the scores, given their gradient dScores (rows, srcLen), into dQuery
-	// (rows, QueryDim), dKeys (rows, srcLen, KeyWidth()) and grads (one per Params). work is that of the Score
-	// call being differentiated; ScoreBackward may overwrite it.
-	ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T)
 	// KeysBackward adds the gradients of Keys, given dKeys, into dMemory (rows, srcLen, MemDim) and grads.
 	KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T)
-	// Graph binds the score to one training graph for batches of rows × srcLen.
-	Graph(p *graph.Params[T], rows, srcLen int) GraphScorer
+	// WorkSize is the number of values of work one step (Attention.Step, Scorer.Score) needs for a batch of
+	// rows × srcLen.
+	WorkSize(rows, srcLen int) int
 }
 
-// GraphScorer is a score function in a gorgonia training graph.
-type GraphScorer interface {
-	// Keys returns the memory-only part of the score for memory (rows, srcLen, MemDim); the source lengths are
-	// read at run time from *lengths.
+// Step is one attention step over a batch of Rows rows of SrcLen source positions: its inputs, its outputs, and
+// Work, which carries what StepBackward reads from Step.
+type Step[T kernels.Float] struct {
+	Rows, SrcLen int
+	Query        []T   // (rows, QueryDim): the decoder state s_{t-1}
+	Keys         []T   // (rows, srcLen, KeyWidth)
+	Memory       []T   // (rows, srcLen, MemDim)
+	Lengths      []int // (rows): positions at or past a row's length get weight exactly 0
+	// Noise is (rows, srcLen) standard Gumbel draws in training for an attention that samples (Sampler); nil
+	// otherwise and at inference.
+	Noise []T
+	// State is the state before the step and Next the state after it, (rows, srcLen·StateWidth) each, Next
+	// written by Step; both nil when StateWidth is 0.
+	State, Next []T
+	Weights     []T // (rows, srcLen), written: exactly 0 past each row's length
+	Context     []T // (rows, MemDim), written
+	Work        []T // WorkSize(rows, srcLen) values
+}
+
+// StepGrad holds the gradients of one Step: those of its outputs, which StepBackward reads, and those of its
+// inputs, which it adds to.
+type StepGrad[T kernels.Float] struct {
+	Context []T // dL/dContext (rows, MemDim), read
+	Next    []T // dL/dNext, read; nil without state
+	// Query, Keys, Memory and State (nil without state) are added to, and so is Params, one slice per Params().
+	// The exported weights have no gradient of their own: only the context and the state leave a step.
+	Query, Keys, Memory, State []T
+	Params                     [][]T
+}
+
+// GraphAttention is an Attention in a gorgonia training graph.
+type GraphAttention interface {
+	// Keys returns the memory-only part for memory (rows, srcLen, MemDim); the source lengths are read at run
+	// time from *lengths.
 	Keys(memory *G.Node, lengths *[]int) *G.Node
-	// Score returns the scores (rows, srcLen) of query (rows, QueryDim) against keys.
-	Score(query, keys *G.Node) *G.Node
+	// Step returns the weights (rows, srcLen), the context (rows, MemDim) and the next state (nil without
+	// state) of query (rows, QueryDim) against keys and memory; noise is as for Step.Noise, (rows, srcLen) or
+	// nil, and state the state before the step (nil without state).
+	Step(query, keys, memory, noise, state *G.Node, lengths *[]int) (weights, ctx, next *G.Node)
 }
 
-// Attender is implemented by attention whose step is more than one row of scores per query (multi-head): it
-// does the whole step itself, in place of Score with Attend and of their backward passes. The decoder finds it
-// by type assertion; such a scorer's Score panics.
-type Attender[T kernels.Float] interface {
-	// AttendStep writes the weights to export (rows, srcLen), which are exactly 0 past each row's length, and
-	// the context (rows, MemDim), for the queries (rows, QueryDim) against the keys of memory. noise (rows,
-	// srcLen) holds standard Gumbel draws in training for attention that samples (Sampler), and is nil
-	// otherwise and at inference. work holds WorkSize values.
-	AttendStep(query, keys, memory, noise []T, lengths []int, rows, srcLen int, weights, ctx, work []T)
-	// AttendStepBackward adds the gradients of the context, given dCtx (rows, MemDim), into dQuery, dKeys,
-	// dMemory and grads, reading the work of the matching AttendStep (which it may overwrite).
-	AttendStepBackward(query, keys, memory, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys, dMemory []T, grads [][]T)
-}
-
-// HeadWeigher is implemented by attention with several heads of weights (multi-head): after an AttendStep,
-// HeadWeights returns a view into that step's work of every head's weights, (rows, HeadCount, srcLen), exactly 0
-// past each row's length; the exported weights of AttendStep are their average.
+// HeadWeigher is implemented by attention with several heads of weights (multi-head): after a Step, HeadWeights
+// returns a view into that step's work of every head's weights, (rows, HeadCount, srcLen), exactly 0 past each
+// row's length; the exported weights of Step are their average.
 type HeadWeigher[T kernels.Float] interface {
 	HeadCount() int
 	HeadWeights(work []T, rows, srcLen int) []T
-}
-
-// GraphAttender is an Attender's graph form: a GraphScorer that also implements it does the whole step.
-type GraphAttender interface {
-	// Attend returns the weights (rows, srcLen) and the context (rows, MemDim) of query against the keys of
-	// memory (rows, srcLen, MemDim); noise is as for AttendStep, (rows, srcLen) or nil.
-	Attend(query, keys, memory, noise *G.Node, lengths *[]int) (weights, ctx *G.Node)
 }
 
 // Sampler is implemented by attention that samples in training: the training graph then feeds it standard
@@ -94,7 +116,7 @@ type Sampler interface {
 	Samples() bool
 }
 
-// Config gives the sizes a score function may use.
+// Config gives the sizes an attention function may use.
 type Config struct {
 	MemDim   int // width of an encoder state
 	QueryDim int // width of a decoder state
@@ -105,115 +127,67 @@ type Config struct {
 	Temperature float64
 }
 
-// Names lists the score functions New knows, in the order of the README's table; "mlp" is also accepted, as an
-// alias of "additive".
-func Names() []string {
-	return []string{"additive", "dot", "scaled-dot", "general", "cosine", "concat", "local", "multi-head", "hard"}
+// Entry is one attention function of a Registry.
+type Entry[T kernels.Float] struct {
+	Name string // its model.attention
+	// Alias marks a second name of an entry listed before it: New accepts it, Names leaves it out.
+	Alias bool
+	// New registers the function's parameters in set (under "attn.*") and returns it; sizes it cannot work
+	// with are an error. With a shape-only set (param.NewShapeSet) it checks a configuration without
+	// allocating anything.
+	New func(set *param.Set[T], cfg Config) (Attention[T], error)
 }
 
-// New registers the parameters of the score function called name in set (under "attn.*") and returns it. An
-// unknown name, or sizes the score cannot work with, is an error. With a shape-only set (param.NewShapeSet) it
-// checks a configuration without allocating anything.
-func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Scorer[T], error) {
+// Registry is a list of attention functions, which the decoder looks model.attention up in.
+type Registry[T kernels.Float] []Entry[T]
+
+// Builtin returns attend's attention functions, in the order of the README's table. It is the one list of them:
+// a new one is a file in this package holding its type and its Entry's New, and one line here. (A table, not a
+// map that each file fills from an init function: no package state, and the order is written down.)
+func Builtin[T kernels.Float]() Registry[T] {
+	return Registry[T]{
+		{Name: "additive", New: newAdditive[T]},
+		{Name: "mlp", Alias: true, New: newAdditive[T]},
+		{Name: "dot", New: newDot[T](false)},
+		{Name: "scaled-dot", New: newDot[T](true)},
+		{Name: "general", New: newGeneral[T]},
+		{Name: "cosine", New: newCosine[T]},
+		{Name: "concat", New: newConcat[T]},
+		{Name: "local", New: newLocal[T]},
+		{Name: "multi-head", New: newMultiHead[T]},
+		{Name: "hard", New: newHardAttention[T]},
+	}
+}
+
+// Names lists the registry's functions in order, aliases (such as mlp for additive) left out.
+func (r Registry[T]) Names() []string {
+	var names []string
+	for _, e := range r {
+		if !e.Alias {
+			names = append(names, e.Name)
+		}
+	}
+	return names
+}
+
+// New registers the parameters of the function called name in set and returns it. An unknown name, or sizes
+// the function cannot work with, is an error.
+func (r Registry[T]) New(name string, set *param.Set[T], cfg Config) (Attention[T], error) {
 	if cfg.MemDim < 1 || cfg.QueryDim < 1 {
 		return nil, fmt.Errorf("align: memory width %d and query width %d must be positive", cfg.MemDim, cfg.QueryDim)
 	}
-	switch name {
-	case "additive", "mlp":
-		if cfg.Dim < 1 {
-			return nil, fmt.Errorf("align: the additive score needs a hidden width (attn_dim) of at least 1, got %d", cfg.Dim)
+	for _, e := range r {
+		if e.Name == name {
+			return e.New(set, cfg)
 		}
-		return NewAdditive(set, cfg.MemDim, cfg.QueryDim, cfg.Dim), nil
-	case "dot":
-		return NewDot(set, cfg.MemDim, cfg.QueryDim, false), nil
-	case "scaled-dot":
-		return NewDot(set, cfg.MemDim, cfg.QueryDim, true), nil
-	case "general":
-		return NewGeneral(set, cfg.MemDim, cfg.QueryDim), nil
-	case "cosine":
-		return NewCosine(set, cfg.MemDim, cfg.QueryDim), nil
-	case "concat":
-		return NewConcat(set, cfg.MemDim, cfg.QueryDim), nil
-	case "local":
-		if cfg.Dim < 1 || cfg.Window < 1 {
-			return nil, fmt.Errorf("align: local attention needs a window (model.window) and a hidden width (model.attn_dim) of at least 1, got %d and %d", cfg.Window, cfg.Dim)
-		}
-		return NewLocal(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Window), nil
-	case "multi-head":
-		if cfg.Heads < 1 || cfg.Dim < cfg.Heads || cfg.Dim%cfg.Heads != 0 {
-			return nil, fmt.Errorf("align: multi-head attention splits model.attn_dim (%d) into model.heads (%d) equal heads: it must be a positive multiple of it", cfg.Dim, cfg.Heads)
-		}
-		return NewMultiHead(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Heads), nil
-	case "hard":
-		if cfg.Dim < 1 || !(cfg.Temperature > 0 && cfg.Temperature < math.Inf(1)) {
-			return nil, fmt.Errorf("align: hard attention needs a hidden width (model.attn_dim) of at least 1 and a finite temperature (model.temperature) above 0, got %d and %g", cfg.Dim, cfg.Temperature)
-		}
-		return NewHardAttention(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Temperature), nil
-	default:
-		return nil, fmt.Errorf("align: unknown score function %q (want one of %s, or mlp for additive)", name, strings.Join(Names(), ", "))
 	}
+	return nil, fmt.Errorf("align: unknown score function %q (want one of %s)", name, strings.Join(r.Names(), ", "))
 }
 
-// Attend turns scores (rows, srcLen) into attention weights and context vectors: positions at or past a row's
-// length are masked, so their weight is exactly 0; the rest go through a max-shifted softmax; the context of row
-// r is Σ_i weights[r,i] · memory[r,i,:] (rows, memDim). scores is left unchanged unless it is weights.
-func Attend[T kernels.Float](scores []T, lengths []int, memory []T, rows, srcLen, memDim int, weights, ctx []T) {
-	if len(scores) != rows*srcLen || len(weights) != rows*srcLen || len(memory) != rows*srcLen*memDim || len(ctx) != rows*memDim {
-		panic(fmt.Sprintf("align: Attend shapes: scores %d weights %d memory %d ctx %d for rows=%d srcLen=%d memDim=%d",
-			len(scores), len(weights), len(memory), len(ctx), rows, srcLen, memDim))
-	}
-	copy(weights, scores)
-	for r := 0; r < rows; r++ {
-		kernels.SoftmaxRow(weights[r*srcLen:(r+1)*srcLen], lengths[r])
-		// ctx[r] (1, memDim) = weights[r] (1, srcLen) · memory[r] (srcLen, memDim)
-		kernels.Gemm(false, false, 1, memDim, srcLen, 1, weights[r*srcLen:(r+1)*srcLen], srcLen,
-			memory[r*srcLen*memDim:(r+1)*srcLen*memDim], memDim, 0, ctx[r*memDim:(r+1)*memDim], memDim)
-	}
-}
+// Names lists the built-in attention functions (Builtin), aliases left out.
+func Names() []string { return Builtin[float32]().Names() }
 
-// AttendBackward is the backward pass of Attend. Given the weights Attend wrote and the gradient dCtx
-// (rows, memDim) of the context, it writes the gradient of the scores into dScores (rows, srcLen) and adds that
-// of the memory into dMemory (rows, srcLen, memDim). Masked positions get exactly 0, as their weight is 0, and
-// so does every position of a row of length 0, whose uniform weights do not depend on the scores.
-func AttendBackward[T kernels.Float](weights []T, lengths []int, memory, dCtx []T, rows, srcLen, memDim int, dScores, dMemory []T) {
-	if len(weights) != rows*srcLen || len(dScores) != rows*srcLen || len(memory) != rows*srcLen*memDim ||
-		len(dMemory) != rows*srcLen*memDim || len(dCtx) != rows*memDim {
-		panic(fmt.Sprintf("align: AttendBackward shapes: weights %d dScores %d memory %d dMemory %d dCtx %d for rows=%d srcLen=%d memDim=%d",
-			len(weights), len(dScores), len(memory), len(dMemory), len(dCtx), rows, srcLen, memDim))
-	}
-	for r := 0; r < rows; r++ {
-		g := dCtx[r*memDim : (r+1)*memDim]
-		w := weights[r*srcLen : (r+1)*srcLen]
-		ds := dScores[r*srcLen : (r+1)*srcLen]
-		var dot T
-		for i := range w {
-			// forward: ctx = Σ_i w_i mem_i, so dw_i = dCtx · mem_i and dmem_i += w_i dCtx
-			m := memory[(r*srcLen+i)*memDim : (r*srcLen+i+1)*memDim]
-			dm := dMemory[(r*srcLen+i)*memDim : (r*srcLen+i+1)*memDim]
-			var dw T
-			for j, gj := range g {
-				dw += gj * m[j]
-				dm[j] += w[i] * gj
-			}
-			ds[i] = dw
-			dot += w[i] * dw
-		}
-		if lengths[r] <= 0 {
-			clear(ds)
-			continue
-		}
-		// forward: w = softmax(e), so de_i = w_i (dw_i − Σ_j w_j dw_j)
-		for i := range ds {
-			ds[i] = w[i] * (ds[i] - dot)
-		}
-	}
-}
-
-// AttendGraph is Attend in a training graph: masked softmax of scores (rows, srcLen), then the context
-// (rows, memDim) over memory (rows, srcLen, memDim).
-func AttendGraph[T kernels.Float](scores *G.Node, lengths *[]int, memory *G.Node) (weights, ctx *G.Node) {
-	rows, srcLen, memDim := memory.Shape()[0], memory.Shape()[1], memory.Shape()[2]
-	weights = graph.MaskedSoftmax[T](scores, lengths)
-	w3 := G.Must(G.Reshape(weights, []int{rows, 1, srcLen}))
-	return weights, G.Must(G.Reshape(G.Must(G.BatchedMatMul(w3, memory)), []int{rows, memDim}))
+// New is Builtin().New: the built-in attention function called name, its parameters registered in set.
+func New[T kernels.Float](name string, set *param.Set[T], cfg Config) (Attention[T], error) {
+	return Builtin[T]().New(name, set, cfg)
 }

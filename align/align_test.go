@@ -69,7 +69,7 @@ func TestAdditiveScoreMatchesFormula(t *testing.T) {
 	scores := make([]float64, rows*srcLen)
 	keys := make([]float64, rows*srcLen*m.KeyWidth())
 	m.Keys(memory, []int{srcLen, srcLen}, rows, srcLen, keys)
-	m.Score(query, keys, rows, srcLen, scores, make([]float64, m.WorkSize(rows, srcLen)))
+	m.Score(query, keys, nil, rows, srcLen, scores, make([]float64, m.WorkSize(rows, srcLen)))
 	for r := 0; r < rows; r++ {
 		for i := 0; i < srcLen; i++ {
 			var e float64

@@ -26,6 +26,11 @@ type Concat[T kernels.Float] struct {
 
 var _ Scorer[float32] = (*Concat[float32])(nil)
 
+// newConcat is the registry's constructor: NewConcat's soft attention.
+func newConcat[T kernels.Float](set *param.Set[T], cfg Config) (Attention[T], error) {
+	return NewSoft[T](NewConcat(set, cfg.MemDim, cfg.QueryDim)), nil
+}
+
 // NewConcat registers "attn.w_q" and "attn.w_k" in set.
 func NewConcat[T kernels.Float](set *param.Set[T], memDim, queryDim int) *Concat[T] {
 	return &Concat[T]{MemDim: memDim, QueryDim: queryDim,
@@ -72,7 +77,7 @@ func (c *Concat[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []
 func (c *Concat[T]) WorkSize(rows, srcLen int) int { return 0 }
 
 // Score writes e (rows, srcLen).
-func (c *Concat[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+func (c *Concat[T]) Score(query, keys, _ []T, rows, srcLen int, scores, work []T) {
 	if len(query) != rows*c.QueryDim || len(keys) != rows*srcLen || len(scores) != rows*srcLen {
 		panic(fmt.Sprintf("align: Concat.Score got query %d, keys %d, scores %d for %d×%d", len(query), len(keys), len(scores), rows, srcLen))
 	}
@@ -88,7 +93,7 @@ func (c *Concat[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 }
 
 // ScoreBackward differentiates Score.
-func (c *Concat[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+func (c *Concat[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLen int, dQuery, dKeys, _ []T, grads [][]T) {
 	gQueryW := grads[0]
 	for r := 0; r < rows; r++ {
 		// forward: e_i = qTerm + key_i, qTerm = w_qᵀ q
@@ -126,7 +131,7 @@ func (g *graphConcat[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 }
 
 // Score returns w_qᵀ s_{t-1} + keys (rows, srcLen).
-func (g *graphConcat[T]) Score(query, keys *G.Node) *G.Node {
+func (g *graphConcat[T]) Score(query, keys, _ *G.Node) *G.Node {
 	qTerm := G.Must(G.Reshape(G.Must(G.Mul(query, g.queryW)), []int{g.rows, 1}))
 	return G.Must(G.BroadcastAdd(keys, qTerm, nil, []byte{1}))
 }

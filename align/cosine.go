@@ -31,6 +31,11 @@ const (
 	cosineEps = 1e-12 // ε in ‖x‖ = sqrt(xᵀx + ε): keeps the norm of a zero vector away from 0
 )
 
+// newCosine is the registry's constructor: NewCosine's soft attention.
+func newCosine[T kernels.Float](set *param.Set[T], cfg Config) (Attention[T], error) {
+	return NewSoft[T](NewCosine(set, cfg.MemDim, cfg.QueryDim)), nil
+}
+
 // NewCosine registers "attn.tau", and "attn.w_q" when the widths differ, in set.
 func NewCosine[T kernels.Float](set *param.Set[T], memDim, queryDim int) *Cosine[T] {
 	c := &Cosine[T]{MemDim: memDim, QueryDim: queryDim}
@@ -141,7 +146,7 @@ func (c *Cosine[T]) work(work []T, rows, srcLen int) cosineWork[T] {
 }
 
 // Score writes e (rows, srcLen).
-func (c *Cosine[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+func (c *Cosine[T]) Score(query, keys, _ []T, rows, srcLen int, scores, work []T) {
 	m, kw := c.MemDim, c.KeyWidth()
 	if len(query) != rows*c.QueryDim || len(keys) != rows*srcLen*kw || len(scores) != rows*srcLen || len(work) != c.WorkSize(rows, srcLen) {
 		panic(fmt.Sprintf("align: Cosine.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
@@ -169,7 +174,7 @@ func (c *Cosine[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 }
 
 // ScoreBackward differentiates Score.
-func (c *Cosine[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+func (c *Cosine[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLen int, dQuery, dKeys, _ []T, grads [][]T) {
 	m, kw := c.MemDim, c.KeyWidth()
 	w := c.work(work, rows, srcLen)
 	dTau := grads[len(grads)-1]
@@ -232,7 +237,7 @@ func (g *graphCosine[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 }
 
 // Score returns τ · unit(q) · keys (rows, srcLen).
-func (g *graphCosine[T]) Score(query, keys *G.Node) *G.Node {
+func (g *graphCosine[T]) Score(query, keys, _ *G.Node) *G.Node {
 	q := query
 	if g.queryW != nil {
 		q = G.Must(G.Mul(query, g.queryW))

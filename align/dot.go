@@ -26,6 +26,13 @@ type Dot[T kernels.Float] struct {
 
 var _ Scorer[float32] = (*Dot[float32])(nil)
 
+// newDot is the registry's constructor of "dot" (scaled false) and "scaled-dot": NewDot's soft attention.
+func newDot[T kernels.Float](scaled bool) func(*param.Set[T], Config) (Attention[T], error) {
+	return func(set *param.Set[T], cfg Config) (Attention[T], error) {
+		return NewSoft[T](NewDot(set, cfg.MemDim, cfg.QueryDim, scaled)), nil
+	}
+}
+
 // NewDot registers "attn.w_q" in set when the widths differ.
 func NewDot[T kernels.Float](set *param.Set[T], memDim, queryDim int, scaled bool) *Dot[T] {
 	d := &Dot[T]{MemDim: memDim, QueryDim: queryDim, Scaled: scaled}
@@ -84,7 +91,7 @@ func (d *Dot[T]) WorkSize(rows, srcLen int) int {
 }
 
 // Score writes e (rows, srcLen).
-func (d *Dot[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+func (d *Dot[T]) Score(query, keys, _ []T, rows, srcLen int, scores, work []T) {
 	if len(query) != rows*d.QueryDim || len(keys) != rows*srcLen*d.MemDim || len(scores) != rows*srcLen || len(work) != d.WorkSize(rows, srcLen) {
 		panic(fmt.Sprintf("align: Dot.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
 	}
@@ -97,7 +104,7 @@ func (d *Dot[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 }
 
 // ScoreBackward differentiates Score.
-func (d *Dot[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+func (d *Dot[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLen int, dQuery, dKeys, _ []T, grads [][]T) {
 	if d.QueryW == nil {
 		dotScoresBackward(query, keys, dScores, rows, srcLen, d.MemDim, d.scale(), dQuery, dKeys)
 		return
@@ -163,7 +170,7 @@ func (d *Dot[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 func (g *graphDot[T]) Keys(memory *G.Node, lengths *[]int) *G.Node { return memory }
 
 // Score returns scale · keys q (rows, srcLen).
-func (g *graphDot[T]) Score(query, keys *G.Node) *G.Node {
+func (g *graphDot[T]) Score(query, keys, _ *G.Node) *G.Node {
 	q := query
 	if g.queryW != nil {
 		q = G.Must(G.Mul(query, g.queryW))

@@ -22,6 +22,11 @@ type General[T kernels.Float] struct {
 
 var _ Scorer[float32] = (*General[float32])(nil)
 
+// newGeneral is the registry's constructor: NewGeneral's soft attention.
+func newGeneral[T kernels.Float](set *param.Set[T], cfg Config) (Attention[T], error) {
+	return NewSoft[T](NewGeneral(set, cfg.MemDim, cfg.QueryDim)), nil
+}
+
 // NewGeneral registers "attn.w" in set.
 func NewGeneral[T kernels.Float](set *param.Set[T], memDim, queryDim int) *General[T] {
 	return &General[T]{MemDim: memDim, QueryDim: queryDim, W: set.Add("attn.w", memDim, queryDim)}
@@ -54,7 +59,7 @@ func (g *General[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory [
 func (g *General[T]) WorkSize(rows, srcLen int) int { return 0 }
 
 // Score writes e (rows, srcLen).
-func (g *General[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+func (g *General[T]) Score(query, keys, _ []T, rows, srcLen int, scores, work []T) {
 	if len(query) != rows*g.QueryDim || len(keys) != rows*srcLen*g.QueryDim || len(scores) != rows*srcLen {
 		panic(fmt.Sprintf("align: General.Score got query %d, keys %d, scores %d for %d×%d", len(query), len(keys), len(scores), rows, srcLen))
 	}
@@ -62,7 +67,7 @@ func (g *General[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) 
 }
 
 // ScoreBackward differentiates Score.
-func (g *General[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+func (g *General[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLen int, dQuery, dKeys, _ []T, grads [][]T) {
 	dotScoresBackward(query, keys, dScores, rows, srcLen, g.QueryDim, 1, dQuery, dKeys)
 }
 
@@ -85,6 +90,6 @@ func (g *graphGeneral[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 }
 
 // Score returns keys s_{t-1} (rows, srcLen).
-func (g *graphGeneral[T]) Score(query, keys *G.Node) *G.Node {
+func (g *graphGeneral[T]) Score(query, keys, _ *G.Node) *G.Node {
 	return graphDotScores[T](query, keys, g.rows, g.srcLen, 1)
 }

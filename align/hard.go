@@ -2,6 +2,7 @@ package align
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
@@ -25,10 +26,17 @@ type HardAttention[T kernels.Float] struct {
 }
 
 var (
-	_ Scorer[float32]   = (*HardAttention[float32])(nil)
-	_ Attender[float32] = (*HardAttention[float32])(nil)
-	_ Sampler           = (*HardAttention[float32])(nil)
+	_ Attention[float32] = (*HardAttention[float32])(nil)
+	_ Sampler            = (*HardAttention[float32])(nil)
 )
+
+// newHardAttention is the registry's constructor: it needs Dim ≥ 1 and a finite temperature above 0.
+func newHardAttention[T kernels.Float](set *param.Set[T], cfg Config) (Attention[T], error) {
+	if cfg.Dim < 1 || !(cfg.Temperature > 0 && cfg.Temperature < math.Inf(1)) {
+		return nil, fmt.Errorf("align: hard attention needs a hidden width (model.attn_dim) of at least 1 and a finite temperature (model.temperature) above 0, got %d and %g", cfg.Dim, cfg.Temperature)
+	}
+	return NewHardAttention(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Temperature), nil
+}
 
 // NewHardAttention registers the additive score's parameters ("attn.w_h", "attn.w_s", "attn.b_s", "attn.v") in set.
 func NewHardAttention[T kernels.Float](set *param.Set[T], memDim, queryDim, dim int, temperature float64) *HardAttention[T] {
@@ -37,6 +45,9 @@ func NewHardAttention[T kernels.Float](set *param.Set[T], memDim, queryDim, dim 
 
 // Samples reports true: training feeds HardAttention Gumbel noise.
 func (h *HardAttention[T]) Samples() bool { return true }
+
+// StateWidth is 0: the choice depends on the step alone.
+func (h *HardAttention[T]) StateWidth() int { return 0 }
 
 // WorkSize is the additive score's work, then the scores, the relaxed weights y and the score gradients
 // (rows, srcLen each).
@@ -47,21 +58,6 @@ func (h *HardAttention[T]) WorkSize(rows, srcLen int) int {
 func (h *HardAttention[T]) split(work []T, rows, srcLen int) (scoreWork, scores, y, dScores []T) {
 	n, rs := h.Additive.WorkSize(rows, srcLen), rows*srcLen
 	return work[:n], work[n : n+rs], work[n+rs : n+2*rs], work[n+2*rs : n+3*rs]
-}
-
-// Score writes the additive scores (rows, srcLen) before the choice; work holds WorkSize values.
-func (h *HardAttention[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
-	if len(work) != h.WorkSize(rows, srcLen) {
-		panic(fmt.Sprintf("align: HardAttention.Score got work %d for %d×%d", len(work), rows, srcLen))
-	}
-	scoreWork, _, _, _ := h.split(work, rows, srcLen)
-	h.Additive.Score(query, keys, rows, srcLen, scores, scoreWork)
-}
-
-// ScoreBackward differentiates Score.
-func (h *HardAttention[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
-	scoreWork, _, _, _ := h.split(work, rows, srcLen)
-	h.Additive.ScoreBackward(query, keys, scoreWork, dScores, rows, srcLen, dQuery, dKeys, grads)
 }
 
 // choose returns the chosen position of a row of length n > 0: the argmax of y.
@@ -75,55 +71,79 @@ func choose[T kernels.Float](y []T, n int) int {
 	return best
 }
 
-// AttendStep writes one-hot weights and the chosen words' states as the context.
-func (h *HardAttention[T]) AttendStep(query, keys, memory, noise []T, lengths []int, rows, srcLen int, weights, ctx, work []T) {
-	md := h.MemDim
-	if len(weights) != rows*srcLen || len(ctx) != rows*md || len(memory) != rows*srcLen*md || len(work) != h.WorkSize(rows, srcLen) ||
-		(noise != nil && len(noise) != rows*srcLen) {
-		panic(fmt.Sprintf("align: HardAttention.AttendStep got weights %d, ctx %d, memory %d, work %d, noise %d for %d×%d",
-			len(weights), len(ctx), len(memory), len(work), len(noise), rows, srcLen))
+// pick writes into y (a row of srcLen) the relaxed weights of a row of n > 0 words with the given scores —
+// softmax((e + g)/τ) over its words with noise g, the one-hot choice itself without noise — and returns the
+// chosen position, the argmax of y.
+func (h *HardAttention[T]) pick(y, scores, noise []T, n int) int {
+	copy(y, scores)
+	if noise != nil {
+		for i := 0; i < n; i++ {
+			y[i] = (y[i] + noise[i]) / h.Temperature
+		}
+		kernels.SoftmaxRow(y, n)
 	}
-	scoreWork, scores, y, _ := h.split(work, rows, srcLen)
-	h.Additive.Score(query, keys, rows, srcLen, scores, scoreWork)
+	k := choose(y, n)
+	if noise == nil { // no relaxation at inference: y is the choice itself
+		clear(y)
+		y[k] = 1
+	}
+	return k
+}
+
+// straightThrough writes the scores' gradient ds of a row with relaxed weights y, given the gradient dw of the
+// weights: as if the weights were y = softmax((e + g)/τ), ds = y ⊙ (dw − yᵀdw) / τ (0 where y is 0).
+func (h *HardAttention[T]) straightThrough(y, dw, ds []T) {
+	var dot T
+	for i, yi := range y {
+		dot += yi * dw[i]
+	}
+	for i, yi := range y {
+		ds[i] = yi * (dw[i] - dot) / h.Temperature
+	}
+}
+
+// Step writes one-hot weights and the chosen words' states as the context.
+func (h *HardAttention[T]) Step(s Step[T]) {
+	rows, srcLen, md := s.Rows, s.SrcLen, h.MemDim
+	if len(s.Weights) != rows*srcLen || len(s.Context) != rows*md || len(s.Memory) != rows*srcLen*md || len(s.Work) != h.WorkSize(rows, srcLen) ||
+		(s.Noise != nil && len(s.Noise) != rows*srcLen) {
+		panic(fmt.Sprintf("align: HardAttention.Step got weights %d, ctx %d, memory %d, work %d, noise %d for %d×%d",
+			len(s.Weights), len(s.Context), len(s.Memory), len(s.Work), len(s.Noise), rows, srcLen))
+	}
+	scoreWork, scores, y, _ := h.split(s.Work, rows, srcLen)
+	h.Additive.Score(s.Query, s.Keys, nil, rows, srcLen, scores, scoreWork)
 	for r := 0; r < rows; r++ {
-		n, yr, w, c := lengths[r], y[r*srcLen:(r+1)*srcLen], weights[r*srcLen:(r+1)*srcLen], ctx[r*md:(r+1)*md]
+		n, yr, w, c := s.Lengths[r], y[r*srcLen:(r+1)*srcLen], s.Weights[r*srcLen:(r+1)*srcLen], s.Context[r*md:(r+1)*md]
 		if n <= 0 { // every position masked: uniform weights, as Attend gives
 			for i := range w {
 				w[i], yr[i] = T(1)/T(srcLen), T(1)/T(srcLen)
 			}
-			kernels.Gemm(false, false, 1, md, srcLen, 1, w, srcLen, memory[r*srcLen*md:(r+1)*srcLen*md], md, 0, c, md)
+			kernels.Gemm(false, false, 1, md, srcLen, 1, w, srcLen, s.Memory[r*srcLen*md:(r+1)*srcLen*md], md, 0, c, md)
 			continue
 		}
-		copy(yr, scores[r*srcLen:(r+1)*srcLen])
-		if noise != nil {
-			for i := 0; i < n; i++ {
-				yr[i] = (yr[i] + noise[r*srcLen+i]) / h.Temperature
-			}
-			kernels.SoftmaxRow(yr, n)
+		var noise []T
+		if s.Noise != nil {
+			noise = s.Noise[r*srcLen : (r+1)*srcLen]
 		}
-		k := choose(yr, n)
-		if noise == nil { // no relaxation at inference: y is the choice itself
-			clear(yr)
-			yr[k] = 1
-		}
+		k := h.pick(yr, scores[r*srcLen:(r+1)*srcLen], noise, n)
 		clear(w)
 		w[k] = 1
-		copy(c, memory[(r*srcLen+k)*md:(r*srcLen+k+1)*md])
+		copy(c, s.Memory[(r*srcLen+k)*md:(r*srcLen+k+1)*md])
 	}
 }
 
-// AttendStepBackward passes the context's gradient to the chosen word's state, and to the scores through the
-// relaxed weights y (straight-through): dy_i = dCtxᵀ h_i, de = y ⊙ (dy − yᵀdy) / τ.
-func (h *HardAttention[T]) AttendStepBackward(query, keys, memory, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys, dMemory []T, grads [][]T) {
-	md := h.MemDim
-	scoreWork, _, y, dScores := h.split(work, rows, srcLen)
+// StepBackward passes the context's gradient to the chosen word's state, and to the scores through the
+// relaxed weights y (straight-through): dy_i = dCtxᵀ h_i, then straightThrough.
+func (h *HardAttention[T]) StepBackward(s Step[T], g StepGrad[T]) {
+	rows, srcLen, md := s.Rows, s.SrcLen, h.MemDim
+	scoreWork, _, y, dScores := h.split(s.Work, rows, srcLen)
 	for r := 0; r < rows; r++ {
-		n, yr, ds, g := lengths[r], y[r*srcLen:(r+1)*srcLen], dScores[r*srcLen:(r+1)*srcLen], dCtx[r*md:(r+1)*md]
+		n, yr, ds, dc := s.Lengths[r], y[r*srcLen:(r+1)*srcLen], dScores[r*srcLen:(r+1)*srcLen], g.Context[r*md:(r+1)*md]
 		clear(ds)
 		if n <= 0 { // uniform weights: every state gets its share, the scores nothing
 			for i := 0; i < srcLen; i++ {
-				dm := dMemory[(r*srcLen+i)*md : (r*srcLen+i+1)*md]
-				for j, gj := range g {
+				dm := g.Memory[(r*srcLen+i)*md : (r*srcLen+i+1)*md]
+				for j, gj := range dc {
 					dm[j] += gj / T(srcLen)
 				}
 			}
@@ -131,25 +151,21 @@ func (h *HardAttention[T]) AttendStepBackward(query, keys, memory, work, dCtx []
 		}
 		// forward: context = h_k
 		k := choose(yr, n)
-		dm := dMemory[(r*srcLen+k)*md : (r*srcLen+k+1)*md]
-		for j, gj := range g {
+		dm := g.Memory[(r*srcLen+k)*md : (r*srcLen+k+1)*md]
+		for j, gj := range dc {
 			dm[j] += gj
 		}
-		// straight-through: as if context = Σ_i y_i h_i, y = softmax((e + g)/τ)
-		var dot T
+		// straight-through: as if context = Σ_i y_i h_i
 		for i := 0; i < n; i++ {
 			var dy T
-			for j, gj := range g {
-				dy += gj * memory[(r*srcLen+i)*md+j]
+			for j, gj := range dc {
+				dy += gj * s.Memory[(r*srcLen+i)*md+j]
 			}
 			ds[i] = dy
-			dot += yr[i] * dy
 		}
-		for i := 0; i < n; i++ {
-			ds[i] = yr[i] * (ds[i] - dot) / h.Temperature
-		}
+		h.straightThrough(yr[:n], ds[:n], ds[:n])
 	}
-	h.Additive.ScoreBackward(query, keys, scoreWork, dScores, rows, srcLen, dQuery, dKeys, grads)
+	h.Additive.ScoreBackward(s.Query, s.Keys, nil, scoreWork, dScores, rows, srcLen, g.Query, g.Keys, nil, g.Params)
 }
 
 // graphHard is hard attention bound to one training graph.
@@ -160,23 +176,22 @@ type graphHard[T kernels.Float] struct {
 }
 
 // Graph binds the additive score to p for batches of rows × srcLen.
-func (h *HardAttention[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
+func (h *HardAttention[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphAttention {
 	return &graphHard[T]{GraphScorer: h.Additive.Graph(p, rows, srcLen), h: h, rows: rows, srcLen: srcLen}
 }
 
-// Attend returns the one-hot weights (rows, srcLen) and the context (rows, MemDim): the choice is one op with the
+// Step returns the one-hot weights (rows, srcLen) and the context (rows, MemDim): the choice is one op with the
 // straight-through gradient (it reads the lengths at run time); the context is a gorgonia product.
-func (g *graphHard[T]) Attend(query, keys, memory, noise *G.Node, lengths *[]int) (weights, ctx *G.Node) {
-	rows, srcLen, tau := g.rows, g.srcLen, g.h.Temperature
-	scores := g.Score(query, keys)
-	inputs := []*G.Node{scores}
+func (g *graphHard[T]) Step(query, keys, memory, noise, _ *G.Node, lengths *[]int) (weights, ctx, next *G.Node) {
+	rows, srcLen := g.rows, g.srcLen
+	inputs := []*G.Node{g.Score(query, keys, nil)}
 	if noise != nil {
 		inputs = append(inputs, noise)
 	}
 	y := make([]T, rows*srcLen) // the relaxed weights of the last forward run
 	dScores, dNoise := make([]T, rows*srcLen), make([]T, rows*srcLen)
 	weights = graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("HardChoice(%p,%d,%d,%v,%v)", lengths, rows, srcLen, tau, noise != nil),
+		Name:  fmt.Sprintf("HardChoice(%d,%d,%v,%v)", rows, srcLen, g.h.Temperature, noise != nil),
 		Shape: tensor.Shape{rows, srcLen},
 		Forward: func(in [][]T, out []T) {
 			clear(out)
@@ -188,32 +203,16 @@ func (g *graphHard[T]) Attend(query, keys, memory, noise *G.Node, lengths *[]int
 					}
 					continue
 				}
-				copy(yr, in[0][r*srcLen:(r+1)*srcLen])
+				var rowNoise []T
 				if noise != nil {
-					for i := 0; i < n; i++ {
-						yr[i] = (yr[i] + in[1][r*srcLen+i]) / tau
-					}
-					kernels.SoftmaxRow(yr, n)
+					rowNoise = in[1][r*srcLen : (r+1)*srcLen]
 				}
-				k := choose(yr, n)
-				if noise == nil {
-					clear(yr)
-					yr[k] = 1
-				}
-				w[k] = 1
+				w[g.h.pick(yr, in[0][r*srcLen:(r+1)*srcLen], rowNoise, n)] = 1
 			}
 		},
 		Backward: func(in [][]T, grad []T) [][]T {
-			// straight-through: de = y ⊙ (dw − yᵀdw) / τ (0 where y is 0)
 			for r := 0; r < rows; r++ {
-				yr, dw, ds := y[r*srcLen:(r+1)*srcLen], grad[r*srcLen:(r+1)*srcLen], dScores[r*srcLen:(r+1)*srcLen]
-				var dot T
-				for i, yi := range yr {
-					dot += yi * dw[i]
-				}
-				for i, yi := range yr {
-					ds[i] = yi * (dw[i] - dot) / tau
-				}
+				g.h.straightThrough(y[r*srcLen:(r+1)*srcLen], grad[r*srcLen:(r+1)*srcLen], dScores[r*srcLen:(r+1)*srcLen])
 			}
 			if noise == nil {
 				return [][]T{dScores}
@@ -223,5 +222,5 @@ func (g *graphHard[T]) Attend(query, keys, memory, noise *G.Node, lengths *[]int
 	}, inputs...)
 	w3 := G.Must(G.Reshape(weights, []int{rows, 1, srcLen}))
 	md := memory.Shape()[2]
-	return weights, G.Must(G.Reshape(G.Must(G.BatchedMatMul(w3, memory)), []int{rows, md}))
+	return weights, G.Must(G.Reshape(G.Must(G.BatchedMatMul(w3, memory)), []int{rows, md})), nil
 }

@@ -32,6 +32,14 @@ type Local[T kernels.Float] struct {
 
 var _ Scorer[float32] = (*Local[float32])(nil)
 
+// newLocal is the registry's constructor: NewLocal's soft attention, which needs a window and Dim of at least 1.
+func newLocal[T kernels.Float](set *param.Set[T], cfg Config) (Attention[T], error) {
+	if cfg.Dim < 1 || cfg.Window < 1 {
+		return nil, fmt.Errorf("align: local attention needs a window (model.window) and a hidden width (model.attn_dim) of at least 1, got %d and %d", cfg.Window, cfg.Dim)
+	}
+	return NewSoft[T](NewLocal(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Window)), nil
+}
+
 // NewLocal registers "attn.w", "attn.w_p" and "attn.v_p" in set.
 func NewLocal[T kernels.Float](set *param.Set[T], memDim, queryDim, dim, window int) *Local[T] {
 	return &Local[T]{MemDim: memDim, QueryDim: queryDim, Dim: dim, Window: window,
@@ -85,7 +93,7 @@ func (l *Local[T]) gaussian(d T) (logG, dCentre T, ok bool) {
 }
 
 // Score writes e (rows, srcLen).
-func (l *Local[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
+func (l *Local[T]) Score(query, keys, _ []T, rows, srcLen int, scores, work []T) {
 	q, kw, a := l.QueryDim, l.KeyWidth(), l.Dim
 	if len(query) != rows*q || len(keys) != rows*srcLen*kw || len(scores) != rows*srcLen || len(work) != l.WorkSize(rows, srcLen) {
 		panic(fmt.Sprintf("align: Local.Score got query %d, keys %d, scores %d, work %d for %d×%d", len(query), len(keys), len(scores), len(work), rows, srcLen))
@@ -118,7 +126,7 @@ func (l *Local[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
 }
 
 // ScoreBackward differentiates Score; positions outside the window have no gradient.
-func (l *Local[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
+func (l *Local[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLen int, dQuery, dKeys, _ []T, grads [][]T) {
 	q, kw, a := l.QueryDim, l.KeyWidth(), l.Dim
 	z, dz, sig := work[:rows*a], work[rows*a:2*rows*a], work[2*rows*a:]
 	gPosW, gPosV := grads[1], grads[2]
@@ -174,13 +182,13 @@ func (g *graphLocal[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 
 // Score returns the windowed scores (rows, srcLen): the centre predictor and the general score in gorgonia ops,
 // the window and the Gaussian term in one op (it reads the lengths at run time).
-func (g *graphLocal[T]) Score(query, keys *G.Node) *G.Node {
+func (g *graphLocal[T]) Score(query, keys, _ *G.Node) *G.Node {
 	sig := G.Must(G.Sigmoid(G.Must(G.Mul(G.Must(G.Tanh(G.Must(G.Mul(query, g.posW)))), g.posV))))
 	general := graphDotScores[T](query, keys, g.rows, g.srcLen, 1)
 	rows, srcLen, lengths := g.rows, g.srcLen, g.lengths
 	dScores, dSig := make([]T, rows*srcLen), make([]T, rows) // this step's gradients (gorgonia reads them later)
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("LocalWindow(%p,%d,%d,%d)", lengths, rows, srcLen, g.l.Window),
+		Name:  fmt.Sprintf("LocalWindow(%d,%d,%d)", rows, srcLen, g.l.Window),
 		Shape: tensor.Shape{rows, srcLen},
 		Forward: func(in [][]T, out []T) {
 			for r := 0; r < rows; r++ {

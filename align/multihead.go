@@ -18,9 +18,9 @@ import (
 //	a_j = masked softmax_i(Q_jᵀ K_ij / √HeadDim);  c_j = Σ_i a_ji V_ij
 //	context = Σ_j W_O,j c_j  (= W_O [c_1 ; … ; c_h])
 //
-// Each head has its own weights, so MultiHead is an Attender: the decoder calls AttendStep, which writes the
-// heads' average as the exported weights. It has no single score row: Score and ScoreBackward panic. The key of
-// a position is [K_i1 … K_ih ; V_i1 … V_ih], computed once per sentence.
+// Each head has its own weights, so MultiHead is an Attention of its own rather than a Scorer: its Step writes
+// the heads' average as the exported weights. The key of a position is [K_i1 … K_ih ; V_i1 … V_ih], computed
+// once per sentence.
 type MultiHead[T kernels.Float] struct {
 	MemDim, QueryDim, Heads, HeadDim int
 	QueryW                           *param.Tensor[T] // W_Q (Heads, QueryDim, HeadDim)
@@ -29,10 +29,17 @@ type MultiHead[T kernels.Float] struct {
 }
 
 var (
-	_ Scorer[float32]      = (*MultiHead[float32])(nil)
-	_ Attender[float32]    = (*MultiHead[float32])(nil)
+	_ Attention[float32]   = (*MultiHead[float32])(nil)
 	_ HeadWeigher[float32] = (*MultiHead[float32])(nil)
 )
+
+// newMultiHead is the registry's constructor: Dim must be a positive multiple of Heads.
+func newMultiHead[T kernels.Float](set *param.Set[T], cfg Config) (Attention[T], error) {
+	if cfg.Heads < 1 || cfg.Dim < cfg.Heads || cfg.Dim%cfg.Heads != 0 {
+		return nil, fmt.Errorf("align: multi-head attention splits model.attn_dim (%d) into model.heads (%d) equal heads: it must be a positive multiple of it", cfg.Dim, cfg.Heads)
+	}
+	return NewMultiHead(set, cfg.MemDim, cfg.QueryDim, cfg.Dim, cfg.Heads), nil
+}
 
 // NewMultiHead registers "attn.w_q", "attn.w_k", "attn.w_v" and "attn.w_o" in set; dim must be a multiple of
 // heads.
@@ -98,28 +105,22 @@ func (m *MultiHead[T]) work(work []T, rows int) multiHeadWork[T] {
 // HeadCount is Heads.
 func (m *MultiHead[T]) HeadCount() int { return m.Heads }
 
-// HeadWeights returns each head's weights of the AttendStep that filled work, (rows, Heads, srcLen).
+// HeadWeights returns each head's weights of the Step that filled work, (rows, Heads, srcLen).
 func (m *MultiHead[T]) HeadWeights(work []T, rows, srcLen int) []T {
 	return m.work(work, rows).att[:rows*m.Heads*srcLen]
 }
 
-// Score panics: the heads have no single score row (the decoder calls AttendStep).
-func (m *MultiHead[T]) Score(query, keys []T, rows, srcLen int, scores, work []T) {
-	panic("align: MultiHead has no single score row; call AttendStep")
-}
+// StateWidth is 0: the heads attend from the query alone.
+func (m *MultiHead[T]) StateWidth() int { return 0 }
 
-// ScoreBackward panics, as Score does.
-func (m *MultiHead[T]) ScoreBackward(query, keys, work, dScores []T, rows, srcLen int, dQuery, dKeys []T, grads [][]T) {
-	panic("align: MultiHead has no single score row; call AttendStepBackward")
-}
-
-// AttendStep writes the heads' average weights (rows, srcLen) and the context (rows, MemDim); it reads the
-// memory through the keys only, and takes no noise.
-func (m *MultiHead[T]) AttendStep(query, keys, memory, noise []T, lengths []int, rows, srcLen int, weights, ctx, work []T) {
+// Step writes the heads' average weights (rows, srcLen) and the context (rows, MemDim); it reads the memory
+// through the keys only, and takes no noise.
+func (m *MultiHead[T]) Step(s Step[T]) {
+	query, keys, lengths, rows, srcLen, weights, ctx, work := s.Query, s.Keys, s.Lengths, s.Rows, s.SrcLen, s.Weights, s.Context, s.Work
 	h, dk, kw := m.Heads, m.HeadDim, m.KeyWidth()
 	hd := h * dk
 	if len(query) != rows*m.QueryDim || len(keys) != rows*srcLen*kw || len(weights) != rows*srcLen || len(ctx) != rows*m.MemDim || len(work) != m.WorkSize(rows, srcLen) {
-		panic(fmt.Sprintf("align: MultiHead.AttendStep got query %d, keys %d, weights %d, ctx %d, work %d for %d×%d",
+		panic(fmt.Sprintf("align: MultiHead.Step got query %d, keys %d, weights %d, ctx %d, work %d for %d×%d",
 			len(query), len(keys), len(weights), len(ctx), len(work), rows, srcLen))
 	}
 	w := m.work(work, rows)
@@ -161,10 +162,11 @@ func (m *MultiHead[T]) AttendStep(query, keys, memory, noise []T, lengths []int,
 	}
 }
 
-// AttendStepBackward adds the gradients of the context, given dCtx (rows, MemDim), into dQuery, dKeys and
-// grads (the memory is reached through the keys only). The exported weights have no gradient: the decoder does
-// not use them.
-func (m *MultiHead[T]) AttendStepBackward(query, keys, memory, work, dCtx []T, lengths []int, rows, srcLen int, dQuery, dKeys, dMemory []T, grads [][]T) {
+// StepBackward adds the gradients of the context, given g.Context (rows, MemDim), into g.Query, g.Keys and
+// g.Params (the memory is reached through the keys only).
+func (m *MultiHead[T]) StepBackward(s Step[T], g StepGrad[T]) {
+	query, keys, lengths, rows, srcLen, work := s.Query, s.Keys, s.Lengths, s.Rows, s.SrcLen, s.Work
+	dCtx, dQuery, dKeys, grads := g.Context, g.Query, g.Keys, g.Params
 	h, dk, kw := m.Heads, m.HeadDim, m.KeyWidth()
 	hd := h * dk
 	w := m.work(work, rows)
@@ -226,7 +228,7 @@ type graphMultiHead[T kernels.Float] struct {
 }
 
 // Graph binds every head's weights to p for batches of rows × srcLen.
-func (m *MultiHead[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
+func (m *MultiHead[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphAttention {
 	g := &graphMultiHead[T]{m: m, rows: rows, srcLen: srcLen}
 	dk := m.HeadDim
 	for j := 0; j < m.Heads; j++ {
@@ -241,13 +243,8 @@ func (m *MultiHead[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 // Keys returns the memory: the heads project it in Attend.
 func (g *graphMultiHead[T]) Keys(memory *G.Node, lengths *[]int) *G.Node { return memory }
 
-// Score panics, as MultiHead.Score does.
-func (g *graphMultiHead[T]) Score(query, keys *G.Node) *G.Node {
-	panic("align: MultiHead has no single score row; call Attend")
-}
-
-// Attend returns the heads' average weights (rows, srcLen) and the context (rows, MemDim).
-func (g *graphMultiHead[T]) Attend(query, keys, memory, noise *G.Node, lengths *[]int) (weights, ctx *G.Node) {
+// Step returns the heads' average weights (rows, srcLen) and the context (rows, MemDim).
+func (g *graphMultiHead[T]) Step(query, keys, memory, _, _ *G.Node, lengths *[]int) (weights, ctx, next *G.Node) {
 	m, rows, srcLen, dk := g.m, g.rows, g.srcLen, g.m.HeadDim
 	flat := G.Must(G.Reshape(memory, []int{rows * srcLen, m.MemDim}))
 	project := func(w *G.Node) *G.Node {
@@ -267,5 +264,5 @@ func (g *graphMultiHead[T]) Attend(query, keys, memory, noise *G.Node, lengths *
 	if m.Heads > 1 {
 		weights = G.Must(G.Mul(weights, G.NewConstant(T(1/float64(m.Heads)))))
 	}
-	return weights, ctx
+	return weights, ctx, nil
 }

@@ -63,7 +63,7 @@ func scorerCases() []scorerCase {
 	}
 }
 
-func newScorer(t *testing.T, c scorerCase, rng *rand.Rand) (Scorer[float64], *param.Set[float64]) {
+func newScorer(t *testing.T, c scorerCase, rng *rand.Rand) (Attention[float64], *param.Set[float64]) {
 	set := param.NewSet[float64]()
 	s, err := New[float64](c.name, set, c.cfg)
 	if err != nil {
@@ -74,22 +74,57 @@ func newScorer(t *testing.T, c scorerCase, rng *rand.Rand) (Scorer[float64], *pa
 	return s, set
 }
 
-// step runs keys → scores → masked softmax → context, as the decoder does at one step (an Attender's own step
-// for an Attender, whose scores are nil).
-func step(s Scorer[float64], query, memory []float64, memDim int) (scores, weights, ctx, keys, work []float64) {
-	lengths := testLengths()
-	keys = make([]float64, rows*srcLen*s.KeyWidth())
-	s.Keys(memory, lengths, rows, srcLen, keys)
-	work = make([]float64, s.WorkSize(rows, srcLen))
-	weights, ctx = make([]float64, rows*srcLen), make([]float64, rows*memDim)
-	if at, ok := s.(Attender[float64]); ok {
-		at.AttendStep(query, keys, memory, testNoise(s), lengths, rows, srcLen, weights, ctx, work)
-		return nil, weights, ctx, keys, work
+// stepCase is one attention step of the test sizes over a query, a memory and a state (nil without one), with
+// the buffers it writes.
+type stepCase struct {
+	s             Attention[float64]
+	query, memory []float64
+	state         []float64
+	keys          []float64
+	step          Step[float64]
+	memDim        int
+	lengths       []int
+}
+
+func newStepCase(s Attention[float64], c scorerCase, rng *rand.Rand) *stepCase {
+	sc := &stepCase{s: s, memDim: c.cfg.MemDim, lengths: testLengths(),
+		query: gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), memory: gradcheck.Random(rng, rows*srcLen*c.cfg.MemDim, 1)}
+	if w := s.StateWidth(); w > 0 {
+		sc.state = gradcheck.Random(rng, rows*srcLen*w, 1)
 	}
-	scores = make([]float64, rows*srcLen)
-	s.Score(query, keys, rows, srcLen, scores, work)
-	Attend(scores, lengths, memory, rows, srcLen, memDim, weights, ctx)
-	return scores, weights, ctx, keys, work
+	return sc
+}
+
+// run computes the keys and the step, as the decoder does (with fixed Gumbel noise for an attention that
+// samples), and returns the step.
+func (c *stepCase) run() Step[float64] {
+	s := c.s
+	c.keys = make([]float64, rows*srcLen*s.KeyWidth())
+	s.Keys(c.memory, c.lengths, rows, srcLen, c.keys)
+	st := Step[float64]{Rows: rows, SrcLen: srcLen, Query: c.query, Keys: c.keys, Memory: c.memory, Lengths: c.lengths,
+		Noise: testNoise(s), State: c.state, Weights: make([]float64, rows*srcLen), Context: make([]float64, rows*c.memDim),
+		Work: make([]float64, s.WorkSize(rows, srcLen))}
+	if c.state != nil {
+		st.Next = make([]float64, len(c.state))
+	}
+	s.Step(st)
+	c.step = st
+	return st
+}
+
+// backward differentiates Σ rCtx ⊙ context + Σ rNext ⊙ next through the last run, into fresh gradients.
+func (c *stepCase) backward(rCtx, rNext []float64) (g StepGrad[float64]) {
+	g = StepGrad[float64]{Context: rCtx, Next: rNext, Query: make([]float64, len(c.query)), Keys: make([]float64, len(c.keys)),
+		Memory: make([]float64, len(c.memory))}
+	if c.state != nil {
+		g.State = make([]float64, len(c.state))
+	}
+	for _, p := range c.s.Params() {
+		g.Params = append(g.Params, make([]float64, len(p.Data)))
+	}
+	c.s.StepBackward(c.step, g)
+	c.s.KeysBackward(c.memory, g.Keys, rows, srcLen, g.Memory, g.Params)
+	return g
 }
 
 func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
@@ -98,7 +133,7 @@ func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 1))
 			lengths := testLengths()
 			s, _ := newScorer(t, c, rng)
-			_, weights, _, _, _ := step(s, gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*c.cfg.MemDim, 1), c.cfg.MemDim)
+			weights := newStepCase(s, c, rng).run().Weights
 			for r := 0; r < rows; r++ {
 				var sum float64
 				for i := 0; i < srcLen; i++ {
@@ -116,118 +151,84 @@ func TestScorerWeightsSumToOneOverRealWordsAndAreZeroOnPadding(t *testing.T) {
 	}
 }
 
-// TestScorerStepBackwardMatchesFiniteDifferences differentiates loss = Σ R₁ ⊙ context + Σ R₂ ⊙ weights through
-// Keys, Score and Attend by hand (AttendBackward, ScoreBackward, KeysBackward) and by central differences. For an
-// Attender the loss is Σ R₁ ⊙ context (its exported weights are not differentiated).
+// TestScorerStepBackwardMatchesFiniteDifferences differentiates loss = Σ R₁ ⊙ context (+ Σ R₂ ⊙ next state)
+// through Keys and Step by hand (StepBackward, KeysBackward) and by central differences.
 func TestScorerStepBackwardMatchesFiniteDifferences(t *testing.T) {
 	for _, c := range scorerCases() {
 		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(2, 2))
-			lengths := testLengths()
 			s, _ := newScorer(t, c, rng)
+			sc := newStepCase(s, c, rng)
 			md := c.cfg.MemDim
-			query, memory := gradcheck.Random(rng, rows*c.cfg.QueryDim, 1), gradcheck.Random(rng, rows*srcLen*md, 1)
-			rCtx, rWeights := gradcheck.Random(rng, rows*md, 1), gradcheck.Random(rng, rows*srcLen, 1)
-			at, attender := s.(Attender[float64])
-			if attender {
-				clear(rWeights)
-			}
+			rCtx, rNext := gradcheck.Random(rng, rows*md, 1), gradcheck.Random(rng, len(sc.state), 1)
 			loss := func() float64 {
-				_, weights, ctx, _, _ := step(s, query, memory, md)
-				return gradcheck.Dot(ctx, rCtx) + gradcheck.Dot(weights, rWeights)
+				st := sc.run()
+				return gradcheck.Dot(st.Context, rCtx) + gradcheck.Dot(st.Next, rNext)
 			}
 			noise := testNoise(s)
 			if noise != nil {
 				// A sampling attention's straight-through gradient is the gradient of its relaxation: the context
 				// Σ_i y_i h_i with y = softmax((e + g)/τ), for the query and the score's parameters.
-				tau := c.cfg.Temperature
+				hard := s.(*HardAttention[float64])
 				loss = func() float64 {
 					keys := make([]float64, rows*srcLen*s.KeyWidth())
-					s.Keys(memory, lengths, rows, srcLen, keys)
+					s.Keys(sc.memory, sc.lengths, rows, srcLen, keys)
 					scores := make([]float64, rows*srcLen)
-					s.Score(query, keys, rows, srcLen, scores, make([]float64, s.WorkSize(rows, srcLen)))
+					hard.Additive.Score(sc.query, keys, nil, rows, srcLen, scores, make([]float64, hard.Additive.WorkSize(rows, srcLen)))
 					for i := range scores {
-						scores[i] = (scores[i] + noise[i]) / tau
+						scores[i] = (scores[i] + noise[i]) / c.cfg.Temperature
 					}
 					weights, ctx := make([]float64, rows*srcLen), make([]float64, rows*md)
-					Attend(scores, lengths, memory, rows, srcLen, md, weights, ctx)
+					Attend(scores, sc.lengths, sc.memory, rows, srcLen, md, weights, ctx)
 					return gradcheck.Dot(ctx, rCtx)
 				}
 			}
-			_, weights, _, keys, work := step(s, query, memory, md)
-			dQuery, dKeys := make([]float64, len(query)), make([]float64, len(keys))
-			grads := make([][]float64, len(s.Params()))
-			for i, p := range s.Params() {
-				grads[i] = make([]float64, len(p.Data))
-			}
-			// The weights' own gradient joins the one that flows back from the context.
-			dScores, dMemory := make([]float64, rows*srcLen), make([]float64, len(memory))
-			if attender {
-				at.AttendStepBackward(query, keys, memory, work, rCtx, lengths, rows, srcLen, dQuery, dKeys, dMemory, grads)
-			} else {
-				AttendBackward(weights, lengths, memory, rCtx, rows, srcLen, md, dScores, dMemory)
-			}
-			for r := 0; r < rows; r++ {
-				var dot float64
-				for i := 0; i < srcLen; i++ {
-					dot += weights[r*srcLen+i] * rWeights[r*srcLen+i]
-				}
-				for i := 0; i < srcLen; i++ {
-					dScores[r*srcLen+i] += weights[r*srcLen+i] * (rWeights[r*srcLen+i] - dot)
-				}
-			}
-			if !attender {
-				s.ScoreBackward(query, keys, work, dScores, rows, srcLen, dQuery, dKeys, grads)
-			}
-			s.KeysBackward(memory, dKeys, rows, srcLen, dMemory, grads)
-			tensors := []gradcheck.Tensor{{Name: "query", X: query, Grad: dQuery}}
+			sc.run()
+			g := sc.backward(rCtx, rNext)
+			tensors := []gradcheck.Tensor{{Name: "query", X: sc.query, Grad: g.Query}}
 			if noise == nil { // (the relaxation reads the memory directly, the hard choice does not)
-				tensors = append(tensors, gradcheck.Tensor{Name: "memory", X: memory, Grad: dMemory})
+				tensors = append(tensors, gradcheck.Tensor{Name: "memory", X: sc.memory, Grad: g.Memory})
+			}
+			if sc.state != nil {
+				tensors = append(tensors, gradcheck.Tensor{Name: "state", X: sc.state, Grad: g.State})
 			}
 			for i, p := range s.Params() {
-				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: grads[i]})
+				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: g.Params[i]})
 			}
 			gradcheck.Check(t, loss, tensors, 40, rng, gradTol)
 		})
 	}
 }
 
-// TestScorerGraphMatchesPlainGo builds the score's gorgonia expression (the unfused training path) and checks its
-// scores and gorgonia's gradients of Σ R ⊙ scores against Score, ScoreBackward and KeysBackward. For an Attender
-// it checks the weights and context, and the gradients of Σ R ⊙ context against AttendStepBackward.
+// TestScorerGraphMatchesPlainGo builds the attention's gorgonia expression (the unfused training path) and
+// checks its weights, context and next state, and gorgonia's gradients of Σ R₁ ⊙ context (+ Σ R₂ ⊙ next state),
+// against Step, StepBackward and KeysBackward.
 func TestScorerGraphMatchesPlainGo(t *testing.T) {
 	for _, c := range scorerCases() {
 		t.Run(fmt.Sprintf("%s %d→%d window %d", c.name, c.cfg.MemDim, c.cfg.QueryDim, c.cfg.Window), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
-			lengths := testLengths()
 			s, set := newScorer(t, c, rng)
+			sc := newStepCase(s, c, rng)
 			md, qd := c.cfg.MemDim, c.cfg.QueryDim
-			query, memory := gradcheck.Random(rng, rows*qd, 1), gradcheck.Random(rng, rows*srcLen*md, 1)
-			scores, weights, ctx, keys, work := step(s, query, memory, md)
-			at, attender := s.(Attender[float64])
-			// out is what the graph is compared on: the scores, or an Attender's context.
-			out, outShape := scores, []int{rows, srcLen}
-			if attender {
-				out, outShape = ctx, []int{rows, md}
-			}
-			r := gradcheck.Random(rng, len(out), 1)
+			st := sc.run()
+			rCtx, rNext := gradcheck.Random(rng, rows*md, 1), gradcheck.Random(rng, len(sc.state), 1)
 
-			// build adds the score to a fresh graph; gorgonia may overwrite a node's value in place once later nodes
-			// have read it, so the outputs are read from a graph that ends with them, the gradients from another.
-			build := func() (p *graph.Params[float64], out, weights *G.Node) {
+			// build adds the step to a fresh graph; gorgonia may overwrite a node's value in place once later nodes
+			// have read it, so each output is read from a graph that ends with it, the gradients from another.
+			build := func() (p *graph.Params[float64], weights, ctx, next *G.Node) {
 				p = graph.NewParams[float64](nil)
 				gs := s.Graph(p, rows, srcLen)
-				m := p.Input("memory", memory, rows, srcLen, md)
-				q, k := p.Input("query", query, rows, qd), gs.Keys(m, &lengths)
-				if attender {
-					var noise *G.Node
-					if n := testNoise(s); n != nil {
-						noise = p.Input("noise", n, rows, srcLen)
-					}
-					weights, out = gs.(GraphAttender).Attend(q, k, m, noise, &lengths)
-					return p, out, weights
+				m := p.Input("memory", sc.memory, rows, srcLen, md)
+				q, k := p.Input("query", sc.query, rows, qd), gs.Keys(m, &sc.lengths)
+				var noise, state *G.Node
+				if n := testNoise(s); n != nil {
+					noise = p.Input("noise", n, rows, srcLen)
 				}
-				return p, gs.Score(q, k), nil
+				if sc.state != nil {
+					state = p.Input("state", sc.state, rows, len(sc.state)/rows)
+				}
+				weights, ctx, next = gs.Step(q, k, m, noise, state, &sc.lengths)
+				return p, weights, ctx, next
 			}
 			run := func(p *graph.Params[float64]) {
 				vm := G.NewTapeMachine(p.Graph)
@@ -236,39 +237,35 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p, gOut, _ := build()
-			run(p)
-			gradcheck.Close(t, "graph output", gOut.Value().Data().([]float64), out, autodiffTol)
-			if attender {
-				p, _, gWeights := build()
+			for i, want := range [][]float64{st.Weights, st.Context, st.Next} {
+				p, weights, ctx, next := build()
+				got := []*G.Node{weights, ctx, next}[i]
+				if want == nil {
+					if got != nil {
+						t.Fatalf("graph output %d without a state", i)
+					}
+					continue
+				}
 				run(p)
-				gradcheck.Close(t, "graph weights", gWeights.Value().Data().([]float64), weights, autodiffTol)
+				gradcheck.Close(t, fmt.Sprintf("graph output %d", i), got.Value().Data().([]float64), want, autodiffTol)
 			}
 			if len(s.Params()) == 0 { // (a graph without parameters has nothing to differentiate)
 				return
 			}
-			p, gOut, _ = build()
-			loss := G.Must(G.Sum(G.Must(G.HadamardProd(gOut, p.Input("r", r, outShape...)))))
+			p, _, ctx, next := build()
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(ctx, p.Input("r", rCtx, rows, md)))))
+			if next != nil {
+				loss = G.Must(G.Add(loss, G.Must(G.Sum(G.Must(G.HadamardProd(next, p.Input("rNext", rNext, rows, len(rNext)/rows)))))))
+			}
 			if err := p.Differentiate(loss); err != nil {
 				t.Fatal(err)
 			}
 			run(p)
 			auto := set.ZerosLike()
 			p.AddGrads(auto, 1)
-
-			dQuery, dKeys, dMemory := make([]float64, len(query)), make([]float64, len(keys)), make([]float64, len(memory))
-			grads := make([][]float64, len(s.Params()))
-			for i, t := range s.Params() {
-				grads[i] = make([]float64, len(t.Data))
-			}
-			if attender {
-				at.AttendStepBackward(query, keys, memory, work, r, lengths, rows, srcLen, dQuery, dKeys, dMemory, grads)
-			} else {
-				s.ScoreBackward(query, keys, work, r, rows, srcLen, dQuery, dKeys, grads)
-			}
-			s.KeysBackward(memory, dKeys, rows, srcLen, dMemory, grads)
+			g := sc.backward(rCtx, rNext)
 			for i, t2 := range s.Params() {
-				gradcheck.Close(t, t2.Name, grads[i], auto.Get(t2.Name).Data, autodiffTol)
+				gradcheck.Close(t, t2.Name, g.Params[i], auto.Get(t2.Name).Data, autodiffTol)
 			}
 		})
 	}

@@ -116,8 +116,8 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 	for s := range live {
 		live[s] = s
 	}
-	next := d.newState(rows)       // the states of the next step's rows
-	keptFrom := make([]int, sents) // old block of each kept block
+	next := d.newState(rows, srcLen) // the states of the next step's rows
+	keptFrom := make([]int, sents)   // old block of each kept block
 	for t := 0; len(live) > 0; t++ {
 		n := len(live) * k
 		st.Rows, next.Rows, mem.Rows = n, n, n

@@ -22,7 +22,7 @@ func bigramDecoder(t *testing.T, table map[int]map[int]float64) *Decoder[float64
 	t.Helper()
 	set := param.NewSet[float64]()
 	cfg := Config{Vocab: bigramVocab, Emb: bigramVocab, Hidden: 3, MemDim: 2, Attn: 2}
-	d, err := New(set, cfg)
+	d, err := New(set, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func float32Blocks(blocks []*Block[float64]) []*Block[float32] {
 func TestGreedyInBF16MatchesFloat32(t *testing.T) {
 	const vocab = 700
 	set := param.NewSet[float32]()
-	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10})
+	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package decoder predicts target words one step at a time from the previous word, the decoder state and the
-// attention context: the LSTM step, teacher-forced scoring, and greedy and beam search, which return the
-// attention weights of every emitted word.
+// attention context: the decoder step (step.go; translation and the fused training op share it), teacher-forced
+// scoring, and greedy and beam search, which return the attention weights of every emitted word.
 package decoder
 
 import (
@@ -20,7 +20,7 @@ type Config struct {
 	Hidden int // LSTM units
 	MemDim int // width of an encoder state (2 × encoder hidden)
 	Attn   int // width of the additive attention layer
-	// Attention names the score function (align.New); "" is the additive score.
+	// Attention names the attention function (align.Registry); "" is the additive score.
 	Attention string
 	Window    int // half-width of local attention's window
 	Heads     int // heads of multi-head attention
@@ -53,7 +53,7 @@ type Decoder[T kernels.Float] struct {
 	Emb                *param.Tensor[T] // (Vocab, Emb)
 	BridgeHW, BridgeHB *param.Tensor[T] // (MemDim, Hidden), (Hidden): s_0 = tanh(W [h_fwd ; h_bwd] + b)
 	BridgeCW, BridgeCB *param.Tensor[T] // (MemDim, Hidden), (Hidden): c_0 = tanh(W [c_fwd ; c_bwd] + b)
-	Attn               align.Scorer[T]
+	Attn               align.Attention[T]
 	// InputW is (4, In, Hidden) with In = Emb+MemDim (+Hidden with input feeding): rows [0,Emb) read the
 	// embedding, the next MemDim the context, the last Hidden f_{t-1}.
 	InputW  *param.Tensor[T]
@@ -71,8 +71,12 @@ type Decoder[T kernels.Float] struct {
 }
 
 // New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*", and
-// "dec.lN.*" for each layer N ≥ 2). An unknown score function is an error.
-func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
+// "dec.lN.*" for each layer N ≥ 2), taking the attention function cfg.Attention from scores (nil: align.Builtin).
+// An unknown attention function is an error.
+func New[T kernels.Float](set *param.Set[T], cfg Config, scores align.Registry[T]) (*Decoder[T], error) {
+	if scores == nil {
+		scores = align.Builtin[T]()
+	}
 	h := cfg.Hidden
 	name := cfg.Attention
 	if name == "" {
@@ -83,7 +87,7 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Decoder[T], error) {
 		BridgeHW: set.Add("bridge.h.w", cfg.MemDim, h), BridgeHB: set.Add("bridge.h.b", h),
 		BridgeCW: set.Add("bridge.c.w", cfg.MemDim, h), BridgeCB: set.Add("bridge.c.b", h),
 	}
-	attn, err := align.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature})
+	attn, err := scores.New(name, set, align.Config{MemDim: cfg.MemDim, QueryDim: h, Dim: cfg.Attn, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature})
 	if err != nil {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
@@ -184,51 +188,60 @@ func copyPositions[T kernels.Float](dst, src []T) {
 // keys and length; new positions are zero. The buffers keep room for len(Lengths) rows and are reallocated
 // when too short. It panics if a row is longer than srcLen.
 func (m *Memory[T]) SetSrcLen(srcLen int) {
-	rows, old := len(m.Lengths), m.SrcLen
 	for r, n := range m.Lengths[:m.Rows] {
 		if n > srcLen {
 			panic(fmt.Sprintf("decoder: Memory.SetSrcLen(%d) with row %d of %d words", srcLen, r, n))
 		}
 	}
-	restride := func(buf []T, width int) []T {
-		keep := min(old, srcLen) * width
-		if need := rows * srcLen * width; cap(buf) < need {
-			grown := make([]T, need)
-			for r := 0; r < m.Rows; r++ {
-				copy(grown[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
-			}
-			return grown
-		}
-		buf = buf[:max(len(buf), rows*srcLen*width)]
-		if srcLen > old { // rows move right: the last first
-			for r := m.Rows - 1; r >= 0; r-- {
-				copyPositions(buf[r*srcLen*width:(r+1)*srcLen*width], buf[r*old*width:r*old*width+keep])
-			}
-		} else { // rows move left: the first first
-			for r := 0; r < m.Rows; r++ {
-				copy(buf[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
-			}
-		}
-		return buf[:rows*srcLen*width]
-	}
-	m.States, m.Keys = restride(m.States, m.MemDim), restride(m.Keys, m.KeyWidth)
+	rows := len(m.Lengths)
+	m.States = restride(m.States, m.Rows, rows, m.SrcLen, srcLen, m.MemDim)
+	m.Keys = restride(m.Keys, m.Rows, rows, m.SrcLen, srcLen, m.KeyWidth)
 	m.SrcLen = srcLen
+}
+
+// restride returns buf (room for capRows rows of old positions of width values) with its first rows rows
+// re-laid out for srcLen positions, new positions zero and positions past srcLen dropped; it is reallocated
+// when too short for capRows rows of srcLen positions.
+func restride[T kernels.Float](buf []T, rows, capRows, old, srcLen, width int) []T {
+	keep := min(old, srcLen) * width
+	if need := capRows * srcLen * width; cap(buf) < need {
+		grown := make([]T, need)
+		for r := 0; r < rows; r++ {
+			copy(grown[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
+		}
+		return grown
+	}
+	buf = buf[:max(len(buf), capRows*srcLen*width)]
+	if srcLen > old { // rows move right: the last first
+		for r := rows - 1; r >= 0; r-- {
+			copyPositions(buf[r*srcLen*width:(r+1)*srcLen*width], buf[r*old*width:r*old*width+keep])
+		}
+	} else { // rows move left: the first first
+		for r := 0; r < rows; r++ {
+			copy(buf[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
+		}
+	}
+	return buf[:capRows*srcLen*width]
 }
 
 // State is the decoder's recurrent state for a batch: H is s_t and C the LSTM cell, both (Rows, Hidden); Feed is
 // the attentional vector f_t (Rows, Hidden) with input feeding, nil without; UpperH and UpperC hold the state
-// and cell of each layer above the first, (Rows, Hidden) each. Its buffers may hold more rows than Rows.
+// and cell of each layer above the first, (Rows, Hidden) each; Attn is the attention's state (Rows,
+// SrcLen·AttnWidth), nil when it has none. Its buffers may hold more rows than Rows.
 type State[T kernels.Float] struct {
-	Rows, Hidden   int
-	H, C, Feed     []T
-	UpperH, UpperC [][]T
+	Rows, Hidden      int
+	H, C, Feed        []T
+	UpperH, UpperC    [][]T
+	Attn              []T
+	SrcLen, AttnWidth int
 }
 
 // view points v at the rows [from, to) of s, without copying: a part of the batch that one goroutine steps.
 // Like CopyRow it knows every per-row field of State.
 func (s *State[T]) view(v *State[T], from, to int) {
-	h := s.Hidden
+	h, aw := s.Hidden, s.SrcLen*s.AttnWidth
 	v.Rows, v.Hidden, v.H, v.C, v.Feed = to-from, h, s.H[from*h:to*h], s.C[from*h:to*h], nil
+	v.SrcLen, v.AttnWidth, v.Attn = s.SrcLen, s.AttnWidth, s.Attn[from*aw:to*aw]
 	if s.Feed != nil {
 		v.Feed = s.Feed[from*h : to*h]
 	}
@@ -247,10 +260,10 @@ func (m *Memory[T]) view(v *Memory[T], from, to int) {
 		Keys: m.Keys[from*s*kw : to*s*kw], Lengths: m.Lengths[from:to]}
 }
 
-// newState allocates a zero state of rows rows.
-func (d *Decoder[T]) newState(rows int) *State[T] {
-	h := d.Cfg.Hidden
-	st := &State[T]{Rows: rows, Hidden: h, H: make([]T, rows*h), C: make([]T, rows*h)}
+// newState allocates a zero state of rows rows over srcLen source positions.
+func (d *Decoder[T]) newState(rows, srcLen int) *State[T] {
+	h, aw := d.Cfg.Hidden, d.Attn.StateWidth()
+	st := &State[T]{Rows: rows, Hidden: h, H: make([]T, rows*h), C: make([]T, rows*h), SrcLen: srcLen, AttnWidth: aw}
 	if d.Cfg.InputFeeding {
 		st.Feed = make([]T, rows*h) // f_0 = 0
 	}
@@ -258,15 +271,20 @@ func (d *Decoder[T]) newState(rows int) *State[T] {
 		st.UpperH = append(st.UpperH, make([]T, rows*h))
 		st.UpperC = append(st.UpperC, make([]T, rows*h))
 	}
+	if aw > 0 {
+		st.Attn = make([]T, rows*srcLen*aw)
+	}
 	return st
 }
 
 // CopyRow sets row dst of s to row src of from (which may be s itself). Every per-row field of State is copied
-// here, and only here, so that the searches which move, gather or refill rows need not know them.
+// here, and only here, so that the searches which move, gather or refill rows need not know them. The
+// attention's state is copied position by position, as Memory.CopyRow copies the memory: s's positions past
+// from.SrcLen become zero, from's past s.SrcLen are left out (an attention's state is zero past a row's length).
 func (s *State[T]) CopyRow(dst int, from *State[T], src int) {
 	h := s.Hidden
-	if from.Hidden != h {
-		panic(fmt.Sprintf("decoder: State.CopyRow from width %d to %d", from.Hidden, h))
+	if from.Hidden != h || from.AttnWidth != s.AttnWidth {
+		panic(fmt.Sprintf("decoder: State.CopyRow from widths %d+%d to %d+%d", from.Hidden, from.AttnWidth, h, s.AttnWidth))
 	}
 	copy(s.H[dst*h:(dst+1)*h], from.H[src*h:(src+1)*h])
 	copy(s.C[dst*h:(dst+1)*h], from.C[src*h:(src+1)*h])
@@ -277,37 +295,47 @@ func (s *State[T]) CopyRow(dst int, from *State[T], src int) {
 		copy(s.UpperH[l][dst*h:(dst+1)*h], from.UpperH[l][src*h:(src+1)*h])
 		copy(s.UpperC[l][dst*h:(dst+1)*h], from.UpperC[l][src*h:(src+1)*h])
 	}
+	if w := s.AttnWidth; w > 0 {
+		sw, fw := s.SrcLen*w, from.SrcLen*w
+		copyPositions(s.Attn[dst*sw:(dst+1)*sw], from.Attn[src*fw:src*fw+min(sw, fw)])
+	}
+}
+
+// SetSrcLen changes the padded source length of the attention's state of the first Rows rows to srcLen, as
+// Memory.SetSrcLen does the memory's; it does nothing when the attention has no state.
+func (s *State[T]) SetSrcLen(srcLen int) {
+	if s.AttnWidth > 0 {
+		s.Attn = restride(s.Attn, s.Rows, len(s.H)/s.Hidden, s.SrcLen*s.AttnWidth, srcLen*s.AttnWidth, 1)
+	}
+	s.SrcLen = srcLen
 }
 
 // Start builds the attention memory and the initial state s_0, c_0 from the encoder output.
 func (d *Decoder[T]) Start(enc *encoder.Output[T], lengths []int) (*Memory[T], *State[T]) {
-	rows, h := enc.Rows, d.Cfg.Hidden
+	rows := enc.Rows
 	mem := &Memory[T]{Rows: rows, SrcLen: enc.SrcLen, MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(),
 		States: enc.Memory, Lengths: lengths, Keys: make([]T, rows*enc.SrcLen*d.Attn.KeyWidth())}
 	d.Attn.Keys(enc.Memory, lengths, rows, enc.SrcLen, mem.Keys)
-	st := d.newState(rows)
-	bridge := func(in []T, w, b *param.Tensor[T], out []T) {
-		kernels.Gemm(false, false, rows, h, d.Cfg.MemDim, 1, in, d.Cfg.MemDim, w.Data, h, 0, out, h)
-		kernels.AddBias(out, rows, h, b.Data)
-		for i, v := range out {
-			out[i] = kernels.Tanh(v)
-		}
-	}
-	bridge(enc.FinalH, d.BridgeHW, d.BridgeHB, st.H)
-	bridge(enc.FinalC, d.BridgeCW, d.BridgeCB, st.C)
+	st := d.newState(rows, enc.SrcLen)
+	d.bridge(enc.FinalH, d.BridgeHW, d.BridgeHB, rows, st.H)
+	d.bridge(enc.FinalC, d.BridgeCW, d.BridgeCB, rows, st.C)
 	return mem, st
 }
 
-// Scratch is the working memory of Step, allocated once per batch by NewScratch and reused at every step.
+// Scratch is the working memory of Step, allocated once per batch by NewScratch and reused at every step; the
+// fused training op uses one too, for what its steps do not keep.
 type Scratch[T kernels.Float] struct {
-	emb, scores, ctx, gates, hNew, cNew, outIn []T
-	feedIn                                     []T // [s_t; c_t] rows with input feeding
-	upperIn                                    []T // [h_below; c_t] rows with more than one layer
-	work                                       []T // the scorer's, for the full batch
+	emb, ctx, gates, outIn []T
+	feedIn                 []T // [s_t; c_t] rows with input feeding
+	upperIn                []T // [h_below; c_t] rows with more than one layer
+	work                   []T // the attention's, for the full batch
+	next                   []T // the attention's next state
+	dTop                   []T // training: the gradient of a layer's output
 	// gateIn is the first layer's input and previous state side by side, [emb; ctx; (f_{t-1};) s_{t-1}]
 	// (rows, InputWidth+Hidden), and gateW the weights that turn it into the four gates in one product:
 	// gateWeights' copy of InputW and HiddenW, taken when the scratch is made.
 	gateIn, gateW []T
+	none          stepCache[T] // the cache of inference, which keeps nothing
 }
 
 // NewScratch allocates Step's working memory for a batch of rows and source length srcLen. It copies the
@@ -317,33 +345,42 @@ func (d *Decoder[T]) NewScratch(rows, srcLen int) *Scratch[T] { return d.newScra
 
 // newScratch is NewScratch reusing gateW, the result of gateWeights for the current weights, when it is not nil.
 func (d *Decoder[T]) newScratch(rows, srcLen int, gateW []T) *Scratch[T] {
-	h := d.Cfg.Hidden
+	b := d.scratch(rows, srcLen, func(name string, n int) []T {
+		if name == "gateW" && gateW != nil {
+			return gateW
+		}
+		return make([]T, n)
+	})
 	if gateW == nil {
-		gateW = d.gateWeights()
+		d.gateWeights(b.gateW)
 	}
-	b := &Scratch[T]{emb: make([]T, rows*d.Cfg.Emb), scores: make([]T, rows*srcLen),
-		ctx: make([]T, rows*d.Cfg.MemDim), gates: make([]T, rows*4*h), hNew: make([]T, rows*h),
-		cNew: make([]T, rows*h), outIn: make([]T, rows*d.OutIn()),
-		work:   make([]T, d.Attn.WorkSize(rows, srcLen)),
-		gateIn: make([]T, rows*(d.InputWidth()+h)), gateW: gateW}
+	return b
+}
+
+// scratch makes a Scratch for rows rows and srcLen source positions, each buffer taken from get(name, size); it
+// leaves gateW as get gives it.
+func (d *Decoder[T]) scratch(rows, srcLen int, get func(name string, n int) []T) *Scratch[T] {
+	h, md := d.Cfg.Hidden, d.Cfg.MemDim
+	b := &Scratch[T]{emb: get("emb", rows*d.Cfg.Emb), ctx: get("sctx", rows*md), gates: get("gates", rows*4*h),
+		outIn: get("outIn", rows*d.OutIn()), work: get("swork", d.Attn.WorkSize(rows, srcLen)),
+		next: get("next", rows*srcLen*d.Attn.StateWidth()), dTop: get("dTop", rows*h),
+		gateIn: get("sgateIn", rows*(d.InputWidth()+h)), gateW: get("gateW", (d.InputWidth()+h)*4*h)}
 	if d.Cfg.InputFeeding {
-		b.feedIn = make([]T, rows*(h+d.Cfg.MemDim))
+		b.feedIn = get("sfeedIn", rows*(h+md))
 	}
 	if len(d.Upper) > 0 {
-		b.upperIn = make([]T, rows*(h+d.Cfg.MemDim))
+		b.upperIn = get("upperIn", rows*(h+md))
 	}
 	return b
 }
 
 // gateWeights lays the first layer's W_ih (4, InputWidth, Hidden) and W_hh (4, Hidden, Hidden) out as one
-// matrix (InputWidth+Hidden, 4·Hidden): row i holds input i's weight into every gate, gate k in columns
+// matrix w (InputWidth+Hidden, 4·Hidden): row i holds input i's weight into every gate, gate k in columns
 // k·Hidden … (k+1)·Hidden-1, the layout of the gates in Scratch.gates.
-func (d *Decoder[T]) gateWeights() []T {
+func (d *Decoder[T]) gateWeights(w []T) {
 	h, in := d.Cfg.Hidden, d.InputWidth()
-	w := make([]T, (in+h)*4*h)
 	kernels.GateMajor(d.InputW.Data, 4, in, h, w[:in*4*h])
 	kernels.GateMajor(d.HiddenW.Data, 4, h, h, w[in*4*h:])
-	return w
 }
 
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
@@ -357,69 +394,16 @@ func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch
 	d.output(rows, buf.outIn, logits, 0, d.Cfg.Vocab)
 }
 
-// advance is Step up to the output layer, whose input [s_t; ctx; emb] (rows, OutIn) it leaves in buf.outIn.
+// advance is Step up to the output layer, whose input [top; ctx; emb] (rows, OutIn) it leaves in buf.outIn. The
+// buffers may be longer than rows: greedy search shrinks the batch as sentences finish.
 func (d *Decoder[T]) advance(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], weights []T) {
 	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
-	for r, id := range prev {
-		copy(buf.emb[r*e:(r+1)*e], d.Emb.Data[id*e:(id+1)*e])
-	}
-	// c_t = Σ_i a_ti h_i with a_t = softmax(score(s_{t-1}, h)), or the attender's own step
-	// (The buffers may be longer than rows: greedy search shrinks the batch as sentences finish.)
-	sl := mem.SrcLen
-	query, keys, work := st.H[:rows*h], mem.Keys[:rows*sl*d.Attn.KeyWidth()], buf.work[:d.Attn.WorkSize(rows, sl)]
-	if at, ok := d.Attn.(align.Attender[T]); ok {
-		at.AttendStep(query, keys, mem.States[:rows*sl*md], nil, mem.Lengths[:rows], rows, sl, weights, buf.ctx[:rows*md], work)
-	} else {
-		d.Attn.Score(query, keys, rows, sl, buf.scores[:rows*sl], work)
-		align.Attend(buf.scores[:rows*sl], mem.Lengths[:rows], mem.States[:rows*sl*md], rows, sl, md, weights, buf.ctx[:rows*md])
-	}
-	// gates = [emb; ctx; (f_{t-1};) s_{t-1}] · [W_ih; W_hh] + b: one product for the four gates.
-	in, gi := d.InputWidth(), d.InputWidth()+h
-	for r := 0; r < rows; r++ {
-		row := buf.gateIn[r*gi : (r+1)*gi]
-		copy(row[:e], buf.emb[r*e:(r+1)*e])
-		copy(row[e:e+md], buf.ctx[r*md:(r+1)*md])
-		if st.Feed != nil {
-			copy(row[e+md:in], st.Feed[r*h:(r+1)*h])
-		}
-		copy(row[in:], st.H[r*h:(r+1)*h])
-	}
-	kernels.Gemm(false, false, rows, 4*h, gi, 1, buf.gateIn, gi, buf.gateW, 4*h, 0, buf.gates, 4*h)
-	kernels.AddBias(buf.gates, rows, 4*h, d.Bias.Data)
-	kernels.LSTMPointwise(buf.gates, st.C, rows, h, buf.hNew, buf.cNew)
-	copy(st.H[:rows*h], buf.hNew[:rows*h])
-	copy(st.C[:rows*h], buf.cNew[:rows*h])
-	// With input feeding, f_t = tanh([s_t; ctx] A + a) replaces s_t in the output layer and feeds the next step.
-	first := st.H
-	if st.Feed != nil {
-		fi := h + md
-		for r := 0; r < rows; r++ {
-			copy(buf.feedIn[r*fi:r*fi+h], st.H[r*h:(r+1)*h])
-			copy(buf.feedIn[r*fi+h:(r+1)*fi], buf.ctx[r*md:(r+1)*md])
-		}
-		kernels.Gemm(false, false, rows, h, fi, 1, buf.feedIn, fi, d.FeedW.Data, h, 0, st.Feed, h)
-		kernels.AddBias(st.Feed, rows, h, d.FeedB.Data)
-		kernels.TanhSlice(st.Feed[:rows*h])
-		first = st.Feed
-	}
-	// Each upper layer reads [the layer below's output; ctx]; the top one's state goes to the output layer.
-	for l, u := range d.Upper {
-		ui := h + md
-		for r := 0; r < rows; r++ {
-			copy(buf.upperIn[r*ui:r*ui+h], first[r*h:(r+1)*h])
-			copy(buf.upperIn[r*ui+h:(r+1)*ui], buf.ctx[r*md:(r+1)*md])
-		}
-		uh, uc := st.UpperH[l], st.UpperC[l]
-		kernels.LSTMStep(buf.upperIn, rows, ui, uh, uc, u.InputW.Data, u.HiddenW.Data, u.Bias.Data, h, buf.gates, buf.hNew, buf.cNew)
-		copy(uh[:rows*h], buf.hNew[:rows*h])
-		copy(uc[:rows*h], buf.cNew[:rows*h])
-		first = uh
-	}
-	// The output layer's input [s_t (or f_t, or the top layer's state); ctx; emb].
-	oi := d.OutIn()
+	kernels.Embed(d.Emb.Data, prev, e, buf.emb)
+	d.step(st, mem, buf.emb, buf, weights, &buf.none)
+	top, oi := d.top(st), d.OutIn()
 	for r := 0; r < rows; r++ {
 		row := buf.outIn[r*oi : (r+1)*oi]
-		copy(row[:h], first[r*h:(r+1)*h])
+		copy(row[:h], top[r*h:(r+1)*h])
 		copy(row[h:h+md], buf.ctx[r*md:(r+1)*md])
 		copy(row[h+md:], buf.emb[r*e:(r+1)*e])
 	}

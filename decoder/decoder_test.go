@@ -14,13 +14,18 @@ import (
 // TestStepAllocatesNothing checks that a decoding step works in the scratch NewScratch made: translation calls
 // it once per output word.
 func TestStepAllocatesNothing(t *testing.T) {
-	for _, name := range append(align.Names(), "mlp", "additive+input-feeding") {
+	for _, name := range append(align.Names(), "mlp", "additive+input-feeding", "additive+layers") {
 		t.Run(name, func(t *testing.T) {
-			attention, feeding := strings.CutSuffix(name, "+input-feeding")
+			attention, layered := strings.CutSuffix(name, "+layers")
+			attention, feeding := strings.CutSuffix(attention, "+input-feeding")
+			layers := 1
+			if layered {
+				layers = 3
+			}
 			rng := rand.New(rand.NewPCG(1, 2))
 			set := param.NewSet[float32]()
 			d, err := New(set, Config{Vocab: 11, Emb: 4, Hidden: 6, MemDim: 8, Attn: 6, Attention: attention, Window: 2, Heads: 2, Temperature: 1,
-				InputFeeding: feeding})
+				InputFeeding: feeding, Layers: layers}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

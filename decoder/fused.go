@@ -3,386 +3,279 @@ package decoder
 import (
 	"fmt"
 
-	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// Seq is the teacher-forced decoder over a whole batch: bridge, attention (any align.Scorer) and LSTM step at
-// every target position, keeping what the backward pass reads. The fused training op runs it; the tests check it
-// against a plain reference and finite differences.
+// teacher is the teacher-forced decoder over a whole training batch, the fused op of fusedOp: the bridge, then
+// step (step.go) at every target position, keeping what stepBackward reads, and the backward pass of it all.
+// Letters as in step.go, and T steps.
 //
-// Sizes: T steps, B rows, S source positions, E embedding, M memory width (2 × encoder hidden), H decoder
-// hidden. Inputs: emb (T, B, E); the encoder outputs of each direction packed as (S+2, B, M/2) — states
-// time-major, then final h, then final c; the weights (Weights). Output: out (T·B, H+M), row t·B+b = [s_t ; c_t]
-// of row b, or [f_t ; c_t] with input feeding (Weights.FeedW set), where f_t = tanh([s_t ; c_t] A + a) also joins
-// the LSTM input of step t+1 (f_0 = 0).
-type Seq[T kernels.Float] struct {
-	T, B, S, E, M, H int
-	Lengths          []int
-	Attn             align.Scorer[T]
-	// Noise is standard Gumbel noise (T, B, S) for an attention that samples (align.Sampler), nil otherwise.
-	Noise []T
-	// Feeding is input feeding: Forward and Backward then read Weights.FeedW and FeedB.
-	Feeding bool
-
-	mem, keys           []T // (B, S, M), (B, S, K) with K the scorer's key width
+// Inputs: emb (T, B, E); the encoder outputs of each direction packed as (S+2, B, M/2) — states time-major,
+// then final h, then final c; the decoder's own weights, read from its tensors. Output: (T·B, H+M), row t·B+b =
+// [top_t ; c_t] of row b, top_t the output of the top layer (s_t, f_t with input feeding, or the last upper
+// layer's state).
+type teacher[T kernels.Float] struct {
+	d                   *Decoder[T]
+	steps, rows, srcLen int
+	arena               *kernels.Arena[T]
+	st                  *State[T]
+	mem                 *Memory[T]
+	buf                 *Scratch[T]
+	cache               stepCache[T]
+	grads               stepGrads[T]
 	finalH, finalC      []T // (B, M): [fwd ; bwd] final states
-	h0, c0              []T // (B, H) bridge outputs
-	work                []T // (T, W): the scorer's work of every step
-	attn                []T // (T, B, S)
-	ctx                 []T // (T·B, M)
-	act                 []T // (T, B, 4H): σ(i), σ(f), tanh(g), σ(o)
-	hPrev, cPrev, tanhC []T // (T, B, H)
-	h, c                []T // (B, H)
-	feedPrev, feed      []T // input feeding: f_{t-1} and f_t, (T, B, H) each
-	feedIn              []T // input feeding: [s_t ; c_t], (T·B, H+M)
-
-	dG, dh, dc, dctx, dScores, dKeys, dMem []T
-	dFinalH, dFinalC                       []T
-	dFeed, dPreF                           []T // input feeding: dL/df_{t} (B, H); dL/d(pre-tanh f) (T, B, H)
-	arena                                  *kernels.Arena[T]
-	name                                   string
+	h0, c0              []T // (B, H): the bridge's outputs
+	dFinalH, dFinalC    []T
 }
 
-// Weights are the decoder's own parameters (or their gradients) as Seq reads them; the scorer reads its own.
-type Weights[T kernels.Float] struct {
-	BridgeHW, BridgeHB, BridgeCW, BridgeCB []T // (M, H), (H), (M, H), (H)
-	InputW, HiddenW, Bias                  []T // (4, In, H) with In = E+M (+H with feeding), (4, H, H), (4, H)
-	// FeedW (H+M, H) and FeedB (H) make the attentional vector of input feeding; nil without it.
-	FeedW, FeedB []T
-}
-
-// NewSeq prepares one shape; its buffers come from arena under names starting with name, taken afresh by every
-// Forward.
-func NewSeq[T kernels.Float](steps, rows, srcLen, emb, mem, hidden int, attn align.Scorer[T], arena *kernels.Arena[T], name string) *Seq[T] {
-	return &Seq[T]{T: steps, B: rows, S: srcLen, E: emb, M: mem, H: hidden, Attn: attn, arena: arena, name: name}
-}
-
-func (d *Seq[T]) buffers() {
-	tb, bs, a := d.T*d.B, d.B*d.S, d.arena
-	get := func(field string, n int) []T { return a.Get(d.name+"."+field, n) }
-	d.mem, d.keys, d.finalH, d.finalC = get("mem", bs*d.M), get("keys", bs*d.Attn.KeyWidth()), get("finalH", d.B*d.M), get("finalC", d.B*d.M)
-	d.h0, d.c0 = get("h0", d.B*d.H), get("c0", d.B*d.H)
-	d.work, d.attn, d.ctx = get("work", d.T*d.Attn.WorkSize(d.B, d.S)), get("attn", tb*d.S), get("ctx", tb*d.M)
-	d.act, d.hPrev, d.cPrev, d.tanhC = get("act", tb*4*d.H), get("hPrev", tb*d.H), get("cPrev", tb*d.H), get("tanhC", tb*d.H)
-	d.h, d.c = get("h", d.B*d.H), get("c", d.B*d.H)
-	d.dG, d.dh, d.dc, d.dctx = get("dG", tb*4*d.H), get("dh", d.B*d.H), get("dc", d.B*d.H), get("dctx", d.B*d.M)
-	d.dScores, d.dKeys, d.dMem = get("dScores", bs), get("dKeys", bs*d.Attn.KeyWidth()), get("dMem", bs*d.M)
-	d.dFinalH, d.dFinalC = get("dFinalH", d.B*d.M), get("dFinalC", d.B*d.M)
-	if d.Feeding {
-		d.feedPrev, d.feed = get("feedPrev", tb*d.H), get("feed", tb*d.H)
-		d.feedIn, d.dFeed, d.dPreF = get("feedIn", tb*(d.H+d.M)), get("dFeed", d.B*d.H), get("dPreF", tb*d.H)
+// take points the teacher's buffers at the arena, under names starting with "dec.": afresh at every forward
+// pass, so that the cached graphs of every shape share the arena's buffers (see model.Trainer.Reserve) rather
+// than each keep the ones it was made with.
+func (tc *teacher[T]) take() {
+	d, steps, rows, srcLen := tc.d, tc.steps, tc.rows, tc.srcLen
+	get := func(name string, n int) []T { return tc.arena.Get("dec."+name, n) }
+	h, md, sw := d.Cfg.Hidden, d.Cfg.MemDim, d.Attn.StateWidth()*srcLen
+	tb := steps * rows
+	tc.buf = d.scratch(rows, srcLen, get)
+	tc.st = &State[T]{Rows: rows, Hidden: h, H: get("h", rows*h), C: get("c", rows*h), SrcLen: srcLen,
+		AttnWidth: d.Attn.StateWidth(), Attn: get("attnState", rows*sw)}
+	tc.mem = &Memory[T]{Rows: rows, SrcLen: srcLen, MemDim: md, KeyWidth: d.Attn.KeyWidth(), States: get("mem", rows*srcLen*md),
+		Keys: get("keys", rows*srcLen*d.Attn.KeyWidth())}
+	tc.finalH, tc.finalC, tc.dFinalH, tc.dFinalC = get("finalH", rows*md), get("finalC", rows*md), get("dFinalH", rows*md), get("dFinalC", rows*md)
+	tc.h0, tc.c0 = get("h0", rows*h), get("c0", rows*h)
+	c := &tc.cache
+	*c = stepCache[T]{keep: true, noise: c.noise, masks: c.masks}
+	c.hPrev, c.cPrev, c.attnState = get("hPrev", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
+	c.work, c.weights, c.ctx = get("work", steps*d.Attn.WorkSize(rows, srcLen)), get("weights", tb*srcLen), get("ctx", tb*md)
+	c.gateIn, c.act, c.tanhC = get("gateIn", tb*(d.InputWidth()+h)), get("act", tb*4*h), get("tanhC", tb*h)
+	g := &tc.grads
+	*g = stepGrads[T]{dAttn: g.dAttn}
+	g.dh, g.dc, g.dctx, g.dx = get("dh", rows*h), get("dc", rows*h), get("dctx", rows*md), get("dx", rows*(h+md))
+	g.dState, g.dStatePrev = get("dState", rows*sw), get("dStatePrev", rows*sw)
+	g.dG, g.dGateIn = get("dG", tb*4*h), get("dGateIn", rows*(d.InputWidth()+h))
+	g.dKeys, g.dMem = get("dKeys", rows*srcLen*d.Attn.KeyWidth()), get("dMem", rows*srcLen*md)
+	if d.FeedW != nil {
+		tc.st.Feed = get("feed0", rows*h)
+		c.feedIn, c.feed = get("feedIn", tb*(h+md)), get("feed", tb*h)
+		g.dFeed, g.dPreF = get("dFeed", rows*h), get("dPreF", tb*h)
+	}
+	for l := range d.Upper {
+		name := func(part string) string { return fmt.Sprintf("l%d.%s", l+2, part) }
+		tc.st.UpperH = append(tc.st.UpperH, get(name("h"), rows*h))
+		tc.st.UpperC = append(tc.st.UpperC, get(name("c"), rows*h))
+		c.upper = append(c.upper, upperCache[T]{in: get(name("in"), tb*(h+md)), hPrev: get(name("hPrev"), tb*h),
+			cPrev: get(name("cPrev"), tb*h), act: get(name("act"), tb*4*h), tanhC: get(name("tanhC"), tb*h)})
+		g.dUpperH = append(g.dUpperH, get(name("dh"), rows*h))
+		g.dUpperC = append(g.dUpperC, get(name("dc"), rows*h))
+		g.dUpperG = append(g.dUpperG, get(name("dG"), tb*4*h))
 	}
 }
 
-// noise returns step t's Gumbel noise (B, S), or nil.
-func (d *Seq[T]) noise(t int) []T {
-	if d.Noise == nil {
-		return nil
-	}
-	return d.Noise[t*d.B*d.S : (t+1)*d.B*d.S]
-}
-
-// unpack joins the two directions' packed encoder outputs into the memory (B, S, M) and the final states.
-func (d *Seq[T]) unpack(fwd, bwd []T) {
-	half := d.M / 2
+// unpack joins the two directions' packed encoder outputs into the memory (B, S, M) and the final states; with
+// toPacked it does the opposite, from the memory's and the final states' gradients.
+func (tc *teacher[T]) unpack(fwd, bwd, memory, finalH, finalC []T, toPacked bool) {
+	rows, srcLen, md := tc.mem.Rows, tc.mem.SrcLen, tc.mem.MemDim
+	half := md / 2
 	for dir, packed := range [][]T{fwd, bwd} {
-		for t := 0; t < d.S+2; t++ {
-			for r := 0; r < d.B; r++ {
-				src := packed[(t*d.B+r)*half : (t*d.B+r+1)*half]
+		for t := 0; t < srcLen+2; t++ {
+			for r := 0; r < rows; r++ {
+				p := packed[(t*rows+r)*half : (t*rows+r+1)*half]
+				var m []T
 				switch {
-				case t < d.S:
-					copy(d.mem[(r*d.S+t)*d.M+dir*half:][:half], src)
-				case t == d.S:
-					copy(d.finalH[r*d.M+dir*half:][:half], src)
+				case t < srcLen:
+					m = memory[(r*srcLen+t)*md+dir*half:][:half]
+				case t == srcLen:
+					m = finalH[r*md+dir*half:][:half]
 				default:
-					copy(d.finalC[r*d.M+dir*half:][:half], src)
+					m = finalC[r*md+dir*half:][:half]
+				}
+				if toPacked {
+					copy(p, m)
+				} else {
+					copy(m, p)
 				}
 			}
 		}
 	}
 }
 
-// Forward fills out from the inputs.
-func (d *Seq[T]) Forward(emb, fwd, bwd []T, w Weights[T], out []T) {
-	B, S, M, H, E := d.B, d.S, d.M, d.H, d.E
-	in := d.inputWidth()
-	if len(emb) != d.T*B*E || len(fwd) != (S+2)*B*M/2 || len(bwd) != len(fwd) || len(out) != d.T*B*(H+M) || len(d.Lengths) != B ||
-		len(w.InputW) != 4*in*H || d.Feeding != (w.FeedW != nil) {
-		panic(fmt.Sprintf("decoder: Seq.Forward got emb %d, fwd %d, bwd %d, out %d, lengths %d, input weights %d, feed weights %d for T=%d B=%d S=%d E=%d M=%d H=%d feeding=%v",
-			len(emb), len(fwd), len(bwd), len(out), len(d.Lengths), len(w.InputW), len(w.FeedW), d.T, B, S, E, M, H, d.Feeding))
+// forward fills out from the inputs, lengths the batch's source lengths.
+func (tc *teacher[T]) forward(emb, fwd, bwd []T, lengths []int, out []T) {
+	tc.take()
+	d, st, mem, c := tc.d, tc.st, tc.mem, &tc.cache
+	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
+	if len(emb) != tc.steps*rows*e || len(out) != tc.steps*rows*(h+md) || len(lengths) != rows {
+		panic(fmt.Sprintf("decoder: teacher forward got emb %d, out %d, lengths %d for T=%d B=%d E=%d H=%d M=%d",
+			len(emb), len(out), len(lengths), tc.steps, rows, e, h, md))
 	}
-	d.buffers()
-	d.unpack(fwd, bwd)
-	bridge := func(x, wt, b, dst []T) {
-		kernels.Gemm(false, false, B, H, M, 1, x, M, wt, H, 0, dst, H)
-		kernels.AddBias(dst, B, H, b)
-		for i, v := range dst {
-			dst[i] = kernels.Tanh(v)
-		}
+	mem.Lengths = lengths
+	tc.unpack(fwd, bwd, mem.States, tc.finalH, tc.finalC, false)
+	d.bridge(tc.finalH, d.BridgeHW, d.BridgeHB, rows, tc.h0)
+	d.bridge(tc.finalC, d.BridgeCW, d.BridgeCB, rows, tc.c0)
+	copy(st.H, tc.h0)
+	copy(st.C, tc.c0)
+	clear(st.Feed) // f_0 = 0
+	clear(st.Attn)
+	for l := range st.UpperH { // the upper layers start from zero states
+		clear(st.UpperH[l])
+		clear(st.UpperC[l])
 	}
-	bridge(d.finalH, w.BridgeHW, w.BridgeHB, d.h0)
-	bridge(d.finalC, w.BridgeCW, w.BridgeCB, d.c0)
-	copy(d.h, d.h0)
-	copy(d.c, d.c0)
-	d.Attn.Keys(d.mem, d.Lengths, B, S, d.keys)
-	// Embedding projections of every step at once.
-	for g := 0; g < 4; g++ {
-		kernels.Gemm(false, false, d.T*B, H, E, 1, emb, E, w.InputW[g*in*H:g*in*H+E*H], H, 0, d.act[g*H:], 4*H)
-	}
-	ws := d.Attn.WorkSize(B, S)
-	for t := 0; t < d.T; t++ {
-		copy(d.hPrev[t*B*H:(t+1)*B*H], d.h)
-		copy(d.cPrev[t*B*H:(t+1)*B*H], d.c)
-		// a_t = masked softmax(score(s_{t-1}, keys)); ctx_t = Σ_i a_ti h_i
-		att := d.attn[t*B*S : (t+1)*B*S]
-		ctx := d.ctx[t*B*M : (t+1)*B*M]
-		if at, ok := d.Attn.(align.Attender[T]); ok {
-			at.AttendStep(d.h, d.keys, d.mem, d.noise(t), d.Lengths, B, S, att, ctx, d.work[t*ws:(t+1)*ws])
-		} else {
-			d.Attn.Score(d.h, d.keys, B, S, att, d.work[t*ws:(t+1)*ws])
-			align.Attend(att, d.Lengths, d.mem, B, S, M, att, ctx)
-		}
-		// gates += ctx W_c (+ f_{t-1} W_f) + s_{t-1} U + b, then the LSTM pointwise step.
-		gates := d.act[t*B*4*H : (t+1)*B*4*H]
-		for g := 0; g < 4; g++ {
-			kernels.Gemm(false, false, B, H, M, 1, ctx, M, w.InputW[g*in*H+E*H:g*in*H+(E+M)*H], H, 1, gates[g*H:], 4*H)
-			if d.Feeding && t > 0 {
-				kernels.Gemm(false, false, B, H, H, 1, d.feedPrev[t*B*H:], H, w.InputW[g*in*H+(E+M)*H:(g+1)*in*H], H, 1, gates[g*H:], 4*H)
-			}
-		}
-		kernels.Project(d.h, B, H, w.HiddenW, 4, H, gates, true)
-		for r := 0; r < B; r++ {
-			a := gates[r*4*H : (r+1)*4*H]
-			tc := d.tanhC[(t*B+r)*H : (t*B+r+1)*H]
-			for j, b := range w.Bias {
-				a[j] += b
-			}
-			kernels.LSTMActivate(a, H)
-			cr, hr := d.c[r*H:(r+1)*H], d.h[r*H:(r+1)*H]
-			for j := range cr {
-				cr[j] = a[kernels.GateF*H+j]*cr[j] + a[kernels.GateI*H+j]*a[kernels.GateG*H+j]
-			}
-			copy(tc, cr)
-			kernels.TanhSlice(tc)
-			for j := range hr {
-				hr[j] = a[kernels.GateO*H+j] * tc[j]
-			}
-			o := out[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
-			copy(o[:H], d.h[r*H:(r+1)*H])
-			copy(o[H:], ctx[r*M:(r+1)*M])
-		}
-		if d.Feeding {
-			d.feedForward(t, w, out)
+	d.Attn.Keys(mem.States, lengths, rows, mem.SrcLen, mem.Keys)
+	d.gateWeights(tc.buf.gateW)
+	for t := 0; t < tc.steps; t++ {
+		c.t = t
+		d.step(st, mem, emb[t*rows*e:(t+1)*rows*e], tc.buf, c.slot(c.weights, nil, rows, mem.SrcLen), c)
+		top, ctx := d.top(st), c.slot(c.ctx, nil, rows, md)
+		for r := 0; r < rows; r++ {
+			o := out[(t*rows+r)*(h+md) : (t*rows+r+1)*(h+md)]
+			copy(o[:h], top[r*h:(r+1)*h])
+			copy(o[h:], ctx[r*md:(r+1)*md])
 		}
 	}
 }
 
-// inputWidth is the width of the LSTM input: E+M, and H more with input feeding.
-func (d *Seq[T]) inputWidth() int {
-	if d.Feeding {
-		return d.E + d.M + d.H
+// backward computes, from dOut (T·B, H+M), the gradients of the inputs: dEmb (T, B, E) and dFwd, dBwd (packed
+// like the encoder outputs) are overwritten, and grad(t) of each of the decoder's tensors is added to. It reads
+// what the last forward pass kept.
+func (tc *teacher[T]) backward(dOut, dEmb, dFwd, dBwd []T, grad func(*param.Tensor[T]) []T) {
+	d, mem, c, g := tc.d, tc.mem, &tc.cache, &tc.grads
+	rows, h, md := mem.Rows, d.Cfg.Hidden, d.Cfg.MemDim
+	for _, b := range [][]T{g.dh, g.dc, g.dFeed, g.dState, g.dKeys, g.dMem} {
+		clear(b)
 	}
-	return d.E + d.M
+	for l := range g.dUpperH {
+		clear(g.dUpperH[l])
+		clear(g.dUpperC[l])
+	}
+	g.dEmb = dEmb
+	g.dAttn = g.dAttn[:0]
+	for _, p := range d.Attn.Params() {
+		g.dAttn = append(g.dAttn, grad(p))
+	}
+	for t := tc.steps - 1; t >= 0; t-- {
+		c.t = t
+		d.stepBackward(mem, tc.buf, dOut[t*rows*(h+md):(t+1)*rows*(h+md)], c, g)
+	}
+	// Weight gradients over all steps at once: dW += xᵀ dG for each gate's block of rows of W.
+	tb, in, gi, ui := tc.steps*rows, d.InputWidth(), d.InputWidth()+h, h+md
+	dIn, dHid := grad(d.InputW), grad(d.HiddenW)
+	for k := 0; k < 4; k++ {
+		kernels.Gemm(true, false, in, h, tb, 1, c.gateIn, gi, g.dG[k*h:], 4*h, 1, dIn[k*in*h:(k+1)*in*h], h)
+		kernels.Gemm(true, false, h, h, tb, 1, c.gateIn[in:], gi, g.dG[k*h:], 4*h, 1, dHid[k*h*h:(k+1)*h*h], h)
+	}
+	kernels.AddColumnSums(grad(d.Bias), g.dG, tb, 4*h)
+	if d.FeedW != nil {
+		kernels.Gemm(true, false, ui, h, tb, 1, c.feedIn, ui, g.dPreF, h, 1, grad(d.FeedW), h)
+		kernels.AddColumnSums(grad(d.FeedB), g.dPreF, tb, h)
+	}
+	for l, u := range d.Upper {
+		uc, dG := &c.upper[l], g.dUpperG[l]
+		dIn, dHid := grad(u.InputW), grad(u.HiddenW)
+		for k := 0; k < 4; k++ {
+			kernels.Gemm(true, false, ui, h, tb, 1, uc.in, ui, dG[k*h:], 4*h, 1, dIn[k*ui*h:(k+1)*ui*h], h)
+			kernels.Gemm(true, false, h, h, tb, 1, uc.hPrev, h, dG[k*h:], 4*h, 1, dHid[k*h*h:(k+1)*h*h], h)
+		}
+		kernels.AddColumnSums(grad(u.Bias), dG, tb, 4*h)
+	}
+	d.Attn.KeysBackward(mem.States, g.dKeys, rows, mem.SrcLen, g.dMem, g.dAttn)
+	// forward: s_0 = tanh(finalH W + b), m_0 = tanh(finalC W + b); g.dh and g.dc now hold their gradients.
+	d.bridgeBackward(tc.finalH, tc.h0, g.dh, d.BridgeHW, grad(d.BridgeHW), grad(d.BridgeHB), rows, tc.dFinalH)
+	d.bridgeBackward(tc.finalC, tc.c0, g.dc, d.BridgeCW, grad(d.BridgeCW), grad(d.BridgeCB), rows, tc.dFinalC)
+	tc.unpack(dFwd, dBwd, g.dMem, tc.dFinalH, tc.dFinalC, true)
 }
 
-// feedForward computes step t's attentional vector f_t = tanh([s_t ; c_t] A + a) from the output rows
-// [s_t ; c_t] it then overwrites with [f_t ; c_t], keeping [s_t ; c_t] for the backward pass and f_t as the next
-// step's f_{t-1}.
-func (d *Seq[T]) feedForward(t int, w Weights[T], out []T) {
-	B, M, H := d.B, d.M, d.H
-	rows := out[t*B*(H+M) : (t+1)*B*(H+M)]
-	f := d.feed[t*B*H : (t+1)*B*H]
-	copy(d.feedIn[t*B*(H+M):(t+1)*B*(H+M)], rows)
-	kernels.Gemm(false, false, B, H, H+M, 1, rows, H+M, w.FeedW, H, 0, f, H)
-	kernels.AddBias(f, B, H, w.FeedB)
-	kernels.TanhSlice(f)
-	for r := 0; r < B; r++ {
-		copy(rows[r*(H+M):r*(H+M)+H], f[r*H:(r+1)*H])
-	}
-	if t+1 < d.T {
-		copy(d.feedPrev[(t+1)*B*H:(t+2)*B*H], f)
-	}
-}
-
-// Backward computes the gradients of the inputs from dOut (T·B, H+M): dEmb (T, B, E) and dFwd, dBwd (packed
-// like the encoder outputs) are overwritten; the weight gradients in dw and dAttn (one per scorer parameter) are
-// added to. It reads what the last Forward kept.
-func (d *Seq[T]) Backward(emb []T, w Weights[T], dOut []T, dEmb, dFwd, dBwd []T, dw Weights[T], dAttn [][]T) {
-	B, S, M, H, E := d.B, d.S, d.M, d.H, d.E
-	in := d.inputWidth()
-	ws := d.Attn.WorkSize(B, S)
-	clear(d.dh)
-	clear(d.dc)
-	clear(d.dKeys)
-	clear(d.dMem)
-	if d.Feeding {
-		clear(d.dFeed)
-	}
-	for t := d.T - 1; t >= 0; t-- {
-		hPrev := d.hPrev[t*B*H : (t+1)*B*H]
-		for r := 0; r < B; r++ {
-			o := dOut[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
-			if !d.Feeding {
-				for j := 0; j < H; j++ {
-					d.dh[r*H+j] += o[j]
-				}
-			}
-			copy(d.dctx[r*M:(r+1)*M], o[H:])
-		}
-		if d.Feeding {
-			// f_t = tanh([s_t ; c_t] A + a) reaches the loss through out and through step t+1's gates (dFeed).
-			f, dPre := d.feed[t*B*H:(t+1)*B*H], d.dPreF[t*B*H:(t+1)*B*H]
-			for r := 0; r < B; r++ {
-				o := dOut[(t*B+r)*(H+M):]
-				for j := 0; j < H; j++ {
-					i := r*H + j
-					dPre[i] = (o[j] + d.dFeed[i]) * (1 - f[i]*f[i])
-				}
-			}
-			kernels.Gemm(false, true, B, H, H, 1, dPre, H, w.FeedW[:H*H], H, 1, d.dh, H)
-			kernels.Gemm(false, true, B, M, H, 1, dPre, H, w.FeedW[H*H:], H, 1, d.dctx, M)
-		}
-		// LSTM step: h = o·tanh(c), c = f·cPrev + i·g
-		dG := d.dG[t*B*4*H : (t+1)*B*4*H]
-		for r := 0; r < B; r++ {
-			kernels.LSTMCellBackward(d.act[(t*B+r)*4*H:(t*B+r+1)*4*H], d.tanhC[(t*B+r)*H:(t*B+r+1)*H],
-				d.cPrev[(t*B+r)*H:(t*B+r+1)*H], d.dh[r*H:(r+1)*H], d.dc[r*H:(r+1)*H], H, dG[r*4*H:(r+1)*4*H])
-		}
-		// s_{t-1} and ctx_t (and f_{t-1}) feed the gates: dh = dG Uᵀ, dctx += dG W_cᵀ, dFeed = dG W_fᵀ
-		clear(d.dh)
-		if d.Feeding {
-			clear(d.dFeed)
-		}
-		for g := 0; g < 4; g++ {
-			kernels.Gemm(false, true, B, H, H, 1, dG[g*H:], 4*H, w.HiddenW[g*H*H:(g+1)*H*H], H, 1, d.dh, H)
-			kernels.Gemm(false, true, B, M, H, 1, dG[g*H:], 4*H, w.InputW[g*in*H+E*H:g*in*H+(E+M)*H], H, 1, d.dctx, M)
-			if d.Feeding && t > 0 {
-				kernels.Gemm(false, true, B, H, H, 1, dG[g*H:], 4*H, w.InputW[g*in*H+(E+M)*H:(g+1)*in*H], H, 1, d.dFeed, H)
-			}
-		}
-		// Attention: ctx = Σ_i a_i mem_i, a = softmax(e), e = score(s_{t-1}, keys)
-		if at, ok := d.Attn.(align.Attender[T]); ok {
-			at.AttendStepBackward(hPrev, d.keys, d.mem, d.work[t*ws:(t+1)*ws], d.dctx, d.Lengths, B, S, d.dh, d.dKeys, d.dMem, dAttn)
-		} else {
-			align.AttendBackward(d.attn[t*B*S:(t+1)*B*S], d.Lengths, d.mem, d.dctx, B, S, M, d.dScores, d.dMem)
-			d.Attn.ScoreBackward(hPrev, d.keys, d.work[t*ws:(t+1)*ws], d.dScores, B, S, d.dh, d.dKeys, dAttn)
-		}
-	}
-	// Weight gradients over all steps at once.
-	tb := d.T * B
-	for g := 0; g < 4; g++ {
-		kernels.Gemm(true, false, E, H, tb, 1, emb, E, d.dG[g*H:], 4*H, 1, dw.InputW[g*in*H:g*in*H+E*H], H)
-		kernels.Gemm(true, false, M, H, tb, 1, d.ctx, M, d.dG[g*H:], 4*H, 1, dw.InputW[g*in*H+E*H:g*in*H+(E+M)*H], H)
-		if d.Feeding && d.T > 1 { // f_{t-1} of steps 1..T-1 (f_0 = 0 adds nothing)
-			kernels.Gemm(true, false, H, H, tb-B, 1, d.feedPrev[B*H:], H, d.dG[B*4*H+g*H:], 4*H, 1, dw.InputW[g*in*H+(E+M)*H:(g+1)*in*H], H)
-		}
-		kernels.Gemm(true, false, H, H, tb, 1, d.hPrev, H, d.dG[g*H:], 4*H, 1, dw.HiddenW[g*H*H:(g+1)*H*H], H)
-		beta := T(1)
-		if g == 0 {
-			beta = 0
-		}
-		kernels.Gemm(false, true, tb, E, H, 1, d.dG[g*H:], 4*H, w.InputW[g*in*H:g*in*H+E*H], H, beta, dEmb, E)
-	}
-	kernels.AddColumnSums(dw.Bias, d.dG, tb, 4*H)
-	if d.Feeding {
-		kernels.Gemm(true, false, H+M, H, tb, 1, d.feedIn, H+M, d.dPreF, H, 1, dw.FeedW, H)
-		kernels.AddColumnSums(dw.FeedB, d.dPreF, tb, H)
-	}
-	d.Attn.KeysBackward(d.mem, d.dKeys, B, S, d.dMem, dAttn)
-	// Bridge: s_0 = tanh(finalH W + b), c_0 = tanh(finalC W + b); d.dh and d.dc now hold dL/ds_0 and dL/dc_0.
-	dFinalH, dFinalC := d.dFinalH, d.dFinalC
-	bridgeBack := func(x, y, dy, wt, dW, dB, dx []T) {
-		for i := range dy {
-			dy[i] *= 1 - y[i]*y[i]
-		}
-		kernels.Gemm(true, false, M, H, B, 1, x, M, dy, H, 1, dW, H)
-		kernels.AddColumnSums(dB, dy, B, H)
-		kernels.Gemm(false, true, B, M, H, 1, dy, H, wt, H, 0, dx, M)
-	}
-	bridgeBack(d.finalH, d.h0, d.dh, w.BridgeHW, dw.BridgeHW, dw.BridgeHB, dFinalH)
-	bridgeBack(d.finalC, d.c0, d.dc, w.BridgeCW, dw.BridgeCW, dw.BridgeCB, dFinalC)
-	// Pack the memory and final-state gradients like the encoder outputs.
-	half := M / 2
-	for dir, packed := range [][]T{dFwd, dBwd} {
-		for t := 0; t < S+2; t++ {
-			for r := 0; r < B; r++ {
-				dst := packed[(t*B+r)*half : (t*B+r+1)*half]
-				switch {
-				case t < S:
-					copy(dst, d.dMem[(r*S+t)*M+dir*half:][:half])
-				case t == S:
-					copy(dst, dFinalH[r*M+dir*half:][:half])
-				default:
-					copy(dst, dFinalC[r*M+dir*half:][:half])
-				}
-			}
-		}
+// bridge writes out (rows, H) = tanh(in W + b) for in (rows, M): the initial state from the encoder's final one.
+func (d *Decoder[T]) bridge(in []T, w, b *param.Tensor[T], rows int, out []T) {
+	h := d.Cfg.Hidden
+	kernels.Gemm(false, false, rows, h, d.Cfg.MemDim, 1, in, d.Cfg.MemDim, w.Data, h, 0, out, h)
+	kernels.AddBias(out, rows, h, b.Data)
+	for i, v := range out {
+		out[i] = kernels.Tanh(v)
 	}
 }
 
-// FusedInputs are the graph nodes the fused decoder op reads, by name.
-type FusedInputs struct {
-	Emb      *G.Node // (T, B, E) target embeddings (after dropout)
-	Fwd, Bwd *G.Node // the fused encoder's packed outputs, (S+2, B, M/2) each
-	// The decoder's weights, bound to the graph.
-	BridgeHW, BridgeHB, BridgeCW, BridgeCB *G.Node
-	InputW, HiddenW, Bias                  *G.Node
-	// Attn are the scorer's parameters, in the order of its Params.
-	Attn []*G.Node
-	// FeedW and FeedB are input feeding's weights, nil without it.
-	FeedW, FeedB *G.Node
-	// Noise is Gumbel noise (T, B, S) for an attention that samples, nil otherwise.
-	Noise *G.Node
+// bridgeBackward is bridge's backward pass: given y = bridge's output and dy its gradient (overwritten), it adds
+// the gradients of w and b into dw and db and writes that of in into dIn.
+func (d *Decoder[T]) bridgeBackward(in, y, dy []T, w *param.Tensor[T], dw, db []T, rows int, dIn []T) {
+	h, md := d.Cfg.Hidden, d.Cfg.MemDim
+	for i := range dy {
+		dy[i] *= 1 - y[i]*y[i]
+	}
+	kernels.Gemm(true, false, md, h, rows, 1, in, md, dy, h, 1, dw, h)
+	kernels.AddColumnSums(db, dy, rows, h)
+	kernels.Gemm(false, true, rows, md, h, 1, dy, h, w.Data, h, 0, dIn, md)
 }
 
-// fusedOp is the teacher-forced decoder over a whole batch as one graph op (Seq). Output: (T·B, H+M), each row
-// [s_t ; c_t], or [f_t ; c_t] with input feeding.
-func fusedOp[T kernels.Float](arena *kernels.Arena[T], in FusedInputs, scorer align.Scorer[T], lengths *[]int) *G.Node {
-	steps, rows, emb := in.Emb.Shape()[0], in.Emb.Shape()[1], in.Emb.Shape()[2]
-	srcLen, mem := in.Fwd.Shape()[0]-2, 2*in.Fwd.Shape()[2]
-	hid := in.HiddenW.Shape()[1]
-	seq := NewSeq[T](steps, rows, srcLen, emb, mem, hid, scorer, arena, "dec")
-	seq.Feeding = in.FeedW != nil
-	nodes := append([]*G.Node{in.Emb, in.Fwd, in.Bwd, in.BridgeHW, in.BridgeHB, in.BridgeCW, in.BridgeCB,
-		in.InputW, in.HiddenW, in.Bias}, in.Attn...)
-	feedAt := len(nodes) // FeedW, FeedB follow the scorer's parameters
-	if seq.Feeding {
-		nodes = append(nodes, in.FeedW, in.FeedB)
+// fusedParams lists the tensors the fused op reads, in the order of its inputs after emb, fwd and bwd.
+func (d *Decoder[T]) fusedParams() []*param.Tensor[T] {
+	ps := append([]*param.Tensor[T]{d.BridgeHW, d.BridgeHB, d.BridgeCW, d.BridgeCB, d.InputW, d.HiddenW, d.Bias}, d.Attn.Params()...)
+	if d.FeedW != nil {
+		ps = append(ps, d.FeedW, d.FeedB)
 	}
-	if in.Noise != nil {
-		nodes = append(nodes, in.Noise) // (its gradient stays 0)
+	for _, u := range d.Upper {
+		ps = append(ps, u.InputW, u.HiddenW, u.Bias)
 	}
-	const first = 3 // inputs before the weights
-	weights := func(v [][]T) Weights[T] {
-		w := Weights[T]{BridgeHW: v[3], BridgeHB: v[4], BridgeCW: v[5], BridgeCB: v[6], InputW: v[7], HiddenW: v[8], Bias: v[9]}
-		if seq.Feeding {
-			w.FeedW, w.FeedB = v[feedAt], v[feedAt+1]
+	return ps
+}
+
+// fusedOp is the teacher-forced decoder over a batch as one graph op (teacher): emb (T, B, E) the target
+// embeddings (after dropout), fwd and bwd the fused encoder's packed outputs, noise the Gumbel noise (T, B, S) of
+// an attention that samples (or nil), between the dropout masks (T, B, H+M) on each upper layer's input (or nil,
+// or nil masks, without dropout).
+// The output is (T·B, H+M), each row [top_t ; c_t]. The op reads the weights from the decoder's tensors, which
+// are its inputs' values (each bound node views its tensor's memory).
+func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, between []*G.Node, lengths *[]int) *G.Node {
+	steps, rows, srcLen := emb.Shape()[0], emb.Shape()[1], fwd.Shape()[0]-2
+	h, md := d.Cfg.Hidden, d.Cfg.MemDim
+	tc := &teacher[T]{d: d, steps: steps, rows: rows, srcLen: srcLen, arena: p.Arena}
+	params := d.fusedParams()
+	nodes := []*G.Node{emb, fwd, bwd}
+	index := make(map[*param.Tensor[T]]int, len(params))
+	for i, t := range params {
+		nodes = append(nodes, p.Whole(t))
+		index[t] = 3 + i
+	}
+	inputs := len(nodes) // the noise and the masks follow: their gradients stay 0
+	if noise != nil {
+		nodes = append(nodes, noise)
+	}
+	for _, m := range between { // (nil masks without dropout)
+		if m != nil {
+			nodes = append(nodes, m)
 		}
-		return w
 	}
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("DecoderLSTM(%p,%d,%d,%d,%d,%d,%d,%p,%v)", lengths, steps, rows, srcLen, emb, mem, hid, scorer, seq.Feeding),
-		Shape: tensor.Shape{steps * rows, hid + mem},
+		Name:  fmt.Sprintf("Decoder(%d,%d,%d,%d,%d,%d,%v,%d,%v)", steps, rows, srcLen, d.Cfg.Emb, md, h, d.FeedW != nil, len(d.Upper), noise != nil),
+		Shape: tensor.Shape{steps * rows, h + md},
 		Forward: func(v [][]T, out []T) {
-			seq.Lengths = *lengths
-			if in.Noise != nil {
-				seq.Noise = v[len(v)-1]
+			for i, t := range params {
+				if &v[3+i][0] != &t.Data[0] {
+					panic(fmt.Sprintf("decoder: the fused op's input %s is not its tensor's memory", t.Name))
+				}
 			}
-			seq.Forward(v[0], v[1], v[2], weights(v), out)
+			c, rest := &tc.cache, v[inputs:]
+			c.noise, c.masks = nil, nil
+			if noise != nil {
+				c.noise, rest = rest[0], rest[1:]
+			}
+			if len(rest) > 0 {
+				c.masks = rest
+			}
+			tc.forward(v[0], v[1], v[2], *lengths, out)
 		},
 		Backward: func(v [][]T, g []T) [][]T {
 			grads := make([][]T, len(nodes))
 			for i, n := range nodes {
-				grads[i] = arena.Get(fmt.Sprintf("dec.grad%d", i), n.Shape().TotalSize())
-				if i >= first {
+				grads[i] = p.Arena.Get(fmt.Sprintf("dec.grad%d", i), n.Shape().TotalSize())
+				if i >= 3 {
 					clear(grads[i])
 				}
 			}
-			seq.Backward(v[0], weights(v), g, grads[0], grads[1], grads[2], weights(grads), grads[10:10+len(in.Attn)])
+			tc.backward(g, grads[0], grads[1], grads[2], func(t *param.Tensor[T]) []T { return grads[index[t]] })
 			return grads
 		},
 	}, nodes...)

@@ -22,53 +22,52 @@ type seqCase struct {
 	steps, rows, srcLen, emb, mem, hid, attn int
 	lengths                                  []int
 	feeding                                  bool // input feeding
+	layers                                   int  // decoder layers (0: 1), with dropout masks between them
 }
 
-// in is the width of the LSTM input.
-func (c seqCase) in() int {
-	if c.feeding {
-		return c.emb + c.mem + c.hid
-	}
-	return c.emb + c.mem
-}
-
-// seqInputs are the float64 inputs of one fused-decoder case.
+// seqInputs are the float64 inputs of one fused-decoder case: a decoder with random weights, its target
+// embeddings, the packed encoder outputs and the dropout masks between its layers.
 type seqInputs struct {
+	d             *Decoder[float64]
+	set           *param.Set[float64]
 	emb, fwd, bwd []float64
-	w             Weights[float64]
-	scorer        align.Scorer[float64]
+	masks         [][]float64
 }
 
 func (c seqCase) inputs(t *testing.T, rng *rand.Rand, attention string) seqInputs {
-	half, h := c.mem/2, c.hid
-	scale := 1 / math.Sqrt(float64(h))
-	scorer, err := align.New(attention, param.NewSet[float64](), align.Config{MemDim: c.mem, QueryDim: h, Dim: c.attn, Window: 2, Heads: 2, Temperature: 1})
+	set := param.NewSet[float64]()
+	d, err := New(set, Config{Vocab: 5, Emb: c.emb, Hidden: c.hid, MemDim: c.mem, Attn: c.attn, Attention: attention, Window: 2, Heads: 2,
+		Temperature: 1, InputFeeding: c.feeding, Layers: c.layers}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scorer.Init(rng)
-	in := seqInputs{
+	set.Pack()
+	for _, p := range set.List() { // weights of the scale of an initialised model, biases not zero
+		copy(p.Data, gradcheck.Random(rng, len(p.Data), 1/math.Sqrt(float64(c.hid))))
+	}
+	half := c.mem / 2
+	in := seqInputs{d: d, set: set,
 		emb: gradcheck.Random(rng, c.steps*c.rows*c.emb, 1),
 		fwd: gradcheck.Random(rng, (c.srcLen+2)*c.rows*half, 0.5),
 		bwd: gradcheck.Random(rng, (c.srcLen+2)*c.rows*half, 0.5),
-		w: Weights[float64]{
-			BridgeHW: gradcheck.Random(rng, c.mem*h, scale), BridgeHB: gradcheck.Random(rng, h, scale),
-			BridgeCW: gradcheck.Random(rng, c.mem*h, scale), BridgeCB: gradcheck.Random(rng, h, scale),
-			InputW: gradcheck.Random(rng, 4*c.in()*h, scale), HiddenW: gradcheck.Random(rng, 4*h*h, scale),
-			Bias: gradcheck.Random(rng, 4*h, scale),
-		},
-		scorer: scorer,
 	}
-	if c.feeding {
-		in.w.FeedW, in.w.FeedB = gradcheck.Random(rng, (h+c.mem)*h, scale), gradcheck.Random(rng, h, scale)
+	for range d.Upper {
+		mask := make([]float64, c.steps*c.rows*(c.hid+c.mem))
+		for i := range mask {
+			if rng.Float64() < 0.8 {
+				mask[i] = 1 / 0.8
+			}
+		}
+		in.masks = append(in.masks, mask)
 	}
 	return in
 }
 
-// seqRef is the plain reference of Seq.Forward with the additive score (the other scores have their own
-// references in align): every sum written out as a loop.
+// seqRef is the plain reference of the fused decoder's forward pass with the additive score (the other scores
+// have their own references in align), one layer: every sum written out as a loop.
 func seqRef(c seqCase, in seqInputs) []float64 {
 	T, B, S, E, M, H, A := c.steps, c.rows, c.srcLen, c.emb, c.mem, c.hid, c.attn
+	d := in.d
 	half := M / 2
 	sigmoid := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 	// memory[r][i] = [fwd_i ; bwd_i]; the final states are the packed rows S and S+1.
@@ -81,16 +80,16 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 	h, c0 := make([]float64, B*H), make([]float64, B*H)
 	for r := 0; r < B; r++ {
 		for j := 0; j < H; j++ {
-			sh, sc := in.w.BridgeHB[j], in.w.BridgeCB[j]
+			sh, sc := d.BridgeHB.Data[j], d.BridgeCB.Data[j]
 			for k := 0; k < M; k++ {
-				sh += packed(S, r, k) * in.w.BridgeHW[k*H+j]
-				sc += packed(S+1, r, k) * in.w.BridgeCW[k*H+j]
+				sh += packed(S, r, k) * d.BridgeHW.Data[k*H+j]
+				sc += packed(S+1, r, k) * d.BridgeCW.Data[k*H+j]
 			}
 			h[r*H+j], c0[r*H+j] = math.Tanh(sh), math.Tanh(sc)
 		}
 	}
 	cell := c0
-	mlp := in.scorer.(*align.Additive[float64])
+	mlp := d.Attn.(*align.Soft[float64]).Scorer.(*align.Additive[float64])
 	out := make([]float64, T*B*(H+M))
 	feed := make([]float64, B*H) // f_{t-1}, 0 at the start
 	for t := 0; t < T; t++ {
@@ -141,12 +140,12 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 			for g := 0; g < 4; g++ {
 				gate[g] = make([]float64, H)
 				for j := 0; j < H; j++ {
-					v := in.w.Bias[g*H+j]
+					v := d.Bias.Data[g*H+j]
 					for k := range x {
-						v += x[k] * in.w.InputW[(g*len(x)+k)*H+j]
+						v += x[k] * d.InputW.Data[(g*len(x)+k)*H+j]
 					}
 					for k := 0; k < H; k++ {
-						v += h[r*H+k] * in.w.HiddenW[(g*H+k)*H+j]
+						v += h[r*H+k] * d.HiddenW.Data[(g*H+k)*H+j]
 					}
 					gate[g][j] = v
 				}
@@ -161,9 +160,9 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 			if c.feeding {
 				// f_t = tanh([s_t ; c_t] A + a) replaces s_t
 				for j := 0; j < H; j++ {
-					v := in.w.FeedB[j]
+					v := d.FeedB.Data[j]
 					for k := 0; k < H+M; k++ {
-						v += o[k] * in.w.FeedW[k*H+j]
+						v += o[k] * d.FeedW.Data[k*H+j]
 					}
 					feed[r*H+j] = math.Tanh(v)
 				}
@@ -175,16 +174,16 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 	return out
 }
 
-func (c seqCase) run(in seqInputs) ([]float64, *Seq[float64]) {
-	seq := NewSeq[float64](c.steps, c.rows, c.srcLen, c.emb, c.mem, c.hid, in.scorer, kernels.NewArena[float64](), "t")
-	seq.Lengths = c.lengths
-	seq.Feeding = c.feeding
+// run builds the fused decoder of c and runs its forward pass.
+func (c seqCase) run(in seqInputs) ([]float64, *teacher[float64]) {
+	tc := &teacher[float64]{d: in.d, steps: c.steps, rows: c.rows, srcLen: c.srcLen, arena: kernels.NewArena[float64]()}
+	tc.cache.masks = in.masks
 	out := make([]float64, c.steps*c.rows*(c.hid+c.mem))
-	seq.Forward(in.emb, in.fwd, in.bwd, in.w, out)
-	return out, seq
+	tc.forward(in.emb, in.fwd, in.bwd, c.lengths, out)
+	return out, tc
 }
 
-func TestSeqForwardMatchesReference(t *testing.T) {
+func TestFusedDecoderForwardMatchesReference(t *testing.T) {
 	for name, c := range map[string]seqCase{
 		"odd B=3 S=5 H=7":           {steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}},
 		"H=512":                     {steps: 2, rows: 2, srcLen: 3, emb: 4, mem: 6, hid: 512, attn: 8, lengths: []int{3, 2}},
@@ -199,57 +198,38 @@ func TestSeqForwardMatchesReference(t *testing.T) {
 	}
 }
 
-// TestSeqBackwardMatchesFiniteDifferences differentiates Σ R ⊙ out through the fused decoder, with every score
-// function, by hand and by central differences.
-func TestSeqBackwardMatchesFiniteDifferences(t *testing.T) {
+// TestFusedDecoderBackwardMatchesFiniteDifferences differentiates Σ R ⊙ out through the fused decoder, with
+// every score function, input feeding and stacked layers (with dropout between them), by hand and by central
+// differences.
+func TestFusedDecoderBackwardMatchesFiniteDifferences(t *testing.T) {
 	type variant struct {
 		attention string
 		feeding   bool
+		layers    int
 	}
 	var variants []variant
 	for _, attention := range align.Names() {
-		variants = append(variants, variant{attention, false})
+		variants = append(variants, variant{attention, false, 1})
 	}
-	variants = append(variants, variant{"additive", true}, variant{"multi-head", true})
+	variants = append(variants, variant{"additive", true, 1}, variant{"multi-head", true, 1}, variant{"additive", false, 3},
+		variant{"multi-head", true, 2})
 	for _, v := range variants {
-		attention := v.attention
-		t.Run(fmt.Sprintf("%s input_feeding=%v", attention, v.feeding), func(t *testing.T) {
-			c := seqCase{steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}, feeding: v.feeding}
+		t.Run(fmt.Sprintf("%s input_feeding=%v layers=%d", v.attention, v.feeding, v.layers), func(t *testing.T) {
+			c := seqCase{steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}, feeding: v.feeding, layers: v.layers}
 			rng := rand.New(rand.NewPCG(2, 3))
-			in := c.inputs(t, rng, attention)
+			in := c.inputs(t, rng, v.attention)
 			dOut := gradcheck.Random(rng, c.steps*c.rows*(c.hid+c.mem), 1)
 			loss := func() float64 {
 				out, _ := c.run(in)
 				return gradcheck.Dot(out, dOut)
 			}
-			_, seq := c.run(in)
+			_, tc := c.run(in)
 			dEmb, dFwd, dBwd := make([]float64, len(in.emb)), make([]float64, len(in.fwd)), make([]float64, len(in.bwd))
-			dw := Weights[float64]{
-				BridgeHW: make([]float64, len(in.w.BridgeHW)), BridgeHB: make([]float64, len(in.w.BridgeHB)),
-				BridgeCW: make([]float64, len(in.w.BridgeCW)), BridgeCB: make([]float64, len(in.w.BridgeCB)),
-				InputW: make([]float64, len(in.w.InputW)), HiddenW: make([]float64, len(in.w.HiddenW)), Bias: make([]float64, len(in.w.Bias)),
-			}
-			if c.feeding {
-				dw.FeedW, dw.FeedB = make([]float64, len(in.w.FeedW)), make([]float64, len(in.w.FeedB))
-			}
-			var dAttn [][]float64
-			for _, p := range in.scorer.Params() {
-				dAttn = append(dAttn, make([]float64, len(p.Data)))
-			}
-			seq.Backward(in.emb, in.w, dOut, dEmb, dFwd, dBwd, dw, dAttn)
-			tensors := []gradcheck.Tensor{
-				{Name: "emb", X: in.emb, Grad: dEmb}, {Name: "fwd", X: in.fwd, Grad: dFwd}, {Name: "bwd", X: in.bwd, Grad: dBwd},
-				{Name: "bridge.h.w", X: in.w.BridgeHW, Grad: dw.BridgeHW}, {Name: "bridge.h.b", X: in.w.BridgeHB, Grad: dw.BridgeHB},
-				{Name: "bridge.c.w", X: in.w.BridgeCW, Grad: dw.BridgeCW}, {Name: "bridge.c.b", X: in.w.BridgeCB, Grad: dw.BridgeCB},
-				{Name: "dec.w_ih", X: in.w.InputW, Grad: dw.InputW}, {Name: "dec.w_hh", X: in.w.HiddenW, Grad: dw.HiddenW},
-				{Name: "dec.b", X: in.w.Bias, Grad: dw.Bias},
-			}
-			if c.feeding {
-				tensors = append(tensors, gradcheck.Tensor{Name: "dec.feed.w", X: in.w.FeedW, Grad: dw.FeedW},
-					gradcheck.Tensor{Name: "dec.feed.b", X: in.w.FeedB, Grad: dw.FeedB})
-			}
-			for i, p := range in.scorer.Params() {
-				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: dAttn[i]})
+			grads := in.set.ZerosLike()
+			tc.backward(dOut, dEmb, dFwd, dBwd, func(p *param.Tensor[float64]) []float64 { return grads.Get(p.Name).Data })
+			tensors := []gradcheck.Tensor{{Name: "emb", X: in.emb, Grad: dEmb}, {Name: "fwd", X: in.fwd, Grad: dFwd}, {Name: "bwd", X: in.bwd, Grad: dBwd}}
+			for _, p := range in.d.fusedParams() {
+				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: grads.Get(p.Name).Data})
 			}
 			gradcheck.Check(t, loss, tensors, 30, rng, gradTol)
 		})

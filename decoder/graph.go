@@ -1,7 +1,6 @@
 package decoder
 
 import (
-	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/param"
@@ -34,10 +33,10 @@ type GraphLoss struct {
 
 // Graph is the teacher-forced decoder of one training graph: it reads the target input ids tgtIn and the
 // reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
-// every non-padding target word (label-smoothed as lossOpts says), and the attention weights of every step ((rows, srcLen) each). With fused, the
-// decoder loop (when the encoder is fused too) and the output layer with its loss are single ops
-// (fusedOp over Seq, graph.OutputXent), each upper layer is one op over all steps (upperOp), and no attention
-// nodes are returned; otherwise every step is built from gorgonia's own ops.
+// every non-padding target word (label-smoothed as lossOpts says), and the attention weights of every step
+// ((rows, srcLen) each). With fused, the decoder loop, upper layers included (when the encoder is fused too), and
+// the output layer with its loss are single ops (fusedOp over step, graph.OutputXent), and no attention nodes are
+// returned; otherwise every step is built from gorgonia's own ops, the autodiff reference of the fused op.
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
 	rows, srcLen, tgtLen int, masks GraphMasks, lossOpts GraphLoss, fused bool) (loss *G.Node, attention []*G.Node) {
 	e, h, half := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2
@@ -61,24 +60,11 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
 		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0, lossOpts.LabelSmoothing)
 	}
-	if fused && enc.Packed[0] != nil {
-		in := FusedInputs{Emb: emb, Fwd: enc.Packed[0], Bwd: enc.Packed[1],
-			BridgeHW: p.Whole(d.BridgeHW), BridgeHB: p.Whole(d.BridgeHB), BridgeCW: p.Whole(d.BridgeCW), BridgeCB: p.Whole(d.BridgeCB),
-			InputW: p.Whole(d.InputW), HiddenW: p.Whole(d.HiddenW), Bias: p.Whole(d.Bias), Noise: masks.Noise}
-		for _, t := range d.Attn.Params() {
-			in.Attn = append(in.Attn, p.Whole(t))
-		}
-		if d.FeedW != nil {
-			in.FeedW, in.FeedB = p.Whole(d.FeedW), p.Whole(d.FeedB)
-		}
-		states := fusedOp(p.Arena, in, d.Attn, srcLengths)
-		for l, u := range d.Upper {
-			states = upperOp[T](p.Arena, states, masks.between(l), p.Whole(u.InputW), p.Whole(u.HiddenW), p.Whole(u.Bias), tgtLen, l+2)
-		}
+	if fused { // (the encoder is fused too: its outputs are packed)
+		states := d.fusedOp(p, emb, enc.Packed[0], enc.Packed[1], masks.Noise, masks.Between, srcLengths)
 		return outputLayer([]*G.Node{states, embFlat}), nil
 	}
 
-	encoder.Unpack[T](enc)
 	// s_0 = tanh(W_h [h_fwd ; h_bwd] + b_h), c_0 likewise from the final cell states.
 	bridge := func(final [2]*G.Node, w, b *param.Tensor[T]) *G.Node {
 		sum := add(mul(final[0], p.View(w, 0, half, h)), mul(final[1], p.View(w, half*h, half, h)))
@@ -88,6 +74,10 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	cell := bridge(enc.FinalC, d.BridgeCW, d.BridgeCB)
 
 	attn := d.Attn.Graph(p, rows, srcLen)
+	var attnState *G.Node // α_{t-1}, zero at the start; nil without state
+	if w := d.Attn.StateWidth(); w > 0 {
+		attnState = p.Zeros("attn.state0", rows, srcLen*w)
+	}
 	// The scorer reads the memory [fwd ; bwd] (rows, srcLen, MemDim) in one node.
 	flat := func(x *G.Node) *G.Node { return G.Must(G.Reshape(x, []int{rows * srcLen, half})) }
 	memory := G.Must(G.Reshape(graph.Concat[T]([]*G.Node{flat(enc.Fwd), flat(enc.Bwd)}), []int{rows, srcLen, d.Cfg.MemDim}))
@@ -132,16 +122,12 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	attention = make([]*G.Node, tgtLen)
 	for t := 0; t < tgtLen; t++ {
 		x := graph.Select[T](emb, t)
-		// c_t = Σ_i a_ti h_i with a_t from s_{t-1} (or the attender's own step)
-		if ga, ok := attn.(align.GraphAttender); ok {
-			var noise *G.Node
-			if masks.Noise != nil {
-				noise = graph.Select[T](masks.Noise, t)
-			}
-			attention[t], contexts[t] = ga.Attend(state, keys, memory, noise, srcLengths)
-		} else {
-			attention[t], contexts[t] = align.AttendGraph[T](attn.Score(state, keys), srcLengths, memory)
+		// c_t = Σ_i a_ti h_i with a_t from s_{t-1} and the attention's state
+		var noise *G.Node
+		if masks.Noise != nil {
+			noise = graph.Select[T](masks.Noise, t)
 		}
+		attention[t], contexts[t], attnState = attn.Step(state, keys, memory, noise, attnState, srcLengths)
 		var pre [4]*G.Node
 		for k := range pre {
 			sum := add(add(mul(x, embW[k]), mul(contexts[t], ctxW[k])), mul(state, hidW[k]))

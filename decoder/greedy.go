@@ -76,7 +76,7 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 	}
 	v := d.Cfg.Vocab
 	g := &greedySearch[T]{d: d, next: next, bos: bos, rows: rows,
-		st:     d.newState(rows),
+		st:     d.newState(rows, 0),
 		mem:    &Memory[T]{MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(), Lengths: make([]int, rows)},
 		prev:   make([]int, rows),
 		slots:  make([]greedyRow, rows),
@@ -319,8 +319,7 @@ func (g *greedySearch[T]) fill(k int) bool {
 		g.short.add(s.cands)
 	}
 	if n := g.block.Lengths[c]; n > g.mem.SrcLen {
-		g.mem.Rows = k
-		g.mem.SetSrcLen(max(n, 1))
+		g.setSrcLen(k, max(n, 1))
 	}
 	g.mem.CopyRow(k, g.blockMem, c)
 	g.st.CopyRow(k, g.blockSt, c)
@@ -356,7 +355,7 @@ func (g *greedySearch[T]) fit(n int) {
 		longest = max(longest, l)
 	}
 	if longest != g.mem.SrcLen {
-		g.mem.SetSrcLen(longest)
+		g.setSrcLen(n, longest)
 	}
 	if g.mem.SrcLen > g.bufLen { // room for the longest of the block, which is likely to come
 		g.bufLen = max(g.mem.SrcLen, g.blockLen)
@@ -370,6 +369,13 @@ func (g *greedySearch[T]) fit(n int) {
 		}
 		g.weights = make([]T, g.rows*g.bufLen)
 	}
+}
+
+// setSrcLen pads the first rows rows of the batch, memory and attention state, to srcLen source positions.
+func (g *greedySearch[T]) setSrcLen(rows, srcLen int) {
+	g.mem.Rows, g.st.Rows = rows, rows
+	g.mem.SetSrcLen(srcLen)
+	g.st.SetSrcLen(srcLen)
 }
 
 // move puts row from of the batch into row to, whose sentence has ended.

@@ -57,7 +57,7 @@ func queueOf(blocks []*Block[float64]) func() *Block[float64] {
 func testDecoder(t *testing.T, vocab int, seed uint64) *Decoder[float64] {
 	t.Helper()
 	set := param.NewSet[float64]()
-	d, err := New(set, Config{Vocab: vocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
+	d, err := New(set, Config{Vocab: vocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 				set := param.NewSet[float64]()
 				var err error
 				d, err = New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6,
-					Attention: attention, Window: 2, Heads: 2, Temperature: 1, InputFeeding: feeding, Layers: layers})
+					Attention: attention, Window: 2, Heads: 2, Temperature: 1, InputFeeding: feeding, Layers: layers}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -185,7 +185,7 @@ func TestGreedyMatchesRowByRow(t *testing.T) {
 func TestGreedyQueueAllocatesPerSentence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	set := param.NewSet[float32]()
-	d, err := New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6})
+	d, err := New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

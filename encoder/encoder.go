@@ -1,6 +1,7 @@
 // Package encoder turns a batch of source sentences into hidden states: embeddings followed by one or more
-// bidirectional LSTM (or GRU) layers, optionally followed by Transformer self-attention blocks (selfattn.go), as a plain-Go forward
-// pass for inference and as a gorgonia graph for training.
+// bidirectional LSTM (or GRU) layers, optionally followed by Transformer self-attention blocks (selfattn.go). Each
+// layer's one plain-Go forward pass serves inference and, with a cache and its backward pass, the fused training
+// op; the same layers built from gorgonia's ops are the unfused training graph.
 package encoder
 
 import (
@@ -176,9 +177,7 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 		Memory: make([]T, rows*srcLen*2*h), FinalH: make([]T, rows*2*h), FinalC: make([]T, rows*2*h)}
 	// x is the current layer's input, time-major (srcLen, rows, in): the embeddings, then each layer's states.
 	x := make([]T, srcLen*rows*emb)
-	for i, id := range src {
-		copy(x[i*emb:(i+1)*emb], e.Emb.Data[id*emb:(id+1)*emb])
-	}
+	kernels.Embed(e.Emb.Data, src, emb, x)
 	for l, layer := range e.Layers {
 		in := e.Cfg.inputWidth(l)
 		if l > 0 { // the layer below's states [fwd ; bwd], batch-major in out.Memory, become time-major input
@@ -189,23 +188,16 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 				}
 			}
 		}
-		run := newRunner[T](e.Cfg, rows, in)
+		states, finalH, finalC := make([]T, srcLen*rows*h), make([]T, rows*h), make([]T, rows*h)
 		for dir, d := range layer.directions() {
-			run.reset()
-			run.prepare(d, x, srcLen)
-			for step := 0; step < srcLen; step++ {
-				t := step
-				if dir == 1 {
-					t = srcLen - 1 - step
-				}
-				run.step(d, x[t*rows*in:(t+1)*rows*in], t, lengths)
-				for r := 0; r < rows; r++ {
-					copy(out.Memory[(r*srcLen+t)*2*h+dir*h:][:h], run.h[r*h:(r+1)*h])
-				}
-			}
+			rec := newRecurrence[T](e.Cfg.Cell, srcLen, rows, in, h, dir == 1, nil, "")
+			rec.forward(d.weights(), x, lengths, states, finalH, finalC, nil)
 			for r := 0; r < rows; r++ {
-				copy(out.FinalH[r*2*h+dir*h:][:h], run.h[r*h:(r+1)*h])
-				copy(out.FinalC[r*2*h+dir*h:][:h], run.c[r*h:(r+1)*h])
+				for t := 0; t < srcLen; t++ {
+					copy(out.Memory[(r*srcLen+t)*2*h+dir*h:][:h], states[(t*rows+r)*h:(t*rows+r+1)*h])
+				}
+				copy(out.FinalH[r*2*h+dir*h:][:h], finalH[r*h:(r+1)*h])
+				copy(out.FinalC[r*2*h+dir*h:][:h], finalC[r*h:(r+1)*h])
 			}
 		}
 	}
@@ -216,71 +208,4 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 		out.Memory = memory
 	}
 	return out
-}
-
-// runner holds the recurrent state and scratch buffers of one direction.
-type runner[T kernels.Float] struct {
-	cfg              Config
-	rows, in         int // in: the width of the input
-	h, c, hNew, cNew []T
-	gatesX, gatesH   []T
-	// An LSTM's input gates x_t·W_ih of every position (srcLen, rows, 4H), computed by prepare in one product,
-	// and W_hh laid out gate-major (H, 4H) so that each step's h·W_hh is one product too.
-	inputGates, hiddenW []T
-}
-
-// prepare readies the runner for direction d over the layer input x (srcLen, rows, in): for an LSTM it
-// projects every position's input at once and lays out W_hh for step. A GRU projects at each step.
-func (r *runner[T]) prepare(d Direction[T], x []T, srcLen int) {
-	if r.cfg.Cell == GRU {
-		return
-	}
-	h := r.cfg.Hidden
-	r.inputGates = grow(r.inputGates, srcLen*r.rows*4*h)
-	kernels.Project(x, srcLen*r.rows, r.in, d.InputW.Data, 4, h, r.inputGates, false)
-	r.hiddenW = grow(r.hiddenW, h*4*h)
-	kernels.GateMajor(d.HiddenW.Data, 4, h, h, r.hiddenW)
-}
-
-// grow returns buf with n values, reallocated only when it is too short.
-func grow[T kernels.Float](buf []T, n int) []T {
-	if cap(buf) < n {
-		return make([]T, n)
-	}
-	return buf[:n]
-}
-
-func newRunner[T kernels.Float](cfg Config, rows, in int) *runner[T] {
-	h, g := cfg.Hidden, cfg.Cell.Gates()
-	return &runner[T]{cfg: cfg, rows: rows, in: in,
-		h: make([]T, rows*h), c: make([]T, rows*h), hNew: make([]T, rows*h), cNew: make([]T, rows*h),
-		gatesX: make([]T, rows*g*h), gatesH: make([]T, rows*g*h)}
-}
-
-func (r *runner[T]) reset() { clear(r.h); clear(r.c) }
-
-// step advances every row by one position t; rows whose length is <= t keep their state (masked update), which
-// makes the backward direction start at each row's own last word.
-func (r *runner[T]) step(d Direction[T], x []T, t int, lengths []int) {
-	h, g := r.cfg.Hidden, r.cfg.Cell.Gates()
-	if r.cfg.Cell == GRU {
-		kernels.Project(x, r.rows, r.in, d.InputW.Data, g, h, r.gatesX, false)
-		kernels.AddBias(r.gatesX, r.rows, g*h, d.Bias.Data)
-		kernels.Project(r.h, r.rows, h, d.HiddenW.Data, g, h, r.gatesH, false)
-		kernels.AddBias(r.gatesH, r.rows, g*h, d.HiddenBias.Data)
-		kernels.GRUPointwise(r.gatesX, r.gatesH, r.h, r.rows, h, r.hNew)
-		copy(r.cNew, r.hNew)
-	} else {
-		// As kernels.LSTMStep, in the same order of sums: x_t·W_ih (from prepare), + b, + h·W_hh.
-		copy(r.gatesX, r.inputGates[t*r.rows*g*h:(t+1)*r.rows*g*h])
-		kernels.AddBias(r.gatesX, r.rows, g*h, d.Bias.Data)
-		kernels.Gemm(false, false, r.rows, g*h, h, 1, r.h, h, r.hiddenW, g*h, 1, r.gatesX, g*h)
-		kernels.LSTMPointwise(r.gatesX, r.c, r.rows, h, r.hNew, r.cNew)
-	}
-	for row := 0; row < r.rows; row++ {
-		if t < lengths[row] {
-			copy(r.h[row*h:(row+1)*h], r.hNew[row*h:(row+1)*h])
-			copy(r.c[row*h:(row+1)*h], r.cNew[row*h:(row+1)*h])
-		}
-	}
 }

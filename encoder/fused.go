@@ -9,37 +9,47 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// fusedLSTM is one direction of one layer (from 1) of the encoder's LSTM over a whole batch as one graph op (LSTMSeq): x
-// (steps, rows, In) embeddings, inputW (4, In, H), hiddenW (4, H, H), bias (4, H). The output is
-// (steps+2, rows, H): the state after each position, then the final hidden state, then the final cell state.
-func fusedLSTM[T kernels.Float](arena *kernels.Arena[T], x, inputW, hiddenW, bias *G.Node, lengths *[]int, reverse bool, layer int) *G.Node {
+// fusedDirection is one direction of one layer (from 1) of the encoder's recurrent layer over a whole batch as
+// one graph op (recurrence): x (steps, rows, In) its input; the weights of d, bound to the graph. The output is
+// (steps+2, rows, H): the state after each position, then the final hidden state, then the final cell state
+// (a GRU's final hidden state again).
+func fusedDirection[T kernels.Float](p *graph.Params[T], cell Cell, x *G.Node, d Direction[T], lengths *[]int, reverse bool, layer int) *G.Node {
 	steps, rows, in := x.Shape()[0], x.Shape()[1], x.Shape()[2]
-	hid := hiddenW.Shape()[1]
-	prefix := fmt.Sprintf("enc%v", reverse)
-	if layer > 1 {
-		prefix = fmt.Sprintf("enc.l%d.%v", layer, reverse)
+	hid := d.HiddenW.Shape[1]
+	prefix := fmt.Sprintf("enc.l%d.%v", layer, reverse)
+	rec := newRecurrence[T](cell, steps, rows, in, hid, reverse, p.Arena, prefix)
+	var cache *recCache[T]
+	inputs := []*G.Node{x, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias)}
+	if d.HiddenBias != nil {
+		inputs = append(inputs, p.Whole(d.HiddenBias))
 	}
-	seq := NewLSTMSeq[T](steps, rows, in, hid, reverse, arena, prefix)
-	sizes := []int{steps * rows * in, 4 * in * hid, 4 * hid * hid, 4 * hid}
+	weights := func(v [][]T) dirWeights[T] {
+		w := dirWeights[T]{inputW: v[1], hiddenW: v[2], bias: v[3]}
+		if len(v) > 4 {
+			w.hiddenBias = v[4]
+		}
+		return w
+	}
 	n := steps * rows * hid
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("EncoderLSTM(%p,%v,%d,%d,%d,%d,%d)", lengths, reverse, layer, steps, rows, in, hid),
+		Name:  fmt.Sprintf("EncoderDirection(%s,%v,%d,%d,%d,%d,%d)", cell, reverse, layer, steps, rows, in, hid),
 		Shape: tensor.Shape{steps + 2, rows, hid},
 		Forward: func(v [][]T, out []T) {
-			seq.Forward(v[0], v[1], v[2], v[3], *lengths, out[:n], out[n:n+rows*hid], out[n+rows*hid:])
+			cache = rec.newCache()
+			rec.forward(weights(v), v[0], *lengths, out[:n], out[n:n+rows*hid], out[n+rows*hid:], cache)
 		},
 		Backward: func(v [][]T, g []T) [][]T {
-			grads := make([][]T, len(sizes))
-			for i, size := range sizes {
-				grads[i] = arena.Get(fmt.Sprintf("%s.grad%d", prefix, i), size)
+			grads := make([][]T, len(inputs))
+			for i, node := range inputs {
+				grads[i] = p.Arena.Get(fmt.Sprintf("%s.grad%d", prefix, i), node.Shape().TotalSize())
+				if i > 0 {
+					clear(grads[i])
+				}
 			}
-			for _, d := range grads[1:] {
-				clear(d)
-			}
-			seq.Backward(v[0], v[1], v[2], *lengths, g[:n], g[n:n+rows*hid], g[n+rows*hid:], grads[0], grads[1], grads[2], grads[3])
+			rec.backward(weights(v), v[0], *lengths, cache, g[:n], g[n:n+rows*hid], g[n+rows*hid:], grads[0], weights(grads))
 			return grads
 		},
-	}, x, inputW, hiddenW, bias)
+	}, inputs...)
 }
 
 // joinDirections is the input of an upper encoder layer as one graph op: from the two directions' packed outputs

@@ -8,25 +8,17 @@ import (
 
 // GraphOutput is the symbolic encoder output of a training graph.
 type GraphOutput struct {
-	// Fwd and Bwd are the states of each direction, (rows, srcLen, Hidden) batch-major; together they are the
-	// attention memory [fwd ; bwd] that Output.Memory holds in one tensor. With self-attention layers they are
-	// the two halves of the last block's output (and Packed's states likewise).
+	// Fwd and Bwd are the unfused encoder's states of each direction, (rows, srcLen, Hidden) batch-major;
+	// together they are the attention memory [fwd ; bwd] that Output.Memory holds in one tensor. With
+	// self-attention layers they are the two halves of the last block's output (and Packed's states likewise).
+	// Nil for the fused encoder.
 	Fwd, Bwd *G.Node
-	// FinalH and FinalC are the forward and backward final states (rows, Hidden) each: index 0 forward, 1 backward.
+	// FinalH and FinalC are the unfused encoder's forward and backward final states (rows, Hidden) each: index 0
+	// forward, 1 backward.
 	FinalH, FinalC [2]*G.Node
-	// Packed holds, for the fused encoder, each direction's output as the fused LSTM op makes it — (srcLen+2, rows,
-	// Hidden): states time-major, final h, final c — which the fused decoder reads directly. Nil otherwise.
+	// Packed holds, for the fused encoder, each direction's output as its op makes it — (srcLen+2, rows, Hidden):
+	// states time-major, final h, final c — which the fused decoder reads. Nil for the unfused one.
 	Packed [2]*G.Node
-}
-
-// Unpack fills Fwd, Bwd, FinalH and FinalC from Packed (the fused encoder's output), for a decoder that reads
-// them separately. It adds nodes only when they are missing: a graph computes every node, used or not.
-func Unpack[T kernels.Float](o *GraphOutput) {
-	if o.Fwd != nil {
-		return
-	}
-	o.Fwd, o.FinalH[0], o.FinalC[0] = graph.SplitEncoderOutput[T](o.Packed[0])
-	o.Bwd, o.FinalH[1], o.FinalC[1] = graph.SplitEncoderOutput[T](o.Packed[1])
 }
 
 // GraphMasks are the dropout masks of the encoder in one training graph; a nil mask means no dropout there.
@@ -46,26 +38,26 @@ func (m GraphMasks) between(l int) *G.Node {
 }
 
 // Graph adds the encoder to a training graph for a batch of rows × srcLen time-major ids. src and lengths are
-// read at run time, so the graph serves every batch of this shape. With fused, an LSTM direction is one op
-// (fusedLSTM, over LSTMSeq) and so is the join of two directions into the next layer's input
-// (joinDirections); otherwise — and for a GRU — every step is built from gorgonia's own ops. The
+// read at run time, so the graph serves every batch of this shape. With fused, a direction is one op
+// (fusedDirection, over recurrence) and so is the join of two directions into the next layer's input
+// (joinDirections); otherwise every step is built from gorgonia's own ops. The
 // self-attention blocks, if any, follow as one fused op with fused, from gorgonia's ops otherwise; the final
 // states stay those of the last recurrent layer.
 func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen int, masks GraphMasks, fused bool) *GraphOutput {
 	emb := graph.Embed[T](p.Arena, p.Whole(e.Emb), src, masks.Emb, srcLen, rows, e.Cfg.Emb)
 	out := &GraphOutput{}
-	if fused && e.Cfg.Cell == LSTM {
+	if fused {
 		x := emb
 		for l, layer := range e.Layers {
 			if l > 0 {
 				x = joinDirections[T](p.Arena, out.Packed[0], out.Packed[1], masks.between(l), l+1)
 			}
 			for dir, d := range layer.directions() {
-				out.Packed[dir] = fusedLSTM[T](p.Arena, x, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias), lengths, dir == 1, l+1)
+				out.Packed[dir] = fusedDirection(p, e.Cfg.Cell, x, d, lengths, dir == 1, l+1)
 			}
 		}
 		if e.Self != nil {
-			out.Packed[0], out.Packed[1] = e.Self.fusedGraph(p, out.Packed[0], out.Packed[1], lengths, rows, srcLen, true)
+			out.Packed[0], out.Packed[1] = e.Self.fusedGraph(p, out.Packed[0], out.Packed[1], lengths, rows, srcLen)
 		}
 		return out
 	}
@@ -108,10 +100,7 @@ func (e *Encoder[T]) Graph(p *graph.Params[T], src, lengths *[]int, rows, srcLen
 		}
 	}
 	out.Fwd, out.Bwd = graph.Stack[T](states[0], true), graph.Stack[T](states[1], true)
-	switch {
-	case e.Self != nil && fused:
-		out.Fwd, out.Bwd = e.Self.fusedGraph(p, out.Fwd, out.Bwd, lengths, rows, srcLen, false)
-	case e.Self != nil:
+	if e.Self != nil {
 		out.Fwd, out.Bwd = e.Self.Graph(p, out.Fwd, out.Bwd, lengths, rows, srcLen)
 	}
 	return out

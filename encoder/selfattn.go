@@ -442,50 +442,28 @@ func layerNormBackward[T kernels.Float](dx, dGain, dBias, dOut, x, mean, rstd, g
 	}
 }
 
-// memoryLayout says where the encoder's two halves keep position (r, i): the fused LSTM's packed output
-// (S+2, B, H) time-major, or batch-major (B, S, H).
-type memoryLayout struct {
-	rows, srcLen, half int
-	packed             bool
-}
-
-func (m memoryLayout) at(r, i int) int {
-	if m.packed {
-		return (i*m.rows + r) * m.half
-	}
-	return (r*m.srcLen + i) * m.half
-}
-
-// gatherMemory writes memory (B, S, 2·half) = [fwd ; bwd] from the two halves laid out as m says.
-func gatherMemory[T kernels.Float](m memoryLayout, memory, fwd, bwd []T) {
-	h := m.half
-	for r := 0; r < m.rows; r++ {
-		for i := 0; i < m.srcLen; i++ {
-			o := (r*m.srcLen + i) * 2 * h
-			copy(memory[o:o+h], fwd[m.at(r, i):][:h])
-			copy(memory[o+h:o+2*h], bwd[m.at(r, i):][:h])
+// joinHalves writes memory (B, S, 2·half) = [fwd ; bwd] from the fused directions' packed outputs (S+2, B, half),
+// or, with split, the halves of memory into fwd and bwd (their final states, past the S positions, untouched).
+func joinHalves[T kernels.Float](rows, srcLen, half int, memory, fwd, bwd []T, split bool) {
+	for r := 0; r < rows; r++ {
+		for i := 0; i < srcLen; i++ {
+			m, at := memory[(r*srcLen+i)*2*half:][:2*half], (i*rows+r)*half
+			if split {
+				copy(fwd[at:at+half], m[:half])
+				copy(bwd[at:at+half], m[half:])
+			} else {
+				copy(m[:half], fwd[at:at+half])
+				copy(m[half:], bwd[at:at+half])
+			}
 		}
 	}
 }
 
-// scatterMemory is gatherMemory's inverse: it writes the halves of memory into fwd and bwd.
-func scatterMemory[T kernels.Float](m memoryLayout, memory, fwd, bwd []T) {
-	h := m.half
-	for r := 0; r < m.rows; r++ {
-		for i := 0; i < m.srcLen; i++ {
-			o := (r*m.srcLen + i) * 2 * h
-			copy(fwd[m.at(r, i):][:h], memory[o:o+h])
-			copy(bwd[m.at(r, i):][:h], memory[o+h:o+2*h])
-		}
-	}
-}
-
-// fusedGraph adds the blocks to a training graph as one op over the recurrent encoder's two halves fwd and bwd:
-// the fused LSTM's packed outputs (S+2, B, H) when packed (the final states, past the S positions, pass through
-// unchanged), batch-major states (B, S, H) otherwise. It returns the new halves, in the same layout.
-func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, lengths *[]int, rows, srcLen int, packed bool) (*G.Node, *G.Node) {
+// fusedGraph adds the blocks to a training graph as one op over the fused recurrent encoder's two halves fwd and
+// bwd, packed (S+2, B, H): the final states, past the S positions, pass through unchanged. It returns the new
+// halves, packed alike.
+func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, lengths *[]int, rows, srcLen int) (*G.Node, *G.Node) {
 	half := s.Dim / 2
-	layout := memoryLayout{rows: rows, srcLen: srcLen, half: half, packed: packed}
 	size := fwd.Shape().TotalSize()
 	params := s.Params()
 	inputs := []*G.Node{fwd, bwd}
@@ -497,15 +475,15 @@ func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, leng
 	const name = "enc.self"
 	outShape := append(tensor.Shape{2}, fwd.Shape().Clone()...)
 	out := graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("SelfAttention(%p,%p,%v,%v)", s, lengths, fwd.Shape(), packed),
+		Name:  fmt.Sprintf("SelfAttention(%d,%d,%d,%v)", len(s.Blocks), s.Dim, s.Heads, fwd.Shape()),
 		Shape: outShape,
 		Forward: func(v [][]T, out []T) {
 			memory, result := p.Arena.Get(name+".memory", n), p.Arena.Get(name+".result", n)
-			gatherMemory(layout, memory, v[0], v[1])
+			joinHalves(rows, srcLen, half, memory, v[0], v[1], false)
 			cache = s.Forward(v[2:], memory, *lengths, rows, srcLen, result, p.Arena, name)
-			copy(out[:size], v[0]) // the final states of a packed layout; the states are overwritten next
+			copy(out[:size], v[0]) // the final states; the states are overwritten next
 			copy(out[size:], v[1])
-			scatterMemory(layout, result, out[:size], out[size:])
+			joinHalves(rows, srcLen, half, result, out[:size], out[size:], true)
 		},
 		Backward: func(v [][]T, g []T) [][]T {
 			dOut, dMemory := p.Arena.Get(name+".dOut", n), p.Arena.Get(name+".dMemory", n)
@@ -515,11 +493,11 @@ func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, leng
 				grads[2+i] = p.Arena.Get(name+".grad."+t.Name, len(t.Data))
 				clear(grads[2+i])
 			}
-			gatherMemory(layout, dOut, g[:size], g[size:])
+			joinHalves(rows, srcLen, half, dOut, g[:size], g[size:], false)
 			s.Backward(v[2:], cache, dOut, dMemory, grads[2:])
 			copy(grads[0], g[:size]) // final states' gradients pass through; the states' are overwritten next
 			copy(grads[1], g[size:])
-			scatterMemory(layout, dMemory, grads[0], grads[1])
+			joinHalves(rows, srcLen, half, dMemory, grads[0], grads[1], true)
 			return grads
 		},
 	}, inputs...)

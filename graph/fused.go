@@ -12,13 +12,7 @@ import (
 // memory of the op's (in the arena), so no copy is kept per graph. Its inputs are the fused op's output, so that
 // the op runs first, and the incoming gradient g, which view receives.
 func viewGrad[T kernels.Float](name string, input, output, g *G.Node, view func(g []T) []T) *G.Node {
-	shape := input.Shape().Clone()
-	op := &viewOp[T]{k: &kernelOp[T]{
-		name:    name,
-		inDims:  []int{output.Dims(), g.Dims()},
-		outDims: len(shape),
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-	}, view: func(in [][]T) []T { return view(in[1]) }}
+	op := &viewOp[T]{k: newOp[T](name, input.Shape(), []int{output.Dims(), g.Dims()}, nil), view: func(in [][]T) []T { return view(in[1]) }}
 	n, err := G.ApplyOp(op, output, g)
 	if err != nil {
 		panic(fmt.Sprintf("graph: applying %s: %v", name, err))
@@ -67,7 +61,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 	}
 	var dx, dw, db []T
 	var realRows, realTargets []int // the rows whose target is not pad, and their targets (reused across runs)
-	name := fmt.Sprintf("OutputXent(%p,%d,%v,%d,%v,%g)", targets, n, widths, v, masked, smoothing)
+	name := fmt.Sprintf("OutputXent(%d,%v,%d,%v,%g)", n, widths, v, masked, smoothing)
 	return Fused(FusedOp[T]{
 		Name:  name,
 		Shape: tensor.ScalarShape(),
@@ -179,12 +173,10 @@ func Embed[T kernels.Float](arena *kernels.Arena[T], table *G.Node, ids *[]int, 
 	size := tensor.Shape(outShape).TotalSize()
 	name := table.Name()
 	return Fused(FusedOp[T]{
-		Name:  fmt.Sprintf("Embed(%s,%p,%v,%v)", name, ids, outShape, masked),
+		Name:  fmt.Sprintf("Embed(%s,%v,%v)", name, outShape, masked),
 		Shape: tensor.Shape(outShape).Clone(),
 		Forward: func(in [][]T, out []T) {
-			for i, id := range *ids {
-				copy(out[i*d:(i+1)*d], in[0][id*d:(id+1)*d])
-			}
+			kernels.Embed(in[0], *ids, d, out)
 			if masked {
 				kernels.MulSlice(out, in[1])
 			}
@@ -192,19 +184,13 @@ func Embed[T kernels.Float](arena *kernels.Arena[T], table *G.Node, ids *[]int, 
 		Backward: func(in [][]T, grad []T) [][]T {
 			dtable := arena.Get("embed.grad."+name, v*d)
 			clear(dtable)
-			for i, id := range *ids {
-				row, g := dtable[id*d:(id+1)*d], grad[i*d:(i+1)*d]
-				if masked {
-					m := in[1][i*d : (i+1)*d]
-					for j := range row {
-						row[j] += g[j] * m[j]
-					}
-				} else {
-					for j := range row {
-						row[j] += g[j]
-					}
-				}
+			if masked { // forward: out = table[ids] ⊙ mask
+				dOut := arena.Get("embed.dout."+name, size)
+				copy(dOut, grad)
+				kernels.MulSlice(dOut, in[1])
+				grad = dOut
 			}
+			kernels.EmbedBackward(dtable, *ids, d, grad)
 			if !masked {
 				return [][]T{dtable}
 			}
@@ -241,8 +227,8 @@ func sharedGrad[T kernels.Float](name string, input, output, grad *G.Node, once 
 // FusedOp is an op with several inputs whose backward pass computes the gradients of all of them at once: a
 // fused layer such as the encoder's LSTM direction or the teacher-forced decoder loop.
 type FusedOp[T kernels.Float] struct {
-	// Name identifies the op and all its parameters (sizes, and the address of any batch data it reads at run
-	// time); it is the node hash, so it must be unique per behaviour.
+	// Name identifies the op and all its parameters (sizes, options); it is the node hash, so it must be
+	// unique per behaviour within a graph, and holds no addresses (see the package comment).
 	Name  string
 	Shape tensor.Shape // of the output
 	// Forward writes the output from the inputs' values.
@@ -261,18 +247,11 @@ func Fused[T kernels.Float](op FusedOp[T], inputs ...*G.Node) *G.Node {
 	}
 	var saved, grads [][]T // the inputs of the last forward run; the gradients of the last backward run
 	once := &backwardOnce[T]{}
-	shape := op.Shape.Clone()
-	k := &kernelOp[T]{
-		name:    op.Name,
-		inDims:  inDims,
-		outDims: len(shape),
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(vals [][]T, _ []tensor.Shape, out []T) {
-			saved = vals
-			op.Forward(vals, out)
-			once.forwardRuns++
-		},
-	}
+	k := newOp(op.Name, op.Shape, inDims, func(vals [][]T, out []T) {
+		saved = vals
+		op.Forward(vals, out)
+		once.forwardRuns++
+	})
 	once.run = func(g []T) { grads = op.Backward(saved, g) }
 	k.backward = func(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		out := make(G.Nodes, len(in))
@@ -282,43 +261,4 @@ func Fused[T kernels.Float](op FusedOp[T], inputs ...*G.Node) *G.Node {
 		return out, nil
 	}
 	return apply(k, inputs...)
-}
-
-// SplitEncoderOutput turns an EncoderLSTM output (steps+2, rows, H) into the batch-major states (rows, steps, H)
-// and the final hidden and cell states (rows, H).
-func SplitEncoderOutput[T kernels.Float](packed *G.Node) (states, finalH, finalC *G.Node) {
-	steps := packed.Shape()[0] - 2
-	rows, hid := packed.Shape()[1], packed.Shape()[2]
-	packedShape := packed.Shape().Clone()
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("TimeToBatchMajor(%v)", packedShape),
-		inDims:  []int{3},
-		outDims: 3,
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, steps, hid} },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			for t := 0; t < steps; t++ {
-				for r := 0; r < rows; r++ {
-					copy(out[(r*steps+t)*hid:(r*steps+t+1)*hid], in[0][(t*rows+r)*hid:(t*rows+r+1)*hid])
-				}
-			}
-		},
-	}
-	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("BatchToTimeMajor(%v)", packedShape),
-			inDims:  []int{3},
-			outDims: 3,
-			shape:   func([]tensor.Shape) tensor.Shape { return packedShape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				clear(out[steps*rows*hid:])
-				for t := 0; t < steps; t++ {
-					for r := 0; r < rows; r++ {
-						copy(out[(t*rows+r)*hid:(t*rows+r+1)*hid], in[0][(r*steps+t)*hid:(r*steps+t+1)*hid])
-					}
-				}
-			},
-		}
-		return G.Nodes{apply(gop, grad)}, nil
-	}
-	return apply(op, packed), Select[T](packed, steps), Select[T](packed, steps+1)
 }

@@ -4,7 +4,9 @@
 // so that gradients land back in the model's own buffers.
 //
 // None of these ops uses gorgonia's slice or concat, whose node hashing merges slices whose bounds agree mod
-// 256 (gorgonia v0.9.18): every op here hashes its full parameters and the address of the batch data it reads.
+// 256 (gorgonia v0.9.18): every op here hashes its full parameters. Names hold no addresses, so that a graph's
+// node hashes are the same from run to run: gorgonia's compiler merges any two nodes whose 32-bit hashes agree
+// (value numbering by hash alone), and Params.Differentiate refuses a graph where two do (ErrHashCollision).
 package graph
 
 import (
@@ -30,14 +32,19 @@ func Dtype[T kernels.Float]() tensor.Dtype {
 // kernelOp is a gorgonia Op defined by plain-Go functions over the input and output data. Every op of this
 // package is one of these, so each op reads as: its name, its shape rule, its forward kernel and its gradient.
 type kernelOp[T kernels.Float] struct {
-	name    string // identifies the op and all its parameters; it is the node hash, so it must be unique per behaviour
-	inDims  []int  // dimensions of each input (for gorgonia's type system)
-	outDims int    // 0 for a scalar output
-	shape   func(in []tensor.Shape) tensor.Shape
-	forward func(in [][]T, inShapes []tensor.Shape, out []T)
+	name    string       // identifies the op and all its parameters; it is the node hash, so it must be unique per behaviour
+	inDims  []int        // dimensions of each input (for gorgonia's type system)
+	shape   tensor.Shape // of the output; empty for a scalar
+	forward func(in [][]T, out []T)
 	// backward returns one gradient node per input (nil where the op is not differentiable). nil backward: the op
 	// has no gradient (it is itself a gradient op or reads only constants).
 	backward func(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
+}
+
+// newOp is the op called name, with inputs of inDims dimensions, an output of the given shape, and forward as its
+// kernel; its backward is set afterwards, if it has one.
+func newOp[T kernels.Float](name string, shape tensor.Shape, inDims []int, forward func(in [][]T, out []T)) *kernelOp[T] {
+	return &kernelOp[T]{name: name, inDims: inDims, shape: shape.Clone(), forward: forward}
 }
 
 func (op *kernelOp[T]) Arity() int { return len(op.inDims) }
@@ -48,7 +55,7 @@ func (op *kernelOp[T]) Type() hm.Type {
 	for _, d := range op.inDims {
 		types = append(types, tensorType(d, a))
 	}
-	types = append(types, tensorType(op.outDims, a))
+	types = append(types, tensorType(len(op.shape), a))
 	return hm.NewFnType(types...)
 }
 
@@ -60,25 +67,20 @@ func tensorType(dims int, a hm.TypeVariable) hm.Type {
 }
 
 func (op *kernelOp[T]) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	shapes := make([]tensor.Shape, len(in))
 	for i, d := range in {
-		s, ok := d.(tensor.Shape)
-		if !ok {
+		if _, ok := d.(tensor.Shape); !ok {
 			return nil, fmt.Errorf("graph: %s: input %d has no concrete shape", op.name, i)
 		}
-		shapes[i] = s
 	}
-	return op.shape(shapes), nil
+	return op.shape.Clone(), nil
 }
 
-func (op *kernelOp[T]) inputs(values []G.Value) ([][]T, []tensor.Shape) {
+func (op *kernelOp[T]) inputs(values []G.Value) [][]T {
 	if len(values) != len(op.inDims) {
 		panic(fmt.Sprintf("graph: %s got %d inputs, want %d", op.name, len(values), len(op.inDims)))
 	}
 	data := make([][]T, len(values))
-	shapes := make([]tensor.Shape, len(values))
 	for i, v := range values {
-		shapes[i] = v.Shape()
 		switch x := v.Data().(type) {
 		case []T:
 			data[i] = x
@@ -88,33 +90,28 @@ func (op *kernelOp[T]) inputs(values []G.Value) ([][]T, []tensor.Shape) {
 			panic(fmt.Sprintf("graph: %s input %d has data %T", op.name, i, v.Data()))
 		}
 	}
-	return data, shapes
+	return data
 }
 
 func (op *kernelOp[T]) Do(values ...G.Value) (G.Value, error) {
-	data, shapes := op.inputs(values)
-	outShape := op.shape(shapes)
-	if op.outDims == 0 {
+	data := op.inputs(values)
+	if len(op.shape) == 0 {
 		out := make([]T, 1)
-		op.forward(data, shapes, out)
+		op.forward(data, out)
 		return scalar(out[0]), nil
 	}
-	out := tensor.New(tensor.WithShape(outShape.Clone()...), tensor.Of(Dtype[T]()))
-	op.forward(data, shapes, out.Data().([]T))
+	out := tensor.New(tensor.WithShape(op.shape.Clone()...), tensor.Of(Dtype[T]()))
+	op.forward(data, out.Data().([]T))
 	return out, nil
 }
 
 // UsePreallocDo lets gorgonia's tape machine reuse the node's memory between runs.
 func (op *kernelOp[T]) UsePreallocDo(prealloc G.Value, values ...G.Value) (G.Value, error) {
-	if op.outDims == 0 {
-		return op.Do(values...)
-	}
-	data, shapes := op.inputs(values)
 	out, ok := prealloc.Data().([]T)
-	if !ok || !prealloc.Shape().Eq(op.shape(shapes)) {
+	if len(op.shape) == 0 || !ok || !prealloc.Shape().Eq(op.shape) {
 		return op.Do(values...)
 	}
-	op.forward(data, shapes, out)
+	op.forward(op.inputs(values), out)
 	return prealloc, nil
 }
 
@@ -188,6 +185,5 @@ func (op *viewOp[T]) Hashcode() uint32      { return op.k.Hashcode() }
 func (op *viewOp[T]) String() string        { return op.k.String() }
 
 func (op *viewOp[T]) Do(values ...G.Value) (G.Value, error) {
-	data, shapes := op.k.inputs(values)
-	return tensor.New(tensor.WithShape(op.k.shape(shapes).Clone()...), tensor.WithBacking(op.view(data))), nil
+	return tensor.New(tensor.WithShape(op.k.shape.Clone()...), tensor.WithBacking(op.view(op.k.inputs(values)))), nil
 }

@@ -16,28 +16,16 @@ func Select[T kernels.Float](x *G.Node, t int) *G.Node {
 		panic(fmt.Sprintf("graph: Select(%d) out of range for shape %v", t, xShape))
 	}
 	rest := xShape[1:].Clone()
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("Select(%d,%v)", t, xShape),
-		inDims:  []int{len(xShape)},
-		outDims: len(rest),
-		shape:   func([]tensor.Shape) tensor.Shape { return rest.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			n := len(out)
-			copy(out, in[0][t*n:(t+1)*n])
-		},
-	}
+	op := newOp[T](fmt.Sprintf("Select(%d,%v)", t, xShape), rest, []int{len(xShape)}, func(in [][]T, out []T) {
+		n := len(out)
+		copy(out, in[0][t*n:(t+1)*n])
+	})
 	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SelectGrad(%d,%v)", t, xShape),
-			inDims:  []int{len(rest)},
-			outDims: len(xShape),
-			shape:   func([]tensor.Shape) tensor.Shape { return xShape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				clear(out)
-				n := len(in[0])
-				copy(out[t*n:(t+1)*n], in[0])
-			},
-		}
+		gop := newOp[T](fmt.Sprintf("SelectGrad(%d,%v)", t, xShape), xShape, []int{len(rest)}, func(in [][]T, out []T) {
+			clear(out)
+			n := len(in[0])
+			copy(out[t*n:(t+1)*n], in[0])
+		})
 		return G.Nodes{apply(gop, grad)}, nil
 	}
 	return apply(op, x)
@@ -69,34 +57,22 @@ func Stack[T kernels.Float](xs []*G.Node, batchMajor bool) *G.Node {
 		}
 		return (i*b + r) * d
 	}
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("Stack(%d,%v,%v)", n, part, batchMajor),
-		inDims:  inDims,
-		outDims: len(outShape),
-		shape:   func([]tensor.Shape) tensor.Shape { return outShape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			for i, x := range in {
-				for r := 0; r < b; r++ {
-					copy(out[offset(i, r):offset(i, r)+d], x[r*d:(r+1)*d])
-				}
+	op := newOp[T](fmt.Sprintf("Stack(%d,%v,%v)", n, part, batchMajor), outShape, inDims, func(in [][]T, out []T) {
+		for i, x := range in {
+			for r := 0; r < b; r++ {
+				copy(out[offset(i, r):offset(i, r)+d], x[r*d:(r+1)*d])
 			}
-		},
-	}
+		}
+	})
 	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 		grads := make(G.Nodes, len(inputs))
 		for i := range inputs {
 			i := i
-			gop := &kernelOp[T]{
-				name:    fmt.Sprintf("Unstack(%d,%d,%v,%v)", i, n, part, batchMajor),
-				inDims:  []int{len(outShape)},
-				outDims: 2,
-				shape:   func([]tensor.Shape) tensor.Shape { return part.Clone() },
-				forward: func(in [][]T, _ []tensor.Shape, out []T) {
-					for r := 0; r < b; r++ {
-						copy(out[r*d:(r+1)*d], in[0][offset(i, r):offset(i, r)+d])
-					}
-				},
-			}
+			gop := newOp[T](fmt.Sprintf("Unstack(%d,%d,%v,%v)", i, n, part, batchMajor), part, []int{len(outShape)}, func(in [][]T, out []T) {
+				for r := 0; r < b; r++ {
+					copy(out[r*d:(r+1)*d], in[0][offset(i, r):offset(i, r)+d])
+				}
+			})
 			grads[i] = apply(gop, grad)
 		}
 		return grads, nil
@@ -123,35 +99,23 @@ func Concat[T kernels.Float](xs []*G.Node) *G.Node {
 	for i := 1; i < len(xs); i++ {
 		offsets[i] = offsets[i-1] + widths[i-1]
 	}
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("Concat(%d,%v)", rows, widths),
-		inDims:  inDims,
-		outDims: 2,
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, total} },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			for i, x := range in {
-				w := widths[i]
-				for r := 0; r < rows; r++ {
-					copy(out[r*total+offsets[i]:r*total+offsets[i]+w], x[r*w:(r+1)*w])
-				}
+	op := newOp[T](fmt.Sprintf("Concat(%d,%v)", rows, widths), tensor.Shape{rows, total}, inDims, func(in [][]T, out []T) {
+		for i, x := range in {
+			w := widths[i]
+			for r := 0; r < rows; r++ {
+				copy(out[r*total+offsets[i]:r*total+offsets[i]+w], x[r*w:(r+1)*w])
 			}
-		},
-	}
+		}
+	})
 	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 		grads := make(G.Nodes, len(inputs))
 		for i := range inputs {
 			w, off := widths[i], offsets[i]
-			gop := &kernelOp[T]{
-				name:    fmt.Sprintf("ConcatGrad(%d,%v,%d)", rows, widths, i),
-				inDims:  []int{2},
-				outDims: 2,
-				shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, w} },
-				forward: func(in [][]T, _ []tensor.Shape, out []T) {
-					for r := 0; r < rows; r++ {
-						copy(out[r*w:(r+1)*w], in[0][r*total+off:r*total+off+w])
-					}
-				},
-			}
+			gop := newOp[T](fmt.Sprintf("ConcatGrad(%d,%v,%d)", rows, widths, i), tensor.Shape{rows, w}, []int{2}, func(in [][]T, out []T) {
+				for r := 0; r < rows; r++ {
+					copy(out[r*w:(r+1)*w], in[0][r*total+off:r*total+off+w])
+				}
+			})
 			grads[i] = apply(gop, grad)
 		}
 		return grads, nil
@@ -165,39 +129,27 @@ func Concat[T kernels.Float](xs []*G.Node) *G.Node {
 func MaskedUpdate[T kernels.Float](prev, next *G.Node, lengths *[]int, t int) *G.Node {
 	shape := prev.Shape().Clone()
 	rowMask := func(updated bool) *kernelOp[T] {
-		return &kernelOp[T]{
-			name:    fmt.Sprintf("MaskRows(%p,%d,%v,%v)", lengths, t, updated, shape),
-			inDims:  []int{2},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				h := shape[1]
-				for r, n := range *lengths {
-					if (t < n) == updated {
-						copy(out[r*h:(r+1)*h], in[0][r*h:(r+1)*h])
-					} else {
-						clear(out[r*h : (r+1)*h])
-					}
-				}
-			},
-		}
-	}
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("MaskedUpdate(%p,%d,%v)", lengths, t, shape),
-		inDims:  []int{2, 2},
-		outDims: 2,
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+		return newOp[T](fmt.Sprintf("MaskRows(%d,%v,%v)", t, updated, shape), shape, []int{2}, func(in [][]T, out []T) {
 			h := shape[1]
 			for r, n := range *lengths {
-				src := in[0]
-				if t < n {
-					src = in[1]
+				if (t < n) == updated {
+					copy(out[r*h:(r+1)*h], in[0][r*h:(r+1)*h])
+				} else {
+					clear(out[r*h : (r+1)*h])
 				}
-				copy(out[r*h:(r+1)*h], src[r*h:(r+1)*h])
 			}
-		},
+		})
 	}
+	op := newOp[T](fmt.Sprintf("MaskedUpdate(%d,%v)", t, shape), shape, []int{2, 2}, func(in [][]T, out []T) {
+		h := shape[1]
+		for r, n := range *lengths {
+			src := in[0]
+			if t < n {
+				src = in[1]
+			}
+			copy(out[r*h:(r+1)*h], src[r*h:(r+1)*h])
+		}
+	})
 	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 		return G.Nodes{apply(rowMask(false), grad), apply(rowMask(true), grad)}, nil
 	}
@@ -208,31 +160,19 @@ func MaskedUpdate[T kernels.Float](prev, next *G.Node, lengths *[]int, t int) *G
 // gradient, bias its column sums.
 func AddBias[T kernels.Float](x, bias *G.Node) *G.Node {
 	shape := x.Shape().Clone()
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("AddBias(%v)", shape),
-		inDims:  []int{2, 1},
-		outDims: 2,
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			copy(out, in[0])
-			kernels.AddBias(out, shape[0], shape[1], in[1])
-		},
-	}
+	op := newOp[T](fmt.Sprintf("AddBias(%v)", shape), shape, []int{2, 1}, func(in [][]T, out []T) {
+		copy(out, in[0])
+		kernels.AddBias(out, shape[0], shape[1], in[1])
+	})
 	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		sum := &kernelOp[T]{
-			name:    fmt.Sprintf("ColumnSum(%v)", shape),
-			inDims:  []int{2},
-			outDims: 1,
-			shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{shape[1]} },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				clear(out)
-				for r := 0; r < shape[0]; r++ {
-					for j, g := range in[0][r*shape[1] : (r+1)*shape[1]] {
-						out[j] += g
-					}
+		sum := newOp[T](fmt.Sprintf("ColumnSum(%v)", shape), tensor.Shape{shape[1]}, []int{2}, func(in [][]T, out []T) {
+			clear(out)
+			for r := 0; r < shape[0]; r++ {
+				for j, g := range in[0][r*shape[1] : (r+1)*shape[1]] {
+					out[j] += g
 				}
-			},
-		}
+			}
+		})
 		return G.Nodes{grad, apply(sum, grad)}, nil
 	}
 	return apply(op, x, bias)
@@ -243,40 +183,28 @@ func AddBias[T kernels.Float](x, bias *G.Node) *G.Node {
 func AddQuery[T kernels.Float](keys, q *G.Node) *G.Node {
 	shape := keys.Shape().Clone()
 	b, s, a := shape[0], shape[1], shape[2]
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("AddQuery(%v)", shape),
-		inDims:  []int{3, 2},
-		outDims: 3,
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
+	op := newOp[T](fmt.Sprintf("AddQuery(%v)", shape), shape, []int{3, 2}, func(in [][]T, out []T) {
+		for r := 0; r < b; r++ {
+			qr := in[1][r*a : (r+1)*a]
+			for i := 0; i < s; i++ {
+				o := (r*s + i) * a
+				for j, qv := range qr {
+					out[o+j] = in[0][o+j] + qv
+				}
+			}
+		}
+	})
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		sum := newOp[T](fmt.Sprintf("SumPositions(%v)", shape), tensor.Shape{b, a}, []int{3}, func(in [][]T, out []T) {
+			clear(out)
 			for r := 0; r < b; r++ {
-				qr := in[1][r*a : (r+1)*a]
 				for i := 0; i < s; i++ {
-					o := (r*s + i) * a
-					for j, qv := range qr {
-						out[o+j] = in[0][o+j] + qv
+					for j, g := range in[0][(r*s+i)*a : (r*s+i+1)*a] {
+						out[r*a+j] += g
 					}
 				}
 			}
-		},
-	}
-	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		sum := &kernelOp[T]{
-			name:    fmt.Sprintf("SumPositions(%v)", shape),
-			inDims:  []int{3},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{b, a} },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				clear(out)
-				for r := 0; r < b; r++ {
-					for i := 0; i < s; i++ {
-						for j, g := range in[0][(r*s+i)*a : (r*s+i+1)*a] {
-							out[r*a+j] += g
-						}
-					}
-				}
-			},
-		}
+		})
 		return G.Nodes{grad, apply(sum, grad)}, nil
 	}
 	return apply(op, keys, q)
@@ -288,35 +216,23 @@ func AddQuery[T kernels.Float](keys, q *G.Node) *G.Node {
 func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 	shape := scores.Shape().Clone()
 	s := shape[1]
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("MaskedSoftmax(%p,%v)", lengths, shape),
-		inDims:  []int{2},
-		outDims: 2,
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			copy(out, in[0])
-			for r, n := range *lengths {
-				kernels.SoftmaxRow(out[r*s:(r+1)*s], n)
-			}
-		},
-	}
-	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SoftmaxGrad(%p,%v)", lengths, shape),
-			inDims:  []int{2, 2},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				w, g := in[0], in[1]
-				for r := 0; r < shape[0]; r++ {
-					if (*lengths)[r] <= 0 { // every position masked: uniform weights, whatever the scores
-						clear(out[r*s : (r+1)*s])
-						continue
-					}
-					kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
-				}
-			},
+	op := newOp[T](fmt.Sprintf("MaskedSoftmax(%v)", shape), shape, []int{2}, func(in [][]T, out []T) {
+		copy(out, in[0])
+		for r, n := range *lengths {
+			kernels.SoftmaxRow(out[r*s:(r+1)*s], n)
 		}
+	})
+	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		gop := newOp[T](fmt.Sprintf("SoftmaxGrad(%v)", shape), shape, []int{2, 2}, func(in [][]T, out []T) {
+			w, g := in[0], in[1]
+			for r := 0; r < shape[0]; r++ {
+				if (*lengths)[r] <= 0 { // every position masked: uniform weights, whatever the scores
+					clear(out[r*s : (r+1)*s])
+					continue
+				}
+				kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
+			}
+		})
 		return G.Nodes{apply(gop, output, grad)}, nil
 	}
 	return apply(op, scores)
@@ -324,60 +240,31 @@ func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
 
 // SoftmaxCrossEntropy is Σ_r −Σ_j q_rj log softmax(logits[r])_j over the rows of logits (N, V) whose target is
 // not padding, with the label-smoothed target q_r = (1−ε)·onehot(targets[r]) + ε/V (ε = smoothing; 0 gives the
-// plain −log softmax(logits[r])[targets[r]]). The forward pass keeps the probabilities, so the backward pass —
-// (softmax − q) · g on those rows, 0 on padding rows — computes no exponential again.
+// plain −log softmax(logits[r])[targets[r]]), row by row as kernels.XentRow computes it. The forward pass keeps
+// each row's gradient, so the backward pass — (softmax − q) · g on those rows, 0 on padding rows — is a product.
 func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID int, smoothing float64) *G.Node {
 	shape := logits.Shape().Clone()
 	v := shape[1]
-	hit, spread := 1-smoothing, smoothing/float64(v)
-	probs := make([]T, shape.TotalSize()) // softmax of the last forward run, read by the backward op
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("SoftmaxCrossEntropy(%p,%v)", targets, shape),
-		inDims:  []int{2},
-		outDims: 0,
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.ScalarShape() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			var loss float64
-			for r, y := range *targets {
-				p := probs[r*v : (r+1)*v]
-				if y == padID {
-					clear(p)
-					continue
-				}
-				row := in[0][r*v : (r+1)*v]
-				copy(p, row)
-				var sum float64
-				for _, x := range row {
-					sum += float64(x)
-				}
-				// −Σ_j q_j log p_j = lse − (1−ε) x_y − (ε/V) Σ_j x_j, from the logits rather than log(p), which
-				// can underflow.
-				loss += kernels.SoftmaxRow(p, v) - hit*float64(row[y]) - spread*sum
+	dLogits := make([]T, shape.TotalSize()) // softmax − q of the last forward run, read by the backward op
+	op := newOp[T](fmt.Sprintf("SoftmaxCrossEntropy(%v,%d,%g)", shape, padID, smoothing), tensor.ScalarShape(), []int{2}, func(in [][]T, out []T) {
+		var loss float64
+		for r, y := range *targets {
+			d := dLogits[r*v : (r+1)*v]
+			if y == padID {
+				clear(d)
+				continue
 			}
-			out[0] = T(loss)
-		},
-	}
-	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SoftmaxCrossEntropyGrad(%p,%v)", targets, shape),
-			inDims:  []int{2, 0},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				g := in[1][0]
-				for r, y := range *targets {
-					o, p := out[r*v:(r+1)*v], probs[r*v:(r+1)*v]
-					if y == padID {
-						clear(o)
-						continue
-					}
-					for j, pj := range p {
-						o[j] = (pj - T(spread)) * g
-					}
-					o[y] -= T(hit) * g
-				}
-			},
+			copy(d, in[0][r*v:(r+1)*v])
+			loss += kernels.XentRow(d, y, smoothing)
 		}
+		out[0] = T(loss)
+	})
+	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		gop := newOp[T](fmt.Sprintf("SoftmaxCrossEntropyGrad(%v,%d,%g)", shape, padID, smoothing), shape, []int{2, 0}, func(in [][]T, out []T) {
+			for i, d := range dLogits {
+				out[i] = d * in[1][0]
+			}
+		})
 		return G.Nodes{apply(gop, inputs[0], grad)}, nil
 	}
 	return apply(op, logits)
@@ -393,38 +280,26 @@ func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen i
 	if shape[0]%srcLen != 0 || s != srcLen {
 		panic(fmt.Sprintf("graph: SelfMaskedSoftmax of %v with %d positions", shape, srcLen))
 	}
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("SelfMaskedSoftmax(%p,%v)", lengths, shape),
-		inDims:  []int{2},
-		outDims: 2,
-		shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			copy(out, in[0])
-			for r, n := range *lengths {
-				for i := 0; i < s; i++ {
-					row := out[(r*s+i)*s : (r*s+i+1)*s]
-					if i >= n {
-						clear(row)
-						continue
-					}
-					kernels.SoftmaxRow(row, n)
+	op := newOp[T](fmt.Sprintf("SelfMaskedSoftmax(%v)", shape), shape, []int{2}, func(in [][]T, out []T) {
+		copy(out, in[0])
+		for r, n := range *lengths {
+			for i := 0; i < s; i++ {
+				row := out[(r*s+i)*s : (r*s+i+1)*s]
+				if i >= n {
+					clear(row)
+					continue
 				}
+				kernels.SoftmaxRow(row, n)
 			}
-		},
-	}
-	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("SelfMaskedSoftmaxGrad(%p,%v)", lengths, shape),
-			inDims:  []int{2, 2},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				w, g := in[0], in[1]
-				for r := 0; r < shape[0]; r++ {
-					kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
-				}
-			},
 		}
+	})
+	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		gop := newOp[T](fmt.Sprintf("SelfMaskedSoftmaxGrad(%v)", shape), shape, []int{2, 2}, func(in [][]T, out []T) {
+			w, g := in[0], in[1]
+			for r := 0; r < shape[0]; r++ {
+				kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
+			}
+		})
 		return G.Nodes{apply(gop, output, grad)}, nil
 	}
 	return apply(op, scores)
@@ -435,25 +310,19 @@ func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen i
 func MaskPositions[T kernels.Float](x *G.Node, lengths *[]int, srcLen int) *G.Node {
 	shape := x.Shape().Clone()
 	mask := func(name string) *kernelOp[T] {
-		return &kernelOp[T]{
-			name:    fmt.Sprintf("%s(%p,%d,%v)", name, lengths, srcLen, shape),
-			inDims:  []int{2},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				d := shape[1]
-				for r, n := range *lengths {
-					for i := 0; i < srcLen; i++ {
-						at := (r*srcLen + i) * d
-						if i < n {
-							copy(out[at:at+d], in[0][at:at+d])
-						} else {
-							clear(out[at : at+d])
-						}
+		return newOp[T](fmt.Sprintf("%s(%d,%v)", name, srcLen, shape), shape, []int{2}, func(in [][]T, out []T) {
+			d := shape[1]
+			for r, n := range *lengths {
+				for i := 0; i < srcLen; i++ {
+					at := (r*srcLen + i) * d
+					if i < n {
+						copy(out[at:at+d], in[0][at:at+d])
+					} else {
+						clear(out[at : at+d])
 					}
 				}
-			},
-		}
+			}
+		})
 	}
 	op := mask("MaskPositions")
 	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
@@ -470,30 +339,18 @@ func Columns[T kernels.Float](x *G.Node, from, to int) *G.Node {
 	if from < 0 || to > w || from >= to {
 		panic(fmt.Sprintf("graph: Columns [%d,%d) of %v", from, to, shape))
 	}
-	op := &kernelOp[T]{
-		name:    fmt.Sprintf("Columns(%d,%d,%v)", from, to, shape),
-		inDims:  []int{2},
-		outDims: 2,
-		shape:   func([]tensor.Shape) tensor.Shape { return tensor.Shape{rows, n} },
-		forward: func(in [][]T, _ []tensor.Shape, out []T) {
-			for r := 0; r < rows; r++ {
-				copy(out[r*n:(r+1)*n], in[0][r*w+from:r*w+to])
-			}
-		},
-	}
-	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		gop := &kernelOp[T]{
-			name:    fmt.Sprintf("ColumnsGrad(%d,%d,%v)", from, to, shape),
-			inDims:  []int{2},
-			outDims: 2,
-			shape:   func([]tensor.Shape) tensor.Shape { return shape.Clone() },
-			forward: func(in [][]T, _ []tensor.Shape, out []T) {
-				clear(out)
-				for r := 0; r < rows; r++ {
-					copy(out[r*w+from:r*w+to], in[0][r*n:(r+1)*n])
-				}
-			},
+	op := newOp[T](fmt.Sprintf("Columns(%d,%d,%v)", from, to, shape), tensor.Shape{rows, n}, []int{2}, func(in [][]T, out []T) {
+		for r := 0; r < rows; r++ {
+			copy(out[r*n:(r+1)*n], in[0][r*w+from:r*w+to])
 		}
+	})
+	op.backward = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		gop := newOp[T](fmt.Sprintf("ColumnsGrad(%d,%d,%v)", from, to, shape), shape, []int{2}, func(in [][]T, out []T) {
+			clear(out)
+			for r := 0; r < rows; r++ {
+				copy(out[r*w+from:r*w+to], in[0][r*n:(r+1)*n])
+			}
+		})
 		return G.Nodes{apply(gop, grad)}, nil
 	}
 	return apply(op, x)

@@ -1,5 +1,7 @@
 // Package kernels holds the plain-Go numerical building blocks that the reference forward passes, the inference
-// path and the training graph share: GEMM dispatch to the active BLAS, activations and a stable softmax.
+// path and the training graph share: GEMM dispatch to the active BLAS, activations and a stable softmax, and the
+// pieces of layers that own no weights, each a forward and a backward pass (the recurrent cells' pointwise
+// steps, the embedding lookup, the output layer's loss).
 package kernels
 
 import (

@@ -135,18 +135,6 @@ func TestLogSumExpIsSoftmaxRowsFigure(t *testing.T) {
 	}
 }
 
-func TestLSTMPointwiseMatchesFormula(t *testing.T) {
-	gates := []float64{0.1, -0.2, 0.3, 0.4} // one row, H=1: i f g o
-	cPrev := []float64{0.5}
-	h, c := make([]float64, 1), make([]float64, 1)
-	LSTMPointwise(gates, cPrev, 1, 1, h, c)
-	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-	wantC := sig(-0.2)*0.5 + sig(0.1)*math.Tanh(0.3)
-	if math.Abs(c[0]-wantC) > 1e-15 || math.Abs(h[0]-sig(0.4)*math.Tanh(wantC)) > 1e-15 {
-		t.Fatalf("h %g c %g", h[0], c[0])
-	}
-}
-
 // BenchmarkGemm measures the BLAS in use (OpenBLAS with -tags openblas) on the output layer's product of the
 // "small" model over 16 steps of 64 rows: the figure the GEMM roofline of a training step is taken against.
 func BenchmarkGemm(b *testing.B) {

@@ -36,7 +36,7 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, s
 				for j, bj := range b {
 					row[j] += bj
 				}
-				rowLoss[r] = smoothedXent(row, y, smoothing)
+				rowLoss[r] = XentRow(row, y, smoothing)
 			}
 		})
 		for r := 0; r < rows; r++ {
@@ -69,10 +69,11 @@ const (
 	xentColumnGrain = 512
 )
 
-// smoothedXent turns a row of logits z into the gradient softmax(z) − q in place and returns the loss
-// lse(z) − (1−ε) z_y − (ε/V) Σ_j z_j, with q = (1−ε)·onehot(y) + ε/V. With ε = 0 it is the plain
-// −log softmax(z)_y = lse(z) − z_y, bit for bit.
-func smoothedXent[T Float](row []T, y int, smoothing float64) float64 {
+// XentRow is the loss of one row of the output layer, forward and backward at once: it turns a row of logits z
+// into the gradient softmax(z) − q in place and returns the loss lse(z) − (1−ε) z_y − (ε/V) Σ_j z_j, with
+// q = (1−ε)·onehot(y) + ε/V (label smoothing ε). With ε = 0 it is the plain −log softmax(z)_y = lse(z) − z_y, bit
+// for bit. The loss is taken from the logits rather than log(p), which can underflow.
+func XentRow[T Float](row []T, y int, smoothing float64) float64 {
 	hit, spread := 1-smoothing, smoothing/float64(len(row))
 	var zsum float64
 	if smoothing != 0 {

@@ -33,7 +33,7 @@ type ModelConfig struct {
 	DecHidden int    `yaml:"dec_hidden"` // decoder LSTM units
 	AttnDim   int    `yaml:"attn_dim"`   // hidden width of the additive and hard scores, of local's centre predictor, of multi-head's heads together
 	Cell      string `yaml:"cell"`       // encoder cell: lstm or gru
-	Attention string `yaml:"attention"`  // score function: additive (default; mlp is an alias), dot, scaled-dot, general, cosine, concat, local, multi-head, hard
+	Attention string `yaml:"attention"`  // attention function: one of align.Names(), see the README's table (default additive; mlp is an alias)
 	Window    int    `yaml:"window"`     // half-width of local attention's window in words (local only; default 3)
 	Heads     int    `yaml:"heads"`      // heads of multi-head attention, which split attn_dim, and of the self-attention layers, which split 2×enc_hidden (default 4)
 	// SelfAttentionLayers stacks this many Transformer encoder blocks (multi-head self-attention, residual, layer

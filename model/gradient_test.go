@@ -122,7 +122,7 @@ func TestFusedGradientsEqualUnfused(t *testing.T) {
 				Window: 2, Heads: 2, Temperature: 0.5, Dropout: 0.2})
 		}
 	}
-	// Self-attention layers: the fused op over the packed LSTM output, and over batch-major GRU states.
+	// Self-attention layers: the fused op over the packed LSTM and GRU outputs.
 	cases = append(cases,
 		ModelConfig{Emb: 16, EncHidden: 128, DecHidden: 64, AttnDim: 32, Cell: "lstm", Attention: "mlp", Heads: 4, SelfAttentionLayers: 2, Dropout: 0.2},
 		ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 8, Cell: "gru", Attention: "mlp", Heads: 2, SelfAttentionLayers: 1, Dropout: 0.2})

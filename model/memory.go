@@ -49,7 +49,7 @@ func Bytes(n int64) string {
 // take for the largest batch (float32 throughout). It is meant to tell a model that fits from one that cannot
 // (within a third or so of what a run holds; TestTrainingMemoryMatchesTheHeap measures it), not to size buffers.
 func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
-	shapes, err := newModel[float32](cfg.Model, src, tgt, param.NewShapeSet[float32]())
+	shapes, err := newModel[float32](cfg.Model, src, tgt, param.NewShapeSet[float32](), nil)
 	if err != nil {
 		return MemoryEstimate{}, err
 	}

@@ -169,7 +169,7 @@ func Load(path string) (*Checkpoint, error) {
 	}
 	// Compare every tensor the config implies with what the file holds before allocating anything: the
 	// checksum protects against corruption, not against a crafted header asking for huge sizes.
-	implied, err := newModel[float32](h.Config.Model, src, tgt, param.NewShapeSet[float32]())
+	implied, err := newModel[float32](h.Config.Model, src, tgt, param.NewShapeSet[float32](), nil)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/align"
 	_ "github.com/attend-nmt/attend/backend" // selects the BLAS for every matrix product
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
@@ -36,12 +37,13 @@ type Seq2Seq[T kernels.Float] struct {
 
 // New builds a model with zero weights; call Init or load a checkpoint.
 func New[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab) (*Seq2Seq[T], error) {
-	return newModel[T](cfg, src, tgt, param.NewSet[T]())
+	return newModel[T](cfg, src, tgt, param.NewSet[T](), nil)
 }
 
 // newModel registers the model's parameters in set: a real set, or a shape-only one (param.NewShapeSet) to
-// learn what a config implies without allocating it.
-func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param.Set[T]) (*Seq2Seq[T], error) {
+// learn what a config implies without allocating it. The attention function comes from scores (nil:
+// align.Builtin).
+func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param.Set[T], scores align.Registry[T]) (*Seq2Seq[T], error) {
 	if err := encoder.Cell(cfg.Cell).Validate(); err != nil {
 		return nil, err
 	}
@@ -52,7 +54,7 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 		Layers: cfg.Layers, SelfAttentionLayers: cfg.SelfAttentionLayers, Heads: cfg.Heads})
 	dec, err := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden,
 		Attn: cfg.AttnDim, Attention: cfg.Attention, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature,
-		InputFeeding: cfg.InputFeeding, Layers: cfg.Layers})
+		InputFeeding: cfg.InputFeeding, Layers: cfg.Layers}, scores)
 	if err != nil {
 		return nil, err
 	}

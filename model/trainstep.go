@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -37,13 +38,29 @@ type trainGraph[T kernels.Float] struct {
 }
 
 // buildGraph compiles the training graph of a shape, with the fused kernels or the unfused gorgonia composition,
-// scoring outputs as lossOpts says.
-// With dropout 0 no masks are built.
+// scoring outputs as lossOpts says. With dropout 0 no masks are built. A graph whose node hashes collide is
+// built again with another salt (graph.ErrHashCollision).
 func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss, arena *kernels.Arena[T]) (*trainGraph[T], error) {
+	for salt := 0; ; salt++ {
+		tg, err := m.buildSaltedGraph(s, fused, lossOpts, arena, salt)
+		if errors.Is(err, graph.ErrHashCollision) && salt < maxSalt {
+			continue
+		}
+		return tg, err
+	}
+}
+
+// maxSalt is the last salt buildGraph tries: a collision has odds of about 1 in 10⁴ per graph, so a second
+// attempt practically always succeeds.
+const maxSalt = 3
+
+// buildSaltedGraph is buildGraph with the given graph.Params.Salt.
+func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.GraphLoss, arena *kernels.Arena[T], salt int) (*trainGraph[T], error) {
 	tg := &trainGraph[T]{shape: s, params: graph.NewParams(arena),
 		src: make([]int, s.rows*s.srcLen), srcLengths: make([]int, s.rows),
 		tgtIn: make([]int, s.rows*s.tgtLen), tgtOut: make([]int, s.rows*s.tgtLen)}
 	p := tg.params
+	p.Salt = salt
 	mask := func(name string, dims ...int) *G.Node {
 		if m.Cfg.Dropout == 0 {
 			return nil
