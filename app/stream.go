@@ -150,3 +150,11 @@ func (s streamSentence) translation(m *model.Seq2Seq[float32], h decoder.Hypothe
 	}
 	return tr
 }
+
+// WordAttention brings attention between tokens to attention between the words they make up, as translate does
+// for subwords (see wordAttention): a word's column sums its tokens' columns and a word's row averages its
+// tokens' rows. srcWord[i] and outWord[t] are the words of source token i and output token t; a row past the
+// output tokens (that of </s>) becomes one last row.
+func WordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int, outWords int) [][]float32 {
+	return wordAttention(attn, srcWord, srcWords, outWord, outWords)
+}
