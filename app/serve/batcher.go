@@ -188,7 +188,8 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 		if stop || b.model() != m {
 			return nil
 		}
-		jobs := b.take(opts, -1)
+		// One block at a time: the rest stay in the queue, where a request that goes away is dropped from.
+		jobs := b.take(opts, opts.Batch)
 		if jobs == nil && b.queued() > 0 {
 			return nil // other settings wait: finish this batch
 		}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# serve-load.sh — load test of `attend serve` with vegeta (app/serve's TestLoad), against 127.0.0.1 only, and
+# the same model's batch throughput with `attend translate --input` for comparison:
+#
+#   ATTEND_LOAD_MODEL=m.ckpt ATTEND_LOAD_INPUT=test_2016_flickr.de scripts/serve-load.sh
+#
+# 1. translate --input the file with the search of the test (greedy unless BEAM is set): sentences/s;
+# 2. start attend serve on 127.0.0.1:$PORT and read its resident memory;
+# 3. full load: CLIENTS concurrent clients (64) send the file's sentences, one per request, as fast as they
+#    get answers, for DURATION (60s);
+# 4. half load: requests at half the throughput of step 3, at a constant rate, for DURATION;
+# 5. read the server's resident memory again, stop it with SIGTERM.
+# It prints the figures and fails if any request failed. Everything stops by itself; the server is stopped on
+# exit. Note the machine's load (uptime) beside the figures: other work on the cores changes them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${ATTEND_LOAD_MODEL:?set ATTEND_LOAD_MODEL to a trained checkpoint}"
+: "${ATTEND_LOAD_INPUT:?set ATTEND_LOAD_INPUT to a file of sentences, one per line}"
+CLIENTS=${CLIENTS:-64}
+DURATION=${DURATION:-60s}
+BEAM=${BEAM:-1}
+PORT=${PORT:-18089}
+make -s build
+ATTEND=bin/attend
+GO=${GO:-go}
+out=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; wait "$pid" || true; fi
+  rm -rf "$out"
+}
+trap cleanup EXIT
+rss() { awk '/^VmRSS:/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
+
+echo "load before: $(uptime)"
+env -u OPENBLAS_CORETYPE "$ATTEND" translate --model "$ATTEND_LOAD_MODEL" --input "$ATTEND_LOAD_INPUT" --beam "$BEAM" \
+  --output "$out/translate.txt" 2>"$out/translate.log"
+batch=$(sed -n 's/.*(\([0-9.]*\) sentences\/s).*/\1/p' "$out/translate.log")
+echo "attend translate --input, beam $BEAM: $batch sentences/s"
+
+env -u OPENBLAS_CORETYPE "$ATTEND" serve --model "$ATTEND_LOAD_MODEL" --addr "127.0.0.1:$PORT" --beam "$BEAM" \
+  >"$out/serve.out" 2>"$out/serve.log" &
+pid=$!
+for _ in $(seq 100); do
+  curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null
+rss_start=$(rss "$pid")
+echo "serve started: RSS $rss_start MiB"
+
+"$GO" test -c -o "$out/serve.test" ./app/serve/
+attack() { # clients rate
+  ATTEND_LOAD_URL="http://127.0.0.1:$PORT" ATTEND_LOAD_INPUT="$ATTEND_LOAD_INPUT" ATTEND_LOAD_CLIENTS=$1 \
+    ATTEND_LOAD_RATE=$2 ATTEND_LOAD_DURATION=$DURATION ATTEND_LOAD_BEAM=$BEAM \
+    "$out/serve.test" -test.run '^TestLoad$' -test.count=1 | grep '^LOAD' | tee -a "$out/load.txt"
+}
+echo "full load: $CLIENTS clients as fast as they are answered, $DURATION"
+attack "$CLIENTS" 0
+full=$(awk '/^LOAD/ {for (i = 1; i <= NF; i++) if ($i ~ /^throughput=/) {sub("throughput=", "", $i); print $i}}' "$out/load.txt" | tail -1)
+half=$(awk -v f="$full" 'BEGIN {printf "%d", f / 2}')
+echo "rss after full load: $(rss "$pid") MiB; load: $(uptime)"
+echo "half load: $half requests/s, $DURATION"
+attack "$CLIENTS" "$half"
+rss_end=$(rss "$pid")
+echo "load after: $(uptime)"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+awk -v b="$batch" -v f="$full" 'BEGIN {printf "serve at full load: %.1f sentences/s = %.0f%% of translate --input (%.1f)\n", f, 100 * f / b, b}'
+echo "RSS: $rss_start MiB at start, $rss_end MiB at the end"
+grep -c ' 200 ' "$out/serve.log" | awk '{print "requests answered 200: " $1}'
+grep -v ' 200 ' "$out/serve.log" | grep -E '^[0-9/]+ [0-9:]+ (GET|POST) ' | head -5 || true
