@@ -365,7 +365,7 @@
   }
 
   function miniMap(a) {
-    const cell = 6;
+    const cell = 8;
     const canvas = document.createElement("canvas");
     canvas.width = Math.max(1, a.source.length) * cell;
     canvas.height = Math.max(1, a.output.length) * cell;
