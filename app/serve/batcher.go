@@ -120,6 +120,7 @@ func (b *batcher) oldest() (*job, bool) {
 	defer b.mu.Unlock()
 	for len(b.waiting) > 0 && b.waiting[0].ctx.Err() != nil {
 		b.drop(b.waiting[0])
+		b.waiting[0] = nil
 		b.waiting = b.waiting[1:]
 	}
 	if len(b.waiting) == 0 {
@@ -155,7 +156,9 @@ func (b *batcher) take(opts app.DecodeOptions, most int) []*job {
 		case j.opts != opts || len(taken) == most:
 			if len(taken) == 0 && len(kept) == 0 {
 				// The oldest live job wants other settings: leave everything for its turn.
-				b.waiting = append(kept, b.waiting[i:]...)
+				n := copy(b.waiting, b.waiting[i:])
+				clear(b.waiting[n:])
+				b.waiting = b.waiting[:n]
 				return nil
 			}
 			kept = append(kept, j)
@@ -232,6 +235,16 @@ func (b *batcher) beam(m *loaded, opts app.DecodeOptions) {
 		// The wake this consumed may have been for other settings' jobs: the run loop looks at the queue again.
 		jobs = append(jobs, b.take(opts, most-len(jobs))...)
 	}
+	// A request that went away while the batch gathered is dropped from it.
+	live := jobs[:0]
+	for _, j := range jobs {
+		if j.ctx.Err() != nil {
+			b.drop(j)
+		} else {
+			live = append(live, j)
+		}
+	}
+	jobs = live
 	if len(jobs) == 0 {
 		return
 	}
