@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -265,7 +266,8 @@ func TestPageInChromium(t *testing.T) {
 
 // TestPageScreenshot writes a screenshot of the page to $ATTEND_SCREENSHOT, serving $ATTEND_SCREENSHOT_MODEL,
 // with the sentence $ATTEND_SCREENSHOT_TEXT translated by beam search, its third output word pointed at, and
-// the lines of the file $ATTEND_SCREENSHOT_LINES (if set) in the gallery. It is a tool for the documentation,
+// the lines of the file $ATTEND_SCREENSHOT_LINES (if set) in the gallery, in a window $ATTEND_SCREENSHOT_WIDTH
+// pixels wide (default 1100). It is a tool for the documentation,
 // skipped unless $ATTEND_SCREENSHOT is set.
 func TestPageScreenshot(t *testing.T) {
 	out := os.Getenv("ATTEND_SCREENSHOT")
@@ -285,8 +287,12 @@ func TestPageScreenshot(t *testing.T) {
 	ck.Close()
 	opts.Decode.MaxLen, opts.Decode.Batch = ck.cur.Load().ck.Config.Decode.MaxLen, ck.cur.Load().ck.Config.Decode.Batch
 	_, hs := newTestServer(t, path, opts)
+	width := int64(1100)
+	if w, err := strconv.Atoi(os.Getenv("ATTEND_SCREENSHOT_WIDTH")); err == nil && w > 0 {
+		width = int64(w)
+	}
 	steps := []chromedp.Action[chromedp.Void]{
-		chromedp.EmulateViewport(1100, 1400),
+		chromedp.EmulateViewport(width, 1400),
 		chromedp.Navigate(hs.URL),
 		chromedp.Poll[chromedp.Void](`document.getElementById("model-info").textContent.startsWith("Model")`),
 	}
