@@ -11,7 +11,8 @@
 # 4. half load: requests at half the throughput of step 3, at a constant rate, for DURATION;
 # 5. read the server's resident memory again, stop it with SIGTERM.
 # It prints the figures and fails if any request failed. Everything stops by itself; the server is stopped on
-# exit. Note the machine's load (uptime) beside the figures: other work on the cores changes them.
+# exit. Note the machine's load (uptime) beside the figures: other work on the cores changes them. LOGDIR, if
+# set, keeps the server's log (one line per request, with its milliseconds) and the figures there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ATTEND_LOAD_MODEL:?set ATTEND_LOAD_MODEL to a trained checkpoint}"
@@ -27,6 +28,7 @@ out=$(mktemp -d)
 pid=
 cleanup() {
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; wait "$pid" || true; fi
+  if [ -n "${LOGDIR:-}" ]; then mkdir -p "$LOGDIR" && cp "$out/serve.log" "$out/load.txt" "$LOGDIR/" 2>/dev/null || true; fi
   rm -rf "$out"
 }
 trap cleanup EXIT
@@ -70,4 +72,15 @@ pid=
 awk -v b="$batch" -v f="$full" 'BEGIN {printf "serve at full load: %.1f sentences/s = %.0f%% of translate --input (%.1f)\n", f, 100 * f / b, b}'
 echo "RSS: $rss_start MiB at start, $rss_end MiB at the end"
 grep -c ' 200 ' "$out/serve.log" | awk '{print "requests answered 200: " $1}'
+# The server's own view: the milliseconds of its request log, the first phase's requests, then the second's.
+python3 - "$out/serve.log" "$out/load.txt" <<'PY'
+import re, sys
+ms = [float(m.group(1)) for m in (re.search(r"POST /v1/translate 200 1 sentences ([\d.]+) ms", l) for l in open(sys.argv[1])) if m]
+counts = [int(re.search(r"requests=(\d+)", l).group(1)) for l in open(sys.argv[2]) if l.startswith("LOAD")]
+start = 0
+for name, n in zip(["full load", "half load"], counts):
+    part = sorted(ms[start:start + n]); start += n
+    q = lambda p: part[min(len(part) - 1, int(p * len(part)))]
+    print(f"server-side, {name}: p50 {q(0.5):.1f} ms, p99 {q(0.99):.1f} ms ({len(part)} requests)")
+PY
 grep -v ' 200 ' "$out/serve.log" | grep -E '^[0-9/]+ [0-9:]+ (GET|POST) ' | head -5 || true
