@@ -4,7 +4,8 @@
 #
 #   ATTEND_LOAD_MODEL=m.ckpt ATTEND_LOAD_INPUT=test_2016_flickr.de scripts/serve-load.sh
 #
-# 1. translate --input the file with the search of the test (greedy unless BEAM is set): sentences/s;
+# 1. translate --input the file with the search of the test (greedy unless BEAM is set): sentences/s, three
+#    times before the attacks and three times after (TRANSLATE_RUNS), the median for the comparison;
 # 2. start attend serve on 127.0.0.1:$PORT and read its resident memory;
 # 3. full load: CLIENTS concurrent clients (64) send the file's sentences, one per request, as fast as they
 #    get answers, for DURATION (60s);
@@ -34,11 +35,17 @@ cleanup() {
 trap cleanup EXIT
 rss() { awk '/^VmRSS:/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 
+# translate --input, TRANSLATE_RUNS times (3), before the attacks and as many after: the median is the reference.
+baseline() {
+  for _ in $(seq "${TRANSLATE_RUNS:-3}"); do
+    env -u OPENBLAS_CORETYPE "$ATTEND" translate --model "$ATTEND_LOAD_MODEL" --input "$ATTEND_LOAD_INPUT" --beam "$BEAM" \
+      --output "$out/translate.txt" 2>"$out/translate.log"
+    sed -n 's/.*(\([0-9.]*\) sentences\/s).*/\1/p' "$out/translate.log" | tee -a "$out/batch.txt"
+  done | tr '\n' ' ' | sed 's/^/attend translate --input, beam '"$BEAM"', sentences\/s: /'
+  echo
+}
 echo "load before: $(uptime)"
-env -u OPENBLAS_CORETYPE "$ATTEND" translate --model "$ATTEND_LOAD_MODEL" --input "$ATTEND_LOAD_INPUT" --beam "$BEAM" \
-  --output "$out/translate.txt" 2>"$out/translate.log"
-batch=$(sed -n 's/.*(\([0-9.]*\) sentences\/s).*/\1/p' "$out/translate.log")
-echo "attend translate --input, beam $BEAM: $batch sentences/s"
+baseline
 
 env -u OPENBLAS_CORETYPE "$ATTEND" serve --model "$ATTEND_LOAD_MODEL" --addr "127.0.0.1:$PORT" --beam "$BEAM" \
   >"$out/serve.out" 2>"$out/serve.log" &
@@ -69,7 +76,9 @@ echo "load after: $(uptime)"
 kill -TERM "$pid"
 wait "$pid"
 pid=
-awk -v b="$batch" -v f="$full" 'BEGIN {printf "serve at full load: %.1f sentences/s = %.0f%% of translate --input (%.1f)\n", f, 100 * f / b, b}'
+baseline
+batch=$(sort -n "$out/batch.txt" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+awk -v b="$batch" -v f="$full" 'BEGIN {printf "serve at full load: %.1f sentences/s = %.0f%% of translate --input (median %.1f)\n", f, 100 * f / b, b}'
 echo "RSS: $rss_start MiB at start, $rss_end MiB at the end"
 grep -c ' 200 ' "$out/serve.log" | awk '{print "requests answered 200: " $1}'
 # The server's own view: the milliseconds of its request log, the first phase's requests, then the second's.
