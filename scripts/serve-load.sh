@@ -10,7 +10,8 @@
 # 3. full load: CLIENTS concurrent clients (64) send the file's sentences, one per request, as fast as they
 #    get answers, for DURATION (60s);
 # 4. half load: requests at half the throughput of step 3, at a constant rate, for DURATION;
-# 5. read the server's resident memory again, stop it with SIGTERM.
+# 5. half the clients: CLIENTS/2 clients as fast as they get answers, for DURATION;
+# 6. read the server's resident memory again, stop it with SIGTERM.
 # It prints the figures and fails if any request failed. Everything stops by itself; the server is stopped on
 # exit. Note the machine's load (uptime) beside the figures: other work on the cores changes them. LOGDIR, if
 # set, keeps the server's log (one line per request, with its milliseconds) and the figures there.
@@ -71,6 +72,8 @@ half=$(awk -v f="$full" 'BEGIN {printf "%d", f / 2}')
 echo "rss after full load: $(rss "$pid") MiB; load: $(uptime)"
 echo "half load: $half requests/s, $DURATION"
 attack "$CLIENTS" "$half"
+echo "half the clients: $((CLIENTS / 2)) clients as fast as they are answered, $DURATION"
+attack "$((CLIENTS / 2))" 0
 rss_end=$(rss "$pid")
 echo "load after: $(uptime)"
 kill -TERM "$pid"
@@ -87,7 +90,7 @@ import re, sys
 ms = [float(m.group(1)) for m in (re.search(r"POST /v1/translate 200 1 sentences ([\d.]+) ms", l) for l in open(sys.argv[1])) if m]
 counts = [int(re.search(r"requests=(\d+)", l).group(1)) for l in open(sys.argv[2]) if l.startswith("LOAD")]
 start = 0
-for name, n in zip(["full load", "half load"], counts):
+for name, n in zip(["full load", "half load", "half the clients"], counts):
     part = sorted(ms[start:start + n]); start += n
     q = lambda p: part[min(len(part) - 1, int(p * len(part)))]
     print(f"server-side, {name}: p50 {q(0.5):.1f} ms, p99 {q(0.99):.1f} ms ({len(part)} requests)")
