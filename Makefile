@@ -51,7 +51,7 @@ test-mpi:
 FUZZTIME ?= 60s
 FUZZMINIMIZETIME ?= 5s
 FUZZ_TARGETS := data:FuzzTokenize data:FuzzReadTSV data:FuzzReadParallel model:FuzzParseConfig model:FuzzConfigSet \
-	model:FuzzConfigDuplicateKeys model:FuzzLoad model/checkpoint:FuzzRead align:FuzzReadPharaoh
+	model:FuzzConfigDuplicateKeys model:FuzzLoad model/checkpoint:FuzzRead align:FuzzReadPharaoh app/serve:FuzzDecodeRequest
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; echo "== $$name in ./$$pkg for $(FUZZTIME)"; \

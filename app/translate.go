@@ -460,18 +460,20 @@ func batchShortlist(m *model.Seq2Seq[float32], examples []data.Example, s *lexic
 		return func(*data.Batch) *decoder.Shortlist[float32] { return nil }
 	}
 	rows := m.Decoder.NewOutputRows()
-	tgt := m.TgtVocab.Size()
-	return func(b *data.Batch) *decoder.Shortlist[float32] {
-		sl := &decoder.Shortlist[float32]{Output: rows, Candidates: make([][]int, b.Rows)}
-		for r := range b.Rows {
-			var src []int
-			if r < b.Real {
-				src = examples[b.Index[r]].Src
-			}
-			sl.Candidates[r] = m.Lexicon.Candidates(src, *s, tgt, nil)
+	return func(b *data.Batch) *decoder.Shortlist[float32] { return shortlistOf(m, rows, examples, *s, b) }
+}
+
+// shortlistOf is the shortlist under s of a batch of examples, scored with the output layer's rows.
+func shortlistOf(m *model.Seq2Seq[float32], rows *decoder.OutputRows[float32], examples []data.Example, s lexicon.ShortlistSize, b *data.Batch) *decoder.Shortlist[float32] {
+	sl := &decoder.Shortlist[float32]{Output: rows, Candidates: make([][]int, b.Rows)}
+	for r := range b.Rows {
+		var src []int
+		if r < b.Real {
+			src = examples[b.Index[r]].Src
 		}
-		return sl
+		sl.Candidates[r] = m.Lexicon.Candidates(src, s, m.TgtVocab.Size(), nil)
 	}
+	return sl
 }
 
 // beamBatches runs beam search over batches, one batch per core at a time, writing the translation of

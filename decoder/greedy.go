@@ -53,6 +53,11 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 // hypothesis with its block's id, in the order the sentences end. next is called from GreedyQueue's goroutine,
 // when the sentences of the previous block have all entered the batch, so it can encode lazily.
 //
+// A block without sentences (no IDs) from next means that none is waiting yet, not that the queue has ended:
+// the rows in the batch take their step and next is asked again at the next step that has a free row; when the
+// batch is empty, GreedyQueue returns. A server feeds sentences that arrive while others are being decoded
+// this way, each entering the batch at the first free row.
+//
 // threads goroutines share each step: each advances its share of the rows (attention and LSTM), then each
 // computes its share of the vocabulary's logits (or of the shortlist's words) for all the rows, so that the
 // output layer's weights, the largest matrix, are read once per step for the whole batch, then each picks the
@@ -304,6 +309,10 @@ func (g *greedySearch[T]) fill(k int) bool {
 		}
 		if g.block = g.next(); g.block == nil {
 			g.drained = true
+			return false
+		}
+		if len(g.block.IDs) == 0 { // none waiting yet: ask again at the next step
+			g.cursor = 0
 			return false
 		}
 		g.useShortlist(g.block)

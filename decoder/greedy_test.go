@@ -247,3 +247,48 @@ func TestArgmax(t *testing.T) {
 		}
 	}
 }
+
+// TestGreedyQueueTakesSentencesThatArriveLater feeds GreedyQueue as a server does: next answers "none yet" (a
+// block without sentences) for a few steps between the blocks, so the second and third blocks enter a batch
+// that is already decoding. Every sentence must still come out exactly as Greedy gives it alone, next must be
+// asked again after each "none yet", and a "none yet" with an empty batch must end the search.
+func TestGreedyQueueTakesSentencesThatArriveLater(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	blocks := randomBlocks(rng, [][]int{{3, 5}, {2, 7, 4}, {6}})
+	d := testDecoder(t, queueVocab, 4)
+	const maxLen = 10
+	for _, threads := range []int{1, 2} {
+		// The script of next's answers: a block, three "none yet", a block, one "none yet", a block, then nil.
+		script := []*Block[float64]{blocks[0], {}, {}, {}, blocks[1], {}, blocks[2]}
+		asked := 0
+		got := map[int]Hypothesis{}
+		d.GreedyQueue(4, threads, func() *Block[float64] {
+			asked++
+			if len(script) == 0 {
+				return nil
+			}
+			b := script[0]
+			script = script[1:]
+			return b
+		}, queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
+		if len(script) != 0 {
+			t.Fatalf("threads %d: %d answers of next were never asked for", threads, len(script))
+		}
+		for _, b := range blocks {
+			for r, id := range b.IDs {
+				enc, ls := alone(b, r)
+				want := d.Greedy(enc, ls, queueBOS, queueEOS, maxLen)[0]
+				if h, ok := got[id]; !ok || fmt.Sprint(h) != fmt.Sprint(want) {
+					t.Fatalf("threads %d: sentence %d: %v (came back: %v), alone %v", threads, id, h, ok, want)
+				}
+			}
+		}
+		// A "none yet" when no sentence is in the batch ends the search at once.
+		calls := 0
+		d.GreedyQueue(4, threads, func() *Block[float64] { calls++; return &Block[float64]{} }, queueBOS, queueEOS, maxLen,
+			func(int, Hypothesis) { t.Fatal("a sentence came out of an empty queue") })
+		if calls != 1 {
+			t.Fatalf("threads %d: next asked %d times with an empty batch, want 1", threads, calls)
+		}
+	}
+}

@@ -164,6 +164,7 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
   attend demo                      train on the built-in synthetic corpus and show the result
   attend train --src S --tgt T --out m.ckpt
   attend translate --model m.ckpt < input > output
+  attend serve --model m.ckpt      translate over HTTP; a page shows where the model looked
   attend eval --hyp hyp.txt --ref ref.txt
   attend heatmap --model m.ckpt --text "ein mann fährt fahrrad ." --out attn.png
   attend align --model m.ckpt --src test.de --tgt test.en --gold gold.align
@@ -179,5 +180,6 @@ exits with status 130 (143); a second one quits at once.`,
 	}
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newBPECmd(), newAverageCmd(), newLexiconCmd(), newDemoCmd(), newVersionCmd())
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
+	root.AddCommand(newServeCmd())
 	return root
 }

@@ -1,0 +1,288 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/attend-nmt/attend/app"
+)
+
+// job is one sentence of a request, waiting for the decoder or being decoded.
+type job struct {
+	ctx    context.Context // the request's: a job whose request is gone is dropped before it is decoded
+	text   string
+	tokens []string // text tokenized by model's tokenizer
+	model  *loaded
+	opts   app.DecodeOptions // the search: jobs with equal options are decoded together
+	done   func(app.Translation, error)
+}
+
+// greedy reports whether opts ask for greedy search, which app.TranslateStream does (app.DecodeOptions' own
+// test, unexported there).
+func greedy(o app.DecodeOptions) bool { return o.Beam <= 1 && o.NBest == 0 && o.MaxLenRatio == 0 }
+
+// batcher decodes the sentences of concurrent requests together, on one goroutine that has every core. Greedy
+// sentences go through app.TranslateStream: the first one starts decoding at once and each later one enters the
+// running batch at the first free row, so a batch stays full under load and a sentence's answer leaves as soon
+// as it ends. Beam-search sentences of the same settings are gathered for up to wait, or until a batch per
+// core is full, then decoded together by app.TranslateTokens. Sentences of other settings wait for the running
+// batch to drain (it takes no new sentences once they wait), so no setting starves another.
+type batcher struct {
+	model   func() *loaded // the model to decode with
+	limit   int            // the most sentences waiting
+	wait    time.Duration
+	metrics *metrics
+	logger  *log.Logger
+
+	mu      sync.Mutex
+	waiting []*job
+	closing bool
+	wake    chan struct{} // a job arrived (capacity 1: wakes coalesce)
+	stopped chan struct{} // closed when run returns
+}
+
+func newBatcher(model func() *loaded, limit int, wait time.Duration, m *metrics, logger *log.Logger) *batcher {
+	b := &batcher{model: model, limit: limit, wait: wait, metrics: m, logger: logger,
+		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	go b.run()
+	return b
+}
+
+// submit queues jobs, all or none: false when the queue has no room for them.
+func (b *batcher) submit(jobs []*job) bool {
+	b.mu.Lock()
+	if b.closing || len(b.waiting)+len(jobs) > b.limit {
+		b.mu.Unlock()
+		return false
+	}
+	b.waiting = append(b.waiting, jobs...)
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// queued is the number of sentences waiting.
+func (b *batcher) queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiting)
+}
+
+// close stops the batcher once the batch being decoded is done; sentences still waiting fail.
+func (b *batcher) close() {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+	<-b.stopped
+}
+
+// run is the decoding goroutine.
+func (b *batcher) run() {
+	defer close(b.stopped)
+	for {
+		first, closing := b.oldest()
+		if closing {
+			for _, j := range b.takeAll() {
+				j.done(app.Translation{}, errShuttingDown)
+			}
+			return
+		}
+		if first == nil {
+			<-b.wake
+			continue
+		}
+		m := b.model()
+		if greedy(first.opts) {
+			b.stream(m, first.opts)
+		} else {
+			b.beam(m, first.opts)
+		}
+	}
+}
+
+// errShuttingDown fails the sentences still waiting when the batcher closes.
+var errShuttingDown = fmt.Errorf("the server is shutting down")
+
+// oldest is the job waiting longest, after dropping those whose request is gone; nil if none waits.
+func (b *batcher) oldest() (*job, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.waiting) > 0 && b.waiting[0].ctx.Err() != nil {
+		b.drop(b.waiting[0])
+		b.waiting[0] = nil
+		b.waiting = b.waiting[1:]
+	}
+	if len(b.waiting) == 0 {
+		return nil, b.closing
+	}
+	return b.waiting[0], b.closing
+}
+
+func (b *batcher) drop(j *job) {
+	b.metrics.dropped.Inc()
+	j.done(app.Translation{}, j.ctx.Err())
+}
+
+func (b *batcher) takeAll() []*job {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	all := b.waiting
+	b.waiting = nil
+	return all
+}
+
+// take removes and returns up to most waiting jobs with options opts, dropping those whose request is gone, in
+// order of arrival. It takes none when the oldest job waiting has other options, so that they get their turn.
+func (b *batcher) take(opts app.DecodeOptions, most int) []*job {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var taken []*job
+	kept := b.waiting[:0]
+	for i, j := range b.waiting {
+		switch {
+		case j.ctx.Err() != nil:
+			b.drop(j)
+		case j.opts != opts || len(taken) == most:
+			if len(taken) == 0 && len(kept) == 0 {
+				// The oldest live job wants other settings: leave everything for its turn.
+				n := copy(b.waiting, b.waiting[i:])
+				clear(b.waiting[n:])
+				b.waiting = b.waiting[:n]
+				return nil
+			}
+			kept = append(kept, j)
+		default:
+			taken = append(taken, j)
+		}
+	}
+	clear(b.waiting[len(kept):])
+	b.waiting = kept
+	return taken
+}
+
+// tokens are the job's tokens for model m: those it was checked with, unless the model was reloaded since.
+func (j *job) tokensFor(m *loaded) []string {
+	if j.model == m {
+		return j.tokens
+	}
+	return m.tokenizer.Tokenize(j.text)
+}
+
+// stream decodes greedy jobs of options opts with model m as they arrive, until none is left or the model
+// changes, the batcher closes, or other settings wait.
+func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
+	inBatch := map[*job]bool{}
+	defer b.recoverJobs(inBatch)
+	err := app.TranslateStream(m.ck.Model, opts, func() []app.StreamSentence {
+		b.mu.Lock()
+		stop := b.closing
+		b.mu.Unlock()
+		if stop || b.model() != m {
+			return nil
+		}
+		// One block at a time: the rest stay in the queue, where a request that goes away is dropped from.
+		jobs := b.take(opts, opts.Batch)
+		if jobs == nil && b.queued() > 0 {
+			return nil // other settings wait: finish this batch
+		}
+		sents := make([]app.StreamSentence, len(jobs))
+		for i, j := range jobs {
+			inBatch[j] = true
+			sents[i] = app.StreamSentence{Tokens: j.tokensFor(m), Done: func(tr app.Translation) {
+				delete(inBatch, j)
+				b.metrics.sentences.Inc()
+				j.done(tr, nil)
+			}}
+		}
+		if len(jobs) > 0 {
+			b.metrics.batch.Observe(float64(len(jobs)))
+		}
+		return sents
+	})
+	if err != nil {
+		b.fail(inBatch, err)
+	}
+}
+
+// beam gathers jobs of options opts for up to b.wait, or until a batch per core is full, and decodes them
+// together with model m.
+func (b *batcher) beam(m *loaded, opts app.DecodeOptions) {
+	most := opts.Batch * runtime.GOMAXPROCS(0)
+	jobs := b.take(opts, most)
+	if len(jobs) < most && b.wait > 0 {
+		deadline := time.NewTimer(b.wait)
+	gather:
+		for len(jobs) < most {
+			select {
+			case <-deadline.C:
+				break gather
+			case <-b.wake:
+				jobs = append(jobs, b.take(opts, most-len(jobs))...)
+			}
+		}
+		deadline.Stop()
+		// The wake this consumed may have been for other settings' jobs: the run loop looks at the queue again.
+		jobs = append(jobs, b.take(opts, most-len(jobs))...)
+	}
+	// A request that went away while the batch gathered is dropped from it.
+	live := jobs[:0]
+	for _, j := range jobs {
+		if j.ctx.Err() != nil {
+			b.drop(j)
+		} else {
+			live = append(live, j)
+		}
+	}
+	jobs = live
+	if len(jobs) == 0 {
+		return
+	}
+	inBatch := map[*job]bool{}
+	for _, j := range jobs {
+		inBatch[j] = true
+	}
+	defer b.recoverJobs(inBatch)
+	b.metrics.batch.Observe(float64(len(jobs)))
+	sents := make([][]string, len(jobs))
+	for i, j := range jobs {
+		sents[i] = j.tokensFor(m)
+	}
+	trs, err := app.TranslateTokens(context.Background(), m.ck.Model, sents, opts)
+	if err != nil {
+		b.fail(inBatch, err)
+		return
+	}
+	for i, j := range jobs {
+		delete(inBatch, j)
+		b.metrics.sentences.Inc()
+		j.done(trs[i], nil)
+	}
+}
+
+// fail answers every job of the batch with err.
+func (b *batcher) fail(inBatch map[*job]bool, err error) {
+	for j := range inBatch {
+		delete(inBatch, j)
+		j.done(app.Translation{}, err)
+	}
+}
+
+// recoverJobs, deferred, turns a panic of the decoder into an error for the jobs of its batch, logged, so that
+// one bad batch does not take the server down.
+func (b *batcher) recoverJobs(inBatch map[*job]bool) {
+	if r := recover(); r != nil {
+		b.logger.Printf("decoder failed: %v", r)
+		b.fail(inBatch, fmt.Errorf("the decoder failed: %v", r))
+	}
+}

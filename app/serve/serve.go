@@ -1,0 +1,193 @@
+// Package serve is attend's HTTP server: translation as a JSON API under /v1/ with each sentence's attention
+// and word alignments, a page embedded in the binary where you type a sentence and watch the model look,
+// /healthz, and Prometheus metrics at /metrics. A batcher decodes the sentences of concurrent requests together
+// with the search `attend translate` uses.
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/heatmap"
+	"github.com/attend-nmt/attend/model"
+)
+
+// Options are the server's settings. Zero values take the defaults named.
+type Options struct {
+	// Decode holds the search settings of a request that sets none (as translate's flags give them); a
+	// request may change beam, n_best, alpha and max_len (up to Decode.MaxLen).
+	Decode app.DecodeOptions
+	// MaxBody is the most bytes of a request body (default 1 MiB): a larger one is refused with 413.
+	MaxBody int64
+	// MaxSentences is the most sentences of one request (default 256): more is refused with 413.
+	MaxSentences int
+	// MaxSourceLen is the most tokens the model may read of one sentence (0: the checkpoint's
+	// decode.max_len): a longer sentence is refused with 422.
+	MaxSourceLen int
+	// Queue is the most sentences waiting for the decoder (default 4096): a request that would pass it is
+	// refused with 503 and Retry-After.
+	Queue int
+	// Timeout is how long a request may wait for its translations (default 30 s): past it, 504.
+	Timeout time.Duration
+	// Wait is how long beam search gathers the sentences of concurrent requests before it starts (default 5 ms;
+	// greedy search takes sentences into its running batch instead).
+	Wait time.Duration
+	// CORS is the origin allowed to call the API from a browser ("" for none: no CORS headers).
+	CORS string
+	// Log gets one line per request and the server's messages (nil: discarded).
+	Log io.Writer
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxBody      = 1 << 20
+	DefaultMaxSentences = 256
+	DefaultQueue        = 4096
+	DefaultTimeout      = 30 * time.Second
+	DefaultWait         = 5 * time.Millisecond
+)
+
+func (o Options) withDefaults() Options {
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.MaxSentences <= 0 {
+		o.MaxSentences = DefaultMaxSentences
+	}
+	if o.Queue <= 0 {
+		o.Queue = DefaultQueue
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Wait <= 0 {
+		o.Wait = DefaultWait
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// loaded is a checkpoint being served.
+type loaded struct {
+	ck        *model.Checkpoint
+	name      string // the checkpoint's file name, which the API shows instead of its path
+	tokenizer data.Tokenizer
+	id        heatmap.Model
+	maxSrc    int // the most tokens of a sentence
+	at        time.Time
+}
+
+// Server is attend's HTTP server over one checkpoint, which Reload replaces.
+type Server struct {
+	opts    Options
+	path    string
+	cur     atomic.Pointer[loaded]
+	batcher *batcher
+	metrics *metrics
+	logger  *log.Logger
+	handler http.Handler
+	// inFlight counts the requests being answered.
+	inFlight atomic.Int64
+}
+
+// New returns a server for the checkpoint at path, its batcher running (Serve, or Close, stops it). ck is the
+// checkpoint already loaded from path, or nil to load it; Reload reads path again.
+func New(path string, ck *model.Checkpoint, opts Options) (*Server, error) {
+	opts = opts.withDefaults()
+	if err := opts.Decode.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, path: path, logger: log.New(opts.Log, "", log.LstdFlags)}
+	m, err := s.use(ck)
+	if err != nil {
+		return nil, err
+	}
+	s.cur.Store(m)
+	s.metrics = newMetrics(func() float64 { return float64(s.batcher.queued()) },
+		func() float64 { return float64(s.cur.Load().ck.Progress.Step) }, func() float64 { return float64(s.inFlight.Load()) })
+	s.batcher = newBatcher(s.cur.Load, opts.Queue, opts.Wait, s.metrics, s.logger)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// use checks that a checkpoint read from the server's path (nil: read it now) can serve the server's settings.
+func (s *Server) use(ck *model.Checkpoint) (*loaded, error) {
+	if ck == nil {
+		var err error
+		if ck, err = model.Load(s.path); err != nil {
+			return nil, err
+		}
+	}
+	if s.opts.Decode.Shortlist != nil && ck.Model.Lexicon == nil {
+		return nil, fmt.Errorf("%s has no lexicon for a shortlist; add one with: attend lexicon --model %s --src SRC --tgt TGT", s.path, s.path)
+	}
+	name := filepath.Base(s.path)
+	m := &loaded{ck: ck, name: name, tokenizer: app.Tokenizer(ck.Model, ck.Config.Data.Lowercase),
+		id: app.ModelIdentity(name, ck), maxSrc: s.opts.MaxSourceLen, at: time.Now()}
+	if m.maxSrc <= 0 {
+		m.maxSrc = ck.Config.Decode.MaxLen
+	}
+	return m, nil
+}
+
+// Reload reads the checkpoint again and serves it from the next batch on; sentences being decoded finish with
+// the old model, none is dropped. A checkpoint that does not load leaves the old model serving, and the error
+// says why.
+func (s *Server) Reload() error {
+	m, err := s.use(nil)
+	if err != nil {
+		s.metrics.reloads.WithLabelValues("failed").Inc()
+		return fmt.Errorf("reload: %w; still serving step %d", err, s.cur.Load().ck.Progress.Step)
+	}
+	s.cur.Store(m)
+	s.metrics.reloads.WithLabelValues("ok").Inc()
+	return nil
+}
+
+// Step is the training step of the model being served.
+func (s *Server) Step() int { return s.cur.Load().ck.Progress.Step }
+
+// Handler is the server's HTTP handler: the API, the page, /healthz and /metrics.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve answers requests on l until ctx is cancelled, then stops accepting, lets the requests in flight
+// finish (a request still waits at most the request timeout), stops the batcher and returns nil. The HTTP server
+// guards the open network: reading a request's headers may take 10 s and the whole request 30 s, writing the
+// response the request timeout and 10 s more, and headers are at most 64 KiB. Serve closes l.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: s.opts.Timeout + 10*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: s.logger}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.logger.Printf("stopping: no new requests; finishing those in flight")
+	err := hs.Shutdown(context.Background())
+	<-errc // http.ErrServerClosed
+	s.Close()
+	if err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	s.logger.Printf("stopped")
+	return nil
+}
+
+// Close stops the batcher after the batch being decoded; Serve calls it once the HTTP server has shut down. A
+// Server made for a test (through Handler) must be closed.
+func (s *Server) Close() { s.batcher.close() }

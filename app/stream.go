@@ -1,0 +1,160 @@
+package app
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/attend-nmt/attend/backend"
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/model"
+)
+
+// Tokenizer is the tokenizer `attend translate` reads a model's input text with: lowercasing when the model was
+// trained lowercased, and keeping the "@@" markers of text split into subwords beforehand when the model has no
+// merges of its own.
+func Tokenizer(m *model.Seq2Seq[float32], lowercase bool) data.Tokenizer {
+	return modelTokenizer(m, lowercase)
+}
+
+// SourceLength is the number of tokens the model's encoder reads for a tokenized sentence: its words, or, for a
+// model trained on subwords, their subwords.
+func SourceLength(m *model.Seq2Seq[float32], tokens []string) int {
+	if m.Subwords == nil {
+		return len(tokens)
+	}
+	pieces, _ := m.Subwords.Split(tokens)
+	return len(pieces)
+}
+
+// StreamSentence is a tokenized sentence for TranslateStream and what receives its translation.
+type StreamSentence struct {
+	Tokens []string
+	Done   func(Translation)
+}
+
+// TranslateStream translates sentences greedily as they arrive, with the search TranslateTokens uses for greedy
+// settings (opts must be greedy: Beam at most 1, no n-best, no length ratio): a batch of opts.Batch rows per core,
+// stepped on every core together (decoder.GreedyQueue), each ended sentence's row refilled at once. next is called
+// on TranslateStream's goroutine whenever the batch has a free row and the sentences next gave before have all
+// been placed: it returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length
+// and encoded when it enters), an empty non-nil slice when none is waiting (next is asked again at the next
+// step), or nil to take no more. Each translation goes to its sentence's Done, on TranslateStream's goroutine,
+// as soon as the sentence ends; a sentence without tokens gets its empty translation at once. The translations
+// are those TranslateTokens gives (words, for a model trained on subwords), without Heads, which a stream does
+// not compute. TranslateStream returns when the batch is empty and next has no sentence.
+func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() []StreamSentence) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	if !opts.greedy() {
+		return fmt.Errorf("translate: a stream searches greedily; beam %d, n-best %d and length ratio %g ask for beam search", opts.Beam, opts.NBest, opts.MaxLenRatio)
+	}
+	if opts.Shortlist != nil && m.Lexicon == nil {
+		return errNoLexicon
+	}
+	if threads := backend.BLASThreads(); threads > 1 {
+		backend.SetBLASThreads(1)
+		defer backend.SetBLASThreads(threads)
+	}
+	if !opts.NoBF16 && opts.Shortlist == nil {
+		m.Decoder.GreedyInBF16()
+	}
+	var rows *decoder.OutputRows[float32]
+	if opts.Shortlist != nil {
+		rows = m.Decoder.NewOutputRows()
+	}
+	// entering holds what the batch has not taken yet of next's answers: their blocks, encoded one at a time.
+	type block struct {
+		batch    data.Batch
+		examples []data.Example // of the answer the block is cut from, which batch.Index points into
+		ids      []int          // the stream's id of each real row
+	}
+	var entering []block
+	inBatch := map[int]streamSentence{}
+	id := 0
+	take := func() *decoder.Block[float32] {
+		for len(entering) == 0 {
+			waiting := next()
+			if waiting == nil {
+				return nil
+			}
+			if len(waiting) == 0 {
+				return &decoder.Block[float32]{}
+			}
+			var examples []data.Example
+			var ids []int
+			for _, s := range waiting {
+				sent := newStreamSentence(m, s)
+				if len(sent.pieces) == 0 {
+					s.Done(sent.translation(m, decoder.Hypothesis{}, opts.ReplaceUnk))
+					continue
+				}
+				inBatch[id] = sent
+				examples = append(examples, data.Example{Src: m.SrcVocab.Encode(sent.pieces)})
+				ids = append(ids, id)
+				id++
+			}
+			for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: opts.Batch}, nil) {
+				blk := block{batch: b, examples: examples, ids: make([]int, b.Real)}
+				for r := range blk.ids {
+					blk.ids[r] = ids[b.Index[r]]
+				}
+				entering = append(entering, blk)
+			}
+		}
+		e := entering[0]
+		entering = entering[1:]
+		blk := &decoder.Block[float32]{Enc: m.Encode(&e.batch), Lengths: e.batch.SrcLengths, IDs: e.ids}
+		if rows != nil {
+			blk.Shortlist = shortlistOf(m, rows, e.examples, *opts.Shortlist, &e.batch)
+		}
+		return blk
+	}
+	cores := max(1, runtime.GOMAXPROCS(0))
+	m.Decoder.GreedyQueue(opts.Batch*cores, cores, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+		s := inBatch[i]
+		delete(inBatch, i)
+		s.done(s.translation(m, h, opts.ReplaceUnk))
+	})
+	return nil
+}
+
+// streamSentence is a sentence of TranslateStream: its words, the model's tokens for them, and where its
+// translation goes.
+type streamSentence struct {
+	words, pieces []string
+	wordOf        []int // the word of each piece; nil for a model of words
+	done          func(Translation)
+}
+
+func newStreamSentence(m *model.Seq2Seq[float32], s StreamSentence) streamSentence {
+	words := nonNil(s.Tokens)
+	pieces, wordOf := splitSentences(m, nil, [][]string{words})
+	sent := streamSentence{words: words, pieces: nonNil(pieces[0]), done: s.Done}
+	if wordOf != nil {
+		sent.wordOf = wordOf[0]
+	}
+	return sent
+}
+
+// translation is what TranslateTokens makes of the hypothesis h of sentence s (an empty one for a sentence
+// without tokens): its tokens spelled (outputTokens), brought to words for a model of subwords (toWords).
+func (s streamSentence) translation(m *model.Seq2Seq[float32], h decoder.Hypothesis, replaceUnk bool) Translation {
+	tr := Translation{Source: s.pieces, Output: []string{}, Attention: [][]float32{}}
+	if len(s.pieces) > 0 {
+		tr.Output, tr.Attention = outputTokens(m.TgtVocab, h, s.pieces, replaceUnk), h.Attention
+	}
+	if s.wordOf != nil {
+		tr = toWords(tr, s.words, s.wordOf)
+	}
+	return tr
+}
+
+// WordAttention brings attention between tokens to attention between the words they make up, as translate does
+// for subwords (see wordAttention): a word's column sums its tokens' columns and a word's row averages its
+// tokens' rows. srcWord[i] and outWord[t] are the words of source token i and output token t; a row past the
+// output tokens (that of </s>) becomes one last row.
+func WordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int, outWords int) [][]float32 {
+	return wordAttention(attn, srcWord, srcWords, outWord, outWords)
+}

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/lexicon"
+	"github.com/attend-nmt/attend/model"
+)
+
+// TestTranslateStreamMatchesTranslateTokens feeds the validation sentences of a small model trained on subwords
+// (and an empty line) to TranslateStream as a server does — a few at a time, with "none waiting" answers
+// between them, so that later sentences enter a batch already decoding — and requires for every sentence the
+// translation TranslateTokens gives: the same words, attention, subwords and links, greedily over the whole
+// vocabulary, with a shortlist, and with <unk> replaced (on a random model of words, which writes <unk> often).
+// Beam settings are refused.
+func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
+	dir := t.TempDir()
+	train, valid := writeCorpus(t, dir, 7)
+	cfg := tinyTrainConfig()
+	cfg.Data.Subword, cfg.Data.Merges = model.SubwordBPE, 25
+	cfg.Train.MaxSteps = 30
+	out := filepath.Join(dir, "m.ckpt")
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Valid: valid, Out: out, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subwords := ck.Model
+	tok := Tokenizer(subwords, true)
+	var validSents [][]string
+	for _, line := range append(readLinesOf(t, filepath.Join(dir, "valid.src")), "", "zzz unknown words") {
+		validSents = append(validSents, tok.Tokenize(line))
+	}
+	var randomSents [][]string
+	for i := range 14 {
+		randomSents = append(randomSents, strings.Fields("a b c d e a c e b d"[:2*(i%6)+1]))
+	}
+	// The first random model of words that writes <unk>, so that replacing it shows.
+	var words *model.Seq2Seq[float32]
+	for seed := uint64(1); words == nil; seed++ {
+		m := untrainedModel(t)
+		m.Init(rand.New(rand.NewPCG(seed, 2)))
+		trs, err := TranslateTokens(context.Background(), m, randomSents, DecodeOptions{MaxLen: 7, Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range trs {
+			if slices.Contains(tr.Output, data.UnkToken) {
+				words = m
+			}
+		}
+		if seed == 100 {
+			t.Fatal("no random model of 100 writes <unk>")
+		}
+	}
+	unks := 0
+	for _, c := range []struct {
+		m     *model.Seq2Seq[float32]
+		sents [][]string
+		opts  DecodeOptions
+	}{
+		{subwords, validSents, DecodeOptions{MaxLen: 12, Batch: 3}},
+		{subwords, validSents, DecodeOptions{MaxLen: 12, Batch: 4, Shortlist: &lexicon.ShortlistSize{Frequent: 5, Best: 3}}},
+		{words, randomSents, DecodeOptions{MaxLen: 7, Batch: 2, NoBF16: true}},
+		{words, randomSents, DecodeOptions{MaxLen: 7, Batch: 2, ReplaceUnk: true}},
+	} {
+		m, sents, opts := c.m, c.sents, c.opts
+		want, err := TranslateTokens(context.Background(), m, sents, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]*Translation, len(sents))
+		// The answers of next: sentences 0–4, two "none waiting", 5–6, one "none waiting", then the rest one
+		// by one with a "none waiting" after each.
+		var script [][]int
+		script = append(script, []int{0, 1, 2, 3, 4}, nil, nil, []int{5, 6}, nil)
+		for i := 7; i < len(sents); i++ {
+			script = append(script, []int{i}, nil)
+		}
+		// A "none waiting" when the batch is empty ends a stream: then it is started again, as a server does.
+		next := func() []StreamSentence {
+			for len(script) > 0 {
+				ids := script[0]
+				script = script[1:]
+				batch := []StreamSentence{}
+				for _, i := range ids {
+					batch = append(batch, StreamSentence{Tokens: sents[i], Done: func(tr Translation) {
+						if got[i] != nil {
+							t.Errorf("sentence %d translated twice", i)
+						}
+						got[i] = &tr
+					}})
+				}
+				return batch
+			}
+			return nil
+		}
+		for starts := 0; len(script) > 0; starts++ {
+			if starts > len(sents) {
+				t.Fatalf("%+v: started %d streams and %d answers of next are left", opts, starts, len(script))
+			}
+			if err := TranslateStream(m, opts, next); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range sents {
+			if got[i] == nil {
+				t.Fatalf("%+v: sentence %d never came back", opts, i)
+			}
+			g, _ := json.Marshal(got[i])
+			w, _ := json.Marshal(want[i])
+			if !bytes.Equal(g, w) {
+				t.Fatalf("%+v: sentence %d %q:\nstream %s\ntokens %s", opts, i, sents[i], g, w)
+			}
+			if !opts.ReplaceUnk && slices.Contains(want[i].Output, data.UnkToken) {
+				unks++
+			}
+			if fmt.Sprint(got[i].Links(0)) != fmt.Sprint(want[i].Links(0)) {
+				t.Fatalf("%+v: sentence %d: links %v, want %v", opts, i, got[i].Links(0), want[i].Links(0))
+			}
+		}
+	}
+	if unks == 0 {
+		t.Fatal("no translation had <unk>: replacing it went untested")
+	}
+	if err := TranslateStream(words, DecodeOptions{MaxLen: 5, Batch: 2, Beam: 3}, func() []StreamSentence { return nil }); err == nil {
+		t.Fatal("a stream with a beam of 3 was accepted")
+	}
+}
