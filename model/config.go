@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/param"
-	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -370,26 +369,18 @@ const (
 )
 
 // Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of
-// them at once, joined).
+// them at once, joined). The ranges of single keys are keyRules; the checks that tie keys together are here.
 func (c Config) Validate() error {
 	var errs []error
-	intIn := func(key string, v, lo, hi int, note string) {
-		if v < lo || v > hi {
-			want := fmt.Sprintf("between %d and %d", lo, hi)
-			if hi == math.MaxInt {
-				want = fmt.Sprintf("at least %d", lo)
-			}
-			if note != "" {
-				want += " (" + note + ")"
-			}
-			errs = append(errs, fmt.Errorf("config: %s is %d; want %s", key, v, want))
+	for _, r := range keyRules() {
+		if r.elsewhere {
+			continue
+		}
+		if err := r.check(c); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	m, d, t := c.Model, c.Data, c.Train
-	intIn("model.emb", m.Emb, 1, maxWidth, "")
-	intIn("model.enc_hidden", m.EncHidden, 1, maxWidth, "")
-	intIn("model.dec_hidden", m.DecHidden, 1, maxWidth, "")
-	intIn("model.attn_dim", m.AttnDim, 1, maxWidth, "")
 	if err := encoder.Cell(m.Cell).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("config: model.cell: %w", err))
 	}
@@ -398,77 +389,20 @@ func (c Config) Validate() error {
 		align.Config{MemDim: 2 * m.EncHidden, QueryDim: m.DecHidden, Dim: m.AttnDim, Window: m.Window, Heads: m.Heads, Temperature: m.Temperature}); err != nil {
 		errs = append(errs, fmt.Errorf("config: model.attention: %w", err))
 	}
-	intIn("model.self_attention_layers", m.SelfAttentionLayers, 0, encoder.MaxSelfAttentionLayers, "0: none")
-	// 0 counts as 1: checkpoints written before model.layers existed have 0.
-	intIn("model.layers", m.Layers, 0, maxLayers, "stacked recurrent layers of the encoder and of the decoder; 0 counts as 1")
 	if m.SelfAttentionLayers > 0 && m.EncHidden > 0 && (m.Heads < 1 || 2*m.EncHidden%m.Heads != 0) {
 		errs = append(errs, fmt.Errorf("config: model.heads is %d, which does not divide the memory width 2×model.enc_hidden = %d that model.self_attention_layers = %d splits into heads",
 			m.Heads, 2*m.EncHidden, m.SelfAttentionLayers))
 	}
-	if !(m.Dropout >= 0 && m.Dropout < 1) {
-		errs = append(errs, fmt.Errorf("config: model.dropout is %g; want at least 0 and below 1", m.Dropout))
-	}
-	intIn("data.min_freq", d.MinFreq, 1, math.MaxInt, "")
-	if d.MaxVocab != 0 {
-		intIn("data.max_vocab", d.MaxVocab, 5, math.MaxInt, "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>")
-	}
-	intIn("data.max_len", d.MaxLen, 1, maxLength, "")
-	intIn("data.batch", d.Batch, 1, maxBatch, "")
-	intIn("data.batch_tokens", d.BatchTokens, 0, math.MaxInt, "0: batches of data.batch sentence pairs")
-	intIn("data.bucket_chunk", d.BucketChunk, 1, math.MaxInt, "")
-	intIn("data.round_len", d.RoundLen, 1, maxLength, "")
 	// Every batch is padded up to a multiple of round_len, so a round_len above max_len pads every sentence to
 	// round_len tokens however short: 16384 of them a row, which exhausts the memory.
 	if d.RoundLen > d.MaxLen && d.MaxLen >= 1 && d.RoundLen <= maxLength {
 		errs = append(errs, fmt.Errorf("config: data.round_len is %d, above data.max_len %d; want at most data.max_len (every padded length is rounded up to a multiple of round_len)", d.RoundLen, d.MaxLen))
 	}
-	if !(d.MemoryMB >= 0 && !math.IsInf(d.MemoryMB, 0)) {
-		errs = append(errs, fmt.Errorf("config: data.memory_mb is %g; want a finite number of MB, at least 0 (0: a quarter of the machine's memory)", d.MemoryMB))
+	if (d.Subword == SubwordNone || d.Subword == "") && d.Merges != 0 {
+		errs = append(errs, fmt.Errorf("config: data.merges is %d but data.subword is none; want data.merges 0, or data.subword bpe to learn merges", d.Merges))
 	}
-	switch d.Subword {
-	case SubwordNone, "":
-		if d.Merges != 0 {
-			errs = append(errs, fmt.Errorf("config: data.merges is %d but data.subword is none; want data.merges 0, or data.subword bpe to learn merges", d.Merges))
-		}
-	case SubwordBPE:
-		intIn("data.merges", d.Merges, 1, maxMerges, "the number of BPE merges to learn with data.subword bpe")
-	default:
-		errs = append(errs, fmt.Errorf("config: data.subword is %q; want none or bpe", d.Subword))
-	}
-	intIn("train.epochs", t.Epochs, 1, math.MaxInt, "")
-	intIn("train.max_steps", t.MaxSteps, 0, math.MaxInt, "0: no limit")
-	if !(t.LR > 0 && t.LR <= 10) {
-		errs = append(errs, fmt.Errorf("config: train.lr is %g; want above 0 and at most 10", t.LR))
-	}
-	if !(t.Clip >= 0 && !math.IsInf(t.Clip, 0)) {
-		errs = append(errs, fmt.Errorf("config: train.clip is %g; want a finite value of at least 0 (0: no clipping)", t.Clip))
-	}
-	intIn("train.log_every", t.LogEvery, 1, math.MaxInt, "")
-	intIn("train.save_every", t.SaveEvery, 0, math.MaxInt, "0: only at epoch ends")
-	intIn("train.threads", t.Threads, 0, maxThreads, "0: one per CPU core")
-	intIn("train.graph_cache", t.GraphCache, 1, 1024, "")
-	intIn("train.max_bad_steps", t.MaxBadSteps, 1, math.MaxInt, "")
-	intIn("train.valid_every", t.ValidEvery, 0, math.MaxInt, "0: at epoch ends only")
-	if !(t.LRDecay >= 0 && t.LRDecay < 1) {
-		errs = append(errs, fmt.Errorf("config: train.lr_decay is %g; want at least 0 and below 1 (0: no decay)", t.LRDecay))
-	}
-	intIn("train.patience", t.Patience, 0, math.MaxInt, "0: no early stopping")
-	intIn("train.warmup", t.Warmup, 0, math.MaxInt, "0: constant learning rate")
-	intIn("train.keep_last", t.KeepLast, 0, math.MaxInt, "0: keep only --out and the best")
-	if !(t.LabelSmoothing >= 0 && t.LabelSmoothing < 1) {
-		errs = append(errs, fmt.Errorf("config: train.label_smoothing is %g; want at least 0 and below 1 (0: none)", t.LabelSmoothing))
-	}
-	intIn("train.valid_bleu", t.ValidBLEU, 0, math.MaxInt, "0: no validation BLEU")
-	switch {
-	case t.BestMetric != "" && t.BestMetric != "ppl" && t.BestMetric != "bleu":
-		errs = append(errs, fmt.Errorf("config: train.best_metric is %q; want ppl or bleu", t.BestMetric))
-	case t.BestByBLEU() && t.ValidBLEU == 0:
+	if t.BestByBLEU() && t.ValidBLEU == 0 {
 		errs = append(errs, fmt.Errorf("config: train.best_metric is bleu but train.valid_bleu is 0; set valid_bleu to the number of validation sentences to translate"))
-	}
-	intIn("decode.max_len", c.Decode.MaxLen, 1, maxLength, "")
-	intIn("decode.batch", c.Decode.Batch, 1, maxBatch, "")
-	if a := c.Decode.Alpha; !(a >= 0) || math.IsInf(a, 1) {
-		errs = append(errs, fmt.Errorf("config: decode.alpha is %g; want a finite number, at least 0 (0: no length penalty)", a))
 	}
 	return errors.Join(errs...)
 }
