@@ -23,8 +23,13 @@ type Key struct {
 	// Accepts says in words which values Validate accepts ("between 1 and 65536", "lstm, gru"), with the setting
 	// under which the rule holds ("with model.attention local"); "" when every value of the type is accepted.
 	Accepts string
+	// Values lists the strings a string key accepts (nil for other keys); Accepts lists them too.
+	Values []string
 	// FixedOnResume is set for the keys that shape the model or its vocabularies: a checkpoint fixes them for good.
 	FixedOnResume bool
+	// BatchShaping is set for the keys that decide the batches of an epoch: a resumed run may change them only at
+	// an epoch boundary.
+	BatchShaping bool
 }
 
 // Keys lists every config key in the order of the Config struct.
@@ -41,10 +46,10 @@ func Keys() []Key {
 			f := sec.Type.Field(j)
 			name := sec.Tag.Get("yaml") + "." + f.Tag.Get("yaml")
 			k := Key{Name: name, Section: sec.Tag.Get("yaml"), Struct: sec.Type.Name(), Field: f.Name,
-				Type: strings.TrimPrefix(strings.TrimPrefix(kindName(f.Type.Kind()), "an "), "a "),
-				Default: yamlScalar(def.Field(i).Field(j)), FixedOnResume: fixedOnResume(name)}
+				Type:    strings.TrimPrefix(strings.TrimPrefix(kindName(f.Type.Kind()), "an "), "a "),
+				Default: yamlScalar(def.Field(i).Field(j)), FixedOnResume: fixedOnResume(name), BatchShaping: batchShaping(name)}
 			if r, ok := rules[name]; ok {
-				k.Accepts = r.String()
+				k.Accepts, k.Values = r.String(), r.values
 			}
 			if f.Type.Kind() == reflect.Bool {
 				k.Type = "boolean"
@@ -72,11 +77,11 @@ func yamlScalar(v reflect.Value) string {
 // rules (except those marked elsewhere) and Keys states them, so the reference and the checks cannot part.
 type keyRule struct {
 	key      string
-	min, max float64 // bounds of a number key; math.Inf(1) as max for none
-	above    bool    // min itself is refused
-	below    bool    // max itself is refused
-	zero     bool    // 0 is accepted too, below min
-	note     string  // what special values mean, added to the error message
+	min, max float64  // bounds of a number key; math.Inf(1) as max for none
+	above    bool     // min itself is refused
+	below    bool     // max itself is refused
+	zero     bool     // 0 is accepted too, below min
+	note     string   // what special values mean, added to the error message
 	values   []string // the strings a string key accepts
 	blank    bool     // "" is accepted too, meaning values[0] (as checkpoints from before the key have it)
 	// when is "section.key=value": the rule holds only while that key has that value.
