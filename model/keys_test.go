@@ -9,7 +9,7 @@ import (
 )
 
 // TestKeysListEveryKeyTheLoaderAccepts: Keys names each field of Config, in order, and each default it states
-// reads back through --set to the value Default has.
+// reads back through --set and through a YAML file to the value Default has.
 func TestKeysListEveryKeyTheLoaderAccepts(t *testing.T) {
 	keys := Keys()
 	var names []string
@@ -20,6 +20,10 @@ func TestKeysListEveryKeyTheLoaderAccepts(t *testing.T) {
 			t.Errorf("%s: --set with its stated default %q: %v", k.Name, k.Default, err)
 		} else if cfg != Default() {
 			t.Errorf("%s: the stated default %q is not Default()'s value: %v", k.Name, k.Default, Diff(Default(), cfg))
+		}
+		_, name, _ := strings.Cut(k.Name, ".")
+		if cfg, err := parseConfig([]byte(k.Section + ":\n  " + name + ": " + k.Default + "\n")); err != nil || cfg != Default() {
+			t.Errorf("%s: a YAML file with its stated default %s: %v, %v", k.Name, k.Default, err, Diff(Default(), cfg))
 		}
 	}
 	if got, want := strings.Join(names, " "), strings.Join(configKeys(), " "); got != want {
