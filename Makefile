@@ -16,7 +16,7 @@ endif
 MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && command -v mpirun >/dev/null && echo yes)
 MPIBIN := bin/attend-mpi
 
-.PHONY: all build build-mpi test test-mpi fuzz demo bench lint clean
+.PHONY: all build build-mpi test test-mpi fuzz demo bench docs lint clean
 
 all: build
 
@@ -67,6 +67,12 @@ demo: build
 bench: build
 	ATTEND=$(BIN); . scripts/openblas-core.sh && $(GO) test $(TAGS) -run '^$$' -bench . -benchtime 10x ./kernels/ ./model/
 	scripts/bench.sh
+
+# docs writes docs/config.md, the reference of every config key, from the config's own definitions: model.Keys
+# (types, defaults, the ranges Validate enforces) and the doc comments of the fields in model/config.go. A test in
+# model/internal/configdoc fails when the committed file differs, so run this after changing a key.
+docs:
+	$(GO) run ./model/internal/configdoc -o docs/config.md
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/param"
-	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -26,53 +25,59 @@ type Config struct {
 	Decode DecodeConfig `yaml:"decode"`
 }
 
-// ModelConfig gives the network's sizes (BENCHMARK.md's "small" by default).
+// ModelConfig gives the network's shape: widths, cells, attention and depth.
 type ModelConfig struct {
 	Emb       int    `yaml:"emb"`        // source and target embedding width
-	EncHidden int    `yaml:"enc_hidden"` // encoder units per direction
-	DecHidden int    `yaml:"dec_hidden"` // decoder LSTM units
-	AttnDim   int    `yaml:"attn_dim"`   // hidden width of the additive and hard scores, of local's centre predictor, of multi-head's heads together
-	Cell      string `yaml:"cell"`       // encoder cell: lstm or gru
-	Attention string `yaml:"attention"`  // attention function: one of align.Names(), see the README's table (default additive; mlp is an alias)
-	Window    int    `yaml:"window"`     // half-width of local attention's window in words (local only; default 3)
-	Heads     int    `yaml:"heads"`      // heads of multi-head attention, which split attn_dim, and of the self-attention layers, which split 2×enc_hidden (default 4)
+	EncHidden int    `yaml:"enc_hidden"` // encoder units per direction (the encoder is bidirectional, so its states are twice as wide)
+	DecHidden int    `yaml:"dec_hidden"` // decoder units
+	AttnDim   int    `yaml:"attn_dim"`   // hidden width of the additive and hard scores, of local attention's centre predictor, and of multi-head attention's heads together
+	Cell      string `yaml:"cell"`       // recurrent cell of the encoder
+	// Attention is the score function that weighs the source words at each output step (mlp is another name for
+	// additive).
+	Attention string `yaml:"attention"`
+	Window    int    `yaml:"window"` // half-width of local attention's window, in words (read by local attention only)
+	// Heads is the number of heads of multi-head attention, which split model.attn_dim, and of the self-attention
+	// layers, which split 2×model.enc_hidden: it must divide each width it splits.
+	Heads int `yaml:"heads"`
 	// SelfAttentionLayers stacks this many Transformer encoder blocks (multi-head self-attention, residual, layer
-	// norm, feed-forward of 2× the memory width, residual, layer norm) on the recurrent encoder's states, 0 to 8
-	// (default 0: none). The decoder attends over the last block's output; its initial state still comes from the
-	// recurrent encoder's final states.
+	// norm, feed-forward of 2× the memory width, residual, layer norm) on the recurrent encoder's states (0: none).
+	// The decoder attends over the last block's output; its initial state still comes from the recurrent
+	// encoder's final states.
 	SelfAttentionLayers int `yaml:"self_attention_layers"`
-	// Temperature is τ of hard attention's Gumbel-softmax in training (hard only; default 1).
+	// Temperature is the temperature τ of hard attention's Gumbel-softmax in training (read by hard attention only).
 	Temperature float64 `yaml:"temperature"`
 	// InputFeeding adds the attentional vector f_t = tanh(A [s_t; c_t] + a), fed to the next decoder step and read
 	// by the output layer in place of s_t (Luong et al. 2015; OpenNMT-py's input_feed).
 	InputFeeding bool `yaml:"input_feeding"`
 	// Layers stacks this many recurrent layers in the encoder (each bidirectional, reading [fwd ; bwd] of the
 	// layer below) and in the decoder (each above the first reading [output of the layer below ; context], the
-	// first alone attending), 1 to 8 (default 1; 0 counts as 1), with dropout between layers; as OpenNMT-py's
-	// -layers.
+	// first alone attending), with dropout between layers, as OpenNMT-py's -layers. 0 counts as 1, as in
+	// checkpoints written before the key existed.
 	Layers  int     `yaml:"layers"`
-	Dropout float64 `yaml:"dropout"` // on embeddings, between stacked layers and before the output layer
+	Dropout float64 `yaml:"dropout"` // dropout rate on embeddings, between stacked layers and before the output layer
 }
 
 // DataConfig controls tokenizing, vocabularies and batching.
 type DataConfig struct {
-	Lowercase   bool `yaml:"lowercase"`    // lowercase before tokenizing
-	MinFreq     int  `yaml:"min_freq"`     // keep tokens seen at least this often in training data
-	MaxVocab    int  `yaml:"max_vocab"`    // cap on vocabulary size including specials (0: none)
-	MaxLen      int  `yaml:"max_len"`      // drop training pairs with a side longer than this
-	Batch       int  `yaml:"batch"`        // sentence pairs per batch (with batch_tokens: the most per batch)
-	BatchTokens int  `yaml:"batch_tokens"` // 0: batches of `batch` pairs; else rows × longer padded side ≤ this
-	BucketChunk int  `yaml:"bucket_chunk"` // sort by source length within chunks of this many batches
-	RoundLen    int  `yaml:"round_len"`    // round padded lengths up to a multiple of this (fewer graph shapes)
-	// Subword splits words into subwords before the vocabularies are built: "none" (the default, also spelled
-	// "": words are the tokens) or "bpe" (byte-pair encoding: train learns Merges merges jointly on the source and target
-	// sides of the training corpus, after tokenizing and lowercasing, and stores them in the checkpoint).
+	Lowercase   bool `yaml:"lowercase"`    // whether the text is lowercased before tokenizing
+	MinFreq     int  `yaml:"min_freq"`     // the vocabularies keep the tokens seen at least this often in the training data
+	MaxVocab    int  `yaml:"max_vocab"`    // cap on each vocabulary's size, the 4 entries <pad>, <unk>, <s> and </s> included (0: no cap)
+	MaxLen      int  `yaml:"max_len"`      // training pairs with a side longer than this many tokens are left out
+	Batch       int  `yaml:"batch"`        // sentence pairs per batch (with data.batch_tokens: the most per batch)
+	BatchTokens int  `yaml:"batch_tokens"` // most tokens per batch, counted as rows × longer padded side, up to data.batch pairs (0: data.batch pairs)
+	BucketChunk int  `yaml:"bucket_chunk"` // pairs are sorted by source length within chunks of this many batches
+	RoundLen    int  `yaml:"round_len"`    // padded lengths are rounded up to a multiple of this, for fewer graph shapes; at most data.max_len
+	// Subword splits words into subwords before the vocabularies are built: "none" (words are the tokens; "" means
+	// the same) or "bpe" (byte-pair encoding: training learns data.merges merges jointly on the source and target
+	// sides of the training corpus, after tokenizing and lowercasing, and stores them in the checkpoint;
+	// translation splits its input and joins its output with them; data.max_len and data.min_freq then count
+	// subwords).
 	Subword string `yaml:"subword"`
-	Merges  int    `yaml:"merges"` // BPE merges to learn with subword bpe (0 with subword none)
+	Merges  int    `yaml:"merges"` // BPE merges to learn with data.subword bpe (e.g. 8000); must be 0 with data.subword none
 	// MemoryMB is the most memory, in MB (fractions allowed), the training corpus's token ids may take (about
 	// 1.6 bytes a token); a larger corpus is kept on disk, in a file beside the checkpoint, and each batch is read
-	// from there when it is due: the same batches either way, so it may change on resume. 0 (the default): a
-	// quarter of the machine's memory.
+	// from there when it is due: the same batches either way, so it may change on resume. 0: a quarter of the
+	// machine's memory.
 	MemoryMB float64 `yaml:"memory_mb"`
 }
 
@@ -92,16 +97,16 @@ func (d DataConfig) Tokenizer() *data.RegexTokenizer {
 
 // TrainConfig controls the optimizer and the training loop.
 type TrainConfig struct {
-	Epochs     int     `yaml:"epochs"`
-	MaxSteps   int     `yaml:"max_steps"` // stop after this many steps in all (0: no limit)
-	LR         float64 `yaml:"lr"`        // Adam learning rate
-	Clip       float64 `yaml:"clip"`      // global gradient-norm clip (0: none)
-	Seed       uint64  `yaml:"seed"`
+	Epochs     int     `yaml:"epochs"`      // passes over the training data
+	MaxSteps   int     `yaml:"max_steps"`   // training stops after this many steps in all, whatever train.epochs says (0: no limit)
+	LR         float64 `yaml:"lr"`          // Adam's learning rate
+	Clip       float64 `yaml:"clip"`        // the global gradient norm is clipped to this (0: no clipping)
+	Seed       uint64  `yaml:"seed"`        // seed of the initial weights, of the order of the batches and of dropout
 	LogEvery   int     `yaml:"log_every"`   // steps between metrics lines
 	SaveEvery  int     `yaml:"save_every"`  // steps between checkpoints within an epoch (0: only at epoch ends)
-	Threads    int     `yaml:"threads"`     // CPU threads: GOMAXPROCS and OpenBLAS's threads (0: one per core of the machine)
-	GraphCache int     `yaml:"graph_cache"` // how many compiled batch shapes to keep
-	Unfused    bool    `yaml:"unfused"`     // build graphs from gorgonia's own ops, not the fused kernels (for checking)
+	Threads    int     `yaml:"threads"`     // CPU threads, of Go and of OpenBLAS (0: one per core of the machine)
+	GraphCache int     `yaml:"graph_cache"` // how many compiled batch shapes to keep (each holds its node values)
+	Unfused    bool    `yaml:"unfused"`     // graphs are built from gorgonia's own ops instead of the fused kernels: slower, for checking
 	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
 	// such step is skipped, its update not applied).
 	MaxBadSteps int `yaml:"max_bad_steps"`
@@ -124,7 +129,8 @@ type TrainConfig struct {
 	// (tokenized, lowercased as the model reads them; 0: no validation BLEU).
 	ValidBLEU int `yaml:"valid_bleu"`
 	// BestMetric chooses the validation figure that picks the best checkpoint and steers train.lr_decay and
-	// train.patience: "ppl" (the default; "" in older checkpoints means the same) or "bleu" (needs valid_bleu).
+	// train.patience: "ppl" (perplexity; "" in older checkpoints means the same) or "bleu" (needs
+	// train.valid_bleu).
 	BestMetric string `yaml:"best_metric"`
 }
 
@@ -133,10 +139,10 @@ func (t TrainConfig) BestByBLEU() bool { return t.BestMetric == "bleu" }
 
 // DecodeConfig controls translation.
 type DecodeConfig struct {
-	MaxLen int `yaml:"max_len"` // longest output in tokens
+	MaxLen int `yaml:"max_len"` // longest output, in tokens
 	Batch  int `yaml:"batch"`   // sentences per decoding batch
-	// Alpha is the GNMT length penalty beam search ranks with by default: log p / ((5+|Y|)/6)^Alpha. 0 (the
-	// default, and what checkpoints from before this key mean) ranks by plain log p; translate --alpha overrides it.
+	// Alpha is the GNMT length penalty beam search ranks with by default: log p / ((5+|Y|)/6)^alpha. 0 (what
+	// checkpoints from before this key mean too) ranks by plain log p; translate --alpha overrides it.
 	Alpha float64 `yaml:"alpha"`
 }
 
@@ -370,26 +376,18 @@ const (
 )
 
 // Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of
-// them at once, joined).
+// them at once, joined). The ranges of single keys are keyRules; the checks that tie keys together are here.
 func (c Config) Validate() error {
 	var errs []error
-	intIn := func(key string, v, lo, hi int, note string) {
-		if v < lo || v > hi {
-			want := fmt.Sprintf("between %d and %d", lo, hi)
-			if hi == math.MaxInt {
-				want = fmt.Sprintf("at least %d", lo)
-			}
-			if note != "" {
-				want += " (" + note + ")"
-			}
-			errs = append(errs, fmt.Errorf("config: %s is %d; want %s", key, v, want))
+	for _, r := range keyRules() {
+		if r.elsewhere {
+			continue
+		}
+		if err := r.check(c); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	m, d, t := c.Model, c.Data, c.Train
-	intIn("model.emb", m.Emb, 1, maxWidth, "")
-	intIn("model.enc_hidden", m.EncHidden, 1, maxWidth, "")
-	intIn("model.dec_hidden", m.DecHidden, 1, maxWidth, "")
-	intIn("model.attn_dim", m.AttnDim, 1, maxWidth, "")
 	if err := encoder.Cell(m.Cell).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("config: model.cell: %w", err))
 	}
@@ -398,77 +396,20 @@ func (c Config) Validate() error {
 		align.Config{MemDim: 2 * m.EncHidden, QueryDim: m.DecHidden, Dim: m.AttnDim, Window: m.Window, Heads: m.Heads, Temperature: m.Temperature}); err != nil {
 		errs = append(errs, fmt.Errorf("config: model.attention: %w", err))
 	}
-	intIn("model.self_attention_layers", m.SelfAttentionLayers, 0, encoder.MaxSelfAttentionLayers, "0: none")
-	// 0 counts as 1: checkpoints written before model.layers existed have 0.
-	intIn("model.layers", m.Layers, 0, maxLayers, "stacked recurrent layers of the encoder and of the decoder; 0 counts as 1")
 	if m.SelfAttentionLayers > 0 && m.EncHidden > 0 && (m.Heads < 1 || 2*m.EncHidden%m.Heads != 0) {
 		errs = append(errs, fmt.Errorf("config: model.heads is %d, which does not divide the memory width 2×model.enc_hidden = %d that model.self_attention_layers = %d splits into heads",
 			m.Heads, 2*m.EncHidden, m.SelfAttentionLayers))
 	}
-	if !(m.Dropout >= 0 && m.Dropout < 1) {
-		errs = append(errs, fmt.Errorf("config: model.dropout is %g; want at least 0 and below 1", m.Dropout))
-	}
-	intIn("data.min_freq", d.MinFreq, 1, math.MaxInt, "")
-	if d.MaxVocab != 0 {
-		intIn("data.max_vocab", d.MaxVocab, 5, math.MaxInt, "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>")
-	}
-	intIn("data.max_len", d.MaxLen, 1, maxLength, "")
-	intIn("data.batch", d.Batch, 1, maxBatch, "")
-	intIn("data.batch_tokens", d.BatchTokens, 0, math.MaxInt, "0: batches of data.batch sentence pairs")
-	intIn("data.bucket_chunk", d.BucketChunk, 1, math.MaxInt, "")
-	intIn("data.round_len", d.RoundLen, 1, maxLength, "")
 	// Every batch is padded up to a multiple of round_len, so a round_len above max_len pads every sentence to
 	// round_len tokens however short: 16384 of them a row, which exhausts the memory.
 	if d.RoundLen > d.MaxLen && d.MaxLen >= 1 && d.RoundLen <= maxLength {
 		errs = append(errs, fmt.Errorf("config: data.round_len is %d, above data.max_len %d; want at most data.max_len (every padded length is rounded up to a multiple of round_len)", d.RoundLen, d.MaxLen))
 	}
-	if !(d.MemoryMB >= 0 && !math.IsInf(d.MemoryMB, 0)) {
-		errs = append(errs, fmt.Errorf("config: data.memory_mb is %g; want a finite number of MB, at least 0 (0: a quarter of the machine's memory)", d.MemoryMB))
+	if (d.Subword == SubwordNone || d.Subword == "") && d.Merges != 0 {
+		errs = append(errs, fmt.Errorf("config: data.merges is %d but data.subword is none; want data.merges 0, or data.subword bpe to learn merges", d.Merges))
 	}
-	switch d.Subword {
-	case SubwordNone, "":
-		if d.Merges != 0 {
-			errs = append(errs, fmt.Errorf("config: data.merges is %d but data.subword is none; want data.merges 0, or data.subword bpe to learn merges", d.Merges))
-		}
-	case SubwordBPE:
-		intIn("data.merges", d.Merges, 1, maxMerges, "the number of BPE merges to learn with data.subword bpe")
-	default:
-		errs = append(errs, fmt.Errorf("config: data.subword is %q; want none or bpe", d.Subword))
-	}
-	intIn("train.epochs", t.Epochs, 1, math.MaxInt, "")
-	intIn("train.max_steps", t.MaxSteps, 0, math.MaxInt, "0: no limit")
-	if !(t.LR > 0 && t.LR <= 10) {
-		errs = append(errs, fmt.Errorf("config: train.lr is %g; want above 0 and at most 10", t.LR))
-	}
-	if !(t.Clip >= 0 && !math.IsInf(t.Clip, 0)) {
-		errs = append(errs, fmt.Errorf("config: train.clip is %g; want a finite value of at least 0 (0: no clipping)", t.Clip))
-	}
-	intIn("train.log_every", t.LogEvery, 1, math.MaxInt, "")
-	intIn("train.save_every", t.SaveEvery, 0, math.MaxInt, "0: only at epoch ends")
-	intIn("train.threads", t.Threads, 0, maxThreads, "0: one per CPU core")
-	intIn("train.graph_cache", t.GraphCache, 1, 1024, "")
-	intIn("train.max_bad_steps", t.MaxBadSteps, 1, math.MaxInt, "")
-	intIn("train.valid_every", t.ValidEvery, 0, math.MaxInt, "0: at epoch ends only")
-	if !(t.LRDecay >= 0 && t.LRDecay < 1) {
-		errs = append(errs, fmt.Errorf("config: train.lr_decay is %g; want at least 0 and below 1 (0: no decay)", t.LRDecay))
-	}
-	intIn("train.patience", t.Patience, 0, math.MaxInt, "0: no early stopping")
-	intIn("train.warmup", t.Warmup, 0, math.MaxInt, "0: constant learning rate")
-	intIn("train.keep_last", t.KeepLast, 0, math.MaxInt, "0: keep only --out and the best")
-	if !(t.LabelSmoothing >= 0 && t.LabelSmoothing < 1) {
-		errs = append(errs, fmt.Errorf("config: train.label_smoothing is %g; want at least 0 and below 1 (0: none)", t.LabelSmoothing))
-	}
-	intIn("train.valid_bleu", t.ValidBLEU, 0, math.MaxInt, "0: no validation BLEU")
-	switch {
-	case t.BestMetric != "" && t.BestMetric != "ppl" && t.BestMetric != "bleu":
-		errs = append(errs, fmt.Errorf("config: train.best_metric is %q; want ppl or bleu", t.BestMetric))
-	case t.BestByBLEU() && t.ValidBLEU == 0:
+	if t.BestByBLEU() && t.ValidBLEU == 0 {
 		errs = append(errs, fmt.Errorf("config: train.best_metric is bleu but train.valid_bleu is 0; set valid_bleu to the number of validation sentences to translate"))
-	}
-	intIn("decode.max_len", c.Decode.MaxLen, 1, maxLength, "")
-	intIn("decode.batch", c.Decode.Batch, 1, maxBatch, "")
-	if a := c.Decode.Alpha; !(a >= 0) || math.IsInf(a, 1) {
-		errs = append(errs, fmt.Errorf("config: decode.alpha is %g; want a finite number, at least 0 (0: no length penalty)", a))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,269 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/encoder"
+)
+
+// Key describes one config key: what the YAML loader and --set accept under its name, its default, and the range
+// Validate holds it to. docs/config.md is generated from Keys and from the doc comments of the fields named here.
+type Key struct {
+	Name    string // section.key, as in YAML and --set: "model.emb"
+	Section string // the section's YAML name: "model"
+	Struct  string // the Go type of the section: "ModelConfig"
+	Field   string // the Go field of the key in Struct: "Emb"
+	Type    string // "integer", "non-negative integer", "number", "boolean" or "string"
+	Default string // Default()'s value, as the key is written in YAML
+	// Accepts says in words which values Validate accepts ("between 1 and 65536", "lstm, gru"), with the setting
+	// under which the rule holds ("with model.attention local"); "" when every value of the type is accepted.
+	Accepts string
+	// Values lists the strings a string key accepts (nil for other keys); Accepts lists them too.
+	Values []string
+	// FixedOnResume is set for the keys that shape the model or its vocabularies: a checkpoint fixes them for good.
+	FixedOnResume bool
+	// BatchShaping is set for the keys that decide the batches of an epoch: a resumed run may change them only at
+	// an epoch boundary.
+	BatchShaping bool
+}
+
+// Keys lists every config key in the order of the Config struct.
+func Keys() []Key {
+	rules := map[string]keyRule{}
+	for _, r := range keyRules() {
+		rules[r.key] = r
+	}
+	def := reflect.ValueOf(Default())
+	var keys []Key
+	for i := range def.NumField() {
+		sec := def.Type().Field(i)
+		for j := range sec.Type.NumField() {
+			f := sec.Type.Field(j)
+			name := sec.Tag.Get("yaml") + "." + f.Tag.Get("yaml")
+			k := Key{Name: name, Section: sec.Tag.Get("yaml"), Struct: sec.Type.Name(), Field: f.Name,
+				Type:    strings.TrimPrefix(strings.TrimPrefix(kindName(f.Type.Kind()), "an "), "a "),
+				Default: yamlScalar(def.Field(i).Field(j)), FixedOnResume: fixedOnResume(name), BatchShaping: batchShaping(name)}
+			if r, ok := rules[name]; ok {
+				k.Accepts, k.Values = r.String(), r.values
+			}
+			if f.Type.Kind() == reflect.Bool {
+				k.Type = "boolean"
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// yamlScalar writes a config value as it stands in a YAML file.
+func yamlScalar(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Float64:
+		return num(v.Float())
+	case reflect.String:
+		if v.String() == "" {
+			return `""`
+		}
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// keyRule is the range a number key must lie in, or the values a string key may take. Validate enforces the
+// rules (except those marked elsewhere) and Keys states them, so the reference and the checks cannot part.
+type keyRule struct {
+	key      string
+	min, max float64  // bounds of a number key; math.Inf(1) as max for none
+	above    bool     // min itself is refused
+	below    bool     // max itself is refused
+	zero     bool     // 0 is accepted too, below min
+	note     string   // what special values mean, added to the error message
+	values   []string // the strings a string key accepts
+	blank    bool     // "" is accepted too, meaning values[0] (as checkpoints from before the key have it)
+	// when is "section.key=value": the rule holds only while that key has that value.
+	when string
+	// elsewhere marks a rule that the package using the key checks (through Validate's call to it), so that
+	// Validate does not report the same mistake twice.
+	elsewhere bool
+}
+
+// keyRules lists the rules of every number and string key. Checks that tie two keys together (data.round_len
+// at most data.max_len, data.merges 0 with data.subword none, model.heads dividing the widths it splits,
+// train.best_metric bleu needing train.valid_bleu) are Validate's own, stated in the keys' doc comments.
+func keyRules() []keyRule {
+	inf := math.Inf(1)
+	atLeast := func(key string, min float64, note string) keyRule {
+		return keyRule{key: key, min: min, max: inf, note: note}
+	}
+	between := func(key string, min, max float64, note string) keyRule {
+		return keyRule{key: key, min: min, max: max, note: note}
+	}
+	fraction := func(key, note string) keyRule { // [0, 1)
+		return keyRule{key: key, min: 0, max: 1, below: true, note: note}
+	}
+	return []keyRule{
+		between("model.emb", 1, maxWidth, ""),
+		between("model.enc_hidden", 1, maxWidth, ""),
+		between("model.dec_hidden", 1, maxWidth, ""),
+		between("model.attn_dim", 1, maxWidth, ""),
+		{key: "model.cell", values: []string{string(encoder.LSTM), string(encoder.GRU)}, elsewhere: true},
+		{key: "model.attention", values: align.Names(), elsewhere: true},
+		{key: "model.window", min: 1, max: inf, when: "model.attention=local", elsewhere: true},
+		{key: "model.heads", min: 1, max: inf, when: "model.attention=multi-head", elsewhere: true},
+		between("model.self_attention_layers", 0, encoder.MaxSelfAttentionLayers, "0: none"),
+		{key: "model.temperature", min: 0, above: true, max: inf, when: "model.attention=hard", elsewhere: true},
+		between("model.layers", 0, maxLayers, "stacked recurrent layers of the encoder and of the decoder; 0 counts as 1"),
+		fraction("model.dropout", ""),
+
+		atLeast("data.min_freq", 1, ""),
+		{key: "data.max_vocab", min: 5, max: inf, zero: true, note: "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>"},
+		between("data.max_len", 1, maxLength, ""),
+		between("data.batch", 1, maxBatch, ""),
+		atLeast("data.batch_tokens", 0, "0: batches of data.batch sentence pairs"),
+		atLeast("data.bucket_chunk", 1, ""),
+		between("data.round_len", 1, maxLength, ""),
+		{key: "data.subword", values: []string{SubwordNone, SubwordBPE}, blank: true},
+		{key: "data.merges", min: 1, max: maxMerges, when: "data.subword=" + SubwordBPE, note: "the number of BPE merges to learn with data.subword bpe"},
+		atLeast("data.memory_mb", 0, "0: a quarter of the machine's memory"),
+
+		atLeast("train.epochs", 1, ""),
+		atLeast("train.max_steps", 0, "0: no limit"),
+		{key: "train.lr", min: 0, above: true, max: 10},
+		atLeast("train.clip", 0, "0: no clipping"),
+		atLeast("train.log_every", 1, ""),
+		atLeast("train.save_every", 0, "0: only at epoch ends"),
+		between("train.threads", 0, maxThreads, "0: one per CPU core"),
+		between("train.graph_cache", 1, 1024, ""),
+		atLeast("train.max_bad_steps", 1, ""),
+		atLeast("train.valid_every", 0, "0: at epoch ends only"),
+		fraction("train.lr_decay", "0: no decay"),
+		atLeast("train.patience", 0, "0: no early stopping"),
+		atLeast("train.warmup", 0, "0: constant learning rate"),
+		fraction("train.label_smoothing", "0: none"),
+		atLeast("train.keep_last", 0, "0: keep only --out and the best"),
+		atLeast("train.valid_bleu", 0, "0: no validation BLEU"),
+		{key: "train.best_metric", values: []string{"ppl", "bleu"}, blank: true},
+
+		between("decode.max_len", 1, maxLength, ""),
+		between("decode.batch", 1, maxBatch, ""),
+		atLeast("decode.alpha", 0, "0: no length penalty"),
+	}
+}
+
+// String says in words what the rule accepts, as the reference and the error messages put it.
+func (r keyRule) String() string {
+	var s string
+	if r.values != nil {
+		s = strings.Join(r.values, ", ")
+	} else {
+		s = r.rangeText()
+	}
+	if r.when != "" {
+		key, value, _ := strings.Cut(r.when, "=")
+		s += " (with " + key + " " + value + ")"
+	}
+	return s
+}
+
+// rangeText is "between 1 and 8", "at least 0", "above 0 and at most 10", "a finite number, at least 0", or
+// "0 or at least 5".
+func (r keyRule) rangeText() string {
+	lo := "at least " + num(r.min)
+	if r.above {
+		lo = "above " + num(r.min)
+	}
+	var s string
+	switch {
+	case math.IsInf(r.max, 1) && r.isInt():
+		s = lo
+	case math.IsInf(r.max, 1):
+		s = "a finite number, " + lo
+	case r.isInt() && !r.above && !r.below:
+		s = "between " + num(r.min) + " and " + num(r.max)
+	case r.below:
+		s = lo + " and below " + num(r.max)
+	default:
+		s = lo + " and at most " + num(r.max)
+	}
+	if r.zero {
+		s = "0 or " + s
+	}
+	return s
+}
+
+// isInt reports whether the rule's key is an integer.
+func (r keyRule) isInt() bool {
+	v, ok := keyValue(reflect.ValueOf(Default()), r.key)
+	return ok && v.Kind() == reflect.Int
+}
+
+// num writes a bound without needless decimals.
+func num(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// check returns the rule's complaint about cfg, or nil.
+func (r keyRule) check(cfg Config) error {
+	top := reflect.ValueOf(cfg)
+	if r.when != "" {
+		key, want, _ := strings.Cut(r.when, "=")
+		if v, ok := keyValue(top, key); !ok || fmt.Sprint(v.Interface()) != want {
+			return nil
+		}
+	}
+	v, ok := keyValue(top, r.key)
+	if !ok {
+		panic("config: rule for unknown key " + r.key) // keyRules and Config disagree: a test catches it
+	}
+	var x float64
+	switch v.Kind() {
+	case reflect.Int:
+		x = float64(v.Int())
+	case reflect.Float64:
+		x = v.Float()
+	case reflect.String:
+		if r.blank && v.String() == "" {
+			return nil
+		}
+		for _, ok := range r.values {
+			if v.String() == ok {
+				return nil
+			}
+		}
+		return fmt.Errorf("config: %s is %q; want %s", r.key, v.String(), orList(r.values))
+	}
+	inside := (x > r.min || x == r.min && !r.above) && (x < r.max || x == r.max && !r.below) && !math.IsInf(x, 0)
+	if inside || r.zero && x == 0 {
+		return nil
+	}
+	want := r.rangeText()
+	if r.note != "" {
+		want += " (" + r.note + ")"
+	}
+	return fmt.Errorf("config: %s is %v; want %s", r.key, v.Interface(), want)
+}
+
+// orList is "a, b or c".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
+// keyValue returns the field of config value top named "section.key".
+func keyValue(top reflect.Value, key string) (reflect.Value, bool) {
+	section, name, _ := strings.Cut(key, ".")
+	sec, ok := fieldByTag(top, section)
+	if !ok {
+		return reflect.Value{}, false
+	}
+	return fieldByTag(sec, name)
+}
