@@ -26,7 +26,7 @@ type Config struct {
 	Decode DecodeConfig `yaml:"decode"`
 }
 
-// ModelConfig gives the network's sizes (the "small" model by default, see Default).
+// ModelConfig gives the network's shape: widths, cells, attention and depth.
 type ModelConfig struct {
 	Emb       int    `yaml:"emb"`        // source and target embedding width
 	EncHidden int    `yaml:"enc_hidden"` // encoder units per direction
