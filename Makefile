@@ -62,8 +62,8 @@ fuzz:
 demo: build
 	./$(BIN) demo --out demo-out
 
-# bench times every kernel and op (Go benchmarks, GFLOP/s), then attend against the PyTorch peer on Multi30k
-# (scripts/bench.sh: CONFIG=small|base, RUNS=3).
+# bench times every kernel and op (Go benchmarks, GFLOP/s), then attend against the PyTorch reference
+# implementation on Multi30k (scripts/bench.sh: MULTI30K=dir and TORCH_SCRIPT=file needed, CONFIG=small|base, RUNS=3).
 bench: build
 	ATTEND=$(BIN); . scripts/openblas-core.sh && $(GO) test $(TAGS) -run '^$$' -bench . -benchtime 10x ./kernels/ ./model/
 	scripts/bench.sh

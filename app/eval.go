@@ -52,7 +52,7 @@ type EvalRequest struct {
 	// or with Decode.NBest > 0 the n-best list of each sentence as translate writes it (WriteNBest).
 	Output io.Writer
 
-	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (BENCHMARK.md's figure) instead of
+	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (the figure training logs report) instead of
 	// sacreBLEU's default (13a tokens, mixed case, exp smoothing). "<unk>" counts as one token.
 	TokLC      bool
 	Metrics    []string // MetricBLEU and/or MetricChrF; empty: both
@@ -652,8 +652,9 @@ func sameCount(name string, n int, refName string, refN int) error {
 	return nil
 }
 
-// tokLC is the benchmark's tokenization (lowercase, \w+|[^\w\s]), except that "<unk>" in a model's output
-// stays one token, as it is when the benchmark scores token lists, instead of becoming "<", "unk", ">".
+// tokLC is the tokenization of training's validation BLEU and of the PyTorch reference (lowercase,
+// \w+|[^\w\s]), except that "<unk>" in a model's output stays one token, as it is when token lists are scored,
+// instead of becoming "<", "unk", ">".
 func tokLC(line string) []string {
 	regex := data.NewRegexTokenizer(true)
 	var out []string

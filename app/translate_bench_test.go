@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/corpora"
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 )
@@ -14,19 +16,21 @@ import (
 // BenchmarkTranslateMulti30k decodes test_2016_flickr greedily and with a beam of 5, over the whole vocabulary
 // and with a shortlist of 100 frequent words and 20 per source word, with a checkpoint named by
 // ATTEND_BENCH_MODEL (skipped without one) and reports sentences per second and the mean output length in tokens
-// (a model that stops early decodes faster: the two go together).
+// (a model that stops early decodes faster: the two go together). It reads test_2016_flickr.de from the
+// directory named by MULTI30K, and is skipped without it.
 func BenchmarkTranslateMulti30k(b *testing.B) {
 	path := os.Getenv("ATTEND_BENCH_MODEL")
 	if path == "" {
 		b.Skip("set ATTEND_BENCH_MODEL to a Multi30k checkpoint")
 	}
+	dir := corpora.Multi30k(b, "test_2016_flickr.de")
 	ck, err := model.Load(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Open("../../shared/data/multi30k/test_2016_flickr.de")
+	f, err := os.Open(filepath.Join(dir, "test_2016_flickr.de"))
 	if err != nil {
-		b.Skip(err)
+		b.Fatal(err)
 	}
 	defer f.Close()
 	sents, err := data.ReadLines(f, "test_2016_flickr.de", data.NewRegexTokenizer(true))

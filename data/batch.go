@@ -45,8 +45,8 @@ type BatchOptions struct {
 	Shuffle      bool // shuffle the examples before chunking and the batches after (needs rng)
 }
 
-// MakeBatches cuts examples into batches exactly as the PyTorch peer's `batches` does
-// (../shared/bench/peer_torch.py): with Shuffle, shuffle the example indices; take chunks of
+// MakeBatches cuts examples into batches exactly as the PyTorch reference implementation that the speed figures
+// compare against (see docs/speed.md) does in its function `batches`: with Shuffle, shuffle the example indices; take chunks of
 // BatchSize×ChunkBatches indices; stable-sort each chunk by source length; cut it into batches of BatchSize
 // (the last batch of a chunk may be smaller); with Shuffle, shuffle the list of batches.
 //

@@ -2,9 +2,12 @@ package data
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/attend-nmt/attend/internal/corpora"
 )
 
 func TestDetokenizeHandMadeCases(t *testing.T) {
@@ -36,12 +39,21 @@ func TestDetokenizeHandMadeCases(t *testing.T) {
 }
 
 // TestDetokenizeTokenizesBack: the regex tokenizer splits detokenized text into the tokens it came from, on
-// hand-made lines and on every line of the Multi30k English test set when it is there.
+// hand-made lines, and in a subtest on every line of the Multi30k English test set (skipped without MULTI30K).
 func TestDetokenizeTokenizesBack(t *testing.T) {
-	lines := []string{`A man's "big" hat (red), 3.5 m - wide; isn't it?`, "' quoted ' words ' here", "l'homme / la femme : 10:30"}
-	if raw, err := os.ReadFile("../../shared/data/multi30k/test_2016_flickr.en"); err == nil {
-		lines = append(lines, strings.Split(strings.TrimSpace(string(raw)), "\n")...)
-	}
+	detokenizeTokenizesBack(t, []string{`A man's "big" hat (red), 3.5 m - wide; isn't it?`, "' quoted ' words ' here", "l'homme / la femme : 10:30"})
+	t.Run("Multi30k", func(t *testing.T) {
+		raw, err := os.ReadFile(filepath.Join(corpora.Multi30k(t, "test_2016_flickr.en"), "test_2016_flickr.en"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		detokenizeTokenizesBack(t, strings.Split(strings.TrimSpace(string(raw)), "\n"))
+	})
+}
+
+// detokenizeTokenizesBack checks, for each line, that tokenizing its detokenized tokens gives the tokens again.
+func detokenizeTokenizesBack(t *testing.T, lines []string) {
+	t.Helper()
 	tok := NewRegexTokenizer(true)
 	for _, line := range lines {
 		tokens := tok.Tokenize(line)

@@ -14,8 +14,8 @@ type Tokenizer interface {
 	Tokenize(line string) []string
 }
 
-// The tokenizer splits a line as Python's `\w+|[^\w\s]` does (the PyTorch peer's tokenizer,
-// ../shared/BENCHMARK.md): runs of word characters, and single characters that are neither word characters nor
+// The tokenizer splits a line as Python's `\w+|[^\w\s]` does (the tokenizer of the PyTorch reference
+// implementation that the speed and quality figures compare against, see docs/speed.md): runs of word characters, and single characters that are neither word characters nor
 // separators. It is written out by hand (appendSpans) rather than run as a Go regular expression: the same
 // tokens, several times faster, which matters on corpora of millions of lines. tokenPattern is the same rule as
 // an RE2 expression; the tests check the two against each other on every code point.
@@ -90,7 +90,7 @@ func appendSpans(dst [][2]int, line string) [][2]int {
 }
 
 // RegexTokenizer optionally lowercases a line, then splits it into runs of word characters (letters, digits,
-// underscore) and single other non-space characters, as the PyTorch peer does with
+// underscore) and single other non-space characters, as the PyTorch reference implementation does with
 // re.findall(r"\w+|[^\w\s]", line.lower()). White space only separates tokens, so leading and trailing white
 // space does not matter. The zero value does not lowercase.
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // TestTokenizerMatchesPython compares with Python 3.11's re.findall(r"\w+|[^\w\s]", s.lower()) (the PyTorch
-// peer's tokenizer) and, for the case-keeping tokenizer, re.findall(r"\w+|[^\w\s]", s). The expected values
+// reference's tokenizer) and, for the case-keeping tokenizer, re.findall(r"\w+|[^\w\s]", s). The expected values
 // were produced by running exactly that in python3.
 func TestTokenizerMatchesPython(t *testing.T) {
 	cases := []struct {

@@ -33,7 +33,7 @@ type Vocab struct {
 }
 
 // BuildVocab counts the tokens of sents and keeps those seen at least minFreq times (minFreq <= 1 keeps all),
-// after the specials, most frequent first, ties in byte order of the token (the same as Python's code point order), as the PyTorch peer does. When
+// after the specials, most frequent first, ties in byte order of the token (the same as Python's code point order), as the PyTorch reference implementation does. When
 // maxSize > 0 the least frequent are cut so that Size() <= maxSize, specials included; the four specials are
 // always kept, even when maxSize < 4. A token spelled like a special ("<unk>") in sents is not added again.
 func BuildVocab(sents [][]string, minFreq, maxSize int) *Vocab {

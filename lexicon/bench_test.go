@@ -1,20 +1,22 @@
 package lexicon
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/corpora"
 )
 
 // BenchmarkLearnMulti30k learns the table attend train builds for Multi30k De→En (29,000 pairs, words);
-// skipped without ../shared/data. It reports the candidates of a shortlist of 100 frequent words and 20 per
+// skipped without the Multi30k directory named by MULTI30K. It reports the candidates of a shortlist of 100 frequent words and 20 per
 // source word, per test_2016 sentence, against the vocabulary's size.
 func BenchmarkLearnMulti30k(b *testing.B) {
-	dir := "../../shared/data/multi30k/"
+	dir := corpora.Multi30k(b, "train.de", "train.en", "test_2016_flickr.de", "test_2016_flickr.en")
 	tok := data.NewRegexTokenizer(true)
-	pairs, err := data.ReadParallel(dir+"train.de", dir+"train.en", tok)
+	pairs, err := data.ReadParallel(filepath.Join(dir, "train.de"), filepath.Join(dir, "train.en"), tok)
 	if err != nil {
-		b.Skipf("no Multi30k: %v", err)
+		b.Fatal(err)
 	}
 	pairs, _ = data.Filter(pairs, 50)
 	var srcSents, tgtSents [][]string
@@ -29,7 +31,7 @@ func BenchmarkLearnMulti30k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	test, err := data.ReadParallel(dir+"test_2016_flickr.de", dir+"test_2016_flickr.en", tok)
+	test, err := data.ReadParallel(filepath.Join(dir, "test_2016_flickr.de"), filepath.Join(dir, "test_2016_flickr.en"), tok)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,9 +17,9 @@ const bleuOrder = 4
 // exceeds the total reference length and exp(1 - r/max(h, 1)) otherwise.
 //
 // BLEU is 0 if some order has no matching n-gram (there is no smoothing), in particular for an empty corpus
-// or one whose hypotheses are all shorter than 4 tokens. It follows the function bleu of the PyTorch peer
-// (shared/bench/peer_torch.py) step by step, so both give the same figure up to floating-point rounding of
-// log and exp. BLEU panics if hyps and refs differ in length.
+// or one whose hypotheses are all shorter than 4 tokens. It follows, step by step, the BLEU function of the
+// PyTorch reference implementation that the speed and quality figures compare against (see docs/speed.md), so
+// both give the same figure up to floating-point rounding of log and exp. BLEU panics if hyps and refs differ in length.
 func BLEU(hyps, refs [][]string) float64 {
 	if len(hyps) != len(refs) {
 		panic(fmt.Sprintf("metrics: BLEU of %d hypotheses against %d references", len(hyps), len(refs)))
@@ -32,7 +32,7 @@ func BLEU(hyps, refs [][]string) float64 {
 	if slices.Min(matches[:]) == 0 {
 		return 0
 	}
-	// Summed in order 1..4 and divided after, as the peer does, so the rounding matches too.
+	// Summed in order 1..4 and divided after, as the PyTorch reference does, so the rounding matches too.
 	logPrecision := 0.0
 	for order := range bleuOrder {
 		logPrecision += math.Log(float64(matches[order]) / float64(totals[order]))

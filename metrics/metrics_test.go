@@ -26,9 +26,9 @@ func readTokens(t *testing.T, path string) [][]string {
 	return tokens(strings.Split(strings.TrimSuffix(string(content), "\n"), "\n")...)
 }
 
-// The expected BLEU figures below were computed by running the function bleu of
-// /work/shared/bench/peer_torch.py on the same token lists (Python repr of the float).
-func TestBLEUMatchesPeerTorch(t *testing.T) {
+// The expected BLEU figures below were computed by running the BLEU function of the PyTorch reference
+// implementation (see metrics.BLEU) on the same token lists (Python repr of the float).
+func TestBLEUMatchesPyTorchReference(t *testing.T) {
 	tests := []struct {
 		name       string
 		hyps, refs [][]string
@@ -64,7 +64,7 @@ func TestBLEUMatchesPeerTorch(t *testing.T) {
 	}
 }
 
-func TestBLEUMatchesPeerTorchOnFixtureCorpus(t *testing.T) {
+func TestBLEUMatchesPyTorchReferenceOnFixtureCorpus(t *testing.T) {
 	hyps := readTokens(t, "testdata/bleu_hyps.txt")
 	refs := readTokens(t, "testdata/bleu_refs.txt")
 	if len(hyps) != 40 || len(refs) != 40 {

@@ -12,7 +12,7 @@ type Smoothing string
 
 // The smoothings CorpusBLEU knows, named as sacreBLEU names them.
 const (
-	// SmoothNone leaves a zero precision at zero, so the whole score is 0 (the figure of BENCHMARK.md and of BLEU).
+	// SmoothNone leaves a zero precision at zero, so the whole score is 0 (the figure of BLEU, as the PyTorch reference computes it).
 	SmoothNone Smoothing = "none"
 	// SmoothExp is sacreBLEU's default (mteval-v13a's): the k-th order without a match counts as 1/(2^k · total).
 	SmoothExp Smoothing = "exp"

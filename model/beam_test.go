@@ -199,9 +199,9 @@ func hypTokens(list []decoder.Scored) [][]int {
 	return out
 }
 
-// TestLSTMBiasesHaveThePeersSpread: PyTorch draws an LSTM's b_ih and b_hh each uniform in ±1/sqrt(H) and adds
+// TestLSTMBiasesHavePyTorchsSpread: PyTorch draws an LSTM's b_ih and b_hh each uniform in ±1/sqrt(H) and adds
 // them; attend keeps one bias per gate, which must have the sum's variance 2/(3H), not one draw's 1/(3H).
-func TestLSTMBiasesHaveThePeersSpread(t *testing.T) {
+func TestLSTMBiasesHavePyTorchsSpread(t *testing.T) {
 	cfg := ModelConfig{Emb: 8, EncHidden: 96, DecHidden: 128, AttnDim: 6, Cell: "lstm", Attention: "mlp"}
 	m := newTestModel[float64](t, cfg, 10, 10, 1)
 	for _, b := range []struct {
@@ -214,7 +214,7 @@ func TestLSTMBiasesHaveThePeersSpread(t *testing.T) {
 		for _, v := range b.data {
 			sq += v * v
 		}
-		ratio := sq / float64(len(b.data)) / (1 / (3 * float64(b.hidden))) // 2 for the peer's sum, 1 for one draw
+		ratio := sq / float64(len(b.data)) / (1 / (3 * float64(b.hidden))) // 2 for PyTorch's sum, 1 for one draw
 		if ratio < 1.7 || ratio > 2.3 {
 			t.Errorf("%s bias: variance %.2f × that of one uniform draw, want 2", b.name, ratio)
 		}

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"testing"
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/corpora"
 )
 
 // BenchmarkTrainStep times one optimizer step (forward, backward, clip, Adam) of the "small" model on a batch of
@@ -63,20 +65,11 @@ func BenchmarkTrainStepSelfAttention(b *testing.B) {
 	}
 }
 
-// multi30kDir is the Multi30k corpus that BenchmarkTrainStepMulti30k reads: $MULTI30K, or the shared copy beside
-// the checkout, as scripts/bench.sh finds it.
-func multi30kDir() string {
-	if dir := os.Getenv("MULTI30K"); dir != "" {
-		return dir
-	}
-	return "../../shared/data/multi30k"
-}
-
 // BenchmarkTrainStepMulti30k times optimizer steps of the "small" model on real Multi30k De→En batches, as
 // `attend train` makes them (64 pairs, lengths rounded to 4, bucketed, shuffled, graph cache 4): each iteration
 // is the next batch of a fixed sequence, so the mix of shapes and graph rebuilds is a training run's. It reports
 // target tokens/s and the live heap after the last step (HEAPPROFILE=path also writes its profile). Skipped
-// when the corpus is not there (see multi30kDir).
+// without the Multi30k directory named by MULTI30K.
 func BenchmarkTrainStepMulti30k(b *testing.B) { benchmarkTrainStepMulti30k(b, Default().Model) }
 
 // BenchmarkTrainStepMulti30kVariants is BenchmarkTrainStepMulti30k for each variant of the README's attention
@@ -100,11 +93,8 @@ func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
 }
 
 func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig) {
-	multi30k := multi30kDir()
-	if _, err := os.Stat(multi30k + "/train.de"); err != nil {
-		b.Skipf("no Multi30k corpus: %v", err)
-	}
-	pairs, err := data.ReadParallel(multi30k+"/train.de", multi30k+"/train.en", data.NewRegexTokenizer(true))
+	multi30k := corpora.Multi30k(b, "train.de", "train.en")
+	pairs, err := data.ReadParallel(filepath.Join(multi30k, "train.de"), filepath.Join(multi30k, "train.en"), data.NewRegexTokenizer(true))
 	if err != nil {
 		b.Fatal(err)
 	}

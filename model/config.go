@@ -146,7 +146,8 @@ type DecodeConfig struct {
 	Alpha float64 `yaml:"alpha"`
 }
 
-// Default is the "small" configuration of ../shared/BENCHMARK.md.
+// Default is the "small" configuration: the model of the PyTorch reference implementation that the speed figures
+// compare against (see docs/speed.md), with its widths.
 func Default() Config {
 	return Config{
 		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2},

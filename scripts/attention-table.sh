@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # attention-table.sh — the README's comparison of attention variants on Multi30k De→En: every variant trains the
 # same `small` recipe for the same number of epochs, then reports validation perplexity, test_2016 BLEU (greedy,
-# tokenized lowercased as ../shared/BENCHMARK.md scores it), training tokens/s (the median of the logged 50-step
+# tokenized lowercased, as `attend eval --tok-lc` scores it), training tokens/s (the median of the logged 50-step
 # windows), and a reading of its attention on
 # test_2016: how sharp (mean largest weight of a row, mean entropy in nats) and how monotone (share of output
 # words whose most-attended source word is not left of the previous one's).
 #
-#   scripts/attention-table.sh                       # every variant, 3 epochs (about 20 min each on 2 cores)
+# MULTI30K names the Multi30k directory (scripts/get-multi30k.sh DIR fetches it); the examples leave it out.
+#
+#   MULTI30K=data/multi30k scripts/attention-table.sh   # every variant, 3 epochs (about 20 min each on 2 cores)
 #   EPOCHS=1 VARIANTS="additive dot" scripts/attention-table.sh
 #   MAX_STEPS=20 VARIANTS=dot scripts/attention-table.sh   # a smoke run
 #   ATTEND=/path/to/attend nice -n 19 scripts/attention-table.sh   # a fixed binary, on idle cores only
@@ -20,6 +22,8 @@
 # Runs are kept in OUT (default attention-table/): a variant whose checkpoint is complete is not trained again, so
 # an interrupted table resumes. Needs python3 for the attention statistics (Debian's python3; standard library).
 set -euo pipefail
+. "$(dirname "$0")/need.sh"
+need_multi30k train.de train.en val.de val.en test_2016_flickr.de test_2016_flickr.en
 cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-3}
 MAX_STEPS=${MAX_STEPS:-0}
@@ -35,7 +39,7 @@ SPEED_STEPS=${SPEED_STEPS:-0}
 SPEED_FILE=${SPEED_FILE:-}
 # EXTRA_SET adds --set KEY=VALUE settings (space-separated) to the training runs, e.g. train.threads=1.
 EXTRA_SET=${EXTRA_SET:-}
-DATA=${DATA:-../shared/data/multi30k}
+DATA=$MULTI30K
 OUT=${OUT:-attention-table}
 VARIANTS=${VARIANTS:-"additive dot scaled-dot general cosine concat local multi-head hard additive+input-feeding additive+self-attention"}
 ATTEND=${ATTEND:-}

@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # results-table.sh — the README's quality table on Multi30k De→En: each recipe is trained once, then translates
 # test_2016_flickr and test_2017_flickr greedily and with beam 5 (plain, and with the length penalty that scores
-# best on val among ALPHAS); the table gives the tokenized, lowercased BLEU of
-# ../shared/BENCHMARK.md (--tok-lc), sacreBLEU's 13a BLEU of the detokenized output beside it, the epochs trained
-# and the training wall time. The PyTorch peer trains the `small` recipe for the same epochs (greedy only: it has
-# no beam search).
+# best on val among ALPHAS); the table gives the tokenized, lowercased BLEU (--tok-lc), sacreBLEU's 13a BLEU of
+# the detokenized output beside it, the epochs trained and the training wall time. The PyTorch reference
+# implementation of the `small` model (TORCH_SCRIPT, see docs/speed.md) trains for the same epochs (greedy only: it
+# has no beam search); TORCH=0 leaves it out. MULTI30K names the Multi30k directory (scripts/get-multi30k.sh DIR
+# fetches it); the examples below leave it and TORCH_SCRIPT out.
 #
-#   scripts/results-table.sh                                  # small and multi30k recipes, and the peer
-#   RECIPES="small:configs/small.yaml" PEER=0 scripts/results-table.sh
+#   MULTI30K=data/multi30k TORCH_SCRIPT=path/to/reference.py scripts/results-table.sh   # small, multi30k, PyTorch
+#   RECIPES="small:configs/small.yaml" TORCH=0 scripts/results-table.sh
 #   MAX_STEPS=20 EPOCHS=1 OUT=/tmp/smoke scripts/results-table.sh   # a smoke run
 #   ATTEND=/path/to/attend scripts/results-table.sh         # a fixed binary
-#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 RECIPES=small:configs/small.yaml PEER=0 scripts/results-table.sh &
-#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 RECIPES=multi30k:configs/multi30k.yaml PEER=0 scripts/results-table.sh &
+#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 RECIPES=small:configs/small.yaml TORCH=0 scripts/results-table.sh &
+#   OPENBLAS_NUM_THREADS=1 EXTRA_SET=train.threads=1 RECIPES=multi30k:configs/multi30k.yaml TORCH=0 scripts/results-table.sh &
 #                                                           # two recipes at once, one core each
 #
 # Runs are kept in OUT (default results-table/): a recipe whose training finished is not trained again, and an
 # interrupted one resumes from its checkpoint, so the table can be built over several sittings. A recipe whose
 # config file does not exist is skipped. EPOCHS, when set, overrides every recipe's train.epochs.
 set -euo pipefail
+. "$(dirname "$0")/need.sh"
+need_multi30k train.de train.en val.de val.en test_2016_flickr.de test_2016_flickr.en test_2017_flickr.de test_2017_flickr.en
+TORCH=${TORCH:-1}
+[ "$TORCH" = 1 ] && need_torch_script
 cd "$(dirname "$0")/.."
-DATA=${DATA:-../shared/data/multi30k}
+DATA=$MULTI30K
 OUT=${OUT:-results-table}
 RECIPES=${RECIPES:-"small:configs/small.yaml multi30k:configs/multi30k.yaml"}
-PEER=${PEER:-1}
 EPOCHS=${EPOCHS:-}
 MAX_STEPS=${MAX_STEPS:-0}
 # ALPHAS are the GNMT length penalties tried with beam 5 on val; the best one gets its own rows on the test sets.
@@ -97,30 +101,28 @@ for recipe in $RECIPES; do
   done
 done
 
-if [ "$PEER" = 1 ]; then
-  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null ||
-    { echo "results-table: the peer needs PyTorch: apt-get install -y python3-torch" >&2; exit 2; }
-  peer="$OUT/peer"
-  if [ ! -s "$peer.jsonl" ]; then
-    peerSteps=()
-    [ "$MAX_STEPS" != 0 ] && peerSteps=(--max-steps "$MAX_STEPS")
-    /usr/bin/python3 ../shared/bench/peer_torch.py --src "$DATA/train.de" --tgt "$DATA/train.en" \
+if [ "$TORCH" = 1 ]; then
+  torch="$OUT/torch"
+  if [ ! -s "$torch.jsonl" ]; then
+    torchSteps=()
+    [ "$MAX_STEPS" != 0 ] && torchSteps=(--max-steps "$MAX_STEPS")
+    /usr/bin/python3 "$TORCH_SCRIPT" --src "$DATA/train.de" --tgt "$DATA/train.en" \
       --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --emb 128 --enc 128 --dec 256 --att 128 --threads 2 \
-      --epochs "${EPOCHS:-10}" "${peerSteps[@]}" --save "$peer.pt" >"$peer.train.jsonl"
+      --epochs "${EPOCHS:-10}" "${torchSteps[@]}" --save "$torch.pt" >"$torch.train.jsonl"
     for test in test_2016_flickr test_2017_flickr; do
-      /usr/bin/python3 ../shared/bench/peer_torch.py --src "$DATA/train.de" --tgt "$DATA/train.en" \
+      /usr/bin/python3 "$TORCH_SCRIPT" --src "$DATA/train.de" --tgt "$DATA/train.en" \
         --test-src "$DATA/$test.de" --test-tgt "$DATA/$test.en" --emb 128 --enc 128 --dec 256 --att 128 --threads 2 \
-        --load "$peer.pt" | sed "s/^{/{\"test_set\":\"$test\",/" >>"$peer.jsonl.part"
+        --load "$torch.pt" | sed "s/^{/{\"test_set\":\"$test\",/" >>"$torch.jsonl.part"
     done
-    mv "$peer.jsonl.part" "$peer.jsonl"
+    mv "$torch.jsonl.part" "$torch.jsonl"
   fi
-  python3 - "$peer.train.jsonl" "$peer.jsonl" <<'EOF'
+  python3 - "$torch.train.jsonl" "$torch.jsonl" <<'EOF'
 import json, sys
 train = [json.loads(l) for l in open(sys.argv[1])]
 tests = [json.loads(l) for l in open(sys.argv[2])]
 epochs = [r for r in train if r.get("event") == "epoch"]
 minutes = sum(r.get("seconds", 0) for r in epochs) / 60
 bleu = {r["test_set"]: f"{r['bleu']:.2f}" for r in tests if r.get("event") == "test"}
-print(f"| peer small | greedy | {len(epochs)} | {minutes:.1f} | {bleu.get('test_2016_flickr', '—')} | — | {bleu.get('test_2017_flickr', '—')} | — |")
+print(f"| PyTorch small | greedy | {len(epochs)} | {minutes:.1f} | {bleu.get('test_2016_flickr', '—')} | — | {bleu.get('test_2017_flickr', '—')} | — |")
 EOF
 fi

@@ -2,16 +2,19 @@
 # scaling.sh — training tokens/s of the small config on Multi30k with 1 and 2 MPI processes × 1 and 2 threads
 # each (the README's scaling table). The global batch stays data.batch (64) in every case.
 #
-#   scripts/scaling.sh                    # 3 runs of 100 measured steps after 20 warm-up steps
-#   RUNS=5 STEPS=200 scripts/scaling.sh
+#   MULTI30K=data/multi30k scripts/scaling.sh           # 3 runs of 100 measured steps after 20 warm-up steps
+#   RUNS=5 STEPS=200 MULTI30K=data/multi30k scripts/scaling.sh
 #
+# MULTI30K is the Multi30k directory (scripts/get-multi30k.sh DIR fetches it).
 # Needs Open MPI (apt-get install libopenmpi-dev openmpi-bin). Runs on the OpenBLAS kernels attend picks.
 set -euo pipefail
+. "$(dirname "$0")/need.sh"
+need_multi30k train.de train.en
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
 STEPS=${STEPS:-100}
 WARM=${WARM:-20}
-DATA=${DATA:-../shared/data/multi30k}
+DATA=$MULTI30K
 make -s build-mpi
 ATTEND=bin/attend-mpi
 . scripts/openblas-core.sh   # the OpenBLAS kernels of this CPU for every run below (uses ATTEND)

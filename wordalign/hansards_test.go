@@ -8,18 +8,17 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/corpora"
 )
 
 // TestHansardsAER trains on Multi30k En–Fr train (lowercased, attend's tokenizer) plus the 447 English–French
 // Hansards pairs (lowercased, white-space tokens) and scores lines 1–200 against their gold: each AER within
 // 0.01 of fast_align's on the same input (-d -o -v, atools: forward 0.261, grow-diag-final-and 0.242,
-// grow-diag-final 0.278, intersection 0.201) or better. It needs ATTEND_MULTI30K (a directory with train.en and
-// train.fr) and ATTEND_HANSARDS (one with enfr.src-tgt and enfr.dev-gold), and a minute or so of two cores.
+// grow-diag-final 0.278, intersection 0.201) or better. It needs MULTI30K (the Multi30k directory) and HANSARDS
+// (one with enfr.src-tgt and enfr.dev-gold), is skipped without either, and takes a minute or so of two cores.
 func TestHansardsAER(t *testing.T) {
-	m30k, hansards := os.Getenv("ATTEND_MULTI30K"), os.Getenv("ATTEND_HANSARDS")
-	if m30k == "" || hansards == "" {
-		t.Skip("set ATTEND_MULTI30K and ATTEND_HANSARDS to the Multi30k and Hansards directories")
-	}
+	hansards := corpora.Hansards(t, "enfr.src-tgt", "enfr.dev-gold")
+	m30k := corpora.Multi30k(t, "train.en", "train.fr")
 	pairs, err := data.ReadParallel(filepath.Join(m30k, "train.en"), filepath.Join(m30k, "train.fr"), data.NewRegexTokenizer(true))
 	if err != nil {
 		t.Fatal(err)

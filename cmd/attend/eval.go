@@ -48,8 +48,8 @@ side is tokenized (a space before punctuation: "a dog .", "man 's") and the othe
 that say nothing about the translation. The warning says what to do: --tok-lc, or detokenized text.
 
 BLEU is sacreBLEU's default (13a tokenization, case kept, exp smoothing); --tok-lc gives instead the
-tokenized-lowercased BLEU of the benchmark (attend's \w+|[^\w\s] tokens, lowercased, no smoothing), which is
-what training logs report (train.valid_bleu). chrF is chrF2 (character 6-grams, β = 2). --perplexity (with
+tokenized-lowercased BLEU common in the Multi30k literature (attend's \w+|[^\w\s] tokens, lowercased, no
+smoothing), which is what training logs report (train.valid_bleu). chrF is chrF2 (character 6-grams, β = 2). --perplexity (with
 --model and --src) adds the perplexity of the (first) references under the model, by teacher forcing; a pair with a side
 longer than --max-len tokens (default: the larger of the checkpoint's data.max_len and decode.max_len) is left
 out of it, with a warning naming its line.
@@ -77,7 +77,7 @@ exactly (not sacreBLEU's draws, which come from numpy).`,
 	fl.StringVar(&o.src, "src", "", "source sentences, one per line, for --model")
 	fl.StringVarP(&o.output, "output", "o", "", "with --model: also write the translations (with --n-best, the n-best lists) to this file")
 	fl.StringVar(&o.format, "format", "text", "text (sacreBLEU's lines, or a table for several --hyp) or json (sacreBLEU's --format json)")
-	fl.BoolVar(&o.tokLC, "tok-lc", false, "BLEU on lowercased regex tokens without smoothing (the benchmark's figure)")
+	fl.BoolVar(&o.tokLC, "tok-lc", false, "BLEU on lowercased regex tokens without smoothing (what training logs report)")
 	fl.BoolVar(&o.perplexity, "perplexity", false, "also the references' perplexity under --model")
 	fl.StringSliceVar(&o.metrics, "metrics", []string{app.MetricBLEU, app.MetricChrF}, "scores to compute: bleu, chrf")
 	fl.BoolVar(&o.confidence, "confidence", false, "add each score's bootstrap mean and 95% interval")

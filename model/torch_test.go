@@ -13,17 +13,17 @@ import (
 	"github.com/attend-nmt/attend/data"
 )
 
-// TestGradientsMatchPeer loads the PyTorch peer's weights into attend's small model and checks that one
-// Multi30k batch without dropout gives the peer's loss and gradients: the loss and the clip norm to 1e-5, the
+// TestGradientsMatchPyTorch loads the weights of the PyTorch reference implementation's small model into attend's
+// and checks that one Multi30k batch without dropout gives PyTorch's loss and gradients: the loss and the clip norm to 1e-5, the
 // norm of every tensor's gradient to 1e-3 (relative), through the fused and the unfused training graphs. It
-// needs what scripts/peer_weights.py writes (scripts/peer-check.sh runs both) in the folder named by
-// ATTEND_PEER_WEIGHTS, and is skipped without it: PyTorch is no dependency of the tests.
-func TestGradientsMatchPeer(t *testing.T) {
-	dir := os.Getenv("ATTEND_PEER_WEIGHTS")
+// needs what scripts/torch_weights.py writes (scripts/torch-check.sh runs both) in the folder named by
+// ATTEND_TORCH_WEIGHTS, and is skipped without it: PyTorch is no dependency of the tests.
+func TestGradientsMatchPyTorch(t *testing.T) {
+	dir := os.Getenv("ATTEND_TORCH_WEIGHTS")
 	if dir == "" {
-		t.Skip("set ATTEND_PEER_WEIGHTS to a folder written by scripts/peer_weights.py")
+		t.Skip("set ATTEND_TORCH_WEIGHTS to a folder written by scripts/torch_weights.py")
 	}
-	var peer struct {
+	var torch struct {
 		Tensors map[string]struct {
 			Shape    []int   `json:"shape"`
 			Offset   int     `json:"offset"`
@@ -40,18 +40,18 @@ func TestGradientsMatchPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(meta, &peer); err != nil {
+	if err := json.Unmarshal(meta, &torch); err != nil {
 		t.Fatal(err)
 	}
 	weights, err := os.ReadFile(filepath.Join(dir, "weights.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := data.NewVocab(peer.SrcVocab)
+	src, err := data.NewVocab(torch.SrcVocab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := data.NewVocab(peer.TgtVocab)
+	tgt, err := data.NewVocab(torch.TgtVocab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,29 +61,29 @@ func TestGradientsMatchPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(peer.Tensors) != len(m.Params.List()) {
-		t.Fatalf("the peer has %d tensors, attend's small model %d", len(peer.Tensors), len(m.Params.List()))
+	if len(torch.Tensors) != len(m.Params.List()) {
+		t.Fatalf("PyTorch has %d tensors, attend's small model %d", len(torch.Tensors), len(m.Params.List()))
 	}
 	for _, p := range m.Params.List() {
-		pt, ok := peer.Tensors[p.Name]
+		pt, ok := torch.Tensors[p.Name]
 		if !ok || len(weights) < 4*(pt.Offset+len(p.Data)) {
 			t.Fatalf("no weights for %s", p.Name)
 		}
 		if !slices.Equal(pt.Shape, p.Shape) {
-			t.Fatalf("%s: the peer's shape %v, attend's %v", p.Name, pt.Shape, p.Shape)
+			t.Fatalf("%s: PyTorch's shape %v, attend's %v", p.Name, pt.Shape, p.Shape)
 		}
 		for i := range p.Data {
 			p.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(weights[4*(pt.Offset+i):]))
 		}
 	}
-	examples := make([]data.Example, len(peer.Src))
+	examples := make([]data.Example, len(torch.Src))
 	for i := range examples {
-		examples[i] = data.Example{Src: peer.Src[i], Tgt: peer.Tgt[i]}
+		examples[i] = data.Example{Src: torch.Src[i], Tgt: torch.Tgt[i]}
 	}
 	batch := data.MakeBatches(examples, data.BatchOptions{BatchSize: len(examples)}, nil)[0]
 	close := func(what string, got, want, tol float64) {
 		if math.Abs(got-want) > tol*math.Abs(want) {
-			t.Errorf("%s: attend %.7g, the peer %.7g", what, got, want)
+			t.Errorf("%s: attend %.7g, PyTorch %.7g", what, got, want)
 		}
 	}
 	for _, unfused := range []bool{false, true} {
@@ -93,14 +93,14 @@ func TestGradientsMatchPeer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		close("loss", res.Loss, peer.Loss, 1e-5)
-		close("gradient norm", GlobalNorm(tr.Grads), peer.GradNorm, 1e-5)
+		close("loss", res.Loss, torch.Loss, 1e-5)
+		close("gradient norm", GlobalNorm(tr.Grads), torch.GradNorm, 1e-5)
 		for _, g := range tr.Grads.List() {
 			var sq float64
 			for _, x := range g.Data {
 				sq += float64(x) * float64(x)
 			}
-			close("gradient norm of "+g.Name, math.Sqrt(sq), peer.Tensors[g.Name].GradNorm, 1e-3)
+			close("gradient norm of "+g.Name, math.Sqrt(sq), torch.Tensors[g.Name].GradNorm, 1e-3)
 		}
 	}
 }

@@ -1,28 +1,42 @@
 #!/usr/bin/env python3
-"""peer_weights.py OUT [WEIGHTS] — the PyTorch peer's (../shared/bench/peer_torch.py) small model with its seed-1
-initial weights (or the weights it saved with --save), written in attend's parameter layout to OUT/weights.bin
-(float32, little-endian) with OUT/meta.json: each tensor's shape and offset, both vocabularies, the first 64
-Multi30k training pairs as ids, and the peer's loss and gradient norms on that batch without dropout.
-model.TestGradientsMatchPeer reads them (scripts/peer-check.sh runs both). Needs Debian's python3-torch."""
+"""torch_weights.py OUT [WEIGHTS] — the small model of the PyTorch reference implementation (the Python script named
+by TORCH_SCRIPT, see docs/speed.md) with its seed-1 initial weights (or the weights it saved with --save), written
+in attend's parameter layout to OUT/weights.bin (float32, little-endian) with OUT/meta.json: each tensor's shape and
+offset, both vocabularies, the first 64 Multi30k training pairs (from the directory named by MULTI30K) as ids, and
+PyTorch's loss and gradient norms on that batch without dropout. model.TestGradientsMatchPyTorch reads them
+(scripts/torch-check.sh runs both). Needs Debian's python3-torch."""
 import importlib.util, json, os, random, sys
 
 import numpy as np
 import torch
 
-here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("peer", os.path.join(here, "../../shared/bench/peer_torch.py"))
-peer = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(peer)
-data = os.path.join(here, "../../shared/data/multi30k")
+
+def need(name, what):
+    """The value of the environment variable name, or exit 2 saying what it should name."""
+    value = os.environ.get(name, "")
+    if not value:
+        sys.exit(f"torch_weights: set {name} to {what}")
+    if not os.path.exists(value):
+        sys.exit(f"torch_weights: {name}={value} does not exist")
+    return value
+
+
+if len(sys.argv) not in (2, 3):
+    sys.exit("usage: torch_weights.py OUT [WEIGHTS]")
+script = need("TORCH_SCRIPT", "the Python script of the PyTorch reference implementation (see docs/speed.md)")
+data = need("MULTI30K", "the Multi30k directory (scripts/get-multi30k.sh DIR fetches it)")
+spec = importlib.util.spec_from_file_location("reference", script)
+ref = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ref)
 out, load = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else None)
 
 torch.manual_seed(1)
 random.seed(1)
-src, tgt = peer.read(data + "/train.de"), peer.read(data + "/train.en")
+src, tgt = ref.read(data + "/train.de"), ref.read(data + "/train.en")
 keep = [(s, t) for s, t in zip(src, tgt) if 0 < len(s) <= 50 and 0 < len(t) <= 50]
-sv, tv = peer.Vocab([s for s, _ in keep]), peer.Vocab([t for _, t in keep])
+sv, tv = ref.Vocab([s for s, _ in keep]), ref.Vocab([t for _, t in keep])
 pairs = [(sv.encode(s), tv.encode(t)) for s, t in keep]
-model = peer.Seq2Seq(len(sv.itos), len(tv.itos), 128, 128, 256, 128)
+model = ref.Seq2Seq(len(sv.itos), len(tv.itos), 128, 128, 256, 128)
 if load:
     model.load_state_dict(torch.load(load))
 p = {k: v.detach().numpy() for k, v in model.state_dict().items()}
@@ -67,11 +81,11 @@ layout = {
 
 batch = pairs[:64]
 model.eval()  # no dropout; gradients are still computed
-s = peer.pad([x[0] for x in batch])
-t = peer.pad([[peer.BOS] + x[1] + [peer.EOS] for x in batch])
-logits = model(s, (s != peer.PAD).sum(1), t[:, :-1])
+s = ref.pad([x[0] for x in batch])
+t = ref.pad([[ref.BOS] + x[1] + [ref.EOS] for x in batch])
+logits = model(s, (s != ref.PAD).sum(1), t[:, :-1])
 loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), t[:, 1:].reshape(-1),
-                                         ignore_index=peer.PAD)
+                                         ignore_index=ref.PAD)
 loss.backward()
 grads = dict(model.named_parameters())
 norm = lambda names: float(torch.sqrt(sum((grads[n].grad.double() ** 2).sum() for n in names)))
@@ -85,7 +99,7 @@ with open(os.path.join(out, "weights.bin"), "wb") as f:
         f.write(a.tobytes())
 meta = {"tensors": index, "src_vocab": sv.itos, "tgt_vocab": tv.itos,
         "src": [x[0] for x in batch], "tgt": [x[1] for x in batch],
-        "loss": loss.item(), "grad_norm": norm(list(grads)), "tokens": int((t[:, 1:] != peer.PAD).sum())}
+        "loss": loss.item(), "grad_norm": norm(list(grads)), "tokens": int((t[:, 1:] != ref.PAD).sum())}
 with open(os.path.join(out, "meta.json"), "w") as f:
     json.dump(meta, f)
-print(f"peer_weights: loss {meta['loss']:.6f}, gradient norm {meta['grad_norm']:.6f} on {meta['tokens']} target words")
+print(f"torch_weights: loss {meta['loss']:.6f}, gradient norm {meta['grad_norm']:.6f} on {meta['tokens']} target words")
