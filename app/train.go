@@ -164,6 +164,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	m := opts.Model
 	fmt.Fprintf(req.Stdout, "model: %s\n", m.Describe())
+	fmt.Fprintf(req.Stdout, "BLAS: %s\n", backend.Active())
 	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
 	opts.Corpus = corpus.Pairs
 	if start != nil {

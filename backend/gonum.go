@@ -4,9 +4,12 @@ package backend
 
 import "io"
 
-// BLAS names the BLAS in use: gonum's pure-Go kernels. Build with `-tags openblas` (the Makefile does when
-// libopenblas is installed) for OpenBLAS.
-const BLAS = "gonum (pure Go; build with -tags openblas for OpenBLAS)"
+// Select leaves every matrix product on gonum's pure-Go kernels, the only BLAS of this build, and returns what
+// Active says. Build with `-tags openblas` (the Makefile does when libopenblas is installed) for OpenBLAS.
+func Select(stderr io.Writer) string { return Active() }
+
+// Active describes the BLAS that matrix products run on: gonum's pure-Go kernels.
+func Active() string { return "gonum (pure Go; build with -tags openblas for OpenBLAS)" }
 
 // SetBLASThreads does nothing: gonum's kernels size their own goroutines.
 func SetBLASThreads(n int) {}
@@ -16,9 +19,6 @@ func BLASThreads() int { return 0 }
 
 // BLASCore is empty: gonum's kernels choose nothing at start.
 func BLASCore() string { return "" }
-
-// UseBestKernels does nothing: gonum's kernels need no restart.
-func UseBestKernels(stderr io.Writer) {}
 
 // BetterCoreType is always false: only OpenBLAS chooses kernels by core type.
 func BetterCoreType() (string, bool) { return "", false }

@@ -23,17 +23,36 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// BLAS names the BLAS in use.
-const BLAS = "OpenBLAS (cgo, gonum.org/v1/netlib)"
-
-// init routes every matrix product — the plain-Go passes through gonum's blas32/blas64, the training graph
-// through gorgonia and its tensors — to OpenBLAS. These are the libraries' own process-wide settings.
-func init() {
+// Select routes every matrix product — the plain-Go passes through gonum's blas32/blas64, the training graph
+// through gorgonia and its tensors — to OpenBLAS, and returns what Active then says. These are the libraries' own
+// process-wide settings, so call it once, first thing in main (or in a TestMain), before any work is done. When
+// OpenBLAS chose kernels older than the CPU (see BetterCoreType) it first starts the program again in place of
+// this process with OPENBLAS_CORETYPE set, and does not return; if that restart fails it says so on stderr and
+// goes on with the slower kernels.
+func Select(stderr io.Writer) string {
+	useBestKernels(stderr)
 	impl := netlib.Implementation{}
 	blas32.Use(impl)
 	blas64.Use(impl)
 	G.Use(impl)
 	tensor.Use(impl)
+	return Active()
+}
+
+// Active describes the BLAS that matrix products run on now: OpenBLAS and its kernels once Select has routed
+// every library to it, gonum's pure-Go kernels before.
+func Active() string {
+	_, b32 := blas32.Implementation().(netlib.Implementation)
+	_, b64 := blas64.Implementation().(netlib.Implementation)
+	_, g := G.WhichBLAS().(netlib.Implementation)
+	_, t := tensor.WhichBLAS().(netlib.Implementation)
+	switch {
+	case b32 && b64 && g && t:
+		return fmt.Sprintf("OpenBLAS (cgo, gonum.org/v1/netlib), %s kernels", BLASCore())
+	case b32 || b64 || g || t:
+		return fmt.Sprintf("mixed: OpenBLAS for blas32 %v, blas64 %v, gorgonia %v, tensor %v; gonum (pure Go) for the rest", b32, b64, g, t)
+	}
+	return "gonum (pure Go; this build has OpenBLAS, but backend.Select was not called)"
 }
 
 // SetBLASThreads sets how many threads OpenBLAS runs each product on. Callers that already spread
@@ -50,7 +69,7 @@ func BLASCore() string { return C.GoString(C.openblas_get_corename()) }
 // kernels than the CPU supports while OPENBLAS_CORETYPE is unset. OpenBLAS releases older than the CPU do not
 // recognise it and fall back to "Prescott" (SSE3): on an AVX-512 Xeon that is about 4.5× slower on matrix
 // products (22 against 103 GFLOP/s measured here). OpenBLAS reads the variable once, when it is loaded, so the
-// program has to start again with it set: UseBestKernels does that. A user's own setting is never overridden.
+// program has to start again with it set: Select does that. A user's own setting is never overridden.
 func BetterCoreType() (string, bool) {
 	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); set {
 		return "", false
@@ -58,11 +77,10 @@ func BetterCoreType() (string, bool) {
 	return betterCoreType(BLASCore(), cpuLevel())
 }
 
-// UseBestKernels starts the program again in place of this process with OPENBLAS_CORETYPE set when
-// BetterCoreType says OpenBLAS chose kernels older than the CPU, and returns at once otherwise. Call it first thing
-// in main, before any work is done. If the restart fails it says so on stderr and returns: the program then runs
-// on the slower kernels.
-func UseBestKernels(stderr io.Writer) {
+// useBestKernels starts the program again in place of this process with OPENBLAS_CORETYPE set when
+// BetterCoreType says OpenBLAS chose kernels older than the CPU, and returns at once otherwise. If the restart
+// fails it says so on stderr and returns: the program then runs on the slower kernels.
+func useBestKernels(stderr io.Writer) {
 	core, ok := BetterCoreType()
 	if !ok {
 		return

@@ -368,14 +368,8 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 			kernels.Gemm(true, false, L, hd, L, 1, a, s, dCtx[off:], d, 1, dV[off:], d)
 			// de_i = a_i (dA_i − Σ_k a_k dA_k), row by row
 			for i := 0; i < L; i++ {
-				ar, dr := a[i*s:i*s+L], dAtt[i*s:i*s+L]
-				var dot T
-				for k, ak := range ar {
-					dot += ak * dr[k]
-				}
-				for k, ak := range ar {
-					dr[k] = ak * (dr[k] - dot)
-				}
+				dr := dAtt[i*s : i*s+L]
+				kernels.SoftmaxRowBackward(a[i*s:i*s+L], dr, dr)
 			}
 			// dQ_j += de K_j / √HD;  dK_j += deᵀ Q_j / √HD
 			kernels.Gemm(false, false, L, hd, L, scale, dAtt, s, c.k[off:], d, 1, dQ[off:], d)

@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	_ "github.com/attend-nmt/attend/backend" // the BLAS that the build selects
 	"math"
 	"math/rand/v2"
 	"testing"

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/attend-nmt/attend/align"
-	_ "github.com/attend-nmt/attend/backend" // selects the BLAS for every matrix product
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
 )
@@ -28,6 +29,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	backend.Select(os.Stderr) // the BLAS attend serve runs on
 	os.Exit(runTests(m))
 }
 

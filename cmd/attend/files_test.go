@@ -21,28 +21,6 @@ import (
 	"github.com/attend-nmt/attend/synth"
 )
 
-// runFor runs the attend binary like run, but kills it after limit; hung reports that it had to.
-func runFor(t *testing.T, limit time.Duration, stdin string, args ...string) (stdout, stderr string, code int, hung bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, attendBin, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		return o.String(), e.String(), -1, true
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code, false
-}
-
 // snapshot describes every entry of dir: its kind, and for a regular file its content's SHA-256.
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -194,16 +172,7 @@ func TestSecondRunOnTheSameOutIsRefused(t *testing.T) {
 			"--set", "model.emb=8", "--set", "model.enc_hidden=8", "--set", "model.dec_hidden=8", "--set", "model.attn_dim=8",
 			"--set", "train.log_every=1"}
 	}
-	first := exec.Command(attendBin, args("1", "100000")...)
-	stdout, err := first.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var firstErr bytes.Buffer
-	first.Stderr = &firstErr
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
+	first, stdout, firstErr := startAttend(t, args("1", "100000")...)
 	defer func() { first.Process.Kill(); first.Wait() }()
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() && !strings.HasPrefix(lines.Text(), "step 1 ") {
@@ -259,28 +228,6 @@ func TestREADMEResumeKeepsValidating(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "validating on "+filepath.Join(dir, "valid.src")+" and "+filepath.Join(dir, "valid.tgt")+" from the checkpoint") ||
 		!strings.Contains(stdout, "validation at step 8 ") || !strings.Contains(stdout, "checkpoints: "+ckpt+" (last)") {
 		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-}
-
-// waitExit waits up to limit for cmd to end and returns its exit status (-1 if it had to be killed).
-func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(limit):
-		cmd.Process.Kill()
-		<-done
-		return -1
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -96,17 +95,8 @@ func TestTranslateSignals(t *testing.T) {
 			t.Fatalf("no answer to an interactive line: %v", err)
 		}
 		cmd.Process.Signal(c.sig)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != c.code {
-				t.Fatalf("%v: %v, want exit status %d", c.sig, err, c.code)
-			}
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("%v: translate still running after 10 s", c.sig)
+		if code := waitExit(t, cmd, 10*time.Second); code != c.code {
+			t.Fatalf("%v: exit status %d (-1: still running after 10 s), want %d", c.sig, code, c.code)
 		}
 		stdin.Close()
 	}

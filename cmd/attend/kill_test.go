@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,16 +60,7 @@ func TestKillDashNineNeverLosesTheRun(t *testing.T) {
 		if lastStep >= 0 {
 			argv = append(argv, "--resume", ckpt)
 		}
-		cmd := exec.Command(attendBin, argv...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout, stderr := startAttend(t, argv...)
 		steps := make(chan int, maxSteps+1)
 		started := false // the run got past removing stale temporaries (it printed its training data)
 		scanned := make(chan struct{})
@@ -114,8 +103,7 @@ func TestKillDashNineNeverLosesTheRun(t *testing.T) {
 		cmd.Process.Kill()
 		waitErr := cmd.Wait()
 		<-scanned
-		var exit *exec.ExitError
-		if !errors.As(waitErr, &exit) || exit.ExitCode() != -1 {
+		if exitCode(t, waitErr) != -1 {
 			t.Fatalf("cycle %d: the run was not killed but ended with %v (it finished too early?); stderr: %s", cycle, waitErr, stderr.String())
 		}
 		kills++

@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	backend.UseBestKernels(os.Stderr)
+	backend.Select(os.Stderr) // attend version and the training header say what it chose
 	os.Exit(attendMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

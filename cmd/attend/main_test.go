@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,49 +13,6 @@ import (
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
 )
-
-// attendBin is the attend binary built once for these tests.
-var attendBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "attend-cli")
-	if err != nil {
-		panic(err)
-	}
-	attendBin = filepath.Join(dir, "attend")
-	if out, err := exec.Command("go", "build", "-tags", testBuildTags, "-o", attendBin, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// run runs the attend binary and returns its stdout, stderr and exit code.
-func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(attendBin, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestTrainThenTranslateEndToEnd trains a tiny model on a generated corpus through the binary, then translates
 // a file and standard input with it, and checks outputs, metrics and exit codes.
@@ -152,15 +107,6 @@ func TestTrainThenTranslateEndToEnd(t *testing.T) {
 	}
 }
 
-func readBytes(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestBadInputFailsWithFileAndLine checks that broken corpora and paths give a clear message and exit code 1.
 func TestBadInputFailsWithFileAndLine(t *testing.T) {
 	dir := t.TempDir()
@@ -216,16 +162,7 @@ func TestInterruptSavesAndResumeFinishes(t *testing.T) {
 	args := []string{"train", "--config", "../../configs/demo.yaml", "--src", filepath.Join(dir, "train.src"),
 		"--tgt", filepath.Join(dir, "train.tgt"), "--out", ckpt, "--no-progress", "--set", "train.log_every=1",
 		"--set", "model.emb=8", "--set", "model.enc_hidden=8", "--set", "model.dec_hidden=8", "--set", "model.attn_dim=8"}
-	cmd := exec.Command(attendBin, append(args, "--max-steps", "100000")...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, stderr := startAttend(t, append(args, "--max-steps", "100000")...)
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() && !strings.HasPrefix(lines.Text(), "step 3 ") {
 	}
@@ -237,9 +174,8 @@ func TestInterruptSavesAndResumeFinishes(t *testing.T) {
 	cmd.Process.Signal(os.Interrupt)
 	for lines.Scan() { // keep reading, so that the run never blocks on a full pipe
 	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+	err := cmd.Wait()
+	if exitCode(t, err) != 130 {
 		t.Fatalf("interrupted run: %v, want exit status 130; stderr: %s", err, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "--resume") {

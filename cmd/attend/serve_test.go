@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,37 +25,11 @@ type server struct {
 	exited chan error
 }
 
-// lockedBuffer collects a process's stderr while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startServer runs `attend serve` on a free port of 127.0.0.1 and waits for the URL it prints.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(attendBin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	s := &server{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
-	cmd.Stderr = s.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, stderr := startAttend(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	s := &server{cmd: cmd, stderr: stderr, exited: make(chan error, 1)}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		cmd.Process.Kill()
@@ -83,14 +55,7 @@ func (s *server) wait(t *testing.T) int {
 	select {
 	case err := <-s.exited:
 		s.exited <- err // for the cleanup
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
+		return exitCode(t, err)
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve still running 30 s after the signal\n%s", s.stderr.String())
 		return -1

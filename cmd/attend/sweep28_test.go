@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,31 +11,6 @@ import (
 
 	"github.com/attend-nmt/attend/model"
 )
-
-// runLimited runs the attend binary as run does, within 4 GB of address space (ulimit -v) and the given time,
-// so that a command that would exhaust the machine's memory fails instead. It returns the exit code (-1 when
-// the time ran out) and how long the command took.
-func runLimited(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int, took time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", `ulimit -v 4194304 && exec "$0" "$@"`, attendBin}, args...)...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	start := time.Now()
-	err := cmd.Run()
-	took = time.Since(start)
-	var exit *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		code = -1
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code, took
-}
 
 // TestTranslateRefusesImpossibleSearchSettings gives translate settings that used to be accepted and give
 // nonsense (an infinite or NaN penalty: scores of -Inf, NaN or 0), be ignored (--threshold without

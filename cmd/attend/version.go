@@ -23,7 +23,7 @@ func newVersionCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "attend %s, %s %s/%s, %s\nBLAS: %s\n", version, runtime.Version(),
-				runtime.GOOS, runtime.GOARCH, plural.Count(runtime.NumCPU(), "CPU"), backend.BLAS)
+				runtime.GOOS, runtime.GOARCH, plural.Count(runtime.NumCPU(), "CPU"), backend.Active())
 			if core := backend.BLASCore(); core != "" {
 				fmt.Fprintf(out, "BLAS core: %s\n", core)
 			}
