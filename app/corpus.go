@@ -281,9 +281,9 @@ type lexiconStarter struct {
 	lex  *backgroundLexicon
 }
 
-func (r lexiconStarter) EpochStart(epoch, batches, done int) {
+func (r lexiconStarter) EpochStart(e model.EpochStart) {
 	if r.next != nil {
-		r.next.EpochStart(epoch, batches, done)
+		r.next.EpochStart(e)
 	}
 }
 

@@ -270,12 +270,12 @@ type phaseLog struct {
 
 type nopRecorderForTest struct{}
 
-func (nopRecorderForTest) EpochStart(int, int, int) {}
-func (nopRecorderForTest) BatchDone()               {}
-func (nopRecorderForTest) Logged(model.StepLog)     {}
-func (nopRecorderForTest) Validated(model.ValidLog) {}
-func (nopRecorderForTest) EpochEnd()                {}
-func (l *phaseLog) add(e string)                    { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
+func (nopRecorderForTest) EpochStart(model.EpochStart) {}
+func (nopRecorderForTest) BatchDone()                  {}
+func (nopRecorderForTest) Logged(model.StepLog)        {}
+func (nopRecorderForTest) Validated(model.ValidLog)    {}
+func (nopRecorderForTest) EpochEnd()                   {}
+func (l *phaseLog) add(e string)                       { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
 func (l *phaseLog) StartPhase(name string, total int64) Phase {
 	l.add("start " + name)
 	return &loggedPhase{log: l, name: name, total: total}

@@ -210,7 +210,7 @@ func alignStatistical(cmd *cobra.Command, o alignOptions, gold [][]align.Link, o
 	}
 	opts := wordalign.DefaultOptions()
 	opts.Iterations, opts.Workers = o.iterations, o.threads
-	progress := newAlignProgress(cmd.ErrOrStderr(), o.noProgress)
+	progress := newAlignProgress(cmd.ErrOrStderr(), progressOf(cmd), o.noProgress)
 	opts.Progress = progress.report
 	defer progress.close()
 	return app.AlignStatistical(cmd.Context(), app.StatisticalAlignRequest{Corpus: o.corpus, Tokenizer: tok, Options: opts,

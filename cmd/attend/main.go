@@ -181,5 +181,6 @@ exits with status 130 (143); a second one quits at once.`,
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newBPECmd(), newAverageCmd(), newLexiconCmd(), newDemoCmd(), newVersionCmd())
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
 	root.AddCommand(newServeCmd())
+	progressFlags(root)
 	return root
 }
