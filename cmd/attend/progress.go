@@ -289,7 +289,9 @@ type lineRecorder struct {
 	steps    int       // the step the run ends at
 }
 
-func (r *lineRecorder) StartPhase(name string, total int64) app.Phase { return r.progress.start(name, total, "") }
+func (r *lineRecorder) StartPhase(name string, total int64) app.Phase {
+	return r.progress.start(name, total, "")
+}
 
 func (r *lineRecorder) EpochStart(e model.EpochStart) {
 	if r.began.IsZero() {
@@ -341,7 +343,9 @@ func (r *barRecorder) EpochStart(e model.EpochStart) {
 func (r *barRecorder) BatchDone() { r.bar.Add(1) }
 
 // StartPhase draws a bar for a phase before training: of bytes when its total is known, else a spinner.
-func (r *barRecorder) StartPhase(name string, total int64) app.Phase { return r.progress.start(name, total, "") }
+func (r *barRecorder) StartPhase(name string, total int64) app.Phase {
+	return r.progress.start(name, total, "")
+}
 
 func (r *barRecorder) Logged(s model.StepLog) {
 	r.bar.Describe(fmt.Sprintf("%s loss %.3f %.0f tok/s", r.epoch, s.Loss, s.TokPerS))
