@@ -16,12 +16,14 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// PhaseRecorder shows the phases of work before training's first step (reading the corpus, learning subword
-// merges, splitting words into them) as they go. A TrainRequest's Recorder that is also a PhaseRecorder is given
-// them; the summary line of each phase is printed to Stdout either way.
+// PhaseRecorder shows phases of long work as they go: those before training's first step (reading the corpus,
+// learning subword merges, splitting words into them), and those of the lexicon and of learning merges. A
+// TrainRequest's Recorder that is also a PhaseRecorder is given them; the summary line of each phase is printed
+// to Stdout either way.
 type PhaseRecorder interface {
-	// StartPhase begins a phase of total units of work (bytes of a file, words; 0: not known).
-	StartPhase(name string, total int64) Phase
+	// StartPhase begins a phase of total units of work (0: not known), counted in unit ("" for bytes;
+	// "merge", "iteration").
+	StartPhase(name string, total int64, unit string) Phase
 }
 
 // Phase is one phase of work under way.
@@ -40,7 +42,15 @@ func phasesOf(rec model.Recorder) PhaseRecorder {
 
 type nopPhases struct{}
 
-func (nopPhases) StartPhase(string, int64) Phase { return nopPhase{} }
+func (nopPhases) StartPhase(string, int64, string) Phase { return nopPhase{} }
+
+// orNoPhases is p, or a PhaseRecorder that shows nothing when p is nil.
+func orNoPhases(p PhaseRecorder) PhaseRecorder {
+	if p == nil {
+		return nopPhases{}
+	}
+	return p
+}
 
 type nopPhase struct{}
 
@@ -90,7 +100,7 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	}
 	budget, dir := corpusBudget(cfg.Data), filepath.Dir(req.Out)
 	began := time.Now()
-	phase := phases.StartPhase("reading "+req.Train.String(), files.Size())
+	phase := phases.StartPhase("reading "+req.Train.String(), files.Size(), "")
 	corpus, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Data.Tokenizer(), MaxLen: cfg.Data.MaxLen,
 		Threads: threads, Budget: budget, Dir: dir, Progress: phase.Set})
 	phase.End()
@@ -106,8 +116,9 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	case cfg.Data.Subword == model.SubwordBPE:
 		began := time.Now()
 		words, counts := corpus.WordCounts()
-		phase := phases.StartPhase("learning subword merges", 0)
-		subwords = data.LearnBPECounts(words, counts, cfg.Data.Merges)
+		phase := phases.StartPhase("learning subword merges", int64(cfg.Data.Merges), "merge")
+		subwords = data.LearnBPEProgress(words, counts, cfg.Data.Merges, func(n int) { phase.Set(int64(n)) })
+		phase.Set(int64(cfg.Data.Merges)) // done, also when the words allowed fewer merges
 		phase.End()
 		if err := ctx.Err(); err != nil {
 			corpus.Close()
@@ -117,7 +128,7 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	}
 	if subwords != nil {
 		began := time.Now()
-		phase := phases.StartPhase("splitting words into subwords", 0)
+		phase := phases.StartPhase("splitting words into subwords", 0, "")
 		split, err := corpus.Split(ctx, subwords, cfg.Data.MaxLen, threads, budget, dir)
 		phase.End()
 		corpus.Close()

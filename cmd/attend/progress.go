@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/wordalign"
@@ -96,6 +98,11 @@ func (p progressOut) start(name string, total int64, unit string) *meter {
 	return m
 }
 
+// StartPhase is start: a progressOut is an app.PhaseRecorder.
+func (p progressOut) StartPhase(name string, total int64, unit string) app.Phase {
+	return p.start(name, total, unit)
+}
+
 // meter shows one piece of work under way (see progressOut.start). It is an app.Phase.
 type meter struct {
 	out        progressOut
@@ -133,8 +140,13 @@ func (m *meter) setLocked(done int64) {
 	case m.out.quiet:
 	case m.bar != nil:
 		if m.total > 0 {
-			_ = m.bar.Set64(done)
+			_ = m.bar.Set64(done) // the bar clears itself at its total
 		}
+	case m.total > 0 && done >= m.total:
+		if m.lines > 0 {
+			m.writeLine(true) // the work is done: its last line comes now, before whatever the command prints next
+		}
+		m.ended = true
 	case m.out.every > 0 && time.Since(m.last) >= m.out.every:
 		m.writeLine(false)
 	}
@@ -209,7 +221,7 @@ func (m *meter) writeLine(final bool) {
 		if m.unit == "" {
 			fmt.Fprintf(&b, " %.1f MB/s,", float64(m.done)/1e6/secs)
 		} else {
-			fmt.Fprintf(&b, " %.1f/s,", float64(m.done)/secs)
+			fmt.Fprintf(&b, " %.1f %s/s,", float64(m.done)/secs, plural.Noun(2, m.unit))
 		}
 	}
 	if final {
@@ -289,8 +301,8 @@ type lineRecorder struct {
 	steps    int       // the step the run ends at
 }
 
-func (r *lineRecorder) StartPhase(name string, total int64) app.Phase {
-	return r.progress.start(name, total, "")
+func (r *lineRecorder) StartPhase(name string, total int64, unit string) app.Phase {
+	return r.progress.start(name, total, unit)
 }
 
 func (r *lineRecorder) EpochStart(e model.EpochStart) {
@@ -342,9 +354,9 @@ func (r *barRecorder) EpochStart(e model.EpochStart) {
 
 func (r *barRecorder) BatchDone() { r.bar.Add(1) }
 
-// StartPhase draws a bar for a phase before training: of bytes when its total is known, else a spinner.
-func (r *barRecorder) StartPhase(name string, total int64) app.Phase {
-	return r.progress.start(name, total, "")
+// StartPhase draws a bar for a phase before training: with its count when its total is known, else a spinner.
+func (r *barRecorder) StartPhase(name string, total int64, unit string) app.Phase {
+	return r.progress.start(name, total, unit)
 }
 
 func (r *barRecorder) Logged(s model.StepLog) {
@@ -448,4 +460,53 @@ func epochsDone(v model.ValidLog) string {
 		return fmt.Sprintf("in epoch %d", v.Epoch)
 	}
 	return plural.Count(v.EpochsDone, "epoch") + " done"
+}
+
+// inputLines counts the lines of an input, for a progress total: of the file at path (.gz read through), or,
+// when path is empty, of stdin when it is a regular file (from where it stands, without moving it). It is 0
+// when that is not known (a pipe, a terminal) or the file cannot be read (the command then reports that itself).
+func inputLines(path string, stdin io.Reader) int64 {
+	var r io.Reader
+	if path != "" {
+		f, err := data.Open(path)
+		if err != nil {
+			return 0
+		}
+		defer f.Close()
+		r = f
+	} else {
+		f, ok := stdin.(*os.File)
+		if !ok {
+			return 0
+		}
+		info, err := f.Stat()
+		if err != nil || !info.Mode().IsRegular() {
+			return 0
+		}
+		at, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0
+		}
+		r = io.NewSectionReader(f, at, info.Size()-at)
+	}
+	var lines int64
+	last := byte('\n')
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+			last = buf[n-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0
+		}
+	}
+	if last != '\n' {
+		lines++ // a last line without its newline
+	}
+	return lines
 }

@@ -14,7 +14,7 @@ import (
 func TestPhaseBars(t *testing.T) {
 	var bar, log bytes.Buffer
 	rec := &barRecorder{progress: progressOut{w: &bar, bars: true}, log: &log}
-	p := rec.StartPhase("reading train.tsv", 4<<20)
+	p := rec.StartPhase("reading train.tsv", 4<<20, "")
 	p.Set(1 << 20)
 	time.Sleep(250 * time.Millisecond) // past the bar's throttle
 	p.Set(4 << 20)
@@ -23,7 +23,7 @@ func TestPhaseBars(t *testing.T) {
 		t.Fatalf("the reading bar shows %q", bar.String())
 	}
 	bar.Reset()
-	s := rec.StartPhase("learning subword merges", 0)
+	s := rec.StartPhase("learning subword merges", 0, "")
 	time.Sleep(450 * time.Millisecond) // the spinner turns by itself
 	s.End()
 	if !strings.Contains(bar.String(), "learning subword merges") {
@@ -34,7 +34,7 @@ func TestPhaseBars(t *testing.T) {
 	}
 	plain := &lineRecorder{log: &log, progress: progressOut{w: &bar, every: time.Hour}}
 	bar.Reset()
-	q := plain.StartPhase("reading train.tsv", 100)
+	q := plain.StartPhase("reading train.tsv", 100, "")
 	q.Set(100)
 	q.End()
 	if log.Len() != 0 || bar.Len() != 0 {
