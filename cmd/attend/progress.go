@@ -62,8 +62,8 @@ func (p progressOut) noBars() progressOut {
 
 // start begins showing a piece of work of total units (0: not known), counted in unit ("sentence";
 // "": bytes): a bar with its ETA on a terminal, a spinner when the total is not known; a plain line at most every
-// p.every elsewhere, and a last one at the end when there were others, so that work shorter than p.every writes
-// none. The meter is safe for use from several goroutines.
+// p.every elsewhere, and a last one at the end when the work lasted that long, so that work shorter than p.every
+// writes none. The meter is safe for use from several goroutines.
 func (p progressOut) start(name string, total int64, unit string) *meter {
 	m := &meter{out: p, name: name, unit: unit, total: max(total, 0), began: time.Now()}
 	m.last = m.began
@@ -143,7 +143,7 @@ func (m *meter) setLocked(done int64) {
 			_ = m.bar.Set64(done) // the bar clears itself at its total
 		}
 	case m.total > 0 && done >= m.total:
-		if m.lines > 0 {
+		if m.due() {
 			m.writeLine(true) // the work is done: its last line comes now, before whatever the command prints next
 		}
 		m.ended = true
@@ -194,9 +194,14 @@ func (m *meter) End() {
 	case m.out.quiet:
 	case m.bar != nil:
 		_ = m.bar.Finish()
-	case m.lines > 0:
+	case m.due():
 		m.writeLine(true)
 	}
+}
+
+// due tells whether the last plain line is due: when there were others, or the work lasted an interval.
+func (m *meter) due() bool {
+	return m.lines > 0 || m.out.every > 0 && time.Since(m.began) >= m.out.every
 }
 
 // writeLine writes a plain progress line: "translating test.de: 400/1000 sentences (40%), 33 sentences/s,
