@@ -44,6 +44,25 @@ type nopPhases struct{}
 
 func (nopPhases) StartPhase(string, int64, string) Phase { return nopPhase{} }
 
+// phaseCounter is a Counter that shows its count in a Phase; it is safe for use from several goroutines.
+type phaseCounter struct {
+	mu    sync.Mutex
+	phase Phase
+	done  int64
+}
+
+func (c *phaseCounter) Add(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done += n
+	c.phase.Set(c.done)
+}
+
+// nopCounter is a Counter that counts nothing.
+type nopCounter struct{}
+
+func (nopCounter) Add(int64) {}
+
 // orNoPhases is p, or a PhaseRecorder that shows nothing when p is nil.
 func orNoPhases(p PhaseRecorder) PhaseRecorder {
 	if p == nil {
