@@ -41,6 +41,14 @@ func TestLongCommandsShowPlainProgress(t *testing.T) {
 			[]string{"learning the lexicon (IBM Model 1): 1/5 iterations (20%), ", ", ETA ", ": 5/5 iterations (100%), "}},
 		{"bpe learn", "", []string{"bpe", "learn", "--merges", "40", "-i", src, "-i", tgt},
 			[]string{"learning merges: ", "/40 merges (", ", ETA ", "learning merges: 40/40 merges (100%), "}},
+		{"align by a model", "", []string{"align", "-m", ckpt, "--src", in, "--tgt", ref, "--batch", "8"},
+			[]string{"aligning " + in + " and " + ref + ": ", "/60 sentence pairs (", ", ETA ", ": 60/60 sentence pairs (100%), "}},
+		{"align --statistical", "", []string{"align", "--statistical", "--src", src, "--tgt", tgt},
+			[]string{"forward EM 1/4: ", "reverse aligning: ", "/300 sentence pairs (100%), "}},
+		{"heatmap gallery", "", []string{"heatmap", "-m", ckpt, "--input", in, "--out-dir", filepath.Join(dir, "gallery"), "--limit", "20", "--batch", "4"},
+			[]string{"translating " + in + ": ", "/20 sentences (", ", ETA ", "drawing " + filepath.Join(dir, "gallery", "*.png") + ": ", "/20 pictures (", ": 20/20 pictures (100%), "}},
+		{"average", "", []string{"average", "-o", filepath.Join(dir, "avg.ckpt"), ckpt, ckpt, ckpt},
+			[]string{"averaging: 1/3 checkpoints (33%), ", ", ETA ", "averaging: 3/3 checkpoints (100%), "}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr := runWithStdin(t, c.stdin, append(c.args, "--progress-every", "1ns")...)
