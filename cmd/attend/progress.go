@@ -179,7 +179,8 @@ func (m *meter) Clear() {
 	}
 }
 
-// End ends the work: the bar is cleared, and a last plain line says how long it took when there were others.
+// End ends the work: the bar is cleared, and a last plain line says how long it took when the work lasted an
+// interval (see due).
 func (m *meter) End() {
 	if m.stop != nil {
 		m.stop()
