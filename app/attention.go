@@ -30,12 +30,17 @@ func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]
 // Source and Output are the given words, and a word's attention sums or averages that of its pieces. A nil tok
 // makes it ForceTokens.
 func ForceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int) ([]Translation, error) {
+	return forceWords(ctx, m, tok, srcs, tgts, batch, nil)
+}
+
+// forceWords is ForceWords telling progress (nil: nothing) of the pairs done, batch by batch.
+func forceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int, progress Counter) ([]Translation, error) {
 	if len(srcs) != len(tgts) {
 		return nil, fmt.Errorf("force: %d sources for %d targets", len(srcs), len(tgts))
 	}
 	srcPieces, srcWord := splitSentences(m, tok, srcs)
 	tgtPieces, tgtWord := splitSentences(m, tok, tgts)
-	out, err := forcePieces(ctx, m, srcPieces, tgtPieces, batch)
+	out, err := forcePieces(ctx, m, srcPieces, tgtPieces, batch, progress)
 	if err != nil || srcWord == nil {
 		return out, err
 	}
@@ -46,7 +51,10 @@ func ForceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokeniz
 }
 
 // forcePieces is ForceTokens on the model's own tokens.
-func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int) ([]Translation, error) {
+func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int, progress Counter) ([]Translation, error) {
+	if progress == nil {
+		progress = nopCounter{}
+	}
 	out := make([]Translation, len(srcs))
 	var examples []data.Example
 	var index []int
@@ -58,6 +66,7 @@ func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]
 		examples = append(examples, data.Example{Src: m.SrcVocab.Encode(srcs[i]), Tgt: m.TgtVocab.Encode(tgts[i])})
 		index = append(index, i)
 	}
+	progress.Add(int64(len(srcs) - len(examples))) // the pairs with an empty side
 	for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: batch}, nil) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -66,6 +75,7 @@ func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]
 			i := index[b.Index[r]]
 			out[i].Attention, out[i].LogProbs, out[i].Heads, out[i].SelfAttention = f.Attention, f.LogProbs, f.Heads, f.SelfAttention
 		}
+		progress.Add(int64(b.Real))
 	}
 	return out, nil
 }
@@ -181,6 +191,8 @@ type AlignRequest struct {
 	// empty line, is not scored, and is named in a warning to Warn (nil: no warnings).
 	MaxLen int
 	Warn   io.Writer
+	// Progress (nil: nowhere) is shown the pairs aligned, in one phase: forward, then reverse with Reverse.
+	Progress PhaseRecorder
 }
 
 // Align aligns every sentence pair of req.Corpus by the attention of the model scoring the target with teacher
@@ -211,7 +223,14 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 		srcs[p.Line-1], tgts[p.Line-1] = nil, nil // an empty pair: no links
 	}
 	WarnLongPairs(req.Warn, long, req.MaxLen, req.Corpus.String(), "skipped: its alignment line is empty and not scored")
-	forward, err := ForceWords(ctx, req.Model, split, srcs, tgts, req.Batch)
+	passes := 1
+	if req.Reverse != nil {
+		passes = 2 // the pairs forward, then backward
+	}
+	phase := orNoPhases(req.Progress).StartPhase("aligning "+req.Corpus.String(), int64(passes*len(pairs)), "sentence pair")
+	defer phase.End()
+	done := &phaseCounter{phase: phase}
+	forward, err := forceWords(ctx, req.Model, split, srcs, tgts, req.Batch, done)
 	if err != nil {
 		return align.Scores{}, err
 	}
@@ -220,7 +239,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 		if req.Tokenized {
 			split = modelTokenizer(req.Reverse, req.Lowercase)
 		}
-		if reverse, err = ForceWords(ctx, req.Reverse, split, tgts, srcs, req.Batch); err != nil {
+		if reverse, err = forceWords(ctx, req.Reverse, split, tgts, srcs, req.Batch, done); err != nil {
 			return align.Scores{}, err
 		}
 	}

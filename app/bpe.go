@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 
@@ -12,26 +13,46 @@ import (
 )
 
 // LearnBPEFiles reads and tokenizes the text files at paths (.gz is read directly) on every core and learns up
-// to merges BPE merges from all of them together (data.WordCounts, data.LearnBPECounts). A cancelled ctx stops
-// it at once, while reading or while learning, with an error that matches ErrStopped: the caller has written
-// nothing yet.
-func LearnBPEFiles(ctx context.Context, paths []string, tok data.Tokenizer, merges int) (*data.BPE, error) {
+// to merges BPE merges from all of them together (data.WordCounts, data.LearnBPECounts), showing the two phases
+// to phases (nil: nowhere). A cancelled ctx stops it at once, while reading or while learning, with an error
+// that matches ErrStopped: the caller has written nothing yet.
+func LearnBPEFiles(ctx context.Context, paths []string, tok data.Tokenizer, merges int, phases PhaseRecorder) (*data.BPE, error) {
+	phases = orNoPhases(phases)
 	var words []string
 	var counts []int64
-	err := interruptible(ctx, "reading "+strings.Join(paths, ", "), func() error {
+	reading := "reading " + strings.Join(paths, ", ")
+	phase := phases.StartPhase(reading, filesSize(paths), "")
+	err := interruptible(ctx, reading, func() error {
 		var err error
-		words, counts, err = data.WordCounts(ctx, paths, tok, runtime.GOMAXPROCS(0), nil)
+		words, counts, err = data.WordCounts(ctx, paths, tok, runtime.GOMAXPROCS(0), phase.Set)
 		return err
 	})
+	phase.End()
 	if err != nil {
 		return nil, err
 	}
 	var b *data.BPE
+	phase = phases.StartPhase("learning merges", int64(merges), "merge")
 	err = interruptible(ctx, "learning merges", func() error {
-		b = data.LearnBPECounts(words, counts, merges)
+		b = data.LearnBPEProgress(words, counts, merges, func(n int) { phase.Set(int64(n)) })
 		return nil
 	})
+	phase.Set(int64(merges)) // done, also when the words allowed fewer merges
+	phase.End()
 	return b, err
+}
+
+// filesSize is the bytes of the files at paths together, or 0 when one cannot be read (its reader then says why).
+func filesSize(paths []string) int64 {
+	var total int64
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return 0
+		}
+		total += info.Size()
+	}
+	return total
 }
 
 // SubwordRequest is everything `attend bpe apply` and `attend bpe undo` need.

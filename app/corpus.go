@@ -16,12 +16,14 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// PhaseRecorder shows the phases of work before training's first step (reading the corpus, learning subword
-// merges, splitting words into them) as they go. A TrainRequest's Recorder that is also a PhaseRecorder is given
-// them; the summary line of each phase is printed to Stdout either way.
+// PhaseRecorder shows phases of long work as they go: those before training's first step (reading the corpus,
+// learning subword merges, splitting words into them), and those of the lexicon and of learning merges. A
+// TrainRequest's Recorder that is also a PhaseRecorder is given them; the summary line of each phase is printed
+// to Stdout either way.
 type PhaseRecorder interface {
-	// StartPhase begins a phase of total units of work (bytes of a file, words; 0: not known).
-	StartPhase(name string, total int64) Phase
+	// StartPhase begins a phase of total units of work (0: not known), counted in unit ("" for bytes;
+	// "merge", "iteration").
+	StartPhase(name string, total int64, unit string) Phase
 }
 
 // Phase is one phase of work under way.
@@ -40,7 +42,34 @@ func phasesOf(rec model.Recorder) PhaseRecorder {
 
 type nopPhases struct{}
 
-func (nopPhases) StartPhase(string, int64) Phase { return nopPhase{} }
+func (nopPhases) StartPhase(string, int64, string) Phase { return nopPhase{} }
+
+// phaseCounter is a Counter that shows its count in a Phase; it is safe for use from several goroutines.
+type phaseCounter struct {
+	mu    sync.Mutex
+	phase Phase
+	done  int64
+}
+
+func (c *phaseCounter) Add(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done += n
+	c.phase.Set(c.done)
+}
+
+// nopCounter is a Counter that counts nothing.
+type nopCounter struct{}
+
+func (nopCounter) Add(int64) {}
+
+// orNoPhases is p, or a PhaseRecorder that shows nothing when p is nil.
+func orNoPhases(p PhaseRecorder) PhaseRecorder {
+	if p == nil {
+		return nopPhases{}
+	}
+	return p
+}
 
 type nopPhase struct{}
 
@@ -90,7 +119,7 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	}
 	budget, dir := corpusBudget(cfg.Data), filepath.Dir(req.Out)
 	began := time.Now()
-	phase := phases.StartPhase("reading "+req.Train.String(), files.Size())
+	phase := phases.StartPhase("reading "+req.Train.String(), files.Size(), "")
 	corpus, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Data.Tokenizer(), MaxLen: cfg.Data.MaxLen,
 		Threads: threads, Budget: budget, Dir: dir, Progress: phase.Set})
 	phase.End()
@@ -106,8 +135,9 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	case cfg.Data.Subword == model.SubwordBPE:
 		began := time.Now()
 		words, counts := corpus.WordCounts()
-		phase := phases.StartPhase("learning subword merges", 0)
-		subwords = data.LearnBPECounts(words, counts, cfg.Data.Merges)
+		phase := phases.StartPhase("learning subword merges", int64(cfg.Data.Merges), "merge")
+		subwords = data.LearnBPEProgress(words, counts, cfg.Data.Merges, func(n int) { phase.Set(int64(n)) })
+		phase.Set(int64(cfg.Data.Merges)) // done, also when the words allowed fewer merges
 		phase.End()
 		if err := ctx.Err(); err != nil {
 			corpus.Close()
@@ -117,7 +147,7 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	}
 	if subwords != nil {
 		began := time.Now()
-		phase := phases.StartPhase("splitting words into subwords", 0)
+		phase := phases.StartPhase("splitting words into subwords", 0, "")
 		split, err := corpus.Split(ctx, subwords, cfg.Data.MaxLen, threads, budget, dir)
 		phase.End()
 		corpus.Close()
@@ -281,9 +311,9 @@ type lexiconStarter struct {
 	lex  *backgroundLexicon
 }
 
-func (r lexiconStarter) EpochStart(epoch, batches, done int) {
+func (r lexiconStarter) EpochStart(e model.EpochStart) {
 	if r.next != nil {
-		r.next.EpochStart(epoch, batches, done)
+		r.next.EpochStart(e)
 	}
 }
 

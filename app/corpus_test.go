@@ -194,7 +194,7 @@ func TestLexiconLearnedAfterTheCheckpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LearnLexicon(context.Background(), ck, train); err != nil {
+	if _, err := LearnLexicon(context.Background(), ck, train, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.EqualFunc(ck.Model.Lexicon.Best, final.Model.Lexicon.Best, slices.Equal) {
@@ -272,13 +272,13 @@ type phaseLog struct {
 
 type nopRecorderForTest struct{}
 
-func (nopRecorderForTest) EpochStart(int, int, int) {}
-func (nopRecorderForTest) BatchDone()               {}
-func (nopRecorderForTest) Logged(model.StepLog)     {}
-func (nopRecorderForTest) Validated(model.ValidLog) {}
-func (nopRecorderForTest) EpochEnd()                {}
-func (l *phaseLog) add(e string)                    { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
-func (l *phaseLog) StartPhase(name string, total int64) Phase {
+func (nopRecorderForTest) EpochStart(model.EpochStart) {}
+func (nopRecorderForTest) BatchDone()                  {}
+func (nopRecorderForTest) Logged(model.StepLog)        {}
+func (nopRecorderForTest) Validated(model.ValidLog)    {}
+func (nopRecorderForTest) EpochEnd()                   {}
+func (l *phaseLog) add(e string)                       { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
+func (l *phaseLog) StartPhase(name string, total int64, _ string) Phase {
 	l.add("start " + name)
 	return &loggedPhase{log: l, name: name, total: total}
 }

@@ -14,21 +14,27 @@ import (
 // training does (the model's tokenizer, its subword merges, the length filter of data.max_len) and estimates
 // each source word's likely translations (lexicon.Learn) on every CPU. It returns the number of sentence pairs
 // used. A corpus the wrong way round for the model (its source side in the model's target language) is an error.
-func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int, error) {
+// Its phases (reading, splitting into subwords, the EM iterations) are shown to phases (nil: nowhere).
+func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus, phases PhaseRecorder) (int, error) {
 	if err := corpus.check(); err != nil {
 		return 0, err
 	}
+	phases = orNoPhases(phases)
 	m, cfg := ck.Model, ck.Config.Data
 	threads := runtime.GOMAXPROCS(0)
 	files := data.CorpusFiles{Src: corpus.Src, Tgt: corpus.Tgt, TSV: corpus.TSV}
+	phase := phases.StartPhase("reading "+corpus.String(), files.Size(), "")
 	c, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Tokenizer(), MaxLen: cfg.MaxLen, Threads: threads,
-		Budget: corpusBudget(cfg)})
+		Budget: corpusBudget(cfg), Progress: phase.Set})
+	phase.End()
 	if err != nil {
 		return 0, stopped(ctx, "reading the corpus", err)
 	}
 	defer func() { c.Close() }()
 	if m.Subwords != nil {
+		phase := phases.StartPhase("splitting words into subwords", 0, "")
 		split, err := c.Split(ctx, m.Subwords, cfg.MaxLen, threads, corpusBudget(cfg), "")
+		phase.End()
 		c.Close()
 		if err != nil {
 			return 0, stopped(ctx, "splitting the corpus into subwords", err)
@@ -44,7 +50,10 @@ func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus) (int
 	c.Encode(m.SrcVocab, m.TgtVocab)
 	opts := lexicon.DefaultOptions()
 	opts.Threads = threads
+	phase = phases.StartPhase("learning the lexicon (IBM Model 1)", int64(opts.Iterations), "iteration")
+	opts.Progress = func(n int) { phase.Set(int64(n)) }
 	lex, err := lexicon.LearnFrom(ctx, c.Pairs, m.SrcVocab.Size(), m.TgtVocab.Size(), opts)
+	phase.End()
 	if err != nil {
 		return 0, stopped(ctx, "learning the lexicon", err)
 	}

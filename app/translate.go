@@ -68,6 +68,22 @@ type DecodeOptions struct {
 	// NoBF16 keeps greedy search on float32 products where it would use bfloat16 ones and rescoring
 	// (decoder.Decoder.GreedyInBF16).
 	NoBF16 bool
+	// Progress, when not nil, is told how many sentences were just translated, as they are (an empty one at
+	// once), for a progress display. It may be called from several goroutines at a time.
+	Progress Counter
+}
+
+// Counter is told of units of work as they are done, for a progress display. A Counter in DecodeOptions
+// should be a pointer, so that the options stay comparable.
+type Counter interface {
+	Add(n int64)
+}
+
+// progress reports n sentences translated to o.Progress, if any.
+func (o DecodeOptions) progress(n int) {
+	if o.Progress != nil && n > 0 {
+		o.Progress.Add(int64(n))
+	}
 }
 
 // Validate reports a setting out of range, naming it.
@@ -382,6 +398,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		examples = append(examples, data.Example{Src: m.SrcVocab.Encode(s)})
 		index = append(index, i)
 	}
+	opts.progress(len(sents) - len(examples)) // the empty ones
 	// Batches are independent: decode them on every core, each worker writing only its own sentences, with
 	// single-threaded matrix products (two layers of threads on two cores cost 30% here).
 	batchSize := opts.Batch
@@ -423,6 +440,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		m.Decoder.GreedyQueue(opts.Batch*cores, cores, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 			ids[i] = h.Tokens
+			opts.progress(1)
 		})
 	} else {
 		beamBatches(ctx, m, batches, index, sents, opts, out, ids, shortlist)
@@ -504,6 +522,7 @@ func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.
 					out[i] = tr
 					ids[i] = best.Tokens
 				}
+				opts.progress(b.Real)
 			}
 		}()
 	}

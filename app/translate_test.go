@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,4 +138,45 @@ func TestShortlistNeedsALexicon(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "attend lexicon --model") {
 		t.Fatalf("TranslateTokens with a shortlist and no lexicon: %v", err)
 	}
+}
+
+// TestDecodeProgressCountsEverySentence: DecodeOptions.Progress hears of every sentence once, empty ones
+// included, under greedy and beam search, and the translations are those of a search without it.
+func TestDecodeProgressCountsEverySentence(t *testing.T) {
+	m := untrainedModel(t)
+	lines := []string{"a b c", "", "d e", "e a", "b", "", "c c d e", "a"}
+	for _, beam := range []int{1, 3} {
+		opts := DecodeOptions{MaxLen: 6, Batch: 2, Beam: beam}
+		want, err := TranslateText(context.Background(), m, lines, TextOptions{Decode: opts, Lowercase: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := &countingProgress{}
+		opts.Progress = count
+		got, err := TranslateText(context.Background(), m, lines, TextOptions{Decode: opts, Lowercase: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls, total := count.calls, int(count.total); total != len(lines) || calls < 2 {
+			t.Errorf("beam %d: progress heard of %d sentences in %d calls; want %d, as they are done", beam, total, calls, len(lines))
+		}
+		for i := range want {
+			if strings.Join(got[i].Output, " ") != strings.Join(want[i].Output, " ") {
+				t.Errorf("beam %d: line %d translated to %q with progress, %q without", beam, i+1, got[i].Output, want[i].Output)
+			}
+		}
+	}
+}
+
+// countingProgress is a Counter that adds up what it is told.
+type countingProgress struct {
+	mu           sync.Mutex
+	calls, total int64
+}
+
+func (c *countingProgress) Add(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	c.total += n
 }

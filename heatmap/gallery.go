@@ -123,6 +123,12 @@ source word, higher when attention is spread.</p>
 // WriteGalleryDir writes, in dir (created if needed), every map as NNNN.png and NNNN.json (numbered from 0001
 // in the given order) and index.html showing them all (see WriteGallery). It returns the first error.
 func WriteGalleryDir(dir, title string, maps []*Map) error {
+	return WriteGalleryDirProgress(dir, title, maps, nil)
+}
+
+// WriteGalleryDirProgress is WriteGalleryDir telling progress, when set, the number of maps written, after
+// each one.
+func WriteGalleryDirProgress(dir, title string, maps []*Map, progress func(written int)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("heatmap: %w", err)
 	}
@@ -133,6 +139,9 @@ func WriteGalleryDir(dir, title string, maps []*Map) error {
 			if err := WriteFile(filepath.Join(dir, name), m); err != nil {
 				return fmt.Errorf("sentence %d: %w", i+1, err)
 			}
+		}
+		if progress != nil {
+			progress(i + 1)
 		}
 	}
 	return writeFileWith(filepath.Join(dir, "index.html"), func(w io.Writer) error { return WriteGallery(w, title, entries) })

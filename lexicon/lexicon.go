@@ -33,6 +33,8 @@ type Options struct {
 	// Threads is how many goroutines share the work (<= 0: one per CPU). The table is the same whatever their
 	// number.
 	Threads int
+	// Progress, when set, is told the number of EM iterations done, after each one.
+	Progress func(iterations int)
 }
 
 // DefaultOptions returns Learn's settings when attend train builds a table: enough iterations for the
@@ -71,9 +73,12 @@ func LearnFrom(ctx context.Context, examples data.Source, srcSize, tgtSize int, 
 	if err != nil {
 		return nil, err
 	}
-	for range opts.Iterations {
+	for it := range opts.Iterations {
 		if err := m.iterate(ctx); err != nil {
 			return nil, err
+		}
+		if opts.Progress != nil {
+			opts.Progress(it + 1)
 		}
 	}
 	return m.table(opts.Keep), nil

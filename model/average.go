@@ -12,7 +12,10 @@ import (
 // one of them. Every checkpoint must have the same architecture (model.* keys but dropout), vocabularies and subword
 // merges; the result takes the
 // configuration, optimizer state and position of the last one, so training resumed from it continues from there.
-func Average(paths []string) (*Checkpoint, error) {
+func Average(paths []string) (*Checkpoint, error) { return AverageProgress(paths, nil) }
+
+// AverageProgress is Average telling progress, when set, the number of checkpoints added in, after each one.
+func AverageProgress(paths []string, progress func(added int)) (*Checkpoint, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("average: no checkpoints given")
 	}
@@ -36,6 +39,9 @@ func Average(paths []string) (*Checkpoint, error) {
 			sum[j] += float64(x)
 		}
 		last = ck
+		if progress != nil {
+			progress(i + 1)
+		}
 	}
 	w := last.Model.Params.Flat()
 	for j := range w {

@@ -37,9 +37,9 @@ func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupt
 // Recorder follows a training run as it goes. Train calls it and draws nothing itself: the command decides
 // between a progress bar and plain log lines. Every method is called from Train's goroutine.
 type Recorder interface {
-	// EpochStart is called when an epoch (counted from 1) of batches batches begins, done of them already
-	// trained on (a resumed run).
-	EpochStart(epoch, batches, done int)
+	// EpochStart is called when an epoch begins (or a resumed run continues one), with where the run stands
+	// and where it will end.
+	EpochStart(EpochStart)
 	// BatchDone is called after each batch.
 	BatchDone()
 	// Logged is called every train.log_every steps, with what the metrics line holds.
@@ -48,6 +48,18 @@ type Recorder interface {
 	Validated(ValidLog)
 	// EpochEnd is called when the batches of an epoch are done or the run stops within it.
 	EpochEnd()
+}
+
+// EpochStart is where an epoch begins, for Recorder.EpochStart.
+type EpochStart struct {
+	Epoch, Epochs int // the epoch (from 1) of train.epochs
+	Batches, Done int // the epoch's batches, Done of them already trained on (a resumed run)
+	// Step is the optimizer steps taken before the epoch's next batch, in all (resumed runs included), and Steps
+	// the step the run will end at: train.max_steps, or the last batch of the last epoch when that comes first
+	// (counting each epoch to come as long as this one; with data.batch_tokens the epochs' batch counts can
+	// differ a little, and each EpochStart brings the figure up to date). A run that loses its patience
+	// (train.patience) ends before it.
+	Step, Steps int
 }
 
 // StepLog is one logging window of training.
@@ -372,7 +384,7 @@ func (p Progress) stepEpochs() (epoch, done int) {
 // epoch's end or the run's, both are left to Train, which validates and then saves.
 func (r *run) trainEpoch(plan *data.Plan, corpus data.Source) error {
 	prog, cfg := &r.prog, r.cfg
-	r.rec.EpochStart(prog.Epoch+1, plan.Len(), prog.Batch)
+	r.rec.EpochStart(r.epochStart(plan.Len()))
 	defer r.rec.EpochEnd()
 	win := logWindow{StepLog: StepLog{GradNorm: math.NaN()}, start: time.Now()}
 	batches := plan.Read(corpus, prog.Batch)
@@ -435,6 +447,16 @@ func (r *run) trainEpoch(plan *data.Plan, corpus data.Source) error {
 		}
 	}
 	return nil
+}
+
+// epochStart is where the epoch of batches batches that r.prog is in stands.
+func (r *run) epochStart(batches int) EpochStart {
+	prog, cfg := r.prog, r.cfg.Train
+	steps := prog.Step + batches - prog.Batch + (cfg.Epochs-prog.Epoch-1)*batches
+	if cfg.MaxSteps > 0 {
+		steps = min(steps, cfg.MaxSteps)
+	}
+	return EpochStart{Epoch: prog.Epoch + 1, Epochs: cfg.Epochs, Batches: batches, Done: prog.Batch, Step: prog.Step, Steps: steps}
 }
 
 // logWindow gathers the steps since the last log line.
@@ -513,11 +535,11 @@ func (l metricsLog) write(rec map[string]any) error {
 // nopRecorder is the Recorder of a run nobody watches.
 type nopRecorder struct{}
 
-func (nopRecorder) EpochStart(int, int, int) {}
-func (nopRecorder) BatchDone()               {}
-func (nopRecorder) Logged(StepLog)           {}
-func (nopRecorder) Validated(ValidLog)       {}
-func (nopRecorder) EpochEnd()                {}
+func (nopRecorder) EpochStart(EpochStart) {}
+func (nopRecorder) BatchDone()            {}
+func (nopRecorder) Logged(StepLog)        {}
+func (nopRecorder) Validated(ValidLog)    {}
+func (nopRecorder) EpochEnd()             {}
 
 // reserveScratch sizes tr's scratch for the largest rows, source and target lengths among the planned
 // batches, as this process of group trains on them (its shard of each batch, data.Batch.Shard).

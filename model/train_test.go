@@ -349,3 +349,60 @@ func TestMetricsEpochMeansTheSameOnStepsAndValidations(t *testing.T) {
 		t.Errorf("%d step and %d validation records, want 10 and 6 (at steps 2, 4, 5, 6, 8, 10)", seen["step"], seen["valid"])
 	}
 }
+
+// epochStarts is a Recorder that keeps what each EpochStart said.
+type epochStarts struct {
+	nopRecorder
+	got []EpochStart
+}
+
+func (r *epochStarts) EpochStart(e EpochStart) { r.got = append(r.got, e) }
+
+// TestEpochStartSaysWhereTheRunEnds: the Recorder hears at each epoch's start the step the run ends at —
+// train.max_steps when it comes before the last epoch's end (not the end of the epoch), else the batches of
+// every epoch — and the step the epoch starts from, for a resumed run too.
+func TestEpochStartSaysWhereTheRunEnds(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		epochs, maxStep int
+		want            []EpochStart
+	}{
+		{"max_steps within the first epoch", 3, 3, []EpochStart{{Epoch: 1, Epochs: 3, Batches: 5, Steps: 3}}},
+		{"max_steps in the second epoch", 3, 7, []EpochStart{{Epoch: 1, Epochs: 3, Batches: 5, Steps: 7}, {Epoch: 2, Epochs: 3, Batches: 5, Step: 5, Steps: 7}}},
+		{"epochs", 2, 0, []EpochStart{{Epoch: 1, Epochs: 2, Batches: 5, Steps: 10}, {Epoch: 2, Epochs: 2, Batches: 5, Step: 5, Steps: 10}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := tinyConfig()
+			cfg.Train.Epochs, cfg.Train.MaxSteps = c.epochs, c.maxStep
+			m, examples := tinySetup(t, cfg, tinyCorpus(40, 3)) // 5 batches an epoch
+			rec := &epochStarts{}
+			if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: filepath.Join(t.TempDir(), "e.ckpt"), Recorder: rec}); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(rec.got) != fmt.Sprint(c.want) {
+				t.Fatalf("EpochStart heard %+v, want %+v", rec.got, c.want)
+			}
+		})
+	}
+	// A run resumed within its second epoch starts from the saved step.
+	cfg := tinyConfig()
+	cfg.Train.Epochs, cfg.Train.MaxSteps = 3, 7
+	m, examples := tinySetup(t, cfg, tinyCorpus(40, 3))
+	out := filepath.Join(t.TempDir(), "r.ckpt")
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Train.MaxSteps = 0
+	rec := &epochStarts{}
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam, Progress: ck.Progress, Out: out, Recorder: rec}); err != nil {
+		t.Fatal(err)
+	}
+	want := []EpochStart{{Epoch: 2, Epochs: 3, Batches: 5, Done: 2, Step: 7, Steps: 15}, {Epoch: 3, Epochs: 3, Batches: 5, Step: 10, Steps: 15}}
+	if fmt.Sprint(rec.got) != fmt.Sprint(want) {
+		t.Fatalf("the resumed run's EpochStart heard %+v, want %+v", rec.got, want)
+	}
+}

@@ -188,7 +188,7 @@ func alignByModel(cmd *cobra.Command, o alignOptions, gold [][]align.Link, outpu
 	}
 	req := app.AlignRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase, Corpus: o.corpus, Tokenized: o.tokenized,
 		Threshold: o.threshold, Batch: o.batch, Output: output, Gold: gold, GoldName: o.gold, OneBasedGold: o.oneBased,
-		MaxLen: app.LengthLimit(ck.Config), Warn: cmd.ErrOrStderr()}
+		MaxLen: app.LengthLimit(ck.Config), Warn: cmd.ErrOrStderr(), Progress: progressOf(cmd)}
 	if o.maxLen > 0 {
 		req.MaxLen = o.maxLen
 	}
@@ -210,7 +210,7 @@ func alignStatistical(cmd *cobra.Command, o alignOptions, gold [][]align.Link, o
 	}
 	opts := wordalign.DefaultOptions()
 	opts.Iterations, opts.Workers = o.iterations, o.threads
-	progress := newAlignProgress(cmd.ErrOrStderr(), o.noProgress)
+	progress := newAlignProgress(cmd.ErrOrStderr(), progressOf(cmd), o.noProgress)
 	opts.Progress = progress.report
 	defer progress.close()
 	return app.AlignStatistical(cmd.Context(), app.StatisticalAlignRequest{Corpus: o.corpus, Tokenizer: tok, Options: opts,

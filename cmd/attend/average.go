@@ -56,7 +56,9 @@ and position of the last checkpoint given, so training can resume from it.`,
 			if _, err := checkpoint.RemoveStale(out); err != nil {
 				return err
 			}
-			ck, err := model.Average(paths)
+			averaging := progressOf(cmd).start("averaging", int64(len(paths)), "checkpoint")
+			ck, err := model.AverageProgress(paths, func(n int) { averaging.Set(int64(n)) })
+			averaging.End()
 			if err != nil {
 				return err
 			}

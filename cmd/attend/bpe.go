@@ -81,7 +81,7 @@ func runBPELearn(cmd *cobra.Command, o bpeOptions) (err error) {
 	if err := checkBPEOutput(o, "codes.bpe"); err != nil {
 		return err
 	}
-	b, err := app.LearnBPEFiles(cmd.Context(), o.inputs, data.NewRegexTokenizer(!o.keepCase), o.merges)
+	b, err := app.LearnBPEFiles(cmd.Context(), o.inputs, data.NewRegexTokenizer(!o.keepCase), o.merges, progressOf(cmd))
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ off-diagonal pattern) and heatmaps/index.html (a gallery of the first test sente
 				req.Config.Train.Seed = seed
 			}
 			req.Stdout = cmd.OutOrStdout()
-			req.Recorder = newRecorder(cmd.OutOrStdout(), noProgress)
+			req.Recorder = newRecorder(cmd.OutOrStdout(), progressOf(cmd), noProgress)
 			_, err := app.Demo(cmd.Context(), req)
 			return err
 		},

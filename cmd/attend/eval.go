@@ -211,6 +211,15 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 			req.Output = f
 		}
 	}
+	if o.model != "" && len(o.hyps) == 0 {
+		name, path := o.src, o.src
+		if path == "-" {
+			name, path = "standard input", ""
+		}
+		translating := progressOf(cmd).start("translating "+name, inputLines(path, cmd.InOrStdin()), "sentence")
+		defer translating.End()
+		req.Decode.Progress = translating
+	}
 	res, err := app.Eval(cmd.Context(), req)
 	if err != nil {
 		return err

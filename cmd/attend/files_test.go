@@ -345,7 +345,7 @@ func TestMessagesCountInTheRightNumber(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"epoch 1: 1 batch\n", "validation at step 1 (1 epoch done)", "done: 1 step, 1 epoch, "} {
+	for _, want := range []string{": 1 batch; the run ends at step 1\n", "validation at step 1 (1 epoch done)", "done: 1 step, 1 epoch, "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("train output lacks %q:\n%s", want, stdout)
 		}

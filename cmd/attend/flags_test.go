@@ -46,6 +46,7 @@ func TestSingleDashLongFlagsAreRefused(t *testing.T) {
 		{[]string{"translate", "-output=x.txt"}, "--output"},
 		{[]string{"eval", "-src", "a"}, "-src: attend's long flags take two dashes: --src"},
 		{[]string{"translate", "-max_len", "5"}, "--max-len"},
+		{[]string{"translate", "-quiet"}, "-quiet: attend's long flags take two dashes: --quiet (or -q, its short form)"},
 		{[]string{"translate", "-m", "m.ckpt", "-i", "in.txt"}, ""},
 		{[]string{"heatmap", "--text", "-1"}, ""},
 		{[]string{"translate", "--", "-model"}, ""},

@@ -50,7 +50,7 @@ func TestTrainLogsPlainLinesOffATerminal(t *testing.T) {
 	if strings.Contains(stdout+stderr, "\r") {
 		t.Fatalf("carriage returns (progress-bar frames) in a redirected log:\nstdout %q\nstderr %q", stdout, stderr)
 	}
-	for _, want := range []string{"step 4  epoch 1  loss ", "step 8  epoch 1  loss ", "tok/s  elapsed "} {
+	for _, want := range []string{"the run ends at step 8\n", "step 4 of 8  epoch 1  loss ", "  ETA ", "step 8 of 8  epoch 1  loss "} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("stdout lacks %q:\n%s", want, stdout)
 		}

@@ -187,7 +187,11 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 		}
 	}
 	req.Sources, req.Refs = sources, refs
+	progress := progressOf(cmd)
+	translating := progress.start("translating "+o.input, int64(len(sources)), "sentence")
+	req.Decode.Progress = translating
 	maps, err := app.Heatmaps(cmd.Context(), req)
+	translating.End()
 	if err != nil {
 		return err
 	}
@@ -195,7 +199,10 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 		m.Line = lines[i]
 	}
 	title := fmt.Sprintf("attention of %s on %s", filepath.Base(o.model), filepath.Base(o.input))
-	if err := heatmap.WriteGalleryDir(o.outDir, title, maps); err != nil {
+	drawing := progress.start("drawing "+filepath.Join(o.outDir, "*.png"), int64(len(maps)), "picture")
+	err = heatmap.WriteGalleryDirProgress(o.outDir, title, maps, func(n int) { drawing.Set(int64(n)) })
+	drawing.End()
+	if err != nil {
 		return err
 	}
 	for i, m := range maps {

@@ -39,7 +39,7 @@ refused: its words are known to the wrong vocabulary.`,
 				return err
 			}
 			began := time.Now()
-			n, err := app.LearnLexicon(cmd.Context(), ck, corpus)
+			n, err := app.LearnLexicon(cmd.Context(), ck, corpus, progressOf(cmd))
 			if err != nil {
 				return err
 			}

@@ -127,7 +127,11 @@ func checkSingleDash(root *cobra.Command, args []string) error {
 			continue
 		}
 		name = strings.ReplaceAll(name, "_", "-")
-		if f := cmd.Flags().Lookup(name); f != nil {
+		f := cmd.Flags().Lookup(name)
+		if f == nil {
+			f = cmd.InheritedFlags().Lookup(name) // --quiet, --progress-every
+		}
+		if f != nil {
 			short := ""
 			if f.Shorthand != "" {
 				short = fmt.Sprintf(" (or -%s, its short form)", f.Shorthand)
@@ -181,5 +185,6 @@ exits with status 130 (143); a second one quits at once.`,
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newBPECmd(), newAverageCmd(), newLexiconCmd(), newDemoCmd(), newVersionCmd())
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
 	root.AddCommand(newServeCmd())
+	progressFlags(root)
 	return root
 }

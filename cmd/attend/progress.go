@@ -1,145 +1,392 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/wordalign"
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
-// newRecorder picks how a training run shows its progress: a progress bar on stderr when stderr is a terminal
-// and the user did not ask for --no-progress, else one plain line every train.log_every steps on log (as
-// OpenNMT-py and Marian log), which reads well in a redirected log file.
-func newRecorder(log io.Writer, noProgress bool) model.Recorder {
-	if !noProgress && term.IsTerminal(int(os.Stderr.Fd())) {
-		return &barRecorder{bar: os.Stderr, log: log}
-	}
-	return lineRecorder{log: log}
+// progressOut is how a command shows the progress of long work on standard error: progress bars with an ETA
+// when it is a terminal, else one plain line per interval with the work done, its total and an ETA (a log
+// file reads well), or nothing at all with --quiet.
+type progressOut struct {
+	w     io.Writer
+	bars  bool          // w is a terminal: draw bars
+	every time.Duration // plain lines: at most one per this interval
+	quiet bool          // show nothing
 }
 
-// lineRecorder writes plain log lines. It shows no progress within the phases before training (app prints
-// one line at the end of each).
-type lineRecorder struct{ log io.Writer }
+// progressFlags adds --quiet and --progress-every to every command.
+func progressFlags(root *cobra.Command) {
+	fl := root.PersistentFlags()
+	fl.BoolP("quiet", "q", false, "no progress on standard error (bars on a terminal, plain progress lines elsewhere)")
+	fl.Duration("progress-every", 10*time.Second, "when standard error is not a terminal: a plain progress line at most this often")
+}
 
-func (lineRecorder) StartPhase(string, int64) app.Phase { return quietPhase{} }
+// progressOf is the progress display of cmd: on its standard error, as --quiet and --progress-every say.
+func progressOf(cmd *cobra.Command) progressOut {
+	w := cmd.ErrOrStderr()
+	quiet, _ := cmd.Flags().GetBool("quiet")
+	every, err := cmd.Flags().GetDuration("progress-every")
+	if err != nil {
+		every = 10 * time.Second
+	}
+	return progressOut{w: w, bars: isTerminal(w), every: every, quiet: quiet}
+}
 
-type quietPhase struct{}
+// isTerminal tells whether w is a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
-func (quietPhase) Set(int64) {}
-func (quietPhase) End()      {}
+// noBars is p with plain lines in place of bars (a command whose other output shares the terminal).
+func (p progressOut) noBars() progressOut {
+	p.bars = false
+	return p
+}
 
-func (r lineRecorder) EpochStart(epoch, batches, done int) {
-	if done > 0 {
-		fmt.Fprintf(r.log, "epoch %d: %s, resuming after batch %d\n", epoch, plural.Count(batches, "batch", "batches"), done)
+// start begins showing a piece of work of total units (0: not known), counted in unit ("sentence";
+// "": bytes): a bar with its ETA on a terminal, a spinner when the total is not known; a plain line at most every
+// p.every elsewhere, and a last one at the end when the work lasted that long, so that work shorter than p.every
+// writes none. The meter is safe for use from several goroutines.
+func (p progressOut) start(name string, total int64, unit string) *meter {
+	m := &meter{out: p, name: name, unit: unit, total: max(total, 0), began: time.Now()}
+	m.last = m.began
+	switch {
+	case p.quiet:
+	case p.bars:
+		opts := []progressbar.Option{progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(name),
+			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200 * time.Millisecond),
+			progressbar.OptionSetPredictTime(total > 0), progressbar.OptionShowCount()}
+		if unit == "" {
+			opts = append(opts, progressbar.OptionShowBytes(true))
+		}
+		if total <= 0 {
+			// The spinner is turned by a ticker, under the bar's lock: progressbar's own spinner goroutine reads
+			// the bar's state without it.
+			opts = append(opts, progressbar.OptionSpinnerType(14), progressbar.OptionSetSpinnerChangeInterval(0))
+			total = -1
+		}
+		m.bar = progressbar.NewOptions64(total, opts...)
+		if total < 0 {
+			_ = m.bar.RenderBlank() // draw the spinner now; it turns as long as the work lasts
+			m.stop = ticker(200*time.Millisecond, func() { _ = m.bar.RenderBlank() })
+		}
+	case p.every > 0 && total <= 0:
+		// Nothing may report progress (a phase of unknown length): say every interval that the work goes on.
+		m.stop = ticker(p.every, func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.writeLine(false)
+		})
+	}
+	return m
+}
+
+// StartPhase is start: a progressOut is an app.PhaseRecorder.
+func (p progressOut) StartPhase(name string, total int64, unit string) app.Phase {
+	return p.start(name, total, unit)
+}
+
+// meter shows one piece of work under way (see progressOut.start). It is an app.Phase.
+type meter struct {
+	out        progressOut
+	name, unit string
+	bar        *progressbar.ProgressBar // on a terminal
+	stop       func()                   // stops the spinner or the ticker of plain lines, if any
+
+	mu          sync.Mutex
+	total, done int64
+	began, last time.Time // the start, and the last plain line
+	lines       int       // plain lines written
+	ended       bool
+}
+
+// Add counts n more units done.
+func (m *meter) Add(n int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setLocked(m.done + n)
+}
+
+// Set says that done units are done.
+func (m *meter) Set(done int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setLocked(done)
+}
+
+func (m *meter) setLocked(done int64) {
+	if m.ended {
 		return
 	}
-	fmt.Fprintf(r.log, "epoch %d: %s\n", epoch, plural.Count(batches, "batch", "batches"))
+	m.done = done
+	switch {
+	case m.out.quiet:
+	case m.bar != nil:
+		if m.total > 0 {
+			_ = m.bar.Set64(done) // the bar clears itself at its total
+		}
+	case m.total > 0 && done >= m.total:
+		if m.due() {
+			m.writeLine(true) // the work is done: its last line comes now, before whatever the command prints next
+		}
+		m.ended = true
+	case m.out.every > 0 && time.Since(m.last) >= m.out.every:
+		m.writeLine(false)
+	}
 }
 
-func (r lineRecorder) BatchDone() {}
-
-func (r lineRecorder) Logged(s model.StepLog) { fmt.Fprintln(r.log, stepLine(s)) }
-
-func (r lineRecorder) Validated(v model.ValidLog) { fmt.Fprintln(r.log, validLine(v)) }
-
-func (r lineRecorder) EpochEnd() {}
-
-// barRecorder draws a progress bar per epoch on a terminal; validations still get a plain line.
-type barRecorder struct {
-	bar, log io.Writer
-	current  *progressbar.ProgressBar
+// SetTotal changes the total.
+func (m *meter) SetTotal(total int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.total = total
+	if m.bar != nil && total > 0 {
+		m.bar.ChangeMax64(total)
+	}
 }
 
-func (r *barRecorder) EpochStart(epoch, batches, done int) {
-	r.current = progressbar.NewOptions(batches, progressbar.OptionSetWriter(r.bar),
-		progressbar.OptionSetDescription(fmt.Sprintf("epoch %d", epoch)),
-		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
-		progressbar.OptionThrottle(200*time.Millisecond))
-	_ = r.current.Set(done)
+// Describe changes the name of the work.
+func (m *meter) Describe(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.name = name
+	if m.bar != nil {
+		m.bar.Describe(name)
+	}
 }
 
-func (r *barRecorder) BatchDone() { _ = r.current.Add(1) }
+// Clear takes the bar off the terminal, for a line of other output; the next progress draws it again.
+func (m *meter) Clear() {
+	if m.bar != nil {
+		_ = m.bar.Clear()
+	}
+}
 
-// StartPhase draws a bar for a phase before training: of bytes when its total is known, else a spinner.
-func (r *barRecorder) StartPhase(name string, total int64) app.Phase {
-	opts := []progressbar.Option{progressbar.OptionSetWriter(r.bar), progressbar.OptionSetDescription(name),
-		progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200 * time.Millisecond), progressbar.OptionSetPredictTime(total > 0)}
-	if total > 0 {
-		opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowCount())
+// End ends the work: the bar is cleared, and a last plain line says how long it took when the work lasted an
+// interval (see due).
+func (m *meter) End() {
+	if m.stop != nil {
+		m.stop()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return
+	}
+	m.ended = true
+	switch {
+	case m.out.quiet:
+	case m.bar != nil:
+		_ = m.bar.Finish()
+	case m.due():
+		m.writeLine(true)
+	}
+}
+
+// due tells whether the last plain line is due: when there were others, or the work lasted an interval.
+func (m *meter) due() bool {
+	return m.lines > 0 || m.out.every > 0 && time.Since(m.began) >= m.out.every
+}
+
+// writeLine writes a plain progress line: "translating test.de: 400/1000 sentences (40%), 33 sentences/s,
+// elapsed 12s, ETA 18s"; the last one says "took 30s" instead of the elapsed time and ETA.
+func (m *meter) writeLine(final bool) {
+	elapsed := time.Since(m.began)
+	m.last = time.Now()
+	m.lines++
+	var b strings.Builder
+	b.WriteString(m.name + ":")
+	switch {
+	case m.unit == "" && m.total > 0:
+		fmt.Fprintf(&b, " %s/%s MB (%.0f%%),", megabytes(m.done), megabytes(m.total), 100*float64(m.done)/float64(m.total))
+	case m.total > 0:
+		fmt.Fprintf(&b, " %d/%s (%.0f%%),", m.done, plural.Count(int(m.total), m.unit), 100*float64(m.done)/float64(m.total))
+	case m.done > 0 && m.unit == "":
+		fmt.Fprintf(&b, " %s MB,", megabytes(m.done))
+	case m.done > 0:
+		fmt.Fprintf(&b, " %s,", plural.Count(int(m.done), m.unit))
+	}
+	if secs := elapsed.Seconds(); m.done > 0 && secs > 0 {
+		if m.unit == "" {
+			fmt.Fprintf(&b, " %.1f MB/s,", float64(m.done)/1e6/secs)
+		} else {
+			fmt.Fprintf(&b, " %.1f %s/s,", float64(m.done)/secs, plural.Noun(2, m.unit))
+		}
+	}
+	if final {
+		fmt.Fprintf(&b, " took %s\n", roundDuration(elapsed))
 	} else {
-		total = -1
-		// The spinner is turned by startSpinner, under the bar's lock: progressbar's own spinner goroutine reads
-		// the bar's state without it.
-		opts = append(opts, progressbar.OptionSpinnerType(14), progressbar.OptionSetSpinnerChangeInterval(0))
+		fmt.Fprintf(&b, " elapsed %s", roundDuration(elapsed))
+		if m.total > 0 && m.done > 0 {
+			fmt.Fprintf(&b, ", ETA %s", roundDuration(eta(elapsed, m.done, m.total)))
+		}
+		b.WriteString("\n")
 	}
-	bar := progressbar.NewOptions64(total, opts...)
-	if total < 0 {
-		_ = bar.RenderBlank() // draw the spinner now; it turns as long as the phase lasts
-		return spinnerPhase{bar: bar, stop: startSpinner(bar)}
+	_, _ = io.WriteString(m.out.w, b.String())
+}
+
+// eta is the time left when done of total units took elapsed, at the same pace.
+func eta(elapsed time.Duration, done, total int64) time.Duration {
+	if done <= 0 || total <= done {
+		return 0
 	}
-	return barPhase{bar}
+	return time.Duration(float64(elapsed) / float64(done) * float64(total-done))
 }
 
-// barPhase is a phase of known size: Set moves the bar.
-type barPhase struct{ bar *progressbar.ProgressBar }
-
-func (p barPhase) Set(done int64) { _ = p.bar.Set64(done) }
-func (p barPhase) End()           { _ = p.bar.Finish() }
-
-// spinnerPhase is a phase of unknown size: a spinner turned by a goroutine until End.
-type spinnerPhase struct {
-	bar  *progressbar.ProgressBar
-	stop func()
+// roundDuration rounds d to the second ("1m5s"), or to the tenth of a second under ten seconds ("2.3s").
+func roundDuration(d time.Duration) string {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
-func (p spinnerPhase) Set(int64) {}
-func (p spinnerPhase) End() {
-	p.stop()
-	_ = p.bar.Finish()
-}
+// megabytes writes a count of bytes in MB with one decimal.
+func megabytes(n int64) string { return fmt.Sprintf("%.1f", float64(n)/1e6) }
 
-// startSpinner redraws bar every 200 ms until the function it returns is called, which waits for the last
-// redraw.
-func startSpinner(bar *progressbar.ProgressBar) func() {
+// ticker calls f every interval until the function it returns is called, which waits for a call under way.
+func ticker(interval time.Duration, f func()) func() {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		tick := time.NewTicker(200 * time.Millisecond)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
-				_ = bar.RenderBlank()
+				f()
 			}
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(done)
-		<-exited
+		once.Do(func() {
+			close(done)
+			<-exited
+		})
 	}
 }
 
-func (r *barRecorder) Logged(s model.StepLog) {
-	r.current.Describe(fmt.Sprintf("epoch %d loss %.3f %.0f tok/s", s.Epoch, s.Loss, s.TokPerS))
+// newRecorder picks how a training run shows its progress: one progress bar for the whole run on standard
+// error when it is a terminal and the user asked for neither --no-progress nor --quiet, else one plain line
+// every train.log_every steps on log (as OpenNMT-py and Marian log), with the step and the run's last step, and
+// the ETA, which reads well in a redirected log file.
+func newRecorder(log io.Writer, progress progressOut, noProgress bool) model.Recorder {
+	if progress.bars && !noProgress && !progress.quiet {
+		return &barRecorder{progress: progress, log: log}
+	}
+	return &lineRecorder{log: log, progress: progress.noBars()}
 }
 
-func (r *barRecorder) Validated(v model.ValidLog) { fmt.Fprintln(r.log, validLine(v)) }
+// lineRecorder writes plain log lines. The phases before training write a plain progress line per interval
+// on standard error when they last that long (app prints a line at the end of each).
+type lineRecorder struct {
+	log      io.Writer
+	progress progressOut
+	began    time.Time // the first epoch's start in this run
+	from     int       // the step this run started from
+	steps    int       // the step the run ends at
+}
 
-func (r *barRecorder) EpochEnd() { _ = r.current.Finish() }
+func (r *lineRecorder) StartPhase(name string, total int64, unit string) app.Phase {
+	return r.progress.start(name, total, unit)
+}
 
-// stepLine is the plain log line of a logging window.
-func stepLine(s model.StepLog) string {
-	line := fmt.Sprintf("step %d  epoch %d  loss %.4f  %.0f tok/s  elapsed %s", s.Step, s.Epoch, s.Loss, s.TokPerS,
+func (r *lineRecorder) EpochStart(e model.EpochStart) {
+	if r.began.IsZero() {
+		r.began, r.from = time.Now(), e.Step
+	}
+	r.steps = e.Steps
+	resuming := ""
+	if e.Done > 0 {
+		resuming = fmt.Sprintf(", resuming after batch %d", e.Done)
+	}
+	fmt.Fprintf(r.log, "epoch %d/%d: %s%s; the run ends at step %d\n", e.Epoch, e.Epochs, plural.Count(e.Batches, "batch", "batches"), resuming, e.Steps)
+}
+
+func (r *lineRecorder) BatchDone() {}
+
+func (r *lineRecorder) Logged(s model.StepLog) {
+	line := stepLine(s, r.steps)
+	if done := int64(s.Step - r.from); done > 0 && s.Step < r.steps {
+		line += "  ETA " + roundDuration(eta(time.Since(r.began), done, int64(r.steps-r.from)))
+	}
+	fmt.Fprintln(r.log, line)
+}
+
+func (r *lineRecorder) Validated(v model.ValidLog) { fmt.Fprintln(r.log, validLine(v)) }
+
+func (r *lineRecorder) EpochEnd() {}
+
+// barRecorder draws one progress bar for the whole run on a terminal, from the first step to the run's last;
+// validations get a plain line on log, and each phase before training a bar of its own.
+type barRecorder struct {
+	progress progressOut
+	log      io.Writer
+	bar      *meter
+	epoch    string // "epoch 2/10"
+}
+
+func (r *barRecorder) EpochStart(e model.EpochStart) {
+	r.epoch = fmt.Sprintf("epoch %d/%d", e.Epoch, e.Epochs)
+	if r.bar == nil || r.bar.bar.IsFinished() {
+		r.bar = r.progress.start(r.epoch, int64(e.Steps), "step")
+		r.bar.Set(int64(e.Step))
+		return
+	}
+	r.bar.SetTotal(int64(e.Steps))
+	r.bar.Describe(r.epoch)
+	r.bar.Set(int64(e.Step))
+}
+
+func (r *barRecorder) BatchDone() { r.bar.Add(1) }
+
+// StartPhase draws a bar for a phase before training: with its count when its total is known, else a spinner.
+func (r *barRecorder) StartPhase(name string, total int64, unit string) app.Phase {
+	return r.progress.start(name, total, unit)
+}
+
+func (r *barRecorder) Logged(s model.StepLog) {
+	r.bar.Describe(fmt.Sprintf("%s loss %.3f %.0f tok/s", r.epoch, s.Loss, s.TokPerS))
+}
+
+func (r *barRecorder) Validated(v model.ValidLog) {
+	if r.bar != nil {
+		r.bar.Clear()
+	}
+	fmt.Fprintln(r.log, validLine(v))
+}
+
+// EpochEnd takes the bar off the terminal: a validation, a checkpoint's line or the run's summary follows. The
+// next step draws it again; at the run's last step it has cleared itself.
+func (r *barRecorder) EpochEnd() {
+	if r.bar != nil {
+		r.bar.Clear()
+	}
+}
+
+// stepLine is the plain log line of a logging window of a run that ends at step steps.
+func stepLine(s model.StepLog, steps int) string {
+	line := fmt.Sprintf("step %d of %d  epoch %d  loss %.4f  %.0f tok/s  elapsed %s", s.Step, steps, s.Epoch, s.Loss, s.TokPerS,
 		time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
 	if s.BadSteps > 0 {
 		line += fmt.Sprintf("  skipped %d (non-finite loss or gradient)", s.BadSteps)
@@ -159,35 +406,33 @@ func validLine(v model.ValidLog) string {
 	return line
 }
 
-// alignProgress shows the statistical aligner's passes over the corpus: a progress bar per pass on standard
-// error when it is a terminal (unless noProgress), and one plain line per EM iteration in any case, as
+// alignProgress shows the statistical aligner's passes over the corpus: a meter per pass (a bar on a
+// terminal, plain lines elsewhere; see progressOut), and one plain line per EM iteration in any case, as
 // fast_align prints its iterations.
 type alignProgress struct {
-	log     io.Writer
-	bars    bool
-	current *progressbar.ProgressBar
-	pass    wordalign.Progress // the pass the bar shows
+	log      io.Writer
+	progress progressOut
+	current  *meter
+	pass     wordalign.Progress // the pass the meter shows
 }
 
-func newAlignProgress(log io.Writer, noProgress bool) *alignProgress {
-	return &alignProgress{log: log, bars: !noProgress && term.IsTerminal(int(os.Stderr.Fd()))}
+func newAlignProgress(log io.Writer, progress progressOut, noProgress bool) *alignProgress {
+	if noProgress {
+		progress.quiet = true
+	}
+	return &alignProgress{log: log, progress: progress}
 }
 
 // report is a wordalign.Options.Progress.
 func (a *alignProgress) report(p wordalign.Progress) {
-	if a.bars {
-		if a.current == nil || p.Direction != a.pass.Direction || p.Iteration != a.pass.Iteration {
-			a.close()
-			a.current = progressbar.NewOptions(p.Total, progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionSetDescription(passName(p)), progressbar.OptionShowCount(),
-				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
-				progressbar.OptionThrottle(200*time.Millisecond))
-			a.pass = p
-		}
-		_ = a.current.Set(p.Done)
-		if p.Done == p.Total {
-			a.close()
-		}
+	if a.current == nil || p.Direction != a.pass.Direction || p.Iteration != a.pass.Iteration {
+		a.close()
+		a.current = a.progress.start(passName(p), int64(p.Total), "sentence pair")
+		a.pass = p
+	}
+	a.current.Set(int64(p.Done))
+	if p.Done == p.Total {
+		a.close()
 	}
 	if s := p.Stats; s != nil {
 		fmt.Fprintf(a.log, "%s: log-likelihood per word %.4f, empty word %.1f%%, tension %.3f\n", passName(p),
@@ -195,10 +440,10 @@ func (a *alignProgress) report(p wordalign.Progress) {
 	}
 }
 
-// close ends the current bar, if any.
+// close ends the current meter, if any.
 func (a *alignProgress) close() {
 	if a.current != nil {
-		_ = a.current.Finish()
+		a.current.End()
 		a.current = nil
 	}
 }
@@ -221,4 +466,53 @@ func epochsDone(v model.ValidLog) string {
 		return fmt.Sprintf("in epoch %d", v.Epoch)
 	}
 	return plural.Count(v.EpochsDone, "epoch") + " done"
+}
+
+// inputLines counts the lines of an input, for a progress total: of the file at path (.gz read through), or,
+// when path is empty, of stdin when it is a regular file (from where it stands, without moving it). It is 0
+// when that is not known (a pipe, a terminal) or the file cannot be read (the command then reports that itself).
+func inputLines(path string, stdin io.Reader) int64 {
+	var r io.Reader
+	if path != "" {
+		f, err := data.Open(path)
+		if err != nil {
+			return 0
+		}
+		defer f.Close()
+		r = f
+	} else {
+		f, ok := stdin.(*os.File)
+		if !ok {
+			return 0
+		}
+		info, err := f.Stat()
+		if err != nil || !info.Mode().IsRegular() {
+			return 0
+		}
+		at, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0
+		}
+		r = io.NewSectionReader(f, at, info.Size()-at)
+	}
+	var lines int64
+	last := byte('\n')
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+			last = buf[n-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0
+		}
+	}
+	if last != '\n' {
+		lines++ // a last line without its newline
+	}
+	return lines
 }

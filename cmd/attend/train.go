@@ -66,7 +66,7 @@ more than a tenth of a side's tokens <unk>.`,
 			}
 			req := app.TrainRequest{Config: cfg, ConfigFile: f.config, Overrides: overrides, Train: f.corpus, Valid: f.valid,
 				NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics, CPUProfile: f.cpuProfile,
-				Stdout: cmd.OutOrStdout(), Recorder: newRecorder(cmd.OutOrStdout(), f.noProgress), ForceMemory: f.forceMemory}
+				Stdout: cmd.OutOrStdout(), Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress), ForceMemory: f.forceMemory}
 			group, err := dist.Open()
 			if err != nil {
 				return err

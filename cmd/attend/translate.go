@@ -154,9 +154,22 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 		files = append(files, f)
 		req.Alignments = f
 	}
+	// Progress on standard error, unless lines are typed in, or the translations show on the same terminal.
+	progress := progressOf(cmd)
+	if isTerminal(req.Input) || o.output == "" && isTerminal(req.Output) {
+		progress.quiet = true
+	}
+	name := o.input
+	if name == "" {
+		name = "standard input"
+	}
+	translating := progress.start("translating "+name, inputLines(o.input, req.Input), "sentence")
+	defer translating.End()
+	req.Decode.Progress = translating
 	start := time.Now()
 	n, err := app.Translate(cmd.Context(), req)
 	secs := time.Since(start).Seconds()
+	translating.End()
 	if errors.Is(err, cmd.Context().Err()) && cmd.Context().Err() != nil {
 		return fmt.Errorf("interrupted after %s", plural.Count(n, "sentence"))
 	}
