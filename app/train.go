@@ -341,20 +341,30 @@ func startCPUProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// useThreads holds Go, OpenBLAS and the GC to train.threads (0: every CPU; at most the CPUs there are) and
-// returns that number of threads.
-func useThreads(stdout io.Writer, train *model.TrainConfig) int {
-	n := runtime.NumCPU()
-	if train.Threads > n {
-		fmt.Fprintf(stdout, "note: train.threads %d is more than the %s here; using %d\n", train.Threads, plural.Count(n, "CPU"), n)
-		train.Threads = n
+// UseThreads holds Go's scheduler and OpenBLAS's products to n threads — 0 means every CPU, and more than the
+// CPUs there are is cut to them with a note on w naming setting (the flag or key n came from) — and returns the
+// number of threads in use. A process calls it once, before its work: it changes process-wide settings.
+func UseThreads(w io.Writer, n int, setting string) int {
+	cpus := runtime.NumCPU()
+	if n > cpus {
+		fmt.Fprintf(w, "note: %s %d is more than the %s here; using %d\n", setting, n, plural.Count(cpus, "CPU"), cpus)
+		n = cpus
 	}
-	if train.Threads > 0 {
-		n = train.Threads
+	if n <= 0 {
+		n = cpus
 	}
 	runtime.GOMAXPROCS(n)
 	// OpenBLAS sizes its pool to every CPU of the machine unless told: hold its products to the same threads.
 	backend.SetBLASThreads(n)
+	return n
+}
+
+// useThreads holds Go, OpenBLAS and the GC to train.threads (see UseThreads) and returns that number of threads.
+func useThreads(stdout io.Writer, train *model.TrainConfig) int {
+	n := UseThreads(stdout, train.Threads, "train.threads")
+	if train.Threads > n {
+		train.Threads = n
+	}
 	if os.Getenv("GOGC") == "" {
 		// A training step allocates little (graphs and scratch are reused), so a tight GC target costs no
 		// measurable time and keeps the resident set near the live heap: 0.85 GB instead of 1.2 GB on Multi30k.

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -331,5 +333,22 @@ func TestTrainRefusesASecondRunOnItsOut(t *testing.T) {
 	}
 	if stdout.Len() > 0 {
 		t.Fatalf("Train did work before failing:\n%s", stdout.String())
+	}
+}
+
+// TestUseThreads holds the process to 1 thread, to every CPU (0), and to the CPUs there are when asked for more,
+// which it says in a note naming the setting.
+func TestUseThreads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	cpus := runtime.NumCPU()
+	for _, c := range []struct{ asked, want int }{{1, 1}, {0, cpus}, {cpus + 3, cpus}} {
+		var note bytes.Buffer
+		if got := UseThreads(&note, c.asked, "--threads"); got != c.want || runtime.GOMAXPROCS(0) != c.want {
+			t.Fatalf("UseThreads(%d) = %d with GOMAXPROCS %d; want %d", c.asked, got, runtime.GOMAXPROCS(0), c.want)
+		}
+		wantNote := c.asked > cpus
+		if got := strings.Contains(note.String(), fmt.Sprintf("note: --threads %d is more than the", c.asked)); got != wantNote {
+			t.Fatalf("UseThreads(%d) wrote %q", c.asked, note.String())
+		}
 	}
 }

@@ -79,7 +79,7 @@ not scored.`,
 	fl.Float64Var(&o.threshold, "threshold", 0, "link every weight at or above this instead of the argmax (0: argmax)")
 	fl.IntVar(&o.batch, "batch", 64, "sentences per batch")
 	fl.IntVar(&o.iterations, "iterations", wordalign.DefaultOptions().Iterations, "with --statistical: EM iterations per direction (fast_align's -I counts one more)")
-	fl.IntVar(&o.threads, "threads", 0, "with --statistical: CPU threads (default: every core)")
+	fl.IntVar(&o.threads, "threads", 0, "CPU threads (default: every core)")
 	fl.BoolVar(&o.keepCase, "keep-case", false, "with --statistical: do not lowercase the words")
 	fl.BoolVar(&o.noProgress, "no-progress", false, "with --statistical: no progress bar on a terminal, only a line per EM iteration")
 	fl.IntVar(&o.maxLen, "max-len", 0, "with --model: skip, with a warning, the pairs with a side longer than this many tokens (default: the larger of the checkpoint's data.max_len and decode.max_len)")
@@ -89,7 +89,7 @@ not scored.`,
 func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 	fl := cmd.Flags()
 	modelOnly := []string{"reverse", "threshold", "batch", "max-len"}
-	statisticalOnly := []string{"iterations", "threads", "keep-case", "no-progress"}
+	statisticalOnly := []string{"iterations", "keep-case", "no-progress"}
 	switch {
 	case o.statistical && o.model != "":
 		return fmt.Errorf("give either --model or --statistical, not both")
@@ -199,6 +199,7 @@ func alignByModel(cmd *cobra.Command, o alignOptions, gold [][]align.Link, outpu
 		}
 		req.Reverse, req.Sym = rev.Model, align.Symmetrization(o.sym)
 	}
+	app.UseThreads(cmd.ErrOrStderr(), o.threads, "--threads")
 	return app.Align(cmd.Context(), req)
 }
 
@@ -209,7 +210,7 @@ func alignStatistical(cmd *cobra.Command, o alignOptions, gold [][]align.Link, o
 		tok = data.WhitespaceTokenizer{Lowercase: !o.keepCase}
 	}
 	opts := wordalign.DefaultOptions()
-	opts.Iterations, opts.Workers = o.iterations, o.threads
+	opts.Iterations, opts.Workers = o.iterations, app.UseThreads(cmd.ErrOrStderr(), o.threads, "--threads")
 	progress := newAlignProgress(cmd.ErrOrStderr(), progressOf(cmd), o.noProgress)
 	opts.Progress = progress.report
 	defer progress.close()

@@ -22,6 +22,7 @@ type decodeFlags struct {
 	replaceUnk    bool
 	shortlist     string // "FREQUENT,BEST", or "" for the whole vocabulary
 	bf16          bool
+	threads       int // 0: every core
 }
 
 // defaultBeam is the beam width of translate, eval and heatmap.
@@ -43,6 +44,7 @@ func (d *decodeFlags) registerSearch(fl *pflag.FlagSet) {
 	fl.Float64Var(&d.beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.BoolVar(&d.replaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
 	fl.BoolVar(&d.bf16, "bf16", true, "greedy search on CPUs with AVX512-BF16: score the vocabulary with bfloat16 products and rescore the near-best words in float64, which picks float64's best word (false: float32 products)")
+	fl.IntVar(&d.threads, "threads", 0, "CPU threads (default: every core)")
 	fl.StringVar(&d.shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (K at most that; e.g. 100,20)", lexicon.DefaultOptions().Keep))
 }
 
@@ -60,10 +62,14 @@ func parseShortlist(v string) (*lexicon.ShortlistSize, error) {
 	return &lexicon.ShortlistSize{Frequent: frequent, Best: best}, nil
 }
 
-// options checks the flags against the checkpoint loaded from path and fills in its defaults.
+// options checks the flags against the checkpoint loaded from path and fills in its defaults. It also holds
+// the process to --threads (app.UseThreads).
 func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpoint) (app.DecodeOptions, error) {
 	cfg := ck.Config
 	fl := cmd.Flags()
+	if d.threads < 0 {
+		return app.DecodeOptions{}, fmt.Errorf("--threads is %d; want 0 (every core) or more", d.threads)
+	}
 	if fl.Changed("max-len") && d.maxLen < 1 {
 		return app.DecodeOptions{}, fmt.Errorf("--max-len is %d; want at least 1", d.maxLen)
 	}
@@ -122,5 +128,6 @@ func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpo
 	if err := o.Validate(); err != nil {
 		return app.DecodeOptions{}, err
 	}
+	app.UseThreads(cmd.ErrOrStderr(), d.threads, "--threads")
 	return o, nil
 }

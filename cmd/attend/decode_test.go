@@ -39,8 +39,19 @@ func TestTranslateSearchFlags(t *testing.T) {
 	if got := firstOfNBest(translate("--beam", "1", "--n-best", "1")); got != greedy {
 		t.Fatalf("beam 1 with scores:\n%s\ngreedy:\n%s", got, greedy)
 	}
-	if got, want := firstOfNBest(translate("--n-best", "5")), translate(); got != want {
-		t.Fatalf("first of the n-best lists:\n%s\nbeam 5:\n%s", got, want)
+	beam5 := translate()
+	if got := firstOfNBest(translate("--n-best", "5")); got != beam5 {
+		t.Fatalf("first of the n-best lists:\n%s\nbeam 5:\n%s", got, beam5)
+	}
+	// --threads changes how many cores decode, not what they write; more threads than CPUs are cut with a note.
+	for _, threads := range []string{"1", "4096"} {
+		stdout, stderr, code := run(t, "", "translate", "--model", ckpt, "--input", input, "--tokenized", "--threads", threads)
+		if code != 0 || stdout != beam5 {
+			t.Fatalf("translate --threads %s exited %d (%s), wrote\n%s\nwant what it writes on every core:\n%s", threads, code, stderr, stdout, beam5)
+		}
+		if note := strings.Contains(stderr, "note: --threads 4096 is more than the"); note != (threads == "4096") {
+			t.Fatalf("translate --threads %s: stderr %q", threads, stderr)
+		}
 	}
 	for _, tt := range []struct {
 		args []string
@@ -50,6 +61,7 @@ func TestTranslateSearchFlags(t *testing.T) {
 		{[]string{"--beam", "2", "--n-best", "3"}, "--n-best is 3"},
 		{[]string{"--max-len-ratio", "-1"}, "max length ratio -1"},
 		{[]string{"--alpha", "-1"}, "--alpha is -1"},
+		{[]string{"--threads", "-1"}, "--threads is -1; want 0 (every core) or more"},
 	} {
 		_, stderr, code := run(t, "", append([]string{"translate", "--model", ckpt, "--input", input}, tt.args...)...)
 		if code != 1 || !strings.Contains(stderr, tt.want) {
