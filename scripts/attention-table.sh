@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attention-table.sh — the README's comparison of attention variants on Multi30k De→En: every variant trains the
+# attention-table.sh — docs/attention.md's comparison of attention variants on Multi30k De→En: every variant trains the
 # same `small` recipe for the same number of epochs, then reports validation perplexity, test_2016 BLEU (greedy,
 # tokenized lowercased, as `attend eval --tok-lc` scores it), training tokens/s (the median of the logged 50-step
 # windows), and a reading of its attention on

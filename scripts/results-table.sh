@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# results-table.sh — the README's quality table on Multi30k De→En: each recipe is trained once, then translates
+# results-table.sh — docs/results.md's quality table on Multi30k De→En: each recipe is trained once, then translates
 # test_2016_flickr and test_2017_flickr greedily and with beam 5 (plain, and with the length penalty that scores
 # best on val among ALPHAS); the table gives the tokenized, lowercased BLEU (--tok-lc), sacreBLEU's 13a BLEU of
 # the detokenized output beside it, the epochs trained and the training wall time. The PyTorch reference

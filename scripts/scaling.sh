@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scaling.sh — training tokens/s of the small config on Multi30k with 1 and 2 MPI processes × 1 and 2 threads
-# each (the README's scaling table). The global batch stays data.batch (64) in every case.
+# each (the scaling table of docs/mpi.md). The global batch stays data.batch (64) in every case.
 #
 #   MULTI30K=data/multi30k scripts/scaling.sh           # 3 runs of 100 measured steps after 20 warm-up steps
 #   RUNS=5 STEPS=200 MULTI30K=data/multi30k scripts/scaling.sh
