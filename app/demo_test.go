@@ -27,6 +27,7 @@ func TestDemoReachesNinetyFivePercent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains for about a minute")
 	}
+	t.Parallel() // beside TestEveryScoreLearnsTheSmallDemo's runs (see there)
 	dir := t.TempDir()
 	res, err := Demo(context.Background(), DemoRequest{Config: DemoConfig(), Dir: dir,
 		Train: 8000, Valid: 500, Test: 1000, Stdout: io.Discard})

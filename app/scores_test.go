@@ -73,6 +73,9 @@ func TestEveryScoreLearnsTheSmallDemo(t *testing.T) {
 	}
 	for _, v := range smallDemoVariants {
 		t.Run(v.name, func(t *testing.T) {
+			// Each run is a tiny model that keeps about one core busy: on a machine of several, runs side by
+			// side finish sooner, with the same results (a run's arithmetic depends on its own settings only).
+			t.Parallel()
 			cfg := DemoConfig()
 			cfg.Model.Emb, cfg.Model.EncHidden, cfg.Model.DecHidden, cfg.Model.AttnDim = 32, 32, 64, 32
 			cfg.Train.Epochs = 8
