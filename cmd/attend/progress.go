@@ -130,7 +130,11 @@ func startSpinner(bar *progressbar.ProgressBar) func() {
 }
 
 func (r *barRecorder) Logged(s model.StepLog) {
-	r.current.Describe(fmt.Sprintf("epoch %d loss %.3f %.0f tok/s", s.Epoch, s.Loss, s.TokPerS))
+	guided := ""
+	if s.Guiding {
+		guided = fmt.Sprintf(" align %.3f", s.Guided)
+	}
+	r.current.Describe(fmt.Sprintf("epoch %d loss %.3f%s %.0f tok/s", s.Epoch, s.Loss, guided, s.TokPerS))
 }
 
 func (r *barRecorder) Validated(v model.ValidLog) { fmt.Fprintln(r.log, validLine(v)) }
@@ -139,7 +143,11 @@ func (r *barRecorder) EpochEnd() { _ = r.current.Finish() }
 
 // stepLine is the plain log line of a logging window.
 func stepLine(s model.StepLog) string {
-	line := fmt.Sprintf("step %d  epoch %d  loss %.4f  %.0f tok/s  elapsed %s", s.Step, s.Epoch, s.Loss, s.TokPerS,
+	guided := ""
+	if s.Guiding {
+		guided = fmt.Sprintf("  guided-alignment loss %.4f", s.Guided)
+	}
+	line := fmt.Sprintf("step %d  epoch %d  loss %.4f%s  %.0f tok/s  elapsed %s", s.Step, s.Epoch, s.Loss, guided, s.TokPerS,
 		time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
 	if s.BadSteps > 0 {
 		line += fmt.Sprintf("  skipped %d (non-finite loss or gradient)", s.BadSteps)
