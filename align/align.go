@@ -84,8 +84,10 @@ type Step[T kernels.Float] struct {
 type StepGrad[T kernels.Float] struct {
 	Context []T // dL/dContext (rows, MemDim), read
 	Next    []T // dL/dNext, read; nil without state
+	// Weights is an extra gradient of the exported weights (rows, srcLen), read; nil: none. Guided alignment
+	// (Guide) gives it; only an attention whose Entry has no NoGuide reason reads it.
+	Weights []T
 	// Query, Keys, Memory and State (nil without state) are added to, and so is Params, one slice per Params().
-	// The exported weights have no gradient of their own: only the context and the state leave a step.
 	Query, Keys, Memory, State []T
 	Params                     [][]T
 }
@@ -132,6 +134,10 @@ type Entry[T kernels.Float] struct {
 	Name string // its model.attention
 	// Alias marks a second name of an entry listed before it: New accepts it, Names leaves it out.
 	Alias bool
+	// NoGuide, when not empty, says why guided alignment (train.guided_alignment) cannot train this function's
+	// weights toward links: they are not one softmax over the source positions whose backward reads
+	// StepGrad.Weights.
+	NoGuide string
 	// New registers the function's parameters in set (under "attn.*") and returns it; sizes it cannot work
 	// with are an error. With a shape-only set (param.NewShapeSet) it checks a configuration without
 	// allocating anything.
@@ -153,9 +159,12 @@ func Builtin[T kernels.Float]() Registry[T] {
 		{Name: "general", New: newGeneral[T]},
 		{Name: "cosine", New: newCosine[T]},
 		{Name: "concat", New: newConcat[T]},
-		{Name: "local", New: newLocal[T]},
-		{Name: "multi-head", New: newMultiHead[T]},
-		{Name: "hard", New: newHardAttention[T]},
+		{Name: "local", New: newLocal[T], NoGuide: "its weights are 0 outside a window around a predicted centre, " +
+			"which no gradient from a link outside the window reaches"},
+		{Name: "multi-head", New: newMultiHead[T], NoGuide: "its weights are the average of several heads' softmaxes, " +
+			"whose backward pass takes no gradient of that average"},
+		{Name: "hard", New: newHardAttention[T], NoGuide: "it trains on Gumbel-softmax samples and reads one position " +
+			"at inference, not the distribution a link would train"},
 	}
 }
 
@@ -182,6 +191,32 @@ func (r Registry[T]) New(name string, set *param.Set[T], cfg Config) (Attention[
 		}
 	}
 	return nil, fmt.Errorf("align: unknown score function %q (want one of %s)", name, strings.Join(r.Names(), ", "))
+}
+
+// Guidable reports an error saying why, when the function called name cannot be trained toward alignment links
+// (Entry.NoGuide), or when there is no such function.
+func (r Registry[T]) Guidable(name string) error {
+	for _, e := range r {
+		if e.Name == name {
+			if e.NoGuide != "" {
+				return fmt.Errorf("align: guided alignment needs attention weights that are one softmax over the source positions; model.attention %s cannot be guided: %s (use one of %s)",
+					name, e.NoGuide, strings.Join(r.guidable(), ", "))
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("align: unknown score function %q (want one of %s)", name, strings.Join(r.Names(), ", "))
+}
+
+// guidable lists the functions without a NoGuide reason, aliases left out.
+func (r Registry[T]) guidable() []string {
+	var names []string
+	for _, e := range r {
+		if !e.Alias && e.NoGuide == "" {
+			names = append(names, e.Name)
+		}
+	}
+	return names
 }
 
 // Names lists the built-in attention functions (Builtin), aliases left out.

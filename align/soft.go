@@ -105,12 +105,18 @@ func (a *Soft[T]) Step(s Step[T]) {
 	}
 }
 
-// StepBackward differentiates Step: the state's update, Attend, then the scores.
+// StepBackward differentiates Step: the state's update, Attend, then the scores. g.Weights, when not nil, is
+// added to the gradient of the weights.
 func (a *Soft[T]) StepBackward(s Step[T], g StepGrad[T]) {
 	scoreWork, dScores, dWeights := a.split(s.Work, s.Rows, s.SrcLen)
 	if a.stateful != nil {
-		clear(dWeights)
+		copy(dWeights, g.Weights)
+		if g.Weights == nil {
+			clear(dWeights)
+		}
 		a.stateful.NextStateBackward(s.State, s.Weights, g.Next, s.Rows, s.SrcLen, g.State, dWeights)
+	} else {
+		dWeights = g.Weights
 	}
 	AttendBackward(s.Weights, s.Lengths, s.Memory, g.Context, dWeights, s.Rows, s.SrcLen, len(s.Context)/s.Rows, dScores, g.Memory)
 	a.ScoreBackward(s.Query, s.Keys, s.State, scoreWork, dScores, s.Rows, s.SrcLen, g.Query, g.Keys, g.State, g.Params)

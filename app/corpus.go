@@ -121,7 +121,7 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	began := time.Now()
 	phase := phases.StartPhase("reading "+req.Train.String(), files.Size(), "")
 	corpus, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Data.Tokenizer(), MaxLen: cfg.Data.MaxLen,
-		Threads: threads, Budget: budget, Dir: dir, Progress: phase.Set})
+		Threads: threads, Budget: budget, Dir: dir, Progress: phase.Set, KeepLines: cfg.Train.GuidedAlignment != ""})
 	phase.End()
 	if err != nil {
 		return nil, nil, stopped(ctx, "reading the training corpus", err)

@@ -167,6 +167,12 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	fmt.Fprintf(req.Stdout, "BLAS: %s\n", backend.Active())
 	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
 	opts.Corpus = corpus.Pairs
+	if cfg.Train.GuidedAlignment != "" {
+		if opts.Guide, err = readGuide(cfg.Train.GuidedAlignment, corpus); err != nil {
+			return model.Summary{}, err
+		}
+		fmt.Fprintf(req.Stdout, "guided alignment: links from %s, weight %g\n", cfg.Train.GuidedAlignment, cfg.Train.GuidedAlignmentWeight)
+	}
 	if start != nil {
 		warnUnknown(req.Stdout, req.Train, unknown)
 	}
@@ -279,7 +285,8 @@ func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Co
 	}
 	inputs = []NamedPath{{Role: "--src", Path: req.Train.Src}, {Role: "--tgt", Path: req.Train.Tgt}, {Role: "--data", Path: req.Train.TSV},
 		{Role: validRoles[0], Path: valid.Src}, {Role: validRoles[1], Path: valid.Tgt}, {Role: validRoles[2], Path: valid.TSV},
-		{Role: "--config", Path: req.ConfigFile}, {Role: "--resume", Path: req.Resume, Replaceable: true}}
+		{Role: "--config", Path: req.ConfigFile}, {Role: "--resume", Path: req.Resume, Replaceable: true},
+		{Role: "train.guided_alignment", Path: cfg.Train.GuidedAlignment}}
 	return outputs, inputs
 }
 

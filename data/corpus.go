@@ -26,6 +26,9 @@ type ReadOptions struct {
 	// Progress, when set, is called from time to time with the bytes of the files read so far (of
 	// CorpusFiles.Size in all).
 	Progress func(read int64)
+	// KeepLines keeps the line of every pair kept (Corpus.Lines), to find what else a file line-aligned with the
+	// corpus says of each pair.
+	KeepLines bool
 }
 
 // Corpus is a parallel corpus read for training: its pairs filtered as Filter filters them, held as the ids of
@@ -38,6 +41,9 @@ type Corpus struct {
 	Report FilterReport
 	// Pairs holds the pairs kept, in the corpus's order, as dictionary ids until Encode.
 	Pairs *Store
+	// Lines is the line (from 1) of each pair of Pairs in the corpus's files, with ReadOptions.KeepLines; nil
+	// otherwise.
+	Lines []int32
 
 	tokens               []string // the dictionary: the distinct tokens, in order of first appearance
 	srcCounts, tgtCounts []int64  // occurrences of each token on each side of the pairs kept
@@ -83,6 +89,9 @@ func ReadCorpus(ctx context.Context, files CorpusFiles, opt ReadOptions) (*Corpu
 			}
 			if err := b.add(src, tgt); err != nil {
 				return err
+			}
+			if opt.KeepLines {
+				c.Lines = append(c.Lines, int32(first+k/2))
 			}
 			c.srcCounts, c.tgtCounts = grow(c.srcCounts, len(d.tokens)), grow(c.tgtCounts, len(d.tokens))
 			for _, id := range src {

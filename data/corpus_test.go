@@ -459,3 +459,44 @@ func TestReadCorpusRefusesSidesTooLongToStore(t *testing.T) {
 		t.Fatalf("error %v, want one naming %s line 2", err, tgt)
 	}
 }
+
+// TestReadCorpusKeepsLines: with KeepLines, each pair kept is the tokenized line Lines names, across blank
+// lines, empty sides and lines too long for data.max_len; without it, Lines is nil.
+func TestReadCorpusKeepsLines(t *testing.T) {
+	text := messyCorpus(3000, 7)
+	path := writeFile(t, t.TempDir(), "m.tsv", text)
+	tok := NewRegexTokenizer(true)
+	c, err := ReadCorpus(context.Background(), CorpusFiles{TSV: path}, ReadOptions{Tokenizer: tok, MaxLen: 20, Threads: 2, KeepLines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if len(c.Lines) != c.Pairs.Len() || c.Report.Kept == c.Report.Total {
+		t.Fatalf("%d lines for %d pairs (%s)", len(c.Lines), c.Pairs.Len(), c.Report)
+	}
+	lines := strings.Split(strings.TrimPrefix(text, "\uFEFF"), "\n")
+	for i, line := range c.Lines {
+		src, tgt, err := c.Pairs.Pair(i, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := strings.Split(strings.TrimSuffix(lines[line-1], "\r"), "\t")
+		for side, ids := range [][]int32{src, tgt} {
+			var got []string
+			for _, id := range ids {
+				got = append(got, c.tokens[id])
+			}
+			if want := tok.Tokenize(fields[side]); !slices.Equal(got, want) {
+				t.Fatalf("pair %d, line %d side %d: %q, the line says %q", i, line, side, got, want)
+			}
+		}
+	}
+	plain, err := ReadCorpus(context.Background(), CorpusFiles{TSV: path}, ReadOptions{Tokenizer: tok, MaxLen: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if plain.Lines != nil {
+		t.Fatalf("Lines kept without KeepLines: %d", len(plain.Lines))
+	}
+}

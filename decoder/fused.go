@@ -3,6 +3,7 @@ package decoder
 import (
 	"fmt"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -48,7 +49,7 @@ func (tc *teacher[T]) take() {
 	tc.finalH, tc.finalC, tc.dFinalH, tc.dFinalC = get("finalH", rows*md), get("finalC", rows*md), get("dFinalH", rows*md), get("dFinalC", rows*md)
 	tc.h0, tc.c0 = get("h0", rows*h), get("c0", rows*h)
 	c := &tc.cache
-	*c = stepCache[T]{keep: true, noise: c.noise, masks: c.masks}
+	*c = stepCache[T]{keep: true, noise: c.noise, masks: c.masks, guide: c.guide, guideScale: c.guideScale}
 	c.hPrev, c.cPrev, c.attnState = get("hPrev", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
 	c.work, c.weights, c.ctx = get("work", steps*d.Attn.WorkSize(rows, srcLen)), get("weights", tb*srcLen), get("ctx", tb*md)
 	c.gateIn, c.act, c.tanhC = get("gateIn", tb*(d.InputWidth()+h)), get("act", tb*4*h), get("tanhC", tb*h)
@@ -58,6 +59,7 @@ func (tc *teacher[T]) take() {
 	g.dState, g.dStatePrev = get("dState", rows*sw), get("dStatePrev", rows*sw)
 	g.dG, g.dGateIn = get("dG", tb*4*h), get("dGateIn", rows*(d.InputWidth()+h))
 	g.dKeys, g.dMem = get("dKeys", rows*srcLen*d.Attn.KeyWidth()), get("dMem", rows*srcLen*md)
+	g.dWeights = get("dWeights", rows*srcLen)
 	if d.FeedW != nil {
 		tc.st.Feed = get("feed0", rows*h)
 		c.feedIn, c.feed = get("feedIn", tb*(h+md)), get("feed", tb*h)
@@ -227,8 +229,9 @@ func (d *Decoder[T]) fusedParams() []*param.Tensor[T] {
 // an attention that samples (or nil), between the dropout masks (T, B, H+M) on each upper layer's input (or nil,
 // or nil masks, without dropout).
 // The output is (T·B, H+M), each row [top_t ; c_t]. The op reads the weights from the decoder's tensors, which
-// are its inputs' values (each bound node views its tensor's memory).
-func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, between []*G.Node, lengths *[]int) *G.Node {
+// are its inputs' values (each bound node views its tensor's memory). The op's teacher is returned too, for
+// guidedOp.
+func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, between []*G.Node, lengths *[]int) (*G.Node, *teacher[T]) {
 	steps, rows, srcLen := emb.Shape()[0], emb.Shape()[1], fwd.Shape()[0]-2
 	h, md := d.Cfg.Hidden, d.Cfg.MemDim
 	tc := &teacher[T]{d: d, steps: steps, rows: rows, srcLen: srcLen, arena: p.Arena}
@@ -258,7 +261,7 @@ func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, b
 				}
 			}
 			c, rest := &tc.cache, v[inputs:]
-			c.noise, c.masks = nil, nil
+			c.noise, c.masks, c.guide = nil, nil, nil // (the guided-alignment op sets the guide before backward)
 			if noise != nil {
 				c.noise, rest = rest[0], rest[1:]
 			}
@@ -278,5 +281,27 @@ func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, b
 			tc.backward(g, grads[0], grads[1], grads[2], func(t *param.Tensor[T]) []T { return grads[index[t]] })
 			return grads
 		},
-	}, nodes...)
+	}, nodes...), tc
+}
+
+// guidedOp is the guided-alignment loss of the fused decoder op states (fusedOp, whose teacher is tc): the scalar
+// −Σ guide log(weights + ε) (align.GuideLoss) of every step's attention weights, which the decoder op kept,
+// against guide (T, B, S). Its backward pass gives the decoder op the gold and the loss's gradient, which the
+// decoder's backward, run after it, adds to the weights' gradient; its own inputs get 0.
+func (d *Decoder[T]) guidedOp(p *graph.Params[T], tc *teacher[T], states, guide *G.Node) *G.Node {
+	s := guide.Shape()
+	return graph.Fused(graph.FusedOp[T]{
+		Name:  fmt.Sprintf("GuidedAlignment(%d,%d,%d)", s[0], s[1], s[2]),
+		Shape: tensor.ScalarShape(),
+		Forward: func(v [][]T, out []T) {
+			out[0] = T(align.GuideLoss(tc.cache.weights, v[1]))
+		},
+		Backward: func(v [][]T, g []T) [][]T {
+			tc.cache.guide, tc.cache.guideScale = v[1], g[0]
+			grads := [][]T{p.Arena.Get("dec.guided.dStates", len(v[0])), p.Arena.Get("dec.guided.dGuide", len(v[1]))}
+			clear(grads[0])
+			clear(grads[1])
+			return grads
+		},
+	}, states, guide)
 }

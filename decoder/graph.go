@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/param"
@@ -12,9 +13,13 @@ import (
 // input [s_t; ctx; emb]. Noise is standard Gumbel noise (tgtLen, rows, srcLen) for an attention that samples
 // (align.Sampler), nil for the others. Between[l] is (tgtLen, rows, Hidden+MemDim) on the input [h_below ;
 // c_t] of Upper[l]; Between is nil without dropout.
+//
+// Guide is the gold of guided alignment (tgtLen, rows, srcLen), each target position's links as a distribution
+// over the source positions or 0 (align.FillGuide); nil without.
 type GraphMasks struct {
 	Emb, Out, Noise *G.Node
 	Between         []*G.Node
+	Guide           *G.Node
 }
 
 // between returns the mask on the input of Upper[l], or nil.
@@ -29,16 +34,21 @@ func (m GraphMasks) between(l int) *G.Node {
 type GraphLoss struct {
 	// LabelSmoothing is ε of the smoothed target (1−ε)·onehot + ε/V (0: plain cross-entropy).
 	LabelSmoothing float64
+	// GuideWeight is the weight of the guided-alignment loss added to the cross-entropy
+	// (train.guided_alignment_weight); used only with GraphMasks.Guide.
+	GuideWeight float64
 }
 
 // Graph is the teacher-forced decoder of one training graph: it reads the target input ids tgtIn and the
 // reference ids tgtOut (both tgtLen × rows, time-major) at run time and returns the summed cross-entropy of
 // every non-padding target word (label-smoothed as lossOpts says), and the attention weights of every step
-// ((rows, srcLen) each). With fused, the decoder loop, upper layers included (when the encoder is fused too), and
+// ((rows, srcLen) each). With a guide (masks.Guide), guided is the guided-alignment cross-entropy
+// −Σ guide log(weights + ε) of every step (align.GuideLoss), and loss is the cross-entropy plus
+// lossOpts.GuideWeight times it; guided is nil without a guide. With fused, the decoder loop, upper layers included (when the encoder is fused too), and
 // the output layer with its loss are single ops (fusedOp over step, graph.OutputXent), and no attention nodes are
 // returned; otherwise every step is built from gorgonia's own ops, the autodiff reference of the fused op.
 func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLengths, tgtIn, tgtOut *[]int,
-	rows, srcLen, tgtLen int, masks GraphMasks, lossOpts GraphLoss, fused bool) (loss *G.Node, attention []*G.Node) {
+	rows, srcLen, tgtLen int, masks GraphMasks, lossOpts GraphLoss, fused bool) (loss, guided *G.Node, attention []*G.Node) {
 	e, h, half := d.Cfg.Emb, d.Cfg.Hidden, d.Cfg.MemDim/2
 	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
 	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
@@ -60,9 +70,19 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))
 		return graph.SoftmaxCrossEntropy[T](logits, tgtOut, 0, lossOpts.LabelSmoothing)
 	}
+	withGuide := func(loss, guided *G.Node) (*G.Node, *G.Node) {
+		if guided == nil {
+			return loss, nil
+		}
+		return G.Must(G.Add(loss, G.Must(G.Mul(guided, G.NewConstant(T(lossOpts.GuideWeight)))))), guided
+	}
 	if fused { // (the encoder is fused too: its outputs are packed)
-		states := d.fusedOp(p, emb, enc.Packed[0], enc.Packed[1], masks.Noise, masks.Between, srcLengths)
-		return outputLayer([]*G.Node{states, embFlat}), nil
+		states, tc := d.fusedOp(p, emb, enc.Packed[0], enc.Packed[1], masks.Noise, masks.Between, srcLengths)
+		if masks.Guide != nil {
+			guided = d.guidedOp(p, tc, states, masks.Guide)
+		}
+		loss, guided = withGuide(outputLayer([]*G.Node{states, embFlat}), guided)
+		return loss, guided, nil
 	}
 
 	// s_0 = tanh(W_h [h_fwd ; h_bwd] + b_h), c_0 likewise from the final cell states.
@@ -161,5 +181,16 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 
 	// logits = [s_t (f_t with input feeding, the top layer's state with more layers); ctx; emb] W_out + b_out
 	// for all steps at once.
-	return outputLayer([]*G.Node{graph.Stack[T](states, false), graph.Stack[T](contexts, false), embFlat}), attention
+	if masks.Guide != nil {
+		for t, a := range attention {
+			g := align.GuideGraph[T](a, graph.Select[T](masks.Guide, t))
+			if guided == nil {
+				guided = g
+			} else {
+				guided = add(guided, g)
+			}
+		}
+	}
+	loss, guided = withGuide(outputLayer([]*G.Node{graph.Stack[T](states, false), graph.Stack[T](contexts, false), embFlat}), guided)
+	return loss, guided, attention
 }

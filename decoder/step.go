@@ -38,6 +38,10 @@ type stepCache[T kernels.Float] struct {
 	act, tanhC   []T // (T, B, 4H), (T, B, H): the LSTM's activations and tanh of its cell
 	feedIn, feed []T // input feeding: [s_t; c_t] (T, B, H+M) and f_t (T, B, H)
 	upper        []upperCache[T]
+	// guide is the gold of guided alignment (T, B, S), nil without; the backward pass adds guideScale times the
+	// gradient of −Σ guide log(weights + ε) (align.GuideLoss) to that of the weights.
+	guide      []T
+	guideScale T
 }
 
 // upperCache is what one upper layer's steps keep: its input after the mask (T, B, H+M), its state before each
@@ -167,6 +171,7 @@ type stepGrads[T kernels.Float] struct {
 	dUpperG     [][]T
 	dGateIn     []T   // (B, I+H): scratch
 	dKeys, dMem []T   // (B, S, K), (B, S, M): added to over all steps
+	dWeights    []T   // (B, S): scratch, the guided-alignment gradient of a step's weights
 	dEmb        []T   // (T, B, E): written
 	dAttn       [][]T // the attention's parameter gradients, added to
 }
@@ -246,6 +251,11 @@ func (d *Decoder[T]) stepBackward(mem *Memory[T], buf *Scratch[T], dOut []T, c *
 		Noise: c.slot(c.noise, nil, rows, sl), Weights: c.slot(c.weights, nil, rows, sl), Context: c.slot(c.ctx, nil, rows, md),
 		Work: c.slot(c.work, nil, 1, d.Attn.WorkSize(rows, sl))}
 	grad := align.StepGrad[T]{Context: g.dctx, Query: g.dh, Keys: g.dKeys, Memory: g.dMem, Params: g.dAttn}
+	if c.guide != nil { // guided alignment: the gradient of scale · −Σ g log(a + ε) on this step's weights
+		clear(g.dWeights)
+		align.GuideBackward(s.Weights, c.slot(c.guide, nil, rows, sl), c.guideScale, g.dWeights)
+		grad.Weights = g.dWeights
+	}
 	if sw > 0 {
 		s.State = c.slot(c.attnState, nil, rows, sw)
 		clear(g.dStatePrev)

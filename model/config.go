@@ -132,6 +132,16 @@ type TrainConfig struct {
 	// train.patience: "ppl" (perplexity; "" in older checkpoints means the same) or "bleu" (needs
 	// train.valid_bleu).
 	BestMetric string `yaml:"best_metric"`
+	// GuidedAlignment trains the attention toward alignment links, as Marian's --guided-alignment does: a
+	// Pharaoh file ("i-j" 0-based source-target word pairs), one line per line of the training corpus, in the
+	// positions of the tokens attend reads (attend align --statistical writes one for the same corpus); "" for
+	// none. The training loss adds train.guided_alignment_weight times the cross-entropy between each target
+	// word's attention and its links spread evenly over their source words (words without links add nothing).
+	// It needs a model.attention whose weights are one softmax over the source words (not local, multi-head or
+	// hard) and data.subword none.
+	GuidedAlignment string `yaml:"guided_alignment"`
+	// GuidedAlignmentWeight weighs the guided-alignment loss against the translation's (Marian's default 0.1).
+	GuidedAlignmentWeight float64 `yaml:"guided_alignment_weight"`
 }
 
 // BestByBLEU reports whether validation BLEU, not perplexity, picks the best checkpoint.
@@ -153,7 +163,7 @@ func Default() Config {
 		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2},
 		Data:  DataConfig{Lowercase: true, MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordNone},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
-			BestMetric: "ppl"},
+			BestMetric: "ppl", GuidedAlignmentWeight: 0.1},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }
@@ -411,6 +421,16 @@ func (c Config) Validate() error {
 	}
 	if t.BestByBLEU() && t.ValidBLEU == 0 {
 		errs = append(errs, fmt.Errorf("config: train.best_metric is bleu but train.valid_bleu is 0; set valid_bleu to the number of validation sentences to translate"))
+	}
+	if t.GuidedAlignment != "" {
+		if err := align.Builtin[float32]().Guidable(m.Attention); err == nil && d.Subword == SubwordBPE {
+			errs = append(errs, fmt.Errorf("config: train.guided_alignment needs data.subword none: links between words are not yet spread over their subwords"))
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("config: train.guided_alignment: %w", err))
+		}
+		if t.GuidedAlignment == "auto" {
+			errs = append(errs, fmt.Errorf("config: train.guided_alignment auto is not available yet; give a Pharaoh file (attend align --statistical writes one)"))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -84,6 +84,7 @@ type keyRule struct {
 	note     string   // what special values mean, added to the error message
 	values   []string // the strings a string key accepts
 	blank    bool     // "" is accepted too, meaning values[0] (as checkpoints from before the key have it)
+	path     bool     // a string key naming a file: any value, "" for none (note says what "" means)
 	// when is "section.key=value": the rule holds only while that key has that value.
 	when string
 	// elsewhere marks a rule that the package using the key checks (through Validate's call to it), so that
@@ -147,6 +148,8 @@ func keyRules() []keyRule {
 		atLeast("train.keep_last", 0, "0: keep only --out and the best"),
 		atLeast("train.valid_bleu", 0, "0: no validation BLEU"),
 		{key: "train.best_metric", values: []string{"ppl", "bleu"}, blank: true},
+		{key: "train.guided_alignment", path: true, note: `"": none`},
+		atLeast("train.guided_alignment_weight", 0, "used with train.guided_alignment"),
 
 		between("decode.max_len", 1, maxLength, ""),
 		between("decode.batch", 1, maxBatch, ""),
@@ -157,9 +160,12 @@ func keyRules() []keyRule {
 // String says in words what the rule accepts, as the reference and the error messages put it.
 func (r keyRule) String() string {
 	var s string
-	if r.values != nil {
+	switch {
+	case r.path:
+		s = "a file path (" + r.note + ")"
+	case r.values != nil:
 		s = strings.Join(r.values, ", ")
-	} else {
+	default:
 		s = r.rangeText()
 	}
 	if r.when != "" {
@@ -229,7 +235,7 @@ func (r keyRule) check(cfg Config) error {
 	case reflect.Float64:
 		x = v.Float()
 	case reflect.String:
-		if r.blank && v.String() == "" {
+		if r.path || r.blank && v.String() == "" {
 			return nil
 		}
 		for _, ok := range r.values {

@@ -87,6 +87,11 @@ func TestRulesAreWhatValidateEnforces(t *testing.T) {
 		}
 	}
 	for _, r := range keyRules() {
+		if r.path { // any file name, and "" for none
+			try(r, "some/file.txt", true)
+			try(r, `""`, true)
+			continue
+		}
 		if r.values != nil {
 			for _, v := range r.values {
 				try(r, v, true)

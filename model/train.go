@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/internal/plural"
@@ -64,8 +65,12 @@ type EpochStart struct {
 
 // StepLog is one logging window of training.
 type StepLog struct {
-	Step      int     // optimizer steps in all
-	Loss      float64 // token-averaged over the window's good steps (NaN if there were none)
+	Step int     // optimizer steps in all
+	Loss float64 // token-averaged over the window's good steps (NaN if there were none)
+	// Guiding is set when the run trains with guided alignment (train.guided_alignment), and Guided is then
+	// its cross-entropy averaged likewise.
+	Guiding   bool
+	Guided    float64
 	TgtTokens int     // target words in the window's good steps
 	TokPerS   float64 // target words per second of wall time over the window
 	GradNorm  float64 // of the last good step, before clipping
@@ -107,6 +112,9 @@ type TrainOptions struct {
 	Out      string    // checkpoint path of the last state; the best goes to BestPath(Out)
 	Metrics  io.Writer // JSON lines, one per logged step and per validation (nil: none); a write error stops training
 	Recorder Recorder  // nil: none
+	// Guide gives the alignment links of example i of Train (or Corpus) for guided alignment
+	// (train.guided_alignment), nil without. With Group, every process guides the rows of its own shard.
+	Guide func(i int) []align.Link
 	// Group is the set of processes training together (nil: this one alone). Every process runs Train with the
 	// same options on the same data and takes its share of every batch; only rank 0 validates, writes
 	// checkpoints and metrics, and reports to the Recorder.
@@ -237,6 +245,7 @@ func newRun(ctx context.Context, o TrainOptions) *run {
 	r.tr = NewTrainer(o.Model, cfg.Train.LR, cfg.Train.Clip, cfg.Train.GraphCache)
 	r.tr.Unfused = cfg.Train.Unfused
 	r.tr.LabelSmoothing = cfg.Train.LabelSmoothing
+	r.tr.Guide, r.tr.GuideWeight = o.Guide, cfg.Train.GuidedAlignmentWeight
 	if o.Adam != nil {
 		r.tr.Optimizer = o.Adam
 		r.tr.Optimizer.LR = cfg.Train.LR
@@ -462,13 +471,15 @@ func (r *run) epochStart(batches int) EpochStart {
 // logWindow gathers the steps since the last log line.
 type logWindow struct {
 	StepLog
-	lossSum float64 // Σ loss·tokens over the good steps
-	start   time.Time
+	lossSum   float64 // Σ loss·tokens over the good steps
+	guidedSum float64 // Σ guided·tokens
+	start     time.Time
 }
 
 // add counts a good step.
 func (w *logWindow) add(res StepResult) {
 	w.lossSum += res.Loss * float64(res.Tokens)
+	w.guidedSum += res.Guided * float64(res.Tokens)
 	w.TgtTokens += res.Tokens
 	w.GradNorm = res.GradNorm
 }
@@ -482,13 +493,20 @@ func (r *run) log(w *logWindow, epochEnd bool) error {
 	}
 	w.TokPerS = float64(w.TgtTokens) / time.Since(w.start).Seconds()
 	w.Loss = w.lossSum / float64(w.TgtTokens) // NaN when every step of the window was skipped
+	if w.Guiding = r.tr.Guide != nil; w.Guiding {
+		w.Guided = w.guidedSum / float64(w.TgtTokens)
+	}
 	if w.TgtTokens > 0 {
 		r.sum.TrainLoss = w.Loss
 	}
 	r.rec.Logged(w.StepLog)
-	err := r.metrics.write(map[string]any{"event": "step", "step": w.Step, "epoch": w.Epoch, "epochs_done": w.EpochsDone, "loss": w.Loss,
+	record := map[string]any{"event": "step", "step": w.Step, "epoch": w.Epoch, "epochs_done": w.EpochsDone, "loss": w.Loss,
 		"tgt_tokens": w.TgtTokens, "tok_per_s": w.TokPerS, "grad_norm": w.GradNorm, "bad_steps": w.BadSteps,
-		"lr": r.tr.Optimizer.LR, "elapsed_s": w.ElapsedS})
+		"lr": r.tr.Optimizer.LR, "elapsed_s": w.ElapsedS}
+	if r.tr.Guide != nil {
+		record["guided_loss"] = w.Guided
+	}
+	err := r.metrics.write(record)
 	*w = logWindow{StepLog: StepLog{GradNorm: math.NaN()}, start: time.Now()}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/dist"
@@ -23,10 +24,15 @@ type Trainer[T kernels.Float] struct {
 	// LabelSmoothing is ε of the training loss's smoothed targets (train.label_smoothing); set it before the
 	// first step, since compiled graphs keep it.
 	LabelSmoothing float64
-	cache          []*trainGraph[T]
-	arena          *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph
-	maxGraphs      int
-	uses           int
+	// Guide gives the links of training example i (data.Batch.Index) for guided alignment, and GuideWeight the
+	// weight of its loss (train.guided_alignment_weight); nil: no guided alignment. Set them before the first
+	// step, since compiled graphs keep them.
+	Guide       func(i int) []align.Link
+	GuideWeight float64
+	cache       []*trainGraph[T]
+	arena       *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph
+	maxGraphs   int
+	uses        int
 }
 
 // NewTrainer prepares a trainer keeping at most maxGraphs compiled shapes (least recently used are dropped).
@@ -36,7 +42,10 @@ func NewTrainer[T kernels.Float](m *Seq2Seq[T], lr, clip float64, maxGraphs int)
 
 // StepResult reports one optimizer step.
 type StepResult struct {
-	Loss     float64 // token-averaged cross-entropy of the batch
+	Loss float64 // token-averaged cross-entropy of the batch (the translation's)
+	// Guided is the guided-alignment cross-entropy of the batch over its target words (unweighted; 0 without
+	// guided alignment): the training minimises Loss + GuideWeight·Guided.
+	Guided   float64
 	Tokens   int     // target words in the batch
 	GradNorm float64 // before clipping
 	// Skipped is set when the loss or the gradient norm was not finite: the update was not applied.
@@ -48,24 +57,39 @@ type StepResult struct {
 func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error) {
 	t.Grads.Zero()
 	tokens := b.TgtTokens()
-	sum, err := t.accumulate(b, rng, tokens)
+	sum, guided, err := t.accumulate(b, rng, tokens)
 	if err != nil || tokens == 0 {
 		return StepResult{}, err
 	}
-	return StepResult{Loss: sum / float64(tokens), Tokens: tokens}, nil
+	return t.result(sum, guided, tokens), nil
 }
 
-// accumulate adds the gradient of b's summed loss divided by tokens into t.Grads and returns the summed loss.
-// A batch without target words adds nothing.
-func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int) (float64, error) {
+// accumulate adds the gradient of b's summed loss divided by tokens into t.Grads and returns the summed loss
+// and guided-alignment cross-entropy. A batch without target words adds nothing.
+func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int) (loss, guided float64, err error) {
 	if b.TgtTokens() == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	tg, err := t.graphFor(shape{b.Rows, b.SrcLen, b.TgtLen})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return tg.run(b, t.Model.Cfg.Dropout, rng, t.Grads, T(1/float64(tokens)))
+	return tg.run(b, t.Model.Cfg.Dropout, rng, t.Grads, T(1/float64(tokens)), t.Guide)
+}
+
+// result is the StepResult of a batch of tokens target words whose summed loss, guided-alignment term
+// included, is sum, and guided-alignment cross-entropy guided.
+func (t *Trainer[T]) result(sum, guided float64, tokens int) StepResult {
+	return StepResult{Loss: (sum - t.lossOpts().GuideWeight*guided) / float64(tokens), Guided: guided / float64(tokens), Tokens: tokens}
+}
+
+// lossOpts is how the trainer's graphs score their outputs.
+func (t *Trainer[T]) lossOpts() decoder.GraphLoss {
+	opts := decoder.GraphLoss{LabelSmoothing: t.LabelSmoothing}
+	if t.Guide != nil {
+		opts.GuideWeight = t.GuideWeight
+	}
+	return opts
 }
 
 // Step is one training step: gradients, clipping, Adam update. A non-finite loss or gradient norm skips the
@@ -87,7 +111,7 @@ func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group)
 		s := b.Shard(group.Rank(), group.Size())
 		shard = &s
 	}
-	sum, err := t.accumulate(shard, rng, tokens)
+	sum, guided, err := t.accumulate(shard, rng, tokens)
 	if err != nil {
 		return StepResult{}, err
 	}
@@ -99,17 +123,17 @@ func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group)
 		if err := group.SumFloat32(grads); err != nil {
 			return StepResult{}, err
 		}
-		losses := []float64{sum}
+		losses := []float64{sum, guided}
 		if err := group.SumFloat64(losses); err != nil {
 			return StepResult{}, err
 		}
-		sum = losses[0]
+		sum, guided = losses[0], losses[1]
 	}
-	res := StepResult{Loss: sum / float64(tokens), Tokens: tokens}
+	res := t.result(sum, guided, tokens)
 	if tokens == 0 {
 		return StepResult{}, nil
 	}
-	if !isFinite(res.Loss) {
+	if !isFinite(res.Loss) || !isFinite(res.Guided) {
 		res.Skipped = true
 		return res, nil
 	}
@@ -142,12 +166,12 @@ func (t *Trainer[T]) Reserve(rows, srcLen, tgtLen int) error {
 	for i := range b.TgtIn {
 		b.TgtIn[i], b.TgtOut[i] = data.UnkID, data.UnkID
 	}
-	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, decoder.GraphLoss{LabelSmoothing: t.LabelSmoothing}, t.arena)
+	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), t.arena)
 	if err != nil {
 		return err
 	}
 	defer tg.vm.Close()
-	_, err = tg.run(b, t.Model.Cfg.Dropout, rand.New(rand.NewPCG(0, 0)), t.Grads, 0)
+	_, _, err = tg.run(b, t.Model.Cfg.Dropout, rand.New(rand.NewPCG(0, 0)), t.Grads, 0, nil)
 	t.Grads.Zero()
 	return err
 }
@@ -173,7 +197,7 @@ func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
 		t.cache[oldest].vm.Close()
 		t.cache = append(t.cache[:oldest], t.cache[oldest+1:]...)
 	}
-	tg, err := t.Model.buildGraph(s, !t.Unfused, decoder.GraphLoss{LabelSmoothing: t.LabelSmoothing}, t.arena)
+	tg, err := t.Model.buildGraph(s, !t.Unfused, t.lossOpts(), t.arena)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,8 @@ type trainGraph[T kernels.Float] struct {
 	tgtIn, tgtOut   []int
 	masks           [][]T                // dropout mask buffers (in the arena)
 	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise; in the arena)
+	guide           []T                  // guided alignment's gold (tgtLen, rows, srcLen); nil without (in the arena)
+	guided          *G.Node              // the guided-alignment cross-entropy, nil without
 	encOut          *encoder.GraphOutput // kept for the tests that compare with the plain-Go forward
 	attention       []*G.Node
 	lastUse         int
@@ -91,8 +93,12 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 		tg.noise = p.Arena.Get("attn.noise", s.tgtLen*s.rows*s.srcLen) // refilled every run, like the masks
 		masks.Noise = p.Input("attn.noise", tg.noise, s.tgtLen, s.rows, s.srcLen)
 	}
-	loss, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
-	tg.loss, tg.encOut, tg.attention = loss, enc, attention
+	if lossOpts.GuideWeight > 0 {
+		tg.guide = p.Arena.Get("guide", s.tgtLen*s.rows*s.srcLen) // refilled every run
+		masks.Guide = p.Input("guide", tg.guide, s.tgtLen, s.rows, s.srcLen)
+	}
+	loss, guided, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
+	tg.loss, tg.guided, tg.encOut, tg.attention = loss, guided, enc, attention
 	if err := p.Differentiate(loss); err != nil {
 		return nil, err
 	}
@@ -105,8 +111,10 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 }
 
 // run feeds a batch to the graph, draws dropout masks from rng, runs forward and backward, and adds the gradient
-// of the summed loss, times scale, into grads. It returns the summed loss.
-func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, grads *param.Set[T], scale T) (float64, error) {
+// of the summed loss, times scale, into grads. It returns the summed loss (the guided-alignment term included)
+// and the guided-alignment cross-entropy alone (0 without). With guided alignment, links(i) are the links of
+// example i (data.Batch.Index); a nil links or a batch without Index has none.
+func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, grads *param.Set[T], scale T, links func(i int) []align.Link) (loss, guided float64, err error) {
 	if b.Rows != tg.rows || b.SrcLen != tg.srcLen || b.TgtLen != tg.tgtLen {
 		panic(fmt.Sprintf("model: batch %d×%d×%d in graph %v", b.Rows, b.SrcLen, b.TgtLen, tg.shape))
 	}
@@ -125,12 +133,21 @@ func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, gra
 		}
 		tg.noise[i] = T(-math.Log(-math.Log(u)))
 	}
+	if tg.guide != nil {
+		clear(tg.guide)
+		for r := 0; r < len(b.Index) && links != nil; r++ {
+			align.FillGuide(tg.guide, tg.rows, tg.srcLen, tg.tgtLen, r, links(b.Index[r]))
+		}
+	}
 	defer tg.vm.Reset()
 	if err := tg.vm.RunAll(); err != nil {
-		return 0, fmt.Errorf("model: training step: %w", err)
+		return 0, 0, fmt.Errorf("model: training step: %w", err)
 	}
 	tg.params.AddGrads(grads, scale)
-	return float64(tg.loss.Value().Data().(T)), nil
+	if tg.guided != nil {
+		guided = float64(tg.guided.Value().Data().(T))
+	}
+	return float64(tg.loss.Value().Data().(T)), guided, nil
 }
 
 // fillDropoutMask sets each value of mask to 0 with probability p and to 1/(1-p) otherwise (inverted dropout).

@@ -366,7 +366,11 @@ func (r *barRecorder) StartPhase(name string, total int64, unit string) app.Phas
 }
 
 func (r *barRecorder) Logged(s model.StepLog) {
-	r.bar.Describe(fmt.Sprintf("%s loss %.3f %.0f tok/s", r.epoch, s.Loss, s.TokPerS))
+	guided := ""
+	if s.Guiding {
+		guided = fmt.Sprintf(" align %.3f", s.Guided)
+	}
+	r.bar.Describe(fmt.Sprintf("%s loss %.3f%s %.0f tok/s", r.epoch, s.Loss, guided, s.TokPerS))
 }
 
 func (r *barRecorder) Validated(v model.ValidLog) {
@@ -386,7 +390,11 @@ func (r *barRecorder) EpochEnd() {
 
 // stepLine is the plain log line of a logging window of a run that ends at step steps.
 func stepLine(s model.StepLog, steps int) string {
-	line := fmt.Sprintf("step %d of %d  epoch %d  loss %.4f  %.0f tok/s  elapsed %s", s.Step, steps, s.Epoch, s.Loss, s.TokPerS,
+	guided := ""
+	if s.Guiding {
+		guided = fmt.Sprintf("  guided-alignment loss %.4f", s.Guided)
+	}
+	line := fmt.Sprintf("step %d of %d  epoch %d  loss %.4f%s  %.0f tok/s  elapsed %s", s.Step, steps, s.Epoch, s.Loss, guided, s.TokPerS,
 		time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
 	if s.BadSteps > 0 {
 		line += fmt.Sprintf("  skipped %d (non-finite loss or gradient)", s.BadSteps)

@@ -1,0 +1,93 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attend-nmt/attend/align"
+)
+
+// guideLinks are the links of randomBatch's rows for source lengths {3, 1, 2, 0} and targets {2, 3, 1, 0}: a
+// target word linked to two source words, one without links, and a row of one link.
+func guideLinks(i int) []align.Link {
+	return [][]align.Link{
+		{{Src: 0, Tgt: 0}, {Src: 2, Tgt: 0}, {Src: 1, Tgt: 1}},
+		{{Src: 0, Tgt: 2}},
+		{{Src: 1, Tgt: 0}},
+	}[i]
+}
+
+// guidedGradients returns the gradient of Loss + w·Guided of a tiny model's batch, the objective itself, and
+// the step's result, through the fused or the unfused graph.
+func guidedGradients(t *testing.T, attention string, unfused bool, w float64) (m *Seq2Seq[float64], grads []float64, objective func() float64, res StepResult) {
+	cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: "lstm", Attention: attention, Dropout: 0.25, InputFeeding: true}
+	m = newTestModel[float64](t, cfg, 9, 11, 1)
+	b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
+	tr := NewTrainer(m, 1e-3, 0, 2)
+	tr.Unfused = unfused
+	tr.Guide, tr.GuideWeight = guideLinks, w
+	masks := func() *rand.Rand { return rand.New(rand.NewPCG(9, 9)) } // same dropout masks every run
+	res, err := tr.Gradients(b, masks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range tr.Grads.List() {
+		grads = append(grads, g.Data...)
+	}
+	objective = func() float64 {
+		r, err := tr.Gradients(b, masks())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Loss + w*r.Guided
+	}
+	return m, grads, objective, res
+}
+
+// TestGuidedGradientsMatchFiniteDifferencesAndTheGraph checks the gradient of the guided objective
+// (cross-entropy + w · guided-alignment cross-entropy) against central finite differences, in the fused and the
+// unfused graph, and the two graphs' losses and gradients against each other.
+func TestGuidedGradientsMatchFiniteDifferencesAndTheGraph(t *testing.T) {
+	const w = 0.5
+	for _, attention := range []string{"mlp", "general"} {
+		t.Run(attention, func(t *testing.T) {
+			m, fused, objective, fusedRes := guidedGradients(t, attention, false, w)
+			_, graph, _, graphRes := guidedGradients(t, attention, true, w)
+			if fusedRes.Guided <= 0 || math.Abs(fusedRes.Guided-graphRes.Guided) > 1e-9 || math.Abs(fusedRes.Loss-graphRes.Loss) > 1e-9 {
+				t.Fatalf("fused loss %g guided %g, graph loss %g guided %g", fusedRes.Loss, fusedRes.Guided, graphRes.Loss, graphRes.Guided)
+			}
+			_, unguided, _, _ := guidedGradients(t, attention, false, 0)
+			var gap, change float64
+			for i := range fused {
+				gap = math.Max(gap, math.Abs(fused[i]-graph[i]))
+				change = math.Max(change, math.Abs(fused[i]-unguided[i]))
+			}
+			if gap > 1e-9 {
+				t.Errorf("fused and graph gradients differ by up to %g", gap)
+			}
+			if change < 1e-4 {
+				t.Errorf("the guided term changes the gradient by only %g", change)
+			}
+			pick := rand.New(rand.NewPCG(2, 2))
+			const eps = 1e-5
+			at := 0
+			for _, p := range m.Params.List() {
+				for n := 0; n < 8; n++ {
+					j := pick.IntN(len(p.Data))
+					orig := p.Data[j]
+					p.Data[j] = orig + eps
+					up := objective()
+					p.Data[j] = orig - eps
+					down := objective()
+					p.Data[j] = orig
+					numeric, got := (up-down)/(2*eps), fused[at+j]
+					if rel := math.Abs(got-numeric) / math.Max(math.Max(math.Abs(got), math.Abs(numeric)), 1e-3); rel > 1e-5 {
+						t.Errorf("%s[%d]: backprop %.10g, finite differences %.10g (rel. error %.2g)", p.Name, j, got, numeric, rel)
+					}
+				}
+				at += len(p.Data)
+			}
+		})
+	}
+}
