@@ -53,32 +53,10 @@ func sourceWords(tok data.Tokenizer, text string, tokens []string) (words []stri
 }
 
 // outputWords is the translation's text (data.Detokenize of its tokens), its white-space words, and the word of
-// each token. Detokenize only leaves out spaces between tokens, so each token is found where the text goes on.
+// each token: data.DetokenizeWords, whose words Detokenize joins by spaces.
 func outputWords(tokens []string) (text string, words []string, wordOf []int) {
-	text = data.Detokenize(tokens)
-	wordOf = make([]int, len(tokens))
-	pos, word := 0, -1
-	for t, tok := range tokens {
-		if pos < len(text) && text[pos] == ' ' {
-			pos++
-			word = -1
-		}
-		if word < 0 {
-			words = append(words, "")
-			word = len(words) - 1
-		}
-		if !strings.HasPrefix(text[pos:], tok) {
-			// Not the text Detokenize writes today: every token a word of its own.
-			for i := range wordOf {
-				wordOf[i] = i
-			}
-			return text, slices.Clone(tokens), wordOf
-		}
-		words[word] += tok
-		wordOf[t] = word
-		pos += len(tok)
-	}
-	return text, nonNil(words), wordOf
+	words, wordOf = data.DetokenizeWords(tokens)
+	return strings.Join(words, " "), nonNil(words), wordOf
 }
 
 func nonNil(s []string) []string {
