@@ -40,6 +40,42 @@ func FillGuide[T kernels.Float](guide []T, rows, srcLen, tgtLen, r int, links []
 	}
 }
 
+// SpreadLinks brings links between words to the subwords (pieces) the words were split into, as Marian and
+// OpenNMT-py guide subword models: a link between source word i and target word j becomes a link between every
+// piece of word i and every piece of word j, so that FillGuide spreads each target piece's gold evenly over the
+// pieces of the source words its word is linked to. srcWordOf and tgtWordOf give the word of each piece of the
+// two sides, as data.BPE.Split does. The links come sorted by source, then target piece, and keep their
+// Possible marks. It panics on a link to a word without pieces (beyond its sentence): links are checked against
+// their sentences' words when read (CheckLengths).
+func SpreadLinks(links []Link, srcWordOf, tgtWordOf []int) []Link {
+	srcPieces, tgtPieces := piecesOf(srcWordOf), piecesOf(tgtWordOf)
+	var out []Link
+	for _, l := range links {
+		if l.Src < 0 || l.Tgt < 0 || l.Src >= len(srcPieces) || l.Tgt >= len(tgtPieces) || len(srcPieces[l.Src]) == 0 || len(tgtPieces[l.Tgt]) == 0 {
+			panic(fmt.Sprintf("align: SpreadLinks of link %d-%d over %d source and %d target pieces", l.Src, l.Tgt, len(srcWordOf), len(tgtWordOf)))
+		}
+		for _, s := range srcPieces[l.Src] {
+			for _, t := range tgtPieces[l.Tgt] {
+				out = append(out, Link{Src: s, Tgt: t, Possible: l.Possible})
+			}
+		}
+	}
+	return Sort(out)
+}
+
+// piecesOf lists the pieces of each word, given the word of each piece.
+func piecesOf(wordOf []int) [][]int {
+	words := 0
+	for _, w := range wordOf {
+		words = max(words, w+1)
+	}
+	pieces := make([][]int, words)
+	for p, w := range wordOf {
+		pieces[w] = append(pieces[w], p)
+	}
+	return pieces
+}
+
 // GuideLoss returns −Σ guide_i log(weights_i + ε) over weights and guide of the same length.
 func GuideLoss[T kernels.Float](weights, guide []T) float64 {
 	if len(weights) != len(guide) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/lexicon"
@@ -109,22 +110,32 @@ func describeStore(s *data.Store, budget int64, dir string) string {
 // splits it into subwords when the model uses them, and drops the pairs data.max_len rules out. A resumed run
 // (start) splits with its stored merges; a new one learns them from the whole training corpus, both sides
 // together (see LearnSubwords), before the length filter, which then counts subwords, the model's tokens. It
-// returns the merges too (nil: words). The corpus is kept on disk beside the checkpoint when its ids are more
+// returns the merges too (nil: words), and with gold (guided alignment; nil: none) the links of each pair kept
+// by its index (data.Batch.Index), checked against the pair's words (guideLinks.pairLinks) and spread over
+// their subwords (align.SpreadLinks). The corpus is kept on disk beside the checkpoint when its ids are more
 // than data.memory_mb; Close it when done.
-func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, threads int) (*data.Corpus, *data.BPE, error) {
+func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, threads int,
+	gold *guideLinks) (*data.Corpus, *data.BPE, func(i int) []align.Link, error) {
 	phases := phasesOf(req.Recorder)
 	files := data.CorpusFiles{Src: req.Train.Src, Tgt: req.Train.Tgt, TSV: req.Train.TSV}
 	if err := req.Train.check(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	budget, dir := corpusBudget(cfg.Data), filepath.Dir(req.Out)
 	began := time.Now()
 	phase := phases.StartPhase("reading "+req.Train.String(), files.Size(), "")
 	corpus, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Data.Tokenizer(), MaxLen: cfg.Data.MaxLen,
-		Threads: threads, Budget: budget, Dir: dir, Progress: phase.Set, KeepLines: cfg.Train.GuidedAlignment != ""})
+		Threads: threads, Budget: budget, Dir: dir, Progress: phase.Set, KeepLines: gold != nil})
 	phase.End()
 	if err != nil {
-		return nil, nil, stopped(ctx, "reading the training corpus", err)
+		return nil, nil, nil, stopped(ctx, "reading the training corpus", err)
+	}
+	var links [][]align.Link // of each pair of corpus, with gold
+	if gold != nil {
+		if links, err = gold.pairLinks(corpus); err != nil {
+			corpus.Close()
+			return nil, nil, nil, err
+		}
 	}
 	readIn := time.Since(began)
 	var subwords *data.BPE
@@ -141,20 +152,28 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 		phase.End()
 		if err := ctx.Err(); err != nil {
 			corpus.Close()
-			return nil, nil, stopped(ctx, "learning subword merges", err)
+			return nil, nil, nil, stopped(ctx, "learning subword merges", err)
 		}
 		learned = time.Since(began)
 	}
 	if subwords != nil {
 		began := time.Now()
 		phase := phases.StartPhase("splitting words into subwords", 0, "")
-		split, err := corpus.Split(ctx, subwords, cfg.Data.MaxLen, threads, budget, dir)
+		opt := data.SplitOptions{MaxLen: cfg.Data.MaxLen, Threads: threads, Budget: budget, Dir: dir}
+		var spread [][]align.Link // of each pair of split
+		if gold != nil {
+			spread = make([][]align.Link, 0, len(links))
+			opt.Kept = func(i int, srcWordOf, tgtWordOf []int) {
+				spread = append(spread, align.SpreadLinks(links[i], srcWordOf, tgtWordOf))
+			}
+		}
+		split, err := corpus.Split(ctx, subwords, opt)
 		phase.End()
 		corpus.Close()
 		if err != nil {
-			return nil, nil, stopped(ctx, "splitting the training corpus into subwords", err)
+			return nil, nil, nil, stopped(ctx, "splitting the training corpus into subwords", err)
 		}
-		corpus = split
+		corpus, links = split, spread
 		if start == nil {
 			fmt.Fprintf(req.Stdout, "subwords: learned %s (data.merges %d) from both sides in %.1fs; split the corpus in %.1fs\n",
 				plural.Count(len(subwords.Merges), "BPE merge"), cfg.Data.Merges, learned.Seconds(), time.Since(began).Seconds())
@@ -165,9 +184,13 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	fmt.Fprintf(req.Stdout, "training data: %s; read in %.1fs, %s\n", corpus.Report, readIn.Seconds(), describeStore(corpus.Pairs, budget, dir))
 	if corpus.Pairs.Len() == 0 {
 		corpus.Close()
-		return nil, nil, fmt.Errorf("no training pairs left after filtering (%s)", corpus.Report)
+		return nil, nil, nil, fmt.Errorf("no training pairs left after filtering (%s)", corpus.Report)
 	}
-	return corpus, subwords, nil
+	var guide func(i int) []align.Link
+	if gold != nil {
+		guide = func(i int) []align.Link { return links[i] }
+	}
+	return corpus, subwords, guide, nil
 }
 
 // check reports a corpus named by the wrong mix of files.

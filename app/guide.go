@@ -1,46 +1,252 @@
 package app
 
 import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"hash"
+	"io"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
+	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/wordalign"
 )
 
-// readGuide reads the links of guided alignment (train.guided_alignment) from path, a Pharaoh file of 0-based
-// links line-aligned with the training corpus, read with ReadOptions.KeepLines: a file with another number of
-// lines than the corpus, or a link beyond the tokens of its pair, is an error naming the file and the line.
-// It returns the links of each pair the corpus kept, by its index (data.Batch.Index).
-func readGuide(path string, corpus *data.Corpus) (func(i int) []align.Link, error) {
+// GuideSymmetrization is how train.guided_alignment auto combines the statistical aligner's two directions:
+// attend align --statistical's default.
+const GuideSymmetrization = align.GrowDiagFinalAnd
+
+// GuidePath is the file where train.guided_alignment auto keeps the statistical aligner's links for the run
+// whose checkpoint is out: NAME.align beside NAME.ckpt.
+func GuidePath(out string) string { return strings.TrimSuffix(out, ".ckpt") + ".align" }
+
+// guideLinks are the links of guided alignment (train.guided_alignment) of every line of the training corpus,
+// in the positions of the words attend's tokenizer reads (before any subword split).
+type guideLinks struct {
+	lines [][]align.Link // one entry per line of the corpus's files
+	file  string         // the file they were read from or written to, for messages
+	// auto says they are the statistical aligner's (train.guided_alignment auto); sum is the SHA-256 of file
+	// (hex), and both go in the checkpoint (model.Progress.GuideFile, made absolute) when auto.
+	auto bool
+	sum  string
+}
+
+// readGuideLinks returns the links of guided alignment of the run, or nil when it is not guided: those of
+// train.guided_alignment's file, or with auto the statistical aligner's (autoGuide).
+func readGuideLinks(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, threads int) (*guideLinks, error) {
+	switch path := cfg.Train.GuidedAlignment; path {
+	case "":
+		return nil, nil
+	case model.GuideAuto:
+		return autoGuide(ctx, req, cfg, start, threads)
+	default:
+		g, err := readGuideFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("train.guided_alignment: %w", err)
+		}
+		return g, nil
+	}
+}
+
+// readGuideFile reads a Pharaoh file of 0-based links, hashing it as it goes.
+func readGuideFile(path string) (*guideLinks, error) {
 	f, err := data.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("train.guided_alignment: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	gold, err := align.ReadPharaoh(f, path, false)
+	sum := sha256.New()
+	lines, err := align.ReadPharaoh(io.TeeReader(f, sum), path, false)
 	if err != nil {
-		return nil, fmt.Errorf("train.guided_alignment: %w", err)
+		return nil, err
 	}
-	if len(gold) != corpus.Report.Total {
-		return nil, fmt.Errorf("train.guided_alignment: %s has %d lines and the training corpus %d; want one line of links per sentence pair",
-			path, len(gold), corpus.Report.Total)
+	return &guideLinks{lines: lines, file: path, sum: hex.EncodeToString(sum.Sum(nil))}, nil
+}
+
+// autoGuide returns the statistical aligner's links of the training corpus for train.guided_alignment auto. A
+// resumed run whose checkpoint names the file of its links (model.Progress.GuideFile) reads them from it, as
+// they are now (a file changed since it was written is noted); a new run, or one whose file is missing, aligns
+// the corpus (alignTrainingCorpus) and, on the lead process, writes the links atomically to GuidePath(req.Out).
+// Every process aligns the same corpus to the same links (the aligner's result does not depend on its
+// threads), so each guides its own rows without waiting for another.
+func autoGuide(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, threads int) (*guideLinks, error) {
+	if start != nil && start.Progress.GuideFile != "" {
+		stored := start.Progress.GuideFile
+		g, err := readGuideFile(stored)
+		switch {
+		case err == nil:
+			g.auto = true
+			fmt.Fprintf(req.Stdout, "guided alignment: the statistical aligner's links of the run from %s (not aligned again)\n", stored)
+			if g.sum != start.Progress.GuideSHA256 {
+				fmt.Fprintf(req.Stdout, "note: %s has changed since the run wrote it; guiding by it as it is now (remove it to have the statistical aligner link the corpus again)\n", stored)
+			}
+			return g, nil
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(req.Stdout, "guided alignment: %s, the statistical aligner's links of the run, is missing; aligning the training corpus again\n", stored)
+		default:
+			return nil, fmt.Errorf("train.guided_alignment auto: %w (remove it to have the statistical aligner link the corpus again)", err)
+		}
 	}
+	began := time.Now()
+	lines, err := alignTrainingCorpus(ctx, req, cfg, threads)
+	if err != nil {
+		return nil, err
+	}
+	path := GuidePath(req.Out)
+	g := &guideLinks{lines: lines, file: path, auto: true}
+	if req.Group.Rank() != 0 {
+		return g, nil // the lead process writes the file and keeps it in the checkpoint
+	}
+	if g.sum, err = writeGuide(path, lines); err != nil {
+		return nil, fmt.Errorf("train.guided_alignment auto: %w", err)
+	}
+	fmt.Fprintf(req.Stdout, "guided alignment: the statistical aligner (%s) linked %s in %.1fs; links written to %s\n",
+		GuideSymmetrization, plural.Count(len(lines), "sentence pair"), time.Since(began).Seconds(), path)
+	return g, nil
+}
+
+// alignTrainingCorpus runs the statistical aligner on the training corpus as attend align --statistical does
+// (package wordalign, fast_align's model in both directions, symmetrized by GuideSymmetrization) on threads
+// goroutines, showing its passes as phases. It aligns the words attend's tokenizer reads with cfg, lowercased
+// as the aligner has them: the positions of the training corpus before any subword split. Every line of the
+// corpus is aligned (and gets a line of links), the ones training leaves out too.
+func alignTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config, threads int) ([][]align.Link, error) {
+	if err := req.Train.check(); err != nil {
+		return nil, err
+	}
+	tok := cfg.Data.Tokenizer()
+	tok.Lowercase = true // lowercasing maps letters to letters: the words stay where they are
+	var pairs []data.Pair
+	if err := interruptible(ctx, "reading the training corpus for the statistical aligner", func() (err error) {
+		pairs, err = req.Train.Read(tok)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	opts := wordalign.DefaultOptions()
+	opts.Workers = threads
+	show := &alignerPhases{phases: phasesOf(req.Recorder)}
+	opts.Progress = show.report
+	links, err := wordalign.AlignWords(ctx, pairs, opts, GuideSymmetrization)
+	show.end()
+	if err != nil {
+		return nil, stopped(ctx, "aligning the training corpus (train.guided_alignment auto)", fmt.Errorf("train.guided_alignment auto: %w", err))
+	}
+	return links.Symmetrized(GuideSymmetrization), nil
+}
+
+// alignerPhases shows the statistical aligner's passes over the corpus as phases, one per pass.
+type alignerPhases struct {
+	phases  PhaseRecorder
+	current Phase
+	pass    string
+}
+
+// report is a wordalign.Options.Progress.
+func (a *alignerPhases) report(p wordalign.Progress) {
+	name := "statistical aligner: " + p.Pass()
+	if a.current == nil || name != a.pass {
+		a.end()
+		a.current, a.pass = a.phases.StartPhase(name, int64(p.Total), "sentence pair"), name
+	}
+	a.current.Set(int64(p.Done))
+	if p.Done == p.Total {
+		a.end()
+	}
+}
+
+// end ends the phase under way, if any.
+func (a *alignerPhases) end() {
+	if a.current != nil {
+		a.current.End()
+		a.current = nil
+	}
+}
+
+// writeGuide writes lines to path, one Pharaoh line of 0-based links each, atomically (see writeAtomic),
+// and returns the SHA-256 of what it wrote (hex).
+func writeGuide(path string, lines [][]align.Link) (string, error) {
+	var sum hash.Hash = sha256.New()
+	err := writeAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(io.MultiWriter(w, sum))
+		for _, l := range lines {
+			bw.WriteString(align.FormatPharaoh(l, false))
+			bw.WriteByte('\n')
+		}
+		return bw.Flush()
+	})
+	return hex.EncodeToString(sum.Sum(nil)), err
+}
+
+// writeAtomic writes what write produces to path through a temporary file beside it (.NAME.tmp-*), synced and
+// renamed over path, so that path holds the old content or the new one whole, never a part. On an error the
+// temporary is removed and the error names path.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	err = tmp.Chmod(0o644) // CreateTemp makes 0600
+	if err == nil {
+		err = write(tmp)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// pairLinks returns the links of each pair that corpus, read with ReadOptions.KeepLines, kept, by its index
+// (data.Batch.Index): a file with another number of lines than the corpus, or a link beyond the words of its
+// pair, is an error naming the file and the line.
+func (g *guideLinks) pairLinks(corpus *data.Corpus) ([][]align.Link, error) {
 	if len(corpus.Lines) != corpus.Pairs.Len() {
 		panic(fmt.Sprintf("app: a corpus of %d pairs with %d lines: read it with KeepLines", corpus.Pairs.Len(), len(corpus.Lines)))
 	}
+	var autoHint string
+	if g.auto {
+		autoHint = fmt.Sprintf(" (the statistical aligner's links of another corpus? remove %s to have it link this one)", g.file)
+	}
+	if len(g.lines) != corpus.Report.Total {
+		return nil, fmt.Errorf("train.guided_alignment: %s has %d lines and the training corpus %d; want one line of links per sentence pair%s",
+			g.file, len(g.lines), corpus.Report.Total, autoHint)
+	}
 	// The pairs dropped (empty sides, longer than data.max_len) are not checked: their links are never read.
-	srcLens, tgtLens := make([]int, len(gold)), make([]int, len(gold))
-	for k := range gold {
+	srcLens, tgtLens := make([]int, len(g.lines)), make([]int, len(g.lines))
+	for k := range g.lines {
 		srcLens[k], tgtLens[k] = math.MaxInt, math.MaxInt
 	}
 	links := make([][]align.Link, corpus.Pairs.Len())
 	for i, line := range corpus.Lines {
 		srcLens[line-1], tgtLens[line-1] = corpus.Pairs.Lens(i)
-		links[i] = gold[line-1]
+		links[i] = g.lines[line-1]
 	}
-	if err := align.CheckLengths(gold, srcLens, tgtLens, path, false); err != nil {
-		return nil, fmt.Errorf("train.guided_alignment: %w (the links must count the tokens attend reads, as attend align --statistical writes them)", err)
+	if err := align.CheckLengths(g.lines, srcLens, tgtLens, g.file, false); err != nil {
+		if g.auto {
+			return nil, fmt.Errorf("train.guided_alignment: %w%s", err, autoHint)
+		}
+		return nil, fmt.Errorf("train.guided_alignment: %w (the links must count the words attend's tokenizer reads, before any subword split, as attend align --statistical writes them)", err)
 	}
-	return func(i int) []align.Link { return links[i] }, nil
+	return links, nil
 }

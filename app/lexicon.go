@@ -33,7 +33,7 @@ func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus, phas
 	defer func() { c.Close() }()
 	if m.Subwords != nil {
 		phase := phases.StartPhase("splitting words into subwords", 0, "")
-		split, err := c.Split(ctx, m.Subwords, cfg.MaxLen, threads, corpusBudget(cfg), "")
+		split, err := c.Split(ctx, m.Subwords, data.SplitOptions{MaxLen: cfg.MaxLen, Threads: threads, Budget: corpusBudget(cfg)})
 		phase.End()
 		c.Close()
 		if err != nil {

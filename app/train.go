@@ -126,7 +126,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		return model.Summary{}, err
 	}
 	if lead {
-		unlock, err := prepareOutputs(req, cfg, metricsPath, valid, stored)
+		unlock, err := prepareOutputs(req, cfg, start, metricsPath, valid, stored)
 		if err != nil {
 			return model.Summary{}, err
 		}
@@ -144,9 +144,16 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	threads := useThreads(req.Stdout, &cfg.Train)
 
-	corpus, subwords, err := readTrainingCorpus(ctx, req, cfg, start, threads)
+	gold, err := readGuideLinks(ctx, req, cfg, start, threads)
 	if err != nil {
 		return model.Summary{}, err
+	}
+	corpus, subwords, guide, err := readTrainingCorpus(ctx, req, cfg, start, threads, gold)
+	if err != nil {
+		return model.Summary{}, err
+	}
+	if gold != nil {
+		gold.lines = nil // guide has the links of the pairs kept: those of the others can go
 	}
 	defer corpus.Close()
 	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group}
@@ -167,11 +174,15 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	fmt.Fprintf(req.Stdout, "BLAS: %s\n", backend.Active())
 	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
 	opts.Corpus = corpus.Pairs
-	if cfg.Train.GuidedAlignment != "" {
-		if opts.Guide, err = readGuide(cfg.Train.GuidedAlignment, corpus); err != nil {
-			return model.Summary{}, err
+	opts.Progress.GuideFile, opts.Progress.GuideSHA256 = "", ""
+	if opts.Guide = guide; guide != nil {
+		fmt.Fprintf(req.Stdout, "guided alignment: links from %s, weight %g\n", gold.file, cfg.Train.GuidedAlignmentWeight)
+		if gold.auto {
+			if opts.Progress.GuideFile, err = filepath.Abs(gold.file); err != nil {
+				return model.Summary{}, fmt.Errorf("train.guided_alignment auto: %w", err)
+			}
+			opts.Progress.GuideSHA256 = gold.sum
 		}
-		fmt.Fprintf(req.Stdout, "guided alignment: links from %s, weight %g\n", cfg.Train.GuidedAlignment, cfg.Train.GuidedAlignmentWeight)
 	}
 	if start != nil {
 		warnUnknown(req.Stdout, req.Train, unknown)
@@ -226,8 +237,12 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 // the temporary files that a run killed while saving (kill -9, a power cut) left beside the checkpoints, as large
 // as the model. Only the lead process writes checkpoints, so only it locks them and judges their temporaries.
 // It returns the function that releases the lock.
-func prepareOutputs(req TrainRequest, cfg model.Config, metricsPath string, valid Corpus, stored bool) (func(), error) {
-	outputs, inputs := trainFiles(req, cfg, metricsPath, valid, stored)
+func prepareOutputs(req TrainRequest, cfg model.Config, start *model.Checkpoint, metricsPath string, valid Corpus, stored bool) (func(), error) {
+	guideFile := ""
+	if start != nil {
+		guideFile = start.Progress.GuideFile
+	}
+	outputs, inputs := trainFiles(req, cfg, metricsPath, valid, stored, guideFile)
 	if err := CheckOutputs(outputs, inputs); err != nil {
 		return nil, err
 	}
@@ -258,9 +273,10 @@ func prepareOutputs(req TrainRequest, cfg model.Config, metricsPath string, vali
 
 // trainFiles lists every file a training run writes — the checkpoint, the best one, the step checkpoints of
 // train.keep_last, the temporaries of all three, the metrics log and its temporary, the lock file, the CPU
-// profile — and every file it reads — the corpora, the config file, the checkpoint it resumes from — for
-// CheckOutputs. stored says that valid comes from the resumed checkpoint.
-func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Corpus, stored bool) (outputs, inputs []NamedPath) {
+// profile, the links of train.guided_alignment auto (GuidePath) and their temporary — and every file it reads —
+// the corpora, the config file, the checkpoint it resumes from, the links of train.guided_alignment (with auto,
+// the resumed run's, guideFile) — for CheckOutputs. stored says that valid comes from the resumed checkpoint.
+func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Corpus, stored bool, guideFile string) (outputs, inputs []NamedPath) {
 	dir, name := filepath.Split(req.Out)
 	stem := strings.TrimSuffix(name, ".ckpt")
 	outputs = append(CheckpointOutputs("--out", req.Out), CheckpointOutputs("the best checkpoint", model.BestPath(req.Out))...)
@@ -285,8 +301,17 @@ func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Co
 	}
 	inputs = []NamedPath{{Role: "--src", Path: req.Train.Src}, {Role: "--tgt", Path: req.Train.Tgt}, {Role: "--data", Path: req.Train.TSV},
 		{Role: validRoles[0], Path: valid.Src}, {Role: validRoles[1], Path: valid.Tgt}, {Role: validRoles[2], Path: valid.TSV},
-		{Role: "--config", Path: req.ConfigFile}, {Role: "--resume", Path: req.Resume, Replaceable: true},
-		{Role: "train.guided_alignment", Path: cfg.Train.GuidedAlignment}}
+		{Role: "--config", Path: req.ConfigFile}, {Role: "--resume", Path: req.Resume, Replaceable: true}}
+	if cfg.Train.GuidedAlignment != model.GuideAuto {
+		inputs = append(inputs, NamedPath{Role: "train.guided_alignment", Path: cfg.Train.GuidedAlignment})
+		return outputs, inputs
+	}
+	// The links are written whole and renamed into place, and a resumed run reads its own before writing any.
+	guide := GuidePath(req.Out)
+	gdir, gname := filepath.Split(guide)
+	outputs = append(outputs, NamedPath{Role: "the links of train.guided_alignment auto", Path: guide, Replaceable: true},
+		NamedPath{Role: "the temporary files of the links of train.guided_alignment auto", Path: GlobOf(gdir+"."+gname+".tmp-", ""), Pattern: true})
+	inputs = append(inputs, NamedPath{Role: "the links of train.guided_alignment auto of the resumed run", Path: guideFile, Replaceable: true})
 	return outputs, inputs
 }
 
@@ -561,23 +586,12 @@ func trimMetrics(path string, step int) error {
 	if kept.Len() == len(old) {
 		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	err = writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(kept.Bytes())
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	_, err = tmp.Write(kept.Bytes())
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("metrics: rewrite %s after step %d: %w", path, step, err)
+		return fmt.Errorf("metrics: rewrite after step %d: %w", step, err)
 	}
 	return nil
 }

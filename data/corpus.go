@@ -194,17 +194,34 @@ func (c *Corpus) Encode(src, tgt *Vocab) Unknown {
 	return u
 }
 
+// SplitOptions control Corpus.Split.
+type SplitOptions struct {
+	// MaxLen drops the pairs with a side of more than this many subwords (<= 0: no limit).
+	MaxLen int
+	// Threads split the distinct words in parallel (<= 0: one per CPU).
+	Threads int
+	// Budget and Dir say where the new corpus keeps its pairs, as ReadOptions does.
+	Budget int64
+	Dir    string
+	// Kept, when set, is called for each pair kept, in order, with its index in the corpus split and the word
+	// of each subword of its source side and of its target side (the word's position in its side, as
+	// BPE.Split says it): what a caller needs to bring per-pair data in word positions to subword positions.
+	// The slices are reused after the call returns.
+	Kept func(pair int, srcWordOf, tgtWordOf []int)
+}
+
 // Split returns the corpus with its words split into subwords by b, as BPE.ApplyAll splits them, and filtered
-// again: a pair with a side of more than maxLen subwords is dropped (<= 0: no limit). Each distinct word is
-// split once, on threads goroutines (<= 0: one per CPU). The new corpus keeps its pairs in memory up to budget
-// bytes and on disk in dir beyond, as ReadOptions says; this one is left as it was (Close it when done). Its
-// WordCounts are still the words'.
-func (c *Corpus) Split(ctx context.Context, b *BPE, maxLen, threads int, budget int64, dir string) (*Corpus, error) {
+// again: a pair with a side of more than opt.MaxLen subwords is dropped. Each distinct word is split once, on
+// opt.Threads goroutines. The new corpus keeps its pairs in memory up to opt.Budget bytes and on disk in opt.Dir
+// beyond, as ReadOptions says, and the Lines of the pairs it keeps when this one has Lines; this one is left as
+// it was (Close it when done). Its WordCounts are still the words'.
+func (c *Corpus) Split(ctx context.Context, b *BPE, opt SplitOptions) (*Corpus, error) {
 	if c.encoded {
 		panic("data: Corpus.Split after Encode")
 	}
+	maxLen := opt.MaxLen
 	pieces := make([][]string, len(c.tokens))
-	if err := parallelFor(ctx, len(c.tokens), threads, func(lo, hi int) {
+	if err := parallelFor(ctx, len(c.tokens), opt.Threads, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			pieces[i] = b.Segment(c.tokens[i])
 		}
@@ -222,20 +239,27 @@ func (c *Corpus) Split(ctx context.Context, b *BPE, maxLen, threads int, budget 
 	out := &Corpus{Report: c.Report, tokens: d.tokens, allCounts: c.allCounts, srcCounts: make([]int64, len(d.tokens)),
 		tgtCounts: make([]int64, len(d.tokens))}
 	out.Report.MaxLen = maxLen
-	bld := &storeBuilder{budget: budget, dir: dir}
+	bld := &storeBuilder{budget: opt.Budget, dir: opt.Dir}
 	var src, tgt []int32
-	expand := func(dst, words []int32) []int32 {
-		dst = dst[:0]
-		for _, w := range words {
+	var srcWordOf, tgtWordOf []int
+	expand := func(dst []int32, wordOf []int, words []int32) ([]int32, []int) {
+		dst, wordOf = dst[:0], wordOf[:0]
+		for k, w := range words {
 			dst = append(dst, split[w]...)
+			if opt.Kept != nil {
+				for range split[w] {
+					wordOf = append(wordOf, k)
+				}
+			}
 		}
-		return dst
+		return dst, wordOf
 	}
 	err := c.Pairs.Each(func(i int, srcWords, tgtWords []int32) error {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		src, tgt = expand(src, srcWords), expand(tgt, tgtWords)
+		src, srcWordOf = expand(src, srcWordOf, srcWords)
+		tgt, tgtWordOf = expand(tgt, tgtWordOf, tgtWords)
 		if maxLen > 0 && (len(src) > maxLen || len(tgt) > maxLen) {
 			out.Report.TooLong++
 			return nil
@@ -245,6 +269,12 @@ func (c *Corpus) Split(ctx context.Context, b *BPE, maxLen, threads int, budget 
 		}
 		if err := bld.add(src, tgt); err != nil {
 			return err
+		}
+		if c.Lines != nil {
+			out.Lines = append(out.Lines, c.Lines[i])
+		}
+		if opt.Kept != nil {
+			opt.Kept(i, srcWordOf, tgtWordOf)
 		}
 		for _, id := range src {
 			out.srcCounts[id]++

@@ -301,7 +301,7 @@ func TestCorpusSplitMatchesSplitPairs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := words.Split(context.Background(), b, maxLen, 3, budget, dir)
+		c, err := words.Split(context.Background(), b, SplitOptions{MaxLen: maxLen, Threads: 3, Budget: budget, Dir: dir})
 		words.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -498,5 +498,76 @@ func TestReadCorpusKeepsLines(t *testing.T) {
 	defer plain.Close()
 	if plain.Lines != nil {
 		t.Fatalf("Lines kept without KeepLines: %d", len(plain.Lines))
+	}
+}
+
+// TestSplitKeepsLinesAndTellsWordsOfSubwords: Split of a corpus read with KeepLines keeps the line of every
+// pair it keeps, across the subword length filter, and Kept hears each pair kept with its index in the corpus
+// split and the word of each subword, as BPE.Split gives them for the pair's words.
+func TestSplitKeepsLinesAndTellsWordsOfSubwords(t *testing.T) {
+	dir := t.TempDir()
+	text := messyCorpus(3000, 11)
+	path := writeFile(t, dir, "m.tsv", text)
+	tok := NewRegexTokenizer(true)
+	const maxLen = 20
+	words, err := ReadCorpus(context.Background(), CorpusFiles{TSV: path}, ReadOptions{Tokenizer: tok, MaxLen: maxLen, Threads: 2, KeepLines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer words.Close()
+	tokens, counts := words.WordCounts()
+	b := LearnBPECounts(tokens, counts, 30) // few merges: many words stay several subwords
+	for _, budget := range []int64{0, 10} {
+		var kept []int
+		var srcWordOfs, tgtWordOfs [][]int
+		split, err := words.Split(context.Background(), b, SplitOptions{MaxLen: maxLen, Threads: 2, Budget: budget, Dir: dir,
+			Kept: func(pair int, srcWordOf, tgtWordOf []int) {
+				kept = append(kept, pair)
+				srcWordOfs, tgtWordOfs = append(srcWordOfs, slices.Clone(srcWordOf)), append(tgtWordOfs, slices.Clone(tgtWordOf))
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if split.Report.TooLong <= words.Report.TooLong || len(split.Lines) != split.Pairs.Len() || len(kept) != split.Pairs.Len() {
+			t.Fatalf("budget %d: %s after %s; %d lines and %d calls for %d pairs", budget, split.Report, words.Report,
+				len(split.Lines), len(kept), split.Pairs.Len())
+		}
+		for k, i := range kept {
+			if k > 0 && i <= kept[k-1] {
+				t.Fatalf("budget %d: pairs kept out of order: %v", budget, kept[:k+1])
+			}
+			if split.Lines[k] != words.Lines[i] {
+				t.Fatalf("budget %d: pair %d (pair %d of the words) has line %d, want %d", budget, k, i, split.Lines[k], words.Lines[i])
+			}
+			wordIDs, tgtIDs, err := words.Pairs.Pair(i, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for side, ids := range [][]int32{wordIDs, tgtIDs} {
+				var ws []string
+				for _, id := range ids {
+					ws = append(ws, words.tokens[id])
+				}
+				_, wantWordOf := b.Split(ws)
+				got := [][]int{srcWordOfs[k], tgtWordOfs[k]}[side]
+				if !slices.Equal(got, wantWordOf) {
+					t.Fatalf("budget %d: pair %d side %d (%q): words of the subwords %v, want %v", budget, k, side, ws, got, wantWordOf)
+				}
+			}
+		}
+		split.Close()
+	}
+	unlined, err := ReadCorpus(context.Background(), CorpusFiles{TSV: path}, ReadOptions{Tokenizer: tok, MaxLen: maxLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlined.Close()
+	plain, err := unlined.Split(context.Background(), b, SplitOptions{MaxLen: maxLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if plain.Lines != nil {
+		t.Fatalf("Lines after splitting a corpus without them: %d", len(plain.Lines))
 	}
 }

@@ -134,15 +134,22 @@ type TrainConfig struct {
 	BestMetric string `yaml:"best_metric"`
 	// GuidedAlignment trains the attention toward alignment links, as Marian's --guided-alignment does: a
 	// Pharaoh file ("i-j" 0-based source-target word pairs), one line per line of the training corpus, in the
-	// positions of the tokens attend reads (attend align --statistical writes one for the same corpus); "" for
-	// none. The training loss adds train.guided_alignment_weight times the cross-entropy between each target
-	// word's attention and its links spread evenly over their source words (words without links add nothing).
-	// It needs a model.attention whose weights are one softmax over the source words (not local, multi-head or
-	// hard) and data.subword none.
+	// positions of the words attend's tokenizer reads, before any subword split (attend align --statistical
+	// writes one for the same corpus); "auto" to have the built-in statistical aligner (the one of attend align
+	// --statistical, grow-diag-final-and) link the training corpus before the first step, its links written
+	// beside --out as NAME.align, which a resumed run reads again instead of aligning anew; "" for none. With
+	// data.subword bpe a link between two words links every subword of the one to every subword of the other.
+	// The training loss adds train.guided_alignment_weight times the cross-entropy between each target token's
+	// attention and its links spread evenly over their source tokens (tokens without links add nothing). It
+	// needs a model.attention whose weights are one softmax over the source words (not local, multi-head or
+	// hard).
 	GuidedAlignment string `yaml:"guided_alignment"`
 	// GuidedAlignmentWeight weighs the guided-alignment loss against the translation's (Marian's default 0.1).
 	GuidedAlignmentWeight float64 `yaml:"guided_alignment_weight"`
 }
+
+// GuideAuto is the train.guided_alignment that has the built-in statistical aligner link the training corpus.
+const GuideAuto = "auto"
 
 // BestByBLEU reports whether validation BLEU, not perplexity, picks the best checkpoint.
 func (t TrainConfig) BestByBLEU() bool { return t.BestMetric == "bleu" }
@@ -423,13 +430,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("config: train.best_metric is bleu but train.valid_bleu is 0; set valid_bleu to the number of validation sentences to translate"))
 	}
 	if t.GuidedAlignment != "" {
-		if err := align.Builtin[float32]().Guidable(m.Attention); err == nil && d.Subword == SubwordBPE {
-			errs = append(errs, fmt.Errorf("config: train.guided_alignment needs data.subword none: links between words are not yet spread over their subwords"))
-		} else if err != nil {
+		if err := align.Builtin[float32]().Guidable(m.Attention); err != nil {
 			errs = append(errs, fmt.Errorf("config: train.guided_alignment: %w", err))
-		}
-		if t.GuidedAlignment == "auto" {
-			errs = append(errs, fmt.Errorf("config: train.guided_alignment auto is not available yet; give a Pharaoh file (attend align --statistical writes one)"))
 		}
 	}
 	return errors.Join(errs...)

@@ -148,7 +148,7 @@ func keyRules() []keyRule {
 		atLeast("train.keep_last", 0, "0: keep only --out and the best"),
 		atLeast("train.valid_bleu", 0, "0: no validation BLEU"),
 		{key: "train.best_metric", values: []string{"ppl", "bleu"}, blank: true},
-		{key: "train.guided_alignment", path: true, note: `"": none`},
+		{key: "train.guided_alignment", path: true, note: `or auto, the built-in aligner's links; "": none`},
 		atLeast("train.guided_alignment_weight", 0, "used with train.guided_alignment"),
 
 		between("decode.max_len", 1, maxLength, ""),

@@ -35,6 +35,11 @@ type Progress struct {
 	// ValidFiles names the validation corpus the run validates on (absolute paths), so that a resumed run keeps
 	// validating on it; empty for a run without validation, and in checkpoints written before it existed.
 	ValidFiles CorpusFiles `json:"valid_files,omitzero"`
+	// GuideFile names the file of the statistical aligner's links that train.guided_alignment auto wrote for
+	// the run (an absolute path), and GuideSHA256 is its SHA-256 (hex) when it was last read or written, so
+	// that a resumed run reads the links instead of aligning the corpus again; both are empty otherwise.
+	GuideFile   string `json:"guide_file,omitempty"`
+	GuideSHA256 string `json:"guide_sha256,omitempty"`
 }
 
 // CorpusFiles names the files of a parallel corpus: Src and Tgt, line-aligned, or one TSV file.

@@ -96,6 +96,18 @@ type Progress struct {
 	Stats *IterationStats
 }
 
+// Pass names the pass: "forward EM 2/4", "reverse aligning", "EM 1/4".
+func (p Progress) Pass() string {
+	name := p.Direction
+	if name != "" {
+		name += " "
+	}
+	if p.Iteration == 0 {
+		return name + "aligning"
+	}
+	return fmt.Sprintf("%sEM %d/%d", name, p.Iteration, p.Iterations)
+}
+
 // IterationStats describes one EM iteration.
 type IterationStats struct {
 	// LogLikelihood is the mean natural log-probability of a target word under the parameters the iteration

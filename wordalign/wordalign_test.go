@@ -377,20 +377,22 @@ func TestProgress(t *testing.T) {
 	if _, err := Align(context.Background(), ex, 20, 20, opts, align.GrowDiagFinalAnd); err != nil {
 		t.Fatal(err)
 	}
-	// Per direction: every EM iteration and the aligning pass end with Done = Total, the iterations with stats.
+	// Per direction: every EM iteration and the aligning pass end with Done = Total, the iterations with stats;
+	// Pass names them.
 	var ends []string
 	for k, p := range got {
 		if p.Total != len(ex) || p.Done > p.Total || k > 0 && got[k-1].Iteration == p.Iteration && got[k-1].Direction == p.Direction && got[k-1].Done >= p.Done {
 			t.Fatalf("report %d: %+v after %+v", k, p, got[max(k-1, 0)])
 		}
 		if p.Done == p.Total {
-			ends = append(ends, p.Direction+" "+string(rune('0'+p.Iteration)))
+			ends = append(ends, p.Pass())
 			if (p.Stats != nil) != (p.Iteration > 0) {
 				t.Errorf("report %+v: stats at the end of an EM iteration only", p)
 			}
 		}
 	}
-	want := []string{"forward 1", "forward 2", "forward 3", "forward 4", "forward 0", "reverse 1", "reverse 2", "reverse 3", "reverse 4", "reverse 0"}
+	want := []string{"forward EM 1/4", "forward EM 2/4", "forward EM 3/4", "forward EM 4/4", "forward aligning",
+		"reverse EM 1/4", "reverse EM 2/4", "reverse EM 3/4", "reverse EM 4/4", "reverse aligning"}
 	if !slices.Equal(ends, want) {
 		t.Errorf("passes ended %v, want %v", ends, want)
 	}

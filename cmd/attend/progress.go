@@ -435,7 +435,7 @@ func newAlignProgress(log io.Writer, progress progressOut, noProgress bool) *ali
 func (a *alignProgress) report(p wordalign.Progress) {
 	if a.current == nil || p.Direction != a.pass.Direction || p.Iteration != a.pass.Iteration {
 		a.close()
-		a.current = a.progress.start(passName(p), int64(p.Total), "sentence pair")
+		a.current = a.progress.start(p.Pass(), int64(p.Total), "sentence pair")
 		a.pass = p
 	}
 	a.current.Set(int64(p.Done))
@@ -443,7 +443,7 @@ func (a *alignProgress) report(p wordalign.Progress) {
 		a.close()
 	}
 	if s := p.Stats; s != nil {
-		fmt.Fprintf(a.log, "%s: log-likelihood per word %.4f, empty word %.1f%%, tension %.3f\n", passName(p),
+		fmt.Fprintf(a.log, "%s: log-likelihood per word %.4f, empty word %.1f%%, tension %.3f\n", p.Pass(),
 			s.LogLikelihood, 100*s.NullShare, s.Tension)
 	}
 }
@@ -454,18 +454,6 @@ func (a *alignProgress) close() {
 		a.current.End()
 		a.current = nil
 	}
-}
-
-// passName names a pass of the statistical aligner: "forward EM 2/4", "reverse aligning".
-func passName(p wordalign.Progress) string {
-	name := p.Direction
-	if name != "" {
-		name += " "
-	}
-	if p.Iteration == 0 {
-		return name + "aligning"
-	}
-	return fmt.Sprintf("%sEM %d/%d", name, p.Iteration, p.Iterations)
 }
 
 // epochsDone says where a validation stands: "1 epoch done" at an epoch's end, "in epoch 2" within it.

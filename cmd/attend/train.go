@@ -37,7 +37,9 @@ to --out, the state with the best validation loss beside it (NAME.best.ckpt), an
 and per validation to the metrics file. Ctrl-C saves the exact position; --resume continues from it, validating
 on the files the run started with (the checkpoint keeps their paths) unless --valid-src and --valid-tgt (or
 --valid-data) name others or --no-valid turns validation off. While it runs, NAME.lock beside --out keeps a
-second run from writing the same checkpoints.
+second run from writing the same checkpoints. With --set train.guided_alignment=auto it first links the corpus
+with the built-in statistical aligner (as align --statistical does) and trains the attention toward those
+links, which it writes to NAME.align beside --out; --resume reads them from there.
 
 Before any work, every file it will write (--out and the files beside it, --metrics, --cpuprofile) is checked
 against every file it reads (the corpora, --config, --resume) and against each other: none may be the same file
