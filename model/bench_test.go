@@ -16,16 +16,16 @@ import (
 
 // BenchmarkTrainStep times one optimizer step (forward, backward, clip, Adam) of the "small" model on a batch of
 // 64 pairs of 16 source and 15 target words with Multi30k-sized vocabularies, and reports target tokens/s.
-func BenchmarkTrainStep(b *testing.B) { benchmarkTrainStep(b, Default().Model) }
+func BenchmarkTrainStep(b *testing.B) { benchmarkTrainStep(b, Small().Model) }
 
 // BenchmarkTrainStepAttention is BenchmarkTrainStep with each other score function (window 3 for local).
 func BenchmarkTrainStepAttention(b *testing.B) {
 	for _, attention := range align.Names() {
-		if attention == Default().Model.Attention {
+		if attention == Small().Model.Attention {
 			continue
 		}
 		b.Run(attention, func(b *testing.B) {
-			cfg := Default().Model
+			cfg := Small().Model
 			cfg.Attention = attention
 			benchmarkTrainStep(b, cfg)
 		})
@@ -58,7 +58,7 @@ func benchmarkTrainStep(b *testing.B, cfg ModelConfig) {
 func BenchmarkTrainStepSelfAttention(b *testing.B) {
 	for _, layers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("layers=%d", layers), func(b *testing.B) {
-			cfg := Default().Model
+			cfg := Small().Model
 			cfg.SelfAttentionLayers = layers
 			benchmarkTrainStep(b, cfg)
 		})
@@ -70,7 +70,7 @@ func BenchmarkTrainStepSelfAttention(b *testing.B) {
 // is the next batch of a fixed sequence, so the mix of shapes and graph rebuilds is a training run's. It reports
 // target tokens/s and the live heap after the last step (HEAPPROFILE=path also writes its profile). Skipped
 // without the Multi30k directory named by MULTI30K.
-func BenchmarkTrainStepMulti30k(b *testing.B) { benchmarkTrainStepMulti30k(b, Default().Model) }
+func BenchmarkTrainStepMulti30k(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model) }
 
 // BenchmarkTrainStepMulti30kVariants is BenchmarkTrainStepMulti30k for each variant of the README's attention
 // table (scripts/attention-table.sh), on the same batches: the table's training speed column.
@@ -78,7 +78,7 @@ func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
 	variants := []string{"additive+input-feeding", "additive+self-attention"}
 	for _, v := range append(align.Names(), variants...) {
 		b.Run(v, func(b *testing.B) {
-			cfg := Default().Model
+			cfg := Small().Model
 			switch v {
 			case "additive+input-feeding":
 				cfg.InputFeeding = true
@@ -103,7 +103,7 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig) {
 	for _, p := range pairs {
 		srcSents, tgtSents = append(srcSents, p.Src), append(tgtSents, p.Tgt)
 	}
-	cfg := Default()
+	cfg := Small()
 	cfg.Model = model
 	m, err := New[float32](cfg.Model, data.BuildVocab(srcSents, 2, 0), data.BuildVocab(tgtSents, 2, 0))
 	if err != nil {

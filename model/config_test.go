@@ -8,20 +8,29 @@ import (
 	"testing"
 )
 
-// TestSmallConfigFileIsTheDefault keeps configs/small.yaml and Default in step, and base.yaml at double widths.
-func TestSmallConfigFileIsTheDefault(t *testing.T) {
-	small, err := LoadConfig("../configs/small.yaml")
-	if err != nil {
-		t.Fatal(err)
+// TestPresetFilesMatchTheirFunctions keeps configs/default.yaml and Default, configs/small.yaml and Small in
+// step, and base.yaml at Small's widths doubled.
+func TestPresetFilesMatchTheirFunctions(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want Config
+	}{{"default.yaml", Default()}, {"small.yaml", Small()}} {
+		got, err := LoadConfig("../configs/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Fatalf("configs/%s:\n%s\nwant:\n%s", c.file, got.YAML(), c.want.YAML())
+		}
 	}
-	if small != Default() {
-		t.Fatalf("configs/small.yaml:\n%s\nDefault():\n%s", small.YAML(), Default().YAML())
+	if d := Default(); d.Data.Lowercase || d.Data.Subword != SubwordBPE || d.Data.Merges == 0 {
+		t.Fatalf("the default config trains lowercase %v, subword %q, %d merges; want cased BPE", d.Data.Lowercase, d.Data.Subword, d.Data.Merges)
 	}
 	base, err := LoadConfig("../configs/base.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Default()
+	want := Small()
 	want.Model.Emb, want.Model.EncHidden, want.Model.DecHidden, want.Model.AttnDim = 256, 256, 512, 256
 	if base != want {
 		t.Fatalf("configs/base.yaml:\n%s\nwant:\n%s", base.YAML(), want.YAML())
@@ -72,7 +81,7 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		{[]string{"decode.alpha=-0.5"}, "config: decode.alpha is -0.5; want a finite number, at least 0"},
 		{[]string{"decode.alpha=+Inf"}, "decode.alpha is +Inf"},
 	} {
-		cfg := Default()
+		cfg := Small() // words: the subword cases below switch BPE on
 		for _, set := range c.sets {
 			if err := cfg.Set(set); err != nil {
 				t.Fatal(err)

@@ -32,7 +32,7 @@ func configKeys() []string {
 // FuzzParseConfig reads any bytes as a YAML config file. A config that parses must be valid and must come back
 // unchanged through its own YAML; one that does not must say where: a line number or the key at fault.
 func FuzzParseConfig(f *testing.F) {
-	for _, seed := range []string{"", "# nothing\n", Default().YAML(), "model:\n  emb: 64\n  cell: gru\n",
+	for _, seed := range []string{"", "# nothing\n", Small().YAML(), "model:\n  emb: 64\n  cell: gru\n",
 		"train:\n  lr: 5e-4\n  epochs: 0\n", "model:\n  hiden: 3\n", "model: [1, 2]\n", "data:\n  batch: 1.5\n",
 		"train:\n  clip: .inf\n", "a: &x {b: 1}\nmodel: *x\n", "model:\n\temb: 3\n", "- 1\n- 2\n", "decode:\n  max_len: -1\n"} {
 		f.Add([]byte(seed))
@@ -66,18 +66,18 @@ func FuzzConfigSet(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, assignment string) {
-		cfg := Default()
+		cfg := Small()
 		if err := cfg.Set(assignment); err != nil {
 			if !strings.Contains(err.Error(), "--set ") {
 				t.Fatalf("error %q does not name the --set argument", err)
 			}
-			if cfg != Default() {
+			if cfg != Small() {
 				t.Fatal("a failed Set changed the config")
 			}
 			return
 		}
 		key, _, _ := strings.Cut(assignment, "=")
-		for _, c := range Diff(Default(), cfg) {
+		for _, c := range Diff(Small(), cfg) {
 			if c.Key != key {
 				t.Fatalf("Set(%q) changed %s", assignment, c)
 			}
@@ -87,7 +87,7 @@ func FuzzConfigSet(f *testing.F) {
 
 // fuzzCheckpoint saves a tiny model and returns the checkpoint's content.
 func fuzzCheckpoint(f *testing.F) *checkpoint.File {
-	cfg := Default()
+	cfg := Small()
 	cfg.Model = ModelConfig{Emb: 2, EncHidden: 2, DecHidden: 3, AttnDim: 2, Cell: "gru", Attention: "mlp"}
 	src, err := data.NewVocab([]string{data.PadToken, data.UnkToken, data.BOSToken, data.EOSToken, "ein", "haus"})
 	if err != nil {
@@ -194,7 +194,7 @@ func FuzzLoad(f *testing.F) {
 // with one of its key lines (a section's, or a key's with its value on the same line) given twice, one after the
 // other: the copy must be refused, naming the key and both lines, where the last one used to win silently.
 func FuzzConfigDuplicateKeys(f *testing.F) {
-	for _, seed := range []string{Default().YAML(), "model:\n  emb: 64\n  cell: gru\n", "train:\n  lr: 5e-4\n",
+	for _, seed := range []string{Small().YAML(), "model:\n  emb: 64\n  cell: gru\n", "train:\n  lr: 5e-4\n",
 		"data: {batch: 8, max_len: 20}\n", "model:\n  emb: 64 # wide\n\ntrain:\n", "'model':\n  \"emb\": 64\n",
 		"model:\n    emb: 64\n    dropout: 0.3\ndata:\n    max_len: 20\n"} {
 		f.Add([]byte(seed), uint8(0))

@@ -49,9 +49,9 @@ func TestCheckResumeRefusesArchitectureAndAppliesTrainingKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			wanted := Default()
+			wanted := Small()
 			c.edit(&wanted)
-			changes, err := CheckResume(Default(), wanted, c.prog)
+			changes, err := CheckResume(Small(), wanted, c.prog)
 			if c.wantErr != nil {
 				if err == nil {
 					t.Fatalf("accepted, want an error mentioning %q", c.wantErr)
@@ -90,7 +90,7 @@ func TestValidateNamesEverySettingOutOfRange(t *testing.T) {
 	}
 	for _, set := range cases {
 		t.Run(set, func(t *testing.T) {
-			cfg := Default()
+			cfg := Small()
 			if err := cfg.Set(set); err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestValidateNamesEverySettingOutOfRange(t *testing.T) {
 			}
 		})
 	}
-	if err := Default().Validate(); err != nil {
+	if err := Small().Validate(); err != nil {
 		t.Fatalf("the defaults are invalid: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestEveryKeyHasARule(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, r := range keyRules() {
-		if _, ok := keyValue(reflect.ValueOf(Default()), r.key); !ok {
+		if _, ok := keyValue(reflect.ValueOf(Small()), r.key); !ok {
 			t.Errorf("rule for %s, which is no config key", r.key)
 		}
 		if seen[r.key] {
@@ -61,7 +61,7 @@ func TestEveryKeyHasARule(t *testing.T) {
 // model.temperature). So the reference, which prints the rules, says what Validate does.
 func TestRulesAreWhatValidateEnforces(t *testing.T) {
 	// A base on which the checks that tie keys together stay quiet, whatever the edge tried.
-	base := Default()
+	base := Small()
 	base.Data.RoundLen, base.Data.MaxLen, base.Train.ValidBLEU = 1, maxLength, 10
 	// Settings that another key needs in company: subword bpe wants merges.
 	companions := map[string]string{"data.subword=bpe": "data.merges=8000"}

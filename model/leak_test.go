@@ -9,7 +9,7 @@ import (
 // TestEvictedGraphsAreFreed cycles a one-graph cache through three batch shapes, three times: the live heap must
 // not grow from round to round (gorgonia's tape-machine finalizer used to pin every evicted graph).
 func TestEvictedGraphsAreFreed(t *testing.T) {
-	m := newTestModel[float32](t, Default().Model, 500, 3000, 1)
+	m := newTestModel[float32](t, Small().Model, 500, 3000, 1)
 	tr := NewTrainer(m, 1e-3, 1, 1)
 	heapAfterRound := make([]float64, 3)
 	for round := range heapAfterRound {

@@ -98,7 +98,7 @@ func TestTrainingMemoryMatchesTheHeap(t *testing.T) {
 // TestTrainingMemoryOfAnAbsurdModelAllocatesNothing estimates the model of issue 28 (every width 65536, each in
 // its range): terabytes, computed at once from the shapes alone.
 func TestTrainingMemoryOfAnAbsurdModelAllocatesNothing(t *testing.T) {
-	cfg := Default()
+	cfg := Small()
 	cfg.Model.Emb, cfg.Model.EncHidden, cfg.Model.DecHidden = 65536, 65536, 65536
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

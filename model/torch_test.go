@@ -55,7 +55,7 @@ func TestGradientsMatchPyTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Default().Model
+	cfg := Small().Model
 	cfg.Dropout = 0
 	m, err := New[float32](cfg, src, tgt)
 	if err != nil {

@@ -38,7 +38,7 @@ func tinyCorpus(n int, seed uint64) (pairs []data.Pair) {
 }
 
 func tinyConfig() Config {
-	cfg := Default()
+	cfg := Small()
 	cfg.Model = ModelConfig{Emb: 16, EncHidden: 32, DecHidden: 32, AttnDim: 16, Cell: "lstm", Attention: "mlp", Window: 3, Heads: 4, Temperature: 1, Dropout: 0}
 	cfg.Data = DataConfig{Lowercase: true, MinFreq: 1, MaxLen: 20, Batch: 8, BucketChunk: 4, RoundLen: 1}
 	cfg.Train = TrainConfig{Epochs: 1000, LR: 0.01, Clip: 1, Seed: 3, LogEvery: 1, Threads: 1, GraphCache: 8, MaxBadSteps: 10}
