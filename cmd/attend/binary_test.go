@@ -94,7 +94,7 @@ func runLimited(t *testing.T, limit time.Duration, args ...string) (stdout, stde
 	return stdout, stderr, code, took
 }
 
-// lockedBuffer collects a process's stderr while the test reads it.
+// lockedBuffer collects what another goroutine writes (a process's stderr, a ticker's lines) while the test reads it.
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

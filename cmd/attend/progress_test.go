@@ -101,10 +101,15 @@ func TestMeterPlainLines(t *testing.T) {
 		t.Fatalf("short or quiet work wrote %q", w.String())
 	}
 	// Work of unknown length says that it goes on.
-	u := progressOut{w: &w, every: 20 * time.Millisecond}.start("learning subword merges", 0, "")
-	time.Sleep(50 * time.Millisecond)
+	// Its lines come from a ticker goroutine, which a loaded machine may run late: wait for the first line (up to
+	// a generous deadline) rather than for a fixed time.
+	var ticked lockedBuffer
+	u := progressOut{w: &ticked, every: 20 * time.Millisecond}.start("learning subword merges", 0, "")
+	for deadline := time.Now().Add(10 * time.Second); ticked.String() == "" && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	u.End()
-	if !strings.HasPrefix(w.String(), "learning subword merges: elapsed ") || !strings.Contains(w.String(), "took ") {
-		t.Fatalf("a phase of unknown length wrote %q", w.String())
+	if got := ticked.String(); !strings.HasPrefix(got, "learning subword merges: elapsed ") || !strings.Contains(got, "took ") {
+		t.Fatalf("a phase of unknown length wrote %q", got)
 	}
 }
