@@ -37,16 +37,9 @@ func benchEncoding(seed uint64) (*encoder.Output[float32], []int) {
 		lengths[r] = 8 + r%12
 	}
 	const srcLen, md = 19, 256
-	f32 := func(xs []float64) []float32 {
-		out := make([]float32, len(xs))
-		for i, x := range xs {
-			out[i] = float32(x)
-		}
-		return out
-	}
 	return &encoder.Output[float32]{Rows: benchRows, SrcLen: srcLen, Hidden: md / 2,
-		Memory: f32(gradcheck.Random(rng, benchRows*srcLen*md, 1)),
-		FinalH: f32(gradcheck.Random(rng, benchRows*md, 1)), FinalC: f32(gradcheck.Random(rng, benchRows*md, 1))}, lengths
+		Memory: toFloat32(gradcheck.Random(rng, benchRows*srcLen*md, 1)),
+		FinalH: toFloat32(gradcheck.Random(rng, benchRows*md, 1)), FinalC: toFloat32(gradcheck.Random(rng, benchRows*md, 1))}, lengths
 }
 
 // BenchmarkSearch decodes the benchmarks' batch with one decoder: greedily (float32 products, and bfloat16 ones
