@@ -70,3 +70,28 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEnsembleSearch decodes the benchmarks' batch with an ensemble of two decoders of the benchmarks'
+// sizes (each with its own encoder output), greedily and with a beam of 5: about twice BenchmarkSearch's
+// float32 figures, plus the log-sum-exps of the mean.
+func BenchmarkEnsembleSearch(b *testing.B) {
+	enc1, lengths := benchEncoding(1)
+	enc2, _ := benchEncoding(2)
+	encs := []*encoder.Output[float32]{enc1, enc2}
+	e, err := NewEnsemble(benchDecoder(b, 1), benchDecoder(b, 2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("greedy", func(b *testing.B) {
+		for b.Loop() {
+			e.Greedy(encs, lengths, queueBOS, queueEOS, benchMaxLen)
+		}
+	})
+	b.Run("beam5", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.Beam(encs, lengths, queueBOS, queueEOS, BeamOptions{Width: 5, MaxLen: benchMaxLen}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
