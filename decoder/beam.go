@@ -133,7 +133,9 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		if encs[i].Rows != sents || encs[i].SrcLen != srcLen {
 			panic(fmt.Sprintf("decoder: beam search got encoder outputs of %d×%d and %d×%d", sents, srcLen, encs[i].Rows, encs[i].SrcLen))
 		}
-		mem, st := d.Start(repeatRows(encs[i], k), wideLengths)
+		// Each member's memory moves its own rows, lengths included: a lengths slice shared by two members
+		// would move twice.
+		mem, st := d.Start(repeatRows(encs[i], k), slices.Clone(wideLengths))
 		models[i] = beamModel[T]{d: d, mem: mem, st: st, next: d.newState(rows, srcLen), buf: d.NewScratch(rows, srcLen),
 			logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
 		logits[i] = models[i].logits

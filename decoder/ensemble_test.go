@@ -256,6 +256,42 @@ func TestEnsembleGreedyAveragesLogProbs(t *testing.T) {
 	}
 }
 
+// TestEnsembleBeamBatchMatchesAlone: beam search with an ensemble of two different decoders over a batch of 6
+// sentences, whose length limits (a ratio of their source lengths) make them leave the batch at different
+// steps, so that the live sentences' rows and memory move forward in every member, gives each sentence the
+// n-best list it gets alone: the same words, endings, log-probabilities, scores and attention.
+func TestEnsembleBeamBatchMatchesAlone(t *testing.T) {
+	ds := []*Decoder[float64]{configDecoder(t, ensembleConfigs[0], 31), configDecoder(t, ensembleConfigs[1], 32)}
+	e, err := NewEnsemble(ds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lengths := []int{2, 6, 1, 4, 3, 5}
+	encs := encodings(rand.New(rand.NewPCG(4, 4)), len(lengths), 7, []int{ensembleConfigs[0].MemDim, ensembleConfigs[1].MemDim})
+	opts := BeamOptions{Width: 3, NBest: 3, MaxLen: 12, MaxLenRatio: 1.5, Alpha: 0.6, Beta: 0.2}
+	batch, err := e.Beam(encs, lengths, queueBOS, queueEOS, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, n := range lengths {
+		alone, err := e.Beam([]*encoder.Output[float64]{rowOf(encs[0], s, n), rowOf(encs[1], s, n)}, []int{n}, queueBOS, queueEOS, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch[s]) != len(alone[0]) {
+			t.Fatalf("sentence %d: %d hypotheses in the batch, %d alone", s, len(batch[s]), len(alone[0]))
+		}
+		for i, want := range alone[0] {
+			got := batch[s][i]
+			if fmt.Sprint(got.Tokens, got.Finished) != fmt.Sprint(want.Tokens, want.Finished) || math.Abs(got.LogProb-want.LogProb) > 1e-9 ||
+				math.Abs(got.Score-want.Score) > 1e-9 || !closeRows(got.Attention, want.Attention, 1e-6) {
+				t.Fatalf("sentence %d, hypothesis %d: in the batch %v (finished %v, log p %v, score %v), alone %v (%v, %v, %v)",
+					s, i, got.Tokens, got.Finished, got.LogProb, got.Score, want.Tokens, want.Finished, want.LogProb, want.Score)
+			}
+		}
+	}
+}
+
 // closeRows reports whether two attention matrices have the same shape and weights within tol.
 func closeRows(a, b [][]float32, tol float64) bool {
 	if len(a) != len(b) {
