@@ -45,7 +45,7 @@ func TestTranslateWithAnEnsemble(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"--beam", "1", "--bf16=false"},
-		{"--beam", "5", "--n-best", "5", "--alpha", "0.6", "--max-len", "7", "--replace-unk"},
+		{"--beam", "5", "--n-best", "5", "--alpha", "0.6", "--max-len", "7", "--max-len-ratio", "1.2", "--replace-unk"},
 		{"--beam", "5", "--n-best", "5", "--beta", "0.2"},
 	} {
 		alone, aloneAttn := translate([]string{a}, args...)
