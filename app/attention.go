@@ -143,6 +143,9 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 	}
 	m := req.Model.Model
 	id := ModelIdentity(req.ModelPath, req.Model)
+	if e := req.Decode.Ensemble; e != nil && len(e.Models) > 1 {
+		id.Description += fmt.Sprintf("; the first of an ensemble of %d models, which chose the output words", len(e.Models))
+	}
 	var tok data.Tokenizer
 	if req.Tokenized {
 		tok = req.Model.Config.Data.Tokenizer()

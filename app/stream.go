@@ -50,8 +50,9 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	if !opts.greedy() {
 		return fmt.Errorf("translate: a stream searches greedily; beam %d, n-best %d and length ratio %g ask for beam search", opts.Beam, opts.NBest, opts.MaxLenRatio)
 	}
-	if opts.Shortlist != nil && m.Lexicon == nil {
-		return errNoLexicon
+	models, err := searchModels(m, opts)
+	if err != nil {
+		return err
 	}
 	if threads := backend.BLASThreads(); threads > 1 {
 		backend.SetBLASThreads(1)
@@ -105,14 +106,15 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		}
 		e := entering[0]
 		entering = entering[1:]
-		blk := &decoder.Block[float32]{Enc: m.Encode(&e.batch), Lengths: e.batch.SrcLengths, IDs: e.ids}
+		blk := models.Block(&e.batch)
+		blk.IDs = e.ids
 		if rows != nil {
 			blk.Shortlist = shortlistOf(m, rows, e.examples, *opts.Shortlist, &e.batch)
 		}
 		return blk
 	}
 	cores := max(1, runtime.GOMAXPROCS(0))
-	m.Decoder.GreedyQueue(opts.Batch*cores, cores, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+	models.GreedyQueue(opts.Batch*cores, cores, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 		s := inBatch[i]
 		delete(inBatch, i)
 		s.done(s.translation(m, h, opts.ReplaceUnk))

@@ -48,9 +48,6 @@ func TranslateText(ctx context.Context, m *model.Seq2Seq[float32], lines []strin
 	if err := opts.Decode.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Decode.Shortlist != nil && m.Lexicon == nil {
-		return nil, errNoLexicon
-	}
 	words := make([][]string, len(lines))
 	for i, text := range lines {
 		words[i] = nonNil(data.WhitespaceTokenizer{}.Tokenize(text))

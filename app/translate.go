@@ -71,6 +71,11 @@ type DecodeOptions struct {
 	// Progress, when not nil, is told how many sentences were just translated, as they are (an empty one at
 	// once), for a progress display. It may be called from several goroutines at a time.
 	Progress Counter
+	// Ensemble, when set, translates with its models together, averaging their log-probabilities at every step
+	// (model.Ensemble); its first model must be the model translating, whose vocabularies, tokenizer and
+	// attention are the translations'. Nil translates with that model alone. An ensemble of several models
+	// takes no Shortlist.
+	Ensemble *model.Ensemble
 }
 
 // Counter is told of units of work as they are done, for a progress display. A Counter in DecodeOptions
@@ -367,9 +372,6 @@ func TranslateWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tok
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Shortlist != nil && m.Lexicon == nil {
-		return nil, errNoLexicon
-	}
 	pieces, wordOf := splitSentences(m, tok, sents)
 	out, err := translatePieces(ctx, m, pieces, opts)
 	if err != nil || wordOf == nil {
@@ -383,6 +385,10 @@ func TranslateWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tok
 
 // translatePieces is TranslateTokens on the model's own tokens.
 func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
+	models, err := searchModels(m, opts)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Translation, len(sents))
 	ids := make([][]int, len(sents)) // the chosen translation's target ids
 	var examples []data.Example
@@ -406,7 +412,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		// A beam wider than the target vocabulary is cut to it (the command says so).
 		opts.Beam = min(opts.Beam, m.TgtVocab.Size())
 		opts.NBest = min(opts.NBest, opts.Beam)
-		batchSize = beamBatchSize(opts.Batch, opts.Beam, m.TgtVocab.Size())
+		batchSize = beamBatchSize(opts.Batch, opts.Beam*len(models.Models), m.TgtVocab.Size())
 	}
 	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: batchSize}, nil)
 	if threads := backend.BLASThreads(); threads > 1 {
@@ -428,22 +434,24 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			}
 			b := &batches[taken]
 			taken++
-			ids := make([]int, b.Real)
-			for r := range ids {
-				ids[r] = index[b.Index[r]]
+			blk := models.Block(b)
+			blk.IDs = make([]int, b.Real)
+			for r := range blk.IDs {
+				blk.IDs[r] = index[b.Index[r]]
 			}
-			return &decoder.Block[float32]{Enc: m.Encode(b), Lengths: b.SrcLengths, IDs: ids, Shortlist: shortlist(b)}
+			blk.Shortlist = shortlist(b)
+			return blk
 		}
 		if !opts.NoBF16 && opts.Shortlist == nil {
 			m.Decoder.GreedyInBF16()
 		}
-		m.Decoder.GreedyQueue(opts.Batch*cores, cores, take, data.BOSID, data.EOSID, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+		models.GreedyQueue(opts.Batch*cores, cores, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 			ids[i] = h.Tokens
 			opts.progress(1)
 		})
 	} else {
-		beamBatches(ctx, m, batches, index, sents, opts, out, ids, shortlist)
+		beamBatches(ctx, models, batches, index, sents, opts, out, ids, shortlist)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -457,13 +465,33 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 }
 
 // maxBeamLogits bounds the logits of one beam-search batch, batch × beam rows of the target vocabulary's width
-// (float32: 512 MB), whatever --batch and --beam ask: a wide beam takes fewer sentences per batch.
+// (float32: 512 MB), whatever --batch and --beam ask: a wide beam takes fewer sentences per batch. An ensemble
+// has each model's logits: its beam counts once per model.
 const maxBeamLogits = 1 << 27
 
 // beamBatchSize is the number of sentences per beam-search batch: batch, or fewer so that the batch's
 // sentences × beam × vocab logits stay within maxBeamLogits, and at least one.
 func beamBatchSize(batch, beam, vocab int) int {
 	return max(1, min(batch, maxBeamLogits/max(beam*vocab, 1)))
+}
+
+// searchModels returns the models that translate for m under opts, opts.Ensemble or m alone, after checking
+// that they can: an ensemble led by m, and a shortlist only for one model, which has a lexicon.
+func searchModels(m *model.Seq2Seq[float32], opts DecodeOptions) (*model.Ensemble, error) {
+	e := opts.Ensemble
+	if e == nil {
+		e = model.Single(m)
+	}
+	switch {
+	case e.Models[0] != m:
+		return nil, errors.New("translate: the ensemble's first model is not the model translating")
+	case opts.Shortlist != nil && len(e.Models) > 1:
+		return nil, fmt.Errorf("translate: a shortlist with an ensemble of %d models: a shortlist scores a few words of one model's output layer, "+
+			"where an ensemble averages every model's log-probabilities over the whole vocabulary; translate with one model, or without a shortlist", len(e.Models))
+	case opts.Shortlist != nil && m.Lexicon == nil:
+		return nil, errNoLexicon
+	}
+	return e, nil
 }
 
 // errNoLexicon is the error of a shortlist asked of a model without a lexicon.
@@ -494,11 +522,12 @@ func shortlistOf(m *model.Seq2Seq[float32], rows *decoder.OutputRows[float32], e
 	return sl
 }
 
-// beamBatches runs beam search over batches, one batch per core at a time, writing the translation of
-// sentence index[k] of each batch into out and its target ids into ids. It stops taking batches when ctx is
+// beamBatches runs beam search with models over batches, one batch per core at a time, writing the translation
+// of sentence index[k] of each batch into out and its target ids into ids. It stops taking batches when ctx is
 // cancelled.
-func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.Batch, index []int, sents [][]string, opts DecodeOptions, out []Translation, ids [][]int,
+func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Batch, index []int, sents [][]string, opts DecodeOptions, out []Translation, ids [][]int,
 	shortlist func(*data.Batch) *decoder.Shortlist[float32]) {
+	m := models.Models[0]
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(batches)); w++ {
@@ -507,9 +536,9 @@ func beamBatches(ctx context.Context, m *model.Seq2Seq[float32], batches []data.
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
-				lists, err := m.Decoder.BeamShortlist(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts.beamOptions(), shortlist(b))
+				lists, err := models.Beam(b, opts.beamOptions(), shortlist(b))
 				if err != nil {
-					panic(err) // Validate checked the options
+					panic(err) // Validate checked the options, searchModels the shortlist
 				}
 				for r, list := range lists[:b.Real] {
 					i := index[b.Index[r]]

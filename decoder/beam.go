@@ -89,45 +89,77 @@ func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, o
 // sentence's log-probabilities are normalised over its own candidates (so its scores are those of a model that
 // knows only those words).
 func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions, short *Shortlist[T]) ([][]Scored, error) {
+	return d.single().beam([]*encoder.Output[T]{enc}, lengths, bos, eos, opts, short)
+}
+
+// beamModel is one member's share of a beam search: its memory and state of the batch's rows, the state of the
+// next step's rows, its scratch, and its logits and attention weights of the step.
+type beamModel[T kernels.Float] struct {
+	d               *Decoder[T]
+	mem             *Memory[T]
+	st, next        *State[T]
+	buf             *Scratch[T]
+	logits, weights []T
+}
+
+// beam is BeamShortlist with the ensemble's members, encs their encoder outputs of the batch; a shortlist only
+// with one decoder that ranks by its logits (not e.mean).
+func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions, short *Shortlist[T]) ([][]Scored, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	k, v, srcLen, sents := opts.Width, d.Cfg.Vocab, enc.SrcLen, enc.Rows
+	first := e.members[0]
+	k, v, srcLen, sents := opts.Width, first.Cfg.Vocab, encs[0].SrcLen, encs[0].Rows
 	var words *shortlist[T] // the batch's candidates, fixed for the search
 	if short != nil {
+		if e.mean {
+			panic("decoder: an Ensemble's beam search got a shortlist")
+		}
 		short.check(sents, v)
-		words = newShortlist(short.Output, v, d.OutIn())
+		words = newShortlist(short.Output, v, first.OutIn())
 		for _, c := range short.Candidates[:sents] {
 			words.add(c)
 		}
 	}
 	// Row s·k + b of the search batch is beam b of sentence s: the encoder output repeated k times.
-	wide := repeatRows(enc, k)
 	wideLengths := make([]int, sents*k)
 	for r := range wideLengths {
 		wideLengths[r] = lengths[r/k]
 	}
-	mem, st := d.Start(wide, wideLengths)
 	rows := sents * k
-	buf := d.NewScratch(rows, srcLen)
-	logits := make([]T, rows*v)
-	b := newBeamState[T](d, rows, srcLen, lengths, bos, eos, opts)
-	live := make([]int, sents) // live[j] is the sentence of block j (rows j·k … j·k+k-1)
+	models := make([]beamModel[T], len(e.members))
+	logits := make([][]T, len(e.members)) // each member's logits, for the ranking
+	for i, d := range e.members {
+		if encs[i].Rows != sents || encs[i].SrcLen != srcLen {
+			panic(fmt.Sprintf("decoder: beam search got encoder outputs of %d×%d and %d×%d", sents, srcLen, encs[i].Rows, encs[i].SrcLen))
+		}
+		// Each member's memory moves its own rows, lengths included: a lengths slice shared by two members
+		// would move twice.
+		mem, st := d.Start(repeatRows(encs[i], k), slices.Clone(wideLengths))
+		models[i] = beamModel[T]{d: d, mem: mem, st: st, next: d.newState(rows, srcLen), buf: d.NewScratch(rows, srcLen),
+			logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
+		logits[i] = models[i].logits
+	}
+	b := newBeamState[T](e, rows, srcLen, lengths, bos, eos, opts)
+	b.weights = models[0].weights // the hypotheses keep the first member's attention
+	live := make([]int, sents)    // live[j] is the sentence of block j (rows j·k … j·k+k-1)
 	for s := range live {
 		live[s] = s
 	}
-	next := d.newState(rows, srcLen) // the states of the next step's rows
-	keptFrom := make([]int, sents)   // old block of each kept block
+	keptFrom := make([]int, sents) // old block of each kept block
 	for t := 0; len(live) > 0; t++ {
 		n := len(live) * k
-		st.Rows, next.Rows, mem.Rows = n, n, n
 		width := v // logits per row
-		if words != nil {
-			width = len(words.ids)
-			d.advance(st, b.prev[:n], mem, buf, b.weights[:n*srcLen])
-			words.output(n, buf.outIn, logits[:n*width], 0, width)
-		} else {
-			d.Step(st, b.prev[:n], mem, buf, logits[:n*v], b.weights[:n*srcLen])
+		for i := range models {
+			m := &models[i]
+			m.st.Rows, m.next.Rows, m.mem.Rows = n, n, n
+			if words != nil {
+				width = len(words.ids)
+				m.d.advance(m.st, b.prev[:n], m.mem, m.buf, m.weights[:n*srcLen])
+				words.output(n, m.buf.outIn, m.logits[:n*width], 0, width)
+			} else {
+				m.d.Step(m.st, b.prev[:n], m.mem, m.buf, m.logits[:n*v], m.weights[:n*srcLen])
+			}
 		}
 		keptBlocks := 0
 		for j, s := range live {
@@ -143,18 +175,22 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 			keptFrom[keptBlocks] = j
 			keptBlocks++
 		}
-		// New row r continues old row from[r]: gather the states into next, then move the kept blocks' memory to
-		// the front. Memory rows are the same for all the beams of a sentence, so only whole blocks move.
+		// New row r continues old row from[r]: gather each member's states into its next, then move the kept
+		// blocks' memory to the front. Memory rows are the same for all the beams of a sentence, so only whole
+		// blocks move.
 		live = live[:keptBlocks]
 		n = keptBlocks * k
-		for r, f := range b.from[:n] {
-			next.CopyRow(r, st, f)
-		}
-		st, next = next, st
-		for to, j := range keptFrom[:keptBlocks] {
-			if to != j {
-				for beam := 0; beam < k; beam++ {
-					mem.CopyRow(to*k+beam, mem, j*k+beam)
+		for i := range models {
+			m := &models[i]
+			for r, f := range b.from[:n] {
+				m.next.CopyRow(r, m.st, f)
+			}
+			m.st, m.next = m.next, m.st
+			for to, j := range keptFrom[:keptBlocks] {
+				if to != j {
+					for beam := 0; beam < k; beam++ {
+						m.mem.CopyRow(to*k+beam, m.mem, j*k+beam)
+					}
 				}
 			}
 		}
@@ -167,12 +203,11 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 // word and last node in the tree), the tree of words, the finished hypotheses of each sentence, and the rows
 // chosen for the next step.
 type beamState[T kernels.Float] struct {
-	d       *Decoder[T]
 	opts    BeamOptions
 	k, eos  int
 	lengths []int // source lengths of the sentences
 	srcLen  int
-	weights []T // the step's attention weights, srcLen per row
+	weights []T // the step's attention weights, srcLen per row: the first member's
 
 	prev     []int     // each row's last word
 	score    []float64 // log-probability of each row's hypothesis; -Inf for an unused row
@@ -186,15 +221,17 @@ type beamState[T kernels.Float] struct {
 
 	// Scratch of the selection, reused at every step.
 	cands             []candidate
-	expBuf, rowLogits []T // exps of a row's logits; a row's logits of its own candidates, with a shortlist
+	expBuf, rowLogits []T       // exps of a row's logits; a row's logits of its own candidates, with a shortlist
+	mean              []float64 // a row's mean log-probabilities, for an ensemble (Ensemble.mean)
+	memberRows        [][]T     // each member's logits of a row, for an ensemble
 }
 
-// newBeamState starts a search of rows/k sentences, each with one live hypothesis at bos (its other k-1 rows
-// unused).
-func newBeamState[T kernels.Float](d *Decoder[T], rows, srcLen int, lengths []int, bos, eos int, opts BeamOptions) *beamState[T] {
-	k, v := opts.Width, d.Cfg.Vocab
-	b := &beamState[T]{d: d, opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
-		weights: make([]T, rows*srcLen), prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
+// newBeamState starts a search of rows/k sentences by e, each with one live hypothesis at bos (its other k-1
+// rows unused). Its weights are the caller's to set.
+func newBeamState[T kernels.Float](e *Ensemble[T], rows, srcLen int, lengths []int, bos, eos int, opts BeamOptions) *beamState[T] {
+	k, v := opts.Width, e.members[0].Cfg.Vocab
+	b := &beamState[T]{opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
+		prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
 		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
 		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), expBuf: make([]T, v), rowLogits: make([]T, v)}
 	for r := range b.node {
@@ -203,20 +240,32 @@ func newBeamState[T kernels.Float](d *Decoder[T], rows, srcLen int, lengths []in
 			b.score[r] = math.Inf(-1) // at the start the k beams are one and the same: keep one
 		}
 	}
+	if e.mean {
+		b.mean, b.memberRows = make([]float64, v), make([][]T, len(e.members))
+	}
 	return b
 }
 
 // candidates returns the 2k best extensions of block j's live hypotheses, best first (ties: lower row, then
-// lower word). logits hold width values per row: the whole vocabulary, or with a shortlist (words) the batch's
-// candidates, of which the sentence may use ids.
-func (b *beamState[T]) candidates(j int, logits []T, width int, words *shortlist[T], ids []int) []candidate {
+// lower word). logits are each member's, width values per row: the whole vocabulary, or with a shortlist
+// (words, one member) the batch's candidates, of which the sentence may use ids. An ensemble's words are
+// ranked by the mean of the members' log-probabilities, one decoder's by its own.
+func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortlist[T], ids []int) []candidate {
 	cands := b.cands[:0]
 	for beam := 0; beam < b.k; beam++ {
 		row := j*b.k + beam
 		if math.IsInf(b.score[row], -1) {
 			continue
 		}
-		rowLogits := logits[row*width : (row+1)*width]
+		if b.mean != nil {
+			for i, l := range logits {
+				b.memberRows[i] = l[row*width : (row+1)*width]
+			}
+			meanLogProbs(b.mean, b.memberRows, b.expBuf)
+			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
+			continue
+		}
+		rowLogits := logits[0][row*width : (row+1)*width]
 		if words != nil {
 			own := b.rowLogits[:len(ids)]
 			for i, id := range ids {
@@ -224,7 +273,7 @@ func (b *beamState[T]) candidates(j int, logits []T, width int, words *shortlist
 			}
 			rowLogits = own
 		}
-		cands = pushRow(cands, rowLogits, b.expBuf, b.score[row], row, ids, 2*b.k)
+		cands = pushRow(cands, rowLogits, kernels.LogSumExp(rowLogits, b.expBuf), b.score[row], row, ids, 2*b.k)
 	}
 	b.cands = cands
 	return cands
@@ -248,7 +297,7 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 		if c.token == b.eos {
 			if rank < k {
 				b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: b.eos, attn: attnRow(c.row)})
-				b.finished[s] = append(b.finished[s], b.d.finish(b.nodes, len(b.nodes)-1, c.logProb, true, b.opts))
+				b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, true, b.opts))
 			}
 			continue
 		}
@@ -257,7 +306,7 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 		}
 		b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: c.token, attn: attnRow(c.row)})
 		if last {
-			b.finished[s] = append(b.finished[s], b.d.finish(b.nodes, len(b.nodes)-1, c.logProb, false, b.opts))
+			b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, false, b.opts))
 		}
 		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = c.row, c.token, c.logProb, len(b.nodes)-1
 		kept++
@@ -297,7 +346,7 @@ func (b *beamState[T]) best(nBest int) [][]Scored {
 }
 
 // finish reads the hypothesis ending at nodes[last] and scores it.
-func (d *Decoder[T]) finish(nodes []beamNode, last int, logProb float64, done bool, opts BeamOptions) Scored {
+func finish(nodes []beamNode, last int, logProb float64, done bool, opts BeamOptions) Scored {
 	var h Hypothesis
 	for i := last; i >= 0; i = nodes[i].parent {
 		h.Attention = append(h.Attention, nodes[i].attn)
@@ -339,9 +388,8 @@ func pushCandidate(best []candidate, c candidate, size int) []candidate {
 
 // pushRow pushes into best (at most size long, see pushCandidate) the extensions of one row's hypothesis, whose
 // log-probability is base, by each word: logits are the row's logits, of word tokens[i] (nil: of word i), and a
-// word's log-probability is its logit minus their log-sum-exp. scratch is as long as logits, for the exps.
-func pushRow[T kernels.Float](best []candidate, logits, scratch []T, base float64, row int, tokens []int, size int) []candidate {
-	lse := kernels.LogSumExp(logits, scratch)
+// word's log-probability is its logit minus lse, their log-sum-exp (0 for logits that are log-probabilities).
+func pushRow[E kernels.Float](best []candidate, logits []E, lse, base float64, row int, tokens []int, size int) []candidate {
 	for i, x := range logits {
 		logProb := base + (float64(x) - lse)
 		if len(best) == size && logProb <= best[size-1].logProb {

@@ -1,6 +1,7 @@
 // Package decoder predicts target words one step at a time from the previous word, the decoder state and the
 // attention context: the decoder step (step.go; translation and the fused training op share it), teacher-forced
-// scoring, and greedy and beam search, which return the attention weights of every emitted word.
+// scoring, and greedy and beam search, which return the attention weights of every emitted word, over one
+// decoder or an ensemble of them (ensemble.go).
 package decoder
 
 import (

@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/attend-nmt/attend/encoder"
@@ -19,7 +20,10 @@ type Hypothesis struct {
 // length of each of its rows, and the caller's id of each row to decode. Only the first len(IDs) rows are
 // decoded; later rows (padding) are skipped.
 type Block[T kernels.Float] struct {
-	Enc     *encoder.Output[T]
+	Enc *encoder.Output[T]
+	// Others are, for an Ensemble, the encoder outputs of the same batch by its other members, in order (Enc is
+	// the first member's); nil for a Decoder.
+	Others  []*encoder.Output[T]
 	Lengths []int
 	IDs     []int
 	// Shortlist, optional, restricts each row to its own candidate words. Every block of a search has one, all
@@ -32,13 +36,18 @@ type Block[T kernels.Float] struct {
 // so the work of a step shrinks with the number of sentences still being decoded. It is GreedyQueue over one
 // block.
 func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
-	hyps := make([]Hypothesis, enc.Rows)
-	ids := make([]int, enc.Rows)
-	for r := range ids {
-		ids[r] = r
+	return d.single().greedy(&Block[T]{Enc: enc, Lengths: lengths}, bos, eos, maxLen)
+}
+
+// greedy decodes block, all of whose rows are sentences (its IDs are set here), as Greedy.
+func (e *Ensemble[T]) greedy(block *Block[T], bos, eos, maxLen int) []Hypothesis {
+	rows := block.Enc.Rows
+	hyps := make([]Hypothesis, rows)
+	block.IDs = make([]int, rows)
+	for r := range block.IDs {
+		block.IDs[r] = r
 	}
-	block := &Block[T]{Enc: enc, Lengths: lengths, IDs: ids}
-	d.GreedyQueue(enc.Rows, 1, func() *Block[T] {
+	e.greedyQueue(rows, 1, func() *Block[T] {
 		b := block
 		block = nil
 		return b
@@ -71,6 +80,11 @@ func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, max
 // After the first steps, a step allocates nothing: the words and attention of each row are kept in buffers
 // that are reused, and copied out once per sentence.
 func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+	d.single().greedyQueue(rows, threads, next, bos, eos, maxLen, done)
+}
+
+// greedyQueue is GreedyQueue with the ensemble's members, each stepping its own state of the batch's rows.
+func (e *Ensemble[T]) greedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
 	if maxLen < 1 {
 		for b := next(); b != nil; b = next() {
 			for _, id := range b.IDs {
@@ -79,24 +93,33 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 		}
 		return
 	}
-	v := d.Cfg.Vocab
-	g := &greedySearch[T]{d: d, next: next, bos: bos, rows: rows,
-		st:     d.newState(rows, 0),
-		mem:    &Memory[T]{MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(), Lengths: make([]int, rows)},
-		prev:   make([]int, rows),
-		slots:  make([]greedyRow, rows),
-		dead:   make([]bool, rows),
-		parts:  make([]greedyPart[T], max(1, threads)),
-		outIn:  make([]T, rows*d.OutIn()),
-		logits: make([]T, rows*v),
-		best:   make([]int, rows),
-		wake:   make(chan int),
-		idle:   make(chan struct{}),
+	g := &greedySearch[T]{e: e, next: next, bos: bos, rows: rows,
+		prev:  make([]int, rows),
+		slots: make([]greedyRow, rows),
+		dead:  make([]bool, rows),
+		parts: make([]greedyPart[T], max(1, threads)),
+		best:  make([]int, rows),
+		wake:  make(chan int),
+		idle:  make(chan struct{}),
 	}
-	if d.bf16 != nil {
-		g.fast = d.bf16
+	for _, d := range e.members {
+		g.models = append(g.models, &greedyModel[T]{d: d, st: d.newState(rows, 0),
+			mem:    &Memory[T]{MemDim: d.Cfg.MemDim, KeyWidth: d.Attn.KeyWidth(), Lengths: make([]int, rows)},
+			views:  make([]greedyView[T], len(g.parts)),
+			outIn:  make([]T, rows*d.OutIn()),
+			logits: make([]T, rows*d.Cfg.Vocab),
+		})
+	}
+	if e.mean {
+		v := e.members[0].Cfg.Vocab
+		for p := range g.parts {
+			g.parts[p] = greedyPart[T]{mean: make([]float64, v), exps: make([]T, v), logits: make([][]T, len(g.models))}
+		}
+	}
+	if first := g.models[0]; first.d.bf16 != nil && !e.mean {
+		g.fast = first.d.bf16
 		g.x16 = make([]uint32, g.fast.panels.InputLen(rows))
-		g.outIn32, g.logits32 = any(g.outIn).([]float32), any(g.logits).([]float32)
+		g.outIn32, g.logits32 = any(first.outIn).([]float32), any(first.logits).([]float32)
 	}
 	var helpers sync.WaitGroup
 	for p := 1; p < len(g.parts); p++ {
@@ -113,7 +136,8 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 	// goroutines reuse theirs instead of allocating new ones).
 	defer helpers.Wait()
 	defer close(g.wake)
-	n := 0 // rows in the batch: 0 … n-1
+	first := g.models[0] // whose attention the hypotheses keep
+	n := 0               // rows in the batch: 0 … n-1
 	for {
 		for n < rows && g.fill(n) {
 			n++
@@ -122,12 +146,12 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 			return
 		}
 		g.fit(n)
-		sl := g.mem.SrcLen
+		sl := first.mem.SrcLen
 		g.step()
 		for k := 0; k < n; k++ {
 			row := &g.slots[k]
 			best := g.best[k]
-			for _, w := range g.weights[k*sl : k*sl+g.mem.Lengths[k]] {
+			for _, w := range first.weights[k*sl : k*sl+first.mem.Lengths[k]] {
 				row.attn = append(row.attn, float32(w))
 			}
 			row.steps++
@@ -137,7 +161,7 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 			}
 			g.dead[k] = best == eos || row.steps >= maxLen
 			if g.dead[k] {
-				done(row.id, row.hypothesis(best == eos, g.mem.Lengths[k]))
+				done(row.id, row.hypothesis(best == eos, first.mem.Lengths[k]))
 			}
 		}
 		// The ended rows' words leave the shortlist only now: removing one moves another word's slot, which
@@ -158,7 +182,7 @@ func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, 
 				g.move(n, k)
 			}
 		}
-		g.st.Rows, g.mem.Rows = n, n
+		g.setRows(n)
 	}
 }
 
@@ -169,7 +193,7 @@ const (
 	phaseSelect         // the best word of a share of the rows
 )
 
-// step advances the batch's g.st.Rows rows by one word, on every part, and leaves each row's best word in g.best.
+// step advances the batch's rows by one word, on every part, and leaves each row's best word in g.best.
 func (g *greedySearch[T]) step() {
 	for _, phase := range []int{phaseAdvance, phaseOutput, phaseSelect} {
 		for p := 1; p < len(g.parts); p++ {
@@ -182,32 +206,36 @@ func (g *greedySearch[T]) step() {
 	}
 }
 
-// run does part p's share of a phase of the step: GreedyQueue's goroutine does part 0, helper p part p.
+// run does part p's share of a phase of the step, for every member: GreedyQueue's goroutine does part 0,
+// helper p part p.
 func (g *greedySearch[T]) run(p, phase int) {
-	n, parts := g.st.Rows, len(g.parts)
+	first := g.models[0]
+	n, parts := first.st.Rows, len(g.parts)
 	from, to := n*p/parts, n*(p+1)/parts
 	switch phase {
 	case phaseAdvance:
 		if from == to {
 			return
 		}
-		part := &g.parts[p]
-		g.st.view(&part.st, from, to)
-		g.mem.view(&part.mem, from, to)
-		part.buf.outIn = g.outIn[from*g.d.OutIn():]
-		sl := g.mem.SrcLen
-		g.d.advance(&part.st, g.prev[from:to], &part.mem, part.buf, g.weights[from*sl:to*sl])
+		for _, m := range g.models {
+			view := &m.views[p]
+			m.st.view(&view.st, from, to)
+			m.mem.view(&view.mem, from, to)
+			view.buf.outIn = m.outIn[from*m.d.OutIn():]
+			sl := m.mem.SrcLen
+			m.d.advance(&view.st, g.prev[from:to], &view.mem, view.buf, m.weights[from*sl:to*sl])
+		}
 		if g.fast != nil && g.short == nil {
-			g.fast.panels.RoundInput(g.x16, g.outIn32, g.d.OutIn(), from, to)
+			g.fast.panels.RoundInput(g.x16, g.outIn32, first.d.OutIn(), from, to)
 		}
 	case phaseOutput:
 		if sl := g.short; sl != nil {
 			m := len(sl.ids)
-			sl.output(n, g.outIn, g.logits[:n*m], m*p/parts, m*(p+1)/parts)
+			sl.output(n, first.outIn, first.logits[:n*m], m*p/parts, m*(p+1)/parts)
 			return
 		}
-		v := g.d.Cfg.Vocab
 		if g.fast != nil {
+			v := first.d.Cfg.Vocab
 			panels := g.fast.panels.Panels()
 			first, last := panels*p/parts, panels*(p+1)/parts
 			g.fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
@@ -215,66 +243,93 @@ func (g *greedySearch[T]) run(p, phase int) {
 			kernels.AddBiasStrided(g.logits32[from:], n, v, g.fast.bias[from:to])
 			return
 		}
-		g.d.output(n, g.outIn, g.logits[:n*v], v*p/parts, v*(p+1)/parts)
+		for _, m := range g.models {
+			v := m.d.Cfg.Vocab
+			m.d.output(n, m.outIn, m.logits[:n*v], v*p/parts, v*(p+1)/parts)
+		}
 	case phaseSelect:
+		part := &g.parts[p]
 		for k := from; k < to; k++ {
 			if sl := g.short; sl != nil {
 				m := len(sl.ids)
-				g.best[k] = sl.argmax(g.logits[k*m:(k+1)*m], g.slots[k].cands)
+				g.best[k] = sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
 			} else if g.fast != nil {
-				v, oi := g.d.Cfg.Vocab, g.d.OutIn()
+				v, oi := first.d.Cfg.Vocab, first.d.OutIn()
 				g.best[k], _ = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*v:(k+1)*v])
+			} else if g.e.mean {
+				v := first.d.Cfg.Vocab
+				for i, m := range g.models {
+					part.logits[i] = m.logits[k*v : (k+1)*v]
+				}
+				meanLogProbs(part.mean, part.logits, part.exps)
+				g.best[k] = argmax(part.mean)
 			} else {
-				v := g.d.Cfg.Vocab
-				g.best[k] = argmax(g.logits[k*v : (k+1)*v])
+				v := first.d.Cfg.Vocab
+				g.best[k] = argmax(first.logits[k*v : (k+1)*v])
 			}
 		}
 	}
 }
 
-// greedySearch is the batch of GreedyQueue: rows 0 … st.Rows-1 are being decoded.
+// greedySearch is the batch of GreedyQueue: rows 0 … Rows-1 of every member's state are being decoded.
 type greedySearch[T kernels.Float] struct {
-	d    *Decoder[T]
-	next func() *Block[T]
-	bos  int
-	rows int // the most rows
+	e      *Ensemble[T]
+	models []*greedyModel[T] // each member's share of the search, in the ensemble's order
+	next   func() *Block[T]
+	bos    int
+	rows   int // the most rows
 
-	st     *State[T]
-	mem    *Memory[T]
-	parts  []greedyPart[T] // the shares of the batch that goroutines step
-	outIn  []T             // the output layer's input (rows, OutIn), written by every part
-	logits []T             // (rows, Vocab), or (rows, len(short.ids)) with a shortlist
-	best   []int           // the best word of each row at this step
-	short  *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
-	// fast is the output layer in bfloat16 (Decoder.GreedyInBF16), or nil; with it, x16 holds outIn rounded to
-	// bf16, and outIn32 and logits32 are outIn and logits as the float32 slices they are.
+	parts []greedyPart[T] // what each goroutine stepping the batch needs beyond the members' views
+	best  []int           // the best word of each row at this step
+	short *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
+	// fast is the output layer in bfloat16 (Decoder.GreedyInBF16), or nil; with it, x16 holds the first member's
+	// outIn rounded to bf16, and outIn32 and logits32 are its outIn and logits as the float32 slices they are.
 	fast              *bf16Output
 	x16               []uint32
 	outIn32, logits32 []float32
-	weights           []T           // attention (rows, bufLen)
 	wake              chan int      // a phase for a helper goroutine
 	idle              chan struct{} // a helper's phase is done
-	bufLen            int           // the source length buf and weights were made for
+	bufLen            int           // the source length the members' scratch and weights were made for
 	prev              []int
 	slots             []greedyRow
 	dead              []bool
 
 	// The block whose sentences enter the batch next, from its row cursor on.
 	block    *Block[T]
-	blockMem *Memory[T]
-	blockSt  *State[T]
 	blockLen int // its padded source length
 	cursor   int
 	blocks   int  // blocks taken so far
 	drained  bool // next returned nil
 }
 
-// greedyPart is one goroutine's share of the rows of greedySearch: views of the batch's state and memory, and
-// its own scratch.
-type greedyPart[T kernels.Float] struct {
+// greedyModel is one member's share of greedySearch: its state and memory of the batch's rows, each
+// goroutine's view of its rows with its own scratch, the output layer's input and logits of the step, the
+// attention weights of the step (the first member's are the hypotheses'), and its start of the block whose
+// sentences enter the batch next.
+type greedyModel[T kernels.Float] struct {
+	d                      *Decoder[T]
+	st                     *State[T]
+	mem                    *Memory[T]
+	views                  []greedyView[T]
+	outIn, logits, weights []T // (rows, OutIn); (rows, Vocab), or (rows, len(short.ids)) with a shortlist; (rows, bufLen)
+	blockMem               *Memory[T]
+	blockSt                *State[T]
+}
+
+// greedyView is one goroutine's share of the rows of a member's state and memory, without copying, and its own
+// scratch.
+type greedyView[T kernels.Float] struct {
 	st  State[T]
 	mem Memory[T]
 	buf *Scratch[T]
+}
+
+// greedyPart is one goroutine's scratch for ranking an ensemble's words by their mean log-probability: the
+// mean, the exps of a member's logits, and each member's logits of the row; empty for one decoder.
+type greedyPart[T kernels.Float] struct {
+	mean   []float64
+	exps   []T
+	logits [][]T
 }
 
 // greedyRow is what greedy search keeps of the sentence in one row: its id, steps taken, the words so far and
@@ -316,7 +371,7 @@ func (g *greedySearch[T]) fill(k int) bool {
 			return false
 		}
 		g.useShortlist(g.block)
-		g.blockMem, g.blockSt = g.d.Start(g.block.Enc, g.block.Lengths)
+		g.start(g.block)
 		g.blockLen = g.block.Enc.SrcLen
 		g.cursor = 0
 	}
@@ -327,22 +382,45 @@ func (g *greedySearch[T]) fill(k int) bool {
 		s.cands = append(s.cands[:0], g.block.Shortlist.Candidates[c]...)
 		g.short.add(s.cands)
 	}
-	if n := g.block.Lengths[c]; n > g.mem.SrcLen {
+	if n := g.block.Lengths[c]; n > g.models[0].mem.SrcLen {
 		g.setSrcLen(k, max(n, 1))
 	}
-	g.mem.CopyRow(k, g.blockMem, c)
-	g.st.CopyRow(k, g.blockSt, c)
+	for _, m := range g.models {
+		m.mem.CopyRow(k, m.blockMem, c)
+		m.st.CopyRow(k, m.blockSt, c)
+	}
 	g.prev[k] = g.bos
 	s.id, s.steps, s.tokens, s.attn = g.block.IDs[c], 0, s.tokens[:0], s.attn[:0]
 	return true
+}
+
+// start makes every member's memory and initial state of block, from its encoder output.
+func (g *greedySearch[T]) start(block *Block[T]) {
+	if len(block.Others) != len(g.models)-1 {
+		panic(fmt.Sprintf("decoder: GreedyQueue got a block of %d encoder outputs for %d decoders", 1+len(block.Others), len(g.models)))
+	}
+	for i, m := range g.models {
+		enc := block.Enc
+		if i > 0 {
+			enc = block.Others[i-1]
+		}
+		if enc.Rows != block.Enc.Rows || enc.SrcLen != block.Enc.SrcLen {
+			panic(fmt.Sprintf("decoder: GreedyQueue got a block whose encoder outputs are %d×%d and %d×%d", block.Enc.Rows, block.Enc.SrcLen, enc.Rows, enc.SrcLen))
+		}
+		m.blockMem, m.blockSt = m.d.Start(enc, block.Lengths)
+	}
 }
 
 // useShortlist checks that block, the next block of the queue, has candidates exactly when the blocks before
 // it had, and makes the search's shortlist with the first block that has them.
 func (g *greedySearch[T]) useShortlist(block *Block[T]) {
 	sl := block.Shortlist
+	d := g.models[0].d
 	if sl != nil {
-		sl.check(len(block.IDs), g.d.Cfg.Vocab)
+		if g.e.mean {
+			panic("decoder: an Ensemble's GreedyQueue got a block with a shortlist")
+		}
+		sl.check(len(block.IDs), d.Cfg.Vocab)
 	}
 	switch {
 	case g.blocks > 0 && (sl != nil) != (g.short != nil):
@@ -350,7 +428,7 @@ func (g *greedySearch[T]) useShortlist(block *Block[T]) {
 	case sl != nil && g.short != nil && sl.Output != g.short.rows:
 		panic("decoder: GreedyQueue got blocks whose shortlists have different OutputRows")
 	case sl != nil && g.short == nil:
-		g.short = newShortlist(sl.Output, g.d.Cfg.Vocab, g.d.OutIn())
+		g.short = newShortlist(sl.Output, d.Cfg.Vocab, d.OutIn())
 	}
 	g.blocks++
 }
@@ -358,39 +436,53 @@ func (g *greedySearch[T]) useShortlist(block *Block[T]) {
 // fit sets the batch to n rows, pads it to the longest source among them and makes sure Step's scratch is
 // large enough.
 func (g *greedySearch[T]) fit(n int) {
-	g.st.Rows, g.mem.Rows = n, n
+	g.setRows(n)
 	longest := 1
-	for _, l := range g.mem.Lengths[:n] {
+	for _, l := range g.models[0].mem.Lengths[:n] {
 		longest = max(longest, l)
 	}
-	if longest != g.mem.SrcLen {
+	if longest != g.models[0].mem.SrcLen {
 		g.setSrcLen(n, longest)
 	}
-	if g.mem.SrcLen > g.bufLen { // room for the longest of the block, which is likely to come
-		g.bufLen = max(g.mem.SrcLen, g.blockLen)
-		var gateW []T // the LSTM's weights in Step's layout, copied once for every part
-		if g.parts[0].buf != nil {
-			gateW = g.parts[0].buf.gateW
+	if srcLen := g.models[0].mem.SrcLen; srcLen > g.bufLen { // room for the longest of the block, which is likely to come
+		g.bufLen = max(srcLen, g.blockLen)
+		for _, m := range g.models {
+			var gateW []T // the LSTM's weights in Step's layout, copied once for every part
+			if m.views[0].buf != nil {
+				gateW = m.views[0].buf.gateW
+			}
+			for p := range m.views {
+				m.views[p].buf = m.d.newScratch(g.rows, g.bufLen, gateW)
+				gateW = m.views[p].buf.gateW
+			}
+			m.weights = make([]T, g.rows*g.bufLen)
 		}
-		for p := range g.parts {
-			g.parts[p].buf = g.d.newScratch(g.rows, g.bufLen, gateW)
-			gateW = g.parts[p].buf.gateW
-		}
-		g.weights = make([]T, g.rows*g.bufLen)
 	}
 }
 
-// setSrcLen pads the first rows rows of the batch, memory and attention state, to srcLen source positions.
+// setRows sets the number of rows of every member's state and memory.
+func (g *greedySearch[T]) setRows(n int) {
+	for _, m := range g.models {
+		m.st.Rows, m.mem.Rows = n, n
+	}
+}
+
+// setSrcLen pads the first rows rows of the batch, every member's memory and attention state, to srcLen source
+// positions.
 func (g *greedySearch[T]) setSrcLen(rows, srcLen int) {
-	g.mem.Rows, g.st.Rows = rows, rows
-	g.mem.SetSrcLen(srcLen)
-	g.st.SetSrcLen(srcLen)
+	g.setRows(rows)
+	for _, m := range g.models {
+		m.mem.SetSrcLen(srcLen)
+		m.st.SetSrcLen(srcLen)
+	}
 }
 
 // move puts row from of the batch into row to, whose sentence has ended.
 func (g *greedySearch[T]) move(from, to int) {
-	g.st.CopyRow(to, g.st, from)
-	g.mem.CopyRow(to, g.mem, from)
+	for _, m := range g.models {
+		m.st.CopyRow(to, m.st, from)
+		m.mem.CopyRow(to, m.mem, from)
+	}
 	g.prev[to], g.dead[to] = g.prev[from], g.dead[from]
 	g.slots[to], g.slots[from] = g.slots[from], g.slots[to]
 }

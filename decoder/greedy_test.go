@@ -68,10 +68,7 @@ func testDecoder(t *testing.T, vocab int, seed uint64) *Decoder[float64] {
 
 // alone is the sentence of row r of b as a block of its own, with no padding.
 func alone(b *Block[float64], r int) (*encoder.Output[float64], []int) {
-	n, s, md := b.Lengths[r], b.Enc.SrcLen, queueMemDim
-	return &encoder.Output[float64]{Rows: 1, SrcLen: n, Hidden: b.Enc.Hidden,
-		Memory: slices.Clone(b.Enc.Memory[r*s*md : (r*s+n)*md]),
-		FinalH: slices.Clone(b.Enc.FinalH[r*md : (r+1)*md]), FinalC: slices.Clone(b.Enc.FinalC[r*md : (r+1)*md])}, []int{n}
+	return rowOf(b.Enc, r, b.Lengths[r]), []int{b.Lengths[r]}
 }
 
 // TestGreedyQueueMatchesDecodingAlone decodes 11 sentences of 1 to 9 words, in three blocks of mixed lengths,

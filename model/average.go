@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 )
 
 // Average loads the checkpoints at paths and returns one whose weights are their element-wise mean, as
@@ -62,14 +65,44 @@ func sameModel(a, b *Checkpoint) error {
 	if len(differ) > 0 {
 		return fmt.Errorf("different models: %s", strings.Join(differ, ", "))
 	}
-	if !slices.Equal(a.Model.SrcVocab.Tokens(), b.Model.SrcVocab.Tokens()) {
-		return errors.New("different source vocabularies")
+	return sameVocabularies(a.Model, b.Model)
+}
+
+// sameVocabularies reports, as an error naming the first difference, whether two models differ in their source
+// or target vocabularies or their subword merges.
+func sameVocabularies(a, b *Seq2Seq[float32]) error {
+	if d := vocabDiff(a.SrcVocab, b.SrcVocab); d != "" {
+		return fmt.Errorf("different source vocabularies (%s)", d)
 	}
-	if !slices.Equal(a.Model.TgtVocab.Tokens(), b.Model.TgtVocab.Tokens()) {
-		return errors.New("different target vocabularies")
+	if d := vocabDiff(a.TgtVocab, b.TgtVocab); d != "" {
+		return fmt.Errorf("different target vocabularies (%s)", d)
 	}
-	if (a.Model.Subwords == nil) != (b.Model.Subwords == nil) || a.Model.Subwords != nil && !slices.Equal(a.Model.Subwords.Merges, b.Model.Subwords.Merges) {
-		return fmt.Errorf("different subword merges (%s, %s)", describeSubwords(a.Model.Subwords), describeSubwords(b.Model.Subwords))
+	if (a.Subwords == nil) != (b.Subwords == nil) || a.Subwords != nil && !slices.Equal(a.Subwords.Merges, b.Subwords.Merges) {
+		first := ""
+		if a.Subwords != nil && b.Subwords != nil {
+			for i := range min(len(a.Subwords.Merges), len(b.Subwords.Merges)) {
+				if x, y := a.Subwords.Merges[i], b.Subwords.Merges[i]; x != y {
+					first = fmt.Sprintf("; merge %d is %s+%s and %s+%s", i+1, x[0], x[1], y[0], y[1])
+					break
+				}
+			}
+		}
+		return fmt.Errorf("different subword merges (%s, %s%s)", describeSubwords(a.Subwords), describeSubwords(b.Subwords), first)
 	}
 	return nil
+}
+
+// vocabDiff describes how vocabulary b differs from a: their sizes and the first id whose token differs; "" when
+// they hold the same tokens in the same order.
+func vocabDiff(a, b *data.Vocab) string {
+	at, bt := a.Tokens(), b.Tokens()
+	for i := range min(len(at), len(bt)) {
+		if at[i] != bt[i] {
+			return fmt.Sprintf("%s and %s, the first difference at id %d: %q and %q", plural.Count(len(at), "token"), plural.Count(len(bt), "token"), i, at[i], bt[i])
+		}
+	}
+	if len(at) != len(bt) {
+		return fmt.Sprintf("%s and %s, the same up to the shorter's end", plural.Count(len(at), "token"), plural.Count(len(bt), "token"))
+	}
+	return ""
 }

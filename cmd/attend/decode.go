@@ -62,9 +62,45 @@ func parseShortlist(v string) (*lexicon.ShortlistSize, error) {
 	return &lexicon.ShortlistSize{Frequent: frequent, Best: best}, nil
 }
 
-// options checks the flags against the checkpoint loaded from path and fills in its defaults. It also holds
-// the process to --threads (app.UseThreads).
-func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpoint) (app.DecodeOptions, error) {
+// modelFlagHelp is the help of --model in the commands that translate with an ensemble when it is repeated.
+const modelFlagHelp = "checkpoint to translate with (required); repeat it to translate with an ensemble of the models, which must read and write the same vocabularies (the first model's attention is reported)"
+
+// loadModels loads the checkpoints of --model: one, or several to translate with as an ensemble, which
+// model.NewEnsemble refuses when two of them read or write different text. It returns the first checkpoint,
+// whose vocabularies, tokenizer, decode settings and attention are the translation's, and the ensemble of all
+// of them, nil for one.
+func loadModels(paths []string) (*model.Checkpoint, *model.Ensemble, error) {
+	var cks []*model.Checkpoint
+	for _, path := range paths {
+		ck, err := model.Load(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		cks = append(cks, ck)
+	}
+	if len(cks) == 1 {
+		return cks[0], nil, nil
+	}
+	ens, err := model.NewEnsemble(paths, cks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cks[0], ens, nil
+}
+
+// modelInputs names the checkpoints of --model for app.CheckOutputs.
+func modelInputs(paths []string) []app.NamedPath {
+	var in []app.NamedPath
+	for _, p := range paths {
+		in = append(in, app.NamedPath{Role: "--model", Path: p})
+	}
+	return in
+}
+
+// options checks the flags against the checkpoint loaded from path and fills in its defaults; ens, when not
+// nil, is the ensemble that translates (ck being its first model). It also holds the process to --threads
+// (app.UseThreads).
+func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpoint, ens *model.Ensemble) (app.DecodeOptions, error) {
 	cfg := ck.Config
 	fl := cmd.Flags()
 	if d.threads < 0 {
@@ -110,12 +146,16 @@ func (d *decodeFlags) options(cmd *cobra.Command, path string, ck *model.Checkpo
 		return app.DecodeOptions{}, fmt.Errorf("--shortlist is %q: K is %d, but the lexicon keeps at most %d translations of each source word; want K from 0 to %d",
 			d.shortlist, short.Best, keep, keep)
 	}
+	if short != nil && ens != nil {
+		return app.DecodeOptions{}, fmt.Errorf("--shortlist with %d models: a shortlist scores a few words of one model's output layer, where an ensemble averages every model's log-probabilities over the whole vocabulary; give one --model, or drop --shortlist",
+			len(ens.Models))
+	}
 	if short != nil && ck.Model.Lexicon == nil {
 		return app.DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was saved before training had learned one, or trained before attend learned them); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)
 	}
 	o := app.DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.beam, NBest: d.nBest,
 		Alpha: cfg.Decode.Alpha, Beta: d.beta, MaxLenRatio: d.maxLenRatio, ReplaceUnk: d.replaceUnk, Shortlist: short,
-		NoBF16: !d.bf16}
+		NoBF16: !d.bf16, Ensemble: ens}
 	if d.maxLen > 0 {
 		o.MaxLen = d.maxLen
 	}

@@ -9,30 +9,29 @@ import (
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
-	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
 
 // evalOptions is everything `attend eval` reads from its command line.
 type evalOptions struct {
-	model, src, output, format string
-	hyps, refs                 []string
-	tokLC, perplexity          bool
-	confidence                 bool
-	pairedBS, pairedAR         bool
-	resamples, trials          int
-	seed                       uint64
-	metrics                    []string
-	decode                     decodeFlags
+	src, output, format string
+	models, hyps, refs  []string // models: --model, one or several (an ensemble)
+	tokLC, perplexity   bool
+	confidence          bool
+	pairedBS, pairedAR  bool
+	resamples, trials   int
+	seed                uint64
+	metrics             []string
+	decode              decodeFlags
 }
 
 func newEvalCmd() *cobra.Command {
 	var o evalOptions
 	cmd := &cobra.Command{
-		Use:   "eval --ref R... (--hyp H... | --model CKPT --src S)",
+		Use:   "eval --ref R... (--hyp H... | --model CKPT [--model CKPT...] --src S)",
 		Short: "Score translations: corpus BLEU and chrF, as sacreBLEU computes them",
 		Long: `Eval scores hypotheses (--hyp, one per line) against references (--ref, one per line), or first translates
---src with --model. It prints each score in sacreBLEU's text format with its signature:
+--src with --model (several --model flags translate with their ensemble, as translate does). It prints each score in sacreBLEU's text format with its signature:
 
   BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attend-… = 34.76 65.2/41.0/27.2/18.5 (BP = …)
   chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attend-… = 58.21
@@ -73,7 +72,7 @@ exactly (not sacreBLEU's draws, which come from numpy).`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&o.hyps, "hyp", nil, "hypotheses, one per line (- reads standard input); repeat for several systems (the first is --paired-bs's baseline)")
 	fl.StringArrayVar(&o.refs, "ref", nil, "references, one per line (required; repeat for several references of each sentence; - reads standard input)")
-	fl.StringVarP(&o.model, "model", "m", "", "checkpoint that translates --src (instead of --hyp)")
+	fl.StringArrayVarP(&o.models, "model", "m", nil, "checkpoint that translates --src (instead of --hyp); repeat it to translate with an ensemble of the models, which must read and write the same vocabularies")
 	fl.StringVar(&o.src, "src", "", "source sentences, one per line, for --model")
 	fl.StringVarP(&o.output, "output", "o", "", "with --model: also write the translations (with --n-best, the n-best lists) to this file")
 	fl.StringVar(&o.format, "format", "text", "text (sacreBLEU's lines, or a table for several --hyp) or json (sacreBLEU's --format json)")
@@ -92,7 +91,7 @@ exactly (not sacreBLEU's draws, which come from numpy).`,
 }
 
 func runEval(cmd *cobra.Command, o evalOptions) (err error) {
-	if (len(o.hyps) == 0) == (o.model == "") {
+	if (len(o.hyps) == 0) == (len(o.models) == 0) {
 		return errors.New("eval: give either --hyp or --model (with --src)")
 	}
 	paired := ""
@@ -113,13 +112,13 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 	if o.trials < 1 || o.trials > app.MaxTrials {
 		return fmt.Errorf("eval: --trials is %d; want 1 to %d (default %d, as sacreBLEU's)", o.trials, app.MaxTrials, app.DefaultTrials)
 	}
-	if o.model != "" && o.src == "" {
+	if len(o.models) > 0 && o.src == "" {
 		return errors.New("eval: --model needs --src")
 	}
 	if o.format != "text" && o.format != "json" {
 		return fmt.Errorf("eval: --format is %q; want text or json", o.format)
 	}
-	if cmd.Flags().Changed("n-best") && (o.model == "" || o.output == "") {
+	if cmd.Flags().Changed("n-best") && (len(o.models) == 0 || o.output == "") {
 		return errors.New("eval: --n-best N writes the N best translations of each sentence to --output, as translate does; give --model, --src and --output FILE, or drop --n-best (eval scores the best translation)")
 	}
 	stdin := 0
@@ -131,14 +130,17 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 	if stdin > 1 {
 		return errors.New("eval: only one of --hyp, --ref and --src can read standard input (-)")
 	}
-	if o.perplexity && o.model == "" {
+	if o.perplexity && len(o.models) == 0 {
 		return errors.New("eval: --perplexity needs --model and --src")
 	}
+	if o.perplexity && len(o.models) > 1 {
+		return fmt.Errorf("eval: --perplexity scores the references under one model, and %d --model flags make an ensemble; give one --model for the perplexity", len(o.models))
+	}
 	if o.output != "" {
-		if o.model == "" {
+		if len(o.models) == 0 {
 			return errors.New("eval: --output needs --model")
 		}
-		inputs := []app.NamedPath{{Role: "--src", Path: o.src}, {Role: "--model", Path: o.model}}
+		inputs := append([]app.NamedPath{{Role: "--src", Path: o.src}}, modelInputs(o.models)...)
 		for _, ref := range o.refs {
 			if ref != "-" {
 				inputs = append(inputs, app.NamedPath{Role: "--ref", Path: ref})
@@ -182,13 +184,13 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 		}
 		req.Hyps = append(req.Hyps, hyp)
 	}
-	if o.model != "" {
-		ck, err := model.Load(o.model)
+	if len(o.models) > 0 {
+		ck, ens, err := loadModels(o.models)
 		if err != nil {
 			return err
 		}
 		req.Model, req.Lowercase = ck.Model, ck.Config.Data.Lowercase
-		if req.Decode, err = o.decode.options(cmd, o.model, ck); err != nil {
+		if req.Decode, err = o.decode.options(cmd, o.models[0], ck, ens); err != nil {
 			return err
 		}
 		req.LengthLimit = app.LengthLimit(ck.Config)
@@ -211,7 +213,7 @@ func runEval(cmd *cobra.Command, o evalOptions) (err error) {
 			req.Output = f
 		}
 	}
-	if o.model != "" && len(o.hyps) == 0 {
+	if len(o.models) > 0 && len(o.hyps) == 0 {
 		name, path := o.src, o.src
 		if path == "-" {
 			name, path = "standard input", ""

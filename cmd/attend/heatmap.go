@@ -9,22 +9,22 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/heatmap"
 	"github.com/attend-nmt/attend/internal/plural"
-	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
 
 // heatmapOptions is everything `attend heatmap` reads from its command line.
 type heatmapOptions struct {
-	model, text, input, ref, out, outDir string
-	limit                                int
-	tokenized                            bool
-	decode                               decodeFlags
+	models                        []string // --model, one or several (an ensemble)
+	text, input, ref, out, outDir string
+	limit                         int
+	tokenized                     bool
+	decode                        decodeFlags
 }
 
 func newHeatmapCmd() *cobra.Command {
 	var o heatmapOptions
 	cmd := &cobra.Command{
-		Use:   "heatmap --model CKPT (--text SENTENCE --out FILE | --input FILE --out-dir DIR)",
+		Use:   "heatmap --model CKPT [--model CKPT...] (--text SENTENCE --out FILE | --input FILE --out-dir DIR)",
 		Short: "Draw where the model looked: attention heat maps (PNG, SVG), matrices (JSON, CSV), an HTML gallery",
 		Long: `Heatmap translates a sentence (--text) and writes its attention to --out: a heat map picture (.png or
 .svg; output words down the rows, </s> last, source words along the columns) or the matrix (.json with the
@@ -53,12 +53,14 @@ Search: the sentence drawn is the one translate writes with the same search flag
 (5, translate's default) with --alpha, --beta, --max-len, --max-len-ratio, --replace-unk and --shortlist as
 translate reads them, or greedy search with --beam 1. --max-len also bounds the sentences and references
 drawn (default: the larger of the checkpoint's data.max_len and decode.max_len): a longer line is skipped with
-a warning naming it, since a picture grows with the product of the two lengths.`,
+a warning naming it, since a picture grows with the product of the two lengths. Several --model flags translate
+with their ensemble, as translate does: the words are the ensemble's, the attention drawn is the first model's
+(with --ref, the first model's on the reference).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.model, "model", "m", "", "checkpoint (required)")
+	fl.StringArrayVarP(&o.models, "model", "m", nil, modelFlagHelp)
 	fl.StringVar(&o.text, "text", "", "one sentence to draw (with --out)")
 	fl.StringVarP(&o.input, "input", "i", "", "file of sentences, one per line (with --out-dir)")
 	fl.StringVar(&o.ref, "ref", "", "reference: a sentence with --text, a line-aligned file with --input; its attention is drawn")
@@ -89,7 +91,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 			return fmt.Errorf("--out %s: %w", o.out, heatmap.ErrFormat)
 		}
 		if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out, Example: "attention" + filepath.Ext(o.out)}},
-			[]app.NamedPath{{Role: "--model", Path: o.model}}); err != nil {
+			modelInputs(o.models)); err != nil {
 			return err
 		}
 	} else {
@@ -97,12 +99,12 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 		outputs := []app.NamedPath{{Role: "the gallery page", Path: filepath.Join(o.outDir, "index.html")},
 			{Role: "the gallery's pictures", Path: filepath.Join(o.outDir, "[0-9][0-9][0-9][0-9]*.png"), Pattern: true},
 			{Role: "the gallery's matrices", Path: filepath.Join(o.outDir, "[0-9][0-9][0-9][0-9]*.json"), Pattern: true}}
-		inputs := []app.NamedPath{{Role: "--model", Path: o.model}, {Role: "--input", Path: o.input}, {Role: "--ref", Path: o.ref}}
+		inputs := append(modelInputs(o.models), app.NamedPath{Role: "--input", Path: o.input}, app.NamedPath{Role: "--ref", Path: o.ref})
 		if err := app.CheckOutputs(outputs, inputs); err != nil {
 			return err
 		}
 	}
-	ck, err := model.Load(o.model)
+	ck, ens, err := loadModels(o.models)
 	if err != nil {
 		return err
 	}
@@ -110,11 +112,11 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if o.tokenized {
 		tok = data.WhitespaceTokenizer{}
 	}
-	decode, err := o.decode.options(cmd, o.model, ck)
+	decode, err := o.decode.options(cmd, o.models[0], ck, ens)
 	if err != nil {
 		return err
 	}
-	req := app.HeatmapRequest{Model: ck, ModelPath: o.model, Tokenized: o.tokenized, Decode: decode}
+	req := app.HeatmapRequest{Model: ck, ModelPath: o.models[0], Tokenized: o.tokenized, Decode: decode}
 	// Sentences longer than this are not drawn: a picture and a forced reference grow with the product of
 	// the two lengths.
 	limit := app.LengthLimit(ck.Config)
@@ -198,7 +200,10 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	for i, m := range maps {
 		m.Line = lines[i]
 	}
-	title := fmt.Sprintf("attention of %s on %s", filepath.Base(o.model), filepath.Base(o.input))
+	title := fmt.Sprintf("attention of %s on %s", filepath.Base(o.models[0]), filepath.Base(o.input))
+	if len(o.models) > 1 {
+		title = fmt.Sprintf("attention of %s, the first of an ensemble of %d models, on %s", filepath.Base(o.models[0]), len(o.models), filepath.Base(o.input))
+	}
 	drawing := progress.start("drawing "+filepath.Join(o.outDir, "*.png"), int64(len(maps)), "picture")
 	err = heatmap.WriteGalleryDirProgress(o.outDir, title, maps, func(n int) { drawing.Set(int64(n)) })
 	drawing.End()

@@ -94,7 +94,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	decode, err := o.decode.options(cmd, o.model, ck)
+	decode, err := o.decode.options(cmd, o.model, ck, nil)
 	if err != nil {
 		return err
 	}

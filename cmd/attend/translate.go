@@ -10,22 +10,22 @@ import (
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
-	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
 
 // translateOptions is everything `attend translate` reads from its command line.
 type translateOptions struct {
-	model, input, output, attention, alignments string
-	threshold                                   float64
-	tokenized, tokenLevel                       bool
-	decode                                      decodeFlags
+	models                               []string // --model, one or several (an ensemble)
+	input, output, attention, alignments string
+	threshold                            float64
+	tokenized, tokenLevel                bool
+	decode                               decodeFlags
 }
 
 func newTranslateCmd() *cobra.Command {
 	var o translateOptions
 	cmd := &cobra.Command{
-		Use:   "translate --model CKPT [--input FILE] [--output FILE]",
+		Use:   "translate --model CKPT [--model CKPT...] [--input FILE] [--output FILE]",
 		Short: "Translate sentences with a trained model (beam search)",
 		Long: `Translate reads one sentence per line (standard input, or --input; .gz is read directly), and writes
 one translation per line (standard output, or --output), in order, as it goes: each batch is written as soon as
@@ -57,6 +57,18 @@ each <unk>, the source word that the model attended to most when it produced it.
 the F most frequent target words and the K likeliest translations of each source word (from the lexicon that
 attend train learns; attend lexicon adds one to an older model), which makes decoding about twice as fast.
 
+Ensembles: --model given several times (--model a.ckpt --model b.ckpt ...) translates with the models
+together, as Marian's and OpenNMT-py's ensembles do: at every step each model scores the next word from its
+own state, and greedy or beam search ranks the words by the mean of the models' log-probabilities
+(OpenNMT-py's mean; Marian's sum ranks alike), so --n-best scores are mean log-probabilities, comparable with
+one model's. --beam, --n-best, --alpha, --beta, --max-len and --replace-unk work as with one model. The models
+must read and write the same text (the same source and target vocabularies, subword merges and
+data.lowercase); they may differ in anything else (widths, cell, attention, layers), and checkpoints that do
+not are refused, naming the two and what differs. The attention (--attention, --alignments, --replace-unk,
+--beta) is the first model's, as Marian takes alignments from one model: put the model whose attention you
+want first; its decode settings are used too. --shortlist is refused with several models, greedy search uses
+float32 products (no bfloat16), and N models take about N times as long.
+
 Output: detokenized text (no space before punctuation, apostrophes rejoined: "a man's hat."); --tokenized
 writes the model's tokens separated by spaces (they are then the output's words for --alignments and
 --attention). Casing is lost when the model was trained lowercased (the checkpoint's data.lowercase, on by
@@ -70,7 +82,7 @@ subword, "@@" and all.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.model, "model", "m", "", "checkpoint to translate with (required)")
+	fl.StringArrayVarP(&o.models, "model", "m", nil, modelFlagHelp)
 	fl.StringVarP(&o.input, "input", "i", "", "input file (default: standard input)")
 	fl.StringVarP(&o.output, "output", "o", "", "output file (default: standard output)")
 	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
@@ -98,14 +110,14 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 	}
 	outputs := []app.NamedPath{{Role: "--output", Path: o.output, Example: "translations.txt"},
 		{Role: "--attention", Path: o.attention, Example: "attention.jsonl"}, {Role: "--alignments", Path: o.alignments, Example: "alignments.txt"}}
-	if err := app.CheckOutputs(outputs, []app.NamedPath{{Role: "--input", Path: o.input}, {Role: "--model", Path: o.model}}); err != nil {
+	if err := app.CheckOutputs(outputs, append([]app.NamedPath{{Role: "--input", Path: o.input}}, modelInputs(o.models)...)); err != nil {
 		return err
 	}
-	ck, err := model.Load(o.model)
+	ck, ens, err := loadModels(o.models)
 	if err != nil {
 		return err
 	}
-	decode, err := o.decode.options(cmd, o.model, ck)
+	decode, err := o.decode.options(cmd, o.models[0], ck, ens)
 	if err != nil {
 		return err
 	}

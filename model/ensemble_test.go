@@ -1,0 +1,101 @@
+package model
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/decoder"
+)
+
+// TestEnsembleRefusesModelsThatReadDifferentText: checkpoints of other architectures but the same vocabularies
+// make an ensemble; one whose target vocabulary, lowercasing or subword merges differ is refused with both
+// checkpoints and the difference named.
+func TestEnsembleRefusesModelsThatReadDifferentText(t *testing.T) {
+	cfg := tinyConfig()
+	pairs := tinyCorpus(40, 1)
+	a, _ := tinySetup(t, cfg, pairs)
+	other := cfg
+	other.Model.DecHidden, other.Model.Attention, other.Model.InputFeeding = 48, "general", true
+	b, _ := tinySetup(t, other, pairs)
+	ck := func(c Config, m *Seq2Seq[float32]) *Checkpoint { return &Checkpoint{Config: c, Model: m} }
+	if _, err := NewEnsemble([]string{"a.ckpt", "b.ckpt"}, []*Checkpoint{ck(cfg, a), ck(other, b)}); err != nil {
+		t.Fatalf("two architectures over the same vocabularies: %v", err)
+	}
+
+	fewer, _ := tinySetup(t, cfg, tinyCorpus(40, 1)[:2])
+	cased := cfg
+	cased.Data.Lowercase = false
+	merged, _ := tinySetup(t, cfg, pairs)
+	merged.Subwords = &data.BPE{Merges: [][2]string{{"a", "b</w>"}}}
+	for _, tc := range []struct {
+		name string
+		c    *Checkpoint
+		want []string
+	}{
+		{"vocabularies", ck(cfg, fewer), []string{"different source vocabularies (14 tokens and ", "the first difference at id "}},
+		{"lowercasing", ck(cased, b), []string{"data.lowercase true → false"}},
+		{"subword merges", ck(cfg, merged), []string{"different subword merges (no subword merges, 1 BPE merges)"}},
+	} {
+		_, err := NewEnsemble([]string{"a.ckpt", "c.ckpt"}, []*Checkpoint{ck(cfg, a), tc.c})
+		if err == nil {
+			t.Fatalf("%s: an ensemble was made", tc.name)
+		}
+		for _, want := range append(tc.want, "a.ckpt and c.ckpt read or write different text") {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("%s: error %q lacks %q", tc.name, err, want)
+			}
+		}
+	}
+}
+
+// TestEnsembleOfAModelWithItself: the mean of a model's log-probabilities with themselves is those
+// log-probabilities, so an ensemble of a model twice translates as the model alone, greedily and with beam
+// search (n-best scores to the last bit: x and (x+x)/2 are the same float; a length ratio makes the sentences
+// leave the beam's batch at different steps); so does Single.
+func TestEnsembleOfAModelWithItself(t *testing.T) {
+	cfg := tinyConfig()
+	pairs := tinyCorpus(40, 1)
+	m, examples := tinySetup(t, cfg, pairs)
+	m.Init(rand.New(rand.NewPCG(5, 5)))
+	ck := &Checkpoint{Config: cfg, Model: m}
+	twice, err := NewEnsemble([]string{"m.ckpt", "m.ckpt"}, []*Checkpoint{ck, ck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := data.MakeBatches(examples[:7], data.BatchOptions{BatchSize: 7}, nil)[0]
+	opts := decoder.BeamOptions{Width: 4, NBest: 4, MaxLen: 12, MaxLenRatio: 1.5, Alpha: 0.6, Beta: 0.2}
+	want, err := m.Decoder.Beam(m.Encode(&b), b.SrcLengths, data.BOSID, data.EOSID, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy := m.Greedy(&b, 12)
+	for name, e := range map[string]*Ensemble{"twice": twice, "single": Single(m)} {
+		got, err := e.Beam(&b, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range want[:b.Real] {
+			for i, w := range want[s] {
+				if g := got[s][i]; !slices.Equal(g.Tokens, w.Tokens) || g.LogProb != w.LogProb || g.Score != w.Score {
+					t.Fatalf("%s, sentence %d, hypothesis %d: %v (log p %v, score %v); the model alone %v (%v, %v)", name, s, i, g.Tokens, g.LogProb, g.Score, w.Tokens, w.LogProb, w.Score)
+				}
+			}
+		}
+		block := e.Block(&b)
+		block.IDs = []int{0, 1, 2, 3, 4, 5, 6}
+		hyps := make([]decoder.Hypothesis, b.Real)
+		e.GreedyQueue(3, 2, func() *decoder.Block[float32] {
+			next := block
+			block = nil
+			return next
+		}, 12, func(id int, h decoder.Hypothesis) { hyps[id] = h })
+		for r, h := range hyps {
+			if !slices.Equal(h.Tokens, greedy[r].Tokens) {
+				t.Fatalf("%s, greedy, sentence %d: %v; the model alone %v", name, r, h.Tokens, greedy[r].Tokens)
+			}
+		}
+	}
+}
