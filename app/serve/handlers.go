@@ -45,16 +45,16 @@ type Hypothesis struct {
 // its translation (Output, then "</s>" when the model ended the translation): Weights[t][i] is how much output
 // word t looked at source word i (a word's column sums its tokens', a word's row averages its tokens'). Tokens
 // is the same attention between tokens, as `attend heatmap` draws and exports it, and Entropy that map's mean
-// attention entropy in nats, by which `attend heatmap`'s gallery sorts.
+// attention entropy in nats, by which `attend heatmap`'s gallery sorts. The words' matrix is embedded, so its
+// fields are the object's own in JSON.
 type Attention struct {
-	Source  []string    `json:"source"`
-	Output  []string    `json:"output"`
-	Weights [][]float32 `json:"weights"`
+	TokenMatrix
 	Entropy float64     `json:"entropy"`
 	Tokens  TokenMatrix `json:"tokens"`
 }
 
-// TokenMatrix is attention between tokens: rows are output tokens (and </s>), columns source tokens.
+// TokenMatrix is one attention matrix with its labels: rows are the output's words or tokens (and </s>),
+// columns the source's.
 type TokenMatrix struct {
 	Source  []string    `json:"source"`
 	Output  []string    `json:"output"`
@@ -335,8 +335,8 @@ func (t *translated) result(i int, tr app.Translation, attention, alignments boo
 	}
 	if attention {
 		hm := app.AttentionMap(tr, nil, false, t.model.id)
-		a := &Attention{Source: v.source, Output: v.output, Weights: v.attention(tr), Entropy: hm.MeanEntropy(),
-			Tokens: TokenMatrix{Source: hm.Source, Output: hm.Output, Weights: hm.Weights}}
+		a := &Attention{TokenMatrix: TokenMatrix{Source: v.source, Output: v.output, Weights: v.attention(tr)},
+			Entropy: hm.MeanEntropy(), Tokens: TokenMatrix{Source: hm.Source, Output: hm.Output, Weights: hm.Weights}}
 		if len(hm.Output) > len(tr.Output) {
 			a.Output = append(append([]string{}, v.output...), data.EOSToken)
 		}
