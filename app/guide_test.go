@@ -188,7 +188,7 @@ func TestGuidedSubwordsSpreadWordLinks(t *testing.T) {
 		t.Fatalf("%s with %d lines for %d pairs; want the line of the long word alone dropped", corpus.Report, len(corpus.Lines), corpus.Pairs.Len())
 	}
 	goldLines := readLinksFile(t, gold)
-	srcText, tgtText := readTextLines(t, train.Src), readTextLines(t, train.Tgt)
+	srcText, tgtText := readLinesOf(t, train.Src), readLinesOf(t, train.Tgt)
 	tok := cfg.Data.Tokenizer()
 	handPair := -1
 	for i, line := range corpus.Lines {
@@ -236,16 +236,6 @@ func readLinksFile(t *testing.T, path string) [][]align.Link {
 		t.Fatal(err)
 	}
 	return links
-}
-
-// readTextLines returns the lines of a text file.
-func readTextLines(t *testing.T, path string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
 }
 
 // TestGuidedAlignmentAuto trains with train.guided_alignment auto: the statistical aligner's links are written

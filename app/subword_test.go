@@ -260,6 +260,7 @@ func checkWordMatrix(t *testing.T, line int, attn [][]float32, srcWords, outWord
 	}
 }
 
+// readLinesOf returns the lines of a text file.
 func readLinesOf(t *testing.T, path string) []string {
 	t.Helper()
 	raw, err := os.ReadFile(path)
