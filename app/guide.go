@@ -11,8 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/model/checkpoint"
 	"github.com/attend-nmt/attend/wordalign"
 )
 
@@ -174,11 +173,11 @@ func (a *alignerPhases) end() {
 	}
 }
 
-// writeGuide writes lines to path, one Pharaoh line of 0-based links each, atomically (see writeAtomic),
+// writeGuide writes lines to path, one Pharaoh line of 0-based links each, atomically (checkpoint.WriteFile),
 // and returns the SHA-256 of what it wrote (hex).
 func writeGuide(path string, lines [][]align.Link) (string, error) {
 	var sum hash.Hash = sha256.New()
-	err := writeAtomic(path, func(w io.Writer) error {
+	err := checkpoint.WriteFile(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(io.MultiWriter(w, sum))
 		for _, l := range lines {
 			bw.WriteString(align.FormatPharaoh(l, false))
@@ -187,34 +186,6 @@ func writeGuide(path string, lines [][]align.Link) (string, error) {
 		return bw.Flush()
 	})
 	return hex.EncodeToString(sum.Sum(nil)), err
-}
-
-// writeAtomic writes what write produces to path through a temporary file beside it (.NAME.tmp-*), synced and
-// renamed over path, so that path holds the old content or the new one whole, never a part. On an error the
-// temporary is removed and the error names path.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	err = tmp.Chmod(0o644) // CreateTemp makes 0600
-	if err == nil {
-		err = write(tmp)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // pairLinks returns the links of each pair that corpus, read with ReadOptions.KeepLines, kept, by its index

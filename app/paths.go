@@ -198,14 +198,19 @@ func globEscape(s string) string {
 }
 
 // CheckpointOutputs are the files written when a checkpoint is saved at path, for CheckOutputs: the file itself
-// (Replaceable: written atomically) and its temporaries (see checkpoint.Write).
+// (Replaceable: written atomically) and its temporaries.
 func CheckpointOutputs(role, path string) []NamedPath {
 	if path == "" {
 		return nil
 	}
+	return []NamedPath{{Role: role, Path: path, Replaceable: true, Example: "model.ckpt"}, TemporariesOf(role, path)}
+}
+
+// TemporariesOf is the pattern of the temporary files through which path is written atomically
+// (.NAME.tmp-*, see checkpoint.WriteFile), for CheckOutputs.
+func TemporariesOf(role, path string) NamedPath {
 	dir, name := filepath.Split(path)
-	return []NamedPath{{Role: role, Path: path, Replaceable: true, Example: "model.ckpt"},
-		{Role: "the temporary files of " + role, Path: GlobOf(dir+"."+name+".tmp-", ""), Pattern: true}}
+	return NamedPath{Role: "the temporary files of " + role, Path: GlobOf(dir+"."+name+".tmp-", ""), Pattern: true}
 }
 
 // ErrStopped is what an interruption before training's first step matches with errors.Is: nothing was written.

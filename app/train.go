@@ -289,9 +289,8 @@ func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Co
 	if req.MetricsPath == "" {
 		metricsRole = "the metrics file"
 	}
-	mdir, mname := filepath.Split(metricsPath)
 	outputs = append(outputs, NamedPath{Role: metricsRole, Path: metricsPath, Example: "metrics.jsonl"},
-		NamedPath{Role: "the temporary files of " + metricsRole, Path: GlobOf(mdir+"."+mname+".tmp-", ""), Pattern: true},
+		TemporariesOf(metricsRole, metricsPath),
 		NamedPath{Role: "the lock file of --out", Path: model.LockPath(req.Out)},
 		NamedPath{Role: "--cpuprofile", Path: req.CPUProfile, Example: "cpu.prof"})
 
@@ -308,9 +307,8 @@ func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Co
 	}
 	// The links are written whole and renamed into place, and a resumed run reads its own before writing any.
 	guide := GuidePath(req.Out)
-	gdir, gname := filepath.Split(guide)
-	outputs = append(outputs, NamedPath{Role: "the links of train.guided_alignment auto", Path: guide, Replaceable: true},
-		NamedPath{Role: "the temporary files of the links of train.guided_alignment auto", Path: GlobOf(gdir+"."+gname+".tmp-", ""), Pattern: true})
+	const guideRole = "the links of train.guided_alignment auto"
+	outputs = append(outputs, NamedPath{Role: guideRole, Path: guide, Replaceable: true}, TemporariesOf(guideRole, guide))
 	inputs = append(inputs, NamedPath{Role: "the links of train.guided_alignment auto of the resumed run", Path: guideFile, Replaceable: true})
 	return outputs, inputs
 }
@@ -586,7 +584,7 @@ func trimMetrics(path string, step int) error {
 	if kept.Len() == len(old) {
 		return nil
 	}
-	err = writeAtomic(path, func(w io.Writer) error {
+	err = checkpoint.WriteFile(path, func(w io.Writer) error {
 		_, err := w.Write(kept.Bytes())
 		return err
 	})

@@ -1,5 +1,6 @@
 // Package checkpoint reads and writes attend's checkpoint files: a versioned header, named tensors and a
-// checksum, written atomically so that an interrupted write never loses the previous file.
+// checksum, written atomically so that an interrupted write never loses the previous file (WriteFile writes the
+// other files a run keeps beside its checkpoint the same way).
 //
 // # Layout
 //
@@ -110,36 +111,57 @@ func Encode(w io.Writer, f *File) error {
 }
 
 // writeAtomic writes what encode produces, followed by its SHA-256, to path through a temporary file.
-func writeAtomic(path string, encode func(io.Writer) error) (err error) {
+func writeAtomic(path string, encode func(io.Writer) error) error {
+	err := writeThroughTemp(path, func(w io.Writer) error {
+		sum := sha256.New()
+		buffered := bufio.NewWriterSize(w, chunkSize)
+		if err := encode(io.MultiWriter(buffered, sum)); err != nil {
+			return err
+		}
+		if _, err := buffered.Write(sum.Sum(nil)); err != nil {
+			return err
+		}
+		return buffered.Flush()
+	})
+	if err != nil {
+		return fmt.Errorf("write checkpoint %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteFile writes what write produces to path as checkpoints are written: through a temporary file beside it
+// (.NAME.tmp-PID-RANDOM, which RemoveStale recognises), synced and renamed over path, so that path holds the
+// old content or the new one whole, never a part. On an error the temporary is removed and the error names path.
+// It is for the other files a run keeps beside its checkpoint (metrics, alignment links).
+func WriteFile(path string, write func(io.Writer) error) error {
+	if err := writeThroughTemp(path, write); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeThroughTemp is WriteFile without the path in its errors.
+func writeThroughTemp(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	// The name says which checkpoint and which process the temporary belongs to, so that RemoveStale can
-	// tell one that a killed writer left behind from one being written now.
+	// The name says which file and which process the temporary belongs to, so that RemoveStale can tell one
+	// that a killed writer left behind from one being written now.
 	tmp, err := os.CreateTemp(dir, tempPrefix(base)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
-		return fmt.Errorf("write checkpoint %s: %w", path, err)
+		return err
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
-			err = fmt.Errorf("write checkpoint %s: %w", path, err)
 		}
 	}()
 	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600, too strict for a model file
 		return err
 	}
-	sum := sha256.New()
-	buffered := bufio.NewWriterSize(tmp, chunkSize)
-	if err := encode(io.MultiWriter(buffered, sum)); err != nil {
-		return err
-	}
-	if _, err := buffered.Write(sum.Sum(nil)); err != nil {
-		return err
-	}
-	if err := buffered.Flush(); err != nil {
+	if err := write(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Sync(); err != nil {
