@@ -172,8 +172,9 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	w.Write(append(body, '\n'))
 }
 
-// readBody reads a request body up to the limit: past it, 413.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+// readRequest reads a request body up to the limit (past it, 413) and decodes it (decodeRequest; heatmap: a
+// request of the heatmap endpoint).
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, heatmap bool) (*TranslateRequest, *apiError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	var tooBig *http.MaxBytesError
 	switch {
@@ -182,7 +183,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	case err != nil:
 		return nil, errorf(http.StatusBadRequest, "read the request body: %v", err)
 	}
-	return body, nil
+	return decodeRequest(body, s.limits(), heatmap)
 }
 
 // settings are the search settings of a request: the server's, changed by what the request sets.
@@ -290,12 +291,7 @@ func (s *Server) run(w *recorder, r *http.Request, req *TranslateRequest) (*tran
 }
 
 func (s *Server) translate(w *recorder, r *http.Request) {
-	body, aerr := s.readBody(w, r)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	req, aerr := decodeRequest(body, s.limits(), false)
+	req, aerr := s.readRequest(w, r, false)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
@@ -356,12 +352,7 @@ func (s *Server) limits() limits {
 // heatmap answers the picture or matrix `attend heatmap` writes for one sentence, translated with the
 // request's settings.
 func (s *Server) heatmap(w *recorder, r *http.Request) {
-	body, aerr := s.readBody(w, r)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	req, aerr := decodeRequest(body, s.limits(), true)
+	req, aerr := s.readRequest(w, r, true)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
