@@ -175,6 +175,19 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 }
 
 // run builds the fused decoder of c and runs its forward pass.
+// backward runs tc's backward pass of dOut and returns in's inputs and the decoder's fused parameters with
+// their gradients, for gradcheck.Check.
+func (in seqInputs) backward(tc *teacher[float64], dOut []float64) []gradcheck.Tensor {
+	dEmb, dFwd, dBwd := make([]float64, len(in.emb)), make([]float64, len(in.fwd)), make([]float64, len(in.bwd))
+	grads := in.set.ZerosLike()
+	tc.backward(dOut, dEmb, dFwd, dBwd, func(p *param.Tensor[float64]) []float64 { return grads.Get(p.Name).Data })
+	tensors := []gradcheck.Tensor{{Name: "emb", X: in.emb, Grad: dEmb}, {Name: "fwd", X: in.fwd, Grad: dFwd}, {Name: "bwd", X: in.bwd, Grad: dBwd}}
+	for _, p := range in.d.fusedParams() {
+		tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: grads.Get(p.Name).Data})
+	}
+	return tensors
+}
+
 func (c seqCase) run(in seqInputs) ([]float64, *teacher[float64]) {
 	tc := &teacher[float64]{d: in.d, steps: c.steps, rows: c.rows, srcLen: c.srcLen, arena: kernels.NewArena[float64]()}
 	tc.cache.masks = in.masks
@@ -224,14 +237,7 @@ func TestFusedDecoderBackwardMatchesFiniteDifferences(t *testing.T) {
 				return gradcheck.Dot(out, dOut)
 			}
 			_, tc := c.run(in)
-			dEmb, dFwd, dBwd := make([]float64, len(in.emb)), make([]float64, len(in.fwd)), make([]float64, len(in.bwd))
-			grads := in.set.ZerosLike()
-			tc.backward(dOut, dEmb, dFwd, dBwd, func(p *param.Tensor[float64]) []float64 { return grads.Get(p.Name).Data })
-			tensors := []gradcheck.Tensor{{Name: "emb", X: in.emb, Grad: dEmb}, {Name: "fwd", X: in.fwd, Grad: dFwd}, {Name: "bwd", X: in.bwd, Grad: dBwd}}
-			for _, p := range in.d.fusedParams() {
-				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: grads.Get(p.Name).Data})
-			}
-			gradcheck.Check(t, loss, tensors, 30, rng, gradTol)
+			gradcheck.Check(t, loss, in.backward(tc, dOut), 30, rng, gradTol)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/internal/gradcheck"
-	"github.com/attend-nmt/attend/param"
 )
 
 // guideCase is the gold of guided alignment for seqCase{steps: 4, rows: 3, lengths: {5, 1, 3}}: row 0 has a
@@ -48,14 +47,7 @@ func TestFusedDecoderGuidedBackwardMatchesFiniteDifferences(t *testing.T) {
 				t.Fatalf("guided loss %g, want > 0", g)
 			}
 			tc.cache.guide, tc.cache.guideScale = guide, w
-			dEmb, dFwd, dBwd := make([]float64, len(in.emb)), make([]float64, len(in.fwd)), make([]float64, len(in.bwd))
-			grads := in.set.ZerosLike()
-			tc.backward(dOut, dEmb, dFwd, dBwd, func(p *param.Tensor[float64]) []float64 { return grads.Get(p.Name).Data })
-			tensors := []gradcheck.Tensor{{Name: "emb", X: in.emb, Grad: dEmb}, {Name: "fwd", X: in.fwd, Grad: dFwd}, {Name: "bwd", X: in.bwd, Grad: dBwd}}
-			for _, p := range in.d.fusedParams() {
-				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: grads.Get(p.Name).Data})
-			}
-			gradcheck.Check(t, loss, tensors, 30, rng, gradTol)
+			gradcheck.Check(t, loss, in.backward(tc, dOut), 30, rng, gradTol)
 		})
 	}
 }
