@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/internal/gradcheck"
 )
 
 // guideLinks are the links of randomBatch's rows for source lengths {3, 1, 2, 0} and targets {2, 3, 1, 0}: a
@@ -69,25 +70,13 @@ func TestGuidedGradientsMatchFiniteDifferencesAndTheGraph(t *testing.T) {
 			if change < 1e-4 {
 				t.Errorf("the guided term changes the gradient by only %g", change)
 			}
-			pick := rand.New(rand.NewPCG(2, 2))
-			const eps = 1e-5
+			var tensors []gradcheck.Tensor
 			at := 0
 			for _, p := range m.Params.List() {
-				for n := 0; n < 8; n++ {
-					j := pick.IntN(len(p.Data))
-					orig := p.Data[j]
-					p.Data[j] = orig + eps
-					up := objective()
-					p.Data[j] = orig - eps
-					down := objective()
-					p.Data[j] = orig
-					numeric, got := (up-down)/(2*eps), fused[at+j]
-					if rel := math.Abs(got-numeric) / math.Max(math.Max(math.Abs(got), math.Abs(numeric)), 1e-3); rel > 1e-5 {
-						t.Errorf("%s[%d]: backprop %.10g, finite differences %.10g (rel. error %.2g)", p.Name, j, got, numeric, rel)
-					}
-				}
+				tensors = append(tensors, gradcheck.Tensor{Name: p.Name, X: p.Data, Grad: fused[at : at+len(p.Data)]})
 				at += len(p.Data)
 			}
+			gradcheck.Check(t, objective, tensors, 8, rand.New(rand.NewPCG(2, 2)), 1e-5)
 		})
 	}
 }
