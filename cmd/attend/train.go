@@ -99,7 +99,7 @@ more than a tenth of a side's tokens <unk>.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", "", "YAML config file (default: the built-in small config)")
+	fl.StringVarP(&f.config, "config", "c", "", "YAML config file (default: the built-in default config, configs/default.yaml: small widths, cased text, 8,000 BPE merges)")
 	fl.StringVar(&f.corpus.Src, "src", "", "training source file, one sentence per line")
 	fl.StringVar(&f.corpus.Tgt, "tgt", "", "training target file, line-aligned with --src")
 	fl.StringVar(&f.corpus.TSV, "data", "", "training file of \"source<TAB>target\" lines (extra columns ignored) or \"source ||| target\" lines")
