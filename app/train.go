@@ -234,9 +234,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 }
 
 // prepareOutputs checks every file the run reads and writes (trainFiles), takes the lock of --out, and removes
-// the temporary files that a run killed while saving (kill -9, a power cut) left beside the checkpoints, as large
-// as the model. Only the lead process writes checkpoints, so only it locks them and judges their temporaries.
-// It returns the function that releases the lock.
+// the temporary files that a run killed while saving (kill -9, a power cut) left beside the checkpoints (as large
+// as the model), the metrics log and NAME.align. Only the lead process writes checkpoints, so only it locks them
+// and judges their temporaries. It returns the function that releases the lock.
 func prepareOutputs(req TrainRequest, cfg model.Config, start *model.Checkpoint, metricsPath string, valid Corpus, stored bool) (func(), error) {
 	guideFile := ""
 	if start != nil {
@@ -258,8 +258,10 @@ func prepareOutputs(req TrainRequest, cfg model.Config, start *model.Checkpoint,
 		return nil, err
 	}
 	unlock := func() { lock.Unlock() }
-	for _, ckpt := range []string{req.Out, model.BestPath(req.Out)} {
-		removed, err := checkpoint.RemoveStale(ckpt)
+	// Every file written through a temporary: the checkpoints, the metrics log (rewritten on resume) and the
+	// links of train.guided_alignment auto.
+	for _, written := range []string{req.Out, model.BestPath(req.Out), metricsPath, GuidePath(req.Out)} {
+		removed, err := checkpoint.RemoveStale(written)
 		for _, name := range removed {
 			fmt.Fprintf(req.Stdout, "removed %s, left by a run that stopped while saving\n", name)
 		}

@@ -191,8 +191,8 @@ type follower struct{ dist.Single }
 func (follower) Rank() int { return 1 }
 
 // TestTrainRemovesStaleTemporariesOfItsCheckpoints starts a run in a directory holding what a run killed while
-// saving leaves behind: the lead removes the temporaries of --out and of the best checkpoint, and nothing else;
-// a follower process removes nothing.
+// saving leaves behind: the lead removes the temporaries of --out, of the best checkpoint, of the metrics log
+// and of NAME.align (train.guided_alignment auto), and nothing else; a follower process removes nothing.
 func TestTrainRemovesStaleTemporariesOfItsCheckpoints(t *testing.T) {
 	exited := exec.Command("true")
 	if err := exited.Run(); err != nil {
@@ -202,7 +202,8 @@ func TestTrainRemovesStaleTemporariesOfItsCheckpoints(t *testing.T) {
 	dir := t.TempDir()
 	train, _ := writeCorpus(t, dir, 5)
 	out := filepath.Join(dir, "m.ckpt")
-	stale := []string{".m.ckpt.tmp-" + deadPID + "-11", ".m.best.ckpt.tmp-" + deadPID + "-12"}
+	stale := []string{".m.ckpt.tmp-" + deadPID + "-11", ".m.best.ckpt.tmp-" + deadPID + "-12",
+		".m.metrics.jsonl.tmp-" + deadPID + "-15", ".m.align.tmp-" + deadPID + "-16"}
 	kept := []string{".other.ckpt.tmp-" + deadPID + "-13", ".m.ckpt.tmp-" + strconv.Itoa(os.Getpid()) + "-14", "m.ckpt.notes"}
 	for _, name := range append(append([]string{}, stale...), kept...) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("partial"), 0o644); err != nil {
