@@ -135,38 +135,47 @@ func alignTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config
 	}
 	opts := wordalign.DefaultOptions()
 	opts.Workers = threads
-	show := &alignerPhases{phases: phasesOf(req.Recorder)}
-	opts.Progress = show.report
+	show := &AlignerProgress{Phases: phasesOf(req.Recorder), Prefix: "statistical aligner: "}
+	opts.Progress = show.Report
 	links, err := wordalign.AlignWords(ctx, pairs, opts, GuideSymmetrization)
-	show.end()
+	show.End()
 	if err != nil {
 		return nil, stopped(ctx, "aligning the training corpus (train.guided_alignment auto)", fmt.Errorf("train.guided_alignment auto: %w", err))
 	}
 	return links.Symmetrized(GuideSymmetrization), nil
 }
 
-// alignerPhases shows the statistical aligner's passes over the corpus as phases, one per pass.
-type alignerPhases struct {
-	phases  PhaseRecorder
+// AlignerProgress shows the statistical aligner's passes over the corpus: Report, a wordalign.Options.Progress,
+// starts one phase per pass (a bar on a terminal, plain lines elsewhere) and, when Stats is not nil, writes one
+// line of each EM iteration's figures to it, as fast_align prints its iterations. End ends the phase under way.
+type AlignerProgress struct {
+	Phases PhaseRecorder // nil shows no phases
+	Prefix string        // put before each pass's name, e.g. "statistical aligner: "
+	Stats  io.Writer     // nil: no iteration lines
+
 	current Phase
 	pass    string
 }
 
-// report is a wordalign.Options.Progress.
-func (a *alignerPhases) report(p wordalign.Progress) {
-	name := "statistical aligner: " + p.Pass()
+// Report is a wordalign.Options.Progress.
+func (a *AlignerProgress) Report(p wordalign.Progress) {
+	name := a.Prefix + p.Pass()
 	if a.current == nil || name != a.pass {
-		a.end()
-		a.current, a.pass = a.phases.StartPhase(name, int64(p.Total), "sentence pair"), name
+		a.End()
+		a.current, a.pass = orNoPhases(a.Phases).StartPhase(name, int64(p.Total), "sentence pair"), name
 	}
 	a.current.Set(int64(p.Done))
 	if p.Done == p.Total {
-		a.end()
+		a.End()
+	}
+	if s := p.Stats; s != nil && a.Stats != nil {
+		fmt.Fprintf(a.Stats, "%s: log-likelihood per word %.4f, empty word %.1f%%, tension %.3f\n", p.Pass(),
+			s.LogLikelihood, 100*s.NullShare, s.Tension)
 	}
 }
 
-// end ends the phase under way, if any.
-func (a *alignerPhases) end() {
+// End ends the phase under way, if any.
+func (a *AlignerProgress) End() {
 	if a.current != nil {
 		a.current.End()
 		a.current = nil

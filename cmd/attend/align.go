@@ -211,9 +211,11 @@ func alignStatistical(cmd *cobra.Command, o alignOptions, gold [][]align.Link, o
 	}
 	opts := wordalign.DefaultOptions()
 	opts.Iterations, opts.Workers = o.iterations, app.UseThreads(cmd.ErrOrStderr(), o.threads, "--threads")
-	progress := newAlignProgress(cmd.ErrOrStderr(), progressOf(cmd), o.noProgress)
-	opts.Progress = progress.report
-	defer progress.close()
+	phases := progressOf(cmd)
+	phases.quiet = phases.quiet || o.noProgress
+	progress := &app.AlignerProgress{Phases: phases, Stats: cmd.ErrOrStderr()}
+	opts.Progress = progress.Report
+	defer progress.End()
 	return app.AlignStatistical(cmd.Context(), app.StatisticalAlignRequest{Corpus: o.corpus, Tokenizer: tok, Options: opts,
 		Sym: align.Symmetrization(o.sym), Output: output, Gold: gold, GoldName: o.gold, OneBasedGold: o.oneBased})
 }

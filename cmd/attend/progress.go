@@ -14,7 +14,6 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
-	"github.com/attend-nmt/attend/wordalign"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -412,48 +411,6 @@ func validLine(v model.ValidLog) string {
 		line += "  (best so far: saved)"
 	}
 	return line
-}
-
-// alignProgress shows the statistical aligner's passes over the corpus: a meter per pass (a bar on a
-// terminal, plain lines elsewhere; see progressOut), and one plain line per EM iteration in any case, as
-// fast_align prints its iterations.
-type alignProgress struct {
-	log      io.Writer
-	progress progressOut
-	current  *meter
-	pass     wordalign.Progress // the pass the meter shows
-}
-
-func newAlignProgress(log io.Writer, progress progressOut, noProgress bool) *alignProgress {
-	if noProgress {
-		progress.quiet = true
-	}
-	return &alignProgress{log: log, progress: progress}
-}
-
-// report is a wordalign.Options.Progress.
-func (a *alignProgress) report(p wordalign.Progress) {
-	if a.current == nil || p.Direction != a.pass.Direction || p.Iteration != a.pass.Iteration {
-		a.close()
-		a.current = a.progress.start(p.Pass(), int64(p.Total), "sentence pair")
-		a.pass = p
-	}
-	a.current.Set(int64(p.Done))
-	if p.Done == p.Total {
-		a.close()
-	}
-	if s := p.Stats; s != nil {
-		fmt.Fprintf(a.log, "%s: log-likelihood per word %.4f, empty word %.1f%%, tension %.3f\n", p.Pass(),
-			s.LogLikelihood, 100*s.NullShare, s.Tension)
-	}
-}
-
-// close ends the current meter, if any.
-func (a *alignProgress) close() {
-	if a.current != nil {
-		a.current.End()
-		a.current = nil
-	}
 }
 
 // epochsDone says where a validation stands: "1 epoch done" at an epoch's end, "in epoch 2" within it.
