@@ -1,8 +1,9 @@
 package main
 
-// The helpers of the tests that run the attend binary: TestMain builds it once; run, runFor and runLimited run it
-// to the end and capture what it wrote; startAttend starts it for a test that talks to it while it runs; waitExit
-// and exitCode read how it ended; writeFile and readBytes set up and read its files.
+// The helpers of the tests that run attend: run runs a command line in this process, as the binary would; TestMain
+// builds the binary once for the tests that need a process of their own: runFor and runLimited run it to the end
+// within a time or memory bound and capture what it wrote, startAttend starts it for a test that talks to it while
+// it runs (or signals it); waitExit and exitCode read how it ended; writeFile and readBytes set up and read files.
 
 import (
 	"bytes"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/attend-nmt/attend/backend"
 )
 
 // attendBin is the attend binary built once for these tests.
@@ -26,6 +29,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	backend.Select(io.Discard) // as the binary's main does, for the commands that run in this process (run)
 	attendBin = filepath.Join(dir, "attend")
 	if out, err := exec.Command("go", "build", "-tags", testBuildTags, "-o", attendBin, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
@@ -71,11 +75,14 @@ func (r attendRun) do(t *testing.T) (stdout, stderr string, code int, hung bool,
 	return o.String(), e.String(), exitCode(t, err), false, took
 }
 
-// run runs the attend binary and returns its stdout, stderr and exit code.
+// run runs one attend command line in this process, as the binary's main does (attendMain), and returns what it
+// wrote to stdout and stderr and its exit code. Tests that need a process of their own — to signal it, kill it,
+// bound its memory or time, or run it under mpirun — use startAttend, runFor, runLimited or attendRun.
 func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	stdout, stderr, code, _, _ = attendRun{args: args, stdin: stdin}.do(t)
-	return stdout, stderr, code
+	var o, e bytes.Buffer
+	code = attendMain(args, strings.NewReader(stdin), &o, &e)
+	return o.String(), e.String(), code
 }
 
 // runFor runs the attend binary like run, but kills it after limit; hung reports that it had to.
