@@ -51,6 +51,10 @@ func (tc *teacher[T]) take() {
 	c := &tc.cache
 	*c = stepCache[T]{keep: true, noise: c.noise, masks: c.masks, guide: c.guide, guideScale: c.guideScale}
 	c.hPrev, c.cPrev, c.attnState = get("hPrev", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
+	c.query = c.hPrev // the query is s_{t-1}, or s_t after the LSTM:
+	if d.Cfg.AttendAfterInput {
+		c.query = get("query", tb*h)
+	}
 	c.work, c.weights, c.ctx = get("work", steps*d.Attn.WorkSize(rows, srcLen)), get("weights", tb*srcLen), get("ctx", tb*md)
 	c.gateIn, c.act, c.tanhC = get("gateIn", tb*(d.InputWidth()+h)), get("act", tb*4*h), get("tanhC", tb*h)
 	g := &tc.grads
@@ -252,7 +256,8 @@ func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, b
 		}
 	}
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("Decoder(%d,%d,%d,%d,%d,%d,%v,%d,%v)", steps, rows, srcLen, d.Cfg.Emb, md, h, d.FeedW != nil, len(d.Upper), noise != nil),
+		Name: fmt.Sprintf("Decoder(%d,%d,%d,%d,%d,%d,%v,%d,%v,%v)", steps, rows, srcLen, d.Cfg.Emb, md, h, d.FeedW != nil, len(d.Upper), noise != nil,
+			d.Cfg.AttendAfterInput),
 		Shape: tensor.Shape{steps * rows, h + md},
 		Forward: func(v [][]T, out []T) {
 			for i, t := range params {
