@@ -50,11 +50,7 @@ func (tc *teacher[T]) take() {
 	tc.h0, tc.c0 = get("h0", rows*h), get("c0", rows*h)
 	c := &tc.cache
 	*c = stepCache[T]{keep: true, noise: c.noise, masks: c.masks, guide: c.guide, guideScale: c.guideScale}
-	c.hPrev, c.cPrev, c.attnState = get("hPrev", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
-	c.query = c.hPrev // the query is s_{t-1}, or s_t after the LSTM:
-	if d.Cfg.AttendAfterInput {
-		c.query = get("query", tb*h)
-	}
+	c.query, c.cPrev, c.attnState = get("query", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
 	c.work, c.weights, c.ctx = get("work", steps*d.Attn.WorkSize(rows, srcLen)), get("weights", tb*srcLen), get("ctx", tb*md)
 	c.gateIn, c.act, c.tanhC = get("gateIn", tb*(d.InputWidth()+h)), get("act", tb*4*h), get("tanhC", tb*h)
 	g := &tc.grads

@@ -38,10 +38,10 @@ type stepCache[T kernels.Float] struct {
 	noise []T
 	masks [][]T
 	// What the steps computed.
-	hPrev, cPrev []T // (T, B, H): the first layer's state before each step
-	// query is (T, B, H), the attention's query of each step: hPrev itself in Bahdanau's order, s_t after the
-	// LSTM with Config.AttendAfterInput.
+	// query is (T, B, H), the attention's query of each step: s_{t-1}, the first layer's state before the step,
+	// or s_t, its state after it, with Config.AttendAfterInput.
 	query        []T
+	cPrev        []T // (T, B, H): the first layer's cell before each step
 	attnState    []T // (T, B, S·W): the attention's state before each step
 	work         []T // (T, WorkSize): the attention's work
 	weights, ctx []T // (T, B, S), (T, B, M)
@@ -79,13 +79,15 @@ func (c *stepCache[T]) slot(all, scratch []T, rows, width int) []T {
 // matrix (gateW); c says what to keep.
 func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T], weights []T, c *stepCache[T]) {
 	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
+	after := d.Cfg.AttendAfterInput
 	if c.keep {
-		copy(c.slot(c.hPrev, nil, rows, h), st.H)
+		if !after {
+			copy(c.slot(c.query, nil, rows, h), st.H)
+		}
 		copy(c.slot(c.cPrev, nil, rows, h), st.C)
 		copy(c.slot(c.attnState, nil, rows, d.Attn.StateWidth()*mem.SrcLen), st.Attn)
 	}
 	ctx := c.slot(c.ctx, buf.ctx, rows, md)
-	after := d.Cfg.AttendAfterInput
 	if !after {
 		d.attend(st, mem, buf, weights, ctx, c) // query s_{t-1}
 	}
