@@ -6,7 +6,8 @@ import (
 )
 
 // Letters in this file: B rows, S source positions, E embedding, M memory width, H hidden units, I the first
-// layer's input width (E+M, +H with input feeding), K the attention's key width, W its state width per position.
+// layer's input width (E+M, E alone with Config.AttendAfterInput, +H with input feeding), K the attention's key
+// width, W its state width per position.
 //
 // One decoder step, the one forward pass that translation (Step, advance) and training (the fused op, fused.go)
 // share. In Bahdanau's order (the default) the attention's query is the state before the step:
