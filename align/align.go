@@ -64,7 +64,7 @@ type Keyed[T kernels.Float] interface {
 // Work, which carries what StepBackward reads from Step.
 type Step[T kernels.Float] struct {
 	Rows, SrcLen int
-	Query        []T   // (rows, QueryDim): the decoder state s_{t-1}
+	Query        []T   // (rows, QueryDim): the decoder state s_{t-1} (s_t when the decoder attends after its input)
 	Keys         []T   // (rows, srcLen, KeyWidth)
 	Memory       []T   // (rows, srcLen, MemDim)
 	Lengths      []int // (rows): positions at or past a row's length get weight exactly 0

@@ -115,11 +115,18 @@ func float32Blocks(blocks []*Block[float64]) []*Block[float32] {
 
 // TestGreedyInBF16MatchesFloat32 decodes 60 sentences with a random decoder over 700 words (15 panels, the last
 // partial), on one goroutine and two, with batches of 7 rows (a partial tile of the kernel), with float32
-// products and with bf16 products and rescoring: the words and the attention must be the same.
+// products and with bf16 products and rescoring: the words and the attention must be the same. It does so for
+// both orders of attention and LSTM.
 func TestGreedyInBF16MatchesFloat32(t *testing.T) {
+	for _, after := range []bool{false, true} {
+		t.Run(fmt.Sprintf("attend_after_input=%v", after), func(t *testing.T) { testGreedyInBF16MatchesFloat32(t, after) })
+	}
+}
+
+func testGreedyInBF16MatchesFloat32(t *testing.T, after bool) {
 	const vocab = 700
 	set := param.NewSet[float32]()
-	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10}, nil)
+	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10, AttendAfterInput: after}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

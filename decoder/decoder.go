@@ -35,6 +35,12 @@ type Config struct {
 	// context reaches every layer, the bottom one alone attends), with dropout on that input in training; the
 	// output layer reads the top layer's state.
 	Layers int
+	// AttendAfterInput attends in Luong et al.'s order (2015; OpenNMT-py's decoder): the first LSTM layer reads
+	// [emb(y_{t-1}) (; f_{t-1})], without the context, and its new state s_t, which has seen y_{t-1}, is the
+	// attention's query. Without it the query is s_{t-1}, the state before the step, and the context c_t joins
+	// the LSTM's input (Bahdanau et al. 2015). Either way c_t goes to input feeding, to the upper layers and to
+	// the output layer.
+	AttendAfterInput bool
 }
 
 // UpperLayer is the weights of one decoder LSTM layer above the first: it reads [h_below ; c_t].
@@ -47,6 +53,7 @@ type UpperLayer[T kernels.Float] struct {
 // Decoder holds the target embeddings, the bridge from the encoder's final states, the attention score, the
 // LSTM cell over [emb(y_{t-1}); context] and the output layer over [s_t; context; emb(y_{t-1})]. With input
 // feeding the LSTM reads [emb(y_{t-1}); context; f_{t-1}] and the output layer [f_t; context; emb(y_{t-1})].
+// With Config.AttendAfterInput the LSTM reads no context: it reads [emb(y_{t-1})] or [emb(y_{t-1}); f_{t-1}].
 // With more layers, each upper layer reads [output of the layer below; context], and the output layer reads
 // the top layer's state in place of s_t (or f_t).
 type Decoder[T kernels.Float] struct {
@@ -56,7 +63,8 @@ type Decoder[T kernels.Float] struct {
 	BridgeCW, BridgeCB *param.Tensor[T] // (MemDim, Hidden), (Hidden): c_0 = tanh(W [c_fwd ; c_bwd] + b)
 	Attn               align.Attention[T]
 	// InputW is (4, In, Hidden) with In = Emb+MemDim (+Hidden with input feeding): rows [0,Emb) read the
-	// embedding, the next MemDim the context, the last Hidden f_{t-1}.
+	// embedding, the next MemDim the context, the last Hidden f_{t-1}. With Config.AttendAfterInput there are no
+	// context rows: In = Emb (+Hidden).
 	InputW  *param.Tensor[T]
 	HiddenW *param.Tensor[T] // (4, Hidden, Hidden)
 	Bias    *param.Tensor[T] // (4, Hidden)
@@ -113,12 +121,21 @@ func New[T kernels.Float](set *param.Set[T], cfg Config, scores align.Registry[T
 	return d, nil
 }
 
-// InputWidth is the width of the LSTM input: [emb; context], and f_{t-1} with input feeding.
+// InputWidth is the width of the LSTM input: [emb; context], and f_{t-1} with input feeding; without the
+// context with Config.AttendAfterInput.
 func (d *Decoder[T]) InputWidth() int {
 	if d.Cfg.InputFeeding {
-		return d.Cfg.Emb + d.Cfg.MemDim + d.Cfg.Hidden
+		return d.Cfg.Emb + d.contextIn() + d.Cfg.Hidden
 	}
-	return d.Cfg.Emb + d.Cfg.MemDim
+	return d.Cfg.Emb + d.contextIn()
+}
+
+// contextIn is the width of the context in the LSTM input: MemDim, or 0 with Config.AttendAfterInput.
+func (d *Decoder[T]) contextIn() int {
+	if d.Cfg.AttendAfterInput {
+		return 0
+	}
+	return d.Cfg.MemDim
 }
 
 // OutIn is the width of the output layer's input [s_t; context; emb].
@@ -332,7 +349,7 @@ type Scratch[T kernels.Float] struct {
 	work                   []T // the attention's, for the full batch
 	next                   []T // the attention's next state
 	dTop                   []T // training: the gradient of a layer's output
-	// gateIn is the first layer's input and previous state side by side, [emb; ctx; (f_{t-1};) s_{t-1}]
+	// gateIn is the first layer's input and previous state side by side, [emb; (ctx;) (f_{t-1};) s_{t-1}]
 	// (rows, InputWidth+Hidden), and gateW the weights that turn it into the four gates in one product:
 	// gateWeights' copy of InputW and HiddenW, taken when the scratch is made.
 	gateIn, gateW []T
@@ -384,8 +401,8 @@ func (d *Decoder[T]) gateWeights(w []T) {
 	kernels.GateMajor(d.HiddenW.Data, 4, h, h, w[in*4*h:])
 }
 
-// Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1},
-// updates st in place to s_t, and writes the output logits (rows, Vocab) and the attention weights (rows, SrcLen).
+// Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1} (s_t
+// with Config.AttendAfterInput), updates st in place to s_t, and writes the output logits (rows, Vocab) and the attention weights (rows, SrcLen).
 func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], logits, weights []T) {
 	rows := st.Rows
 	if len(prev) != rows || len(logits) != rows*d.Cfg.Vocab || len(weights) != rows*mem.SrcLen {

@@ -14,9 +14,10 @@ import (
 // TestStepAllocatesNothing checks that a decoding step works in the scratch NewScratch made: translation calls
 // it once per output word.
 func TestStepAllocatesNothing(t *testing.T) {
-	for _, name := range append(align.Names(), "mlp", "additive+input-feeding", "additive+layers") {
+	for _, name := range append(align.Names(), "mlp", "additive+input-feeding", "additive+layers", "additive+input-feeding+layers+after") {
 		t.Run(name, func(t *testing.T) {
-			attention, layered := strings.CutSuffix(name, "+layers")
+			attention, after := strings.CutSuffix(name, "+after") // attending after the LSTM reads y_{t-1}
+			attention, layered := strings.CutSuffix(attention, "+layers")
 			attention, feeding := strings.CutSuffix(attention, "+input-feeding")
 			layers := 1
 			if layered {
@@ -25,7 +26,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			set := param.NewSet[float32]()
 			d, err := New(set, Config{Vocab: 11, Emb: 4, Hidden: 6, MemDim: 8, Attn: 6, Attention: attention, Window: 2, Heads: 2, Temperature: 1,
-				InputFeeding: feeding, Layers: layers}, nil)
+				InputFeeding: feeding, Layers: layers, AttendAfterInput: after}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,11 +14,11 @@ import (
 )
 
 // ensembleConfigs are two decoders over the tests' vocabulary of queueVocab words that differ in everything
-// else: widths, attention function, input feeding and layers, and so in the width of the encoder output each
-// reads.
+// else: widths, attention function, input feeding, layers and the order of attention and LSTM, and so in the
+// width of the encoder output each reads.
 var ensembleConfigs = []Config{
 	{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6},
-	{Vocab: queueVocab, Emb: 5, Hidden: 7, MemDim: 10, Attn: 4, Attention: "general", InputFeeding: true, Layers: 2},
+	{Vocab: queueVocab, Emb: 5, Hidden: 7, MemDim: 10, Attn: 4, Attention: "general", InputFeeding: true, Layers: 2, AttendAfterInput: true},
 }
 
 // configDecoder is a decoder of cfg drawn from seed.

@@ -50,7 +50,7 @@ func (tc *teacher[T]) take() {
 	tc.h0, tc.c0 = get("h0", rows*h), get("c0", rows*h)
 	c := &tc.cache
 	*c = stepCache[T]{keep: true, noise: c.noise, masks: c.masks, guide: c.guide, guideScale: c.guideScale}
-	c.hPrev, c.cPrev, c.attnState = get("hPrev", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
+	c.query, c.cPrev, c.attnState = get("query", tb*h), get("cPrev", tb*h), get("attnStates", tb*sw)
 	c.work, c.weights, c.ctx = get("work", steps*d.Attn.WorkSize(rows, srcLen)), get("weights", tb*srcLen), get("ctx", tb*md)
 	c.gateIn, c.act, c.tanhC = get("gateIn", tb*(d.InputWidth()+h)), get("act", tb*4*h), get("tanhC", tb*h)
 	g := &tc.grads
@@ -252,7 +252,8 @@ func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, b
 		}
 	}
 	return graph.Fused(graph.FusedOp[T]{
-		Name:  fmt.Sprintf("Decoder(%d,%d,%d,%d,%d,%d,%v,%d,%v)", steps, rows, srcLen, d.Cfg.Emb, md, h, d.FeedW != nil, len(d.Upper), noise != nil),
+		Name: fmt.Sprintf("Decoder(%d,%d,%d,%d,%d,%d,%v,%d,%v,%v)", steps, rows, srcLen, d.Cfg.Emb, md, h, d.FeedW != nil, len(d.Upper), noise != nil,
+			d.Cfg.AttendAfterInput),
 		Shape: tensor.Shape{steps * rows, h + md},
 		Forward: func(v [][]T, out []T) {
 			for i, t := range params {

@@ -23,6 +23,7 @@ type seqCase struct {
 	lengths                                  []int
 	feeding                                  bool // input feeding
 	layers                                   int  // decoder layers (0: 1), with dropout masks between them
+	after                                    bool // Config.AttendAfterInput
 }
 
 // seqInputs are the float64 inputs of one fused-decoder case: a decoder with random weights, its target
@@ -37,7 +38,7 @@ type seqInputs struct {
 func (c seqCase) inputs(t *testing.T, rng *rand.Rand, attention string) seqInputs {
 	set := param.NewSet[float64]()
 	d, err := New(set, Config{Vocab: 5, Emb: c.emb, Hidden: c.hid, MemDim: c.mem, Attn: c.attn, Attention: attention, Window: 2, Heads: 2,
-		Temperature: 1, InputFeeding: c.feeding, Layers: c.layers}, nil)
+		Temperature: 1, InputFeeding: c.feeding, Layers: c.layers, AttendAfterInput: c.after}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,8 @@ func (c seqCase) inputs(t *testing.T, rng *rand.Rand, attention string) seqInput
 }
 
 // seqRef is the plain reference of the fused decoder's forward pass with the additive score (the other scores
-// have their own references in align), one layer: every sum written out as a loop.
+// have their own references in align), one layer, in either order of attention and LSTM: every sum written out
+// as a loop.
 func seqRef(c seqCase, in seqInputs) []float64 {
 	T, B, S, E, M, H, A := c.steps, c.rows, c.srcLen, c.emb, c.mem, c.hid, c.attn
 	d := in.d
@@ -95,44 +97,53 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 	for t := 0; t < T; t++ {
 		hNew := make([]float64, B*H)
 		for r := 0; r < B; r++ {
-			// e_i = vᵀ tanh(W_s s + b_s + W_h h_i), masked softmax, context
-			weights := make([]float64, S)
-			for i := 0; i < c.lengths[r]; i++ {
-				for a := 0; a < A; a++ {
-					z := mlp.QueryB.Data[a]
-					for k := 0; k < H; k++ {
-						z += h[r*H+k] * mlp.QueryW.Data[k*A+a]
+			// e_i = vᵀ tanh(W_s q + b_s + W_h h_i), masked softmax, context, for the query q (B×H, row r)
+			attend := func(q []float64) []float64 {
+				weights := make([]float64, S)
+				for i := 0; i < c.lengths[r]; i++ {
+					for a := 0; a < A; a++ {
+						z := mlp.QueryB.Data[a]
+						for k := 0; k < H; k++ {
+							z += q[r*H+k] * mlp.QueryW.Data[k*A+a]
+						}
+						for k := 0; k < M; k++ {
+							z += packed(i, r, k) * mlp.MemW.Data[k*A+a]
+						}
+						weights[i] += mlp.V.Data[a] * math.Tanh(z)
 					}
-					for k := 0; k < M; k++ {
-						z += packed(i, r, k) * mlp.MemW.Data[k*A+a]
+				}
+				maxv := math.Inf(-1)
+				for i := 0; i < c.lengths[r]; i++ {
+					maxv = math.Max(maxv, weights[i])
+				}
+				var sum float64
+				for i := 0; i < c.lengths[r]; i++ {
+					weights[i] = math.Exp(weights[i] - maxv)
+					sum += weights[i]
+				}
+				for i := range weights {
+					if i < c.lengths[r] {
+						weights[i] /= sum
+					} else {
+						weights[i] = 0
 					}
-					weights[i] += mlp.V.Data[a] * math.Tanh(z)
 				}
-			}
-			maxv := math.Inf(-1)
-			for i := 0; i < c.lengths[r]; i++ {
-				maxv = math.Max(maxv, weights[i])
-			}
-			var sum float64
-			for i := 0; i < c.lengths[r]; i++ {
-				weights[i] = math.Exp(weights[i] - maxv)
-				sum += weights[i]
-			}
-			for i := range weights {
-				if i < c.lengths[r] {
-					weights[i] /= sum
-				} else {
-					weights[i] = 0
+				ctx := make([]float64, M)
+				for k := range ctx {
+					for i := 0; i < S; i++ {
+						ctx[k] += weights[i] * packed(i, r, k)
+					}
 				}
+				return ctx
 			}
-			ctx := make([]float64, M)
-			for k := range ctx {
-				for i := 0; i < S; i++ {
-					ctx[k] += weights[i] * packed(i, r, k)
-				}
+			// LSTM over [emb ; ctx (; f_{t-1})] and s_{t-1}, the context from s_{t-1}; or, attending after the
+			// input, over [emb (; f_{t-1})], the context from s_t
+			x := append([]float64{}, in.emb[(t*B+r)*E:(t*B+r+1)*E]...)
+			var ctx []float64
+			if !c.after {
+				ctx = attend(h)
+				x = append(x, ctx...)
 			}
-			// LSTM over [emb ; ctx (; f_{t-1})] and s_{t-1}
-			x := append(append([]float64{}, in.emb[(t*B+r)*E:(t*B+r+1)*E]...), ctx...)
 			if c.feeding {
 				x = append(x, feed[r*H:(r+1)*H]...)
 			}
@@ -153,6 +164,9 @@ func seqRef(c seqCase, in seqInputs) []float64 {
 			for j := 0; j < H; j++ {
 				cell[r*H+j] = sigmoid(gate[1][j])*cell[r*H+j] + sigmoid(gate[0][j])*math.Tanh(gate[2][j])
 				hNew[r*H+j] = sigmoid(gate[3][j]) * math.Tanh(cell[r*H+j])
+			}
+			if c.after {
+				ctx = attend(hNew)
 			}
 			o := out[(t*B+r)*(H+M) : (t*B+r+1)*(H+M)]
 			copy(o[:H], hNew[r*H:(r+1)*H])
@@ -198,10 +212,13 @@ func (c seqCase) run(in seqInputs) ([]float64, *teacher[float64]) {
 
 func TestFusedDecoderForwardMatchesReference(t *testing.T) {
 	for name, c := range map[string]seqCase{
-		"odd B=3 S=5 H=7":           {steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}},
-		"H=512":                     {steps: 2, rows: 2, srcLen: 3, emb: 4, mem: 6, hid: 512, attn: 8, lengths: []int{3, 2}},
-		"input feeding B=3 S=5 H=7": {steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}, feeding: true},
-		"input feeding H=512":       {steps: 3, rows: 2, srcLen: 3, emb: 4, mem: 6, hid: 512, attn: 8, lengths: []int{3, 2}, feeding: true},
+		"odd B=3 S=5 H=7":                {steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}},
+		"H=512":                          {steps: 2, rows: 2, srcLen: 3, emb: 4, mem: 6, hid: 512, attn: 8, lengths: []int{3, 2}},
+		"input feeding B=3 S=5 H=7":      {steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}, feeding: true},
+		"input feeding H=512":            {steps: 3, rows: 2, srcLen: 3, emb: 4, mem: 6, hid: 512, attn: 8, lengths: []int{3, 2}, feeding: true},
+		"attend after input B=3 S=5 H=7": {steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}, after: true},
+		"attend after input, input feeding B=3 S=5 H=7": {steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3},
+			feeding: true, after: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := c.inputs(t, rand.New(rand.NewPCG(1, uint64(c.hid))), "additive")
@@ -212,23 +229,25 @@ func TestFusedDecoderForwardMatchesReference(t *testing.T) {
 }
 
 // TestFusedDecoderBackwardMatchesFiniteDifferences differentiates Σ R ⊙ out through the fused decoder, with
-// every score function, input feeding and stacked layers (with dropout between them), by hand and by central
-// differences.
+// every score function, input feeding, stacked layers (with dropout between them) and both orders of attention
+// and LSTM, by hand and by central differences.
 func TestFusedDecoderBackwardMatchesFiniteDifferences(t *testing.T) {
 	type variant struct {
 		attention string
 		feeding   bool
 		layers    int
+		after     bool // Config.AttendAfterInput
 	}
 	var variants []variant
 	for _, attention := range align.Names() {
-		variants = append(variants, variant{attention, false, 1})
+		variants = append(variants, variant{attention, false, 1, false}, variant{attention, false, 1, true})
 	}
-	variants = append(variants, variant{"additive", true, 1}, variant{"multi-head", true, 1}, variant{"additive", false, 3},
-		variant{"multi-head", true, 2})
+	variants = append(variants, variant{"additive", true, 1, false}, variant{"multi-head", true, 1, false}, variant{"additive", false, 3, false},
+		variant{"multi-head", true, 2, false}, variant{"additive", true, 1, true}, variant{"general", true, 3, true})
 	for _, v := range variants {
-		t.Run(fmt.Sprintf("%s input_feeding=%v layers=%d", v.attention, v.feeding, v.layers), func(t *testing.T) {
-			c := seqCase{steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}, feeding: v.feeding, layers: v.layers}
+		t.Run(fmt.Sprintf("%s input_feeding=%v layers=%d attend_after_input=%v", v.attention, v.feeding, v.layers, v.after), func(t *testing.T) {
+			c := seqCase{steps: 4, rows: 3, srcLen: 5, emb: 6, mem: 8, hid: 7, attn: 6, lengths: []int{5, 1, 3}, feeding: v.feeding, layers: v.layers,
+				after: v.after}
 			rng := rand.New(rand.NewPCG(2, 3))
 			in := c.inputs(t, rng, v.attention)
 			dOut := gradcheck.Random(rng, c.steps*c.rows*(c.hid+c.mem), 1)

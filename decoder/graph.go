@@ -103,15 +103,18 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	memory := G.Must(G.Reshape(graph.Concat[T]([]*G.Node{flat(enc.Fwd), flat(enc.Bwd)}), []int{rows, srcLen, d.Cfg.MemDim}))
 	keys := attn.Keys(memory, srcLengths)
 
-	// Gate k reads the embedding, the context (, f_{t-1}) and s_{t-1}, each through its own block of rows.
-	in, md := d.InputWidth(), d.Cfg.MemDim
+	// Gate k reads the embedding, the context (not with AttendAfterInput) (, f_{t-1}) and s_{t-1}, each through
+	// its own block of rows.
+	in, md, ci, after := d.InputWidth(), d.Cfg.MemDim, d.contextIn(), d.Cfg.AttendAfterInput
 	var embW, ctxW, feedW, hidW, bias [4]*G.Node
 	for k := 0; k < 4; k++ {
 		base := k * in * h
 		embW[k] = p.View(d.InputW, base, e, h)
-		ctxW[k] = p.View(d.InputW, base+e*h, md, h)
+		if !after {
+			ctxW[k] = p.View(d.InputW, base+e*h, md, h)
+		}
 		if d.FeedW != nil {
-			feedW[k] = p.View(d.InputW, base+(e+md)*h, h, h)
+			feedW[k] = p.View(d.InputW, base+(e+ci)*h, h, h)
 		}
 		hidW[k] = p.View(d.HiddenW, k*h*h, h, h)
 		bias[k] = p.View(d.Bias, k*h, h)
@@ -142,21 +145,34 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	attention = make([]*G.Node, tgtLen)
 	for t := 0; t < tgtLen; t++ {
 		x := graph.Select[T](emb, t)
-		// c_t = Σ_i a_ti h_i with a_t from s_{t-1} and the attention's state
+		// c_t = Σ_i a_ti h_i with a_t from the query (s_{t-1}, or s_t with AttendAfterInput) and the attention's
+		// state
 		var noise *G.Node
 		if masks.Noise != nil {
 			noise = graph.Select[T](masks.Noise, t)
 		}
-		attention[t], contexts[t], attnState = attn.Step(state, keys, memory, noise, attnState, srcLengths)
+		attend := func() {
+			attention[t], contexts[t], attnState = attn.Step(state, keys, memory, noise, attnState, srcLengths)
+		}
+		if !after {
+			attend()
+		}
 		var pre [4]*G.Node
 		for k := range pre {
-			sum := add(add(mul(x, embW[k]), mul(contexts[t], ctxW[k])), mul(state, hidW[k]))
+			sum := mul(x, embW[k])
+			if !after {
+				sum = add(sum, mul(contexts[t], ctxW[k]))
+			}
+			sum = add(sum, mul(state, hidW[k]))
 			if feed != nil {
 				sum = add(sum, mul(feed, feedW[k]))
 			}
 			pre[k] = graph.AddBias[T](sum, bias[k])
 		}
 		state, cell = encoder.LSTMGraph(pre[0], pre[1], pre[2], pre[3], cell)
+		if after {
+			attend()
+		}
 		states[t] = state
 		if d.FeedW != nil {
 			// f_t = tanh([s_t ; c_t] A + a) feeds step t+1 and replaces s_t in the output layer.

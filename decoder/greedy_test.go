@@ -79,10 +79,12 @@ func alone(b *Block[float64], r int) (*encoder.Output[float64], []int) {
 func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 	lengths := [][]int{{3, 1, 4}, {9, 2, 6, 5}, {5, 3, 5, 8}}
 	const maxLen = 12
-	for _, tc := range testCases(append(align.Names(), "additive+input-feeding", "additive+3-layers"), []int{1, 2}) {
+	for _, tc := range testCases(append(align.Names(), "additive+input-feeding", "additive+3-layers", "additive+input-feeding+after",
+		"general+3-layers+after"), []int{1, 2}) {
 		name, threads := tc.attention, tc.threads
 		t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
-			attention, feeding := strings.CutSuffix(name, "+input-feeding")
+			attention, after := strings.CutSuffix(name, "+after") // attending after the LSTM reads y_{t-1}
+			attention, feeding := strings.CutSuffix(attention, "+input-feeding")
 			layers := 1
 			if a, stacked := strings.CutSuffix(attention, "+3-layers"); stacked {
 				attention, layers = a, 3
@@ -96,7 +98,7 @@ func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 				set := param.NewSet[float64]()
 				var err error
 				d, err = New(set, Config{Vocab: queueVocab, Emb: 4, Hidden: 6, MemDim: queueMemDim, Attn: 6,
-					Attention: attention, Window: 2, Heads: 2, Temperature: 1, InputFeeding: feeding, Layers: layers}, nil)
+					Attention: attention, Window: 2, Heads: 2, Temperature: 1, InputFeeding: feeding, Layers: layers, AttendAfterInput: after}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -6,13 +6,22 @@ import (
 )
 
 // Letters in this file: B rows, S source positions, E embedding, M memory width, H hidden units, I the first
-// layer's input width (E+M, +H with input feeding), K the attention's key width, W its state width per position.
+// layer's input width (E+M, E alone with Config.AttendAfterInput, +H with input feeding), K the attention's key
+// width, W its state width per position.
 //
 // One decoder step, the one forward pass that translation (Step, advance) and training (the fused op, fused.go)
-// share:
+// share. In Bahdanau's order (the default) the attention's query is the state before the step:
 //
 //	a_t, c_t, α_t = attention(s_{t-1}, keys, memory, α_{t-1})        (align.Attention.Step; α: its state)
 //	s_t, m_t      = LSTM([emb(y_{t-1}); c_t (; f_{t-1})], s_{t-1}, m_{t-1})
+//
+// and with Config.AttendAfterInput (Luong's order) the state after the LSTM has read y_{t-1}:
+//
+//	s_t, m_t      = LSTM([emb(y_{t-1}) (; f_{t-1})], s_{t-1}, m_{t-1})
+//	a_t, c_t, α_t = attention(s_t, keys, memory, α_{t-1})
+//
+// then, in both orders,
+//
 //	f_t           = tanh([s_t; c_t] A + a)                           (input feeding)
 //	h^l_t         = LSTM_l([h^{l-1}_t; c_t] ⊙ mask_l, h^l_{t-1})       (each layer above the first)
 //
@@ -30,11 +39,14 @@ type stepCache[T kernels.Float] struct {
 	noise []T
 	masks [][]T
 	// What the steps computed.
-	hPrev, cPrev []T // (T, B, H): the first layer's state before each step (s_{t-1} is the attention's query)
+	// query is (T, B, H), the attention's query of each step: s_{t-1}, the first layer's state before the step,
+	// or s_t, its state after it, with Config.AttendAfterInput.
+	query        []T
+	cPrev        []T // (T, B, H): the first layer's cell before each step
 	attnState    []T // (T, B, S·W): the attention's state before each step
 	work         []T // (T, WorkSize): the attention's work
 	weights, ctx []T // (T, B, S), (T, B, M)
-	gateIn       []T // (T, B, I+H): [emb; c_t (; f_{t-1}); s_{t-1}]
+	gateIn       []T // (T, B, I+H): [emb; c_t (; f_{t-1}); s_{t-1}], without c_t with Config.AttendAfterInput
 	act, tanhC   []T // (T, B, 4H), (T, B, H): the LSTM's activations and tanh of its cell
 	feedIn, feed []T // input feeding: [s_t; c_t] (T, B, H+M) and f_t (T, B, H)
 	upper        []upperCache[T]
@@ -67,34 +79,28 @@ func (c *stepCache[T]) slot(all, scratch []T, rows, width int) []T {
 // buf's ctx (stepContext), the top layer's output in st (top). buf holds the scratch and the LSTM's weights in one
 // matrix (gateW); c says what to keep.
 func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T], weights []T, c *stepCache[T]) {
-	rows, h, e, md, sl := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim, mem.SrcLen
-	sw := d.Attn.StateWidth() * sl
+	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
+	after := d.Cfg.AttendAfterInput
 	if c.keep {
-		copy(c.slot(c.hPrev, nil, rows, h), st.H)
+		if !after {
+			copy(c.slot(c.query, nil, rows, h), st.H)
+		}
 		copy(c.slot(c.cPrev, nil, rows, h), st.C)
-		copy(c.slot(c.attnState, nil, rows, sw), st.Attn)
+		copy(c.slot(c.attnState, nil, rows, d.Attn.StateWidth()*mem.SrcLen), st.Attn)
 	}
-	// c_t = Σ_i a_ti h_i with a_t from s_{t-1} (and the attention's state α_{t-1}), which becomes α_t.
 	ctx := c.slot(c.ctx, buf.ctx, rows, md)
-	ws := d.Attn.WorkSize(rows, sl)
-	work := c.slot(c.work, buf.work, 1, ws)
-	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: st.H[:rows*h], Keys: mem.Keys[:rows*sl*mem.KeyWidth],
-		Memory: mem.States[:rows*sl*md], Lengths: mem.Lengths[:rows], Noise: c.slot(c.noise, nil, rows, sl),
-		Weights: weights, Context: ctx, Work: work}
-	if sw > 0 {
-		s.State, s.Next = st.Attn[:rows*sw], buf.next[:rows*sw]
+	if !after {
+		d.attend(st, mem, buf, weights, ctx, c) // query s_{t-1}
 	}
-	d.Attn.Step(s)
-	copy(s.State, s.Next)
-	// gates = [emb; c_t; (f_{t-1};) s_{t-1}] · [W_ih; W_hh] + b: one product for the four gates.
-	in, gi := d.InputWidth(), d.InputWidth()+h
+	// gates = [emb; (c_t;) (f_{t-1};) s_{t-1}] · [W_ih; W_hh] + b: one product for the four gates.
+	in, gi, ci := d.InputWidth(), d.InputWidth()+h, d.contextIn()
 	gateIn := c.slot(c.gateIn, buf.gateIn, rows, gi)
 	for r := 0; r < rows; r++ {
 		row := gateIn[r*gi : (r+1)*gi]
 		copy(row[:e], emb[r*e:(r+1)*e])
-		copy(row[e:e+md], ctx[r*md:(r+1)*md])
+		copy(row[e:e+ci], ctx[r*md:r*md+ci])
 		if st.Feed != nil {
-			copy(row[e+md:in], st.Feed[r*h:(r+1)*h])
+			copy(row[e+ci:in], st.Feed[r*h:(r+1)*h])
 		}
 		copy(row[in:], st.H[r*h:(r+1)*h])
 	}
@@ -102,6 +108,12 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 	kernels.Gemm(false, false, rows, 4*h, gi, 1, gateIn, gi, buf.gateW, 4*h, 0, gates, 4*h)
 	kernels.AddBias(gates, rows, 4*h, d.Bias.Data)
 	kernels.LSTMForward(gates, st.C, rows, h, st.H, st.C, c.slot(c.tanhC, nil, rows, h))
+	if after {
+		if c.keep {
+			copy(c.slot(c.query, nil, rows, h), st.H)
+		}
+		d.attend(st, mem, buf, weights, ctx, c) // query s_t
+	}
 	// With input feeding, f_t = tanh([s_t; c_t] A + a) replaces s_t as the layer's output and feeds the next step.
 	below := st.H
 	if st.Feed != nil {
@@ -146,6 +158,47 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 	}
 }
 
+// attend writes the attention weights (rows, S) of st's rows and the context c_t = Σ_i a_ti h_i (rows, M) into
+// ctx, the query being the first layer's state st.H (s_{t-1} or s_t, as Config.AttendAfterInput says); the
+// attention's state α_{t-1}, in st, becomes α_t.
+func (d *Decoder[T]) attend(st *State[T], mem *Memory[T], buf *Scratch[T], weights, ctx []T, c *stepCache[T]) {
+	rows, h, md, sl := st.Rows, d.Cfg.Hidden, d.Cfg.MemDim, mem.SrcLen
+	sw := d.Attn.StateWidth() * sl
+	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: st.H[:rows*h], Keys: mem.Keys[:rows*sl*mem.KeyWidth],
+		Memory: mem.States[:rows*sl*md], Lengths: mem.Lengths[:rows], Noise: c.slot(c.noise, nil, rows, sl),
+		Weights: weights, Context: ctx, Work: c.slot(c.work, buf.work, 1, d.Attn.WorkSize(rows, sl))}
+	if sw > 0 {
+		s.State, s.Next = st.Attn[:rows*sw], buf.next[:rows*sw]
+	}
+	d.Attn.Step(s)
+	copy(s.State, s.Next)
+}
+
+// attendBackward is attend's backward pass for step c.t of a training batch: it adds the gradient of the query
+// into g.dh and those of the keys, memory and attention's parameters into g, from g.dctx (the context's) and,
+// with guided alignment, the guide's gradient of the weights; the attention's state gradient moves one step
+// back.
+func (d *Decoder[T]) attendBackward(mem *Memory[T], c *stepCache[T], g *stepGrads[T]) {
+	rows, h, md, sl := mem.Rows, d.Cfg.Hidden, d.Cfg.MemDim, mem.SrcLen
+	sw := d.Attn.StateWidth() * sl
+	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: c.slot(c.query, nil, rows, h), Keys: mem.Keys, Memory: mem.States, Lengths: mem.Lengths,
+		Noise: c.slot(c.noise, nil, rows, sl), Weights: c.slot(c.weights, nil, rows, sl), Context: c.slot(c.ctx, nil, rows, md),
+		Work: c.slot(c.work, nil, 1, d.Attn.WorkSize(rows, sl))}
+	grad := align.StepGrad[T]{Context: g.dctx, Query: g.dh, Keys: g.dKeys, Memory: g.dMem, Params: g.dAttn}
+	if c.guide != nil { // guided alignment: the gradient of scale · −Σ g log(a + ε) on this step's weights
+		clear(g.dWeights)
+		align.GuideBackward(s.Weights, c.slot(c.guide, nil, rows, sl), c.guideScale, g.dWeights)
+		grad.Weights = g.dWeights
+	}
+	if sw > 0 {
+		s.State = c.slot(c.attnState, nil, rows, sw)
+		clear(g.dStatePrev)
+		grad.Next, grad.State = g.dState, g.dStatePrev
+	}
+	d.Attn.StepBackward(s, grad)
+	g.dState, g.dStatePrev = g.dStatePrev, g.dState
+}
+
 // top is the output of the top layer of st: the last upper layer's state, else f_t with input feeding, else s_t.
 func (d *Decoder[T]) top(st *State[T]) []T {
 	switch {
@@ -181,8 +234,8 @@ type stepGrads[T kernels.Float] struct {
 // before step t and writes step t's gradients of the pre-activations and of the embeddings. mem is the batch's
 // memory; buf holds the LSTM's weights in one matrix (gateW).
 func (d *Decoder[T]) stepBackward(mem *Memory[T], buf *Scratch[T], dOut []T, c *stepCache[T], g *stepGrads[T]) {
-	rows, h, e, md, sl := mem.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim, mem.SrcLen
-	in, gi, ui := d.InputWidth(), d.InputWidth()+h, h+md
+	rows, h, e, md := mem.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
+	in, gi, ci, ui := d.InputWidth(), d.InputWidth()+h, d.contextIn(), h+md
 	dTop := buf.dTop[:rows*h] // the top layer's output gradient, then each layer's below it
 	for r := 0; r < rows; r++ {
 		copy(dTop[r*h:(r+1)*h], dOut[r*ui:r*ui+h])
@@ -229,7 +282,12 @@ func (d *Decoder[T]) stepBackward(mem *Memory[T], buf *Scratch[T], dOut []T, c *
 			g.dh[i] += v
 		}
 	}
-	// forward: s_t, m_t = LSTM(gates), gates = [emb; c_t; (f_{t-1};) s_{t-1}] · gateW + b
+	// forward (Config.AttendAfterInput): a_t, c_t, α_t = attention(s_t, keys, memory, α_{t-1}); g.dh now holds the
+	// rest of the gradient of s_t, g.dctx all of that of c_t.
+	if d.Cfg.AttendAfterInput {
+		d.attendBackward(mem, c, g)
+	}
+	// forward: s_t, m_t = LSTM(gates), gates = [emb; (c_t;) (f_{t-1};) s_{t-1}] · gateW + b
 	dG := c.slot(g.dG, nil, rows, 4*h)
 	kernels.LSTMBackward(c.slot(c.act, nil, rows, 4*h), c.slot(c.tanhC, nil, rows, h), c.slot(c.cPrev, nil, rows, h), g.dh, g.dc, rows, h, dG)
 	kernels.Gemm(false, true, rows, gi, 4*h, 1, dG, 4*h, buf.gateW, 4*h, 0, g.dGateIn, gi)
@@ -237,30 +295,16 @@ func (d *Decoder[T]) stepBackward(mem *Memory[T], buf *Scratch[T], dOut []T, c *
 	for r := 0; r < rows; r++ {
 		row := g.dGateIn[r*gi : (r+1)*gi]
 		copy(dEmb[r*e:(r+1)*e], row[:e])
-		for j, v := range row[e : e+md] {
+		for j, v := range row[e : e+ci] {
 			g.dctx[r*md+j] += v
 		}
 		if d.FeedW != nil {
-			copy(g.dFeed[r*h:(r+1)*h], row[e+md:in])
+			copy(g.dFeed[r*h:(r+1)*h], row[e+ci:in])
 		}
 		copy(g.dh[r*h:(r+1)*h], row[in:])
 	}
-	// forward: a_t, c_t, α_t = attention(s_{t-1}, keys, memory, α_{t-1})
-	sw := d.Attn.StateWidth() * sl
-	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: c.slot(c.hPrev, nil, rows, h), Keys: mem.Keys, Memory: mem.States, Lengths: mem.Lengths,
-		Noise: c.slot(c.noise, nil, rows, sl), Weights: c.slot(c.weights, nil, rows, sl), Context: c.slot(c.ctx, nil, rows, md),
-		Work: c.slot(c.work, nil, 1, d.Attn.WorkSize(rows, sl))}
-	grad := align.StepGrad[T]{Context: g.dctx, Query: g.dh, Keys: g.dKeys, Memory: g.dMem, Params: g.dAttn}
-	if c.guide != nil { // guided alignment: the gradient of scale · −Σ g log(a + ε) on this step's weights
-		clear(g.dWeights)
-		align.GuideBackward(s.Weights, c.slot(c.guide, nil, rows, sl), c.guideScale, g.dWeights)
-		grad.Weights = g.dWeights
+	// forward (Bahdanau's order): a_t, c_t, α_t = attention(s_{t-1}, keys, memory, α_{t-1})
+	if !d.Cfg.AttendAfterInput {
+		d.attendBackward(mem, c, g)
 	}
-	if sw > 0 {
-		s.State = c.slot(c.attnState, nil, rows, sw)
-		clear(g.dStatePrev)
-		grad.Next, grad.State = g.dState, g.dStatePrev
-	}
-	d.Attn.StepBackward(s, grad)
-	g.dState, g.dStatePrev = g.dStatePrev, g.dState
 }

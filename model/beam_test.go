@@ -35,13 +35,16 @@ func beamTestBatch() (data.Batch, []data.Example) {
 var beamTestConfig = ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 6, Cell: "lstm", Attention: "mlp"}
 
 // beamTestConfigs are beamTestConfig without and with input feeding, and with input feeding and three layers,
-// whose extra states the beam must reorder.
+// whose extra states the beam must reorder, the last also attending after the LSTM reads the previous word.
 func beamTestConfigs() map[string]ModelConfig {
 	feeding := beamTestConfig
 	feeding.InputFeeding = true
 	stacked := feeding
 	stacked.Layers = 3
-	return map[string]ModelConfig{"plain": beamTestConfig, "input feeding": feeding, "input feeding, 3 layers": stacked}
+	after := stacked
+	after.AttendAfterInput = true
+	return map[string]ModelConfig{"plain": beamTestConfig, "input feeding": feeding, "input feeding, 3 layers": stacked,
+		"input feeding, 3 layers, attending after the input": after}
 }
 
 func beam(t *testing.T, m *Seq2Seq[float64], b *data.Batch, opts decoder.BeamOptions) [][]decoder.Scored {
@@ -59,7 +62,8 @@ func TestBeamWidthOneIsGreedy(t *testing.T) {
 	batch, _ := beamTestBatch()
 	for seed := uint64(1); seed <= 6; seed++ {
 		cfg := beamTestConfig
-		cfg.InputFeeding = seed%2 == 0 // and with input feeding, whose state greedy's compaction moves
+		cfg.InputFeeding = seed%2 == 0  // and with input feeding, whose state greedy's compaction moves
+		cfg.AttendAfterInput = seed > 4 // and attending after the LSTM reads the previous word
 		m := newTestModel[float64](t, cfg, 20, 6, seed)
 		greedy := m.Greedy(&batch, 9)
 		beamed := beam(t, m, &batch, decoder.BeamOptions{Width: 1, MaxLen: 9})

@@ -53,8 +53,16 @@ type ModelConfig struct {
 	// layer below) and in the decoder (each above the first reading [output of the layer below ; context], the
 	// first alone attending), with dropout between layers, as OpenNMT-py's -layers. 0 counts as 1, as in
 	// checkpoints written before the key existed.
-	Layers  int     `yaml:"layers"`
-	Dropout float64 `yaml:"dropout"` // dropout rate on embeddings, between stacked layers and before the output layer
+	Layers int `yaml:"layers"`
+	// AttendAfterInput attends in Luong et al.'s order (2015; OpenNMT-py's decoder) instead of Bahdanau et al.'s:
+	// at each step the decoder LSTM first reads the previous target word (and f_{t-1} with model.input_feeding),
+	// and its new state s_t, which knows that word, queries the attention; the context then goes to input
+	// feeding, to the layers above and to the output layer, but not into the first layer's input. false (what
+	// checkpoints from before this key mean too) attends with s_{t-1}, the state before the previous word was
+	// read, and feeds the context to the LSTM. With model.layers above 1 the first layer's state is the query, as
+	// with false (GNMT's stacking: the bottom layer attends).
+	AttendAfterInput bool    `yaml:"attend_after_input"`
+	Dropout          float64 `yaml:"dropout"` // dropout rate on embeddings, between stacked layers and before the output layer
 }
 
 // DataConfig controls tokenizing, vocabularies and batching.

@@ -39,12 +39,12 @@ func TestPresetFilesMatchTheirFunctions(t *testing.T) {
 
 func TestSetOverridesOneKey(t *testing.T) {
 	cfg := Default()
-	for _, s := range []string{"model.cell=gru", "train.lr=5e-4", "data.batch=32", "data.lowercase=false"} {
+	for _, s := range []string{"model.cell=gru", "train.lr=5e-4", "data.batch=32", "data.lowercase=false", "model.attend_after_input=true"} {
 		if err := cfg.Set(s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if cfg.Model.Cell != "gru" || cfg.Train.LR != 5e-4 || cfg.Data.Batch != 32 || cfg.Data.Lowercase {
+	if cfg.Model.Cell != "gru" || cfg.Train.LR != 5e-4 || cfg.Data.Batch != 32 || cfg.Data.Lowercase || !cfg.Model.AttendAfterInput {
 		t.Fatalf("overrides not applied: %+v", cfg)
 	}
 	if cfg.Model.Emb != 128 || cfg.Train.Epochs != 10 {

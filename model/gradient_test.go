@@ -17,21 +17,25 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		unfused         bool
 		smoothing       float64
 		feeding         bool
-		selfAttention   int // model.self_attention_layers (with 2 heads over the memory width 8)
-		layers          int // model.layers (0: 1)
-	}{{"lstm", "mlp", false, 0, false, 0, 0}, {"gru", "mlp", false, 0, false, 0, 0}, {"lstm", "mlp", true, 0, false, 0, 0},
-		{"lstm", "mlp", false, 0.1, false, 0, 0}, {"lstm", "mlp", true, 0.1, false, 0, 0}, {"lstm", "cosine", false, 0, false, 0, 0},
-		{"lstm", "cosine", true, 0, false, 0, 0}, {"lstm", "local", false, 0, false, 0, 0}, {"lstm", "local", true, 0, false, 0, 0},
-		{"lstm", "multi-head", false, 0, false, 0, 0}, {"lstm", "multi-head", true, 0, false, 0, 0},
-		{"lstm", "mlp", false, 0, true, 0, 0}, {"lstm", "mlp", true, 0, true, 0, 0},
-		{"lstm", "mlp", false, 0, false, 1, 0}, {"lstm", "mlp", true, 0, false, 1, 0}, {"gru", "mlp", false, 0, false, 2, 0},
-		{"lstm", "mlp", false, 0, false, 0, 3}, {"lstm", "mlp", true, 0, false, 0, 2}, {"gru", "mlp", false, 0, false, 0, 2},
-		{"lstm", "mlp", false, 0, true, 0, 2}} {
+		selfAttention   int  // model.self_attention_layers (with 2 heads over the memory width 8)
+		layers          int  // model.layers (0: 1)
+		after           bool // model.attend_after_input
+	}{{"lstm", "mlp", false, 0, false, 0, 0, false}, {"gru", "mlp", false, 0, false, 0, 0, false}, {"lstm", "mlp", true, 0, false, 0, 0, false},
+		{"lstm", "mlp", false, 0.1, false, 0, 0, false}, {"lstm", "mlp", true, 0.1, false, 0, 0, false}, {"lstm", "cosine", false, 0, false, 0, 0, false},
+		{"lstm", "cosine", true, 0, false, 0, 0, false}, {"lstm", "local", false, 0, false, 0, 0, false}, {"lstm", "local", true, 0, false, 0, 0, false},
+		{"lstm", "multi-head", false, 0, false, 0, 0, false}, {"lstm", "multi-head", true, 0, false, 0, 0, false},
+		{"lstm", "mlp", false, 0, true, 0, 0, false}, {"lstm", "mlp", true, 0, true, 0, 0, false},
+		{"lstm", "mlp", false, 0, false, 1, 0, false}, {"lstm", "mlp", true, 0, false, 1, 0, false}, {"gru", "mlp", false, 0, false, 2, 0, false},
+		{"lstm", "mlp", false, 0, false, 0, 3, false}, {"lstm", "mlp", true, 0, false, 0, 2, false}, {"gru", "mlp", false, 0, false, 0, 2, false},
+		{"lstm", "mlp", false, 0, true, 0, 2, false},
+		// Attending after the LSTM reads y_{t-1}: the fused op here, the unfused graph against it in
+		// TestFusedGradientsEqualUnfused.
+		{"lstm", "mlp", false, 0, false, 0, 0, true}, {"lstm", "local", false, 0, true, 0, 0, true}, {"lstm", "mlp", false, 0, true, 0, 2, true}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g input_feeding=%v self-attention=%d layers=%d", cell, variant.attention, variant.unfused,
-			variant.smoothing, variant.feeding, variant.selfAttention, variant.layers), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s unfused=%v smoothing=%g input_feeding=%v self-attention=%d layers=%d attend_after_input=%v", cell, variant.attention,
+			variant.unfused, variant.smoothing, variant.feeding, variant.selfAttention, variant.layers, variant.after), func(t *testing.T) {
 			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: cell, Attention: variant.attention, Window: 1, Heads: 3,
-				Dropout: 0.25, InputFeeding: variant.feeding, Layers: variant.layers}
+				Dropout: 0.25, InputFeeding: variant.feeding, Layers: variant.layers, AttendAfterInput: variant.after}
 			if variant.selfAttention > 0 {
 				cfg.SelfAttentionLayers, cfg.Heads = variant.selfAttention, 2
 			}
@@ -130,8 +134,13 @@ func TestFusedGradientsEqualUnfused(t *testing.T) {
 	cases = append(cases,
 		ModelConfig{Emb: 32, EncHidden: 256, DecHidden: 512, AttnDim: 64, Cell: "lstm", Attention: "mlp", Dropout: 0.2, Layers: 2},
 		ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 8, Cell: "lstm", Attention: "multi-head", Heads: 2, Dropout: 0.2, InputFeeding: true, Layers: 3})
+	// Attending after the LSTM has read the previous word (model.attend_after_input).
+	cases = append(cases,
+		ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 8, Cell: "lstm", Attention: "mlp", Dropout: 0.2, InputFeeding: true, AttendAfterInput: true},
+		ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 12, AttnDim: 8, Cell: "lstm", Attention: "general", Dropout: 0.2, Layers: 3, AttendAfterInput: true})
 	for _, cfg := range cases {
-		t.Run(fmt.Sprintf("%s %s dec %d input_feeding=%v self-attention %d layers %d", cfg.Cell, cfg.Attention, cfg.DecHidden, cfg.InputFeeding, cfg.SelfAttentionLayers, cfg.Layers), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s dec %d input_feeding=%v self-attention %d layers %d attend_after_input=%v", cfg.Cell, cfg.Attention, cfg.DecHidden, cfg.InputFeeding,
+			cfg.SelfAttentionLayers, cfg.Layers, cfg.AttendAfterInput), func(t *testing.T) {
 			m := newTestModel[float64](t, cfg, 30, 40, 3)
 			b := randomBatch(rand.New(rand.NewPCG(4, 4)), 30, 40, []int{6, 2, 5, 0}, []int{4, 6, 1, 0})
 			grads := func(unfused bool) (float64, []float64) {

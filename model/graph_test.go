@@ -74,15 +74,18 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 		cell          string
 		fused         bool
 		feeding       bool
-		selfAttention int // model.self_attention_layers, 4 heads
-		layers        int // model.layers (0: 1)
-	}{{"lstm", true, false, 0, 0}, {"gru", true, false, 0, 0}, {"lstm", false, false, 0, 0}, {"lstm", true, true, 0, 0}, {"lstm", false, true, 0, 0},
-		{"lstm", true, false, 1, 0}, {"gru", true, false, 1, 0}, {"lstm", false, false, 1, 0},
-		{"lstm", true, false, 0, 2}, {"lstm", false, false, 0, 2}, {"gru", true, false, 0, 2}, {"lstm", true, true, 0, 3}, {"lstm", true, false, 1, 2}} {
+		selfAttention int  // model.self_attention_layers, 4 heads
+		layers        int  // model.layers (0: 1)
+		after         bool // model.attend_after_input
+	}{{"lstm", true, false, 0, 0, false}, {"gru", true, false, 0, 0, false}, {"lstm", false, false, 0, 0, false}, {"lstm", true, true, 0, 0, false}, {"lstm", false, true, 0, 0, false},
+		{"lstm", true, false, 1, 0, false}, {"gru", true, false, 1, 0, false}, {"lstm", false, false, 1, 0, false},
+		{"lstm", true, false, 0, 2, false}, {"lstm", false, false, 0, 2, false}, {"gru", true, false, 0, 2, false}, {"lstm", true, true, 0, 3, false}, {"lstm", true, false, 1, 2, false},
+		{"lstm", true, true, 0, 0, true}, {"lstm", false, false, 0, 0, true}} {
 		cell := variant.cell
-		t.Run(fmt.Sprintf("%s fused=%v input_feeding=%v self-attention=%d layers=%d", cell, variant.fused, variant.feeding, variant.selfAttention, variant.layers), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s fused=%v input_feeding=%v self-attention=%d layers=%d attend_after_input=%v", cell, variant.fused, variant.feeding,
+			variant.selfAttention, variant.layers, variant.after), func(t *testing.T) {
 			cfg := ModelConfig{Emb: 64, EncHidden: 256, DecHidden: 512, AttnDim: 256, Cell: cell, Attention: "mlp",
-				Heads: 4, SelfAttentionLayers: variant.selfAttention, InputFeeding: variant.feeding, Layers: variant.layers}
+				Heads: 4, SelfAttentionLayers: variant.selfAttention, InputFeeding: variant.feeding, Layers: variant.layers, AttendAfterInput: variant.after}
 			m := newTestModel[float64](t, cfg, 40, 50, 7)
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})

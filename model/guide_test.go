@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -21,8 +22,9 @@ func guideLinks(i int) []align.Link {
 
 // guidedGradients returns the gradient of Loss + w·Guided of a tiny model's batch, the objective itself, and
 // the step's result, through the fused or the unfused graph.
-func guidedGradients(t *testing.T, attention string, unfused bool, w float64) (m *Seq2Seq[float64], grads []float64, objective func() float64, res StepResult) {
-	cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: "lstm", Attention: attention, Dropout: 0.25, InputFeeding: true}
+func guidedGradients(t *testing.T, attention string, after, unfused bool, w float64) (m *Seq2Seq[float64], grads []float64, objective func() float64, res StepResult) {
+	cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: "lstm", Attention: attention, Dropout: 0.25, InputFeeding: true,
+		AttendAfterInput: after}
 	m = newTestModel[float64](t, cfg, 9, 11, 1)
 	b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
 	tr := NewTrainer(m, 1e-3, 0, 2)
@@ -48,17 +50,22 @@ func guidedGradients(t *testing.T, attention string, unfused bool, w float64) (m
 
 // TestGuidedGradientsMatchFiniteDifferencesAndTheGraph checks the gradient of the guided objective
 // (cross-entropy + w · guided-alignment cross-entropy) against central finite differences, in the fused and the
-// unfused graph, and the two graphs' losses and gradients against each other.
+// unfused graph, and the two graphs' losses and gradients against each other; with the query before and after
+// the LSTM reads the previous word.
 func TestGuidedGradientsMatchFiniteDifferencesAndTheGraph(t *testing.T) {
 	const w = 0.5
-	for _, attention := range []string{"mlp", "general"} {
-		t.Run(attention, func(t *testing.T) {
-			m, fused, objective, fusedRes := guidedGradients(t, attention, false, w)
-			_, graph, _, graphRes := guidedGradients(t, attention, true, w)
+	for _, c := range []struct {
+		attention string
+		after     bool // model.attend_after_input
+	}{{"mlp", false}, {"general", false}, {"mlp", true}} {
+		attention, after := c.attention, c.after
+		t.Run(fmt.Sprintf("%s attend_after_input=%v", attention, after), func(t *testing.T) {
+			m, fused, objective, fusedRes := guidedGradients(t, attention, after, false, w)
+			_, graph, _, graphRes := guidedGradients(t, attention, after, true, w)
 			if fusedRes.Guided <= 0 || math.Abs(fusedRes.Guided-graphRes.Guided) > 1e-9 || math.Abs(fusedRes.Loss-graphRes.Loss) > 1e-9 {
 				t.Fatalf("fused loss %g guided %g, graph loss %g guided %g", fusedRes.Loss, fusedRes.Guided, graphRes.Loss, graphRes.Guided)
 			}
-			_, unguided, _, _ := guidedGradients(t, attention, false, 0)
+			_, unguided, _, _ := guidedGradients(t, attention, after, false, 0)
 			var gap, change float64
 			for i := range fused {
 				gap = math.Max(gap, math.Abs(fused[i]-graph[i]))

@@ -130,9 +130,10 @@ func (g *graphCoverage[T]) Score(query, keys, state *G.Node) *G.Node {
 
 // newcomerModel is a tiny model whose attention is the coverage score, found by name in the built-in registry
 // with the score added.
-func newcomerModel(t *testing.T, feeding bool, layers int) *Seq2Seq[float64] {
+func newcomerModel(t *testing.T, feeding bool, layers int, after bool) *Seq2Seq[float64] {
 	scores := append(align.Builtin[float64](), align.Entry[float64]{Name: "coverage", New: newCoverage[float64]})
-	cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, Cell: "lstm", Attention: "coverage", Dropout: 0.25, InputFeeding: feeding, Layers: layers}
+	cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, Cell: "lstm", Attention: "coverage", Dropout: 0.25, InputFeeding: feeding, Layers: layers,
+		AttendAfterInput: after}
 	m, err := newModel(cfg, testVocab(t, 9), testVocab(t, 11), param.NewSet[float64](), scores)
 	if err != nil {
 		t.Fatal(err)
@@ -145,14 +146,15 @@ func newcomerModel(t *testing.T, feeding bool, layers int) *Seq2Seq[float64] {
 // alone and requires of it what every built-in score gets: the fused training op's gradient equals the unfused
 // graph's and central differences, a few steps of training lower the loss, and the searches carry its state
 // (greedy search of a batch gives each sentence the words it gets alone, and beam search of width 1 is greedy
-// search).
+// search). It does so in both orders of attention and LSTM: the state is carried from step to step either way.
 func TestNewcomerScoreTrainsThroughTheRegistry(t *testing.T) {
 	for _, variant := range []struct {
 		feeding bool
 		layers  int
-	}{{false, 1}, {true, 2}} {
-		t.Run(fmt.Sprintf("input_feeding=%v layers=%d", variant.feeding, variant.layers), func(t *testing.T) {
-			m := newcomerModel(t, variant.feeding, variant.layers)
+		after   bool // model.attend_after_input
+	}{{false, 1, false}, {true, 2, false}, {false, 1, true}} {
+		t.Run(fmt.Sprintf("input_feeding=%v layers=%d attend_after_input=%v", variant.feeding, variant.layers, variant.after), func(t *testing.T) {
+			m := newcomerModel(t, variant.feeding, variant.layers, variant.after)
 			b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 4, 0}, []int{2, 3, 1, 0})
 			masks := func() *rand.Rand { return rand.New(rand.NewPCG(9, 9)) } // the same dropout masks every run
 			gradients := func(unfused bool) (float64, [][]float64) {

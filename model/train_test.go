@@ -70,10 +70,20 @@ func exactMatch(m *Seq2Seq[float32], examples []data.Example) float64 {
 	return float64(right) / float64(len(examples))
 }
 
-// TestTinyCorpusIsLearned trains on 24 reversal pairs until greedy decoding reproduces every training target.
+// TestTinyCorpusIsLearned trains on 24 reversal pairs until greedy decoding reproduces every training target,
+// with the attention's query before and (with input feeding, as OpenNMT-py) after the LSTM reads the previous
+// word.
 func TestTinyCorpusIsLearned(t *testing.T) {
+	t.Run("attend_after_input=false", func(t *testing.T) { tinyCorpusIsLearned(t, tinyConfig().Model, 400) })
+	after := tinyConfig().Model
+	after.AttendAfterInput, after.InputFeeding = true, true
+	t.Run("attend_after_input=true input_feeding=true", func(t *testing.T) { tinyCorpusIsLearned(t, after, 150) })
+}
+
+func tinyCorpusIsLearned(t *testing.T, mc ModelConfig, steps int) {
 	cfg := tinyConfig()
-	cfg.Train.MaxSteps = 400
+	cfg.Model = mc
+	cfg.Train.MaxSteps = steps
 	m, examples := tinySetup(t, cfg, tinyCorpus(24, 1))
 	if acc := exactMatch(m, examples); acc > 0.2 {
 		t.Fatalf("untrained model already gets %.0f%% right: the task is too easy to show learning", 100*acc)
@@ -92,17 +102,19 @@ func TestTinyCorpusIsLearned(t *testing.T) {
 // next step.
 func TestCheckpointRoundTrip(t *testing.T) {
 	for _, attention := range append(align.Names(), "mlp") {
-		t.Run(attention, func(t *testing.T) { checkpointRoundTrip(t, attention, 0, 1) })
+		t.Run(attention, func(t *testing.T) { checkpointRoundTrip(t, attention, 0, 1, false) })
 	}
-	t.Run("additive with 2 self-attention layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 2, 1) })
-	t.Run("additive with 2 recurrent layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 2) })
+	t.Run("additive with 2 self-attention layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 2, 1, false) })
+	t.Run("additive with 2 recurrent layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 2, false) })
+	t.Run("additive attending after the input", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 1, true) })
 }
 
-func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers int) {
+func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers int, after bool) {
 	cfg := tinyConfig()
 	cfg.Model.Attention = attention
 	cfg.Model.SelfAttentionLayers = selfAttention
 	cfg.Model.Layers = layers
+	cfg.Model.AttendAfterInput = after
 	cfg.Train.MaxSteps = 20
 	cfg.Model.Dropout = 0.1
 	pairs := tinyCorpus(24, 2)
@@ -122,6 +134,9 @@ func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers i
 	}
 	if !reflect.DeepEqual(ck.Model.Lexicon, m.Lexicon) {
 		t.Fatalf("lexicon after save and load %v, want %v", ck.Model.Lexicon, m.Lexicon)
+	}
+	if ck.Config != cfg {
+		t.Fatalf("loaded config differs: %v", Diff(cfg, ck.Config))
 	}
 	if ck.Progress.Step != 20 || ck.Adam.Steps != 20 {
 		t.Fatalf("loaded progress step %d, adam step %d; want 20 and 20", ck.Progress.Step, ck.Adam.Steps)
@@ -156,6 +171,37 @@ func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers i
 	}
 	if ra.Loss != rb.Loss {
 		t.Fatalf("next-step loss %v before saving, %v after loading", ra.Loss, rb.Loss)
+	}
+}
+
+// TestCheckpointWithoutAttendAfterInputAttendsAsBefore loads a checkpoint whose header lacks
+// model.attend_after_input, as those written before the key existed: its model must attend with s_{t-1}, as they
+// were trained to, and translate as the model that was saved.
+func TestCheckpointWithoutAttendAfterInputAttendsAsBefore(t *testing.T) {
+	cfg := tinyConfig()
+	m, examples := tinySetup(t, cfg, tinyCorpus(24, 1))
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "saved.ckpt")
+	if err := Save(saved, cfg, m, NewAdam(m.Params, cfg.Train.LR), Progress{}); err != nil {
+		t.Fatal(err)
+	}
+	old := writeEditedHeader(t, saved, filepath.Join(dir, "old.ckpt"), func(h map[string]any) {
+		mc := h["config"].(map[string]any)["Model"].(map[string]any)
+		if _, ok := mc["AttendAfterInput"]; !ok {
+			t.Fatalf("the header's model config has no AttendAfterInput to remove: %v", mc)
+		}
+		delete(mc, "AttendAfterInput")
+	})
+	ck, err := Load(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Config.Model.AttendAfterInput {
+		t.Fatal("a checkpoint without model.attend_after_input loads attending after the input")
+	}
+	b := data.MakeBatches(examples, data.BatchOptions{BatchSize: len(examples)}, nil)[0]
+	if got, want := fmt.Sprint(ck.Model.Greedy(&b, 20)), fmt.Sprint(m.Greedy(&b, 20)); got != want {
+		t.Fatalf("translations of the loaded model\n%s\nof the saved one\n%s", got, want)
 	}
 }
 
