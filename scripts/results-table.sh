@@ -7,7 +7,7 @@
 # has no beam search); TORCH=0 leaves it out. MULTI30K names the Multi30k directory (scripts/get-multi30k.sh DIR
 # fetches it); the examples below leave it and TORCH_SCRIPT out.
 #
-#   MULTI30K=data/multi30k TORCH_SCRIPT=path/to/reference.py scripts/results-table.sh   # default, multi30k, small, PyTorch
+#   MULTI30K=data/multi30k TORCH_SCRIPT=path/to/reference.py scripts/results-table.sh   # default, multi30k, multi30k-wide, small, PyTorch
 #   RECIPES="small:configs/small.yaml" TORCH=0 scripts/results-table.sh
 #   MAX_STEPS=20 EPOCHS=1 OUT=/tmp/smoke scripts/results-table.sh   # a smoke run
 #   ATTEND=/path/to/attend scripts/results-table.sh         # a fixed binary
@@ -26,7 +26,7 @@ TORCH=${TORCH:-1}
 cd "$(dirname "$0")/.."
 DATA=$MULTI30K
 OUT=${OUT:-results-table}
-RECIPES=${RECIPES:-"default:configs/default.yaml multi30k:configs/multi30k.yaml small:configs/small.yaml"}
+RECIPES=${RECIPES:-"default:configs/default.yaml multi30k:configs/multi30k.yaml multi30k-wide:configs/multi30k-wide.yaml small:configs/small.yaml"}
 EPOCHS=${EPOCHS:-}
 MAX_STEPS=${MAX_STEPS:-0}
 # ALPHAS are the GNMT length penalties tried with beam 5 on val; the best one gets its own rows on the test sets.
