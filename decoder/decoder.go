@@ -402,7 +402,8 @@ func (d *Decoder[T]) gateWeights(w []T) {
 }
 
 // Step advances the decoder by one word for every row: prev holds y_{t-1} (rows). It attends with s_{t-1} (s_t
-// with Config.AttendAfterInput), updates st in place to s_t, and writes the output logits (rows, Vocab) and the attention weights (rows, SrcLen).
+// with Config.AttendAfterInput), updates st in place to s_t, and writes the output logits (rows, Vocab) and the
+// attention weights (rows, SrcLen).
 func (d *Decoder[T]) Step(st *State[T], prev []int, mem *Memory[T], buf *Scratch[T], logits, weights []T) {
 	rows := st.Rows
 	if len(prev) != rows || len(logits) != rows*d.Cfg.Vocab || len(weights) != rows*mem.SrcLen {

@@ -82,9 +82,6 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 	rows, h, e, md := st.Rows, d.Cfg.Hidden, d.Cfg.Emb, d.Cfg.MemDim
 	after := d.Cfg.AttendAfterInput
 	if c.keep {
-		if !after {
-			copy(c.slot(c.query, nil, rows, h), st.H)
-		}
 		copy(c.slot(c.cPrev, nil, rows, h), st.C)
 		copy(c.slot(c.attnState, nil, rows, d.Attn.StateWidth()*mem.SrcLen), st.Attn)
 	}
@@ -109,9 +106,6 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 	kernels.AddBias(gates, rows, 4*h, d.Bias.Data)
 	kernels.LSTMForward(gates, st.C, rows, h, st.H, st.C, c.slot(c.tanhC, nil, rows, h))
 	if after {
-		if c.keep {
-			copy(c.slot(c.query, nil, rows, h), st.H)
-		}
 		d.attend(st, mem, buf, weights, ctx, c) // query s_t
 	}
 	// With input feeding, f_t = tanh([s_t; c_t] A + a) replaces s_t as the layer's output and feeds the next step.
@@ -163,6 +157,9 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 // attention's state α_{t-1}, in st, becomes α_t.
 func (d *Decoder[T]) attend(st *State[T], mem *Memory[T], buf *Scratch[T], weights, ctx []T, c *stepCache[T]) {
 	rows, h, md, sl := st.Rows, d.Cfg.Hidden, d.Cfg.MemDim, mem.SrcLen
+	if c.keep {
+		copy(c.slot(c.query, nil, rows, h), st.H) // the query, for attendBackward
+	}
 	sw := d.Attn.StateWidth() * sl
 	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: st.H[:rows*h], Keys: mem.Keys[:rows*sl*mem.KeyWidth],
 		Memory: mem.States[:rows*sl*md], Lengths: mem.Lengths[:rows], Noise: c.slot(c.noise, nil, rows, sl),
