@@ -135,7 +135,8 @@ type HeatmapRequest struct {
 	Tokenized bool
 	// Decode is the search, as translate's: a beam of Decode.Beam draws the sentence that beam search chooses
 	// (the one translate writes with the same settings), 0 or 1 greedy search's. Decode.Batch is also the
-	// batch of the forced references.
+	// batch of the forced references, and Decode.Alignment draws a model's alignment attention, of the forced
+	// references too.
 	Decode DecodeOptions
 }
 
@@ -167,7 +168,7 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 		}
 		return maps, nil
 	}
-	forced, err := ForceWords(ctx, m, tok, req.Sources, req.Refs, req.Decode.Batch)
+	forced, err := forceWords(ctx, m, tok, req.Sources, req.Refs, req.Decode.Batch, nil, req.Decode.Alignment)
 	if err != nil {
 		return nil, err
 	}
