@@ -30,17 +30,20 @@ func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]
 // Source and Output are the given words, and a word's attention sums or averages that of its pieces. A nil tok
 // makes it ForceTokens.
 func ForceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int) ([]Translation, error) {
-	return forceWords(ctx, m, tok, srcs, tgts, batch, nil)
+	return forceWords(ctx, m, tok, srcs, tgts, batch, nil, false)
 }
 
-// forceWords is ForceWords telling progress (nil: nothing) of the pairs done, batch by batch.
-func forceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int, progress Counter) ([]Translation, error) {
+// forceWords is ForceWords telling progress (nil: nothing) of the pairs done, batch by batch. With alignment,
+// the Attention of a model with full-context alignment (model.full_context_alignment) is its alignment
+// attention's.
+func forceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int, progress Counter,
+	alignment bool) ([]Translation, error) {
 	if len(srcs) != len(tgts) {
 		return nil, fmt.Errorf("force: %d sources for %d targets", len(srcs), len(tgts))
 	}
 	srcPieces, srcWord := splitSentences(m, tok, srcs)
 	tgtPieces, tgtWord := splitSentences(m, tok, tgts)
-	out, err := forcePieces(ctx, m, srcPieces, tgtPieces, batch, progress)
+	out, err := forcePieces(ctx, m, srcPieces, tgtPieces, batch, progress, alignment)
 	if err != nil || srcWord == nil {
 		return out, err
 	}
@@ -50,8 +53,8 @@ func forceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokeniz
 	return out, nil
 }
 
-// forcePieces is ForceTokens on the model's own tokens.
-func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int, progress Counter) ([]Translation, error) {
+// forcePieces is ForceTokens on the model's own tokens; alignment as for forceWords.
+func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int, progress Counter, alignment bool) ([]Translation, error) {
 	if progress == nil {
 		progress = nopCounter{}
 	}
@@ -74,6 +77,9 @@ func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]
 		for r, f := range m.Force(&b) {
 			i := index[b.Index[r]]
 			out[i].Attention, out[i].LogProbs, out[i].Heads, out[i].SelfAttention = f.Attention, f.LogProbs, f.Heads, f.SelfAttention
+			if alignment && f.Alignment != nil {
+				out[i].Attention = f.Alignment
+			}
 		}
 		progress.Add(int64(b.Real))
 	}
@@ -129,7 +135,8 @@ type HeatmapRequest struct {
 	Tokenized bool
 	// Decode is the search, as translate's: a beam of Decode.Beam draws the sentence that beam search chooses
 	// (the one translate writes with the same settings), 0 or 1 greedy search's. Decode.Batch is also the
-	// batch of the forced references.
+	// batch of the forced references, and Decode.Alignment draws a model's alignment attention, of the forced
+	// references too.
 	Decode DecodeOptions
 }
 
@@ -161,7 +168,7 @@ func Heatmaps(ctx context.Context, req HeatmapRequest) ([]*heatmap.Map, error) {
 		}
 		return maps, nil
 	}
-	forced, err := ForceWords(ctx, m, tok, req.Sources, req.Refs, req.Decode.Batch)
+	forced, err := forceWords(ctx, m, tok, req.Sources, req.Refs, req.Decode.Batch, nil, req.Decode.Alignment)
 	if err != nil {
 		return nil, err
 	}
@@ -196,10 +203,13 @@ type AlignRequest struct {
 	Warn   io.Writer
 	// Progress (nil: nowhere) is shown the pairs aligned, in one phase: forward, then reverse with Reverse.
 	Progress PhaseRecorder
+	// DecoderAttention links by the decoder's attention even in a model with full-context alignment
+	// (model.full_context_alignment), whose alignment attention is read otherwise.
+	DecoderAttention bool
 }
 
 // Align aligns every sentence pair of req.Corpus by the attention of the model scoring the target with teacher
-// forcing, writes one Pharaoh line per pair, and, with gold links, returns the scores against them. The gold
+// forcing (its full-context alignment attention when it has one, unless req.DecoderAttention), writes one Pharaoh line per pair, and, with gold links, returns the scores against them. The gold
 // may cover only the first lines of the corpus (scores.Sentences says how many were scored); more gold lines
 // than sentence pairs, or a link beyond its sentence pair, are an error. A pair longer than req.MaxLen is
 // skipped with a warning.
@@ -233,7 +243,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	phase := orNoPhases(req.Progress).StartPhase("aligning "+req.Corpus.String(), int64(passes*len(pairs)), "sentence pair")
 	defer phase.End()
 	done := &phaseCounter{phase: phase}
-	forward, err := forceWords(ctx, req.Model, split, srcs, tgts, req.Batch, done)
+	forward, err := forceWords(ctx, req.Model, split, srcs, tgts, req.Batch, done, !req.DecoderAttention)
 	if err != nil {
 		return align.Scores{}, err
 	}
@@ -242,7 +252,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 		if req.Tokenized {
 			split = modelTokenizer(req.Reverse, req.Lowercase)
 		}
-		if reverse, err = forceWords(ctx, req.Reverse, split, tgts, srcs, req.Batch, done); err != nil {
+		if reverse, err = forceWords(ctx, req.Reverse, split, tgts, srcs, req.Batch, done, !req.DecoderAttention); err != nil {
 			return align.Scores{}, err
 		}
 	}

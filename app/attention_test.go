@@ -218,3 +218,90 @@ func TestForceWordsSumsAndAveragesPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestAlignReadsTheFullContextAlignment aligns with a model that has full-context alignment
+// (model.full_context_alignment, its weight drawn at random): Align links by the alignment attention of the
+// teacher-forced target — the argmax of model.Forced.Alignment — unless DecoderAttention, which links by the
+// decoder's attention; translate with DecodeOptions.Alignment gives its own output's alignment attention.
+func TestAlignReadsTheFullContextAlignment(t *testing.T) {
+	dir := t.TempDir()
+	src, tgt := filepath.Join(dir, "c.src"), filepath.Join(dir, "c.tgt")
+	srcs := [][]string{strings.Fields("a b c"), strings.Fields("d e"), strings.Fields("c c a b e d")}
+	tgts := [][]string{strings.Fields("b a"), strings.Fields("e e d"), strings.Fields("a b c d e a")}
+	join := func(s [][]string) []byte {
+		var lines []string
+		for _, w := range s {
+			lines = append(lines, strings.Join(w, " "))
+		}
+		return []byte(strings.Join(lines, "\n") + "\n")
+	}
+	os.WriteFile(src, join(srcs), 0o644)
+	os.WriteFile(tgt, join(tgts), 0o644)
+	cfg := tinyTrainConfig().Model
+	cfg.FullContextAlignment = true
+	words := [][]string{strings.Fields("a b c d e")}
+	m, err := model.New[float32](cfg, data.BuildVocab(words, 1, 0), data.BuildVocab(words, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 0))
+	m.Init(rng)
+	for i := range m.Decoder.AlignW.Data {
+		m.Decoder.AlignW.Data[i] = float32(4*rng.Float64() - 2)
+	}
+	links := func(decoderAttention bool) [][]align.Link {
+		var out bytes.Buffer
+		if _, err := Align(context.Background(), AlignRequest{Model: m, Corpus: Corpus{Src: src, Tgt: tgt}, Output: &out, Batch: 2,
+			DecoderAttention: decoderAttention}); err != nil {
+			t.Fatal(err)
+		}
+		l, err := align.ReadPharaoh(&out, "output", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	argmax := func(rows func(f model.Forced) [][]float32) [][]align.Link {
+		var out [][]align.Link
+		for i := range srcs {
+			b := data.MakeBatches([]data.Example{{Src: m.SrcVocab.Encode(srcs[i]), Tgt: m.TgtVocab.Encode(tgts[i])}}, data.BatchOptions{BatchSize: 1}, nil)[0]
+			out = append(out, align.Hard(rows(m.Force(&b)[0]), len(srcs[i]), len(tgts[i]), 0))
+		}
+		return out
+	}
+	full, decoder := links(false), links(true)
+	if want := argmax(func(f model.Forced) [][]float32 { return f.Alignment }); !reflect.DeepEqual(full, want) {
+		t.Errorf("links %v, want the alignment attention's argmax %v", full, want)
+	}
+	if want := argmax(func(f model.Forced) [][]float32 { return f.Attention }); !reflect.DeepEqual(decoder, want) {
+		t.Errorf("DecoderAttention: links %v, want the decoder attention's argmax %v", decoder, want)
+	}
+	if reflect.DeepEqual(full, decoder) {
+		t.Errorf("the alignment attention links as the decoder's attention does: %v", full)
+	}
+	// Translation: the output's own alignment attention, which forcing the output again gives. (An untrained
+	// model would end at once: </s> is made unlikely, so the outputs run to MaxLen.)
+	m.Decoder.OutB.Data[data.EOSID] = -100
+	opts := DecodeOptions{MaxLen: 8, Batch: 2, Alignment: true}
+	trs, err := TranslateTokens(context.Background(), m, srcs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for i, tr := range trs {
+		if len(tr.Output) == 0 { // (forcing an empty target gives no rows)
+			continue
+		}
+		checked++
+		forced, err := forceWords(context.Background(), m, nil, srcs[i:i+1], [][]string{tr.Output}, 1, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(tr.Attention, forced[0].Attention[:len(tr.Attention)]) {
+			t.Errorf("sentence %d: translate's attention with Alignment %v, the forced output's alignment %v", i, tr.Attention, forced[0].Attention)
+		}
+	}
+	if checked == 0 {
+		t.Errorf("every translation is empty: nothing to compare")
+	}
+}

@@ -62,6 +62,10 @@ type DecodeOptions struct {
 	// self-attention layers' weights (Translation.SelfAttention) when it has those: one teacher-forced pass of the
 	// chosen translation per batch recovers them.
 	Heads bool
+	// Alignment makes each translation's Attention that of the model's alignment attention, when the model has
+	// one (model.full_context_alignment): the attention that knows each output word, which guided alignment
+	// trained toward word links. One teacher-forced pass of the chosen translation per batch computes it.
+	Alignment bool
 	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
 	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
 	Shortlist *lexicon.ShortlistSize
@@ -456,8 +460,9 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if opts.Heads && (m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil) {
-		if err := addHeads(ctx, m, out, examples, index, ids, opts.Batch); err != nil {
+	heads, alignment := opts.Heads && (m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil), opts.Alignment && m.Decoder.AlignW != nil
+	if heads || alignment {
+		if err := addForced(ctx, m, out, examples, index, ids, opts.Batch, heads, alignment); err != nil {
 			return nil, err
 		}
 	}
@@ -565,10 +570,13 @@ func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Bat
 	wg.Wait()
 }
 
-// addHeads fills the Heads (and SelfAttention) of the translations out[index[k]] of examples[k] by feeding each chosen translation
-// ids[index[k]] back through the decoder (model.Seq2Seq.Force), which repeats the search's computation of those
-// words; a translation that hit the length limit has no </s> row, so its extra forced row is dropped.
-func addHeads(ctx context.Context, m *model.Seq2Seq[float32], out []Translation, examples []data.Example, index []int, ids [][]int, batch int) error {
+// addForced fills, with heads, the Heads (and SelfAttention) of the translations out[index[k]] of examples[k],
+// and with alignment makes their Attention the alignment attention's (DecodeOptions.Alignment), by feeding each
+// chosen translation ids[index[k]] back through the decoder (model.Seq2Seq.Force), which repeats the search's
+// computation of those words; a translation that hit the length limit has no </s> row, so its extra forced row
+// is dropped.
+func addForced(ctx context.Context, m *model.Seq2Seq[float32], out []Translation, examples []data.Example, index []int, ids [][]int, batch int,
+	heads, alignment bool) error {
 	forced := make([]data.Example, len(examples))
 	for k, ex := range examples {
 		tgt := ids[index[k]]
@@ -583,9 +591,14 @@ func addHeads(ctx context.Context, m *model.Seq2Seq[float32], out []Translation,
 		}
 		for r, f := range m.Force(&b) {
 			tr := &out[index[b.Index[r]]]
-			tr.Heads, tr.SelfAttention = f.Heads, f.SelfAttention
-			for j := range tr.Heads {
-				tr.Heads[j] = tr.Heads[j][:len(tr.Attention)]
+			if heads {
+				tr.Heads, tr.SelfAttention = f.Heads, f.SelfAttention
+				for j := range tr.Heads {
+					tr.Heads[j] = tr.Heads[j][:len(tr.Attention)]
+				}
+			}
+			if alignment {
+				tr.Attention = f.Alignment[:len(tr.Attention)]
 			}
 		}
 	}

@@ -41,6 +41,12 @@ type Config struct {
 	// the LSTM's input (Bahdanau et al. 2015). Either way c_t goes to input feeding, to the upper layers and to
 	// the output layer.
 	AttendAfterInput bool
+	// FullContextAlignment adds an alignment attention (Garg et al. 2019; fairseq's full-context alignment) for
+	// guided alignment to train and for word alignment to read: at step t it is the decoder's attention function,
+	// with the same weights, given the query of the step plus emb(y_t)·AlignW — the step's query also knowing the
+	// word being aligned, which the decoder's own attention cannot know before it predicts that word. It does not
+	// feed the decoder: translation is unchanged by it. It needs an attention without state.
+	FullContextAlignment bool
 }
 
 // UpperLayer is the weights of one decoder LSTM layer above the first: it reads [h_below ; c_t].
@@ -75,6 +81,9 @@ type Decoder[T kernels.Float] struct {
 	FeedW, FeedB *param.Tensor[T]
 	// Upper are the layers above the first, bottom up; empty with one layer.
 	Upper []UpperLayer[T]
+	// AlignW (Emb, Hidden) turns the embedding of the word being aligned into a term of the alignment
+	// attention's query (Config.FullContextAlignment); nil without.
+	AlignW *param.Tensor[T]
 
 	bf16 *bf16Output // greedy search's output layer in bfloat16 (GreedyInBF16), or nil
 }
@@ -117,6 +126,12 @@ func New[T kernels.Float](set *param.Set[T], cfg Config, scores align.Registry[T
 			Bias: set.Add(prefix+"b", 4, h)}
 		u.Bias.Copies = 2 // as the first layer's
 		d.Upper = append(d.Upper, u)
+	}
+	if cfg.FullContextAlignment {
+		if attn.StateWidth() > 0 {
+			return nil, fmt.Errorf("decoder: full-context alignment needs an attention without state; %s has one", name)
+		}
+		d.AlignW = set.Add("dec.align.w", cfg.Emb, h)
 	}
 	return d, nil
 }
@@ -168,6 +183,9 @@ func (d *Decoder[T]) Init(rng *rand.Rand) {
 	// ±1/sqrt(H): it is drawn again, last, as their sum. (The first draw above is kept so that the weights drawn
 	// from a seed stay those of earlier versions.)
 	param.UniformSum(d.Bias, param.InvSqrt(d.Cfg.Hidden), rng)
+	if d.AlignW != nil {
+		clear(d.AlignW.Data) // the alignment attention starts as the decoder's own
+	}
 }
 
 // Memory is what the decoder attends over for one batch: the encoder states, their precomputed keys and the
@@ -349,6 +367,10 @@ type Scratch[T kernels.Float] struct {
 	work                   []T // the attention's, for the full batch
 	next                   []T // the attention's next state
 	dTop                   []T // training: the gradient of a layer's output
+	query                  []T // the attention's query of the last step (rows, Hidden)
+	// alignEmb, alignQuery and alignCtx (rows × Emb, Hidden, MemDim) are the alignment attention's
+	// (Config.FullContextAlignment); nil without.
+	alignEmb, alignQuery, alignCtx []T
 	// gateIn is the first layer's input and previous state side by side, [emb; (ctx;) (f_{t-1};) s_{t-1}]
 	// (rows, InputWidth+Hidden), and gateW the weights that turn it into the four gates in one product:
 	// gateWeights' copy of InputW and HiddenW, taken when the scratch is made.
@@ -381,13 +403,16 @@ func (d *Decoder[T]) scratch(rows, srcLen int, get func(name string, n int) []T)
 	h, md := d.Cfg.Hidden, d.Cfg.MemDim
 	b := &Scratch[T]{emb: get("emb", rows*d.Cfg.Emb), ctx: get("sctx", rows*md), gates: get("gates", rows*4*h),
 		outIn: get("outIn", rows*d.OutIn()), work: get("swork", d.Attn.WorkSize(rows, srcLen)),
-		next: get("next", rows*srcLen*d.Attn.StateWidth()), dTop: get("dTop", rows*h),
+		next: get("next", rows*srcLen*d.Attn.StateWidth()), dTop: get("dTop", rows*h), query: get("squery", rows*h),
 		gateIn: get("sgateIn", rows*(d.InputWidth()+h)), gateW: get("gateW", (d.InputWidth()+h)*4*h)}
 	if d.Cfg.InputFeeding {
 		b.feedIn = get("sfeedIn", rows*(h+md))
 	}
 	if len(d.Upper) > 0 {
 		b.upperIn = get("upperIn", rows*(h+md))
+	}
+	if d.AlignW != nil {
+		b.alignEmb, b.alignQuery, b.alignCtx = get("alignEmb", rows*d.Cfg.Emb), get("alignQuery", rows*h), get("alignCtx", rows*md)
 	}
 	return b
 }
@@ -455,35 +480,74 @@ func (d *Decoder[T]) HeadWeights(buf *Scratch[T], rows, srcLen int) []T {
 	return hw.HeadWeights(buf.work[:d.Attn.WorkSize(rows, srcLen)], rows, srcLen)
 }
 
-// TeacherForcedHeads is TeacherForced that also returns every head's weights, (tgtLen, rows, HeadCount, SrcLen),
-// for attention with several heads (nil otherwise).
-func (d *Decoder[T]) TeacherForcedHeads(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights, heads []T) {
-	return d.teacherForced(enc, lengths, tgtIn, tgtLen, true)
+// Forced is what teacher forcing computes at every step, time-major: the logits (tgtLen, rows, Vocab), the
+// attention weights (tgtLen, rows, SrcLen), each head's weights (tgtLen, rows, heads, SrcLen; nil with one
+// head) and the full-context alignment weights (tgtLen, rows, SrcLen; nil without Config.FullContextAlignment).
+type Forced[T kernels.Float] struct {
+	Logits, Weights, Heads, Alignment []T
 }
 
-func (d *Decoder[T]) teacherForced(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int, wantHeads bool) (logits, weights, heads []T) {
+// TeacherForcedAll is TeacherForced that also gives every head's weights, for attention with several heads,
+// and, with Config.FullContextAlignment, the weights of the alignment attention at every step, the word aligned
+// at step t being tgtOut[t] (tgtLen, rows).
+func (d *Decoder[T]) TeacherForcedAll(enc *encoder.Output[T], lengths []int, tgtIn, tgtOut []int, tgtLen int) Forced[T] {
+	return d.teacherForced(enc, lengths, tgtIn, tgtOut, tgtLen, true)
+}
+
+// teacherForced is TeacherForcedAll, without the heads unless wantHeads and without the alignment if tgtOut is
+// nil.
+func (d *Decoder[T]) teacherForced(enc *encoder.Output[T], lengths []int, tgtIn, tgtOut []int, tgtLen int, wantHeads bool) Forced[T] {
 	rows, v, sl := enc.Rows, d.Cfg.Vocab, enc.SrcLen
 	mem, st := d.Start(enc, lengths)
 	buf := d.NewScratch(rows, sl)
-	logits = make([]T, tgtLen*rows*v)
-	weights = make([]T, tgtLen*rows*sl)
+	f := Forced[T]{Logits: make([]T, tgtLen*rows*v), Weights: make([]T, tgtLen*rows*sl)}
 	nh := d.HeadCount()
 	if nh > 1 && wantHeads {
-		heads = make([]T, tgtLen*rows*nh*sl)
+		f.Heads = make([]T, tgtLen*rows*nh*sl)
+	}
+	if d.AlignW != nil && tgtOut != nil {
+		f.Alignment = make([]T, tgtLen*rows*sl)
 	}
 	for t := 0; t < tgtLen; t++ {
-		d.Step(st, tgtIn[t*rows:(t+1)*rows], mem, buf, logits[t*rows*v:(t+1)*rows*v], weights[t*rows*sl:(t+1)*rows*sl])
-		if heads != nil {
-			copy(heads[t*rows*nh*sl:(t+1)*rows*nh*sl], d.HeadWeights(buf, rows, sl))
+		d.Step(st, tgtIn[t*rows:(t+1)*rows], mem, buf, f.Logits[t*rows*v:(t+1)*rows*v], f.Weights[t*rows*sl:(t+1)*rows*sl])
+		if f.Heads != nil {
+			copy(f.Heads[t*rows*nh*sl:(t+1)*rows*nh*sl], d.HeadWeights(buf, rows, sl))
+		}
+		if f.Alignment != nil {
+			d.Align(mem, buf, tgtOut[t*rows:(t+1)*rows], f.Alignment[t*rows*sl:(t+1)*rows*sl])
 		}
 	}
-	return logits, weights, heads
+	return f
+}
+
+// Align writes the full-context alignment weights (rows, SrcLen) of the step that Step last took with buf, the
+// words it aligns (the step's output words, y_t) being words (rows): the attention function over mem given that
+// step's query plus emb(y_t)·AlignW (Config.FullContextAlignment). It panics without FullContextAlignment.
+func (d *Decoder[T]) Align(mem *Memory[T], buf *Scratch[T], words []int, weights []T) {
+	if d.AlignW == nil {
+		panic("decoder: Align without full-context alignment")
+	}
+	rows := len(words)
+	kernels.Embed(d.Emb.Data, words, d.Cfg.Emb, buf.alignEmb)
+	d.alignStep(mem, rows, buf.query[:rows*d.Cfg.Hidden], buf.alignEmb[:rows*d.Cfg.Emb], buf.alignQuery, buf.work, weights, buf.alignCtx)
+}
+
+// alignStep is the alignment attention of one step (Config.FullContextAlignment) for rows rows: it writes the
+// query q = query + emb·AlignW into q and the weights (rows, SrcLen) into weights, using work and ctx (rows,
+// MemDim; the context, which nothing reads) as its scratch.
+func (d *Decoder[T]) alignStep(mem *Memory[T], rows int, query, emb, q, work, weights, ctx []T) {
+	h, e, sl := d.Cfg.Hidden, d.Cfg.Emb, mem.SrcLen
+	copy(q[:rows*h], query)
+	kernels.Gemm(false, false, rows, h, e, 1, emb, e, d.AlignW.Data, h, 1, q, h)
+	d.Attn.Step(align.Step[T]{Rows: rows, SrcLen: sl, Query: q[:rows*h], Keys: mem.Keys[:rows*sl*mem.KeyWidth],
+		Memory: mem.States[:rows*sl*d.Cfg.MemDim], Lengths: mem.Lengths[:rows], Weights: weights, Context: ctx[:rows*d.Cfg.MemDim],
+		Work: work[:d.Attn.WorkSize(rows, sl)]})
 }
 
 // TeacherForced runs the decoder over a time-major target input tgtIn (tgtLen, rows) and returns the logits
 // (tgtLen, rows, Vocab) and attention weights (tgtLen, rows, SrcLen) of every step. It is the plain-Go reference
 // of the training graph and the validation scorer.
 func (d *Decoder[T]) TeacherForced(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights []T) {
-	logits, weights, _ = d.teacherForced(enc, lengths, tgtIn, tgtLen, false)
-	return logits, weights
+	f := d.teacherForced(enc, lengths, tgtIn, nil, tgtLen, false)
+	return f.Logits, f.Weights
 }

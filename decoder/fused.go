@@ -60,6 +60,11 @@ func (tc *teacher[T]) take() {
 	g.dG, g.dGateIn = get("dG", tb*4*h), get("dGateIn", rows*(d.InputWidth()+h))
 	g.dKeys, g.dMem = get("dKeys", rows*srcLen*d.Attn.KeyWidth()), get("dMem", rows*srcLen*md)
 	g.dWeights = get("dWeights", rows*srcLen)
+	if d.AlignW != nil {
+		c.next, c.alignQuery = get("alignNext", tb*d.Cfg.Emb), get("alignQuery", tb*h)
+		c.alignWork, c.alignWeights = get("alignWork", steps*d.Attn.WorkSize(rows, srcLen)), get("alignWeights", tb*srcLen)
+		g.dAlignQuery, g.dAlignCtx = get("dAlignQuery", rows*h), get("dAlignCtx", rows*md)
+	}
 	if d.FeedW != nil {
 		tc.st.Feed = get("feed0", rows*h)
 		c.feedIn, c.feed = get("feedIn", tb*(h+md)), get("feed", tb*h)
@@ -131,6 +136,16 @@ func (tc *teacher[T]) forward(emb, fwd, bwd []T, lengths []int, out []T) {
 	for t := 0; t < tc.steps; t++ {
 		c.t = t
 		d.step(st, mem, emb[t*rows*e:(t+1)*rows*e], tc.buf, c.slot(c.weights, nil, rows, mem.SrcLen), c)
+		if d.AlignW != nil { // the alignment attention, with y_t, the next step's input
+			next := c.slot(c.next, nil, rows, e)
+			if t+1 < tc.steps {
+				copy(next, emb[(t+1)*rows*e:(t+2)*rows*e])
+			} else {
+				clear(next)
+			}
+			d.alignStep(mem, rows, c.slot(c.query, nil, rows, h), next, c.slot(c.alignQuery, nil, rows, h),
+				c.slot(c.alignWork, nil, 1, d.Attn.WorkSize(rows, mem.SrcLen)), c.slot(c.alignWeights, nil, rows, mem.SrcLen), tc.buf.alignCtx)
+		}
 		top, ctx := d.top(st), c.slot(c.ctx, nil, rows, md)
 		for r := 0; r < rows; r++ {
 			o := out[(t*rows+r)*(h+md) : (t*rows+r+1)*(h+md)]
@@ -154,6 +169,10 @@ func (tc *teacher[T]) backward(dOut, dEmb, dFwd, dBwd []T, grad func(*param.Tens
 		clear(g.dUpperC[l])
 	}
 	g.dEmb = dEmb
+	if d.AlignW != nil {
+		clear(g.dAlignCtx)
+		g.dAlignW = grad(d.AlignW)
+	}
 	g.dAttn = g.dAttn[:0]
 	for _, p := range d.Attn.Params() {
 		g.dAttn = append(g.dAttn, grad(p))
@@ -221,6 +240,9 @@ func (d *Decoder[T]) fusedParams() []*param.Tensor[T] {
 	for _, u := range d.Upper {
 		ps = append(ps, u.InputW, u.HiddenW, u.Bias)
 	}
+	if d.AlignW != nil {
+		ps = append(ps, d.AlignW)
+	}
 	return ps
 }
 
@@ -252,8 +274,8 @@ func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, b
 		}
 	}
 	return graph.Fused(graph.FusedOp[T]{
-		Name: fmt.Sprintf("Decoder(%d,%d,%d,%d,%d,%d,%v,%d,%v,%v)", steps, rows, srcLen, d.Cfg.Emb, md, h, d.FeedW != nil, len(d.Upper), noise != nil,
-			d.Cfg.AttendAfterInput),
+		Name: fmt.Sprintf("Decoder(%d,%d,%d,%d,%d,%d,%v,%d,%v,%v,%v)", steps, rows, srcLen, d.Cfg.Emb, md, h, d.FeedW != nil, len(d.Upper), noise != nil,
+			d.Cfg.AttendAfterInput, d.AlignW != nil),
 		Shape: tensor.Shape{steps * rows, h + md},
 		Forward: func(v [][]T, out []T) {
 			for i, t := range params {
@@ -295,7 +317,11 @@ func (d *Decoder[T]) guidedOp(p *graph.Params[T], tc *teacher[T], states, guide 
 		Name:  fmt.Sprintf("GuidedAlignment(%d,%d,%d)", s[0], s[1], s[2]),
 		Shape: tensor.ScalarShape(),
 		Forward: func(v [][]T, out []T) {
-			out[0] = T(align.GuideLoss(tc.cache.weights, v[1]))
+			weights := tc.cache.weights
+			if d.AlignW != nil {
+				weights = tc.cache.alignWeights // the guide trains the alignment attention
+			}
+			out[0] = T(align.GuideLoss(weights, v[1]))
 		},
 		Backward: func(v [][]T, g []T) [][]T {
 			tc.cache.guide, tc.cache.guideScale = v[1], g[0]

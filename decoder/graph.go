@@ -142,6 +142,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 
 	states := make([]*G.Node, tgtLen)
 	contexts := make([]*G.Node, tgtLen)
+	queries := make([]*G.Node, tgtLen) // each step's attention query, for the alignment attention
 	attention = make([]*G.Node, tgtLen)
 	for t := 0; t < tgtLen; t++ {
 		x := graph.Select[T](emb, t)
@@ -152,6 +153,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 			noise = graph.Select[T](masks.Noise, t)
 		}
 		attend := func() {
+			queries[t] = state
 			attention[t], contexts[t], attnState = attn.Step(state, keys, memory, noise, attnState, srcLengths)
 		}
 		if !after {
@@ -198,7 +200,21 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	// logits = [s_t (f_t with input feeding, the top layer's state with more layers); ctx; emb] W_out + b_out
 	// for all steps at once.
 	if masks.Guide != nil {
-		for t, a := range attention {
+		guidedWeights := attention
+		if d.AlignW != nil {
+			// Full-context alignment: the guide trains the attention whose query at step t is the step's plus
+			// emb(y_t) AlignW, y_t being step t+1's input (zero for the last step, whose word is </s>).
+			alignW, last := p.Whole(d.AlignW), p.Zeros("dec.align.next0", rows, e)
+			guidedWeights = make([]*G.Node, tgtLen)
+			for t := range guidedWeights {
+				next := last
+				if t+1 < tgtLen {
+					next = graph.Select[T](emb, t+1)
+				}
+				guidedWeights[t], _, _ = attn.Step(add(queries[t], mul(next, alignW)), keys, memory, nil, nil, srcLengths)
+			}
+		}
+		for t, a := range guidedWeights {
 			g := align.GuideGraph[T](a, graph.Select[T](masks.Guide, t))
 			if guided == nil {
 				guided = g

@@ -54,6 +54,11 @@ type stepCache[T kernels.Float] struct {
 	// gradient of −Σ guide log(weights + ε) (align.GuideLoss) to that of the weights.
 	guide      []T
 	guideScale T
+	// With Config.FullContextAlignment: next (T, B, E) the embeddings of the words each step aligns, y_t (the
+	// input of step t+1; zero for the last step, whose word is </s>); alignQuery (T, B, H), alignWork (T,
+	// WorkSize) and alignWeights (T, B, S) the alignment attention's query, work and weights. The guide then
+	// trains alignWeights, not weights. nil without.
+	next, alignQuery, alignWork, alignWeights []T
 }
 
 // upperCache is what one upper layer's steps keep: its input after the mask (T, B, H+M), its state before each
@@ -157,9 +162,7 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 // attention's state α_{t-1}, in st, becomes α_t.
 func (d *Decoder[T]) attend(st *State[T], mem *Memory[T], buf *Scratch[T], weights, ctx []T, c *stepCache[T]) {
 	rows, h, md, sl := st.Rows, d.Cfg.Hidden, d.Cfg.MemDim, mem.SrcLen
-	if c.keep {
-		copy(c.slot(c.query, nil, rows, h), st.H) // the query, for attendBackward
-	}
+	copy(c.slot(c.query, buf.query, rows, h), st.H) // the query, for attendBackward and Align
 	sw := d.Attn.StateWidth() * sl
 	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: st.H[:rows*h], Keys: mem.Keys[:rows*sl*mem.KeyWidth],
 		Memory: mem.States[:rows*sl*md], Lengths: mem.Lengths[:rows], Noise: c.slot(c.noise, nil, rows, sl),
@@ -182,7 +185,9 @@ func (d *Decoder[T]) attendBackward(mem *Memory[T], c *stepCache[T], g *stepGrad
 		Noise: c.slot(c.noise, nil, rows, sl), Weights: c.slot(c.weights, nil, rows, sl), Context: c.slot(c.ctx, nil, rows, md),
 		Work: c.slot(c.work, nil, 1, d.Attn.WorkSize(rows, sl))}
 	grad := align.StepGrad[T]{Context: g.dctx, Query: g.dh, Keys: g.dKeys, Memory: g.dMem, Params: g.dAttn}
-	if c.guide != nil { // guided alignment: the gradient of scale · −Σ g log(a + ε) on this step's weights
+	if c.alignWeights != nil {
+		d.alignBackward(mem, c, g)
+	} else if c.guide != nil { // guided alignment: the gradient of scale · −Σ g log(a + ε) on this step's weights
 		clear(g.dWeights)
 		align.GuideBackward(s.Weights, c.slot(c.guide, nil, rows, sl), c.guideScale, g.dWeights)
 		grad.Weights = g.dWeights
@@ -194,6 +199,36 @@ func (d *Decoder[T]) attendBackward(mem *Memory[T], c *stepCache[T], g *stepGrad
 	}
 	d.Attn.StepBackward(s, grad)
 	g.dState, g.dStatePrev = g.dStatePrev, g.dState
+}
+
+// alignBackward is the backward pass of step c.t's alignment attention (Config.FullContextAlignment), which
+// only the guided-alignment loss reads: the guide's gradient of its weights goes back to the query — into g.dh,
+// the gradient of the step's query state, and through q = query + next·AlignW into AlignW's gradient and that
+// of the next step's input embedding (g.dEmb, which step c.t+1's backward pass has written) — and into the keys,
+// memory and attention's parameters.
+func (d *Decoder[T]) alignBackward(mem *Memory[T], c *stepCache[T], g *stepGrads[T]) {
+	if c.guide == nil {
+		return
+	}
+	rows, h, e, sl := mem.Rows, d.Cfg.Hidden, d.Cfg.Emb, mem.SrcLen
+	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: c.slot(c.alignQuery, nil, rows, h), Keys: mem.Keys, Memory: mem.States,
+		Lengths: mem.Lengths, Weights: c.slot(c.alignWeights, nil, rows, sl), Work: c.slot(c.alignWork, nil, 1, d.Attn.WorkSize(rows, sl)),
+		Context: g.dAlignCtx} // (not kept: only its width is read)
+	clear(g.dWeights)
+	align.GuideBackward(s.Weights, c.slot(c.guide, nil, rows, sl), c.guideScale, g.dWeights)
+	clear(g.dAlignQuery)
+	d.Attn.StepBackward(s, align.StepGrad[T]{Context: g.dAlignCtx, Weights: g.dWeights, Query: g.dAlignQuery, Keys: g.dKeys,
+		Memory: g.dMem, Params: g.dAttn})
+	for i, v := range g.dAlignQuery {
+		g.dh[i] += v
+	}
+	// q = query + next·AlignW: dAlignW += nextᵀ dq, and d next = dq AlignWᵀ (the last step's next is zero).
+	next := c.slot(c.next, nil, rows, e)
+	kernels.Gemm(true, false, e, h, rows, 1, next, e, g.dAlignQuery, h, 1, g.dAlignW, h)
+	if steps := len(c.next) / (rows * e); c.t+1 < steps {
+		dNext := g.dEmb[(c.t+1)*rows*e : (c.t+2)*rows*e]
+		kernels.Gemm(false, true, rows, e, h, 1, g.dAlignQuery, h, d.AlignW.Data, h, 1, dNext, e)
+	}
 }
 
 // top is the output of the top layer of st: the last upper layer's state, else f_t with input feeding, else s_t.
@@ -219,11 +254,14 @@ type stepGrads[T kernels.Float] struct {
 	dG          []T // (T, B, 4H): the first layer's pre-activation gradients of every step
 	dPreF       []T // (T, B, H): input feeding's pre-tanh gradients of every step
 	dUpperG     [][]T
-	dGateIn     []T   // (B, I+H): scratch
-	dKeys, dMem []T   // (B, S, K), (B, S, M): added to over all steps
-	dWeights    []T   // (B, S): scratch, the guided-alignment gradient of a step's weights
-	dEmb        []T   // (T, B, E): written
-	dAttn       [][]T // the attention's parameter gradients, added to
+	dGateIn     []T // (B, I+H): scratch
+	dKeys, dMem []T // (B, S, K), (B, S, M): added to over all steps
+	dWeights    []T // (B, S): scratch, the guided-alignment gradient of a step's weights
+	// dAlignQuery (B, H) and dAlignCtx (B, M, zero) are scratch of the alignment attention's backward pass
+	// (Config.FullContextAlignment), dAlignW AlignW's gradient, added to; nil without.
+	dAlignQuery, dAlignCtx, dAlignW []T
+	dEmb                            []T   // (T, B, E): written
+	dAttn                           [][]T // the attention's parameter gradients, added to
 }
 
 // stepBackward is the backward pass of step t of a training batch of B rows, which c kept: given dOut (B, H+M),

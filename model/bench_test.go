@@ -32,7 +32,28 @@ func BenchmarkTrainStepAttention(b *testing.B) {
 	}
 }
 
-func benchmarkTrainStep(b *testing.B, cfg ModelConfig) {
+// BenchmarkTrainStepGuided is BenchmarkTrainStep attending after the input (model.attend_after_input), guided
+// toward diagonal links (weight 1), with and without the full-context alignment attention: what that attention
+// costs a training step.
+func BenchmarkTrainStepGuided(b *testing.B) {
+	for _, full := range []bool{false, true} {
+		b.Run(fmt.Sprintf("full_context_alignment=%v", full), func(b *testing.B) {
+			cfg := Small().Model
+			cfg.AttendAfterInput, cfg.FullContextAlignment = true, full
+			benchmarkTrainStep(b, cfg, func(i int) []align.Link {
+				links := make([]align.Link, 15)
+				for j := range links {
+					links[j] = align.Link{Src: j, Tgt: j}
+				}
+				return links
+			})
+		})
+	}
+}
+
+// benchmarkTrainStep times BenchmarkTrainStep's steps of a model configured by cfg, guided toward guide's links
+// when it is given.
+func benchmarkTrainStep(b *testing.B, cfg ModelConfig, guide ...func(i int) []align.Link) {
 	m := newTestModel[float32](b, cfg, 7882, 5898, 1)
 	rng := rand.New(rand.NewPCG(1, 2))
 	srcLens, tgtLens := make([]int, 64), make([]int, 64)
@@ -41,6 +62,9 @@ func benchmarkTrainStep(b *testing.B, cfg ModelConfig) {
 	}
 	batch := randomBatch(rng, 7882, 5898, srcLens, tgtLens)
 	tr := NewTrainer(m, 1e-3, 1, 2)
+	if len(guide) > 0 {
+		tr.Guide, tr.GuideWeight = guide[0], 1
+	}
 	if _, err := tr.Step(batch, rng); err != nil { // compile the graph outside the timing
 		b.Fatal(err)
 	}

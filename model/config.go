@@ -61,8 +61,15 @@ type ModelConfig struct {
 	// checkpoints from before this key mean too) attends with s_{t-1}, the state before the previous word was
 	// read, and feeds the context to the LSTM. With model.layers above 1 the first layer's state is the query, as
 	// with false (GNMT's stacking: the bottom layer attends).
-	AttendAfterInput bool    `yaml:"attend_after_input"`
-	Dropout          float64 `yaml:"dropout"` // dropout rate on embeddings, between stacked layers and before the output layer
+	AttendAfterInput bool `yaml:"attend_after_input"`
+	// FullContextAlignment gives the model an alignment attention for guided alignment to train and for word
+	// alignment (align, translate --alignments) to read, as fairseq's full-context alignment (Garg et al. 2019):
+	// the decoder's attention function with the same weights, whose query at step t is the decoder's query plus
+	// emb(y_t)·W — it also knows the word being aligned, which the decoder's attention, predicting that word,
+	// cannot. It needs train.guided_alignment (nothing else trains W) and does not change translations; heat maps
+	// still show the decoder's attention.
+	FullContextAlignment bool    `yaml:"full_context_alignment"`
+	Dropout              float64 `yaml:"dropout"` // dropout rate on embeddings, between stacked layers and before the output layer
 }
 
 // DataConfig controls tokenizing, vocabularies and batching.
@@ -451,6 +458,9 @@ func (c Config) Validate() error {
 		if err := align.Builtin[float32]().Guidable(m.Attention); err != nil {
 			errs = append(errs, fmt.Errorf("config: train.guided_alignment: %w", err))
 		}
+	}
+	if m.FullContextAlignment && t.GuidedAlignment == "" {
+		errs = append(errs, fmt.Errorf("config: model.full_context_alignment needs train.guided_alignment: only the guided-alignment loss trains its weights"))
 	}
 	return errors.Join(errs...)
 }

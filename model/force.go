@@ -17,6 +17,10 @@ type Forced struct {
 	// Heads, for attention with several heads (multi-head), holds each head's weights like Attention:
 	// Heads[j][t][i]. Attention is their average. Nil for single-head attention.
 	Heads [][][]float32
+	// Alignment, for a model with full-context alignment (model.full_context_alignment), holds the alignment
+	// attention's weights like Attention: row t those of the source words when target word t (or </s>) is known.
+	// Nil without.
+	Alignment [][]float32
 	// SelfAttention, for a model with self-attention encoder layers, holds each block's heads' weights among the
 	// source words: SelfAttention[l][j][i][k] is the weight of word k for word i in head j of block l. Nil
 	// without those layers.
@@ -33,7 +37,8 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 	}
 	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
 	enc := m.Encode(b)
-	logits, weights, heads := m.Decoder.TeacherForcedHeads(enc, b.SrcLengths, b.TgtIn, b.TgtLen)
+	f := m.Decoder.TeacherForcedAll(enc, b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen)
+	logits, weights, heads := f.Logits, f.Weights, f.Heads
 	v, rows, srcLen, nh := m.TgtVocab.Size(), b.Rows, b.SrcLen, m.Decoder.HeadCount()
 	out := make([]Forced, b.Real)
 	for r := range out {
@@ -51,6 +56,13 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 				att[i] = float32(weights[step*srcLen+i])
 			}
 			out[r].Attention = append(out[r].Attention, att)
+			if f.Alignment != nil {
+				al := make([]float32, b.SrcLengths[r])
+				for i := range al {
+					al[i] = float32(f.Alignment[step*srcLen+i])
+				}
+				out[r].Alignment = append(out[r].Alignment, al)
+			}
 			if heads != nil {
 				if out[r].Heads == nil {
 					out[r].Heads = make([][][]float32, nh)

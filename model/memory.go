@@ -103,6 +103,9 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
 	if m.AttendAfterInput { // the first layer's input holds no context
 		a -= T * R * M
 	}
+	if m.FullContextAlignment { // the alignment attention's inputs, query, work and weights at every step
+		a += T*R*(E+Hd+S) + T*int64(attn.WorkSize(int(R), int(S)))
+	}
 	a += int64(layers-1) * T * R * (2*(Hd+M) + 13*Hd)
 	a += 2 * T * R * E // the target embeddings and their gradient
 	// The output layer: its input, the input's gradient and each part's gradient; the logits go 256 rows at a

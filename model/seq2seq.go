@@ -53,7 +53,8 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 		Layers: cfg.Layers, SelfAttentionLayers: cfg.SelfAttentionLayers, Heads: cfg.Heads})
 	dec, err := decoder.New(set, decoder.Config{Vocab: tgt.Size(), Emb: cfg.Emb, Hidden: cfg.DecHidden, MemDim: 2 * cfg.EncHidden,
 		Attn: cfg.AttnDim, Attention: cfg.Attention, Window: cfg.Window, Heads: cfg.Heads, Temperature: cfg.Temperature,
-		InputFeeding: cfg.InputFeeding, Layers: cfg.Layers, AttendAfterInput: cfg.AttendAfterInput}, scores)
+		InputFeeding: cfg.InputFeeding, Layers: cfg.Layers, AttendAfterInput: cfg.AttendAfterInput,
+		FullContextAlignment: cfg.FullContextAlignment}, scores)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,19 +103,25 @@ func tinyCorpusIsLearned(t *testing.T, mc ModelConfig, steps int) {
 // next step.
 func TestCheckpointRoundTrip(t *testing.T) {
 	for _, attention := range append(align.Names(), "mlp") {
-		t.Run(attention, func(t *testing.T) { checkpointRoundTrip(t, attention, 0, 1, false) })
+		t.Run(attention, func(t *testing.T) { checkpointRoundTrip(t, attention, 0, 1, false, false) })
 	}
-	t.Run("additive with 2 self-attention layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 2, 1, false) })
-	t.Run("additive with 2 recurrent layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 2, false) })
-	t.Run("additive attending after the input", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 1, true) })
+	t.Run("additive with 2 self-attention layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 2, 1, false, false) })
+	t.Run("additive with 2 recurrent layers", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 2, false, false) })
+	t.Run("additive attending after the input", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 1, true, false) })
+	t.Run("additive with full-context alignment, guided", func(t *testing.T) { checkpointRoundTrip(t, "additive", 0, 1, true, true) })
 }
 
-func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers int, after bool) {
+// checkpointRoundTrip is TestCheckpointRoundTrip for one model; full gives it full-context alignment, trained by
+// guided alignment toward diagonal links.
+func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers int, after, full bool) {
 	cfg := tinyConfig()
 	cfg.Model.Attention = attention
 	cfg.Model.SelfAttentionLayers = selfAttention
 	cfg.Model.Layers = layers
 	cfg.Model.AttendAfterInput = after
+	if full {
+		cfg.Model.FullContextAlignment, cfg.Train.GuidedAlignment, cfg.Train.GuidedAlignmentWeight = true, "diagonal.align", 1
+	}
 	cfg.Train.MaxSteps = 20
 	cfg.Model.Dropout = 0.1
 	pairs := tinyCorpus(24, 2)
@@ -125,8 +132,21 @@ func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers i
 	}
 	m.Lexicon = lex
 	path := filepath.Join(t.TempDir(), "m.ckpt")
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: path}); err != nil {
+	opts := TrainOptions{Config: cfg, Train: examples, Model: m, Out: path}
+	if full {
+		opts.Guide = func(i int) []align.Link {
+			var links []align.Link
+			for j := range min(len(examples[i].Src), len(examples[i].Tgt)) {
+				links = append(links, align.Link{Src: j, Tgt: j})
+			}
+			return links
+		}
+	}
+	if _, err := Train(context.Background(), opts); err != nil {
 		t.Fatal(err)
+	}
+	if full && !slices.ContainsFunc(m.Decoder.AlignW.Data, func(v float32) bool { return v != 0 }) {
+		t.Fatal("guided training left the alignment weight at 0")
 	}
 	ck, err := Load(path)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 type alignOptions struct {
 	model, reverse, sym, output, gold string
 	corpus                            app.Corpus
-	oneBased, tokenized               bool
+	oneBased, tokenized, decoderAttn  bool
 	threshold                         float64
 	batch, maxLen                     int
 	// --statistical
@@ -37,7 +37,9 @@ pairs, 0-based, source position first (--output, or standard output).
 
 With --model, it scores each target sentence with teacher forcing and links every target word to the source
 word it attended to most (or, with --threshold W, to every source word whose attention weight is at least W).
-</s> is never aligned. With --reverse CKPT (a model trained in the other direction) the two directions are
+</s> is never aligned. A model trained with model.full_context_alignment links by its alignment attention, whose
+query also knows the target word being aligned (--decoder-attention: by the decoder's attention instead).
+With --reverse CKPT (a model trained in the other direction) the two directions are
 combined by --sym (default grow-diag-final). A model trained on subwords (data.subword bpe) links subwords, and
 two words are linked when any of their subwords are (OpenNMT-py's convention): the output counts words, so it
 scores against word-level gold.
@@ -77,6 +79,7 @@ not scored.`,
 	fl.StringVar(&o.reverse, "reverse", "", "target→source checkpoint, for symmetrization")
 	fl.StringVar(&o.sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical)")
 	fl.Float64Var(&o.threshold, "threshold", 0, "link every weight at or above this instead of the argmax (0: argmax)")
+	fl.BoolVar(&o.decoderAttn, "decoder-attention", false, "with a model trained with model.full_context_alignment: link by the decoder's attention, not the alignment attention")
 	fl.IntVar(&o.batch, "batch", 64, "sentences per batch")
 	fl.IntVar(&o.iterations, "iterations", wordalign.DefaultOptions().Iterations, "with --statistical: EM iterations per direction (fast_align's -I counts one more)")
 	fl.IntVar(&o.threads, "threads", 0, "CPU threads (default: every core)")
@@ -88,7 +91,7 @@ not scored.`,
 
 func runAlign(cmd *cobra.Command, o alignOptions) (err error) {
 	fl := cmd.Flags()
-	modelOnly := []string{"reverse", "threshold", "batch", "max-len"}
+	modelOnly := []string{"reverse", "threshold", "batch", "max-len", "decoder-attention"}
 	statisticalOnly := []string{"iterations", "keep-case", "no-progress"}
 	switch {
 	case o.statistical && o.model != "":
@@ -187,7 +190,7 @@ func alignByModel(cmd *cobra.Command, o alignOptions, gold [][]align.Link, outpu
 		return align.Scores{}, err
 	}
 	req := app.AlignRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase, Corpus: o.corpus, Tokenized: o.tokenized,
-		Threshold: o.threshold, Batch: o.batch, Output: output, Gold: gold, GoldName: o.gold, OneBasedGold: o.oneBased,
+		Threshold: o.threshold, DecoderAttention: o.decoderAttn, Batch: o.batch, Output: output, Gold: gold, GoldName: o.gold, OneBasedGold: o.oneBased,
 		MaxLen: app.LengthLimit(ck.Config), Warn: cmd.ErrOrStderr(), Progress: progressOf(cmd)}
 	if o.maxLen > 0 {
 		req.MaxLen = o.maxLen

@@ -17,7 +17,7 @@ type heatmapOptions struct {
 	models                        []string // --model, one or several (an ensemble)
 	text, input, ref, out, outDir string
 	limit                         int
-	tokenized                     bool
+	tokenized, alignment          bool
 	decode                        decodeFlags
 }
 
@@ -69,6 +69,7 @@ with their ensemble, as translate does: the words are the ensemble's, the attent
 	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
 	o.decode.registerSearch(fl)
 	fl.BoolVar(&o.tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
+	fl.BoolVar(&o.alignment, "alignment", false, "draw a model's alignment attention (model.full_context_alignment), which knows each output word, instead of the decoder's attention")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }
@@ -116,6 +117,7 @@ func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
 	if err != nil {
 		return err
 	}
+	decode.Alignment = o.alignment
 	req := app.HeatmapRequest{Model: ck, ModelPath: o.models[0], Tokenized: o.tokenized, Decode: decode}
 	// Sentences longer than this are not drawn: a picture and a forced reference grow with the product of
 	// the two lengths.

@@ -86,7 +86,7 @@ subword, "@@" and all.`,
 	fl.StringVarP(&o.input, "input", "i", "", "input file (default: standard input)")
 	fl.StringVarP(&o.output, "output", "o", "", "output file (default: standard output)")
 	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
-	fl.StringVar(&o.alignments, "alignments", "", "write links between the words of the input and output lines (Pharaoh i-j, 0-based, source first) to this file")
+	fl.StringVar(&o.alignments, "alignments", "", "write links between the words of the input and output lines (Pharaoh i-j, 0-based, source first) to this file (a model trained with model.full_context_alignment links, and --attention then shows, its alignment attention)")
 	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
 	o.decode.register(fl)
 	fl.BoolVar(&o.tokenized, "tokenized", false, "write the output tokens separated by spaces instead of detokenized text")
@@ -122,6 +122,7 @@ func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
 		return err
 	}
 	decode.Heads = o.attention != ""
+	decode.Alignment = o.alignments != "" // a model with full-context alignment links by its alignment attention
 	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
 		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(), Decode: decode,
 		Threshold: o.threshold, Tokenized: o.tokenized, TokenLevel: o.tokenLevel}
