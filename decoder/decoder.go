@@ -412,7 +412,8 @@ func (d *Decoder[T]) scratch(rows, srcLen int, get func(name string, n int) []T)
 		b.upperIn = get("upperIn", rows*(h+md))
 	}
 	if d.AlignW != nil {
-		b.alignEmb, b.alignQuery, b.alignCtx = get("alignEmb", rows*d.Cfg.Emb), get("alignQuery", rows*h), get("alignCtx", rows*md)
+		// (named apart from the fused op's per-step buffers, which share the arena)
+		b.alignEmb, b.alignQuery, b.alignCtx = get("salignEmb", rows*d.Cfg.Emb), get("salignQuery", rows*h), get("salignCtx", rows*md)
 	}
 	return b
 }
