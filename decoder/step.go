@@ -162,7 +162,9 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 // attention's state α_{t-1}, in st, becomes α_t.
 func (d *Decoder[T]) attend(st *State[T], mem *Memory[T], buf *Scratch[T], weights, ctx []T, c *stepCache[T]) {
 	rows, h, md, sl := st.Rows, d.Cfg.Hidden, d.Cfg.MemDim, mem.SrcLen
-	copy(c.slot(c.query, buf.query, rows, h), st.H) // the query, for attendBackward and Align
+	if c.keep || d.AlignW != nil { // the query, for attendBackward and Align
+		copy(c.slot(c.query, buf.query, rows, h), st.H)
+	}
 	sw := d.Attn.StateWidth() * sl
 	s := align.Step[T]{Rows: rows, SrcLen: sl, Query: st.H[:rows*h], Keys: mem.Keys[:rows*sl*mem.KeyWidth],
 		Memory: mem.States[:rows*sl*md], Lengths: mem.Lengths[:rows], Noise: c.slot(c.noise, nil, rows, sl),
