@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 )
 
 // LearnBPEFiles reads and tokenizes the text files at paths (.gz is read directly) on every core and learns up
@@ -130,4 +132,95 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// BPEOptions is everything `attend bpe learn|apply|undo` reads from its command line.
+type BPEOptions struct {
+	Streams
+	Inputs   []string // learn: the text files (at least one); apply, undo: at most one (none: standard input)
+	Output   string   // "": standard output
+	Codes    string   // apply: the merges file
+	Merges   int      // learn: how many merges
+	KeepCase bool     // do not lowercase
+}
+
+// RunBPELearn learns o.Merges merges from the files o.Inputs and writes them to o.Output.
+func RunBPELearn(ctx context.Context, o BPEOptions) (err error) {
+	if o.Merges < 1 {
+		return fmt.Errorf("--merges is %d; want at least 1", o.Merges)
+	}
+	if err := checkBPEOutput(o, "codes.bpe"); err != nil {
+		return err
+	}
+	b, err := LearnBPEFiles(ctx, o.Inputs, data.NewRegexTokenizer(!o.KeepCase), o.Merges, o.Progress)
+	if err != nil {
+		return err
+	}
+	var out outputFiles
+	defer out.close(&err)
+	w, err := out.orStdout(o.Output, o.Stdout)
+	if err != nil {
+		return err
+	}
+	_, err = b.WriteTo(w)
+	return err
+}
+
+// RunBPEApply splits the lines of o.Inputs (standard input when none) into the subwords of the merges in
+// o.Codes, or with undo joins their subwords back into words, and writes them to o.Output.
+func RunBPEApply(ctx context.Context, o BPEOptions, undo bool) (err error) {
+	if len(o.Inputs) > 1 {
+		return errors.New("give at most one --input")
+	}
+	if err := checkBPEOutput(o, "output.txt"); err != nil {
+		return err
+	}
+	req := SubwordRequest{Tokenizer: data.NewRegexTokenizer(!o.KeepCase)}
+	if !undo {
+		f, err := data.Open(o.Codes)
+		if err != nil {
+			return err
+		}
+		req.BPE, err = data.ReadBPE(f, o.Codes)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	input := "-"
+	if len(o.Inputs) == 1 {
+		input = o.Inputs[0]
+	}
+	var in inputFiles
+	defer in.close()
+	src, err := in.open(input, o.Stdin)
+	if err != nil {
+		return err
+	}
+	req.Input, req.InputName = src.R, src.Name
+	var out outputFiles
+	defer out.close(&err)
+	if req.Output, err = out.orStdout(o.Output, o.Stdout); err != nil {
+		return err
+	}
+	n, err := ApplySubwords(ctx, req)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("interrupted after %s", plural.Count(n, "line"))
+	}
+	return err
+}
+
+// checkBPEOutput checks o.Output against the input files (see CheckOutputs); example names a file that fits it.
+func checkBPEOutput(o BPEOptions, example string) error {
+	if o.Output == "" {
+		return nil
+	}
+	var inputs []NamedPath
+	for _, in := range o.Inputs {
+		inputs = append(inputs, NamedPath{Role: "--input", Path: in})
+	}
+	if o.Codes != "" {
+		inputs = append(inputs, NamedPath{Role: "--codes", Path: o.Codes})
+	}
+	return CheckOutputs([]NamedPath{{Role: "--output", Path: o.Output, Example: example}}, inputs)
 }

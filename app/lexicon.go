@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
+	"github.com/attend-nmt/attend/model/checkpoint"
 )
 
 // LearnLexicon gives a loaded model the lexicon attend train would have learned for it: it reads corpus as
@@ -65,4 +68,44 @@ func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus, phas
 func corpusSide(c *data.Corpus, target bool) tokenCounts {
 	tokens, counts := c.Counts(target)
 	return tokenCounts{tokens: tokens, counts: counts}
+}
+
+// LexiconOptions is everything `attend lexicon` reads from its command line.
+type LexiconOptions struct {
+	Streams
+	Model  string // the checkpoint to add the lexicon to
+	Out    string // the checkpoint to write ("": Model, replaced atomically)
+	Corpus Corpus
+}
+
+// RunLexicon learns the lexicon of o.Model from o.Corpus (LearnLexicon), writes the checkpoint with it to o.Out
+// and reports it on o.Stdout.
+func RunLexicon(ctx context.Context, o LexiconOptions) error {
+	if o.Out == "" {
+		o.Out = o.Model
+	}
+	// Out may be Model: the checkpoint is read whole, then replaced atomically.
+	inputs := []NamedPath{{Role: "--src", Path: o.Corpus.Src}, {Role: "--tgt", Path: o.Corpus.Tgt}, {Role: "--tsv", Path: o.Corpus.TSV},
+		{Role: "--model", Path: o.Model, Replaceable: true}}
+	if err := CheckOutputs(CheckpointOutputs("--out", o.Out), inputs); err != nil {
+		return err
+	}
+	ck, err := model.Load(o.Model)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	n, err := LearnLexicon(ctx, ck, o.Corpus, o.Progress)
+	if err != nil {
+		return err
+	}
+	if _, err := checkpoint.RemoveStale(o.Out); err != nil {
+		return err
+	}
+	if err := model.Save(o.Out, ck.Config, ck.Model, ck.Adam, ck.Progress); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Stdout, "lexicon of %s learned from a corpus of %s in %.1fs; written to %s\n",
+		plural.Count(len(ck.Model.Lexicon.Best), "source word"), plural.Count(n, "sentence pair"), time.Since(began).Seconds(), o.Out)
+	return nil
 }

@@ -91,6 +91,64 @@ type TrainRequest struct {
 	lexiconAfterTraining bool
 }
 
+// TrainOptions is everything `attend train` reads from its command line: a TrainRequest whose Config is read
+// from ConfigFile (the defaults when "") with Overrides applied, and where a process of several reports its error.
+type TrainOptions struct {
+	TrainRequest
+	Stderr io.Writer
+}
+
+// ReportedError is the error of a process of a distributed run that another process (the lead) reports: a
+// command exits with its status without printing it.
+type ReportedError struct{ Err error }
+
+func (e *ReportedError) Error() string { return e.Err.Error() }
+func (e *ReportedError) Unwrap() error { return e.Err }
+
+// RunTrain reads the config, opens the group of processes training together (dist.Open) and trains (Train).
+// When one process of several fails other than by an interruption, it prints its error to o.Stderr and ends
+// them all, since the others would wait for it forever in the next gradient sum. A process other than the lead
+// returns a stop as a *ReportedError: every process stopped at the same step, and the lead reports it.
+func RunTrain(ctx context.Context, o TrainOptions) error {
+	cfg := model.Default()
+	if o.ConfigFile != "" {
+		var err error
+		if cfg, err = model.LoadConfig(o.ConfigFile); err != nil {
+			return err
+		}
+	}
+	if o.Overrides != nil {
+		if err := o.Overrides(&cfg); err != nil {
+			return err
+		}
+	}
+	o.Config = cfg
+	group, err := dist.Open()
+	if err != nil {
+		return err
+	}
+	o.Group = group
+	_, err = Train(ctx, o.TrainRequest)
+	var stopped *model.InterruptedError
+	interrupted := errors.As(err, &stopped) || errors.Is(err, ErrStopped)
+	switch {
+	case err != nil && group.Size() > 1 && !interrupted:
+		fmt.Fprintf(o.Stderr, "attend (process %d of %d): %v\n", group.Rank(), group.Size(), err)
+		group.Abort(1)
+	case group.Rank() > 0 && err == nil:
+		return group.Close()
+	case group.Rank() > 0:
+		// Every process stopped at the same step (mpirun signals them all, or another process failed and
+		// mpirun is ending the job).
+		_ = group.Close()
+		return &ReportedError{err}
+	}
+	if cerr := group.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // UnkWarning is the share of <unk> in a resumed run's new corpus above which Train warns that the stored
 // vocabulary does not fit it.
 const UnkWarning = 0.10

@@ -1,28 +1,13 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-	"strings"
-
 	"github.com/attend-nmt/attend/app"
-	"github.com/attend-nmt/attend/data"
-	"github.com/attend-nmt/attend/heatmap"
-	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/spf13/cobra"
 )
 
-// heatmapOptions is everything `attend heatmap` reads from its command line.
-type heatmapOptions struct {
-	models                        []string // --model, one or several (an ensemble)
-	text, input, ref, out, outDir string
-	limit                         int
-	tokenized, alignment          bool
-	decode                        decodeFlags
-}
-
 func newHeatmapCmd() *cobra.Command {
-	var o heatmapOptions
+	var o app.HeatmapOptions
+	var decode decodeFlags
 	cmd := &cobra.Command{
 		Use:   "heatmap --model CKPT [--model CKPT...] (--text SENTENCE --out FILE | --input FILE --out-dir DIR)",
 		Short: "Draw where the model looked: attention heat maps (PNG, SVG), matrices (JSON, CSV), an HTML gallery",
@@ -57,176 +42,22 @@ a warning naming it, since a picture grows with the product of the two lengths. 
 with their ensemble, as translate does: the words are the ensemble's, the attention drawn is the first model's
 (with --ref, the first model's on the reference).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runHeatmap(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Streams, o.Search = streamsOf(cmd), decode.given(cmd.Flags())
+			return app.RunHeatmap(cmd.Context(), o)
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&o.models, "model", "m", nil, modelFlagHelp)
-	fl.StringVar(&o.text, "text", "", "one sentence to draw (with --out)")
-	fl.StringVarP(&o.input, "input", "i", "", "file of sentences, one per line (with --out-dir)")
-	fl.StringVar(&o.ref, "ref", "", "reference: a sentence with --text, a line-aligned file with --input; its attention is drawn")
-	fl.StringVarP(&o.out, "out", "o", "", "output file: .png, .svg, .json or .csv")
-	fl.StringVar(&o.outDir, "out-dir", "", "directory for the pictures and index.html")
-	fl.IntVar(&o.limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
-	o.decode.registerSearch(fl)
-	fl.BoolVar(&o.tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
-	fl.BoolVar(&o.alignment, "alignment", false, "draw a model's alignment attention (model.full_context_alignment), which knows each output word, instead of the decoder's attention")
+	fl.StringArrayVarP(&o.Models, "model", "m", nil, modelFlagHelp)
+	fl.StringVar(&o.Text, "text", "", "one sentence to draw (with --out)")
+	fl.StringVarP(&o.Input, "input", "i", "", "file of sentences, one per line (with --out-dir)")
+	fl.StringVar(&o.Ref, "ref", "", "reference: a sentence with --text, a line-aligned file with --input; its attention is drawn")
+	fl.StringVarP(&o.Out, "out", "o", "", "output file: .png, .svg, .json or .csv")
+	fl.StringVar(&o.OutDir, "out-dir", "", "directory for the pictures and index.html")
+	fl.IntVar(&o.Limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
+	decode.registerSearch(fl)
+	fl.BoolVar(&o.Tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
+	fl.BoolVar(&o.Alignment, "alignment", false, "draw a model's alignment attention (model.full_context_alignment), which knows each output word, instead of the decoder's attention")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
-}
-
-func runHeatmap(cmd *cobra.Command, o heatmapOptions) error {
-	switch {
-	case (o.text == "") == (o.input == ""):
-		return fmt.Errorf("give either --text SENTENCE or --input FILE")
-	case o.text != "" && (o.out == "" || o.outDir != ""):
-		return fmt.Errorf("--text writes one file: give --out FILE (.png, .svg, .json or .csv), not --out-dir")
-	case o.input != "" && (o.outDir == "" || o.out != ""):
-		return fmt.Errorf("--input writes a gallery: give --out-dir DIR, not --out")
-	case o.limit < 0:
-		return fmt.Errorf("--limit is %d; want 0 (all) or more", o.limit)
-	}
-	if o.out != "" {
-		switch strings.ToLower(filepath.Ext(o.out)) {
-		case ".png", ".svg", ".json", ".csv":
-		default:
-			return fmt.Errorf("--out %s: %w", o.out, heatmap.ErrFormat)
-		}
-		if err := app.CheckOutputs([]app.NamedPath{{Role: "--out", Path: o.out, Example: "attention" + filepath.Ext(o.out)}},
-			modelInputs(o.models)); err != nil {
-			return err
-		}
-	} else {
-		// The gallery: DIR/index.html, and DIR/0001.png, DIR/0001.json, … for the sentences.
-		outputs := []app.NamedPath{{Role: "the gallery page", Path: filepath.Join(o.outDir, "index.html")},
-			{Role: "the gallery's pictures", Path: filepath.Join(o.outDir, "[0-9][0-9][0-9][0-9]*.png"), Pattern: true},
-			{Role: "the gallery's matrices", Path: filepath.Join(o.outDir, "[0-9][0-9][0-9][0-9]*.json"), Pattern: true}}
-		inputs := append(modelInputs(o.models), app.NamedPath{Role: "--input", Path: o.input}, app.NamedPath{Role: "--ref", Path: o.ref})
-		if err := app.CheckOutputs(outputs, inputs); err != nil {
-			return err
-		}
-	}
-	ck, ens, err := loadModels(o.models)
-	if err != nil {
-		return err
-	}
-	var tok data.Tokenizer = ck.Config.Data.Tokenizer()
-	if o.tokenized {
-		tok = data.WhitespaceTokenizer{}
-	}
-	decode, err := o.decode.options(cmd, o.models[0], ck, ens)
-	if err != nil {
-		return err
-	}
-	decode.Alignment = o.alignment
-	req := app.HeatmapRequest{Model: ck, ModelPath: o.models[0], Tokenized: o.tokenized, Decode: decode}
-	// Sentences longer than this are not drawn: a picture and a forced reference grow with the product of
-	// the two lengths.
-	limit := app.LengthLimit(ck.Config)
-	if o.decode.maxLen > 0 {
-		limit = o.decode.maxLen
-	}
-	if o.text != "" {
-		req.Sources = [][]string{tok.Tokenize(o.text)}
-		if len(req.Sources[0]) == 0 {
-			return fmt.Errorf("--text has no words")
-		}
-		if o.ref != "" {
-			req.Refs = [][]string{tok.Tokenize(o.ref)}
-		}
-		if long := app.LongPairs(req.Sources, req.Refs, limit); len(long) > 0 {
-			return fmt.Errorf("--text and --ref have %d and %d tokens, more than the length limit %d; --max-len raises it", long[0].SrcLen, long[0].TgtLen, limit)
-		}
-		maps, err := app.Heatmaps(cmd.Context(), req)
-		if err != nil {
-			return err
-		}
-		if err := heatmap.WriteFile(o.out, maps[0]); err != nil {
-			return err
-		}
-		if ext := strings.ToLower(filepath.Ext(o.out)); ext == ".png" || ext == ".svg" {
-			for _, note := range maps[0].Notes() {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", o.out, note)
-			}
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", o.out, strings.Join(maps[0].Output, " "))
-		return nil
-	}
-	if req.Sources, err = readSentences(o.input, tok); err != nil {
-		return err
-	}
-	if o.ref != "" {
-		if req.Refs, err = readSentences(o.ref, tok); err != nil {
-			return err
-		}
-		if len(req.Refs) != len(req.Sources) {
-			return fmt.Errorf("--ref %s has %s but --input %s has %d", o.ref, plural.Count(len(req.Refs), "line"), o.input, len(req.Sources))
-		}
-	}
-	// Lines with no words (or, with references, an empty reference) have nothing to draw.
-	var sources, refs [][]string
-	var lines []int
-	skipped := 0
-	long := app.LongPairs(req.Sources, req.Refs, limit)
-	files := o.input
-	if o.ref != "" {
-		files += " and " + o.ref
-	}
-	app.WarnLongPairs(cmd.ErrOrStderr(), long, limit, files, "not drawn")
-	for i, s := range req.Sources {
-		if len(long) > 0 && long[0].Line == i+1 {
-			long = long[1:]
-			continue
-		}
-		if len(s) == 0 || (req.Refs != nil && len(req.Refs[i]) == 0) {
-			skipped++
-			continue
-		}
-		if o.limit > 0 && len(sources) == o.limit {
-			break
-		}
-		sources = append(sources, s)
-		lines = append(lines, i+1)
-		if req.Refs != nil {
-			refs = append(refs, req.Refs[i])
-		}
-	}
-	req.Sources, req.Refs = sources, refs
-	progress := progressOf(cmd)
-	translating := progress.start("translating "+o.input, int64(len(sources)), "sentence")
-	req.Decode.Progress = translating
-	maps, err := app.Heatmaps(cmd.Context(), req)
-	translating.End()
-	if err != nil {
-		return err
-	}
-	for i, m := range maps {
-		m.Line = lines[i]
-	}
-	title := fmt.Sprintf("attention of %s on %s", filepath.Base(o.models[0]), filepath.Base(o.input))
-	if len(o.models) > 1 {
-		title = fmt.Sprintf("attention of %s, the first of an ensemble of %d models, on %s", filepath.Base(o.models[0]), len(o.models), filepath.Base(o.input))
-	}
-	drawing := progress.start("drawing "+filepath.Join(o.outDir, "*.png"), int64(len(maps)), "picture")
-	err = heatmap.WriteGalleryDirProgress(o.outDir, title, maps, func(n int) { drawing.Set(int64(n)) })
-	drawing.End()
-	if err != nil {
-		return err
-	}
-	for i, m := range maps {
-		for _, note := range m.Notes() {
-			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s (line %d): %s\n", filepath.Join(o.outDir, fmt.Sprintf("%04d.png", i+1)), m.Line, note)
-		}
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s drawn (%s skipped): %s\n", plural.Count(len(maps), "sentence"), plural.Count(skipped, "empty line"), filepath.Join(o.outDir, "index.html"))
-	return nil
-}
-
-// readSentences reads and tokenizes a file of sentences, one per line (.gz is read directly).
-func readSentences(path string, tok data.Tokenizer) ([][]string, error) {
-	f, err := data.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return data.ReadLines(f, path, tok)
 }

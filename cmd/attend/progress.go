@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/app"
-	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/schollz/progressbar/v3"
@@ -51,6 +49,12 @@ func progressOf(cmd *cobra.Command) progressOut {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// quietened is p showing nothing.
+func (p progressOut) quietened() progressOut {
+	p.quiet = true
+	return p
 }
 
 // noBars is p with plain lines in place of bars (a command whose other output shares the terminal).
@@ -421,51 +425,7 @@ func epochsDone(v model.ValidLog) string {
 	return plural.Count(v.EpochsDone, "epoch") + " done"
 }
 
-// inputLines counts the lines of an input, for a progress total: of the file at path (.gz read through), or,
-// when path is empty, of stdin when it is a regular file (from where it stands, without moving it). It is 0
-// when that is not known (a pipe, a terminal) or the file cannot be read (the command then reports that itself).
-func inputLines(path string, stdin io.Reader) int64 {
-	var r io.Reader
-	if path != "" {
-		f, err := data.Open(path)
-		if err != nil {
-			return 0
-		}
-		defer f.Close()
-		r = f
-	} else {
-		f, ok := stdin.(*os.File)
-		if !ok {
-			return 0
-		}
-		info, err := f.Stat()
-		if err != nil || !info.Mode().IsRegular() {
-			return 0
-		}
-		at, err := f.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return 0
-		}
-		r = io.NewSectionReader(f, at, info.Size()-at)
-	}
-	var lines int64
-	last := byte('\n')
-	buf := make([]byte, 1<<16)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
-			last = buf[n-1]
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0
-		}
-	}
-	if last != '\n' {
-		lines++ // a last line without its newline
-	}
-	return lines
+// streamsOf is where cmd reads and writes, with its progress display.
+func streamsOf(cmd *cobra.Command) app.Streams {
+	return app.Streams{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Progress: progressOf(cmd)}
 }

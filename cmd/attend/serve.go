@@ -1,31 +1,17 @@
 package main
 
 import (
-	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/attend-nmt/attend/app/serve"
-	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
 
-// serveOptions is everything `attend serve` reads from its command line.
-type serveOptions struct {
-	model, addr, cors string
-	maxBody           int64
-	maxSentences      int
-	maxSourceLen      int
-	queue             int
-	timeout, wait     time.Duration
-	decode            decodeFlags
-}
-
 func newServeCmd() *cobra.Command {
-	var o serveOptions
+	var o serve.RunOptions
+	var decode decodeFlags
 	cmd := &cobra.Command{
 		Use:   "serve --model CKPT [--addr 127.0.0.1:8080]",
 		Short: "Translate over HTTP: a JSON API, and a page where you watch the model look",
@@ -58,74 +44,25 @@ SIGINT or SIGTERM stops accepting requests, finishes those in flight and exits 0
 status 130 or 143); SIGHUP reloads the checkpoint from --model without dropping a request, and a file that
 does not load leaves the old model serving (the log says why).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			o.Streams, o.Search, o.Reload = streamsOf(cmd), decode.given(cmd.Flags()), hup
+			return serve.Run(cmd.Context(), o)
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.model, "model", "", "checkpoint to serve (required)")
-	fl.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fl.StringVar(&o.cors, "cors", "", "let pages from this origin call the API (e.g. https://example.org); default: no CORS")
-	fl.Int64Var(&o.maxBody, "max-body", serve.DefaultMaxBody, "largest request body in bytes")
-	fl.IntVar(&o.maxSentences, "max-sentences", serve.DefaultMaxSentences, "most sentences per request")
-	fl.IntVar(&o.maxSourceLen, "max-source-len", 0, "most tokens of a sentence (default: the checkpoint's decode.max_len)")
-	fl.IntVar(&o.queue, "queue", serve.DefaultQueue, "most sentences waiting for the decoder before requests get 503")
-	fl.DurationVar(&o.timeout, "timeout", serve.DefaultTimeout, "longest a request may wait for its translations (then 504)")
-	fl.DurationVar(&o.wait, "wait", serve.DefaultWait, "how long beam search gathers the sentences of concurrent requests")
-	o.decode.register(fl)
+	fl.StringVar(&o.Model, "model", "", "checkpoint to serve (required)")
+	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+	fl.StringVar(&o.CORS, "cors", "", "let pages from this origin call the API (e.g. https://example.org); default: no CORS")
+	fl.Int64Var(&o.MaxBody, "max-body", serve.DefaultMaxBody, "largest request body in bytes")
+	fl.IntVar(&o.MaxSentences, "max-sentences", serve.DefaultMaxSentences, "most sentences per request")
+	fl.IntVar(&o.MaxSourceLen, "max-source-len", 0, "most tokens of a sentence (default: the checkpoint's decode.max_len)")
+	fl.IntVar(&o.Queue, "queue", serve.DefaultQueue, "most sentences waiting for the decoder before requests get 503")
+	fl.DurationVar(&o.Timeout, "timeout", serve.DefaultTimeout, "longest a request may wait for its translations (then 504)")
+	fl.DurationVar(&o.Wait, "wait", serve.DefaultWait, "how long beam search gathers the sentences of concurrent requests")
+	decode.register(fl)
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
-}
-
-func runServe(cmd *cobra.Command, o serveOptions) error {
-	switch {
-	case o.maxBody < 1:
-		return fmt.Errorf("--max-body is %d; want at least 1 byte", o.maxBody)
-	case o.maxSentences < 1:
-		return fmt.Errorf("--max-sentences is %d; want at least 1", o.maxSentences)
-	case o.maxSourceLen < 0:
-		return fmt.Errorf("--max-source-len is %d; want 0 (the checkpoint's decode.max_len) or more", o.maxSourceLen)
-	case o.queue < 1:
-		return fmt.Errorf("--queue is %d; want at least 1", o.queue)
-	case o.timeout <= 0:
-		return fmt.Errorf("--timeout is %v; want a positive duration such as 30s", o.timeout)
-	case o.wait < 0:
-		return fmt.Errorf("--wait is %v; want 0 or a short duration such as 5ms", o.wait)
-	}
-	ck, err := model.Load(o.model)
-	if err != nil {
-		return err
-	}
-	decode, err := o.decode.options(cmd, o.model, ck, nil)
-	if err != nil {
-		return err
-	}
-	srv, err := serve.New(o.model, ck, serve.Options{Decode: decode, MaxBody: o.maxBody, MaxSentences: o.maxSentences,
-		MaxSourceLen: o.maxSourceLen, Queue: o.queue, Timeout: o.timeout, Wait: o.wait, CORS: o.cors, Log: cmd.ErrOrStderr()})
-	if err != nil {
-		return err
-	}
-	l, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		srv.Close()
-		return fmt.Errorf("--addr %s: %w", o.addr, err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "attend serve: %s (step %d) on http://%s/ — open it in a browser; Ctrl-C stops\n", o.model, srv.Step(), l.Addr())
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-cmd.Context().Done():
-				return
-			case <-hup:
-			}
-			if err := srv.Reload(); err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "attend serve: SIGHUP: %v\n", err)
-				continue
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "attend serve: SIGHUP: reloaded %s (step %d)\n", o.model, srv.Step())
-		}
-	}()
-	return srv.Serve(cmd.Context(), l)
 }

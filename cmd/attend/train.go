@@ -2,12 +2,10 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 
 	"github.com/attend-nmt/attend/app"
-	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
@@ -55,45 +53,18 @@ It also refuses vocabularies that data.min_freq or data.max_vocab leave without 
 more than a tenth of a side's tokens <unk>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := model.Default()
-			if f.config != "" {
-				var err error
-				if cfg, err = model.LoadConfig(f.config); err != nil {
-					return err
-				}
-			}
-			overrides := func(c *model.Config) error { return applyTrainFlags(cmd, &f, c) }
-			if err := overrides(&cfg); err != nil {
-				return err
-			}
-			req := app.TrainRequest{Config: cfg, ConfigFile: f.config, Overrides: overrides, Train: f.corpus, Valid: f.valid,
-				NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics, CPUProfile: f.cpuProfile,
-				Stdout: cmd.OutOrStdout(), Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress), ForceMemory: f.forceMemory}
-			group, err := dist.Open()
-			if err != nil {
-				return err
-			}
-			req.Group = group
-			_, err = app.Train(cmd.Context(), req)
+			err := app.RunTrain(cmd.Context(), app.TrainOptions{Stderr: cmd.ErrOrStderr(), TrainRequest: app.TrainRequest{
+				ConfigFile: f.config, Overrides: func(c *model.Config) error { return applyTrainFlags(cmd, &f, c) },
+				Train: f.corpus, Valid: f.valid, NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics,
+				CPUProfile: f.cpuProfile, Stdout: cmd.OutOrStdout(), ForceMemory: f.forceMemory,
+				Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress)}})
+			var reported *app.ReportedError
 			var stopped *model.InterruptedError
-			interrupted := errors.As(err, &stopped) || errors.Is(err, app.ErrStopped)
 			switch {
-			case err != nil && group.Size() > 1 && !interrupted:
-				// The other processes would wait for this one forever in the next gradient sum: stop them all.
-				fmt.Fprintf(cmd.ErrOrStderr(), "attend (process %d of %d): %v\n", group.Rank(), group.Size(), err)
-				group.Abort(1)
-			case group.Rank() > 0 && err == nil:
-				return group.Close()
-			case group.Rank() > 0:
-				// Every process stopped at the same step (mpirun signals them all, or another process failed and
-				// mpirun is ending the job); rank 0 reports it and says how to resume.
-				_ = group.Close()
+			case errors.As(err, &reported):
 				return quietError{err}
 			case errors.As(err, &stopped):
-				err = hintError{err: err, hint: "resume with: " + resumeCommand(os.Args, stopped.Path)}
-			}
-			if cerr := group.Close(); err == nil {
-				err = cerr
+				return hintError{err: err, hint: "resume with: " + resumeCommand(os.Args, stopped.Path)}
 			}
 			return err
 		},

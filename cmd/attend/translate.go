@@ -1,29 +1,13 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"math"
-	"os"
-	"time"
-
 	"github.com/attend-nmt/attend/app"
-	"github.com/attend-nmt/attend/data"
-	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/spf13/cobra"
 )
 
-// translateOptions is everything `attend translate` reads from its command line.
-type translateOptions struct {
-	models                               []string // --model, one or several (an ensemble)
-	input, output, attention, alignments string
-	threshold                            float64
-	tokenized, tokenLevel                bool
-	decode                               decodeFlags
-}
-
 func newTranslateCmd() *cobra.Command {
-	var o translateOptions
+	var o app.TranslateOptions
+	var decode decodeFlags
 	cmd := &cobra.Command{
 		Use:   "translate --model CKPT [--model CKPT...] [--input FILE] [--output FILE]",
 		Short: "Translate sentences with a trained model (beam search)",
@@ -79,116 +63,25 @@ output subwords back into words, so the output, --tokenized included, is words. 
 words like tokens (above; with --token-level, of the tokens); --replace-unk copies the most-attended source
 subword, "@@" and all.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runTranslate(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Streams, o.Search, o.ThresholdGiven = streamsOf(cmd), decode.given(cmd.Flags()), cmd.Flags().Changed("threshold")
+			// Progress on standard error, unless lines are typed in, or the translations show on the same terminal.
+			if (o.Input == "" || o.Input == "-") && isTerminal(o.Stdin) || (o.Output == "" || o.Output == "-") && isTerminal(o.Stdout) {
+				o.Progress = progressOf(cmd).quietened()
+			}
+			return app.RunTranslate(cmd.Context(), o)
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&o.models, "model", "m", nil, modelFlagHelp)
-	fl.StringVarP(&o.input, "input", "i", "", "input file (default: standard input)")
-	fl.StringVarP(&o.output, "output", "o", "", "output file (default: standard output)")
-	fl.StringVar(&o.attention, "attention", "", "write attention matrices as JSON lines to this file")
-	fl.StringVar(&o.alignments, "alignments", "", "write links between the words of the input and output lines (Pharaoh i-j, 0-based, source first) to this file (a model trained with model.full_context_alignment links, and --attention then shows, its alignment attention)")
-	fl.Float64Var(&o.threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
-	o.decode.register(fl)
-	fl.BoolVar(&o.tokenized, "tokenized", false, "write the output tokens separated by spaces instead of detokenized text")
-	fl.BoolVar(&o.tokenLevel, "token-level", false, "--alignments and --attention between the model's tokens instead of the white-space words of the input and output lines")
+	fl.StringArrayVarP(&o.Models, "model", "m", nil, modelFlagHelp)
+	fl.StringVarP(&o.Input, "input", "i", "", "input file (default: standard input)")
+	fl.StringVarP(&o.Output, "output", "o", "", "output file (default: standard output)")
+	fl.StringVar(&o.Attention, "attention", "", "write attention matrices as JSON lines to this file")
+	fl.StringVar(&o.Alignments, "alignments", "", "write links between the words of the input and output lines (Pharaoh i-j, 0-based, source first) to this file (a model trained with model.full_context_alignment links, and --attention then shows, its alignment attention)")
+	fl.Float64Var(&o.Threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
+	decode.register(fl)
+	fl.BoolVar(&o.Tokenized, "tokenized", false, "write the output tokens separated by spaces instead of detokenized text")
+	fl.BoolVar(&o.TokenLevel, "token-level", false, "--alignments and --attention between the model's tokens instead of the white-space words of the input and output lines")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
-}
-
-func runTranslate(cmd *cobra.Command, o translateOptions) (err error) {
-	if o.input == "-" {
-		o.input = ""
-	}
-	if o.output == "-" {
-		o.output = ""
-	}
-	if o.threshold < 0 || o.threshold > 1 || math.IsNaN(o.threshold) {
-		return fmt.Errorf("--threshold is %g; want a weight from 0 (argmax) to 1", o.threshold)
-	}
-	if cmd.Flags().Changed("threshold") && o.alignments == "" {
-		return fmt.Errorf("--threshold %g chooses the links of --alignments, which is not given; add --alignments FILE, or drop --threshold", o.threshold)
-	}
-	outputs := []app.NamedPath{{Role: "--output", Path: o.output, Example: "translations.txt"},
-		{Role: "--attention", Path: o.attention, Example: "attention.jsonl"}, {Role: "--alignments", Path: o.alignments, Example: "alignments.txt"}}
-	if err := app.CheckOutputs(outputs, append([]app.NamedPath{{Role: "--input", Path: o.input}}, modelInputs(o.models)...)); err != nil {
-		return err
-	}
-	ck, ens, err := loadModels(o.models)
-	if err != nil {
-		return err
-	}
-	decode, err := o.decode.options(cmd, o.models[0], ck, ens)
-	if err != nil {
-		return err
-	}
-	decode.Heads = o.attention != ""
-	decode.Alignment = o.alignments != "" // a model with full-context alignment links by its alignment attention
-	req := app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
-		Input: cmd.InOrStdin(), InputName: "stdin", Output: cmd.OutOrStdout(), Decode: decode,
-		Threshold: o.threshold, Tokenized: o.tokenized, TokenLevel: o.tokenLevel}
-	if o.input != "" {
-		in, err := data.Open(o.input)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		req.Input, req.InputName = in, o.input
-	}
-	// A failed close (a full disk) loses what was written: it is reported unless an earlier error already is.
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			if cerr := f.Close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
-	}()
-	if o.output != "" {
-		f, err := os.Create(o.output)
-		if err != nil {
-			return err
-		}
-		files = append(files, f)
-		req.Output = f
-	}
-	if o.attention != "" {
-		f, err := os.Create(o.attention)
-		if err != nil {
-			return err
-		}
-		files = append(files, f)
-		req.Attention = f
-	}
-	if o.alignments != "" {
-		f, err := os.Create(o.alignments)
-		if err != nil {
-			return err
-		}
-		files = append(files, f)
-		req.Alignments = f
-	}
-	// Progress on standard error, unless lines are typed in, or the translations show on the same terminal.
-	progress := progressOf(cmd)
-	if isTerminal(req.Input) || o.output == "" && isTerminal(req.Output) {
-		progress.quiet = true
-	}
-	name := o.input
-	if name == "" {
-		name = "standard input"
-	}
-	translating := progress.start("translating "+name, inputLines(o.input, req.Input), "sentence")
-	defer translating.End()
-	req.Decode.Progress = translating
-	start := time.Now()
-	n, err := app.Translate(cmd.Context(), req)
-	secs := time.Since(start).Seconds()
-	translating.End()
-	if errors.Is(err, cmd.Context().Err()) && cmd.Context().Err() != nil {
-		return fmt.Errorf("interrupted after %s", plural.Count(n, "sentence"))
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "translated %s in %.2fs (%.0f sentences/s)\n", plural.Count(n, "sentence"), secs, float64(n)/secs)
-	return nil
 }

@@ -1,0 +1,80 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/model"
+)
+
+// RunOptions is everything `attend serve` reads from its command line.
+type RunOptions struct {
+	app.Streams
+	Model, Addr, CORS string
+	MaxBody           int64
+	MaxSentences      int
+	MaxSourceLen      int
+	Queue             int
+	Timeout, Wait     time.Duration
+	Search            app.SearchFlags
+	// Reload reloads the checkpoint from Model each time it receives a signal (SIGHUP), logging the outcome to
+	// Stderr; nil never reloads.
+	Reload <-chan os.Signal
+}
+
+// Run checks o, loads the checkpoint, listens on o.Addr, prints the server's address to o.Stdout and serves
+// until ctx is cancelled (see Server.Serve).
+func Run(ctx context.Context, o RunOptions) error {
+	switch {
+	case o.MaxBody < 1:
+		return fmt.Errorf("--max-body is %d; want at least 1 byte", o.MaxBody)
+	case o.MaxSentences < 1:
+		return fmt.Errorf("--max-sentences is %d; want at least 1", o.MaxSentences)
+	case o.MaxSourceLen < 0:
+		return fmt.Errorf("--max-source-len is %d; want 0 (the checkpoint's decode.max_len) or more", o.MaxSourceLen)
+	case o.Queue < 1:
+		return fmt.Errorf("--queue is %d; want at least 1", o.Queue)
+	case o.Timeout <= 0:
+		return fmt.Errorf("--timeout is %v; want a positive duration such as 30s", o.Timeout)
+	case o.Wait < 0:
+		return fmt.Errorf("--wait is %v; want 0 or a short duration such as 5ms", o.Wait)
+	}
+	ck, err := model.Load(o.Model)
+	if err != nil {
+		return err
+	}
+	decode, err := o.Search.Options(o.Stderr, o.Model, ck, nil)
+	if err != nil {
+		return err
+	}
+	srv, err := New(o.Model, ck, Options{Decode: decode, MaxBody: o.MaxBody, MaxSentences: o.MaxSentences,
+		MaxSourceLen: o.MaxSourceLen, Queue: o.Queue, Timeout: o.Timeout, Wait: o.Wait, CORS: o.CORS, Log: o.Stderr})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("--addr %s: %w", o.Addr, err)
+	}
+	fmt.Fprintf(o.Stdout, "attend serve: %s (step %d) on http://%s/ — open it in a browser; Ctrl-C stops\n", o.Model, srv.Step(), l.Addr())
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-o.Reload:
+			}
+			if err := srv.Reload(); err != nil {
+				fmt.Fprintf(o.Stderr, "attend serve: SIGHUP: %v\n", err)
+				continue
+			}
+			fmt.Fprintf(o.Stderr, "attend serve: SIGHUP: reloaded %s (step %d)\n", o.Model, srv.Step())
+		}
+	}()
+	return srv.Serve(ctx, l)
+}
