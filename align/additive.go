@@ -62,17 +62,13 @@ func (m *Additive[T]) KeyWidth() int { return m.Dim }
 
 // Keys writes W_h h_i for every position: (rows, srcLen, Dim).
 func (m *Additive[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
-	if len(memory) != rows*srcLen*m.MemDim || len(keys) != rows*srcLen*m.Dim {
-		panic(fmt.Sprintf("align: Additive.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, m.MemDim, m.Dim))
-	}
-	kernels.Linear(memory, m.MemW.Data, rows*srcLen, m.MemDim, m.Dim, keys, m.Dim)
+	projectKeys("Additive", m.MemW.Data, memory, rows, srcLen, m.MemDim, m.Dim, m.Dim, keys)
 }
 
 // KeysBackward adds dW_h = memoryᵀ dKeys and dMemory = dKeys W_hᵀ.
 func (m *Additive[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
-	n := rows * srcLen
 	// forward: keys = memory W_h
-	kernels.LinearBackward(memory, m.MemW.Data, dKeys, n, m.MemDim, m.Dim, m.Dim, dMemory, grads[0])
+	kernels.LinearBackward(memory, m.MemW.Data, dKeys, rows*srcLen, m.MemDim, m.Dim, m.Dim, dMemory, grads[0])
 }
 
 // WorkSize is q (rows, Dim), room for its gradient dq (rows, Dim), and one row of the hidden layer

@@ -116,6 +116,16 @@ func (d *Dot[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLen i
 	kernels.LinearBackward(query, d.QueryW.Data, dq, rows, d.QueryDim, d.MemDim, d.MemDim, dQuery, grads[0])
 }
 
+// projectKeys writes memory W for every position: (rows, srcLen, out) at a stride of kw values in keys, the
+// keys of the scores whose key is a projection of the memory (in values a position). name names the score in
+// the panic of a wrong shape.
+func projectKeys[T kernels.Float](name string, w, memory []T, rows, srcLen, in, out, kw int, keys []T) {
+	if len(memory) != rows*srcLen*in || len(keys) != rows*srcLen*kw {
+		panic(fmt.Sprintf("align: %s.Keys got memory %d, keys %d for %d×%d×(%d→%d)", name, len(memory), len(keys), rows, srcLen, in, out))
+	}
+	kernels.Linear(memory, w, rows*srcLen, in, out, keys, kw)
+}
+
 // dotScores writes scores[r,i] = scale · q[r]·keys[r,i] for q (rows, width) and keys (rows, srcLen, width).
 func dotScores[T kernels.Float](q, keys []T, rows, srcLen, width int, scale T, scores []T) {
 	for r := 0; r < rows; r++ {

@@ -43,16 +43,12 @@ func (g *General[T]) KeyWidth() int { return g.QueryDim }
 
 // Keys writes h_i W for every position, (rows, srcLen, QueryDim).
 func (g *General[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
-	if len(memory) != rows*srcLen*g.MemDim || len(keys) != rows*srcLen*g.QueryDim {
-		panic(fmt.Sprintf("align: General.Keys got memory %d, keys %d for %d×%d×(%d→%d)", len(memory), len(keys), rows, srcLen, g.MemDim, g.QueryDim))
-	}
-	kernels.Linear(memory, g.W.Data, rows*srcLen, g.MemDim, g.QueryDim, keys, g.QueryDim)
+	projectKeys("General", g.W.Data, memory, rows, srcLen, g.MemDim, g.QueryDim, g.QueryDim, keys)
 }
 
 // KeysBackward adds dW = memoryᵀ dKeys and dMemory = dKeys Wᵀ.
 func (g *General[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
-	n := rows * srcLen
-	kernels.LinearBackward(memory, g.W.Data, dKeys, n, g.MemDim, g.QueryDim, g.QueryDim, dMemory, grads[0])
+	kernels.LinearBackward(memory, g.W.Data, dKeys, rows*srcLen, g.MemDim, g.QueryDim, g.QueryDim, dMemory, grads[0])
 }
 
 // WorkSize is 0: the score needs no scratch.

@@ -93,12 +93,9 @@ func (h *HardAttention[T]) pick(y, scores, noise []T, n int) int {
 // straightThrough writes the scores' gradient ds of a row with relaxed weights y, given the gradient dw of the
 // weights: as if the weights were y = softmax((e + g)/τ), ds = y ⊙ (dw − yᵀdw) / τ (0 where y is 0).
 func (h *HardAttention[T]) straightThrough(y, dw, ds []T) {
-	var dot T
-	for i, yi := range y {
-		dot += yi * dw[i]
-	}
-	for i, yi := range y {
-		ds[i] = yi * (dw[i] - dot) / h.Temperature
+	kernels.SoftmaxRowBackward(y, dw, ds)
+	for i := range ds {
+		ds[i] /= h.Temperature
 	}
 }
 

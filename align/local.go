@@ -62,10 +62,10 @@ func (l *Local[T]) KeyWidth() int { return l.QueryDim + 1 }
 // Keys writes [W h_i ; L] for every position.
 func (l *Local[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 	kw := l.KeyWidth()
-	if len(memory) != rows*srcLen*l.MemDim || len(keys) != rows*srcLen*kw || len(lengths) < rows {
-		panic(fmt.Sprintf("align: Local.Keys got memory %d, keys %d, lengths %d for %d×%d×%d", len(memory), len(keys), len(lengths), rows, srcLen, l.MemDim))
+	if len(lengths) < rows {
+		panic(fmt.Sprintf("align: Local.Keys got %d lengths for %d rows", len(lengths), rows))
 	}
-	kernels.Linear(memory, l.W.Data, rows*srcLen, l.MemDim, l.QueryDim, keys, kw)
+	projectKeys("Local", l.W.Data, memory, rows, srcLen, l.MemDim, l.QueryDim, kw, keys)
 	for r := 0; r < rows; r++ {
 		for i := 0; i < srcLen; i++ {
 			keys[(r*srcLen+i)*kw+l.QueryDim] = T(lengths[r])
@@ -75,8 +75,7 @@ func (l *Local[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) {
 
 // KeysBackward adds dW = memoryᵀ dKeys and dMemory = dKeys Wᵀ (the length slot has no gradient).
 func (l *Local[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
-	n, kw := rows*srcLen, l.KeyWidth()
-	kernels.LinearBackward(memory, l.W.Data, dKeys, n, l.MemDim, l.QueryDim, kw, dMemory, grads[0])
+	kernels.LinearBackward(memory, l.W.Data, dKeys, rows*srcLen, l.MemDim, l.QueryDim, l.KeyWidth(), dMemory, grads[0])
 }
 
 // WorkSize: tanh(W_p s) and its gradient (rows, Dim each) and sigmoid(v_pᵀ tanh(W_p s)) (rows).

@@ -174,7 +174,6 @@ func AttendBackward[T kernels.Float](weights []T, lengths []int, memory, dCtx, d
 		g := dCtx[r*memDim : (r+1)*memDim]
 		w := weights[r*srcLen : (r+1)*srcLen]
 		ds := dScores[r*srcLen : (r+1)*srcLen]
-		var dot T
 		for i := range w {
 			// forward: ctx = Σ_i w_i mem_i, so dw_i = dCtx · mem_i and dmem_i += w_i dCtx
 			m := memory[(r*srcLen+i)*memDim : (r*srcLen+i+1)*memDim]
@@ -188,16 +187,13 @@ func AttendBackward[T kernels.Float](weights []T, lengths []int, memory, dCtx, d
 				dm[j] += w[i] * gj
 			}
 			ds[i] = dw
-			dot += w[i] * dw
 		}
 		if lengths[r] <= 0 {
 			clear(ds)
 			continue
 		}
 		// forward: w = softmax(e), so de_i = w_i (dw_i − Σ_j w_j dw_j)
-		for i := range ds {
-			ds[i] = w[i] * (ds[i] - dot)
-		}
+		kernels.SoftmaxRowBackward(w, ds, ds)
 	}
 }
 
