@@ -21,13 +21,7 @@ const bleuOrder = 4
 // PyTorch reference implementation that the speed and quality figures compare against (see docs/speed.md), so
 // both give the same figure up to floating-point rounding of log and exp. BLEU panics if hyps and refs differ in length.
 func BLEU(hyps, refs [][]string) float64 {
-	if len(hyps) != len(refs) {
-		panic(fmt.Sprintf("metrics: BLEU of %d hypotheses against %d references", len(hyps), len(refs)))
-	}
-	var sum BLEUCounts
-	for i, hyp := range hyps {
-		sum = sum.Add(SentenceBLEUCounts(hyp, refs[i]))
-	}
+	sum := sumBLEUCounts("BLEU", hyps, refs)
 	matches, totals, hypLen, refLen := sum.Matches, sum.Totals, sum.HypLen, sum.RefLen
 	if slices.Min(matches[:]) == 0 {
 		return 0

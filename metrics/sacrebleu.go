@@ -113,14 +113,20 @@ func (s BLEUScore) String() string {
 // (BLEU.compute_bleu): BLEUFromCounts of the sentences' counts summed. CorpusBLEU panics if hyps and refs differ
 // in length or smooth is unknown.
 func CorpusBLEU(hyps, refs [][]string, smooth Smoothing) BLEUScore {
+	return BLEUFromCounts(sumBLEUCounts("CorpusBLEU", hyps, refs), smooth)
+}
+
+// sumBLEUCounts is the sum of the counts of each hypothesis against its one reference; name names the caller in
+// the panic of hyps and refs that differ in length.
+func sumBLEUCounts(name string, hyps, refs [][]string) BLEUCounts {
 	if len(hyps) != len(refs) {
-		panic(fmt.Sprintf("metrics: CorpusBLEU of %d hypotheses against %d references", len(hyps), len(refs)))
+		panic(fmt.Sprintf("metrics: %s of %d hypotheses against %d references", name, len(hyps), len(refs)))
 	}
 	var sum BLEUCounts
 	for i, hyp := range hyps {
 		sum = sum.Add(SentenceBLEUCounts(hyp, refs[i]))
 	}
-	return BLEUFromCounts(sum, smooth)
+	return sum
 }
 
 // BLEUFromCounts scores a corpus's summed counts as sacreBLEU 2 does: BP = 1 when the hypotheses are at least as
