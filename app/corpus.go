@@ -109,7 +109,9 @@ func describeStore(s *data.Store, budget int64, dir string) string {
 // readTrainingCorpus reads and tokenizes the training corpus as ids (data.ReadCorpus), on threads goroutines,
 // splits it into subwords when the model uses them, and drops the pairs data.max_len rules out. A resumed run
 // (start) splits with its stored merges; a new one learns them from the whole training corpus, both sides
-// together (see LearnSubwords), before the length filter, which then counts subwords, the model's tokens. It
+// together ("joint BPE", subword-nmt's learn_joint_bpe_and_vocab, which is what `attend bpe learn --input
+// train.de --input train.en` learns: names, numbers and cognates become the same subwords on both sides,
+// Sennrich et al. 2016, section 5), before the length filter, which then counts subwords, the model's tokens. It
 // returns the merges too (nil: words), and with gold (guided alignment; nil: none) the links of each pair kept
 // by its index (data.Batch.Index), checked against the pair's words (guideLinks.pairLinks) and spread over
 // their subwords (align.SpreadLinks). The corpus is kept on disk beside the checkpoint when its ids are more
@@ -117,16 +119,10 @@ func describeStore(s *data.Store, budget int64, dir string) string {
 func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config, start *model.Checkpoint, threads int,
 	gold *guideLinks) (*data.Corpus, *data.BPE, func(i int) []align.Link, error) {
 	phases := phasesOf(req.Recorder)
-	files := data.CorpusFiles{Src: req.Train.Src, Tgt: req.Train.Tgt, TSV: req.Train.TSV}
-	if err := req.Train.check(); err != nil {
-		return nil, nil, nil, err
-	}
 	budget, dir := corpusBudget(cfg.Data), filepath.Dir(req.Out)
 	began := time.Now()
-	phase := phases.StartPhase("reading "+req.Train.String(), files.Size(), "")
-	corpus, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Data.Tokenizer(), MaxLen: cfg.Data.MaxLen,
-		Threads: threads, Budget: budget, Dir: dir, Progress: phase.Set, KeepLines: gold != nil})
-	phase.End()
+	corpus, err := req.Train.read(ctx, phases, data.ReadOptions{Tokenizer: cfg.Data.Tokenizer(), MaxLen: cfg.Data.MaxLen,
+		Threads: threads, Budget: budget, Dir: dir, KeepLines: gold != nil})
 	if err != nil {
 		return nil, nil, nil, stopped(ctx, "reading the training corpus", err)
 	}
@@ -158,7 +154,6 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 	}
 	if subwords != nil {
 		began := time.Now()
-		phase := phases.StartPhase("splitting words into subwords", 0, "")
 		opt := data.SplitOptions{MaxLen: cfg.Data.MaxLen, Threads: threads, Budget: budget, Dir: dir}
 		var spread [][]align.Link // of each pair of split
 		if gold != nil {
@@ -167,6 +162,7 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 				spread = append(spread, align.SpreadLinks(links[i], srcWordOf, tgtWordOf))
 			}
 		}
+		phase := phases.StartPhase("splitting words into subwords", 0, "")
 		split, err := corpus.Split(ctx, subwords, opt)
 		phase.End()
 		corpus.Close()
@@ -191,6 +187,18 @@ func readTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config,
 		guide = func(i int) []align.Link { return links[i] }
 	}
 	return corpus, subwords, guide, nil
+}
+
+// read checks c (check) and reads it (data.ReadCorpus), showing the phase to phases; opt's Progress is set here.
+func (c Corpus) read(ctx context.Context, phases PhaseRecorder, opt data.ReadOptions) (*data.Corpus, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	files := data.CorpusFiles{Src: c.Src, Tgt: c.Tgt, TSV: c.TSV}
+	phase := phases.StartPhase("reading "+c.String(), files.Size(), "")
+	defer phase.End()
+	opt.Progress = phase.Set
+	return data.ReadCorpus(ctx, files, opt)
 }
 
 // check reports a corpus named by the wrong mix of files.

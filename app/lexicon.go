@@ -19,17 +19,11 @@ import (
 // used. A corpus the wrong way round for the model (its source side in the model's target language) is an error.
 // Its phases (reading, splitting into subwords, the EM iterations) are shown to phases (nil: nowhere).
 func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus, phases PhaseRecorder) (int, error) {
-	if err := corpus.check(); err != nil {
-		return 0, err
-	}
 	phases = orNoPhases(phases)
 	m, cfg := ck.Model, ck.Config.Data
 	threads := runtime.GOMAXPROCS(0)
-	files := data.CorpusFiles{Src: corpus.Src, Tgt: corpus.Tgt, TSV: corpus.TSV}
-	phase := phases.StartPhase("reading "+corpus.String(), files.Size(), "")
-	c, err := data.ReadCorpus(ctx, files, data.ReadOptions{Tokenizer: cfg.Tokenizer(), MaxLen: cfg.MaxLen, Threads: threads,
-		Budget: corpusBudget(cfg), Progress: phase.Set})
-	phase.End()
+	c, err := corpus.read(ctx, phases, data.ReadOptions{Tokenizer: cfg.Tokenizer(), MaxLen: cfg.MaxLen, Threads: threads,
+		Budget: corpusBudget(cfg)})
 	if err != nil {
 		return 0, stopped(ctx, "reading the corpus", err)
 	}
@@ -53,7 +47,7 @@ func LearnLexicon(ctx context.Context, ck *model.Checkpoint, corpus Corpus, phas
 	c.Encode(m.SrcVocab, m.TgtVocab)
 	opts := lexicon.DefaultOptions()
 	opts.Threads = threads
-	phase = phases.StartPhase("learning the lexicon (IBM Model 1)", int64(opts.Iterations), "iteration")
+	phase := phases.StartPhase("learning the lexicon (IBM Model 1)", int64(opts.Iterations), "iteration")
 	opts.Progress = func(n int) { phase.Set(int64(n)) }
 	lex, err := lexicon.LearnFrom(ctx, c.Pairs, m.SrcVocab.Size(), m.TgtVocab.Size(), opts)
 	phase.End()

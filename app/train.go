@@ -588,18 +588,6 @@ func warnUnknown(w io.Writer, c Corpus, u data.Unknown) {
 	}
 }
 
-// LearnSubwords learns BPE merges for data.subword bpe from the tokens of both sides of pairs together: one
-// list of merges for the source and the target language ("joint BPE", subword-nmt's learn_joint_bpe_and_vocab).
-// Joint merges split a string the same way on both sides, so names, numbers and cognates that the model must
-// copy or transliterate (frequent between related languages such as German and English) become the same
-// subwords on both sides (Sennrich et al. 2016, section 5); and it is what `attend bpe learn --input train.de
-// --input train.en` learns, so the merges of a model can be reproduced and inspected with that command.
-// The vocabularies stay separate.
-func LearnSubwords(pairs []data.Pair, merges int) *data.BPE {
-	srcs, tgts := sides(pairs)
-	return data.LearnBPE(append(srcs, tgts...), merges)
-}
-
 // SplitPairs returns pairs with both sides split into subwords by b.
 func SplitPairs(b *data.BPE, pairs []data.Pair) []data.Pair {
 	srcs, tgts := sides(pairs)
