@@ -49,9 +49,6 @@ func NewEnsemble[T kernels.Float](members ...*Decoder[T]) (*Ensemble[T], error) 
 // single is the search of one decoder: an Ensemble of d alone that ranks by d's logits.
 func (d *Decoder[T]) single() *Ensemble[T] { return &Ensemble[T]{members: []*Decoder[T]{d}} }
 
-// Len is the number of members.
-func (e *Ensemble[T]) Len() int { return len(e.members) }
-
 // Greedy is Decoder.Greedy with the ensemble: encs are the members' encoder outputs of the batch, in order.
 func (e *Ensemble[T]) Greedy(encs []*encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
 	e.checkEncs(len(encs))
