@@ -100,9 +100,9 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	if o.Output != "" {
 		report = o.Stdout
 	}
-	var out outputFiles
-	defer out.close(&err)
-	output, err := out.orStdout(o.Output, o.Stdout)
+	var fs files
+	defer fs.close(&err)
+	output, err := fs.orStdout(o.Output, o.Stdout)
 	if err != nil {
 		return err
 	}

@@ -156,9 +156,9 @@ func RunBPELearn(ctx context.Context, o BPEOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	var out outputFiles
-	defer out.close(&err)
-	w, err := out.orStdout(o.Output, o.Stdout)
+	var fs files
+	defer fs.close(&err)
+	w, err := fs.orStdout(o.Output, o.Stdout)
 	if err != nil {
 		return err
 	}
@@ -187,22 +187,17 @@ func RunBPEApply(ctx context.Context, o BPEOptions, undo bool) (err error) {
 			return err
 		}
 	}
-	input := "-"
+	input := ""
 	if len(o.Inputs) == 1 {
 		input = o.Inputs[0]
 	}
-	var in inputFiles
-	defer in.close()
-	src, err := in.open(input, o.Stdin)
+	var fs files
+	defer fs.close(&err)
+	src, w, err := fs.filter(input, o.Output, o.Streams)
 	if err != nil {
 		return err
 	}
-	req.Input, req.InputName = src.R, src.Name
-	var out outputFiles
-	defer out.close(&err)
-	if req.Output, err = out.orStdout(o.Output, o.Stdout); err != nil {
-		return err
-	}
+	req.Input, req.InputName, req.Output = src.R, src.Name, w
 	n, err := ApplySubwords(ctx, req)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return fmt.Errorf("interrupted after %s", plural.Count(n, "line"))

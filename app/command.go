@@ -27,12 +27,15 @@ func (s Streams) startPhase(name string, total int64, unit string) Phase {
 	return orNoPhases(s.Progress).StartPhase(name, total, unit)
 }
 
-// inputFiles are the files a command opens for reading; close closes them all.
-type inputFiles []io.Closer
+// files are the files a command opens and creates, which close closes.
+type files struct {
+	in  []io.Closer
+	out []*os.File
+}
 
 // open opens the file at path for reading (.gz is read directly), or stdin for "-", with the name its errors
 // use.
-func (fs *inputFiles) open(path string, stdin io.Reader) (NamedReader, error) {
+func (fs *files) open(path string, stdin io.Reader) (NamedReader, error) {
 	if path == "-" {
 		return NamedReader{R: stdin, Name: "stdin"}, nil
 	}
@@ -40,42 +43,49 @@ func (fs *inputFiles) open(path string, stdin io.Reader) (NamedReader, error) {
 	if err != nil {
 		return NamedReader{}, err
 	}
-	*fs = append(*fs, f)
+	fs.in = append(fs.in, f)
 	return NamedReader{R: f, Name: path}, nil
 }
 
-// close closes the files.
-func (fs inputFiles) close() {
-	for _, f := range fs {
-		f.Close()
-	}
-}
-
-// outputFiles are the files a command creates; close closes them all.
-type outputFiles []*os.File
-
-// create creates the file at path and remembers it for close.
-func (fs *outputFiles) create(path string) (*os.File, error) {
+// create creates the file at path.
+func (fs *files) create(path string) (*os.File, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	*fs = append(*fs, f)
+	fs.out = append(fs.out, f)
 	return f, nil
 }
 
-// close closes the files and sets *err to the first failed close unless it already holds an error: a failed
-// close (a full disk) loses what was written.
-func (fs outputFiles) close(err *error) {
-	for _, f := range fs {
+// close closes the files and sets *err to the first failed close of a created file unless it already holds an
+// error: a failed close (a full disk) loses what was written.
+func (fs *files) close(err *error) {
+	for _, f := range fs.in {
+		f.Close()
+	}
+	for _, f := range fs.out {
 		if cerr := f.Close(); cerr != nil && *err == nil {
 			*err = cerr
 		}
 	}
 }
 
+// filter opens the input of a command that turns it into an output ("" or "-": s.Stdin) and creates the
+// output at outPath ("": s.Stdout).
+func (fs *files) filter(inPath, outPath string, s Streams) (NamedReader, io.Writer, error) {
+	if inPath == "" {
+		inPath = "-"
+	}
+	in, err := fs.open(inPath, s.Stdin)
+	if err != nil {
+		return NamedReader{}, nil, err
+	}
+	out, err := fs.orStdout(outPath, s.Stdout)
+	return in, out, err
+}
+
 // orStdout is the file created at path, or stdout when path is empty.
-func (fs *outputFiles) orStdout(path string, stdout io.Writer) (io.Writer, error) {
+func (fs *files) orStdout(path string, stdout io.Writer) (io.Writer, error) {
 	if path == "" {
 		return stdout, nil
 	}

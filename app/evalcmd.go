@@ -87,24 +87,22 @@ func RunEval(ctx context.Context, o EvalOptions) (err error) {
 	req := EvalRequest{TokLC: o.TokLC, Metrics: o.Metrics, Perplexity: o.Perplexity, Version: o.Version,
 		Confidence: o.Confidence, Paired: paired, Resamples: o.Resamples, Trials: o.Trials, Seed: o.Seed,
 		Warn: o.Stderr}
-	var in inputFiles
-	defer in.close()
+	var fs files
+	defer fs.close(&err)
 	for _, path := range o.Refs {
-		ref, err := in.open(path, o.Stdin)
+		ref, err := fs.open(path, o.Stdin)
 		if err != nil {
 			return err
 		}
 		req.Refs = append(req.Refs, ref)
 	}
 	for _, path := range o.Hyps {
-		hyp, err := in.open(path, o.Stdin)
+		hyp, err := fs.open(path, o.Stdin)
 		if err != nil {
 			return err
 		}
 		req.Hyps = append(req.Hyps, hyp)
 	}
-	var out outputFiles
-	defer out.close(&err)
 	if len(o.Models) > 0 {
 		ck, ens, err := LoadModels(o.Models)
 		if err != nil {
@@ -115,11 +113,11 @@ func RunEval(ctx context.Context, o EvalOptions) (err error) {
 			return err
 		}
 		req.LengthLimit = o.Search.lengthLimit(ck.Config)
-		if req.Src, err = in.open(o.Src, o.Stdin); err != nil {
+		if req.Src, err = fs.open(o.Src, o.Stdin); err != nil {
 			return err
 		}
 		if o.Output != "" {
-			if req.Output, err = out.create(o.Output); err != nil {
+			if req.Output, err = fs.create(o.Output); err != nil {
 				return err
 			}
 		}

@@ -56,28 +56,19 @@ func RunTranslate(ctx context.Context, o TranslateOptions) (err error) {
 	decode.Alignment = o.Alignments != "" // a model with full-context alignment links by its alignment attention
 	req := TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase, Decode: decode,
 		Threshold: o.Threshold, Tokenized: o.Tokenized, TokenLevel: o.TokenLevel}
-	var in inputFiles
-	defer in.close()
-	input := "-"
-	if o.Input != "" {
-		input = o.Input
-	}
-	src, err := in.open(input, o.Stdin)
+	var fs files
+	defer fs.close(&err)
+	src, w, err := fs.filter(o.Input, o.Output, o.Streams)
 	if err != nil {
 		return err
 	}
-	req.Input, req.InputName = src.R, src.Name
-	var out outputFiles
-	defer out.close(&err)
-	if req.Output, err = out.orStdout(o.Output, o.Stdout); err != nil {
-		return err
-	}
+	req.Input, req.InputName, req.Output = src.R, src.Name, w
 	for _, f := range []struct {
 		path string
 		w    *io.Writer
 	}{{o.Attention, &req.Attention}, {o.Alignments, &req.Alignments}} {
 		if f.path != "" {
-			if *f.w, err = out.create(f.path); err != nil {
+			if *f.w, err = fs.create(f.path); err != nil {
 				return err
 			}
 		}
