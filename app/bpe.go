@@ -167,8 +167,15 @@ func RunBPELearn(ctx context.Context, o BPEOptions) (err error) {
 }
 
 // RunBPEApply splits the lines of o.Inputs (standard input when none) into the subwords of the merges in
-// o.Codes, or with undo joins their subwords back into words, and writes them to o.Output.
-func RunBPEApply(ctx context.Context, o BPEOptions, undo bool) (err error) {
+// o.Codes and writes them to o.Output.
+func RunBPEApply(ctx context.Context, o BPEOptions) error { return applyBPE(ctx, o, false) }
+
+// RunBPEUndo joins the subwords of the lines of o.Inputs (standard input when none) back into words and writes
+// them to o.Output.
+func RunBPEUndo(ctx context.Context, o BPEOptions) error { return applyBPE(ctx, o, true) }
+
+// applyBPE is RunBPEApply, or RunBPEUndo with undo.
+func applyBPE(ctx context.Context, o BPEOptions, undo bool) (err error) {
 	if len(o.Inputs) > 1 {
 		return errors.New("give at most one --input")
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/attend-nmt/attend/app"
 	"github.com/spf13/cobra"
 )
@@ -24,14 +26,17 @@ be trained on as it is, with data.subword none: the tokenizer then keeps the "@@
 writes subwords, which "bpe undo" joins.`,
 	}
 	var o app.BPEOptions
+	run := func(f func(context.Context, app.BPEOptions) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			o.Streams = streamsOf(cmd)
+			return f(cmd.Context(), o)
+		}
+	}
 	learn := &cobra.Command{
 		Use:   "learn --merges N --input FILE [--input FILE] [--output CODES]",
 		Short: "Learn merges from text files",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Streams = streamsOf(cmd)
-			return app.RunBPELearn(cmd.Context(), o)
-		},
+		RunE:  run(app.RunBPELearn),
 	}
 	learn.Flags().IntVar(&o.Merges, "merges", 8000, "number of merges to learn")
 	learn.Flags().StringArrayVarP(&o.Inputs, "input", "i", nil, "text file to learn from (repeatable; required)")
@@ -42,10 +47,7 @@ writes subwords, which "bpe undo" joins.`,
 		Use:   "apply --codes CODES [--input FILE] [--output FILE]",
 		Short: "Split text into subwords",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Streams = streamsOf(cmd)
-			return app.RunBPEApply(cmd.Context(), o, false)
-		},
+		RunE:  run(app.RunBPEApply),
 	}
 	apply.Flags().StringVar(&o.Codes, "codes", "", "merges file from bpe learn (required)")
 	apply.Flags().BoolVar(&o.KeepCase, "keep-case", false, "do not lowercase")
@@ -54,10 +56,7 @@ writes subwords, which "bpe undo" joins.`,
 		Use:   "undo [--input FILE] [--output FILE]",
 		Short: "Join subwords back into words",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Streams = streamsOf(cmd)
-			return app.RunBPEApply(cmd.Context(), o, true)
-		},
+		RunE:  run(app.RunBPEUndo),
 	}
 	for _, c := range []*cobra.Command{apply, undo} {
 		c.Flags().StringArrayVarP(&o.Inputs, "input", "i", nil, "input file (default: standard input)")
