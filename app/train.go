@@ -102,7 +102,10 @@ type TrainOptions struct {
 // command exits with its status without printing it.
 type ReportedError struct{ Err error }
 
+// Error is the cause's message.
 func (e *ReportedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
 func (e *ReportedError) Unwrap() error { return e.Err }
 
 // RunTrain reads the config, opens the group of processes training together (dist.Open) and trains (Train).
