@@ -42,24 +42,6 @@ type tokenCounts struct {
 	counts []int64
 }
 
-// countTokens counts the tokens of sentences.
-func countTokens(sents [][]string) tokenCounts {
-	index := map[string]int{}
-	var c tokenCounts
-	for _, s := range sents {
-		for _, tok := range s {
-			k, ok := index[tok]
-			if !ok {
-				k = len(c.tokens)
-				index[tok] = k
-				c.tokens, c.counts = append(c.tokens, tok), append(c.counts, 0)
-			}
-			c.counts[k]++
-		}
-	}
-	return c
-}
-
 // unknown returns how many tokens the side has, how many of them vocab lacks, and how often the most frequent
 // of those occurs.
 func (c tokenCounts) unknown(vocab *data.Vocab) (tokens, unknown, most int64) {

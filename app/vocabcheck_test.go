@@ -89,3 +89,21 @@ func pairCounts(pairs []data.Pair) (src, tgt tokenCounts) {
 	}
 	return countTokens(s), countTokens(t)
 }
+
+// countTokens counts the tokens of sentences.
+func countTokens(sents [][]string) tokenCounts {
+	index := map[string]int{}
+	var c tokenCounts
+	for _, s := range sents {
+		for _, tok := range s {
+			k, ok := index[tok]
+			if !ok {
+				k = len(c.tokens)
+				index[tok] = k
+				c.tokens, c.counts = append(c.tokens, tok), append(c.counts, 0)
+			}
+			c.counts[k]++
+		}
+	}
+	return c
+}

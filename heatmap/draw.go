@@ -396,10 +396,3 @@ func (pic *picture) draw(c draw.Canvas) {
 		c.Fill(vg.Rectangle{Min: vg.Point{X: scale.Min.X, Y: y0}, Max: vg.Point{X: scale.Max.X, Y: y1}}.Path())
 	}
 }
-
-// cellCenter is the centre of the cell of output token t and source token i, in drawing coordinates (points
-// from the bottom left), once the picture has been drawn.
-func (pic *picture) cellCenter(t, i int) vg.Point {
-	x, y := pic.heat.Transforms(&pic.heatData)
-	return vg.Point{X: x(float64(i)), Y: y(float64(t))}
-}

@@ -334,3 +334,10 @@ func TestValidateRejectsMismatchedShapes(t *testing.T) {
 		})
 	}
 }
+
+// cellCenter is the centre of the cell of output token t and source token i, in drawing coordinates (points
+// from the bottom left), once the picture has been drawn.
+func (pic *picture) cellCenter(t, i int) vg.Point {
+	x, y := pic.heat.Transforms(&pic.heatData)
+	return vg.Point{X: x(float64(i)), Y: y(float64(t))}
+}
