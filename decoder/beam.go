@@ -224,6 +224,7 @@ type beamState[T kernels.Float] struct {
 	expBuf, rowLogits []T       // exps of a row's logits; a row's logits of its own candidates, with a shortlist
 	mean              []float64 // a row's mean log-probabilities, for an ensemble (Ensemble.mean)
 	memberRows        [][]T     // each member's logits of a row, for an ensemble
+	scores            []float64 // a sentence's finished Scores, for settled
 }
 
 // newBeamState starts a search of rows/k sentences by e, each with one live hypothesis at bos (its other k-1
@@ -281,7 +282,8 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 
 // choose takes sentence s's best extensions (block j's candidates): those among the best k that end in eos
 // finish; the best k that do not become the sentence's rows of the next step, as block keptBlocks — or finish
-// unfinished when this is the sentence's last step. It reports whether the sentence goes on.
+// unfinished when this is the sentence's last step. It reports whether the sentence goes on: not after its last
+// step, nor once k hypotheses have finished, nor once its n-best list can no longer change (settled).
 func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool) bool {
 	k := b.k
 	attnRow := func(row int) []float32 {
@@ -311,11 +313,42 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = c.row, c.token, c.logProb, len(b.nodes)-1
 		kept++
 	}
-	if last || len(b.finished[s]) >= k {
+	if last || len(b.finished[s]) >= k || b.settled(s, b.nextScore[base:base+kept]) {
 		return false
 	}
 	for ; kept < k; kept++ { // fewer live extensions than beams: pad with unused rows
 		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = j*k, b.eos, math.Inf(-1), -1
+	}
+	return true
+}
+
+// settled reports whether sentence s's n-best list (its opts.NBest best finished hypotheses) is final although
+// it still has live hypotheses, of log-probabilities live: then the sentence can stop early, with the n-best list
+// it would have had at the end of its search.
+//
+// A live hypothesis's log-probability lp only falls as it grows (each word adds a log-probability, at most 0:
+// the logit minus a log-sum-exp that includes it), its length penalty lp(Y) ≥ 1 only grows with its length, at
+// most limit+1 (its words and </s>), and the coverage penalty is at most 0. So whenever it finishes (or stops at
+// the limit) its Score is at most max(lp, lp/LengthPenalty(limit+1, α)). When that bound of every live
+// hypothesis is at most the NBest-th best Score among the finished ones, no later hypothesis can enter the list:
+// best sorts stably, so one that ties that Score goes after the hypotheses already finished with it.
+func (b *beamState[T]) settled(s int, live []float64) bool {
+	n, hyps := max(b.opts.NBest, 1), b.finished[s]
+	if len(hyps) < n {
+		return false
+	}
+	scores := b.scores[:0]
+	for _, h := range hyps {
+		scores = append(scores, h.Score)
+	}
+	b.scores = scores
+	slices.Sort(scores)
+	nth := scores[len(scores)-n] // NaN sorts first: never the NBest-th best of a list that has n others
+	penalty := LengthPenalty(b.opts.limit(b.lengths[s])+1, b.opts.Alpha)
+	for _, lp := range live {
+		if !(max(lp, lp/penalty) <= nth) { // a NaN bound, or nth NaN, keeps the search going
+			return false
+		}
 	}
 	return true
 }

@@ -1,7 +1,10 @@
 package decoder
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -171,6 +174,92 @@ func TestBeamOptionsRejectsBadSettings(t *testing.T) {
 		{Width: 2, MaxLen: 5, MaxLenRatio: -1}, {Width: 2, MaxLen: 5, Alpha: -0.1}, {Width: 2, MaxLen: 5, Beta: math.NaN()}} {
 		if o.Validate() == nil {
 			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// TestBeamStopsEarlyWithTheSameNBest: a sentence stops as soon as its n-best list cannot change (settled), so
+// asking for fewer hypotheses than the beam width must give exactly the first ones of the full list that a
+// search to the end gives, with every length and coverage penalty.
+func TestBeamStopsEarlyWithTheSameNBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	lengths := []int{3, 1, 6, 4, 9, 2, 5, 7}
+	enc := randomBlocks(rng, [][]int{lengths})[0].Enc
+	for seed := uint64(1); seed <= 30; seed++ {
+		d := testDecoder(t, queueVocab, seed)
+		for _, width := range []int{2, 3, 5} {
+			for _, pen := range [][2]float64{{0, 0}, {0.6, 0}, {0, 0.2}, {1, 0.4}} {
+				opts := BeamOptions{Width: width, NBest: width, MaxLen: 14, Alpha: pen[0], Beta: pen[1]}
+				full, err := d.Beam(enc, lengths, queueBOS, queueEOS, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for n := 1; n < width; n++ {
+					opts.NBest = n
+					got, err := d.Beam(enc, lengths, queueBOS, queueEOS, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for s := range lengths {
+						if want := full[s][:min(n, len(full[s]))]; !reflect.DeepEqual(got[s], want) {
+							t.Fatalf("seed %d, width %d, α %v, β %v, n-best %d, sentence %d: got %v, want %v", seed, width, pen[0], pen[1], n, s,
+								scoredKeys(got[s]), scoredKeys(want))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// scoredKeys lists hypotheses' words, endings and scores, for messages.
+func scoredKeys(hyps []Scored) []string {
+	var out []string
+	for _, h := range hyps {
+		out = append(out, fmt.Sprintf("%v %v %.6f", h.Tokens, h.Finished, h.Score))
+	}
+	return out
+}
+
+// TestBeamSettled checks when a sentence's n-best list is final: only with n finished hypotheses, the n-th best
+// of which scores at least what every live hypothesis could still reach (its log-probability, divided by the
+// largest length penalty with α > 0), ties included.
+func TestBeamSettled(t *testing.T) {
+	finished := func(scores ...float64) []Scored {
+		var hyps []Scored
+		for _, s := range scores {
+			hyps = append(hyps, Scored{Score: s})
+		}
+		return hyps
+	}
+	inf := math.Inf(-1)
+	tests := []struct {
+		name        string
+		nBest       int
+		alpha       float64
+		finished    []Scored
+		live        []float64
+		wantSettled bool
+	}{
+		{"none finished", 1, 0, nil, []float64{-5}, false},
+		{"best beats every live one", 1, 0, finished(-2), []float64{-2.5, -7}, true},
+		{"a tie settles", 1, 0, finished(-2), []float64{-2, -7}, true},
+		{"a live one is better", 1, 0, finished(-2), []float64{-1.5, -7}, false},
+		{"unused rows do not count", 1, 0, finished(-2), []float64{-3, inf}, true},
+		{"no live ones", 2, 0, finished(-2, -4), nil, true},
+		{"the second best decides", 2, 0, finished(-1, -4), []float64{-3}, false},
+		{"the second best beats them", 2, 0, finished(-4, -1), []float64{-5}, true},
+		{"too few finished", 3, 0, finished(-1, -1), []float64{-9}, false},
+		// With α = 1 and a limit of 10 words, a live hypothesis may yet be divided by (5+11)/6.
+		{"a length penalty can lift a live one", 1, 1, finished(-2), []float64{-5}, false},
+		{"but only so far", 1, 1, finished(-2), []float64{-5.5}, true},
+		{"NaN never settles", 1, 0, finished(-2), []float64{math.NaN()}, false},
+	}
+	for _, tc := range tests {
+		b := &beamState[float64]{opts: BeamOptions{Width: 5, NBest: tc.nBest, MaxLen: 10, Alpha: tc.alpha}, k: 5,
+			lengths: []int{4}, finished: [][]Scored{tc.finished}}
+		if got := b.settled(0, tc.live); got != tc.wantSettled {
+			t.Errorf("%s: settled %v, want %v", tc.name, got, tc.wantSettled)
 		}
 	}
 }
