@@ -93,11 +93,12 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 }
 
 // beamModel is one member's share of a beam search: its memory and state of the batch's rows, the state of the
-// next step's rows, its scratch, and its logits and attention weights of the step.
+// next step's rows, its memory and state of the first step (one row per sentence), its scratch, and its logits
+// and attention weights of the step.
 type beamModel[T kernels.Float] struct {
 	d               *Decoder[T]
-	mem             *Memory[T]
-	st, next        *State[T]
+	mem, mem0       *Memory[T]
+	st, next, st0   *State[T]
 	buf             *Scratch[T]
 	logits, weights []T
 }
@@ -121,11 +122,8 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 			words.add(c)
 		}
 	}
-	// Row s·k + b of the search batch is beam b of sentence s: the encoder output repeated k times.
-	wideLengths := make([]int, sents*k)
-	for r := range wideLengths {
-		wideLengths[r] = lengths[r/k]
-	}
+	// Row s·k + b of the search batch is beam b of sentence s: the memory repeated k times. The first step, whose
+	// k beams of a sentence are one and the same, takes one row per sentence (st0, mem0).
 	rows := sents * k
 	models := make([]beamModel[T], len(e.members))
 	logits := make([][]T, len(e.members)) // each member's logits, for the ranking
@@ -135,9 +133,9 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		}
 		// Each member's memory moves its own rows, lengths included: a lengths slice shared by two members
 		// would move twice.
-		mem, st := d.Start(repeatRows(encs[i], k), slices.Clone(wideLengths))
-		models[i] = beamModel[T]{d: d, mem: mem, st: st, next: d.newState(rows, srcLen), buf: d.NewScratch(rows, srcLen),
-			logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
+		mem0, st0 := d.Start(encs[i], slices.Clone(lengths[:sents]))
+		models[i] = beamModel[T]{d: d, mem: repeatMemory(mem0, k), mem0: mem0, st0: st0, st: d.newState(rows, srcLen), next: d.newState(rows, srcLen),
+			buf: d.NewScratch(rows, srcLen), logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
 		logits[i] = models[i].logits
 	}
 	b := newBeamState[T](e, rows, srcLen, lengths, bos, eos, opts)
@@ -150,15 +148,25 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 	for t := 0; len(live) > 0; t++ {
 		n := len(live) * k
 		width := v // logits per row
+		if words != nil {
+			width = len(words.ids)
+		}
 		for i := range models {
 			m := &models[i]
 			m.st.Rows, m.next.Rows, m.mem.Rows = n, n, n
+			st, mem, stepRows := m.st, m.mem, n
+			if t == 0 {
+				st, mem, stepRows = m.st0, m.mem0, sents
+			}
 			if words != nil {
-				width = len(words.ids)
-				m.d.advance(m.st, b.prev[:n], m.mem, m.buf, m.weights[:n*srcLen])
-				words.output(n, m.buf.outIn, m.logits[:n*width], 0, width)
+				m.d.advance(st, b.prev[:stepRows], mem, m.buf, m.weights[:stepRows*srcLen])
+				words.output(stepRows, m.buf.outIn, m.logits[:stepRows*width], 0, width)
 			} else {
-				m.d.Step(m.st, b.prev[:n], m.mem, m.buf, m.logits[:n*v], m.weights[:n*srcLen])
+				m.d.Step(st, b.prev[:stepRows], mem, m.buf, m.logits[:stepRows*v], m.weights[:stepRows*srcLen])
+			}
+			if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
+				spreadRows(m.logits, width, sents, k)
+				spreadRows(m.weights, srcLen, sents, k)
 			}
 		}
 		keptBlocks := 0
@@ -182,8 +190,14 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		n = keptBlocks * k
 		for i := range models {
 			m := &models[i]
-			for r, f := range b.from[:n] {
-				m.next.CopyRow(r, m.st, f)
+			if t == 0 { // the first step's rows are st0's, one per sentence
+				for r, f := range b.from[:n] {
+					m.next.CopyRow(r, m.st0, f/k)
+				}
+			} else {
+				for r, f := range b.from[:n] {
+					m.next.CopyRow(r, m.st, f)
+				}
 			}
 			m.st, m.next = m.next, m.st
 			for to, j := range keptFrom[:keptBlocks] {
@@ -437,20 +451,22 @@ func pushRow[E kernels.Float](best []candidate, logits []E, lse, base float64, r
 	return best
 }
 
-// repeatRows returns enc with each row repeated k times in a row.
-func repeatRows[T kernels.Float](enc *encoder.Output[T], k int) *encoder.Output[T] {
-	if k == 1 {
-		return &encoder.Output[T]{Rows: enc.Rows, SrcLen: enc.SrcLen, Hidden: enc.Hidden,
-			Memory: slices.Clone(enc.Memory), FinalH: enc.FinalH, FinalC: enc.FinalC}
-	}
-	mw, fw := enc.SrcLen*2*enc.Hidden, 2*enc.Hidden
-	out := &encoder.Output[T]{Rows: enc.Rows * k, SrcLen: enc.SrcLen, Hidden: enc.Hidden,
-		Memory: make([]T, enc.Rows*k*mw), FinalH: make([]T, enc.Rows*k*fw), FinalC: make([]T, enc.Rows*k*fw)}
-	for r := 0; r < enc.Rows*k; r++ {
-		s := r / k
-		copy(out.Memory[r*mw:(r+1)*mw], enc.Memory[s*mw:(s+1)*mw])
-		copy(out.FinalH[r*fw:(r+1)*fw], enc.FinalH[s*fw:(s+1)*fw])
-		copy(out.FinalC[r*fw:(r+1)*fw], enc.FinalC[s*fw:(s+1)*fw])
+// repeatMemory returns mem with each row repeated k times in a row, in buffers of its own (the search moves its
+// rows).
+func repeatMemory[T kernels.Float](mem *Memory[T], k int) *Memory[T] {
+	rows := mem.Rows * k
+	out := &Memory[T]{Rows: rows, SrcLen: mem.SrcLen, MemDim: mem.MemDim, KeyWidth: mem.KeyWidth,
+		States: make([]T, rows*mem.SrcLen*mem.MemDim), Keys: make([]T, rows*mem.SrcLen*mem.KeyWidth), Lengths: make([]int, rows)}
+	for r := range rows {
+		out.CopyRow(r, mem, r/k)
 	}
 	return out
+}
+
+// spreadRows moves rows 0 … sents-1 of x, width values each, to rows 0, k, 2k, …: the first step's row of each
+// sentence to its first beam's.
+func spreadRows[T kernels.Float](x []T, width, sents, k int) {
+	for j := sents - 1; j > 0 && k > 1; j-- { // from the last: row j·k ≥ j never holds a row still to move
+		copy(x[j*k*width:(j*k+1)*width], x[j*width:(j+1)*width])
+	}
 }
