@@ -234,11 +234,14 @@ type beamState[T kernels.Float] struct {
 	nextScore               []float64
 
 	// Scratch of the selection, reused at every step.
-	cands             []candidate
-	expBuf, rowLogits []T       // exps of a row's logits; a row's logits of its own candidates, with a shortlist
-	mean              []float64 // a row's mean log-probabilities, for an ensemble (Ensemble.mean)
-	memberRows        [][]T     // each member's logits of a row, for an ensemble
-	scores            []float64 // a sentence's finished Scores, for settled
+	cands           []candidate
+	exps, rowLogits [][]T     // k rows: exps of a row's logits; a row's logits of its own candidates, with a shortlist
+	liveLogits      [][]T     // the logits of a block's live rows
+	liveRows        []int     // their rows
+	lse             []float64 // their log-sum-exps
+	mean            []float64 // a row's mean log-probabilities, for an ensemble (Ensemble.mean)
+	memberRows      [][]T     // each member's logits of a row, for an ensemble
+	scores          []float64 // a sentence's finished Scores, for settled
 }
 
 // newBeamState starts a search of rows/k sentences by e, each with one live hypothesis at bos (its other k-1
@@ -248,7 +251,11 @@ func newBeamState[T kernels.Float](e *Ensemble[T], rows, srcLen int, lengths []i
 	b := &beamState[T]{opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
 		prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
 		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
-		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), expBuf: make([]T, v), rowLogits: make([]T, v)}
+		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
+		liveLogits: make([][]T, 0, k), liveRows: make([]int, 0, k), lse: make([]float64, k)}
+	for i := range k {
+		b.exps[i], b.rowLogits[i] = make([]T, v), make([]T, v)
+	}
 	for r := range b.node {
 		b.prev[r], b.node[r] = bos, -1
 		if r%k != 0 {
@@ -267,30 +274,44 @@ func newBeamState[T kernels.Float](e *Ensemble[T], rows, srcLen int, lengths []i
 // ranked by the mean of the members' log-probabilities, one decoder's by its own.
 func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortlist[T], ids []int) []candidate {
 	cands := b.cands[:0]
+	if b.mean != nil {
+		for beam := 0; beam < b.k; beam++ {
+			row := j*b.k + beam
+			if math.IsInf(b.score[row], -1) {
+				continue
+			}
+			for i, l := range logits {
+				b.memberRows[i] = l[row*width : (row+1)*width]
+			}
+			meanLogProbs(b.mean, b.memberRows, b.exps[0])
+			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
+		}
+		b.cands = cands
+		return cands
+	}
+	// The live rows' logits (of the sentence's own words, with a shortlist), then their log-sum-exps side by
+	// side, then their words, row by row.
+	rows, live := b.liveLogits[:0], b.liveRows[:0]
 	for beam := 0; beam < b.k; beam++ {
 		row := j*b.k + beam
 		if math.IsInf(b.score[row], -1) {
 			continue
 		}
-		if b.mean != nil {
-			for i, l := range logits {
-				b.memberRows[i] = l[row*width : (row+1)*width]
-			}
-			meanLogProbs(b.mean, b.memberRows, b.expBuf)
-			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
-			continue
-		}
 		rowLogits := logits[0][row*width : (row+1)*width]
 		if words != nil {
-			own := b.rowLogits[:len(ids)]
+			own := b.rowLogits[len(rows)][:len(ids)]
 			for i, id := range ids {
 				own[i] = rowLogits[int(words.pos[id])]
 			}
 			rowLogits = own
 		}
-		cands = pushRow(cands, rowLogits, kernels.LogSumExp(rowLogits, b.expBuf), b.score[row], row, ids, 2*b.k)
+		rows, live = append(rows, rowLogits), append(live, row)
 	}
-	b.cands = cands
+	kernels.LogSumExps(rows, b.exps, b.lse)
+	for i, row := range live {
+		cands = pushRow(cands, rows[i], b.lse[i], b.score[row], row, ids, 2*b.k)
+	}
+	b.cands, b.liveLogits, b.liveRows = cands, rows, live
 	return cands
 }
 
