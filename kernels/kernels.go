@@ -184,11 +184,8 @@ func maxOf[T Float](xs []T) T {
 	i := 0
 	for ; i+8 <= len(xs); i += 8 {
 		x := xs[i : i+8 : i+8]
-		for l := range m {
-			if x[l] > m[l] {
-				m[l] = x[l]
-			}
-		}
+		m[0], m[1], m[2], m[3] = larger(m[0], x[0]), larger(m[1], x[1]), larger(m[2], x[2]), larger(m[3], x[3])
+		m[4], m[5], m[6], m[7] = larger(m[4], x[4]), larger(m[5], x[5]), larger(m[6], x[6]), larger(m[7], x[7])
 	}
 	for ; i < len(xs); i++ {
 		if xs[i] > m[0] {
@@ -202,6 +199,14 @@ func maxOf[T Float](xs []T) T {
 		}
 	}
 	return best
+}
+
+// larger returns x when x > m, else m.
+func larger[T Float](m, x T) T {
+	if x > m {
+		return x
+	}
+	return m
 }
 
 // expShifted sets dst[i] = exp(src[i] - max(src)) and returns the maximum and the float64 sum of dst. dst and
