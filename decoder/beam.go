@@ -457,19 +457,52 @@ func pushCandidate(best []candidate, c candidate, size int) []candidate {
 // pushRow pushes into best (at most size long, see pushCandidate) the extensions of one row's hypothesis, whose
 // log-probability is base, by each word: logits are the row's logits, of word tokens[i] (nil: of word i), and a
 // word's log-probability is its logit minus lse, their log-sum-exp (0 for logits that are log-probabilities).
+//
+// Most words fall short of the list's last entry. They are passed over by a comparison of their logit with a cut:
+// a logit c whose log-probability base + (c - lse) is at most the last entry's. That log-probability is a
+// monotone function of the logit (float64 sums round monotonically), so every logit at most c falls short too,
+// and the words passed over are exactly those the full comparison would pass over.
 func pushRow[E kernels.Float](best []candidate, logits []E, lse, base float64, row int, tokens []int, size int) []candidate {
+	cut, full := E(0), false // while full, logits ≤ cut fall short of the list
 	for i, x := range logits {
+		if full && x <= cut {
+			continue
+		}
 		logProb := base + (float64(x) - lse)
 		if len(best) == size && logProb <= best[size-1].logProb {
-			continue // most words: the test pushCandidate starts with, without the call
+			continue
 		}
 		token := i
 		if tokens != nil {
 			token = tokens[i]
 		}
 		best = pushCandidate(best, candidate{logProb: logProb, row: row, token: token}, size)
+		if len(best) == size {
+			cut, full = shortCut[E](best[size-1].logProb, lse, base)
+		}
 	}
 	return best
+}
+
+// shortCut returns a logit c with base + (c - lse) ≤ last, and whether it found one (never when last is NaN): the
+// logit of log-probability last, rounded to E, then stepped down until it holds.
+func shortCut[E kernels.Float](last, lse, base float64) (E, bool) {
+	c := E(last - base + lse)
+	for range 8 {
+		if base+(float64(c)-lse) <= last {
+			return c, true
+		}
+		c = nextDown(c)
+	}
+	return 0, false
+}
+
+// nextDown returns the largest E below c.
+func nextDown[E kernels.Float](c E) E {
+	if f, ok := any(c).(float32); ok {
+		return E(math.Nextafter32(f, float32(math.Inf(-1))))
+	}
+	return E(math.Nextafter(float64(c), math.Inf(-1)))
 }
 
 // repeatMemory returns mem with each row repeated k times in a row, in buffers of its own (the search moves its

@@ -263,3 +263,87 @@ func TestBeamSettled(t *testing.T) {
 		}
 	}
 }
+
+// TestPushRowCutsExactly: pushRow passes over the words whose logits fall below its cut without computing their
+// log-probabilities; the list must be exactly the one of pushing every word through pushCandidate, with ties
+// (repeated logits), NaN, -Inf and large log-probabilities, in float32 and float64.
+func TestPushRowCutsExactly(t *testing.T) {
+	testPushRowCutsExactly[float32](t)
+	testPushRowCutsExactly[float64](t)
+}
+
+// nextUp returns the smallest E above x.
+func nextUp[E interface{ ~float32 | ~float64 }](x E) E {
+	if f, ok := any(x).(float32); ok {
+		return E(math.Nextafter32(f, float32(math.Inf(1))))
+	}
+	return E(math.Nextafter(float64(x), math.Inf(1)))
+}
+
+func testPushRowCutsExactly[E interface{ ~float32 | ~float64 }](t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for trial := range 300 {
+		n := 1 + rng.IntN(400)
+		logits := make([]E, n)
+		for i := range logits {
+			switch r := rng.IntN(20); {
+			case r == 0:
+				logits[i] = E(math.NaN())
+			case r == 1:
+				logits[i] = E(math.Inf(-1))
+			case r < 6 && i > 0:
+				logits[i] = logits[rng.IntN(i)] // a tie
+			case r < 10 && i > 0:
+				logits[i] = nextUp(logits[rng.IntN(i)]) // just above another
+			default:
+				logits[i] = E(rng.NormFloat64() * 10)
+			}
+		}
+		base := []float64{0, -3.7, -1234.5678, -1e-9}[trial%4]
+		lse := []float64{0, 12.345678, -7.25, 1e6}[trial/4%4]
+		size := 1 + rng.IntN(12)
+		if list := pushRow(nil, logits, lse, base, 3, nil, size); trial%2 == 0 && len(list) == size {
+			// A tie of the list's last entry, then a logit just above it, which must enter.
+			last := logits[list[size-1].token]
+			logits = append(logits, last, nextUp(last))
+		}
+		var want []candidate
+		for i, x := range logits {
+			want = pushCandidate(want, candidate{logProb: base + (float64(x) - lse), row: 3, token: i}, size)
+		}
+		if got := pushRow(nil, logits, lse, base, 3, nil, size); !slices.Equal(got, want) {
+			t.Fatalf("%T trial %d: pushRow %v, pushCandidate %v", E(0), trial, got, want)
+		}
+	}
+}
+
+// TestShortCut: the cut of a log-probability last is a logit whose log-probability is at most last (so that every
+// logit up to it falls short) and, for a last that is a word's log-probability, within a few steps of that
+// word's logit, up to float64 rounding (so that the cut passes over nearly every word it can).
+func TestShortCut(t *testing.T) {
+	testShortCut[float32](t)
+	testShortCut[float64](t)
+}
+
+func testShortCut[E interface{ ~float32 | ~float64 }](t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for range 20000 {
+		x := E(rng.NormFloat64() * 20)
+		base, lse := -rng.ExpFloat64()*30, rng.NormFloat64()*30
+		last := base + (float64(x) - lse)
+		c, ok := shortCut[E](last, lse, base)
+		if !ok || base+(float64(c)-lse) > last {
+			t.Fatalf("%T: cut of %v (base %v, lse %v) is %v (%v): log-probability %v", E(0), last, base, lse, c, ok, base+(float64(c)-lse))
+		}
+		for range 8 {
+			c = nextUp(c)
+		}
+		// float64 sums lose up to a few ulps of their largest terms, which cancel: so much below, or 8 steps.
+		if tol := 1e-14 * (1 + math.Abs(last) + math.Abs(base) + math.Abs(lse)); float64(c) < float64(x)-tol {
+			t.Fatalf("%T: cut of %v (base %v, lse %v) far below the logit %v", E(0), last, base, lse, x)
+		}
+	}
+	if _, ok := shortCut[E](math.NaN(), 0, 0); ok {
+		t.Fatalf("%T: a cut of NaN", E(0))
+	}
+}
