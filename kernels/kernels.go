@@ -111,9 +111,10 @@ func LogSumExp[T Float](row, scratch []T) float64 {
 }
 
 // LogSumExps sets lse[i] to LogSumExp(rows[i], scratch[i]) for each row, the same figures to the last bit, in
-// less time: each row's maximum comes from eight running maxima, and the rows' sums are added side by side, each
-// in LogSumExp's order, so that the CPU overlaps the rows' chains of additions instead of waiting for one. lse and
-// scratch have at least len(rows) entries.
+// less time: each row's maximum comes from eight running maxima, and up to five rows of the same length are
+// shifted, exponentiated and added side by side, a chunk of lseChunk values at a time (which stays in the L1
+// cache), each row's sum in LogSumExp's order, so that the CPU overlaps the rows' chains of additions instead of
+// waiting for one. lse and scratch have at least len(rows) entries.
 func LogSumExps[T Float](rows, scratch [][]T, lse []float64) {
 	for i := 0; i < len(rows); {
 		if len(rows[i]) == 0 {
@@ -121,54 +122,89 @@ func LogSumExps[T Float](rows, scratch [][]T, lse []float64) {
 			i++
 			continue
 		}
-		// Up to four rows of the same length at a time.
 		n := len(rows[i])
 		group := 1
-		for group < 4 && i+group < len(rows) && len(rows[i+group]) == n {
+		for group < 5 && i+group < len(rows) && len(rows[i+group]) == n {
 			group++
 		}
-		var maxv [4]T
-		var dst [4][]T
+		var maxv [5]T
 		for g := range group {
 			maxv[g] = maxOf(rows[i+g])
-			dst[g] = scratch[i+g][:n]
-			for j, v := range rows[i+g] {
-				dst[g][j] = v - maxv[g]
-			}
-			ExpSlice(dst[g])
 		}
-		var sum [4]float64
-		switch group {
-		case 4:
-			d0, d1, d2, d3 := dst[0], dst[1][:n], dst[2][:n], dst[3][:n]
-			for j, e := range d0 {
-				sum[0] += float64(e)
-				sum[1] += float64(d1[j])
-				sum[2] += float64(d2[j])
-				sum[3] += float64(d3[j])
+		var sum [5]float64
+		// Chunks of a multiple of 8 values: ExpSlice gives each value the exp it gives it in the whole row.
+		for from := 0; from < n; from += lseChunk {
+			to := min(from+lseChunk, n)
+			var dst [5][]T
+			for g := range group {
+				dst[g] = scratch[i+g][from:to]
+				for j, v := range rows[i+g][from:to] {
+					dst[g][j] = v - maxv[g]
+				}
+				ExpSlice(dst[g])
 			}
-		case 3:
-			d0, d1, d2 := dst[0], dst[1][:n], dst[2][:n]
-			for j, e := range d0 {
-				sum[0] += float64(e)
-				sum[1] += float64(d1[j])
-				sum[2] += float64(d2[j])
-			}
-		case 2:
-			d0, d1 := dst[0], dst[1][:n]
-			for j, e := range d0 {
-				sum[0] += float64(e)
-				sum[1] += float64(d1[j])
-			}
-		default:
-			for _, e := range dst[0] {
-				sum[0] += float64(e)
-			}
+			addSideBySide(&sum, &dst, group)
 		}
 		for g := range group {
 			lse[i+g] = float64(maxv[g]) + math.Log(sum[g])
 		}
 		i += group
+	}
+}
+
+// lseChunk is how many values of each row LogSumExps takes at a time: a multiple of 8.
+const lseChunk = 512
+
+// addSideBySide adds the values of each of the first group rows of dst (all of dst[0]'s length), in order, to
+// that row's sum.
+func addSideBySide[T Float](sum *[5]float64, dst *[5][]T, group int) {
+	d0 := dst[0]
+	n := len(d0)
+	switch group {
+	case 5:
+		d1, d2, d3, d4 := dst[1][:n], dst[2][:n], dst[3][:n], dst[4][:n]
+		s0, s1, s2, s3, s4 := sum[0], sum[1], sum[2], sum[3], sum[4]
+		for j, e := range d0 {
+			s0 += float64(e)
+			s1 += float64(d1[j])
+			s2 += float64(d2[j])
+			s3 += float64(d3[j])
+			s4 += float64(d4[j])
+		}
+		sum[0], sum[1], sum[2], sum[3], sum[4] = s0, s1, s2, s3, s4
+	case 4:
+		d1, d2, d3 := dst[1][:n], dst[2][:n], dst[3][:n]
+		s0, s1, s2, s3 := sum[0], sum[1], sum[2], sum[3]
+		for j, e := range d0 {
+			s0 += float64(e)
+			s1 += float64(d1[j])
+			s2 += float64(d2[j])
+			s3 += float64(d3[j])
+		}
+		sum[0], sum[1], sum[2], sum[3] = s0, s1, s2, s3
+	case 3:
+		d1, d2 := dst[1][:n], dst[2][:n]
+		s0, s1, s2 := sum[0], sum[1], sum[2]
+		for j, e := range d0 {
+			s0 += float64(e)
+			s1 += float64(d1[j])
+			s2 += float64(d2[j])
+		}
+		sum[0], sum[1], sum[2] = s0, s1, s2
+	case 2:
+		d1 := dst[1][:n]
+		s0, s1 := sum[0], sum[1]
+		for j, e := range d0 {
+			s0 += float64(e)
+			s1 += float64(d1[j])
+		}
+		sum[0], sum[1] = s0, s1
+	default:
+		s0 := sum[0]
+		for _, e := range d0 {
+			s0 += float64(e)
+		}
+		sum[0] = s0
 	}
 }
 
