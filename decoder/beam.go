@@ -93,11 +93,12 @@ func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, e
 }
 
 // beamModel is one member's share of a beam search: its memory and state of the batch's rows, the state of the
-// next step's rows, its scratch, and its logits and attention weights of the step.
+// next step's rows, its memory and state of the first step (one row per sentence), its scratch, and its logits
+// and attention weights of the step.
 type beamModel[T kernels.Float] struct {
 	d               *Decoder[T]
-	mem             *Memory[T]
-	st, next        *State[T]
+	mem, mem0       *Memory[T]
+	st, next, st0   *State[T]
 	buf             *Scratch[T]
 	logits, weights []T
 }
@@ -121,11 +122,8 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 			words.add(c)
 		}
 	}
-	// Row s·k + b of the search batch is beam b of sentence s: the encoder output repeated k times.
-	wideLengths := make([]int, sents*k)
-	for r := range wideLengths {
-		wideLengths[r] = lengths[r/k]
-	}
+	// Row s·k + b of the search batch is beam b of sentence s: the memory repeated k times. The first step, whose
+	// k beams of a sentence are one and the same, takes one row per sentence (st0, mem0).
 	rows := sents * k
 	models := make([]beamModel[T], len(e.members))
 	logits := make([][]T, len(e.members)) // each member's logits, for the ranking
@@ -135,9 +133,9 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		}
 		// Each member's memory moves its own rows, lengths included: a lengths slice shared by two members
 		// would move twice.
-		mem, st := d.Start(repeatRows(encs[i], k), slices.Clone(wideLengths))
-		models[i] = beamModel[T]{d: d, mem: mem, st: st, next: d.newState(rows, srcLen), buf: d.NewScratch(rows, srcLen),
-			logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
+		mem0, st0 := d.Start(encs[i], slices.Clone(lengths[:sents]))
+		models[i] = beamModel[T]{d: d, mem: repeatMemory(mem0, k), mem0: mem0, st0: st0, st: d.newState(rows, srcLen), next: d.newState(rows, srcLen),
+			buf: d.NewScratch(rows, srcLen), logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
 		logits[i] = models[i].logits
 	}
 	b := newBeamState[T](e, rows, srcLen, lengths, bos, eos, opts)
@@ -150,15 +148,25 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 	for t := 0; len(live) > 0; t++ {
 		n := len(live) * k
 		width := v // logits per row
+		if words != nil {
+			width = len(words.ids)
+		}
 		for i := range models {
 			m := &models[i]
 			m.st.Rows, m.next.Rows, m.mem.Rows = n, n, n
+			st, mem, stepRows := m.st, m.mem, n
+			if t == 0 {
+				st, mem, stepRows = m.st0, m.mem0, sents
+			}
 			if words != nil {
-				width = len(words.ids)
-				m.d.advance(m.st, b.prev[:n], m.mem, m.buf, m.weights[:n*srcLen])
-				words.output(n, m.buf.outIn, m.logits[:n*width], 0, width)
+				m.d.advance(st, b.prev[:stepRows], mem, m.buf, m.weights[:stepRows*srcLen])
+				words.output(stepRows, m.buf.outIn, m.logits[:stepRows*width], 0, width)
 			} else {
-				m.d.Step(m.st, b.prev[:n], m.mem, m.buf, m.logits[:n*v], m.weights[:n*srcLen])
+				m.d.Step(st, b.prev[:stepRows], mem, m.buf, m.logits[:stepRows*v], m.weights[:stepRows*srcLen])
+			}
+			if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
+				spreadRows(m.logits, width, sents, k)
+				spreadRows(m.weights, srcLen, sents, k)
 			}
 		}
 		keptBlocks := 0
@@ -182,8 +190,14 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		n = keptBlocks * k
 		for i := range models {
 			m := &models[i]
-			for r, f := range b.from[:n] {
-				m.next.CopyRow(r, m.st, f)
+			if t == 0 { // the first step's rows are st0's, one per sentence
+				for r, f := range b.from[:n] {
+					m.next.CopyRow(r, m.st0, f/k)
+				}
+			} else {
+				for r, f := range b.from[:n] {
+					m.next.CopyRow(r, m.st, f)
+				}
 			}
 			m.st, m.next = m.next, m.st
 			for to, j := range keptFrom[:keptBlocks] {
@@ -220,10 +234,14 @@ type beamState[T kernels.Float] struct {
 	nextScore               []float64
 
 	// Scratch of the selection, reused at every step.
-	cands             []candidate
-	expBuf, rowLogits []T       // exps of a row's logits; a row's logits of its own candidates, with a shortlist
-	mean              []float64 // a row's mean log-probabilities, for an ensemble (Ensemble.mean)
-	memberRows        [][]T     // each member's logits of a row, for an ensemble
+	cands           []candidate
+	exps, rowLogits [][]T     // k rows: exps of a row's logits; a row's logits of its own candidates, with a shortlist
+	liveLogits      [][]T     // the logits of a block's live rows
+	liveRows        []int     // their rows
+	lse             []float64 // their log-sum-exps
+	mean            []float64 // a row's mean log-probabilities, for an ensemble (Ensemble.mean)
+	memberRows      [][]T     // each member's logits of a row, for an ensemble
+	scores          []float64 // a sentence's finished Scores, for settled
 }
 
 // newBeamState starts a search of rows/k sentences by e, each with one live hypothesis at bos (its other k-1
@@ -233,7 +251,11 @@ func newBeamState[T kernels.Float](e *Ensemble[T], rows, srcLen int, lengths []i
 	b := &beamState[T]{opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
 		prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
 		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
-		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), expBuf: make([]T, v), rowLogits: make([]T, v)}
+		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
+		liveLogits: make([][]T, 0, k), liveRows: make([]int, 0, k), lse: make([]float64, k)}
+	for i := range k {
+		b.exps[i], b.rowLogits[i] = make([]T, v), make([]T, v)
+	}
 	for r := range b.node {
 		b.prev[r], b.node[r] = bos, -1
 		if r%k != 0 {
@@ -252,36 +274,51 @@ func newBeamState[T kernels.Float](e *Ensemble[T], rows, srcLen int, lengths []i
 // ranked by the mean of the members' log-probabilities, one decoder's by its own.
 func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortlist[T], ids []int) []candidate {
 	cands := b.cands[:0]
+	if b.mean != nil {
+		for beam := 0; beam < b.k; beam++ {
+			row := j*b.k + beam
+			if math.IsInf(b.score[row], -1) {
+				continue
+			}
+			for i, l := range logits {
+				b.memberRows[i] = l[row*width : (row+1)*width]
+			}
+			meanLogProbs(b.mean, b.memberRows, b.exps[0])
+			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
+		}
+		b.cands = cands
+		return cands
+	}
+	// The live rows' logits (of the sentence's own words, with a shortlist), then their log-sum-exps side by
+	// side, then their words, row by row.
+	rows, live := b.liveLogits[:0], b.liveRows[:0]
 	for beam := 0; beam < b.k; beam++ {
 		row := j*b.k + beam
 		if math.IsInf(b.score[row], -1) {
 			continue
 		}
-		if b.mean != nil {
-			for i, l := range logits {
-				b.memberRows[i] = l[row*width : (row+1)*width]
-			}
-			meanLogProbs(b.mean, b.memberRows, b.expBuf)
-			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
-			continue
-		}
 		rowLogits := logits[0][row*width : (row+1)*width]
 		if words != nil {
-			own := b.rowLogits[:len(ids)]
+			own := b.rowLogits[len(rows)][:len(ids)]
 			for i, id := range ids {
 				own[i] = rowLogits[int(words.pos[id])]
 			}
 			rowLogits = own
 		}
-		cands = pushRow(cands, rowLogits, kernels.LogSumExp(rowLogits, b.expBuf), b.score[row], row, ids, 2*b.k)
+		rows, live = append(rows, rowLogits), append(live, row)
 	}
-	b.cands = cands
+	kernels.LogSumExps(rows, b.exps, b.lse)
+	for i, row := range live {
+		cands = pushRow(cands, rows[i], b.lse[i], b.score[row], row, ids, 2*b.k)
+	}
+	b.cands, b.liveLogits, b.liveRows = cands, rows, live
 	return cands
 }
 
 // choose takes sentence s's best extensions (block j's candidates): those among the best k that end in eos
 // finish; the best k that do not become the sentence's rows of the next step, as block keptBlocks — or finish
-// unfinished when this is the sentence's last step. It reports whether the sentence goes on.
+// unfinished when this is the sentence's last step. It reports whether the sentence goes on: not after its last
+// step, nor once k hypotheses have finished, nor once its n-best list can no longer change (settled).
 func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool) bool {
 	k := b.k
 	attnRow := func(row int) []float32 {
@@ -311,11 +348,42 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = c.row, c.token, c.logProb, len(b.nodes)-1
 		kept++
 	}
-	if last || len(b.finished[s]) >= k {
+	if last || len(b.finished[s]) >= k || b.settled(s, b.nextScore[base:base+kept]) {
 		return false
 	}
 	for ; kept < k; kept++ { // fewer live extensions than beams: pad with unused rows
 		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = j*k, b.eos, math.Inf(-1), -1
+	}
+	return true
+}
+
+// settled reports whether sentence s's n-best list (its opts.NBest best finished hypotheses) is final although
+// it still has live hypotheses, of log-probabilities live: then the sentence can stop early, with the n-best list
+// it would have had at the end of its search.
+//
+// A live hypothesis's log-probability lp only falls as it grows (each word adds a log-probability, at most 0:
+// the logit minus a log-sum-exp that includes it), its length penalty lp(Y) ≥ 1 only grows with its length, at
+// most limit+1 (its words and </s>), and the coverage penalty is at most 0. So whenever it finishes (or stops at
+// the limit) its Score is at most max(lp, lp/LengthPenalty(limit+1, α)). When that bound of every live
+// hypothesis is at most the NBest-th best Score among the finished ones, no later hypothesis can enter the list:
+// best sorts stably, so one that ties that Score goes after the hypotheses already finished with it.
+func (b *beamState[T]) settled(s int, live []float64) bool {
+	n, hyps := max(b.opts.NBest, 1), b.finished[s]
+	if len(hyps) < n {
+		return false
+	}
+	scores := b.scores[:0]
+	for _, h := range hyps {
+		scores = append(scores, h.Score)
+	}
+	b.scores = scores
+	slices.Sort(scores)
+	nth := scores[len(scores)-n] // NaN sorts first: never the NBest-th best of a list that has n others
+	penalty := LengthPenalty(b.opts.limit(b.lengths[s])+1, b.opts.Alpha)
+	for _, lp := range live {
+		if !(max(lp, lp/penalty) <= nth) { // a NaN bound, or nth NaN, keeps the search going
+			return false
+		}
 	}
 	return true
 }
@@ -389,35 +457,70 @@ func pushCandidate(best []candidate, c candidate, size int) []candidate {
 // pushRow pushes into best (at most size long, see pushCandidate) the extensions of one row's hypothesis, whose
 // log-probability is base, by each word: logits are the row's logits, of word tokens[i] (nil: of word i), and a
 // word's log-probability is its logit minus lse, their log-sum-exp (0 for logits that are log-probabilities).
+//
+// Most words fall short of the list's last entry. They are passed over by a comparison of their logit with a cut:
+// a logit c whose log-probability base + (c - lse) is at most the last entry's. That log-probability is a
+// monotone function of the logit (float64 sums round monotonically), so every logit at most c falls short too,
+// and the words passed over are exactly those the full comparison would pass over.
 func pushRow[E kernels.Float](best []candidate, logits []E, lse, base float64, row int, tokens []int, size int) []candidate {
+	cut, full := E(0), false // while full, logits ≤ cut fall short of the list
 	for i, x := range logits {
+		if full && x <= cut {
+			continue
+		}
 		logProb := base + (float64(x) - lse)
 		if len(best) == size && logProb <= best[size-1].logProb {
-			continue // most words: the test pushCandidate starts with, without the call
+			continue
 		}
 		token := i
 		if tokens != nil {
 			token = tokens[i]
 		}
 		best = pushCandidate(best, candidate{logProb: logProb, row: row, token: token}, size)
+		if len(best) == size {
+			cut, full = shortCut[E](best[size-1].logProb, lse, base)
+		}
 	}
 	return best
 }
 
-// repeatRows returns enc with each row repeated k times in a row.
-func repeatRows[T kernels.Float](enc *encoder.Output[T], k int) *encoder.Output[T] {
-	if k == 1 {
-		return &encoder.Output[T]{Rows: enc.Rows, SrcLen: enc.SrcLen, Hidden: enc.Hidden,
-			Memory: slices.Clone(enc.Memory), FinalH: enc.FinalH, FinalC: enc.FinalC}
+// shortCut returns a logit c with base + (c - lse) ≤ last, and whether it found one (never when last is NaN): the
+// logit of log-probability last, rounded to E, then stepped down until it holds.
+func shortCut[E kernels.Float](last, lse, base float64) (E, bool) {
+	c := E(last - base + lse)
+	for range 8 {
+		if base+(float64(c)-lse) <= last {
+			return c, true
+		}
+		c = nextDown(c)
 	}
-	mw, fw := enc.SrcLen*2*enc.Hidden, 2*enc.Hidden
-	out := &encoder.Output[T]{Rows: enc.Rows * k, SrcLen: enc.SrcLen, Hidden: enc.Hidden,
-		Memory: make([]T, enc.Rows*k*mw), FinalH: make([]T, enc.Rows*k*fw), FinalC: make([]T, enc.Rows*k*fw)}
-	for r := 0; r < enc.Rows*k; r++ {
-		s := r / k
-		copy(out.Memory[r*mw:(r+1)*mw], enc.Memory[s*mw:(s+1)*mw])
-		copy(out.FinalH[r*fw:(r+1)*fw], enc.FinalH[s*fw:(s+1)*fw])
-		copy(out.FinalC[r*fw:(r+1)*fw], enc.FinalC[s*fw:(s+1)*fw])
+	return 0, false
+}
+
+// nextDown returns the largest E below c.
+func nextDown[E kernels.Float](c E) E {
+	if f, ok := any(c).(float32); ok {
+		return E(math.Nextafter32(f, float32(math.Inf(-1))))
+	}
+	return E(math.Nextafter(float64(c), math.Inf(-1)))
+}
+
+// repeatMemory returns mem with each row repeated k times in a row, in buffers of its own (the search moves its
+// rows).
+func repeatMemory[T kernels.Float](mem *Memory[T], k int) *Memory[T] {
+	rows := mem.Rows * k
+	out := &Memory[T]{Rows: rows, SrcLen: mem.SrcLen, MemDim: mem.MemDim, KeyWidth: mem.KeyWidth,
+		States: make([]T, rows*mem.SrcLen*mem.MemDim), Keys: make([]T, rows*mem.SrcLen*mem.KeyWidth), Lengths: make([]int, rows)}
+	for r := range rows {
+		out.CopyRow(r, mem, r/k)
 	}
 	return out
+}
+
+// spreadRows moves rows 0 … sents-1 of x, width values each, to rows 0, k, 2k, …: the first step's row of each
+// sentence to its first beam's.
+func spreadRows[T kernels.Float](x []T, width, sents, k int) {
+	for j := sents - 1; j > 0 && k > 1; j-- { // from the last: row j·k ≥ j never holds a row still to move
+		copy(x[j*k*width:(j*k+1)*width], x[j*width:(j+1)*width])
+	}
 }

@@ -1,7 +1,10 @@
 package decoder
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -172,5 +175,175 @@ func TestBeamOptionsRejectsBadSettings(t *testing.T) {
 		if o.Validate() == nil {
 			t.Errorf("%+v accepted", o)
 		}
+	}
+}
+
+// TestBeamStopsEarlyWithTheSameNBest: a sentence stops as soon as its n-best list cannot change (settled), so
+// asking for fewer hypotheses than the beam width must give exactly the first ones of the full list that a
+// search to the end gives, with every length and coverage penalty.
+func TestBeamStopsEarlyWithTheSameNBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	lengths := []int{3, 1, 6, 4, 9, 2, 5, 7}
+	enc := randomBlocks(rng, [][]int{lengths})[0].Enc
+	for seed := uint64(1); seed <= 30; seed++ {
+		d := testDecoder(t, queueVocab, seed)
+		for _, width := range []int{2, 3, 5} {
+			for _, pen := range [][2]float64{{0, 0}, {0.6, 0}, {0, 0.2}, {1, 0.4}} {
+				opts := BeamOptions{Width: width, NBest: width, MaxLen: 14, Alpha: pen[0], Beta: pen[1]}
+				full, err := d.Beam(enc, lengths, queueBOS, queueEOS, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for n := 1; n < width; n++ {
+					opts.NBest = n
+					got, err := d.Beam(enc, lengths, queueBOS, queueEOS, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for s := range lengths {
+						if want := full[s][:min(n, len(full[s]))]; !reflect.DeepEqual(got[s], want) {
+							t.Fatalf("seed %d, width %d, α %v, β %v, n-best %d, sentence %d: got %v, want %v", seed, width, pen[0], pen[1], n, s,
+								scoredKeys(got[s]), scoredKeys(want))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// scoredKeys lists hypotheses' words, endings and scores, for messages.
+func scoredKeys(hyps []Scored) []string {
+	var out []string
+	for _, h := range hyps {
+		out = append(out, fmt.Sprintf("%v %v %.6f", h.Tokens, h.Finished, h.Score))
+	}
+	return out
+}
+
+// TestBeamSettled checks when a sentence's n-best list is final: only with n finished hypotheses, the n-th best
+// of which scores at least what every live hypothesis could still reach (its log-probability, divided by the
+// largest length penalty with α > 0), ties included.
+func TestBeamSettled(t *testing.T) {
+	finished := func(scores ...float64) []Scored {
+		var hyps []Scored
+		for _, s := range scores {
+			hyps = append(hyps, Scored{Score: s})
+		}
+		return hyps
+	}
+	inf := math.Inf(-1)
+	tests := []struct {
+		name        string
+		nBest       int
+		alpha       float64
+		finished    []Scored
+		live        []float64
+		wantSettled bool
+	}{
+		{"none finished", 1, 0, nil, []float64{-5}, false},
+		{"best beats every live one", 1, 0, finished(-2), []float64{-2.5, -7}, true},
+		{"a tie settles", 1, 0, finished(-2), []float64{-2, -7}, true},
+		{"a live one is better", 1, 0, finished(-2), []float64{-1.5, -7}, false},
+		{"unused rows do not count", 1, 0, finished(-2), []float64{-3, inf}, true},
+		{"no live ones", 2, 0, finished(-2, -4), nil, true},
+		{"the second best decides", 2, 0, finished(-1, -4), []float64{-3}, false},
+		{"the second best beats them", 2, 0, finished(-4, -1), []float64{-5}, true},
+		{"too few finished", 3, 0, finished(-1, -1), []float64{-9}, false},
+		// With α = 1 and a limit of 10 words, a live hypothesis may yet be divided by (5+11)/6.
+		{"a length penalty can lift a live one", 1, 1, finished(-2), []float64{-5}, false},
+		{"but only so far", 1, 1, finished(-2), []float64{-5.5}, true},
+		{"NaN never settles", 1, 0, finished(-2), []float64{math.NaN()}, false},
+	}
+	for _, tc := range tests {
+		b := &beamState[float64]{opts: BeamOptions{Width: 5, NBest: tc.nBest, MaxLen: 10, Alpha: tc.alpha}, k: 5,
+			lengths: []int{4}, finished: [][]Scored{tc.finished}}
+		if got := b.settled(0, tc.live); got != tc.wantSettled {
+			t.Errorf("%s: settled %v, want %v", tc.name, got, tc.wantSettled)
+		}
+	}
+}
+
+// TestPushRowCutsExactly: pushRow passes over the words whose logits fall below its cut without computing their
+// log-probabilities; the list must be exactly the one of pushing every word through pushCandidate, with ties
+// (repeated logits), NaN, -Inf and large log-probabilities, in float32 and float64.
+func TestPushRowCutsExactly(t *testing.T) {
+	testPushRowCutsExactly[float32](t)
+	testPushRowCutsExactly[float64](t)
+}
+
+// nextUp returns the smallest E above x.
+func nextUp[E interface{ ~float32 | ~float64 }](x E) E {
+	if f, ok := any(x).(float32); ok {
+		return E(math.Nextafter32(f, float32(math.Inf(1))))
+	}
+	return E(math.Nextafter(float64(x), math.Inf(1)))
+}
+
+func testPushRowCutsExactly[E interface{ ~float32 | ~float64 }](t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for trial := range 300 {
+		n := 1 + rng.IntN(400)
+		logits := make([]E, n)
+		for i := range logits {
+			switch r := rng.IntN(20); {
+			case r == 0:
+				logits[i] = E(math.NaN())
+			case r == 1:
+				logits[i] = E(math.Inf(-1))
+			case r < 6 && i > 0:
+				logits[i] = logits[rng.IntN(i)] // a tie
+			case r < 10 && i > 0:
+				logits[i] = nextUp(logits[rng.IntN(i)]) // just above another
+			default:
+				logits[i] = E(rng.NormFloat64() * 10)
+			}
+		}
+		base := []float64{0, -3.7, -1234.5678, -1e-9}[trial%4]
+		lse := []float64{0, 12.345678, -7.25, 1e6}[trial/4%4]
+		size := 1 + rng.IntN(12)
+		if list := pushRow(nil, logits, lse, base, 3, nil, size); trial%2 == 0 && len(list) == size {
+			// A tie of the list's last entry, then a logit just above it, which must enter.
+			last := logits[list[size-1].token]
+			logits = append(logits, last, nextUp(last))
+		}
+		var want []candidate
+		for i, x := range logits {
+			want = pushCandidate(want, candidate{logProb: base + (float64(x) - lse), row: 3, token: i}, size)
+		}
+		if got := pushRow(nil, logits, lse, base, 3, nil, size); !slices.Equal(got, want) {
+			t.Fatalf("%T trial %d: pushRow %v, pushCandidate %v", E(0), trial, got, want)
+		}
+	}
+}
+
+// TestShortCut: the cut of a log-probability last is a logit whose log-probability is at most last (so that every
+// logit up to it falls short) and, for a last that is a word's log-probability, within a few steps of that
+// word's logit, up to float64 rounding (so that the cut passes over nearly every word it can).
+func TestShortCut(t *testing.T) {
+	testShortCut[float32](t)
+	testShortCut[float64](t)
+}
+
+func testShortCut[E interface{ ~float32 | ~float64 }](t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for range 20000 {
+		x := E(rng.NormFloat64() * 20)
+		base, lse := -rng.ExpFloat64()*30, rng.NormFloat64()*30
+		last := base + (float64(x) - lse)
+		c, ok := shortCut[E](last, lse, base)
+		if !ok || base+(float64(c)-lse) > last {
+			t.Fatalf("%T: cut of %v (base %v, lse %v) is %v (%v): log-probability %v", E(0), last, base, lse, c, ok, base+(float64(c)-lse))
+		}
+		for range 8 {
+			c = nextUp(c)
+		}
+		// float64 sums lose up to a few ulps of their largest terms, which cancel: so much below, or 8 steps.
+		if tol := 1e-14 * (1 + math.Abs(last) + math.Abs(base) + math.Abs(lse)); float64(c) < float64(x)-tol {
+			t.Fatalf("%T: cut of %v (base %v, lse %v) far below the logit %v", E(0), last, base, lse, x)
+		}
+	}
+	if _, ok := shortCut[E](math.NaN(), 0, 0); ok {
+		t.Fatalf("%T: a cut of NaN", E(0))
 	}
 }

@@ -217,3 +217,58 @@ func TestGateMajorIsProjectInOneProduct(t *testing.T) {
 		}
 	}
 }
+
+// LogSumExps must give LogSumExp's figures to the last bit (beam search's scores rest on them) for any number of
+// rows, rows of different lengths, and rows whose maximum is a signed zero, is NaN (a NaN first value) or is
+// -Inf, in float32 and float64.
+func TestLogSumExpsIsLogSumExp(t *testing.T) {
+	testLogSumExps[float32](t)
+	testLogSumExps[float64](t)
+}
+
+func testLogSumExps[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	nan, inf := T(math.NaN()), T(math.Inf(-1))
+	negZero := T(math.Copysign(0, -1))
+	special := map[string]func(row []T){
+		// A maximum of zero, whose first instance is +0 in a later lane than a -0 (maxOf finds -0); the
+		// others' exps vanish beside it, so the log-sum-exp is a zero too.
+		"signed zeros": func(row []T) {
+			for i := range row {
+				row[i] = -200
+			}
+			if len(row) > 9 {
+				row[2], row[9] = 0, negZero
+			}
+		},
+		"a NaN first": func(row []T) { row[0] = nan },
+		"a NaN later": func(row []T) { row[len(row)-1] = nan },
+		"all -Inf": func(row []T) {
+			for i := range row {
+				row[i] = inf
+			}
+		},
+	}
+	for _, lengths := range [][]int{{1}, {9, 9}, {5898, 5898, 5898}, {1003, 1003, 1003, 1003, 1003}, {17, 17, 17, 17}, {100, 100, 100, 100, 100, 100}, {8, 0, 8, 33, 33, 7}} {
+		for _, name := range []string{"", "signed zeros", "a NaN first", "a NaN later", "all -Inf"} {
+			rows, scratch := make([][]T, len(lengths)), make([][]T, len(lengths))
+			for r, n := range lengths {
+				rows[r], scratch[r] = make([]T, n), make([]T, n)
+				for i := range rows[r] {
+					rows[r][i] = T(rng.NormFloat64() * 8)
+				}
+				if f := special[name]; f != nil && n > 0 && r%2 == 1 {
+					f(rows[r])
+				}
+			}
+			got := make([]float64, len(rows))
+			LogSumExps(rows, scratch, got)
+			for r, row := range rows {
+				want := LogSumExp(row, make([]T, len(row)))
+				if math.Float64bits(got[r]) != math.Float64bits(want) && !(math.IsNaN(got[r]) && math.IsNaN(want)) {
+					t.Fatalf("%T, lengths %v, %q, row %d: LogSumExps %v, LogSumExp %v", T(0), lengths, name, r, got[r], want)
+				}
+			}
+		}
+	}
+}
