@@ -12,8 +12,11 @@ func (b *Batch) Shard(i, n int) Batch {
 	}
 	lo, hi := ShardBounds(b.Real, i, n)
 	rows := hi - lo
-	s := Batch{Rows: rows, Real: rows, SrcLen: b.SrcLen, TgtLen: b.TgtLen, Index: append([]int(nil), b.Index[lo:hi]...),
+	s := Batch{Rows: rows, Real: rows, SrcLen: b.SrcLen, TgtLen: b.TgtLen,
 		SrcLengths: append([]int(nil), b.SrcLengths[lo:hi]...), Src: timeMajorRows(b.Src, b.Rows, b.SrcLen, lo, hi)}
+	if b.Index != nil { // (a batch made by hand may have none)
+		s.Index = append([]int(nil), b.Index[lo:hi]...)
+	}
 	if b.TgtOut != nil {
 		s.TgtIn = timeMajorRows(b.TgtIn, b.Rows, b.TgtLen, lo, hi)
 		s.TgtOut = timeMajorRows(b.TgtOut, b.Rows, b.TgtLen, lo, hi)
