@@ -30,7 +30,7 @@ type Trainer[T kernels.Float] struct {
 	LabelSmoothing float64
 	// Guide gives the links of training example i (data.Batch.Index) for guided alignment, and GuideWeight the
 	// weight of its loss (train.guided_alignment_weight); nil: no guided alignment. Set them before the first
-	// step, since compiled graphs keep them.
+	// step, since compiled graphs keep them. With several workers Guide is called from their goroutines at once.
 	Guide       func(i int) []align.Link
 	GuideWeight float64
 	// workers step a batch together, each its share of the rows on a goroutine of its own (SetWorkers); there
