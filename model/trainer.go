@@ -75,9 +75,6 @@ func (t *Trainer[T]) SetWorkers(n int) {
 	}
 }
 
-// Workers is the number of workers that step each batch (SetWorkers).
-func (t *Trainer[T]) Workers() int { return len(t.workers) }
-
 // StepResult reports one optimizer step.
 type StepResult struct {
 	Loss float64 // token-averaged cross-entropy of the batch (the translation's)
@@ -103,9 +100,9 @@ func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error
 }
 
 // accumulate adds the gradient of b's summed loss divided by tokens into t.Grads and returns the summed loss
-// and guided-alignment cross-entropy. A batch without target words adds nothing.
-// With several workers (SetWorkers), each runs the graph of its share of b's rows, and their gradients and
-// losses are added in worker order.
+// and guided-alignment cross-entropy. A batch without target words adds nothing. With several workers
+// (SetWorkers), each runs the graph of its share of b's rows, and their gradients and losses are added in worker
+// order.
 func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int) (loss, guided float64, err error) {
 	if b.TgtTokens() == 0 {
 		return 0, 0, nil
