@@ -132,7 +132,9 @@ func TestTrainOnDiskMatchesInMemory(t *testing.T) {
 	}
 	m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
 	ref := filepath.Join(dir, "slice.ckpt")
-	if _, err := model.Train(context.Background(), model.TrainOptions{Config: cfg, Train: data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab), Model: m, Out: ref}); err != nil {
+	// (On as many workers as attend train used: the same training, but float32 sums in another order.)
+	if _, err := model.Train(context.Background(), model.TrainOptions{Config: cfg, Train: data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab), Model: m, Out: ref,
+		Workers: trainWorkers(cfg.Train)}); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(weights(t, ref), want) {

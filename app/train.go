@@ -217,7 +217,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		gold.lines = nil // guide has the links of the pairs kept: those of the others can go
 	}
 	defer corpus.Close()
-	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group}
+	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group, Workers: trainWorkers(cfg.Train)}
 	if start != nil {
 		opts.Model, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
@@ -233,6 +233,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	m := opts.Model
 	fmt.Fprintf(req.Stdout, "model: %s\n", m.Describe())
 	fmt.Fprintf(req.Stdout, "BLAS: %s\n", backend.Active())
+	if opts.Workers > 1 {
+		fmt.Fprintf(req.Stdout, "workers: %d step each batch together, each with single-threaded products (train.workers)\n", opts.Workers)
+	}
 	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
 	opts.Corpus = corpus.Pairs
 	opts.Progress.GuideFile, opts.Progress.GuideSHA256 = "", ""
@@ -466,6 +469,10 @@ func useThreads(stdout io.Writer, train *model.TrainConfig) int {
 	return n
 }
 
+// trainWorkers is the number of workers of train.workers (model.TrainConfig.WorkerCount) for this process,
+// whose threads useThreads has set.
+func trainWorkers(train model.TrainConfig) int { return train.WorkerCount(runtime.GOMAXPROCS(0)) }
+
 // newModel builds the vocabularies of the corpus and a model over them, initialised from train.seed.
 // Vocabularies that leave too much of the corpus <unk> (checkVocabularies) and a model that does not fit in
 // memory (fitsInMemory) are refused before the model is allocated.
@@ -496,7 +503,7 @@ func newModel(ctx context.Context, req TrainRequest, cfg model.Config, corpus *d
 // fitsInMemory checks the estimated memory of training cfg's model over src and tgt (model.TrainingMemory)
 // against the machine's (MachineMemory); resumed says the weights and moments are loaded already.
 func fitsInMemory(req TrainRequest, cfg model.Config, src, tgt *data.Vocab, resumed bool) error {
-	est, err := model.TrainingMemory(cfg, src, tgt)
+	est, err := model.TrainingMemory(cfg, src, tgt, trainWorkers(cfg.Train))
 	if err != nil {
 		return err
 	}

@@ -10,10 +10,13 @@ func (b *Batch) Shard(i, n int) Batch {
 	if n < 1 || i < 0 || i >= n {
 		panic(fmt.Sprintf("data: Shard(%d, %d)", i, n))
 	}
-	lo, hi := i*b.Real/n, (i+1)*b.Real/n
-	rows := ShardRows(b.Real, i, n)
-	s := Batch{Rows: rows, Real: rows, SrcLen: b.SrcLen, TgtLen: b.TgtLen, Index: append([]int(nil), b.Index[lo:hi]...),
+	lo, hi := ShardBounds(b.Real, i, n)
+	rows := hi - lo
+	s := Batch{Rows: rows, Real: rows, SrcLen: b.SrcLen, TgtLen: b.TgtLen,
 		SrcLengths: append([]int(nil), b.SrcLengths[lo:hi]...), Src: timeMajorRows(b.Src, b.Rows, b.SrcLen, lo, hi)}
+	if b.Index != nil { // (a batch made by hand may have none)
+		s.Index = append([]int(nil), b.Index[lo:hi]...)
+	}
 	if b.TgtOut != nil {
 		s.TgtIn = timeMajorRows(b.TgtIn, b.Rows, b.TgtLen, lo, hi)
 		s.TgtOut = timeMajorRows(b.TgtOut, b.Rows, b.TgtLen, lo, hi)
@@ -31,4 +34,10 @@ func timeMajorRows(m []int, rows, steps, lo, hi int) []int {
 }
 
 // ShardRows is the number of rows of part i of n of a batch of real rows (Batch.Shard).
-func ShardRows(real, i, n int) int { return (i+1)*real/n - i*real/n }
+func ShardRows(real, i, n int) int {
+	lo, hi := ShardBounds(real, i, n)
+	return hi - lo
+}
+
+// ShardBounds are the rows [lo, hi) of the batch that part i of n of a batch of real rows takes (Batch.Shard).
+func ShardBounds(real, i, n int) (lo, hi int) { return i * real / n, (i + 1) * real / n }

@@ -94,7 +94,16 @@ func BenchmarkTrainStepSelfAttention(b *testing.B) {
 // is the next batch of a fixed sequence, so the mix of shapes and graph rebuilds is a training run's. It reports
 // target tokens/s and the live heap after the last step (HEAPPROFILE=path also writes its profile). Skipped
 // without the Multi30k directory named by MULTI30K.
-func BenchmarkTrainStepMulti30k(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model) }
+func BenchmarkTrainStepMulti30k(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model, 1) }
+
+// BenchmarkTrainStepMulti30kWorkers is BenchmarkTrainStepMulti30k stepped by one worker whose products use
+// every thread and by one worker per thread with single-threaded products (train.workers, Trainer.SetWorkers).
+func BenchmarkTrainStepMulti30kWorkers(b *testing.B) {
+	threads := runtime.GOMAXPROCS(0)
+	for _, workers := range []int{1, threads} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model, workers) })
+	}
+}
 
 // BenchmarkTrainStepMulti30kVariants is BenchmarkTrainStepMulti30k for each variant of the README's attention
 // table (scripts/attention-table.sh), on the same batches: the table's training speed column.
@@ -111,12 +120,12 @@ func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
 			default:
 				cfg.Attention = v
 			}
-			benchmarkTrainStepMulti30k(b, cfg)
+			benchmarkTrainStepMulti30k(b, cfg, 1)
 		})
 	}
 }
 
-func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig) {
+func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int) {
 	multi30k := corpora.Multi30k(b, "train.de", "train.en")
 	pairs, err := data.ReadParallel(filepath.Join(multi30k, "train.de"), filepath.Join(multi30k, "train.en"), data.NewRegexTokenizer(true))
 	if err != nil {
@@ -138,6 +147,7 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig) {
 	batches := data.MakeBatches(data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab),
 		data.BatchOptions{BatchSize: cfg.Data.Batch, ChunkBatches: cfg.Data.BucketChunk, RoundLen: cfg.Data.RoundLen, Shuffle: true}, rng)
 	tr := NewTrainer(m, 1e-3, 1, cfg.Train.GraphCache)
+	tr.SetWorkers(workers)
 	for i := 0; i < 20; i++ { // warm up: compile the common shapes
 		if _, err := tr.Step(&batches[i], rng); err != nil {
 			b.Fatal(err)

@@ -112,16 +112,22 @@ func (d DataConfig) Tokenizer() *data.RegexTokenizer {
 
 // TrainConfig controls the optimizer and the training loop.
 type TrainConfig struct {
-	Epochs     int     `yaml:"epochs"`      // passes over the training data
-	MaxSteps   int     `yaml:"max_steps"`   // training stops after this many steps in all, whatever train.epochs says (0: no limit)
-	LR         float64 `yaml:"lr"`          // Adam's learning rate
-	Clip       float64 `yaml:"clip"`        // the global gradient norm is clipped to this (0: no clipping)
-	Seed       uint64  `yaml:"seed"`        // seed of the initial weights, of the order of the batches and of dropout
-	LogEvery   int     `yaml:"log_every"`   // steps between metrics lines
-	SaveEvery  int     `yaml:"save_every"`  // steps between checkpoints within an epoch (0: only at epoch ends)
-	Threads    int     `yaml:"threads"`     // CPU threads, of Go and of OpenBLAS (0: one per core of the machine)
-	GraphCache int     `yaml:"graph_cache"` // how many compiled batch shapes to keep (each holds its node values)
-	Unfused    bool    `yaml:"unfused"`     // graphs are built from gorgonia's own ops instead of the fused kernels: slower, for checking
+	Epochs    int     `yaml:"epochs"`     // passes over the training data
+	MaxSteps  int     `yaml:"max_steps"`  // training stops after this many steps in all, whatever train.epochs says (0: no limit)
+	LR        float64 `yaml:"lr"`         // Adam's learning rate
+	Clip      float64 `yaml:"clip"`       // the global gradient norm is clipped to this (0: no clipping)
+	Seed      uint64  `yaml:"seed"`       // seed of the initial weights, of the order of the batches and of dropout
+	LogEvery  int     `yaml:"log_every"`  // steps between metrics lines
+	SaveEvery int     `yaml:"save_every"` // steps between checkpoints within an epoch (0: only at epoch ends)
+	Threads   int     `yaml:"threads"`    // CPU threads, of Go and of OpenBLAS (0: one per core of the machine)
+	// Workers splits each batch among this many workers, each stepping its share of the sentences on a thread
+	// of its own with single-threaded matrix products; their gradients are summed in memory before one update,
+	// as processes under MPI sum theirs (docs/mpi.md). It trains as one worker does, to float32 summation order,
+	// dropout included. 0 is one worker per thread of train.threads; 1 steps the whole batch at once with
+	// products on every thread. Each worker holds the activations of its share and gradients of its own.
+	Workers    int  `yaml:"workers"`
+	GraphCache int  `yaml:"graph_cache"` // how many compiled batch shapes to keep (each holds its node values)
+	Unfused    bool `yaml:"unfused"`     // graphs are built from gorgonia's own ops instead of the fused kernels: slower, for checking
 	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
 	// such step is skipped, its update not applied).
 	MaxBadSteps int `yaml:"max_bad_steps"`
@@ -161,6 +167,15 @@ type TrainConfig struct {
 	GuidedAlignment string `yaml:"guided_alignment"`
 	// GuidedAlignmentWeight weighs the guided-alignment loss against the translation's (Marian's default 0.1).
 	GuidedAlignmentWeight float64 `yaml:"guided_alignment_weight"`
+}
+
+// WorkerCount is the number of workers of train.workers for a run on threads threads (train.workers 0 is one
+// per thread).
+func (t TrainConfig) WorkerCount(threads int) int {
+	if t.Workers > 0 {
+		return t.Workers
+	}
+	return max(threads, 1)
 }
 
 // GuideAuto is the train.guided_alignment that has the built-in statistical aligner link the training corpus.

@@ -138,6 +138,7 @@ func keyRules() []keyRule {
 		atLeast("train.log_every", 1, ""),
 		atLeast("train.save_every", 0, "0: only at epoch ends"),
 		between("train.threads", 0, maxThreads, "0: one per CPU core"),
+		between("train.workers", 0, maxThreads, "0: one per thread of train.threads"),
 		between("train.graph_cache", 1, 1024, ""),
 		atLeast("train.max_bad_steps", 1, ""),
 		atLeast("train.valid_every", 0, "0: at epoch ends only"),

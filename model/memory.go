@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/param"
 )
@@ -16,7 +17,8 @@ type MemoryEstimate struct {
 	Weights, Moments, Gradients int64
 	// Activations are the forward values that the backward pass reads, and their gradients, for the largest
 	// batch (data.batch rows of data.max_len words, or fewer rows under data.batch_tokens), shared by the
-	// cached graphs.
+	// cached graphs. With several workers (train.workers) each holds those of its share of the batch, and
+	// each graph has its own gradient buffers (counted in Gradients).
 	Activations int64
 }
 
@@ -44,11 +46,12 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%.1f %cB", v, "kMGTPE"[prefix])
 }
 
-// TrainingMemory estimates the memory of training cfg's model over vocabularies src and tgt, without allocating
-// it: the weights' count comes from the parameter shapes, the activations from the buffers the fused kernels
-// take for the largest batch (float32 throughout). It is meant to tell a model that fits from one that cannot
-// (within a third or so of what a run holds; TestTrainingMemoryMatchesTheHeap measures it), not to size buffers.
-func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
+// TrainingMemory estimates the memory of training cfg's model over vocabularies src and tgt on workers workers
+// (Trainer.SetWorkers; 0 counts as 1), without allocating it: the weights' count comes from the parameter
+// shapes, the activations from the buffers the fused kernels take for the largest batch (float32 throughout),
+// for each worker's share of it. It is meant to tell a model that fits from one that cannot (within a third or
+// so of what a run holds; TestTrainingMemoryMatchesTheHeap measures it), not to size buffers.
+func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstimate, error) {
 	shapes, err := newModel[float32](cfg.Model, src, tgt, param.NewShapeSet[float32](), nil)
 	if err != nil {
 		return MemoryEstimate{}, err
@@ -62,10 +65,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
 		p += n
 	}
 	const f = 4 // bytes per float32
-	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: 2 * f * p}
-
 	m, d := cfg.Model, cfg.Data
-	layers := max(m.Layers, 1)
 	round := func(n int) int64 {
 		r := int64(max(d.RoundLen, 1))
 		return (int64(n) + r - 1) / r * r
@@ -75,6 +75,37 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
 	if d.BatchTokens > 0 {
 		R = min(R, max(1, int64(d.BatchTokens)/max(S, T)))
 	}
+	n := min(int64(max(workers, 1)), R) // the workers with rows to step
+	// The step's gradient, and the gradient buffers of each worker's graph.
+	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: (1 + n) * f * p}
+	if n == 1 {
+		e.Activations = activations(m, shapes.Decoder.Attn, int64(tgt.Size()), S, T, R)
+		return e, nil
+	}
+	// Each worker holds the activations of its share of the batch (the largest share counted for all), and the
+	// whole batch's dropout masks are drawn before they are shared out.
+	e.Activations = n * activations(m, shapes.Decoder.Attn, int64(tgt.Size()), S, T, (R+n-1)/n)
+	if m.Dropout > 0 {
+		e.Activations += f * maskValues(m, S, T, R)
+	}
+	return e, nil
+}
+
+// maskValues is the number of values of the dropout masks of a batch of R rows of S source and T target
+// positions.
+func maskValues(m ModelConfig, S, T, R int64) int64 {
+	E, He, Hd := int64(m.Emb), int64(m.EncHidden), int64(m.DecHidden)
+	M := 2 * He
+	out := Hd + M + E
+	layers := int64(max(m.Layers, 1))
+	return S*R*E + T*R*E + T*R*out + (layers-1)*(S*R*M+T*R*(Hd+M))
+}
+
+// activations is the bytes of activations (MemoryEstimate.Activations) of a graph of a batch of R rows of S
+// source and T target positions, for model m with attention attn over a target vocabulary of V words.
+func activations(m ModelConfig, attn align.Attention[float32], V, S, T, R int64) int64 {
+	const f = 4
+	layers := max(m.Layers, 1)
 	E, He, Hd := int64(m.Emb), int64(m.EncHidden), int64(m.DecHidden)
 	M := 2 * He // the memory's width
 	out := Hd + M + E
@@ -92,7 +123,6 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
 	a += int64(m.SelfAttentionLayers) * (19*S*R*M + 2*int64(max(m.Heads, 1))*R*S*S)
 	// Decoder: the memory and the score's keys with their gradients, the score's work of every step, attention
 	// weights and contexts, the first layer's gates (and gradients) and states, then the upper layers.
-	attn := shapes.Decoder.Attn
 	kw := int64(attn.KeyWidth())
 	a += R * S * (2*M + 2*kw)
 	a += T * int64(attn.WorkSize(int(R), int(S)))
@@ -110,12 +140,11 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab) (MemoryEstimate, error) {
 	a += 2 * T * R * E // the target embeddings and their gradient
 	// The output layer: its input, the input's gradient and each part's gradient; the logits go 256 rows at a
 	// time.
-	a += 3*T*R*out + 256*int64(tgt.Size())
+	a += 3*T*R*out + 256*V
 	// Values of the graph's own (unfused) nodes, about two output-layer inputs per target position.
 	a += 2 * T * R * out
 	if m.Dropout > 0 { // the masks
-		a += S*R*E + T*R*E + T*R*out + int64(layers-1)*(S*R*M+T*R*(Hd+M))
+		a += maskValues(m, S, T, R)
 	}
-	e.Activations = f * a
-	return e, nil
+	return f * a
 }

@@ -42,11 +42,14 @@ func TestTrainingMemoryMatchesTheHeap(t *testing.T) {
 		attention                         string
 		dropout                           float64
 		feeding                           bool
+		workers                           int
 	}{
-		{"additive", 64, 64, 128, 2000, 32, 30, 1, 0, "additive", 0.1, false},
-		{"multi-head, 2 layers, input feeding", 64, 64, 128, 1000, 64, 20, 2, 0, "multi-head", 0.2, true},
-		{"self-attention", 32, 64, 64, 1000, 16, 30, 1, 2, "dot", 0, false},
-		{"concat, large vocabulary", 32, 32, 64, 6000, 32, 30, 1, 0, "concat", 0.1, false},
+		{"additive", 64, 64, 128, 2000, 32, 30, 1, 0, "additive", 0.1, false, 1},
+		{"multi-head, 2 layers, input feeding", 64, 64, 128, 1000, 64, 20, 2, 0, "multi-head", 0.2, true, 1},
+		{"self-attention", 32, 64, 64, 1000, 16, 30, 1, 2, "dot", 0, false, 1},
+		{"concat, large vocabulary", 32, 32, 64, 6000, 32, 30, 1, 0, "concat", 0.1, false, 1},
+		{"additive, 2 workers", 64, 64, 128, 2000, 32, 30, 1, 0, "additive", 0.1, false, 2},
+		{"multi-head, 2 layers, 3 workers", 64, 64, 128, 1000, 64, 20, 2, 0, "multi-head", 0.2, true, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := tinyConfig()
@@ -55,7 +58,7 @@ func TestTrainingMemoryMatchesTheHeap(t *testing.T) {
 				c.attention, c.dropout, c.layers, c.self, c.feeding
 			cfg.Data.Batch, cfg.Data.MaxLen, cfg.Data.RoundLen = c.batch, c.maxL, 2
 			src, tgt := wordVocab(c.vocab), wordVocab(c.vocab)
-			est, err := TrainingMemory(cfg, src, tgt)
+			est, err := TrainingMemory(cfg, src, tgt, c.workers)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,6 +72,7 @@ func TestTrainingMemoryMatchesTheHeap(t *testing.T) {
 				t.Fatalf("estimated %d weights, the model has %d", est.Params, m.Params.Len())
 			}
 			tr := NewTrainer(m, 1e-3, 1, 4)
+			tr.SetWorkers(c.workers)
 			// The largest batch: data.max_len words on both sides, rounded up to data.round_len.
 			rows, srcLen, tgtLen := c.batch, (c.maxL+1)/2*2, (c.maxL+2)/2*2
 			b := &data.Batch{Rows: rows, Real: rows, SrcLen: srcLen, TgtLen: tgtLen, Src: make([]int, rows*srcLen),
@@ -105,7 +109,7 @@ func TestTrainingMemoryOfAnAbsurdModelAllocatesNothing(t *testing.T) {
 	}
 	before := liveHeap()
 	start := time.Now()
-	est, err := TrainingMemory(cfg, wordVocab(3000), wordVocab(3000))
+	est, err := TrainingMemory(cfg, wordVocab(3000), wordVocab(3000), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,21 +33,21 @@ func TestReserveSizesTheScratchAndChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reserved := tr.arena.Len()
+		reserved := tr.workers[0].arena.Len()
 		for i := range batches {
 			if _, err := tr.Step(&batches[i], rand.New(rand.NewPCG(uint64(i), 2))); err != nil {
 				t.Fatal(err)
 			}
-			if reserve && tr.arena.Len() != reserved {
+			if reserve && tr.workers[0].arena.Len() != reserved {
 				t.Fatalf("batch %d (%d×%d×%d): the scratch grew from %d to %d values after Reserve(%d, %d, %d)",
-					i, batches[i].Rows, batches[i].SrcLen, batches[i].TgtLen, reserved, tr.arena.Len(), rows, srcLen, tgtLen)
+					i, batches[i].Rows, batches[i].SrcLen, batches[i].TgtLen, reserved, tr.workers[0].arena.Len(), rows, srcLen, tgtLen)
 			}
 		}
 		return append([]float32(nil), mm.Params.Flat()...), tr
 	}
 	with, _ := train(true)
 	without, tr := train(false)
-	if tr.arena.Len() == 0 {
+	if tr.workers[0].arena.Len() == 0 {
 		t.Fatal("the trainer's scratch is empty: the fused ops are not in use")
 	}
 	for i := range with {

@@ -119,6 +119,9 @@ type TrainOptions struct {
 	// same options on the same data and takes its share of every batch; only rank 0 validates, writes
 	// checkpoints and metrics, and reports to the Recorder.
 	Group dist.Group
+	// Workers step each batch together in this process (Trainer.SetWorkers; 0 or 1: one), each a share of this
+	// process's rows; the app sets it from train.workers (TrainConfig.WorkerCount).
+	Workers int
 }
 
 // Summary is the outcome of a training run.
@@ -244,6 +247,7 @@ func newRun(ctx context.Context, o TrainOptions) *run {
 		sum: Summary{ValidLoss: math.NaN(), ValidPPL: math.NaN(), ValidBLEU: math.NaN()}, stopFlag: make([]float64, 1), validatedAt: -1}
 	r.tr = NewTrainer(o.Model, cfg.Train.LR, cfg.Train.Clip, cfg.Train.GraphCache)
 	r.tr.Unfused = cfg.Train.Unfused
+	r.tr.SetWorkers(o.Workers)
 	r.tr.LabelSmoothing = cfg.Train.LabelSmoothing
 	r.tr.Guide, r.tr.GuideWeight = o.Guide, cfg.Train.GuidedAlignmentWeight
 	if o.Adam != nil {

@@ -1,10 +1,14 @@
 package model
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/dist"
@@ -26,18 +30,49 @@ type Trainer[T kernels.Float] struct {
 	LabelSmoothing float64
 	// Guide gives the links of training example i (data.Batch.Index) for guided alignment, and GuideWeight the
 	// weight of its loss (train.guided_alignment_weight); nil: no guided alignment. Set them before the first
-	// step, since compiled graphs keep them.
+	// step, since compiled graphs keep them. With several workers Guide is called from their goroutines at once.
 	Guide       func(i int) []align.Link
 	GuideWeight float64
-	cache       []*trainGraph[T]
-	arena       *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph
-	maxGraphs   int
-	uses        int
+	// workers step a batch together, each its share of the rows on a goroutine of its own (SetWorkers); there
+	// is always one, workers[0], and with one it steps the whole batch on the caller's goroutine.
+	workers   []*worker[T]
+	draws     *kernels.Arena[T] // with several workers: the batch's dropout masks and noise, drawn before they are shared out
+	maxGraphs int
+}
+
+// worker is what one of a trainer's workers keeps: its compiled graphs, the scratch they share, and its part of
+// the batch being stepped.
+type worker[T kernels.Float] struct {
+	cache []*trainGraph[T]
+	arena *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph of the worker
+	uses  int
+	part  data.Batch     // its rows of the batch in progress
+	tg    *trainGraph[T] // the graph that runs them (nil: no target words in them)
+	err   error
 }
 
 // NewTrainer prepares a trainer keeping at most maxGraphs compiled shapes (least recently used are dropped).
 func NewTrainer[T kernels.Float](m *Seq2Seq[T], lr, clip float64, maxGraphs int) *Trainer[T] {
-	return &Trainer[T]{Model: m, Optimizer: NewAdam(m.Params, lr), Clip: clip, Grads: m.Params.ZerosLike(), maxGraphs: max(maxGraphs, 1), arena: kernels.NewArena[T]()}
+	return &Trainer[T]{Model: m, Optimizer: NewAdam(m.Params, lr), Clip: clip, Grads: m.Params.ZerosLike(), maxGraphs: max(maxGraphs, 1),
+		workers: []*worker[T]{{arena: kernels.NewArena[T]()}}, draws: kernels.NewArena[T]()}
+}
+
+// SetWorkers has n workers step every batch together (1 or less: one), each a share of its sentences
+// (data.Batch.Shard) through graphs of its own, on a goroutine of its own with single-threaded matrix products;
+// their gradients and losses are added up in worker order, then the trainer makes one update. The masks of
+// dropout are drawn for the whole batch and shared out by rows, so n workers train as one does, to float32
+// summation order. Each worker keeps up to the trainer's graph count of compiled shapes and a scratch of its
+// own. Call it before the first step (or Reserve): it drops the compiled graphs.
+func (t *Trainer[T]) SetWorkers(n int) {
+	for _, w := range t.workers {
+		for _, tg := range w.cache {
+			tg.vm.Close()
+		}
+	}
+	t.workers = make([]*worker[T], max(n, 1))
+	for i := range t.workers {
+		t.workers[i] = &worker[T]{arena: kernels.NewArena[T]()}
+	}
 }
 
 // StepResult reports one optimizer step.
@@ -65,16 +100,109 @@ func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error
 }
 
 // accumulate adds the gradient of b's summed loss divided by tokens into t.Grads and returns the summed loss
-// and guided-alignment cross-entropy. A batch without target words adds nothing.
+// and guided-alignment cross-entropy. A batch without target words adds nothing. With several workers
+// (SetWorkers), each runs the graph of its share of b's rows, and their gradients and losses are added in worker
+// order.
 func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int) (loss, guided float64, err error) {
 	if b.TgtTokens() == 0 {
 		return 0, 0, nil
 	}
-	tg, err := t.graphFor(shape{b.Rows, b.SrcLen, b.TgtLen})
-	if err != nil {
+	scale := T(1 / float64(tokens))
+	if len(t.workers) == 1 || b.Real < 2 {
+		tg, err := t.workers[0].graphFor(t, shape{b.Rows, b.SrcLen, b.TgtLen})
+		if err != nil {
+			return 0, 0, err
+		}
+		return tg.run(b, t.Model.Cfg.Dropout, rng, t.Grads, scale, t.Guide)
+	}
+	if err := t.runWorkers(b, rng); err != nil {
 		return 0, 0, err
 	}
-	return tg.run(b, t.Model.Cfg.Dropout, rng, t.Grads, T(1/float64(tokens)), t.Guide)
+	// The reduction: each worker's gradients into t.Grads, in order, as one graph's would be.
+	for _, w := range t.workers {
+		if w.tg != nil {
+			l, g := w.tg.collect(t.Grads, scale)
+			loss, guided = loss+l, guided+g
+		}
+	}
+	return loss, guided, nil
+}
+
+// runWorkers has every worker run the forward and backward pass of its share of b's rows, each on a goroutine,
+// with the dropout masks and noise that a graph of the whole batch would have drawn from rng; the gradients are
+// left in the workers' graphs (worker.tg). OpenBLAS runs each product on one thread meanwhile, since the
+// workers already keep the cores busy.
+func (t *Trainer[T]) runWorkers(b *data.Batch, rng *rand.Rand) error {
+	n := len(t.workers)
+	var first *trainGraph[T]
+	for i, w := range t.workers {
+		w.part, w.tg, w.err = b.Shard(i, n), nil, nil
+		if w.part.TgtTokens() == 0 {
+			continue
+		}
+		tg, err := w.graphFor(t, shape{w.part.Rows, w.part.SrcLen, w.part.TgtLen})
+		if err != nil {
+			t.resetWorkers()
+			return err
+		}
+		w.tg = tg
+		if first == nil {
+			first = tg
+		}
+	}
+	// Draw the whole batch's masks and noise, in the order and shapes of a graph of b, and share them out.
+	masks, noise := t.drawBuffers(first, b.Rows)
+	drawNoise(masks, noise, t.Model.Cfg.Dropout, rng)
+	if threads := backend.BLASThreads(); threads > 1 {
+		backend.SetBLASThreads(1)
+		defer backend.SetBLASThreads(threads)
+	}
+	var wg sync.WaitGroup
+	for i, w := range t.workers {
+		if w.tg == nil {
+			continue
+		}
+		lo, _ := data.ShardBounds(b.Real, i, n)
+		wg.Go(func() {
+			w.tg.feed(&w.part, t.Guide)
+			w.tg.takeNoise(masks, noise, b.Rows, lo)
+			w.err = w.tg.forwardBackward()
+		})
+	}
+	wg.Wait()
+	var errs []error
+	for _, w := range t.workers {
+		errs = append(errs, w.err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.resetWorkers()
+		return err
+	}
+	return nil
+}
+
+// drawBuffers are the buffers of the dropout masks and noise of a graph like tg (its masks, in its order) for a
+// batch of rows rows instead of tg.rows, from the trainer's draws.
+func (t *Trainer[T]) drawBuffers(tg *trainGraph[T], rows int) (masks [][]T, noise []T) {
+	masks = make([][]T, len(tg.masks))
+	for k, steps := range tg.maskSteps {
+		width := len(tg.masks[k]) / (steps * tg.rows)
+		masks[k] = t.draws.Get(fmt.Sprintf("mask%d", k), steps*rows*width)
+	}
+	if tg.noise != nil {
+		noise = t.draws.Get("noise", tg.tgtLen*rows*tg.srcLen)
+	}
+	return masks, noise
+}
+
+// resetWorkers resets the graphs of a step that failed, so that none keeps the gradients of a part.
+func (t *Trainer[T]) resetWorkers() {
+	for _, w := range t.workers {
+		if w.tg != nil && w.err == nil {
+			w.tg.vm.Reset()
+		}
+		w.tg = nil
+	}
 }
 
 // result is the StepResult of a batch of tokens target words whose summed loss, guided-alignment term
@@ -150,11 +278,32 @@ func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group)
 // target positions, by running the forward and backward pass of one batch of that shape, of unknown words, on a
 // graph of its own that is then dropped: the gradients are discarded and the weights and the optimizer are left
 // alone. Without it the scratch grows batch by batch, and each cached graph keeps the smaller buffers it last
-// used alive until it runs again: on Multi30k, a peak of live memory about 100 MB above the steady state.
+// used alive until it runs again: on Multi30k, a peak of live memory about 100 MB above the steady state. With
+// several workers each sizes its own scratch for its largest share of such a batch.
 func (t *Trainer[T]) Reserve(rows, srcLen, tgtLen int) error {
 	if rows == 0 || srcLen == 0 || tgtLen == 0 {
 		return nil
 	}
+	n := len(t.workers)
+	if rows < 2 {
+		n = 1 // accumulate steps such a batch on worker 0 alone
+	}
+	part := (rows + n - 1) / n // the most rows of a worker's share (data.Batch.Shard)
+	for _, w := range t.workers[:n] {
+		tg, err := t.reserve(w, part, srcLen, tgtLen)
+		if err != nil {
+			return err
+		}
+		if n > 1 && w == t.workers[0] {
+			t.drawBuffers(tg, rows)
+		}
+	}
+	return nil
+}
+
+// reserve runs worker w's forward and backward pass of a batch of unknown words of the given shape on a graph
+// that is then closed, and returns that graph.
+func (t *Trainer[T]) reserve(w *worker[T], rows, srcLen, tgtLen int) (*trainGraph[T], error) {
 	b := &data.Batch{Rows: rows, Real: rows, SrcLen: srcLen, TgtLen: tgtLen,
 		Src: make([]int, rows*srcLen), SrcLengths: make([]int, rows), TgtIn: make([]int, rows*tgtLen), TgtOut: make([]int, rows*tgtLen)}
 	for i := range b.Src {
@@ -166,42 +315,43 @@ func (t *Trainer[T]) Reserve(rows, srcLen, tgtLen int) error {
 	for i := range b.TgtIn {
 		b.TgtIn[i], b.TgtOut[i] = data.UnkID, data.UnkID
 	}
-	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), t.arena)
+	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), w.arena)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tg.vm.Close()
 	_, _, err = tg.run(b, t.Model.Cfg.Dropout, rand.New(rand.NewPCG(0, 0)), t.Grads, 0, nil)
 	t.Grads.Zero()
-	return err
+	return tg, err
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-func (t *Trainer[T]) graphFor(s shape) (*trainGraph[T], error) {
-	t.uses++
-	for _, tg := range t.cache {
+// graphFor is the worker's compiled graph of shape s for trainer t, compiled now if it has none.
+func (w *worker[T]) graphFor(t *Trainer[T], s shape) (*trainGraph[T], error) {
+	w.uses++
+	for _, tg := range w.cache {
 		if tg.shape == s {
-			tg.lastUse = t.uses
+			tg.lastUse = w.uses
 			return tg, nil
 		}
 	}
 	// Evict first: the evicted graph's values are garbage before the new graph allocates its own.
-	if len(t.cache) >= t.maxGraphs {
+	if len(w.cache) >= t.maxGraphs {
 		oldest := 0
-		for i, c := range t.cache {
-			if c.lastUse < t.cache[oldest].lastUse {
+		for i, c := range w.cache {
+			if c.lastUse < w.cache[oldest].lastUse {
 				oldest = i
 			}
 		}
-		t.cache[oldest].vm.Close()
-		t.cache = append(t.cache[:oldest], t.cache[oldest+1:]...)
+		w.cache[oldest].vm.Close()
+		w.cache = append(w.cache[:oldest], w.cache[oldest+1:]...)
 	}
-	tg, err := t.Model.buildGraph(s, !t.Unfused, t.lossOpts(), t.arena)
+	tg, err := t.Model.buildGraph(s, !t.Unfused, t.lossOpts(), w.arena)
 	if err != nil {
 		return nil, err
 	}
-	tg.lastUse = t.uses
-	t.cache = append(t.cache, tg)
+	tg.lastUse = w.uses
+	w.cache = append(w.cache, tg)
 	return tg, nil
 }

@@ -31,7 +31,8 @@ type trainGraph[T kernels.Float] struct {
 	src, srcLengths []int
 	tgtIn, tgtOut   []int
 	masks           [][]T                // dropout mask buffers (in the arena)
-	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise; in the arena)
+	maskSteps       []int                // each mask's time steps: a mask is (steps, rows, width), time-major
+	noise           []T                  // Gumbel noise for an attention that samples (nil otherwise; in the arena); (tgtLen, rows, srcLen)
 	guide           []T                  // guided alignment's gold (tgtLen, rows, srcLen); nil without (in the arena)
 	guided          *G.Node              // the guided-alignment cross-entropy, nil without
 	encOut          *encoder.GraphOutput // kept for the tests that compare with the plain-Go forward
@@ -63,31 +64,30 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 		tgtIn: make([]int, s.rows*s.tgtLen), tgtOut: make([]int, s.rows*s.tgtLen)}
 	p := tg.params
 	p.Salt = salt
-	mask := func(name string, dims ...int) *G.Node {
+	// mask is the input node of a dropout mask of (steps, rows, width), time-major; dims is how the graph shapes
+	// it (the output layer's reads the steps and rows as one dimension).
+	mask := func(name string, steps, width int, dims ...int) *G.Node {
 		if m.Cfg.Dropout == 0 {
 			return nil
 		}
-		n := 1
-		for _, d := range dims {
-			n *= d
-		}
 		// The masks are refilled before every run and graphs run one at a time, so every cached graph takes its
 		// masks from the shared arena: one buffer of the largest shape's size instead of one per graph.
-		buf := p.Arena.Get(name, n)
+		buf := p.Arena.Get(name, steps*s.rows*width)
 		tg.masks = append(tg.masks, buf)
+		tg.maskSteps = append(tg.maskSteps, steps)
 		return p.Input(name, buf, dims...)
 	}
 	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
-	encMasks := encoder.GraphMasks{Emb: mask("drop.src_emb", s.srcLen, s.rows, e)}
+	encMasks := encoder.GraphMasks{Emb: mask("drop.src_emb", s.srcLen, e, s.srcLen, s.rows, e)}
 	for l := 2; l <= m.Cfg.Layers; l++ { // (nil masks without dropout)
-		encMasks.Between = append(encMasks.Between, mask(fmt.Sprintf("drop.enc.l%d", l), s.srcLen, s.rows, 2*half))
+		encMasks.Between = append(encMasks.Between, mask(fmt.Sprintf("drop.enc.l%d", l), s.srcLen, 2*half, s.srcLen, s.rows, 2*half))
 	}
 	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, encMasks, fused)
 	steps := s.tgtLen * s.rows
-	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, s.rows, e),
-		Out: mask("drop.out", steps, h+2*half+e)}
+	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, e, s.tgtLen, s.rows, e),
+		Out: mask("drop.out", s.tgtLen, h+2*half+e, steps, h+2*half+e)}
 	for l := 2; l <= m.Cfg.Layers; l++ {
-		masks.Between = append(masks.Between, mask(fmt.Sprintf("drop.dec.l%d", l), s.tgtLen, s.rows, h+2*half))
+		masks.Between = append(masks.Between, mask(fmt.Sprintf("drop.dec.l%d", l), s.tgtLen, h+2*half, s.tgtLen, s.rows, h+2*half))
 	}
 	if sampler, ok := m.Decoder.Attn.(align.Sampler); ok && sampler.Samples() {
 		tg.noise = p.Arena.Get("attn.noise", s.tgtLen*s.rows*s.srcLen) // refilled every run, like the masks
@@ -115,6 +115,19 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 // and the guided-alignment cross-entropy alone (0 without). With guided alignment, links(i) are the links of
 // example i (data.Batch.Index); a nil links or a batch without Index has none.
 func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, grads *param.Set[T], scale T, links func(i int) []align.Link) (loss, guided float64, err error) {
+	tg.feed(b, links)
+	drawNoise(tg.masks, tg.noise, dropout, rng)
+	if err := tg.forwardBackward(); err != nil {
+		return 0, 0, err
+	}
+	loss, guided = tg.collect(grads, scale)
+	return loss, guided, nil
+}
+
+// feed copies a batch of the graph's shape into its inputs, and the gold links of guided alignment (links(i)
+// for example i, data.Batch.Index; none when links is nil or the batch has no Index). The dropout masks and
+// the noise are left to drawNoise or takeNoise.
+func (tg *trainGraph[T]) feed(b *data.Batch, links func(i int) []align.Link) {
 	if b.Rows != tg.rows || b.SrcLen != tg.srcLen || b.TgtLen != tg.tgtLen {
 		panic(fmt.Sprintf("model: batch %d×%d×%d in graph %v", b.Rows, b.SrcLen, b.TgtLen, tg.shape))
 	}
@@ -122,32 +135,69 @@ func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, gra
 	copy(tg.srcLengths, b.SrcLengths)
 	copy(tg.tgtIn, b.TgtIn)
 	copy(tg.tgtOut, b.TgtOut)
-	for _, buf := range tg.masks {
-		fillDropoutMask(buf, dropout, rng)
-	}
-	// Standard Gumbel draws −log(−log u), u uniform in (0, 1).
-	for i := range tg.noise {
-		u := rng.Float64()
-		for u == 0 {
-			u = rng.Float64()
-		}
-		tg.noise[i] = T(-math.Log(-math.Log(u)))
-	}
 	if tg.guide != nil {
 		clear(tg.guide)
 		for r := 0; r < len(b.Index) && links != nil; r++ {
 			align.FillGuide(tg.guide, tg.rows, tg.srcLen, tg.tgtLen, r, links(b.Index[r]))
 		}
 	}
-	defer tg.vm.Reset()
-	if err := tg.vm.RunAll(); err != nil {
-		return 0, 0, fmt.Errorf("model: training step: %w", err)
+}
+
+// drawNoise fills the dropout masks, in order, then the Gumbel noise of an attention that samples (standard
+// Gumbel draws −log(−log u), u uniform in (0, 1)), from rng.
+func drawNoise[T kernels.Float](masks [][]T, noise []T, dropout float64, rng *rand.Rand) {
+	for _, buf := range masks {
+		fillDropoutMask(buf, dropout, rng)
 	}
+	for i := range noise {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		noise[i] = T(-math.Log(-math.Log(u)))
+	}
+}
+
+// takeNoise fills the graph's dropout masks and noise with rows [lo, lo+tg.rows) of masks and noise drawn by
+// drawNoise for a batch of rows rows (the same masks in the same order, each rows wide instead of tg.rows): the
+// graph then runs its part of that batch with the values a graph of the whole batch would have drawn.
+func (tg *trainGraph[T]) takeNoise(masks [][]T, noise []T, rows, lo int) {
+	for k, buf := range tg.masks {
+		copyRows(buf, masks[k], tg.maskSteps[k], rows, lo, tg.rows)
+	}
+	if tg.noise != nil {
+		copyRows(tg.noise, noise, tg.tgtLen, rows, lo, tg.rows)
+	}
+}
+
+// copyRows copies rows [lo, lo+n) of src, a time-major (steps, rows, width) array, into dst, (steps, n, width).
+func copyRows[T kernels.Float](dst, src []T, steps, rows, lo, n int) {
+	width := len(src) / (steps * rows)
+	for t := range steps {
+		copy(dst[t*n*width:(t+1)*n*width], src[(t*rows+lo)*width:(t*rows+lo+n)*width])
+	}
+}
+
+// forwardBackward runs the graph forward and backward on what was fed to it. The gradients stay in the graph's
+// nodes until collect reads them; on an error the graph is reset at once.
+func (tg *trainGraph[T]) forwardBackward() error {
+	if err := tg.vm.RunAll(); err != nil {
+		tg.vm.Reset()
+		return fmt.Errorf("model: training step: %w", err)
+	}
+	return nil
+}
+
+// collect adds the gradient of the last run's summed loss, times scale, into grads, returns that loss (the
+// guided-alignment term included) and the guided-alignment cross-entropy alone (0 without), and resets the
+// graph for its next run.
+func (tg *trainGraph[T]) collect(grads *param.Set[T], scale T) (loss, guided float64) {
+	defer tg.vm.Reset()
 	tg.params.AddGrads(grads, scale)
 	if tg.guided != nil {
 		guided = float64(tg.guided.Value().Data().(T))
 	}
-	return float64(tg.loss.Value().Data().(T)), guided, nil
+	return float64(tg.loss.Value().Data().(T)), guided
 }
 
 // fillDropoutMask sets each value of mask to 0 with probability p and to 1/(1-p) otherwise (inverted dropout).

@@ -1,0 +1,191 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+)
+
+// TestWorkersComputeTheGradientsOfOne computes the gradients of one batch (a padding row, dropout, input
+// feeding, two layers, guided alignment; and an attention that samples Gumbel noise) in float64 with one
+// trainer stepping it whole and with 2 and 3 workers sharing its rows, and requires the same loss and gradients
+// to 1e-12: the workers see the dropout masks and noise a single graph would have drawn, and their gradients
+// add up to its.
+func TestWorkersComputeTheGradientsOfOne(t *testing.T) {
+	for _, attention := range []string{"additive", "hard"} {
+		t.Run(attention, func(t *testing.T) {
+			cfg := ModelConfig{Emb: 3, EncHidden: 4, DecHidden: 5, AttnDim: 3, Cell: "lstm", Attention: attention, Dropout: 0.25,
+				InputFeeding: true, Layers: 2, Temperature: 1}
+			gradients := func(workers int) (StepResult, []float64) {
+				m := newTestModel[float64](t, cfg, 9, 11, 1)
+				b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 2, 3, 0}, []int{2, 3, 1, 4, 2, 0})
+				b.Index = []int{0, 1, 2, 0, 1}
+				tr := NewTrainer(m, 1e-3, 0, 2)
+				tr.SetWorkers(workers)
+				if attention == "additive" {
+					tr.Guide, tr.GuideWeight = guideLinks, 0.5
+				}
+				res, err := tr.Gradients(b, rand.New(rand.NewPCG(9, 9)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res, append([]float64(nil), tr.Grads.Flat()...)
+			}
+			want, wantGrads := gradients(1)
+			for _, workers := range []int{2, 3} {
+				got, gotGrads := gradients(workers)
+				if !near(got.Loss, want.Loss, 1e-12) || !near(got.Guided, want.Guided, 1e-12) || got.Tokens != want.Tokens {
+					t.Fatalf("%d workers: loss %v guided %v tokens %d; one: %v, %v, %d", workers, got.Loss, got.Guided, got.Tokens, want.Loss, want.Guided, want.Tokens)
+				}
+				scale := 0.0
+				for _, g := range wantGrads {
+					scale = max(scale, math.Abs(g))
+				}
+				for i := range wantGrads {
+					if math.Abs(gotGrads[i]-wantGrads[i]) > 1e-12*scale {
+						t.Fatalf("%d workers: gradient %d is %v, one worker's %v", workers, i, gotGrads[i], wantGrads[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// near reports whether a and b agree to a relative tolerance tol.
+func near(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// TestWorkersTrainAsOne trains the tiny model (dropout, two layers) for 24 steps with one worker and with two,
+// and requires the loss of every step to agree within 1e-4 (relative) and every final weight within 1e-4: float32
+// sums in another order, and nothing else. A bug in sharing out the rows or the dropout masks moves the losses
+// by 1e-2 and more.
+func TestWorkersTrainAsOne(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Model.Dropout, cfg.Model.Layers = 0.2, 2
+	cfg.Train.MaxSteps = 24
+	pairs := tinyCorpus(40, 3)
+	train := func(workers int) (string, []float32) {
+		m, examples := tinySetup(t, cfg, pairs)
+		var log bytes.Buffer
+		if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Workers: workers,
+			Out: filepath.Join(t.TempDir(), "w.ckpt"), Metrics: &log}); err != nil {
+			t.Fatal(err)
+		}
+		return losses(log.String()), append([]float32(nil), m.Params.Flat()...)
+	}
+	oneLosses, oneWeights := train(1)
+	twoLosses, twoWeights := train(2)
+	one, two := strings.Split(oneLosses, "\n"), strings.Split(twoLosses, "\n")
+	if len(one) != cfg.Train.MaxSteps || len(two) != len(one) {
+		t.Fatalf("%d and %d loss lines, want %d", len(one), len(two), cfg.Train.MaxSteps)
+	}
+	for i := range one {
+		a, b := lossOf(t, one[i]), lossOf(t, two[i])
+		if !near(a, b, 1e-4) {
+			t.Fatalf("step %d: loss %v with one worker, %v with two", i+1, a, b)
+		}
+	}
+	for i := range oneWeights {
+		if d := math.Abs(float64(oneWeights[i] - twoWeights[i])); d > 1e-4 {
+			t.Fatalf("weight %d: %v with one worker, %v with two", i, oneWeights[i], twoWeights[i])
+		}
+	}
+	if oneLosses == twoLosses && bitsEqual(oneWeights, twoWeights) {
+		t.Log("one and two workers agree bit for bit")
+	}
+}
+
+// lossOf is the loss of a line of losses.
+func lossOf(t *testing.T, line string) float64 {
+	_, v, ok := strings.Cut(line, `"loss":`)
+	x, err := strconv.ParseFloat(v, 64)
+	if !ok || err != nil {
+		t.Fatalf("no loss in %q", line)
+	}
+	return x
+}
+
+// TestResumeWithWorkersReproducesUninterruptedRun is TestResumeReproducesUninterruptedRun with two workers:
+// interrupted in the middle of an epoch and resumed (on two workers again), the run follows the uninterrupted
+// one bit for bit.
+func TestResumeWithWorkersReproducesUninterruptedRun(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Train.Epochs = 3
+	cfg.Model.Dropout = 0.2
+	pairs := tinyCorpus(40, 3)
+	const workers = 2
+
+	whole, examples := tinySetup(t, cfg, pairs)
+	var wholeLog bytes.Buffer
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: whole, Workers: workers,
+		Out: filepath.Join(t.TempDir(), "whole.ckpt"), Metrics: &wholeLog}); err != nil {
+		t.Fatal(err)
+	}
+	part, _ := tinySetup(t, cfg, pairs)
+	path := filepath.Join(t.TempDir(), "part.ckpt")
+	ctx, cancel := context.WithCancel(context.Background())
+	first := &cancelAfter{n: 7, cancel: cancel}
+	_, err := Train(ctx, TrainOptions{Config: cfg, Train: examples, Model: part, Workers: workers, Out: path, Metrics: first})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted run returned %v, want ErrInterrupted", err)
+	}
+	ck, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second bytes.Buffer
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam, Workers: workers,
+		Progress: ck.Progress, Out: path, Metrics: &second}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := losses(first.String()+second.String()), losses(wholeLog.String()); got != want {
+		t.Fatalf("loss curve with resume:\n%s\nwithout:\n%s", got, want)
+	}
+	if !bitsEqual(whole.Params.Flat(), ck.Model.Params.Flat()) {
+		t.Fatal("the weights differ between the resumed and the uninterrupted run")
+	}
+}
+
+// TestWorkersReserveTheirScratch checks that after Trainer.Reserve for the largest batch, the scratch of no
+// worker grows while two workers train on batches of several shapes.
+func TestWorkersReserveTheirScratch(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Model.Dropout = 0.2
+	m, examples := tinySetup(t, cfg, tinyCorpus(40, 9))
+	plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
+	tr := NewTrainer(m, 1e-2, 1, 2)
+	tr.SetWorkers(2)
+	var rows, srcLen, tgtLen int
+	for _, b := range plan {
+		rows, srcLen, tgtLen = max(rows, b.Rows), max(srcLen, b.SrcLen), max(tgtLen, b.TgtLen)
+	}
+	if err := tr.Reserve(rows, srcLen, tgtLen); err != nil {
+		t.Fatal(err)
+	}
+	sizes := func() string {
+		s := fmt.Sprint(tr.draws.Len())
+		for _, w := range tr.workers {
+			s += fmt.Sprintf(" %d", w.arena.Len())
+		}
+		return s
+	}
+	reserved := sizes()
+	for i := range plan {
+		if _, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2))); err != nil {
+			t.Fatal(err)
+		}
+		if got := sizes(); got != reserved {
+			t.Fatalf("batch %d (%d×%d×%d): the scratch (draws, then each worker's) grew from %s to %s", i, plan[i].Rows, plan[i].SrcLen, plan[i].TgtLen, reserved, got)
+		}
+	}
+}
