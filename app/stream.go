@@ -58,7 +58,7 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
 	}
-	if !opts.NoBF16 && opts.Shortlist == nil {
+	if !opts.NoBF16 && opts.Shortlist == nil && bf16Pays() {
 		m.Decoder.GreedyInBF16()
 	}
 	var rows *decoder.OutputRows[float32]

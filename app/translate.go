@@ -16,6 +16,7 @@ import (
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 )
@@ -446,7 +447,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			blk.Shortlist = shortlist(b)
 			return blk
 		}
-		if !opts.NoBF16 && opts.Shortlist == nil {
+		if !opts.NoBF16 && opts.Shortlist == nil && bf16Pays() {
 			m.Decoder.GreedyInBF16()
 		}
 		models.GreedyQueue(opts.Batch*cores, cores, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
@@ -626,4 +627,12 @@ func argmax(xs []float32) int {
 		}
 	}
 	return best
+}
+
+// bf16Pays reports whether greedy search's bfloat16 output layer (decoder.Decoder.GreedyInBF16) is faster here
+// than float32 products: on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with AVX512-BF16 in a
+// build whose float32 products run on gonum's pure-Go BLAS (backend.BLASCore is empty) rather than OpenBLAS. On
+// Intel's CPUs OpenBLAS's sgemm was measured faster than the bfloat16 kernel (docs/speed.md).
+func bf16Pays() bool {
+	return kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "")
 }

@@ -149,3 +149,8 @@ func (p *BF16Panels) tileGo(x, panel []uint32, c []float32, ldc int) {
 // HasBF16 reports whether BF16Panels.Mul runs on the CPU's bfloat16 instructions here. Without them it is a
 // plain-Go loop, correct but slower than a float32 product.
 func HasBF16() bool { return hasBF16 }
+
+// BF16Faster reports whether BF16Panels.Mul is faster here than float32 products of the same size: where the CPU
+// has AVX512-BF16 and is AMD's (Zen 4 and later). On Intel's CPUs with AVX512-BF16 the instruction was measured
+// slower than float32 FMAs, so callers that choose bfloat16 for speed keep float32 there.
+func BF16Faster() bool { return bf16Faster }

@@ -118,3 +118,13 @@ loop:
 	VMOVUPS Z23, 128(DX)
 	VZEROUPPER
 	RET
+
+// func cpuidVendor() (ebx, ecx, edx uint32)
+TEXT ·cpuidVendor(SB), NOSPLIT, $0-12
+	XORL AX, AX
+	XORL CX, CX
+	CPUID
+	MOVL BX, ebx+0(FP)
+	MOVL CX, ecx+4(FP)
+	MOVL DX, edx+8(FP)
+	RET

@@ -4,6 +4,8 @@ package kernels
 
 const hasBF16 = false
 
+const bf16Faster = false
+
 // bf16Tile is never called without AVX512-BF16: BF16Panels.tile sums in Go instead.
 func bf16Tile(x *uint32, xStride int, w *uint32, pairs int, c *float32, ldc int) {
 	panic("kernels: bf16Tile without AVX512-BF16")
