@@ -488,41 +488,17 @@ func (g *greedySearch[T]) move(from, to int) {
 }
 
 // argmax returns the index of the largest value of xs, the first one on ties; NaNs are passed over (index 0
-// when every value is NaN). It finds the largest value with eight running maxima, which the CPU keeps apart,
-// then the first index holding it: two passes that beat one with a branch on the index at every value.
+// when every value is NaN). It finds the largest value with kernels.Max, then the first index holding it: two
+// passes that beat one with a branch on the index at every value.
 func argmax[T kernels.Float](xs []T) int {
 	if len(xs) == 0 {
 		return 0
 	}
-	var m [8]T
-	for i := range m {
-		m[i] = xs[0]
-	}
-	i := 0
-	for ; i+8 <= len(xs); i += 8 {
-		x := xs[i : i+8 : i+8]
-		m[0], m[1], m[2], m[3] = larger(m[0], x[0]), larger(m[1], x[1]), larger(m[2], x[2]), larger(m[3], x[3])
-		m[4], m[5], m[6], m[7] = larger(m[4], x[4]), larger(m[5], x[5]), larger(m[6], x[6]), larger(m[7], x[7])
-	}
-	for ; i < len(xs); i++ {
-		m[0] = larger(m[0], xs[i])
-	}
-	best := m[0]
-	for _, x := range m[1:] {
-		best = larger(best, x)
-	}
+	best := kernels.Max(xs)
 	for i, x := range xs {
 		if x == best {
 			return i
 		}
 	}
 	return 0 // every value is NaN
-}
-
-// larger returns x when x > m, else m: max without NaN, as long as m is not NaN.
-func larger[T kernels.Float](m, x T) T {
-	if x > m {
-		return x
-	}
-	return m
 }

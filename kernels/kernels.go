@@ -129,7 +129,7 @@ func LogSumExps[T Float](rows, scratch [][]T, lse []float64) {
 		}
 		var maxv [5]T
 		for g := range group {
-			maxv[g] = maxOf(rows[i+g])
+			maxv[g] = Max(rows[i+g])
 		}
 		var sum [5]float64
 		// Chunks of a multiple of 8 values: ExpSlice gives each value the exp it gives it in the whole row.
@@ -208,11 +208,12 @@ func addSideBySide[T Float](sum *[5]float64, dst *[5][]T, group int) {
 	}
 }
 
-// maxOf is expShifted's maximum of xs (at least one value): the first value, replaced by any later one that is
-// larger, so NaNs after the first value are passed over, from eight running maxima. Only a zero maximum can
-// differ from expShifted's, in its sign, which LogSumExp's figure does not see: the shifted values and their exps
-// are the same, and the sign is lost when log Σ ≥ +0 is added.
-func maxOf[T Float](xs []T) T {
+// Max returns the largest value of xs (at least one value): the first value, replaced by any later one that is
+// larger, so NaNs after the first value are passed over. It keeps eight running maxima, which the CPU keeps
+// apart, and so runs about three times as fast as one. It is expShifted's maximum too: only a zero maximum can
+// differ from expShifted's, in its sign, which LogSumExp's figure does not see (the shifted values and their
+// exps are the same, and the sign is lost when log Σ ≥ +0 is added).
+func Max[T Float](xs []T) T {
 	var m [8]T
 	for i := range m {
 		m[i] = xs[0]
