@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -638,5 +640,65 @@ func TestServeFinishesRequestsInFlightOnShutdown(t *testing.T) {
 	if resp, err := http.Get(url + "/healthz"); err == nil {
 		resp.Body.Close()
 		t.Fatal("the server still answers after shutting down")
+	}
+}
+
+// TestFullContextModelLinksByItsAlignmentAttention serves a model with full-context alignment: its links and the
+// attention beside them are those of its alignment attention, as translate --alignments writes them, in greedy
+// and beam search alike, and not those of the decoder's attention.
+func TestFullContextModelLinksByItsAlignmentAttention(t *testing.T) {
+	ck, err := model.Load(testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := ck.Config
+	cfg.Model.FullContextAlignment, cfg.Train.GuidedAlignment = true, "auto"
+	m, err := model.New[float32](cfg.Model, ck.Model.SrcVocab, ck.Model.TgtVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 0))
+	m.Init(rng)
+	for _, w := range ck.Model.Params.List() { // the trained weights, so that translations end
+		copy(m.Params.Get(w.Name).Data, w.Data)
+	}
+	for i := range m.Decoder.AlignW.Data { // an alignment attention far from the decoder's
+		m.Decoder.AlignW.Data[i] = float32(4*rng.Float64() - 2)
+	}
+	path := filepath.Join(t.TempDir(), "fca.ckpt")
+	if err := model.Save(path, cfg, m, model.NewAdam(m.Params, 1e-3), model.Progress{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, "test.src")
+	input := strings.Join(lines, "\n") + "\n"
+	opts := testOptions(t)
+	_, hs := newTestServer(t, path, opts)
+	for _, beam := range []int{1, 4} {
+		t.Run(fmt.Sprintf("beam=%d", beam), func(t *testing.T) {
+			links := func(alignment bool) []string {
+				decode := opts.Decode
+				decode.Beam, decode.Alignment = beam, alignment
+				var out bytes.Buffer
+				if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: m, Lowercase: cfg.Data.Lowercase,
+					Input: strings.NewReader(input), InputName: "test", Output: io.Discard, Alignments: &out, Decode: decode}); err != nil {
+					t.Fatal(err)
+				}
+				return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			}
+			want, decoderLinks := links(true), links(false)
+			got := translateOK(t, hs.URL, map[string]any{"texts": lines, "beam": beam, "alignments": true}).Translations
+			differ := 0
+			for i := range lines {
+				if *got[i].Alignments != want[i] {
+					t.Fatalf("line %d %q: links %q, translate --alignments %q", i, lines[i], *got[i].Alignments, want[i])
+				}
+				if want[i] != decoderLinks[i] {
+					differ++
+				}
+			}
+			if differ == 0 {
+				t.Fatal("the alignment attention links every line as the decoder's attention does: the test cannot tell them apart")
+			}
+		})
 	}
 }

@@ -21,9 +21,12 @@ type job struct {
 	done   func(app.Translation, error)
 }
 
-// greedy reports whether opts ask for greedy search, which app.TranslateStream does (app.DecodeOptions' own
-// test, unexported there).
-func greedy(o app.DecodeOptions) bool { return o.Beam <= 1 && o.NBest == 0 && o.MaxLenRatio == 0 }
+// greedy reports whether opts ask for greedy search that app.TranslateStream can do (app.DecodeOptions' own
+// test, unexported there): not with the alignment attention (DecodeOptions.Alignment), which a stream does not
+// compute; such requests go to app.TranslateTokens' greedy search.
+func greedy(o app.DecodeOptions) bool {
+	return o.Beam <= 1 && o.NBest == 0 && o.MaxLenRatio == 0 && !o.Alignment
+}
 
 // batcher decodes the sentences of concurrent requests together, on one goroutine that has every core. Greedy
 // sentences go through app.TranslateStream: the first one starts decoding at once and each later one enters the

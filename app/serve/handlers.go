@@ -233,6 +233,9 @@ func (s *Server) run(w *recorder, r *http.Request, req *TranslateRequest) (*tran
 		return nil, aerr
 	}
 	m := s.cur.Load()
+	// A model with full-context alignment links by its alignment attention, as translate --alignments does; the
+	// attention returned beside the links is then that attention too.
+	opts.Alignment = req.Alignments && m.ck.Model.Decoder.AlignW != nil
 	texts := req.sentences()
 	w.sentences = len(texts)
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
