@@ -264,8 +264,15 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 }
 
 // TestResumeReproducesUninterruptedRun interrupts training mid-epoch, resumes from the checkpoint, and checks
-// that the loss curve and the final weights equal those of an uninterrupted run bit for bit.
+// that the loss curve and the final weights equal those of an uninterrupted run bit for bit, on one worker and on
+// two (resumed on two again).
 func TestResumeReproducesUninterruptedRun(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testResumeReproducesUninterruptedRun(t, workers) })
+	}
+}
+
+func testResumeReproducesUninterruptedRun(t *testing.T, workers int) {
 	cfg := tinyConfig()
 	cfg.Train.Epochs = 3
 	cfg.Model.Dropout = 0.2
@@ -273,7 +280,7 @@ func TestResumeReproducesUninterruptedRun(t *testing.T) {
 
 	whole, examples := tinySetup(t, cfg, pairs)
 	var wholeLog bytes.Buffer
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: whole,
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: whole, Workers: workers,
 		Out: filepath.Join(t.TempDir(), "whole.ckpt"), Metrics: &wholeLog}); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +289,7 @@ func TestResumeReproducesUninterruptedRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "part.ckpt")
 	ctx, cancel := context.WithCancel(context.Background())
 	first := &cancelAfter{n: 7, cancel: cancel}
-	_, err := Train(ctx, TrainOptions{Config: cfg, Train: examples, Model: part, Out: path, Metrics: first})
+	_, err := Train(ctx, TrainOptions{Config: cfg, Train: examples, Model: part, Workers: workers, Out: path, Metrics: first})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("interrupted run returned %v, want ErrInterrupted", err)
 	}
@@ -294,7 +301,7 @@ func TestResumeReproducesUninterruptedRun(t *testing.T) {
 		t.Fatalf("saved progress %+v, want step 7 = epoch 1 batch 2", ck.Progress)
 	}
 	var second bytes.Buffer
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam,
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam, Workers: workers,
 		Progress: ck.Progress, Out: path, Metrics: &second}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package model
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -113,47 +112,6 @@ func lossOf(t *testing.T, line string) float64 {
 		t.Fatalf("no loss in %q", line)
 	}
 	return x
-}
-
-// TestResumeWithWorkersReproducesUninterruptedRun is TestResumeReproducesUninterruptedRun with two workers:
-// interrupted in the middle of an epoch and resumed (on two workers again), the run follows the uninterrupted
-// one bit for bit.
-func TestResumeWithWorkersReproducesUninterruptedRun(t *testing.T) {
-	cfg := tinyConfig()
-	cfg.Train.Epochs = 3
-	cfg.Model.Dropout = 0.2
-	pairs := tinyCorpus(40, 3)
-	const workers = 2
-
-	whole, examples := tinySetup(t, cfg, pairs)
-	var wholeLog bytes.Buffer
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: whole, Workers: workers,
-		Out: filepath.Join(t.TempDir(), "whole.ckpt"), Metrics: &wholeLog}); err != nil {
-		t.Fatal(err)
-	}
-	part, _ := tinySetup(t, cfg, pairs)
-	path := filepath.Join(t.TempDir(), "part.ckpt")
-	ctx, cancel := context.WithCancel(context.Background())
-	first := &cancelAfter{n: 7, cancel: cancel}
-	_, err := Train(ctx, TrainOptions{Config: cfg, Train: examples, Model: part, Workers: workers, Out: path, Metrics: first})
-	if !errors.Is(err, ErrInterrupted) {
-		t.Fatalf("interrupted run returned %v, want ErrInterrupted", err)
-	}
-	ck, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var second bytes.Buffer
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam, Workers: workers,
-		Progress: ck.Progress, Out: path, Metrics: &second}); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := losses(first.String()+second.String()), losses(wholeLog.String()); got != want {
-		t.Fatalf("loss curve with resume:\n%s\nwithout:\n%s", got, want)
-	}
-	if !bitsEqual(whole.Params.Flat(), ck.Model.Params.Flat()) {
-		t.Fatal("the weights differ between the resumed and the uninterrupted run")
-	}
 }
 
 // TestWorkersReserveTheirScratch checks that after Trainer.Reserve for the largest batch, the scratch of no
