@@ -58,9 +58,7 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
 	}
-	if !opts.NoBF16 && opts.Shortlist == nil && bf16Pays() {
-		m.Decoder.GreedyInBF16()
-	}
+	greedyInBF16(m, opts)
 	var rows *decoder.OutputRows[float32]
 	if opts.Shortlist != nil {
 		rows = m.Decoder.NewOutputRows()

@@ -447,9 +447,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			blk.Shortlist = shortlist(b)
 			return blk
 		}
-		if !opts.NoBF16 && opts.Shortlist == nil && bf16Pays() {
-			m.Decoder.GreedyInBF16()
-		}
+		greedyInBF16(m, opts)
 		models.GreedyQueue(opts.Batch*cores, cores, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 			ids[i] = h.Tokens
@@ -629,10 +627,13 @@ func argmax(xs []float32) int {
 	return best
 }
 
-// bf16Pays reports whether greedy search's bfloat16 output layer (decoder.Decoder.GreedyInBF16) is faster here
-// than float32 products: on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with AVX512-BF16 in a
-// build whose float32 products run on gonum's pure-Go BLAS (backend.BLASCore is empty) rather than OpenBLAS. On
-// Intel's CPUs OpenBLAS's sgemm was measured faster than the bfloat16 kernel (docs/speed.md).
-func bf16Pays() bool {
-	return kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "")
+// greedyInBF16 makes m's greedy search score the vocabulary with bfloat16 products
+// (decoder.Decoder.GreedyInBF16) unless opts ask for float32 (NoBF16) or a shortlist, and only where that is
+// faster than float32 products: on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with
+// AVX512-BF16 in a build whose float32 products run on gonum's pure-Go BLAS (backend.BLASCore is empty) rather
+// than OpenBLAS. On Intel's CPUs OpenBLAS's sgemm was measured faster than the bfloat16 kernel (docs/speed.md).
+func greedyInBF16(m *model.Seq2Seq[float32], opts DecodeOptions) {
+	if !opts.NoBF16 && opts.Shortlist == nil && kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "") {
+		m.Decoder.GreedyInBF16()
+	}
 }
