@@ -1,0 +1,232 @@
+// Package transformer is the self-attention-only encoder–decoder (model.type transformer): its parameters, its
+// forward and backward passes for training, and its step-by-step decoding with cached keys and values.
+//
+// Letters used in this package, as in llm.c: B rows (sentences), S source positions, T target positions, D the
+// model width (d_model), NH heads, HD = D/NH the width of one head, F the feed-forward layer's inner width, V a
+// vocabulary's size.
+//
+// The blocks are pre-norm (layer normalisation before each sub-layer, the residual added after it, one more
+// layer norm after the last block), as OpenNMT-py's and fairseq's Transformers normalise by default: the
+// residual path carries the embeddings unchanged to the top, so training is stable from the first step without
+// the long warm-up that post-norm (Vaswani et al. 2017) needs, which matters for the small corpora attend trains
+// on.
+//
+//	encoder: x = √D · E_src[w] + P;  per block: x += Drop(SelfAttn(LN1(x)));  x += Drop(FFN(LN2(x)));  mem = LN(x)
+//	decoder: y = √D · E_tgt[w] + P;  per block: y += Drop(CausalSelfAttn(LN1(y)));  y += Drop(CrossAttn(LN2(y), mem));
+//	         y += Drop(FFN(LN3(y)));  out = LN(y);  logits = out W_out + b_out  (W_out = E_tgtᵀ when tied)
+//
+// with FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2, P the positions (sinusoidal, or learned), and dropout on the
+// embeddings' sum too. Attention is multi-head scaled dot-product attention: head j reads columns
+// [j·HD, (j+1)·HD) of Q = x W_Q + b_Q, K and V, padded source keys get weight 0, and the decoder's
+// self-attention sees only positions up to its own.
+package transformer
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+)
+
+// Positions settings of Config.Positions.
+const (
+	Sinusoidal = "sinusoidal" // the fixed sines and cosines of Vaswani et al. (2017); "" means the same
+	Learned    = "learned"    // a learned vector per position, up to Config.MaxPositions
+)
+
+// Config is the Transformer's shape.
+type Config struct {
+	SrcVocab, TgtVocab int
+	Dim                int    // model width d_model: embeddings, every block's input and output
+	Heads              int    // attention heads; must divide Dim
+	FF                 int    // inner width of the feed-forward layers
+	Layers             int    // encoder blocks, and as many decoder blocks
+	Positions          string // Sinusoidal or Learned
+	MaxPositions       int    // positions a learned table holds (read with Learned only); later positions reuse the last
+	TieOutput          bool   // the output layer's weights are the target embeddings, transposed
+	// AttentionLayer is the decoder block (0-based) whose cross-attention, averaged over its heads, is reported
+	// as where the model looked (heat maps, alignments, --attention).
+	AttentionLayer int
+}
+
+// Validate reports a shape the Transformer cannot take.
+func (c Config) Validate() error {
+	switch {
+	case c.Dim < 1 || c.Layers < 1 || c.FF < 1:
+		return fmt.Errorf("transformer: width %d, %d layers, feed-forward width %d; each must be at least 1", c.Dim, c.Layers, c.FF)
+	case c.Heads < 1 || c.Dim%c.Heads != 0:
+		return fmt.Errorf("transformer: %d heads do not divide the width %d", c.Heads, c.Dim)
+	case c.Positions != "" && c.Positions != Sinusoidal && c.Positions != Learned:
+		return fmt.Errorf("transformer: positions %q; want %s or %s", c.Positions, Sinusoidal, Learned)
+	case c.AttentionLayer < 0 || c.AttentionLayer >= c.Layers:
+		return fmt.Errorf("transformer: attention layer %d of %d decoder blocks; want 0 to %d", c.AttentionLayer, c.Layers, c.Layers-1)
+	case c.Positions == Learned && c.MaxPositions < 1:
+		return fmt.Errorf("transformer: learned positions need at least 1 position, not %d", c.MaxPositions)
+	}
+	return nil
+}
+
+// Attention is one multi-head attention's projections: Q = x W_Q + b_Q, K = m W_K + b_K, V = m W_V + b_V, each
+// (D, D) with head j in columns [j·HD, (j+1)·HD), and the output projection C W_O + b_O of the heads' contexts C
+// side by side.
+type Attention[T kernels.Float] struct {
+	QueryW, KeyW, ValueW, OutW *param.Tensor[T] // (D, D)
+	QueryB, KeyB, ValueB, OutB *param.Tensor[T] // (D)
+}
+
+// Norm is one layer normalisation's gain and bias, (D) each.
+type Norm[T kernels.Float] struct {
+	Gain, Bias *param.Tensor[T]
+}
+
+// FeedForward is one position-wise feed-forward layer: W1 (D, F), B1 (F), W2 (F, D), B2 (D).
+type FeedForward[T kernels.Float] struct {
+	W1, B1, W2, B2 *param.Tensor[T]
+}
+
+// EncoderBlock is one encoder block: self-attention and the feed-forward layer, each after its layer norm.
+type EncoderBlock[T kernels.Float] struct {
+	Norm1 Norm[T]
+	Self  Attention[T]
+	Norm2 Norm[T]
+	FF    FeedForward[T]
+}
+
+// DecoderBlock is one decoder block: causal self-attention, attention over the encoder's output (cross-attention)
+// and the feed-forward layer, each after its layer norm.
+type DecoderBlock[T kernels.Float] struct {
+	Norm1 Norm[T]
+	Self  Attention[T]
+	Norm2 Norm[T]
+	Cross Attention[T]
+	Norm3 Norm[T]
+	FF    FeedForward[T]
+}
+
+// Model is the Transformer's parameters.
+type Model[T kernels.Float] struct {
+	Cfg            Config
+	SrcEmb, TgtEmb *param.Tensor[T] // (V_src, D), (V_tgt, D)
+	SrcPos, TgtPos *param.Tensor[T] // (MaxPositions, D) with learned positions; nil with sinusoidal ones
+	Enc            []EncoderBlock[T]
+	EncNorm        Norm[T] // after the last encoder block
+	Dec            []DecoderBlock[T]
+	DecNorm        Norm[T]           // after the last decoder block
+	OutW           *param.Tensor[T] // (D, V_tgt); nil when tied to TgtEmb
+	OutB           *param.Tensor[T] // (V_tgt)
+}
+
+// New registers a Transformer's parameters in set, all named "tf.…", and returns it with zero weights; call
+// Init or load a checkpoint. It does not pack the set.
+func New[T kernels.Float](set *param.Set[T], cfg Config) (*Model[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d, f := cfg.Dim, cfg.FF
+	m := &Model[T]{Cfg: cfg, SrcEmb: set.Add("tf.src_emb", cfg.SrcVocab, d), TgtEmb: set.Add("tf.tgt_emb", cfg.TgtVocab, d)}
+	if cfg.Positions == Learned {
+		m.SrcPos, m.TgtPos = set.Add("tf.src_pos", cfg.MaxPositions, d), set.Add("tf.tgt_pos", cfg.MaxPositions, d)
+	}
+	norm := func(name string) Norm[T] { return Norm[T]{Gain: set.Add(name+"_g", d), Bias: set.Add(name+"_b", d)} }
+	attention := func(name string) Attention[T] {
+		return Attention[T]{
+			QueryW: set.Add(name+".w_q", d, d), QueryB: set.Add(name+".b_q", d),
+			KeyW: set.Add(name+".w_k", d, d), KeyB: set.Add(name+".b_k", d),
+			ValueW: set.Add(name+".w_v", d, d), ValueB: set.Add(name+".b_v", d),
+			OutW: set.Add(name+".w_o", d, d), OutB: set.Add(name+".b_o", d)}
+	}
+	ff := func(name string) FeedForward[T] {
+		return FeedForward[T]{W1: set.Add(name+".w_1", d, f), B1: set.Add(name+".b_1", f),
+			W2: set.Add(name+".w_2", f, d), B2: set.Add(name+".b_2", d)}
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		p := fmt.Sprintf("tf.enc.%d.", l)
+		m.Enc = append(m.Enc, EncoderBlock[T]{Norm1: norm(p + "ln1"), Self: attention(p + "self"), Norm2: norm(p + "ln2"), FF: ff(p + "ff")})
+	}
+	m.EncNorm = norm("tf.enc.ln")
+	for l := 0; l < cfg.Layers; l++ {
+		p := fmt.Sprintf("tf.dec.%d.", l)
+		m.Dec = append(m.Dec, DecoderBlock[T]{Norm1: norm(p + "ln1"), Self: attention(p + "self"), Norm2: norm(p + "ln2"),
+			Cross: attention(p + "cross"), Norm3: norm(p + "ln3"), FF: ff(p + "ff")})
+	}
+	m.DecNorm = norm("tf.dec.ln")
+	if !cfg.TieOutput {
+		m.OutW = set.Add("tf.out_w", d, cfg.TgtVocab)
+	}
+	m.OutB = set.Add("tf.out_b", cfg.TgtVocab)
+	return m, nil
+}
+
+// Init draws fresh weights from rng as fairseq's Transformer does: embeddings normal with standard deviation
+// 1/√D (so that √D times them has unit scale), every projection and feed-forward weight Xavier-uniform, biases
+// 0, layer-norm gains 1; a learned position table normal like the embeddings; an untied output layer
+// Xavier-uniform.
+func (m *Model[T]) Init(rng *rand.Rand) {
+	d, f := m.Cfg.Dim, m.Cfg.FF
+	std := 1 / math.Sqrt(float64(d))
+	param.Normal(m.SrcEmb, std, rng)
+	param.Normal(m.TgtEmb, std, rng)
+	if m.SrcPos != nil {
+		param.Normal(m.SrcPos, std, rng)
+		param.Normal(m.TgtPos, std, rng)
+	}
+	xavier := func(t *param.Tensor[T], in, out int) { param.Uniform(t, math.Sqrt(6/float64(in+out)), rng) }
+	norm := func(n Norm[T]) {
+		for j := range n.Gain.Data {
+			n.Gain.Data[j] = 1
+		}
+		clear(n.Bias.Data)
+	}
+	attention := func(a Attention[T]) {
+		for _, w := range []*param.Tensor[T]{a.QueryW, a.KeyW, a.ValueW, a.OutW} {
+			xavier(w, d, d)
+		}
+		for _, b := range []*param.Tensor[T]{a.QueryB, a.KeyB, a.ValueB, a.OutB} {
+			clear(b.Data)
+		}
+	}
+	ff := func(x FeedForward[T]) {
+		xavier(x.W1, d, f)
+		xavier(x.W2, f, d)
+		clear(x.B1.Data)
+		clear(x.B2.Data)
+	}
+	for _, b := range m.Enc {
+		norm(b.Norm1)
+		attention(b.Self)
+		norm(b.Norm2)
+		ff(b.FF)
+	}
+	norm(m.EncNorm)
+	for _, b := range m.Dec {
+		norm(b.Norm1)
+		attention(b.Self)
+		norm(b.Norm2)
+		attention(b.Cross)
+		norm(b.Norm3)
+		ff(b.FF)
+	}
+	norm(m.DecNorm)
+	if m.OutW != nil {
+		xavier(m.OutW, d, m.Cfg.TgtVocab)
+	}
+	clear(m.OutB.Data)
+}
+
+// HeadDim is the width of one attention head, D/NH.
+func (m *Model[T]) HeadDim() int { return m.Cfg.Dim / m.Cfg.Heads }
+
+// Position writes into out (D values) the sinusoidal encoding of position pos (0-based), as Vaswani et al.
+// (2017) define it: out[2i] = sin(pos / 10000^(2i/D)), out[2i+1] = cos(pos / 10000^(2i/D)).
+func Position[T kernels.Float](out []T, pos int) {
+	d := len(out)
+	for i := 0; 2*i < d; i++ {
+		angle := float64(pos) / math.Pow(10000, float64(2*i)/float64(d))
+		out[2*i] = T(math.Sin(angle))
+		if 2*i+1 < d {
+			out[2*i+1] = T(math.Cos(angle))
+		}
+	}
+}
