@@ -113,7 +113,7 @@ type Model[T kernels.Float] struct {
 	Enc            []EncoderBlock[T]
 	EncNorm        Norm[T] // after the last encoder block
 	Dec            []DecoderBlock[T]
-	DecNorm        Norm[T]           // after the last decoder block
+	DecNorm        Norm[T]          // after the last decoder block
 	OutW           *param.Tensor[T] // (D, V_tgt); nil when tied to TgtEmb
 	OutB           *param.Tensor[T] // (V_tgt)
 }
