@@ -230,3 +230,10 @@ func Position[T kernels.Float](out []T, pos int) {
 		}
 	}
 }
+
+// Memory is the encoder's output of a batch: what the decoder's cross-attention reads.
+type Memory[T kernels.Float] struct {
+	Rows, SrcLen int
+	Lengths      []int // each row's real source length
+	States       []T   // (B, S, D) batch-major; the rows of positions past a sentence's length are 0
+}
