@@ -1,0 +1,318 @@
+package transformer
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/attend-nmt/attend/kernels"
+)
+
+// State is the decoding state of Rows hypotheses: per decoder block, the self-attention keys and values of the
+// positions decoded so far, and the cross-attention keys and values of each row's memory (computed once).
+//
+// The cross-attention keys and values are kept per sentence of the memory, not per row: row r reads those of
+// sentence src[r], so the beams of a sentence share them and Reorder moves only an index. A row's
+// self-attention keys of positions 0 … pos-1 lie back to back, posCap positions apart from the next row's.
+type State[T kernels.Float] struct {
+	Rows int
+
+	mem *Memory[T]
+	src []int // src[r] is the memory row (sentence) that row r reads
+	pos int   // positions decoded so far, the same for every row
+
+	d, ff          int   // the model's width and feed-forward width
+	rowCap, posCap int   // the rows and positions selfK and selfV have room for
+	selfK, selfV   [][]T // per block: (rowCap, posCap, D), row r's position t at (r·posCap + t)·D
+	spareK, spareV [][]T // the same shapes, where Reorder gathers rows that move out of order; nil until needed
+	crossK, crossV [][]T // per block: (mem.Rows, S, D), from the memory's states
+	spareSrc       []int // where Reorder gathers src
+
+	// Scratch of Step, rowCap rows.
+	x, h, q, ctx []T // (rows, D): the residual stream, a layer norm's output, queries, the heads' contexts
+	hidden       []T // (rows, F): the feed-forward layer's inner activations
+	scores       []T // one row's attention scores, max(posCap, S)
+	position     []T // (D): the positions' encoding of the step
+}
+
+// minPositions is the positions a state's self-attention caches first have room for; they double when full.
+const minPositions = 16
+
+// Start returns the state of mem's rows before their first word: no positions decoded, each row reading its own
+// sentence's memory, whose cross-attention keys and values it computes for every decoder block.
+func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
+	d, n := m.Cfg.Dim, mem.Rows*mem.SrcLen
+	if len(mem.States) < n*d || len(mem.Lengths) < mem.Rows {
+		panic(fmt.Sprintf("transformer: a memory of %d×%d positions with %d states and %d lengths", mem.Rows, mem.SrcLen, len(mem.States), len(mem.Lengths)))
+	}
+	st := &State[T]{Rows: mem.Rows, mem: mem, src: make([]int, mem.Rows), spareSrc: make([]int, mem.Rows),
+		d: d, ff: m.Cfg.FF, position: make([]T, d)}
+	for r := range st.src {
+		st.src[r] = r
+	}
+	for _, b := range m.Dec {
+		k, v := make([]T, n*d), make([]T, n*d)
+		// K = mem W_K + b_K;  V = mem W_V + b_V  over every position of every sentence
+		kernels.Linear(mem.States, b.Cross.KeyW.Data, n, d, d, k, d)
+		kernels.AddBias(k, n, d, b.Cross.KeyB.Data)
+		kernels.Linear(mem.States, b.Cross.ValueW.Data, n, d, d, v, d)
+		kernels.AddBias(v, n, d, b.Cross.ValueB.Data)
+		st.crossK, st.crossV = append(st.crossK, k), append(st.crossV, v)
+	}
+	st.selfK, st.selfV = make([][]T, len(m.Dec)), make([][]T, len(m.Dec))
+	st.fit(mem.Rows, minPositions)
+	return st
+}
+
+// Step decodes one position for every row: prev[r] is row r's previous word (BOS at the first step); it writes
+// logits (rows × V_tgt) and weights (rows × S): the cross-attention of decoder block m.Cfg.AttentionLayer
+// averaged over its heads (0 past the row's source length). A step costs one position, not the whole prefix.
+func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
+	n, d, t, s := st.Rows, m.Cfg.Dim, st.pos, st.mem.SrcLen
+	if len(prev) != n || len(logits) < n*m.Cfg.TgtVocab || len(weights) < n*s {
+		panic(fmt.Sprintf("transformer: Step of %d rows got %d words, %d logits and %d weights", n, len(prev), len(logits), len(weights)))
+	}
+	st.fit(n, t+1)
+	x, h := st.x[:n*d], st.h[:n*d]
+	m.embedStep(st, x, prev, t)
+	for l := range m.Dec {
+		b := &m.Dec[l]
+		// y += SelfAttn(LN1(y)), its keys and values of position t added to the cache
+		layerNorm(h, x, b.Norm1.Gain.Data, b.Norm1.Bias.Data, n, d)
+		m.selfAttention(st, l, h)
+		m.project(&b.Self, st.ctx[:n*d], x, n)
+		// y += CrossAttn(LN2(y), mem)
+		layerNorm(h, x, b.Norm2.Gain.Data, b.Norm2.Bias.Data, n, d)
+		var avg []T
+		if l == m.Cfg.AttentionLayer {
+			avg = weights[:n*s]
+		}
+		m.crossAttention(st, l, h, avg)
+		m.project(&b.Cross, st.ctx[:n*d], x, n)
+		// y += FFN(LN3(y)) = ReLU(LN3(y) W_1 + b_1) W_2 + b_2
+		layerNorm(h, x, b.Norm3.Gain.Data, b.Norm3.Bias.Data, n, d)
+		m.feedForward(st, &b.FF, h, x, n)
+	}
+	// logits = LN(y) W_out + b_out, with W_out = E_tgtᵀ when tied
+	v := m.Cfg.TgtVocab
+	layerNorm(h, x, m.DecNorm.Gain.Data, m.DecNorm.Bias.Data, n, d)
+	if m.OutW != nil {
+		kernels.Linear(h, m.OutW.Data, n, d, v, logits, v)
+	} else {
+		kernels.Gemm(false, true, n, v, d, 1, h, d, m.TgtEmb.Data, d, 0, logits, v)
+	}
+	kernels.AddBias(logits[:n*v], n, v, m.OutB.Data)
+	st.pos++
+}
+
+// embedStep writes into x (rows, D) the decoder's input at position t: √D · E_tgt[prev[r]] + P_t.
+func (m *Model[T]) embedStep(st *State[T], x []T, prev []int, t int) {
+	d := m.Cfg.Dim
+	p := st.position
+	if m.TgtPos != nil {
+		p = m.TgtPos.Data[min(t, m.Cfg.MaxPositions-1)*d:][:d] // later positions reuse the last
+	} else {
+		Position(p, t)
+	}
+	scale := T(math.Sqrt(float64(d)))
+	for r, w := range prev {
+		e, o := m.TgtEmb.Data[w*d:(w+1)*d], x[r*d:(r+1)*d]
+		for j := range o {
+			o[j] = scale*e[j] + p[j]
+		}
+	}
+}
+
+// selfAttention computes the causal self-attention of block l at position t = st.pos for every row from h =
+// LN1(y): it appends K = h W_K + b_K and V = h W_V + b_V to each row's cache and writes into st.ctx the heads'
+// contexts of the queries Q = h W_Q + b_Q over positions 0 … t.
+func (m *Model[T]) selfAttention(st *State[T], l int, h []T) {
+	a := &m.Dec[l].Self
+	n, d, t, ld := st.Rows, m.Cfg.Dim, st.pos, st.posCap*m.Cfg.Dim
+	q := st.q[:n*d]
+	kernels.Linear(h, a.QueryW.Data, n, d, d, q, d)
+	kernels.AddBias(q, n, d, a.QueryB.Data)
+	// Row r's key and value of position t go to (r·posCap + t)·D: rows ld apart.
+	keys, values := st.selfK[l], st.selfV[l]
+	kernels.Linear(h, a.KeyW.Data, n, d, d, keys[t*d:], ld)
+	kernels.AddBiasStrided(keys[t*d:], n, ld, a.KeyB.Data)
+	kernels.Linear(h, a.ValueW.Data, n, d, d, values[t*d:], ld)
+	kernels.AddBiasStrided(values[t*d:], n, ld, a.ValueB.Data)
+	for r := 0; r < n; r++ {
+		m.attend(q[r*d:], keys[r*ld:], values[r*ld:], t+1, t+1, st.scores[:t+1], st.ctx[r*d:], nil)
+	}
+}
+
+// crossAttention computes the cross-attention of block l for every row from h = LN2(y): the queries Q = h W_Q +
+// b_Q over the keys and values of the row's sentence, its padded positions masked; it writes into st.ctx the
+// heads' contexts and, when avg is not nil, into avg (rows × S) the weights averaged over the heads.
+func (m *Model[T]) crossAttention(st *State[T], l int, h, avg []T) {
+	a := &m.Dec[l].Cross
+	n, d, s := st.Rows, m.Cfg.Dim, st.mem.SrcLen
+	q := st.q[:n*d]
+	kernels.Linear(h, a.QueryW.Data, n, d, d, q, d)
+	kernels.AddBias(q, n, d, a.QueryB.Data)
+	for r := 0; r < n; r++ {
+		g := st.src[r]
+		var w []T
+		if avg != nil {
+			w = avg[r*s : (r+1)*s]
+			clear(w)
+		}
+		m.attend(q[r*d:], st.crossK[l][g*s*d:], st.crossV[l][g*s*d:], s, st.mem.Lengths[g], st.scores[:s], st.ctx[r*d:], w)
+	}
+}
+
+// attend computes one row's multi-head attention: for each head j, the weights a = softmax over the first valid
+// of the positions (q_j · k_j[τ] / √HD) and the context Σ_τ a[τ] v_j[τ] into ctx's columns [j·HD, (j+1)·HD).
+// keys and values hold positions rows D apart; scores is scratch of positions values. When avg is not nil, it
+// adds a / NH into it.
+func (m *Model[T]) attend(q, keys, values []T, positions, valid int, scores, ctx, avg []T) {
+	d, hd := m.Cfg.Dim, m.HeadDim()
+	scale := T(1 / math.Sqrt(float64(hd)))
+	inv := T(1 / float64(m.Cfg.Heads))
+	for j := 0; j < m.Cfg.Heads; j++ {
+		c := j * hd
+		kernels.Gemm(false, true, 1, positions, hd, scale, q[c:], hd, keys[c:], d, 0, scores, positions)
+		kernels.SoftmaxRow(scores, valid)
+		kernels.Gemm(false, false, 1, hd, positions, 1, scores, positions, values[c:], d, 0, ctx[c:], hd)
+		for i := range avg {
+			avg[i] += inv * scores[i]
+		}
+	}
+}
+
+// project adds the attention's output projection of the heads' contexts ctx to the residual stream x (rows, D):
+// x += ctx W_O + b_O.
+func (m *Model[T]) project(a *Attention[T], ctx, x []T, n int) {
+	d := m.Cfg.Dim
+	kernels.Gemm(false, false, n, d, d, 1, ctx, d, a.OutW.Data, d, 1, x, d)
+	kernels.AddBias(x, n, d, a.OutB.Data)
+}
+
+// feedForward adds the feed-forward layer of h to the residual stream x (rows, D): x += ReLU(h W_1 + b_1) W_2 +
+// b_2.
+func (m *Model[T]) feedForward(st *State[T], f *FeedForward[T], h, x []T, n int) {
+	d, ff := m.Cfg.Dim, m.Cfg.FF
+	hid := st.hidden[:n*ff]
+	kernels.Linear(h, f.W1.Data, n, d, ff, hid, ff)
+	kernels.AddBias(hid, n, ff, f.B1.Data)
+	for i, v := range hid {
+		hid[i] = max(v, 0)
+	}
+	kernels.Gemm(false, false, n, d, ff, 1, hid, ff, f.W2.Data, d, 1, x, d)
+	kernels.AddBias(x, n, d, f.B2.Data)
+}
+
+// Reorder makes new row r continue old row from[r] (its caches and memory); len(from) becomes the row count.
+func (st *State[T]) Reorder(from []int) {
+	n := len(from)
+	inPlace := n <= st.Rows // rows in increasing order move down in place: row from[r] ≥ r is not yet overwritten
+	for r, f := range from {
+		if f < 0 || f >= st.Rows {
+			panic(fmt.Sprintf("transformer: Reorder of %d rows from row %d", st.Rows, f))
+		}
+		if r > 0 && f <= from[r-1] {
+			inPlace = false
+		}
+	}
+	src := st.spareSrc[:0]
+	for _, f := range from {
+		src = append(src, st.src[f])
+	}
+	st.src, st.spareSrc = src, st.src[:cap(st.src)]
+	used, stride := st.pos*st.d, st.posCap*st.d // a row's cached values; rows apart
+	if inPlace {
+		for l := range st.selfK {
+			for r, f := range from {
+				if f != r {
+					copyRow(st.selfK[l], st.selfK[l], r, f, stride, used)
+					copyRow(st.selfV[l], st.selfV[l], r, f, stride, used)
+				}
+			}
+		}
+		st.Rows = n
+		return
+	}
+	if n > st.rowCap {
+		st.grow(max(n, 2*st.rowCap), st.posCap)
+	}
+	if st.spareK == nil || len(st.spareK[0]) < len(st.selfK[0]) {
+		st.spareK, st.spareV = make([][]T, len(st.selfK)), make([][]T, len(st.selfK))
+		for l := range st.spareK {
+			st.spareK[l], st.spareV[l] = make([]T, len(st.selfK[l])), make([]T, len(st.selfK[l]))
+		}
+	}
+	for l := range st.selfK {
+		for r, f := range from {
+			copyRow(st.spareK[l], st.selfK[l], r, f, stride, used)
+			copyRow(st.spareV[l], st.selfV[l], r, f, stride, used)
+		}
+	}
+	st.selfK, st.spareK = st.spareK, st.selfK
+	st.selfV, st.spareV = st.spareV, st.selfV
+	st.Rows = n
+}
+
+// copyRow copies the first used values of row from of src into row to of dst, rows stride values apart.
+func copyRow[T kernels.Float](dst, src []T, to, from, stride, used int) {
+	copy(dst[to*stride:to*stride+used], src[from*stride:from*stride+used])
+}
+
+// fit makes room in the caches and scratch for rows rows and positions positions (doubling the positions when
+// they run out), keeping what the caches hold.
+func (st *State[T]) fit(rows, positions int) {
+	if rows <= st.rowCap && positions <= st.posCap {
+		return
+	}
+	posCap := st.posCap
+	if positions > posCap {
+		posCap = max(positions, 2*posCap)
+	}
+	st.grow(max(rows, st.rowCap), posCap)
+}
+
+// grow lays the caches out for rowCap rows of posCap positions, keeping the positions decoded so far of the
+// current rows, and sizes the scratch for as many rows.
+func (st *State[T]) grow(rowCap, posCap int) {
+	d, used := st.d, st.pos*st.d
+	for l := range st.selfK {
+		k, v := make([]T, rowCap*posCap*d), make([]T, rowCap*posCap*d)
+		for r := 0; r < st.Rows; r++ {
+			copy(k[r*posCap*d:][:used], st.selfK[l][r*st.posCap*d:][:used])
+			copy(v[r*posCap*d:][:used], st.selfV[l][r*st.posCap*d:][:used])
+		}
+		st.selfK[l], st.selfV[l] = k, v
+	}
+	st.spareK, st.spareV = nil, nil
+	st.rowCap, st.posCap = rowCap, posCap
+	st.src = append(make([]int, 0, rowCap), st.src...)
+	st.spareSrc = make([]int, 0, rowCap)
+	st.x, st.h, st.q, st.ctx = make([]T, rowCap*d), make([]T, rowCap*d), make([]T, rowCap*d), make([]T, rowCap*d)
+	st.hidden = make([]T, rowCap*st.ff)
+	st.scores = make([]T, max(posCap, st.mem.SrcLen))
+}
+
+// layerNorm is the forward pass of a layer normalisation over each row of x (n, d): out = (x − mean) · rstd ·
+// gain + bias with rstd = 1/√(var + 1e-5), the sums taken in float64 (as the encoder's layer norm).
+func layerNorm[T kernels.Float](out, x, gain, bias []T, n, d int) {
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		var m float64
+		for _, v := range row {
+			m += float64(v)
+		}
+		m /= float64(d)
+		var vr float64
+		for _, v := range row {
+			vr += (float64(v) - m) * (float64(v) - m)
+		}
+		s := 1 / math.Sqrt(vr/float64(d)+layerNormEps)
+		o := out[r*d : (r+1)*d]
+		for j, v := range row {
+			o[j] = T((float64(v)-m)*s)*gain[j] + bias[j]
+		}
+	}
+}
+
+// layerNormEps is added to the variance before the inverse square root, as PyTorch's LayerNorm does.
+const layerNormEps = 1e-5
