@@ -138,15 +138,14 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 			buf: d.NewScratch(rows, srcLen), logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
 		logits[i] = models[i].logits
 	}
-	b := newBeamState[T](e, rows, srcLen, lengths, bos, eos, opts)
-	b.weights = models[0].weights // the hypotheses keep the first member's attention
-	live := make([]int, sents)    // live[j] is the sentence of block j (rows j·k … j·k+k-1)
-	for s := range live {
-		live[s] = s
+	meanOf := 0 // members whose mean ranks the words; 0 when the one decoder's logits rank them
+	if e.mean {
+		meanOf = len(e.members)
 	}
-	keptFrom := make([]int, sents) // old block of each kept block
-	for t := 0; len(live) > 0; t++ {
-		n := len(live) * k
+	b := newBeamState[T](v, meanOf, rows, srcLen, lengths, bos, eos, opts)
+	b.weights = models[0].weights // the hypotheses keep the first member's attention
+	for t := 0; len(b.live) > 0; t++ {
+		n := len(b.live) * k
 		width := v // logits per row
 		if words != nil {
 			width = len(words.ids)
@@ -169,24 +168,10 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 				spreadRows(m.weights, srcLen, sents, k)
 			}
 		}
-		keptBlocks := 0
-		for j, s := range live {
-			var ids []int // the sentence's own candidate words, with a shortlist
-			if words != nil {
-				ids = short.Candidates[s]
-			}
-			cands := b.candidates(j, logits, width, words, ids)
-			if !b.choose(j, s, keptBlocks, cands, t+1 >= opts.limit(lengths[s])) {
-				continue // the sentence is done: its block leaves the batch
-			}
-			live[keptBlocks] = s
-			keptFrom[keptBlocks] = j
-			keptBlocks++
-		}
+		keptBlocks := b.chooseAll(t, logits, width, words, short)
 		// New row r continues old row from[r]: gather each member's states into its next, then move the kept
 		// blocks' memory to the front. Memory rows are the same for all the beams of a sentence, so only whole
 		// blocks move.
-		live = live[:keptBlocks]
 		n = keptBlocks * k
 		for i := range models {
 			m := &models[i]
@@ -200,7 +185,7 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 				}
 			}
 			m.st, m.next = m.next, m.st
-			for to, j := range keptFrom[:keptBlocks] {
+			for to, j := range b.keptFrom[:keptBlocks] {
 				if to != j {
 					for beam := 0; beam < k; beam++ {
 						m.mem.CopyRow(to*k+beam, m.mem, j*k+beam)
@@ -213,7 +198,7 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 	return b.best(max(opts.NBest, 1)), nil
 }
 
-// beamState is the search state of BeamShortlist beyond the decoder's: each row's hypothesis (its score, last
+// beamState is the search state of BeamShortlist and BeamSelection beyond the model's: each row's hypothesis (its score, last
 // word and last node in the tree), the tree of words, the finished hypotheses of each sentence, and the rows
 // chosen for the next step.
 type beamState[T kernels.Float] struct {
@@ -228,6 +213,8 @@ type beamState[T kernels.Float] struct {
 	node     []int     // each row's last node
 	nodes    []beamNode
 	finished [][]Scored // per sentence
+	live     []int      // live[j] is the sentence of block j (rows j·k … j·k+k-1), while it is searched
+	keptFrom []int      // after chooseAll, the old block of each kept block
 
 	// The next step's rows, as choose fills them: row r continues old row from[r] with word nextTok[r].
 	from, nextTok, nextNode []int
@@ -244,11 +231,13 @@ type beamState[T kernels.Float] struct {
 	scores          []float64 // a sentence's finished Scores, for settled
 }
 
-// newBeamState starts a search of rows/k sentences by e, each with one live hypothesis at bos (its other k-1
-// rows unused). Its weights are the caller's to set.
-func newBeamState[T kernels.Float](e *Ensemble[T], rows, srcLen int, lengths []int, bos, eos int, opts BeamOptions) *beamState[T] {
-	k, v := opts.Width, e.members[0].Cfg.Vocab
+// newBeamState starts a search of rows/k sentences over a vocabulary of v words, each with one live hypothesis
+// at bos (its other k-1 rows unused), that ranks words by the mean log-probability of meanOf members' logits, or
+// by one model's logits when meanOf is 0. Its weights are the caller's to set.
+func newBeamState[T kernels.Float](v, meanOf, rows, srcLen int, lengths []int, bos, eos int, opts BeamOptions) *beamState[T] {
+	k := opts.Width
 	b := &beamState[T]{opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
+		live: make([]int, rows/k), keptFrom: make([]int, rows/k),
 		prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
 		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
 		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
@@ -262,10 +251,36 @@ func newBeamState[T kernels.Float](e *Ensemble[T], rows, srcLen int, lengths []i
 			b.score[r] = math.Inf(-1) // at the start the k beams are one and the same: keep one
 		}
 	}
-	if e.mean {
-		b.mean, b.memberRows = make([]float64, v), make([][]T, len(e.members))
+	for s := range b.live {
+		b.live[s] = s
+	}
+	if meanOf > 0 {
+		b.mean, b.memberRows = make([]float64, v), make([][]T, meanOf)
 	}
 	return b
+}
+
+// chooseAll ranks and chooses, at step t (0-based), the extensions of every live sentence (candidates, then
+// choose) from the step's logits (see candidates; short gives each sentence's own words when words is set). It
+// keeps in live the sentences that go on, in order, and in keptFrom the block each of them had, and returns how
+// many go on: the next step's rows are the first that many blocks of from, nextTok, nextScore and nextNode.
+func (b *beamState[T]) chooseAll(t int, logits [][]T, width int, words *shortlist[T], short *Shortlist[T]) int {
+	keptBlocks := 0
+	for j, s := range b.live {
+		var ids []int // the sentence's own candidate words, with a shortlist
+		if words != nil {
+			ids = short.Candidates[s]
+		}
+		cands := b.candidates(j, logits, width, words, ids)
+		if !b.choose(j, s, keptBlocks, cands, t+1 >= b.opts.limit(b.lengths[s])) {
+			continue // the sentence is done: its block leaves the batch
+		}
+		b.live[keptBlocks] = s
+		b.keptFrom[keptBlocks] = j
+		keptBlocks++
+	}
+	b.live = b.live[:keptBlocks]
+	return keptBlocks
 }
 
 // candidates returns the 2k best extensions of block j's live hypotheses, best first (ties: lower row, then
