@@ -69,7 +69,9 @@ func (m *Model[T]) decoderTensors() []*param.Tensor[T] {
 	return append(out, normTensors(m.DecNorm)...)
 }
 
-func normTensors[T kernels.Float](n Norm[T]) []*param.Tensor[T] { return []*param.Tensor[T]{n.Gain, n.Bias} }
+func normTensors[T kernels.Float](n Norm[T]) []*param.Tensor[T] {
+	return []*param.Tensor[T]{n.Gain, n.Bias}
+}
 
 func attnTensors[T kernels.Float](a Attention[T]) []*param.Tensor[T] {
 	return []*param.Tensor[T]{a.QueryW, a.QueryB, a.KeyW, a.KeyB, a.ValueW, a.ValueB, a.OutW, a.OutB}
