@@ -6,7 +6,9 @@ import "github.com/attend-nmt/attend/kernels"
 // residual stream's gradient dx' on unchanged to x and adds LN's backward of f's backward of dx' ⊙ mask, so one
 // running buffer dX holds the stream's gradient from the top block down to the embeddings.
 
-// stackScratch is the scratch shared by the sub-layers' backward passes of one stack.
+// stackScratch is the scratch shared by the sub-layers' backward passes of one stack; the attentions of all
+// blocks share one scratch of their own too (newAttnScratch under one name), since the blocks' backward passes
+// run one after the other.
 type stackScratch[T kernels.Float] struct {
 	dX, dY, dH, tmp, dAct []T
 }
@@ -15,8 +17,6 @@ func newStackScratch[T kernels.Float](a *kernels.Arena[T], name string, n, d, f 
 	return stackScratch[T]{dX: a.Get(name+".dx", n*d), dY: a.Get(name+".dy", n*d), dH: a.Get(name+".dh", n*d),
 		tmp: a.Get(name+".dtmp", n*d), dAct: a.Get(name+".dact", n*f)}
 }
-
-// The attentions of all blocks share one scratch (the blocks' backward passes run one after the other).
 
 // backward adds into dw the gradients of the encoder's weights given dMem (B·S, D), the gradient of its output
 // (its rows at padded positions are ignored: those outputs are constant 0). dw.emb and dw.pos are dense.

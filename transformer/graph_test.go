@@ -14,7 +14,7 @@ const (
 	// plain loss (gradcheck's floor of 1e-3 keeps the rounding noise of a loss of order 10 well below it).
 	gradTol = 1e-5
 	// grad32Tol is the gap allowed between float32 and float64 gradients (scaled by max(1, |gradient|)).
-	grad32Tol = 2e-3
+	grad32Tol = 5e-5
 )
 
 // gradConfig is the small model of the gradient tests: 2 layers, 2 heads, with the output layer tied or not
