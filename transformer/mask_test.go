@@ -86,3 +86,24 @@ func TestPaddingDoesNotChangeRealPositions(t *testing.T) {
 		t.Errorf("loss %.17g unchanged after a target changed", loss)
 	}
 }
+
+func TestEmptySourceRowStaysFinite(t *testing.T) {
+	cfg := maskConfig()
+	m, set := newTestModel[float64](t, cfg, 2)
+	b := newTestBatch(rand.New(rand.NewPCG(3, 3)), cfg, []int{4, 0}, []int{3, 2}, 4, 3)
+	f := m.Force(m.Encode(b.src, b.srcLengths, b.rows, b.srcLen), b.tgtIn, b.tgtLen)
+	finite(t, "logits", f.Logits)
+	for k, w := range f.Cross {
+		for i := 0; i < b.tgtLen; i++ {
+			row := w[(i*b.rows+1)*b.srcLen : (i*b.rows+2)*b.srcLen]
+			if slices.ContainsFunc(row, func(x float64) bool { return x != 0 }) {
+				t.Fatalf("cross map %d gives the empty source weights %v at position %d", k, row, i)
+			}
+		}
+	}
+	grads := set.ZerosLike()
+	newGraphRun(t, m, b, newMasks[float64](), rand.New(rand.NewPCG(1, 2)), 0.1).run(t, grads)
+	for _, p := range grads.List() {
+		finite(t, p.Name, p.Data)
+	}
+}
