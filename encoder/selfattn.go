@@ -37,9 +37,6 @@ const FFNMultiplier = 2
 // MaxSelfAttentionLayers is the most blocks model.self_attention_layers may ask for.
 const MaxSelfAttentionLayers = 8
 
-// layerNormEps is added to the variance before the inverse square root, as PyTorch's LayerNorm does.
-const layerNormEps = 1e-5
-
 // blockTensors is the number of parameter tensors of one block, in the order of Block.Params.
 const blockTensors = 16
 
@@ -294,7 +291,7 @@ func (c *blockCache[T]) forward(w blockWeights[T], x []T) {
 	copy(c.res1, x)
 	kernels.Gemm(false, false, n, d, d, 1, c.ctx, d, w.oW, d, 1, c.res1, d)
 	kernels.AddBias(c.res1, n, d, w.oB)
-	layerNormForward(c.y1, c.mean1, c.rstd1, c.res1, w.n1G, w.n1B, n, d)
+	kernels.LayerNorm(c.y1, c.mean1, c.rstd1, c.res1, w.n1G, w.n1B, n, d)
 	// act = ReLU(y1 W_1 + b_1);  res2 = y1 + act W_2 + b_2;  out = LayerNorm(res2), padded rows 0
 	kernels.Linear(c.y1, w.f1W, n, d, f, c.act, f)
 	kernels.AddBias(c.act, n, f, w.f1B)
@@ -306,7 +303,7 @@ func (c *blockCache[T]) forward(w blockWeights[T], x []T) {
 	copy(c.res2, c.y1)
 	kernels.Gemm(false, false, n, d, f, 1, c.act, f, w.f2W, d, 1, c.res2, d)
 	kernels.AddBias(c.res2, n, d, w.f2B)
-	layerNormForward(c.out, c.mean2, c.rstd2, c.res2, w.n2G, w.n2B, n, d)
+	kernels.LayerNorm(c.out, c.mean2, c.rstd2, c.res2, w.n2G, w.n2B, n, d)
 	c.maskPadded(c.out, d)
 }
 
@@ -328,7 +325,7 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 	dOutMasked := get("dOut", n*d)
 	copy(dOutMasked, dOut)
 	c.maskPadded(dOutMasked, d)
-	layerNormBackward(dRes, dw.n2G, dw.n2B, dOutMasked, c.res2, c.mean2, c.rstd2, w.n2G, n, d)
+	kernels.LayerNormBackward(dRes, dw.n2G, dw.n2B, dOutMasked, c.res2, c.mean2, c.rstd2, w.n2G, n, d)
 	// forward: res2 = y1 + act W_2 + b_2, so dy1 = dres2, dW_2 += actᵀ dres2, dact = dres2 W_2ᵀ
 	copy(dY1, dRes)
 	kernels.AddColumnSums(dw.f2B, dRes, n, d)
@@ -344,7 +341,7 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 	kernels.AddColumnSums(dw.f1B, dAct, n, f)
 	kernels.LinearBackward(c.y1, w.f1W, dAct, n, d, f, f, dY1, dw.f1W)
 	// forward: y1 = LayerNorm(res1)
-	layerNormBackward(dRes, dw.n1G, dw.n1B, dY1, c.res1, c.mean1, c.rstd1, w.n1G, n, d)
+	kernels.LayerNormBackward(dRes, dw.n1G, dw.n1B, dY1, c.res1, c.mean1, c.rstd1, w.n1G, n, d)
 	// forward: res1 = x + C W_O + b_O, so dx = dres1, dW_O += Cᵀ dres1, dC = dres1 W_Oᵀ
 	copy(dx, dRes)
 	kernels.AddColumnSums(dw.oB, dRes, n, d)
@@ -385,54 +382,6 @@ func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
 		kernels.LinearBackward(c.x, blk(w.qW), dQ[j*hd:], n, d, hd, d, dx, blk(dw.qW))
 		kernels.LinearBackward(c.x, blk(w.kW), dK[j*hd:], n, d, hd, d, dx, blk(dw.kW))
 		kernels.LinearBackward(c.x, blk(w.vW), dV[j*hd:], n, d, hd, d, dx, blk(dw.vW))
-	}
-}
-
-// layerNormForward is out = (x − mean) · rstd · gain + bias over each row of x (n, d), with rstd =
-// 1/√(var + ε); it keeps mean and rstd (n) for the backward pass.
-func layerNormForward[T kernels.Float](out, mean, rstd, x, gain, bias []T, n, d int) {
-	for r := 0; r < n; r++ {
-		row := x[r*d : (r+1)*d]
-		var m float64
-		for _, v := range row {
-			m += float64(v)
-		}
-		m /= float64(d)
-		var vr float64
-		for _, v := range row {
-			vr += (float64(v) - m) * (float64(v) - m)
-		}
-		s := 1 / math.Sqrt(vr/float64(d)+layerNormEps)
-		mean[r], rstd[r] = T(m), T(s)
-		o := out[r*d : (r+1)*d]
-		for j, v := range row {
-			o[j] = T((float64(v)-m)*s)*gain[j] + bias[j]
-		}
-	}
-}
-
-// layerNormBackward writes dx (n, d) and adds into dGain and dBias, given dOut and what layerNormForward kept:
-// with x̂ = (x − mean)·rstd, dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) where dx̂ = dOut ⊙ gain.
-func layerNormBackward[T kernels.Float](dx, dGain, dBias, dOut, x, mean, rstd, gain []T, n, d int) {
-	for r := 0; r < n; r++ {
-		row, g, o := x[r*d:(r+1)*d], dOut[r*d:(r+1)*d], dx[r*d:(r+1)*d]
-		m, s := float64(mean[r]), float64(rstd[r])
-		var meanD, meanDX float64
-		for j, v := range row {
-			xh := (float64(v) - m) * s
-			dxh := float64(g[j]) * float64(gain[j])
-			meanD += dxh
-			meanDX += dxh * xh
-			dBias[j] += g[j]
-			dGain[j] += T(xh) * g[j]
-		}
-		meanD /= float64(d)
-		meanDX /= float64(d)
-		for j, v := range row {
-			xh := (float64(v) - m) * s
-			dxh := float64(g[j]) * float64(gain[j])
-			o[j] = T(s * (dxh - meanD - xh*meanDX))
-		}
 	}
 }
 
@@ -537,7 +486,7 @@ func (s *SelfAttention[T]) Graph(p *graph.Params[T], fwd, bwd *G.Node, lengths *
 	return split(0), split(half)
 }
 
-// layerNormGraph is layerNormForward in gorgonia ops over x (n, D): row means as products with a constant
+// layerNormGraph is kernels.LayerNorm in gorgonia ops over x (n, D): row means as products with a constant
 // (D, D) matrix of 1/D, the gain spread over the rows as an outer product with a column of ones.
 func (s *SelfAttention[T]) layerNormGraph(p *graph.Params[T], x *G.Node, gain, bias *param.Tensor[T], n int) *G.Node {
 	d := s.Dim
@@ -554,7 +503,7 @@ func (s *SelfAttention[T]) layerNormGraph(p *graph.Params[T], x *G.Node, gain, b
 	centred := G.Must(G.Sub(x, G.Must(G.Mul(x, avgM))))
 	variance := G.Must(G.Mul(G.Must(G.HadamardProd(centred, centred)), avgM))
 	// 1/√v as Inverse(Sqrt(v)): gorgonia v0.9.18's InverseSqrt has a wrong gradient (−g/(2y³) for −g·y³/2).
-	rstd := G.Must(G.Inverse(G.Must(G.Sqrt(G.Must(G.Add(variance, G.NewConstant(T(layerNormEps))))))))
+	rstd := G.Must(G.Inverse(G.Must(G.Sqrt(G.Must(G.Add(variance, G.NewConstant(T(kernels.LayerNormEps))))))))
 	gains := G.Must(G.Mul(onesM, p.View(gain, 0, 1, d)))
 	return graph.AddBias[T](G.Must(G.HadamardProd(G.Must(G.HadamardProd(centred, rstd)), gains)), p.Whole(bias))
 }

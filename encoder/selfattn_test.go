@@ -72,7 +72,7 @@ func selfAttnRef(w [][]float64, memory []float64, lengths []int, rows, srcLen, d
 		variance /= float64(len(v))
 		o := make([]float64, len(v))
 		for j, e := range v {
-			o[j] = (e-mean)/math.Sqrt(variance+layerNormEps)*gain[j] + bias[j]
+			o[j] = (e-mean)/math.Sqrt(variance+kernels.LayerNormEps)*gain[j] + bias[j]
 		}
 		return o
 	}

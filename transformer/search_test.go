@@ -16,16 +16,23 @@ const (
 	testBOS, testEOS = 1, 2
 )
 
+// The </s> biases of the search tests, per stepConfigs entry: with them some sentences end with </s> and some
+// at the length limit, and some hypotheses have several words (the tests check that they do).
+var (
+	greedyEOSBias = []float64{2, 1}
+	beamEOSBias   = []float64{1, 0}
+)
+
 // searchLengths are the source lengths of the search tests' sentences, padded to 5 positions.
 var searchLengths = []int{5, 2, 4, 1, 3}
 
-// searchModel is stepConfigs[c]'s model drawn from seed with </s> made likelier by eosBias, and a memory of
-// searchLengths.
-func searchModel[T kernels.Float](t *testing.T, c int, seed uint64, eosBias T) (*Model[T], *Memory[T]) {
+// searchModel is stepConfigs[c]'s model drawn from seed with </s> made likelier by eosBias, its plain-loop
+// reference, and a memory of searchLengths.
+func searchModel[T kernels.Float](t *testing.T, c int, seed uint64, eosBias T) (*Model[T], reference, *Memory[T]) {
 	t.Helper()
-	m := newTestModel[T](t, stepConfigs[c], seed)
+	m, set := newTestModel[T](t, stepConfigs[c], seed)
 	m.OutB.Data[testEOS] += eosBias
-	return m, newTestMemory[T](slices.Clone(searchLengths), 5, stepConfigs[c].Dim, seed)
+	return m, newReference(stepConfigs[c], set), newTestMemory[T](slices.Clone(searchLengths), 5, stepConfigs[c].Dim, seed)
 }
 
 // testGreedyIsBeamOfWidthOne checks that greedy search gives the words, endings and attention of beam search
@@ -34,7 +41,7 @@ func testGreedyIsBeamOfWidthOne[T kernels.Float](t *testing.T) {
 	for c, cfg := range stepConfigs {
 		t.Run(cfg.Positions, func(t *testing.T) {
 			const maxLen = 9
-			m, mem := searchModel[T](t, c, 21, 1.5)
+			m, _, mem := searchModel[T](t, c, 21, T(greedyEOSBias[c]))
 			greedy := m.Greedy(mem, testBOS, testEOS, maxLen)
 			beam, err := m.Beam(mem, testBOS, testEOS, decoder.BeamOptions{Width: 1, MaxLen: maxLen})
 			if err != nil {
@@ -94,7 +101,7 @@ func testBeamScores[T kernels.Float](t *testing.T) {
 	}
 	for c, cfg := range stepConfigs {
 		t.Run(cfg.Positions, func(t *testing.T) {
-			m, mem := searchModel[T](t, c, 31, 1.8)
+			m, ref, mem := searchModel[T](t, c, 31, T(beamEOSBias[c]))
 			opts := decoder.BeamOptions{Width: 3, NBest: 3, MaxLen: 6, Alpha: 0.6, Beta: 0.3}
 			lists, err := m.Beam(mem, testBOS, testEOS, opts)
 			if err != nil {
@@ -121,7 +128,7 @@ func testBeamScores[T kernels.Float](t *testing.T) {
 					} else {
 						next = next[:len(h.Tokens)]
 					}
-					logits, weights := refDecode(m, mem, s, words[:len(next)])
+					logits, weights := refDecode(m, ref, mem, s, words[:len(next)])
 					logProb := 0.0
 					for pos, w := range next {
 						logProb += logits[pos][w] - kernels.LogSumExp(logits[pos], make([]float64, len(logits[pos])))
@@ -177,7 +184,7 @@ func testFavouredWord[T kernels.Float](t *testing.T) {
 	opts := decoder.BeamOptions{Width: 2, NBest: 2, MaxLen: maxLen}
 	for c, cfg := range stepConfigs {
 		t.Run(cfg.Positions, func(t *testing.T) {
-			m, mem := searchModel[T](t, c, 41, 0)
+			m, _, mem := searchModel[T](t, c, 41, 0)
 			m.OutB.Data[word] += 60
 			lists, err := m.Beam(mem, testBOS, testEOS, opts)
 			if err != nil {
@@ -218,7 +225,7 @@ func TestFavouredWord(t *testing.T) {
 
 // TestSearchEdges: greedy search to no words gives empty hypotheses, and beam search reports bad options.
 func TestSearchEdges(t *testing.T) {
-	m, mem := searchModel[float64](t, 0, 51, 0)
+	m, _, mem := searchModel[float64](t, 0, 51, 0)
 	for s, h := range m.Greedy(mem, testBOS, testEOS, 0) {
 		if h.Tokens != nil || h.Attention != nil || h.Finished {
 			t.Errorf("sentence %d: %+v from a search of at most 0 words", s, h)

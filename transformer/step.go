@@ -29,6 +29,7 @@ type State[T kernels.Float] struct {
 
 	// Scratch of Step, rowCap rows.
 	x, h, q, ctx []T // (rows, D): the residual stream, a layer norm's output, queries, the heads' contexts
+	mean, rstd   []T // (rows): a layer norm's statistics (unread)
 	hidden       []T // (rows, F): the feed-forward layer's inner activations
 	scores       []T // one row's attention scores, max(posCap, S)
 	position     []T // (D): the positions' encoding of the step
@@ -77,11 +78,11 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	for l := range m.Dec {
 		b := &m.Dec[l]
 		// y += SelfAttn(LN1(y)), its keys and values of position t added to the cache
-		layerNorm(h, x, b.Norm1.Gain.Data, b.Norm1.Bias.Data, n, d)
+		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm1.Gain.Data, b.Norm1.Bias.Data, n, d)
 		m.selfAttention(st, l, h)
 		m.project(&b.Self, st.ctx[:n*d], x, n)
 		// y += CrossAttn(LN2(y), mem)
-		layerNorm(h, x, b.Norm2.Gain.Data, b.Norm2.Bias.Data, n, d)
+		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm2.Gain.Data, b.Norm2.Bias.Data, n, d)
 		var avg []T
 		if l == m.Cfg.AttentionLayer {
 			avg = weights[:n*s]
@@ -89,18 +90,12 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 		m.crossAttention(st, l, h, avg)
 		m.project(&b.Cross, st.ctx[:n*d], x, n)
 		// y += FFN(LN3(y)) = ReLU(LN3(y) W_1 + b_1) W_2 + b_2
-		layerNorm(h, x, b.Norm3.Gain.Data, b.Norm3.Bias.Data, n, d)
+		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm3.Gain.Data, b.Norm3.Bias.Data, n, d)
 		m.feedForward(st, &b.FF, h, x, n)
 	}
 	// logits = LN(y) W_out + b_out, with W_out = E_tgtᵀ when tied
-	v := m.Cfg.TgtVocab
-	layerNorm(h, x, m.DecNorm.Gain.Data, m.DecNorm.Bias.Data, n, d)
-	if m.OutW != nil {
-		kernels.Linear(h, m.OutW.Data, n, d, v, logits, v)
-	} else {
-		kernels.Gemm(false, true, n, v, d, 1, h, d, m.TgtEmb.Data, d, 0, logits, v)
-	}
-	kernels.AddBias(logits[:n*v], n, v, m.OutB.Data)
+	kernels.LayerNorm(h, st.mean, st.rstd, x, m.DecNorm.Gain.Data, m.DecNorm.Bias.Data, n, d)
+	m.logits(h, n, logits[:n*m.Cfg.TgtVocab])
 	st.pos++
 }
 
@@ -138,7 +133,7 @@ func (m *Model[T]) selfAttention(st *State[T], l int, h []T) {
 	kernels.Linear(h, a.ValueW.Data, n, d, d, values[t*d:], ld)
 	kernels.AddBiasStrided(values[t*d:], n, ld, a.ValueB.Data)
 	for r := 0; r < n; r++ {
-		m.attend(q[r*d:], keys[r*ld:], values[r*ld:], t+1, t+1, st.scores[:t+1], st.ctx[r*d:], nil)
+		m.attend(q[r*d:], keys[r*ld:], values[r*ld:], t+1, st.scores, st.ctx[r*d:], nil)
 	}
 }
 
@@ -158,24 +153,29 @@ func (m *Model[T]) crossAttention(st *State[T], l int, h, avg []T) {
 			w = avg[r*s : (r+1)*s]
 			clear(w)
 		}
-		m.attend(q[r*d:], st.crossK[l][g*s*d:], st.crossV[l][g*s*d:], s, st.mem.Lengths[g], st.scores[:s], st.ctx[r*d:], w)
+		m.attend(q[r*d:], st.crossK[l][g*s*d:], st.crossV[l][g*s*d:], min(st.mem.Lengths[g], s), st.scores, st.ctx[r*d:], w)
 	}
 }
 
-// attend computes one row's multi-head attention: for each head j, the weights a = softmax over the first valid
-// of the positions (q_j · k_j[τ] / √HD) and the context Σ_τ a[τ] v_j[τ] into ctx's columns [j·HD, (j+1)·HD).
-// keys and values hold positions rows D apart; scores is scratch of positions values. When avg is not nil, it
-// adds a / NH into it.
-func (m *Model[T]) attend(q, keys, values []T, positions, valid int, scores, ctx, avg []T) {
+// attend computes one row's multi-head attention over its first valid keys and values (rows D apart in keys
+// and values): for each head j, the weights a = softmax_τ(q_j · k_j[τ] / √HD) and the context Σ_τ a[τ] v_j[τ]
+// into ctx's columns [j·HD, (j+1)·HD); with no key at all (an empty source), a context of 0, as Force gives.
+// scores is scratch of valid values. When avg is not nil, it adds a / NH into its first valid values.
+func (m *Model[T]) attend(q, keys, values []T, valid int, scores, ctx, avg []T) {
 	d, hd := m.Cfg.Dim, m.HeadDim()
+	if valid == 0 {
+		clear(ctx[:d])
+		return
+	}
 	scale := T(1 / math.Sqrt(float64(hd)))
 	inv := T(1 / float64(m.Cfg.Heads))
+	scores = scores[:valid]
 	for j := 0; j < m.Cfg.Heads; j++ {
 		c := j * hd
-		kernels.Gemm(false, true, 1, positions, hd, scale, q[c:], hd, keys[c:], d, 0, scores, positions)
+		kernels.Gemm(false, true, 1, valid, hd, scale, q[c:], hd, keys[c:], d, 0, scores, valid)
 		kernels.SoftmaxRow(scores, valid)
-		kernels.Gemm(false, false, 1, hd, positions, 1, scores, positions, values[c:], d, 0, ctx[c:], hd)
-		for i := range avg {
+		kernels.Gemm(false, false, 1, hd, valid, 1, scores, valid, values[c:], d, 0, ctx[c:], hd)
+		for i := range avg[:min(len(avg), valid)] {
 			avg[i] += inv * scores[i]
 		}
 	}
@@ -289,30 +289,6 @@ func (st *State[T]) grow(rowCap, posCap int) {
 	st.spareSrc = make([]int, 0, rowCap)
 	st.x, st.h, st.q, st.ctx = make([]T, rowCap*d), make([]T, rowCap*d), make([]T, rowCap*d), make([]T, rowCap*d)
 	st.hidden = make([]T, rowCap*st.ff)
+	st.mean, st.rstd = make([]T, rowCap), make([]T, rowCap)
 	st.scores = make([]T, max(posCap, st.mem.SrcLen))
 }
-
-// layerNorm is the forward pass of a layer normalisation over each row of x (n, d): out = (x − mean) · rstd ·
-// gain + bias with rstd = 1/√(var + 1e-5), the sums taken in float64 (as the encoder's layer norm).
-func layerNorm[T kernels.Float](out, x, gain, bias []T, n, d int) {
-	for r := 0; r < n; r++ {
-		row := x[r*d : (r+1)*d]
-		var m float64
-		for _, v := range row {
-			m += float64(v)
-		}
-		m /= float64(d)
-		var vr float64
-		for _, v := range row {
-			vr += (float64(v) - m) * (float64(v) - m)
-		}
-		s := 1 / math.Sqrt(vr/float64(d)+layerNormEps)
-		o := out[r*d : (r+1)*d]
-		for j, v := range row {
-			o[j] = T((float64(v)-m)*s)*gain[j] + bias[j]
-		}
-	}
-}
-
-// layerNormEps is added to the variance before the inverse square root, as PyTorch's LayerNorm does.
-const layerNormEps = 1e-5

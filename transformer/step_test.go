@@ -2,13 +2,11 @@ package transformer
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/attend-nmt/attend/internal/gradcheck"
 	"github.com/attend-nmt/attend/kernels"
-	"github.com/attend-nmt/attend/param"
 )
 
 // Tolerances of Step against the plain-loop reference (relative to max(1, |value|)).
@@ -33,24 +31,11 @@ var stepConfigs = []Config{
 	{SrcVocab: 9, TgtVocab: 11, Dim: 8, Heads: 2, FF: 12, Layers: 2, Positions: Sinusoidal, TieOutput: true},
 }
 
-// newTestModel returns a model of cfg whose every parameter, biases and layer-norm gains included, is drawn from
-// seed: Init's weights plus noise, so that no term of the step is 0 or 1 by construction.
-func newTestModel[T kernels.Float](t testing.TB, cfg Config, seed uint64) *Model[T] {
+// stepModel is newTestModel's model of cfg drawn from seed, and its plain-loop reference.
+func stepModel[T kernels.Float](t testing.TB, cfg Config, seed uint64) (*Model[T], reference) {
 	t.Helper()
-	set := param.NewSet[T]()
-	m, err := New(set, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set.Pack()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	m.Init(rng)
-	for _, p := range set.List() {
-		for i := range p.Data {
-			p.Data[i] += T(0.2 * rng.NormFloat64())
-		}
-	}
-	return m
+	m, set := newTestModel[T](t, cfg, seed)
+	return m, newReference(cfg, set)
 }
 
 // newTestMemory returns a random memory of len(lengths) sentences padded to srcLen positions, the states past
@@ -66,145 +51,26 @@ func newTestMemory[T kernels.Float](lengths []int, srcLen, d int, seed uint64) *
 	return mem
 }
 
-// refDecode recomputes without caches, in float64 loops, the decoder over the whole of words (BOS first) reading
-// sentence g of mem: the logits of every position and the cross-attention weights of block AttentionLayer
-// averaged over its heads (srcLen per position, 0 past the sentence's length).
-func refDecode[T kernels.Float](m *Model[T], mem *Memory[T], g int, words []int) (logits, weights [][]float64) {
-	d, nh, hd, s, length := m.Cfg.Dim, m.Cfg.Heads, m.HeadDim(), mem.SrcLen, mem.Lengths[g]
-	f := func(p *param.Tensor[T]) []float64 {
-		out := make([]float64, len(p.Data))
-		for i, v := range p.Data {
-			out[i] = float64(v)
-		}
-		return out
-	}
-	y := make([][]float64, len(words))
-	for t, w := range words {
-		pos := make([]float64, d)
-		if m.TgtPos != nil {
-			copy(pos, f(m.TgtPos)[min(t, m.Cfg.MaxPositions-1)*d:])
-		} else {
-			Position(pos, t)
-		}
-		y[t] = make([]float64, d)
-		for j := range y[t] {
-			y[t][j] = math.Sqrt(float64(d))*float64(m.TgtEmb.Data[w*d+j]) + pos[j]
-		}
-	}
-	memory := make([][]float64, s)
+// refDecode recomputes without caches, with the plain-loop reference, the decoder over the whole of words (BOS
+// first) reading sentence g of mem: the logits of every position and the cross-attention weights of block
+// AttentionLayer averaged over its heads (srcLen per position, 0 past the sentence's length).
+func refDecode[T kernels.Float](m *Model[T], ref reference, mem *Memory[T], g int, words []int) (logits, weights [][]float64) {
+	d, s, length := m.Cfg.Dim, mem.SrcLen, mem.Lengths[g]
+	memory := make([][]float64, length)
 	for i := range memory {
-		memory[i] = make([]float64, d)
-		for j := range memory[i] {
-			memory[i][j] = float64(mem.States[(g*s+i)*d+j])
-		}
+		memory[i] = widen(mem.States[(g*s+i)*d : (g*s+i+1)*d])
 	}
-	// attention of queries q over keys and values k, v, query t seeing keys 0 … visible(t)-1; it returns the
-	// contexts and each query's weights averaged over the heads.
-	attention := func(q, k, v [][]float64, visible func(t int) int) (ctx, avg [][]float64) {
-		for t := range q {
-			row, a := make([]float64, d), make([]float64, len(k))
-			for j := range nh {
-				scores := make([]float64, visible(t))
-				top := math.Inf(-1)
-				for tau := range scores {
-					for c := j * hd; c < (j+1)*hd; c++ {
-						scores[tau] += q[t][c] * k[tau][c]
-					}
-					scores[tau] /= math.Sqrt(float64(hd))
-					top = math.Max(top, scores[tau])
-				}
-				sum := 0.0
-				for tau := range scores {
-					scores[tau] = math.Exp(scores[tau] - top)
-					sum += scores[tau]
-				}
-				for tau := range scores {
-					w := scores[tau] / sum
-					a[tau] += w / float64(nh)
-					for c := j * hd; c < (j+1)*hd; c++ {
-						row[c] += w * v[tau][c]
-					}
-				}
-			}
-			ctx, avg = append(ctx, row), append(avg, a)
-		}
-		return ctx, avg
-	}
-	for l, b := range m.Dec {
-		h := refLayerNorm(y, f(b.Norm1.Gain), f(b.Norm1.Bias))
-		ctx, _ := attention(refLinear(h, f(b.Self.QueryW), f(b.Self.QueryB)), refLinear(h, f(b.Self.KeyW), f(b.Self.KeyB)),
-			refLinear(h, f(b.Self.ValueW), f(b.Self.ValueB)), func(t int) int { return t + 1 })
-		refAdd(y, refLinear(ctx, f(b.Self.OutW), f(b.Self.OutB)))
-		h = refLayerNorm(y, f(b.Norm2.Gain), f(b.Norm2.Bias))
-		ctx, avg := attention(refLinear(h, f(b.Cross.QueryW), f(b.Cross.QueryB)), refLinear(memory, f(b.Cross.KeyW), f(b.Cross.KeyB)),
-			refLinear(memory, f(b.Cross.ValueW), f(b.Cross.ValueB)), func(int) int { return length })
-		if l == m.Cfg.AttentionLayer {
-			weights = avg
-		}
-		refAdd(y, refLinear(ctx, f(b.Cross.OutW), f(b.Cross.OutB)))
-		h = refLayerNorm(y, f(b.Norm3.Gain), f(b.Norm3.Bias))
-		hidden := refLinear(h, f(b.FF.W1), f(b.FF.B1))
-		for _, row := range hidden {
-			for i := range row {
-				row[i] = math.Max(row[i], 0)
+	logits, cross := ref.decode(words, memory)
+	for pos := range words {
+		avg := make([]float64, s)
+		for _, head := range cross[m.Cfg.AttentionLayer] {
+			for i, w := range head[pos] {
+				avg[i] += w / float64(m.Cfg.Heads)
 			}
 		}
-		refAdd(y, refLinear(hidden, f(b.FF.W2), f(b.FF.B2)))
+		weights = append(weights, avg)
 	}
-	out := refLayerNorm(y, f(m.DecNorm.Gain), f(m.DecNorm.Bias))
-	w := make([]float64, d*m.Cfg.TgtVocab)
-	if m.OutW != nil {
-		w = f(m.OutW)
-	} else {
-		for i, e := range f(m.TgtEmb) { // E (V, D) transposed
-			w[(i%d)*m.Cfg.TgtVocab+i/d] = e
-		}
-	}
-	return refLinear(out, w, f(m.OutB)), weights
-}
-
-// refLinear is x W + b over the rows of x, W (in, out) row-major.
-func refLinear(x [][]float64, w, b []float64) [][]float64 {
-	out := make([][]float64, len(x))
-	for t, row := range x {
-		out[t] = append([]float64(nil), b...)
-		for i, xi := range row {
-			for j := range b {
-				out[t][j] += xi * w[i*len(b)+j]
-			}
-		}
-	}
-	return out
-}
-
-// refLayerNorm is the layer normalisation of each row of x, ε = 1e-5.
-func refLayerNorm(x [][]float64, gain, bias []float64) [][]float64 {
-	out := make([][]float64, len(x))
-	for t, row := range x {
-		mean, variance := 0.0, 0.0
-		for _, v := range row {
-			mean += v
-		}
-		mean /= float64(len(row))
-		for _, v := range row {
-			variance += (v - mean) * (v - mean)
-		}
-		variance /= float64(len(row))
-		out[t] = make([]float64, len(row))
-		for j, v := range row {
-			out[t][j] = (v-mean)/math.Sqrt(variance+1e-5)*gain[j] + bias[j]
-		}
-	}
-	return out
-}
-
-// refAdd adds d to y, row by row.
-func refAdd(y, d [][]float64) {
-	for t := range y {
-		for j := range y[t] {
-			y[t][j] += d[t][j]
-		}
-	}
+	return logits, weights
 }
 
 // lineage is what a row of a state being tested has decoded: the words it stepped from (BOS first) and the
@@ -216,7 +82,7 @@ type lineage struct {
 
 // checkStep steps st from a random next word of each row (BOS at the first step), appends it to the row's
 // lineage and compares the step's logits and weights with refDecode's of the row's words.
-func checkStep[T kernels.Float](t *testing.T, m *Model[T], mem *Memory[T], st *State[T], rows []lineage, rng *rand.Rand, bos int) {
+func checkStep[T kernels.Float](t *testing.T, m *Model[T], ref reference, mem *Memory[T], st *State[T], rows []lineage, rng *rand.Rand, bos int) {
 	t.Helper()
 	n, v, s := st.Rows, m.Cfg.TgtVocab, mem.SrcLen
 	prev := make([]int, n)
@@ -230,13 +96,13 @@ func checkStep[T kernels.Float](t *testing.T, m *Model[T], mem *Memory[T], st *S
 	logits, weights := make([]T, n*v), make([]T, n*s)
 	m.Step(st, prev, logits, weights)
 	for r, row := range rows {
-		refLogits, refWeights := refDecode(m, mem, row.sent, row.words)
+		refLogits, refWeights := refDecode(m, ref, mem, row.sent, row.words)
 		pos := len(row.words) - 1
 		name := fmt.Sprintf("position %d, row %d (sentence %d)", pos, r, row.sent)
-		gradcheck.Close(t, name+" logits", toF64(logits[r*v:(r+1)*v]), refLogits[pos], stepTol[T]())
+		gradcheck.Close(t, name+" logits", widen(logits[r*v:(r+1)*v]), refLogits[pos], stepTol[T]())
 		want := make([]float64, s)
 		copy(want, refWeights[pos])
-		got := toF64(weights[r*s : (r+1)*s])
+		got := widen(weights[r*s : (r+1)*s])
 		gradcheck.Close(t, name+" weights", got, want, stepTol[T]())
 		for i := mem.Lengths[row.sent]; i < s; i++ {
 			if got[i] != 0 {
@@ -246,27 +112,18 @@ func checkStep[T kernels.Float](t *testing.T, m *Model[T], mem *Memory[T], st *S
 	}
 }
 
-// toF64 converts x to float64.
-func toF64[T kernels.Float](x []T) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v)
-	}
-	return out
-}
-
 // testStepMatchesReference checks 18 steps of three rows of different source lengths (more steps than the
 // caches first hold and than the learned positions) against refDecode.
 func testStepMatchesReference[T kernels.Float](t *testing.T) {
 	for c, cfg := range stepConfigs {
 		t.Run(cfg.Positions, func(t *testing.T) {
-			m := newTestModel[T](t, cfg, uint64(c+1))
-			mem := newTestMemory[T]([]int{5, 2, 4}, 5, cfg.Dim, uint64(c+1))
+			m, ref := stepModel[T](t, cfg, uint64(c+1))
+			mem := newTestMemory[T]([]int{5, 0, 2, 4}, 5, cfg.Dim, uint64(c+1))
 			st := m.Start(mem)
-			rows := []lineage{{sent: 0}, {sent: 1}, {sent: 2}}
+			rows := []lineage{{sent: 0}, {sent: 1}, {sent: 2}, {sent: 3}}
 			rng := rand.New(rand.NewPCG(uint64(c+1), 3))
 			for range minPositions + 2 {
-				checkStep(t, m, mem, st, rows, rng, 1)
+				checkStep(t, m, ref, mem, st, rows, rng, 1)
 			}
 		})
 	}
@@ -285,7 +142,7 @@ func TestStepMatchesReference(t *testing.T) {
 func testReorderContinues[T kernels.Float](t *testing.T) {
 	for c, cfg := range stepConfigs {
 		t.Run(cfg.Positions, func(t *testing.T) {
-			m := newTestModel[T](t, cfg, uint64(c+11))
+			m, ref := stepModel[T](t, cfg, uint64(c+11))
 			mem := newTestMemory[T]([]int{3, 5, 1}, 5, cfg.Dim, uint64(c+11))
 			st := m.Start(mem)
 			rows := []lineage{{sent: 0}, {sent: 1}, {sent: 2}}
@@ -302,17 +159,17 @@ func testReorderContinues[T kernels.Float](t *testing.T) {
 				}
 			}
 			for range 3 {
-				checkStep(t, m, mem, st, rows, rng, 1)
+				checkStep(t, m, ref, mem, st, rows, rng, 1)
 			}
 			reorder([]int{2, 0, 2, 1, 0})
 			for range 3 {
-				checkStep(t, m, mem, st, rows, rng, 1)
+				checkStep(t, m, ref, mem, st, rows, rng, 1)
 			}
 			reorder([]int{1, 3, 4})
-			checkStep(t, m, mem, st, rows, rng, 1)
+			checkStep(t, m, ref, mem, st, rows, rng, 1)
 			reorder([]int{0, 2})
 			for range minPositions {
-				checkStep(t, m, mem, st, rows, rng, 1)
+				checkStep(t, m, ref, mem, st, rows, rng, 1)
 			}
 		})
 	}
@@ -328,7 +185,7 @@ func TestReorderContinues(t *testing.T) {
 // nothing.
 func TestStepAllocatesNothing(t *testing.T) {
 	cfg := stepConfigs[0]
-	m := newTestModel[float32](t, cfg, 5)
+	m, _ := newTestModel[float32](t, cfg, 5)
 	mem := newTestMemory[float32]([]int{5, 2, 4}, 5, cfg.Dim, 5)
 	st := m.Start(mem)
 	prev := []int{1, 1, 1}
@@ -341,4 +198,39 @@ func TestStepAllocatesNothing(t *testing.T) {
 	if allocs := testing.AllocsPerRun(5, func() { st.Reorder([]int{0, 1}) }); allocs != 0 {
 		t.Errorf("an in-order reorder allocates %v times", allocs)
 	}
+}
+
+// testStepMatchesForce steps a batch's target inputs position by position and checks the logits and the averaged
+// cross-attention against Force's teacher-forced pass over the same memory (from Encode), rows of every source
+// length including an empty one.
+func testStepMatchesForce[T kernels.Float](t *testing.T) {
+	for c, cfg := range stepConfigs {
+		t.Run(cfg.Positions, func(t *testing.T) {
+			m, _ := newTestModel[T](t, cfg, uint64(c+21))
+			b := newTestBatch(rand.New(rand.NewPCG(uint64(c+21), 1)), cfg, []int{5, 3, 0, 4}, []int{7, 2, 4, 7}, 5, 7)
+			mem := m.Encode(b.src, b.srcLengths, b.rows, b.srcLen)
+			f := m.Force(mem, b.tgtIn, b.tgtLen)
+			st := m.Start(mem)
+			v, s, nh := cfg.TgtVocab, b.srcLen, cfg.Heads
+			logits, weights := make([]T, b.rows*v), make([]T, b.rows*s)
+			for pos := 0; pos < b.tgtLen; pos++ {
+				at := pos * b.rows // Force's rows of the position
+				m.Step(st, b.tgtIn[at:at+b.rows], logits, weights)
+				gradcheck.Close(t, fmt.Sprintf("position %d logits", pos), widen(logits), widen(f.Logits[at*v:(at+b.rows)*v]), stepTol[T]())
+				want := make([]float64, b.rows*s)
+				for j := 0; j < nh; j++ {
+					for i, w := range f.Cross[cfg.AttentionLayer*nh+j][at*s : (at+b.rows)*s] {
+						want[i] += float64(w) / float64(nh)
+					}
+				}
+				gradcheck.Close(t, fmt.Sprintf("position %d weights", pos), widen(weights), want, stepTol[T]())
+			}
+		})
+	}
+}
+
+// TestStepMatchesForce: step-by-step decoding gives the training pass's logits and attention.
+func TestStepMatchesForce(t *testing.T) {
+	t.Run("float64", testStepMatchesForce[float64])
+	t.Run("float32", testStepMatchesForce[float32])
 }

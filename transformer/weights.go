@@ -1,0 +1,141 @@
+package transformer
+
+import (
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+)
+
+// encWeights is the encoder's weights (or their gradients) as slices.
+type encWeights[T kernels.Float] struct {
+	emb, pos []T // pos nil with sinusoidal positions
+	blocks   []encBlockWeights[T]
+	norm     normWeights[T]
+}
+
+type encBlockWeights[T kernels.Float] struct {
+	norm1 normWeights[T]
+	self  attnWeights[T]
+	norm2 normWeights[T]
+	ff    ffWeights[T]
+}
+
+// decWeights is the decoder's weights (or their gradients) as slices, the output layer excluded.
+type decWeights[T kernels.Float] struct {
+	emb, pos []T
+	blocks   []decBlockWeights[T]
+	norm     normWeights[T]
+}
+
+type decBlockWeights[T kernels.Float] struct {
+	norm1 normWeights[T]
+	self  attnWeights[T]
+	norm2 normWeights[T]
+	cross attnWeights[T]
+	norm3 normWeights[T]
+	ff    ffWeights[T]
+}
+
+// encoderTensors lists the encoder's parameters in a fixed order: the order of the encoder op's inputs and of
+// encWeightsOf's slices. The encoder's embeddings come first.
+func (m *Model[T]) encoderTensors() []*param.Tensor[T] {
+	out := []*param.Tensor[T]{m.SrcEmb}
+	if m.SrcPos != nil {
+		out = append(out, m.SrcPos)
+	}
+	for _, b := range m.Enc {
+		out = append(out, normTensors(b.Norm1)...)
+		out = append(out, attnTensors(b.Self)...)
+		out = append(out, normTensors(b.Norm2)...)
+		out = append(out, ffTensors(b.FF)...)
+	}
+	return append(out, normTensors(m.EncNorm)...)
+}
+
+// decoderTensors lists the decoder's parameters (without the output layer) in the order of decWeightsOf's
+// slices. The target embeddings come first.
+func (m *Model[T]) decoderTensors() []*param.Tensor[T] {
+	out := []*param.Tensor[T]{m.TgtEmb}
+	if m.TgtPos != nil {
+		out = append(out, m.TgtPos)
+	}
+	for _, b := range m.Dec {
+		out = append(out, normTensors(b.Norm1)...)
+		out = append(out, attnTensors(b.Self)...)
+		out = append(out, normTensors(b.Norm2)...)
+		out = append(out, attnTensors(b.Cross)...)
+		out = append(out, normTensors(b.Norm3)...)
+		out = append(out, ffTensors(b.FF)...)
+	}
+	return append(out, normTensors(m.DecNorm)...)
+}
+
+func normTensors[T kernels.Float](n Norm[T]) []*param.Tensor[T] {
+	return []*param.Tensor[T]{n.Gain, n.Bias}
+}
+
+func attnTensors[T kernels.Float](a Attention[T]) []*param.Tensor[T] {
+	return []*param.Tensor[T]{a.QueryW, a.QueryB, a.KeyW, a.KeyB, a.ValueW, a.ValueB, a.OutW, a.OutB}
+}
+
+func ffTensors[T kernels.Float](f FeedForward[T]) []*param.Tensor[T] {
+	return []*param.Tensor[T]{f.W1, f.B1, f.W2, f.B2}
+}
+
+// dataOf returns the data of each tensor.
+func dataOf[T kernels.Float](tensors []*param.Tensor[T]) [][]T {
+	out := make([][]T, len(tensors))
+	for i, t := range tensors {
+		out[i] = t.Data
+	}
+	return out
+}
+
+// cursor reads slices in order.
+type cursor[T kernels.Float] struct {
+	w [][]T
+	i int
+}
+
+func (c *cursor[T]) next() []T {
+	c.i++
+	return c.w[c.i-1]
+}
+
+func (c *cursor[T]) norm() normWeights[T] { return normWeights[T]{gain: c.next(), bias: c.next()} }
+
+func (c *cursor[T]) attention() attnWeights[T] {
+	return attnWeights[T]{qW: c.next(), qB: c.next(), kW: c.next(), kB: c.next(), vW: c.next(), vB: c.next(), oW: c.next(), oB: c.next()}
+}
+
+func (c *cursor[T]) ff() ffWeights[T] {
+	return ffWeights[T]{w1: c.next(), b1: c.next(), w2: c.next(), b2: c.next()}
+}
+
+// encWeightsOf reads w, slices in the order of encoderTensors.
+func (m *Model[T]) encWeightsOf(w [][]T) encWeights[T] {
+	c := &cursor[T]{w: w}
+	e := encWeights[T]{emb: c.next()}
+	if m.SrcPos != nil {
+		e.pos = c.next()
+	}
+	for range m.Enc {
+		e.blocks = append(e.blocks, encBlockWeights[T]{norm1: c.norm(), self: c.attention(), norm2: c.norm(), ff: c.ff()})
+	}
+	e.norm = c.norm()
+	return e
+}
+
+// decWeightsOf reads w, slices in the order of decoderTensors.
+func (m *Model[T]) decWeightsOf(w [][]T) decWeights[T] {
+	c := &cursor[T]{w: w}
+	e := decWeights[T]{emb: c.next()}
+	if m.TgtPos != nil {
+		e.pos = c.next()
+	}
+	for range m.Dec {
+		e.blocks = append(e.blocks, decBlockWeights[T]{norm1: c.norm(), self: c.attention(), norm2: c.norm(),
+			cross: c.attention(), norm3: c.norm(), ff: c.ff()})
+	}
+	e.norm = c.norm()
+	return e
+}
