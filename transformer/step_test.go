@@ -181,8 +181,8 @@ func TestReorderContinues(t *testing.T) {
 	t.Run("float32", testReorderContinues[float32])
 }
 
-// TestStepAllocatesNothing checks that once the caches have room, a step and a reorder in order allocate
-// nothing.
+// TestStepAllocatesNothing checks that once the caches have room, a step and a reorder (in order, or out of
+// order once the spare caches exist) allocate nothing.
 func TestStepAllocatesNothing(t *testing.T) {
 	cfg := stepConfigs[0]
 	m, _ := newTestModel[float32](t, cfg, 5)
@@ -193,6 +193,10 @@ func TestStepAllocatesNothing(t *testing.T) {
 	m.Step(st, prev, logits, weights)
 	if allocs := testing.AllocsPerRun(5, func() { m.Step(st, prev, logits, weights) }); allocs != 0 {
 		t.Errorf("a step allocates %v times", allocs)
+	}
+	st.Reorder([]int{2, 0, 1}) // the first reorder out of order makes the spare caches
+	if allocs := testing.AllocsPerRun(5, func() { st.Reorder([]int{1, 2, 0}) }); allocs != 0 {
+		t.Errorf("a reorder out of order allocates %v times", allocs)
 	}
 	st.Reorder([]int{0, 2})
 	if allocs := testing.AllocsPerRun(5, func() { st.Reorder([]int{0, 1}) }); allocs != 0 {
