@@ -27,6 +27,11 @@ type Config struct {
 
 // ModelConfig gives the network's shape: widths, cells, attention and depth.
 type ModelConfig struct {
+	// Type is the architecture: "rnn" (a recurrent encoder and decoder with attention; "" means the same, as in
+	// checkpoints from before the key) or "transformer" (self-attention only, Vaswani et al. 2017: model.d_model,
+	// model.heads, model.ff, model.layers blocks each side, model.positions, model.tied_embeddings and
+	// model.dropout shape it; the recurrent keys are not read).
+	Type      string `yaml:"type"`
 	Emb       int    `yaml:"emb"`        // source and target embedding width
 	EncHidden int    `yaml:"enc_hidden"` // encoder units per direction (the encoder is bidirectional, so its states are twice as wide)
 	DecHidden int    `yaml:"dec_hidden"` // decoder units
@@ -36,8 +41,9 @@ type ModelConfig struct {
 	// additive).
 	Attention string `yaml:"attention"`
 	Window    int    `yaml:"window"` // half-width of local attention's window, in words (read by local attention only)
-	// Heads is the number of heads of multi-head attention, which split model.attn_dim, and of the self-attention
-	// layers, which split 2×model.enc_hidden: it must divide each width it splits.
+	// Heads is the number of heads of multi-head attention, which split model.attn_dim, of the self-attention
+	// layers, which split 2×model.enc_hidden, and of a Transformer's attention, which split model.d_model: it
+	// must divide each width it splits.
 	Heads int `yaml:"heads"`
 	// SelfAttentionLayers stacks this many Transformer encoder blocks (multi-head self-attention, residual, layer
 	// norm, feed-forward of 2× the memory width, residual, layer norm) on the recurrent encoder's states (0: none).
@@ -52,7 +58,8 @@ type ModelConfig struct {
 	// Layers stacks this many recurrent layers in the encoder (each bidirectional, reading [fwd ; bwd] of the
 	// layer below) and in the decoder (each above the first reading [output of the layer below ; context], the
 	// first alone attending), with dropout between layers, as OpenNMT-py's -layers. 0 counts as 1, as in
-	// checkpoints written before the key existed.
+	// checkpoints written before the key existed. A Transformer has this many blocks in its encoder and as many
+	// in its decoder.
 	Layers int `yaml:"layers"`
 	// AttendAfterInput attends in Luong et al.'s order (2015; OpenNMT-py's decoder) instead of Bahdanau et al.'s:
 	// at each step the decoder LSTM first reads the previous target word (and f_{t-1} with model.input_feeding),
@@ -69,8 +76,35 @@ type ModelConfig struct {
 	// cannot. It needs train.guided_alignment (nothing else trains W) and does not change translations; heat maps
 	// still show the decoder's attention.
 	FullContextAlignment bool    `yaml:"full_context_alignment"`
-	Dropout              float64 `yaml:"dropout"` // dropout rate on embeddings, between stacked layers and before the output layer
+	Dropout              float64 `yaml:"dropout"` // dropout rate on embeddings, between stacked layers and before the output layer (a Transformer's: on the embeddings and on each sub-layer's output)
+	// DModel is a Transformer's width (read with model.type transformer): its embeddings and every block's input
+	// and output. model.heads must divide it.
+	DModel int `yaml:"d_model"`
+	// FF is the inner width of a Transformer's position-wise feed-forward layers (read with model.type
+	// transformer).
+	FF int `yaml:"ff"`
+	// Positions is how a Transformer knows word order (read with model.type transformer): "sinusoidal" (fixed
+	// sines and cosines, any length) or "learned" (a trained vector per position, up to model.max_positions;
+	// later positions reuse the last).
+	Positions    string `yaml:"positions"`
+	MaxPositions int    `yaml:"max_positions"` // positions a learned table holds (read with model.positions learned)
+	// TiedEmbeddings makes a Transformer's output layer the target embeddings, transposed (read with model.type
+	// transformer; Marian's tied-embeddings, OpenNMT-py's share_decoder_embeddings): fewer weights, often better
+	// on small corpora.
+	TiedEmbeddings bool `yaml:"tied_embeddings"`
+	// AttentionLayer is the Transformer decoder block (1 to model.layers; 0: the last) whose attention over the
+	// source, averaged over its heads, is where the model looked: heat maps, alignments and --attention read it.
+	AttentionLayer int `yaml:"attention_layer"`
 }
+
+// Model types of ModelConfig.Type; the empty string means TypeRNN.
+const (
+	TypeRNN         = "rnn"
+	TypeTransformer = "transformer"
+)
+
+// IsTransformer reports whether the model is a Transformer (model.type transformer).
+func (m ModelConfig) IsTransformer() bool { return m.Type == TypeTransformer }
 
 // DataConfig controls tokenizing, vocabularies and batching.
 type DataConfig struct {
@@ -198,7 +232,8 @@ type DecodeConfig struct {
 // out cased and detokenized. Small (configs/small.yaml) is the same model on lowercased words.
 func Default() Config {
 	return Config{
-		Model: ModelConfig{Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2},
+		Model: ModelConfig{Type: TypeRNN, Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2,
+			DModel: 256, FF: 1024, Positions: "sinusoidal", MaxPositions: 256},
 		Data:  DataConfig{MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordBPE, Merges: 8000},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
 			BestMetric: "ppl", GuidedAlignmentWeight: 0.1},
@@ -476,6 +511,9 @@ func (c Config) Validate() error {
 	}
 	if m.FullContextAlignment && t.GuidedAlignment == "" {
 		errs = append(errs, fmt.Errorf("config: model.full_context_alignment needs train.guided_alignment: only the guided-alignment loss trains its weights"))
+	}
+	if m.IsTransformer() {
+		errs = append(errs, m.validateTransformer(t)...)
 	}
 	return errors.Join(errs...)
 }

@@ -54,6 +54,9 @@ func NewEnsemble(paths []string, cks []*Checkpoint) (*Ensemble, error) {
 			return nil, fmt.Errorf("ensemble: %s and %s read or write different text, and an ensemble averages the models' "+
 				"log-probabilities of the same target tokens after the same source tokens: %w", paths[0], paths[i], err)
 		}
+		if ck.Model.Transformer != nil && len(cks) > 1 {
+			return nil, fmt.Errorf("ensemble: %s is a Transformer (model.type transformer), and ensembles of Transformers are not available yet; translate with one model", paths[i])
+		}
 		e.Models = append(e.Models, ck.Model)
 		decs = append(decs, ck.Model.Decoder)
 	}
@@ -99,6 +102,12 @@ func (e *Ensemble) GreedyQueue(rows, threads int, next func() *decoder.Block[flo
 // Beam decodes a batch with beam search, as decoder.Decoder.BeamShortlist does; short must be nil for an
 // ensemble of several models.
 func (e *Ensemble) Beam(b *data.Batch, opts decoder.BeamOptions, short *decoder.Shortlist[float32]) ([][]decoder.Scored, error) {
+	if m := e.Models[0]; e.dec == nil && m.Transformer != nil {
+		if short != nil {
+			return nil, errors.New("ensemble: a shortlist with a Transformer, which has none yet")
+		}
+		return m.Transformer.Beam(m.EncodeTransformer(b), data.BOSID, data.EOSID, opts)
+	}
 	if e.dec == nil {
 		return e.Models[0].Decoder.BeamShortlist(e.Models[0].Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts, short)
 	}

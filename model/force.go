@@ -35,6 +35,9 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 	if b.TgtOut == nil {
 		panic("model: Force of a batch without targets")
 	}
+	if m.Transformer != nil {
+		return forceTransformer(m, b)
+	}
 	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
 	enc := m.Encode(b)
 	f := m.Decoder.TeacherForcedAll(enc, b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen)

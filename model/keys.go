@@ -9,6 +9,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/transformer"
 )
 
 // Key describes one config key: what the YAML loader and --set accept under its name, its default, and the range
@@ -107,6 +108,7 @@ func keyRules() []keyRule {
 		return keyRule{key: key, min: 0, max: 1, below: true, note: note}
 	}
 	return []keyRule{
+		{key: "model.type", values: []string{TypeRNN, TypeTransformer}, blank: true},
 		between("model.emb", 1, maxWidth, ""),
 		between("model.enc_hidden", 1, maxWidth, ""),
 		between("model.dec_hidden", 1, maxWidth, ""),
@@ -119,6 +121,11 @@ func keyRules() []keyRule {
 		{key: "model.temperature", min: 0, above: true, max: inf, when: "model.attention=hard", elsewhere: true},
 		between("model.layers", 0, maxLayers, "stacked recurrent layers of the encoder and of the decoder; 0 counts as 1"),
 		fraction("model.dropout", ""),
+		{key: "model.d_model", min: 1, max: maxWidth, when: "model.type=" + TypeTransformer},
+		{key: "model.ff", min: 1, max: 4 * maxWidth, when: "model.type=" + TypeTransformer},
+		{key: "model.positions", values: []string{transformer.Sinusoidal, transformer.Learned}, blank: true},
+		{key: "model.max_positions", min: 1, max: maxLength, when: "model.positions=" + transformer.Learned},
+		{key: "model.attention_layer", min: 0, max: maxLayers, note: "0: the last", when: "model.type=" + TypeTransformer},
 
 		atLeast("data.min_freq", 1, ""),
 		{key: "data.max_vocab", min: 5, max: inf, zero: true, note: "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>"},

@@ -78,6 +78,13 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 	n := min(int64(max(workers, 1)), R) // the workers with rows to step
 	// The step's gradient, and the gradient buffers of each worker's graph.
 	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: (1 + n) * f * p}
+	if m.IsTransformer() {
+		e.Activations = n * transformerActivations(m, int64(tgt.Size()), S, T, (R+n-1)/n)
+		if m.Dropout > 0 {
+			e.Activations += f * R * int64(m.DModel) * (S*int64(1+2*max(m.Layers, 1)) + T*int64(1+3*max(m.Layers, 1)))
+		}
+		return e, nil
+	}
 	if n == 1 {
 		e.Activations = activations(m, shapes.Decoder.Attn, int64(tgt.Size()), S, T, R)
 		return e, nil
@@ -146,5 +153,21 @@ func activations(m ModelConfig, attn align.Attention[float32], V, S, T, R int64)
 	if m.Dropout > 0 { // the masks
 		a += maskValues(m, S, T, R)
 	}
+	return f * a
+}
+
+// transformerActivations is activations for a Transformer (model.type transformer): per block and position, its
+// layer norms' outputs, queries, keys, values, contexts, residuals and feed-forward layer (about 10 values of
+// d_model and one of model.ff in the encoder, 16 and one in the decoder, which also keeps the keys and values it
+// reads of the memory), every head's weights, and the gradients of one block at a time; the output layer's
+// chunk of logits.
+func transformerActivations(m ModelConfig, V, S, T, R int64) int64 {
+	const f = 4
+	L, D, F, NH := int64(max(m.Layers, 1)), int64(m.DModel), int64(m.FF), int64(max(m.Heads, 1))
+	enc := S * R * (10*D + F + NH*S)
+	dec := T*R*(16*D+F+NH*(T+S)) + 2*S*R*D
+	a := L*(enc+dec) + enc + dec // the blocks, and the gradients of one of each
+	a += 2*(S+T)*R*D + 2*T*R*D   // embeddings and the decoder's output, with gradients
+	a += min(256, T*R) * V       // the output layer's chunk of logits
 	return f * a
 }

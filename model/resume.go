@@ -24,6 +24,14 @@ func Diff(old, new Config) []Change {
 		if c.Data.Subword == "" {
 			c.Data.Subword = SubwordNone // the same setting, spelled two ways
 		}
+		if c.Model.Type == "" {
+			c.Model.Type = TypeRNN
+		}
+		if !c.Model.IsTransformer() { // a recurrent model does not read the Transformer's keys (checkpoints from before them have zeros)
+			def := Default().Model
+			c.Model.DModel, c.Model.FF, c.Model.Positions, c.Model.MaxPositions = def.DModel, def.FF, def.Positions, def.MaxPositions
+			c.Model.TiedEmbeddings, c.Model.AttentionLayer = def.TiedEmbeddings, def.AttentionLayer
+		}
 	}
 	var out []Change
 	ov, nv := reflect.ValueOf(old), reflect.ValueOf(new)

@@ -16,6 +16,7 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/param"
+	"github.com/attend-nmt/attend/transformer"
 )
 
 // Seq2Seq is the encoder, the attention and the decoder over one parameter set, with the vocabularies they index
@@ -30,8 +31,11 @@ type Seq2Seq[T kernels.Float] struct {
 	// translation builds a sentence's shortlist; nil for models trained before it existed.
 	Lexicon *lexicon.Table
 	Params  *param.Set[T]
-	Encoder *encoder.Encoder[T]
-	Decoder *decoder.Decoder[T]
+	// Encoder and Decoder are the recurrent model's (model.type rnn); Transformer is nil then. A Transformer
+	// (model.type transformer) has them nil.
+	Encoder     *encoder.Encoder[T]
+	Decoder     *decoder.Decoder[T]
+	Transformer *transformer.Model[T]
 }
 
 // New builds a model with zero weights; call Init or load a checkpoint.
@@ -43,6 +47,14 @@ func New[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab) (*Seq2Seq[T], e
 // learn what a config implies without allocating it. The attention function comes from scores (nil:
 // align.Builtin).
 func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param.Set[T], scores align.Registry[T]) (*Seq2Seq[T], error) {
+	if cfg.IsTransformer() {
+		tf, err := transformer.New(set, cfg.transformerConfig(src.Size(), tgt.Size()))
+		if err != nil {
+			return nil, err
+		}
+		set.Pack()
+		return &Seq2Seq[T]{Cfg: cfg, SrcVocab: src, TgtVocab: tgt, Params: set, Transformer: tf}, nil
+	}
 	if err := encoder.Cell(cfg.Cell).Validate(); err != nil {
 		return nil, err
 	}
@@ -64,17 +76,24 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 
 // Init draws fresh weights from rng, as PyTorch initialises the same layers.
 func (m *Seq2Seq[T]) Init(rng *rand.Rand) {
+	if m.Transformer != nil {
+		m.Transformer.Init(rng)
+		return
+	}
 	m.Encoder.Init(rng)
 	m.Decoder.Init(rng)
 }
 
-// Encode runs the encoder over a batch.
+// Encode runs the recurrent encoder over a batch; a Transformer encodes with EncodeTransformer.
 func (m *Seq2Seq[T]) Encode(b *data.Batch) *encoder.Output[T] {
 	return m.Encoder.Forward(b.Src, b.SrcLengths, b.Rows, b.SrcLen)
 }
 
 // Greedy translates the real rows of a batch greedily, at most maxLen words each.
 func (m *Seq2Seq[T]) Greedy(b *data.Batch, maxLen int) []decoder.Hypothesis {
+	if m.Transformer != nil {
+		return m.Transformer.Greedy(m.EncodeTransformer(b), data.BOSID, data.EOSID, maxLen)[:b.Real]
+	}
 	hyps := m.Decoder.Greedy(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, maxLen)
 	return hyps[:b.Real]
 }
@@ -82,7 +101,12 @@ func (m *Seq2Seq[T]) Greedy(b *data.Batch, maxLen int) []decoder.Hypothesis {
 // Loss returns the summed cross-entropy of a batch's target words under teacher forcing, without dropout, and
 // the number of words it covers: the validation loss, computed by the plain-Go forward pass.
 func (m *Seq2Seq[T]) Loss(b *data.Batch) (sum float64, tokens int) {
-	logits, _ := m.Decoder.TeacherForced(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
+	var logits []T
+	if m.Transformer != nil {
+		logits = m.Transformer.Force(m.EncodeTransformer(b), b.TgtIn, b.TgtLen).Logits
+	} else {
+		logits, _ = m.Decoder.TeacherForced(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
+	}
 	v := m.TgtVocab.Size()
 	for i, y := range b.TgtOut {
 		if y == data.PadID {
@@ -109,6 +133,16 @@ func logSumExp[T kernels.Float](row []T) float64 {
 
 // Describe is a one-line summary of the model's size.
 func (m *Seq2Seq[T]) Describe() string {
+	if m.Transformer != nil {
+		c := m.Transformer.Cfg
+		tied := ""
+		if c.TieOutput {
+			tied = ", tied output layer"
+		}
+		return fmt.Sprintf("Transformer of %s each side, width %d, %s, feed-forward %d, %s positions%s, vocab %d→%d, %s",
+			plural.Count(c.Layers, "block"), c.Dim, plural.Count(c.Heads, "head"), c.FF, m.Cfg.Positions, tied,
+			m.SrcVocab.Size(), m.TgtVocab.Size(), plural.Count(m.Params.Len(), "parameter"))
+	}
 	self := ""
 	if n := m.Cfg.SelfAttentionLayers; n > 0 {
 		self = fmt.Sprintf(" + %s of %s", plural.Count(n, "self-attention layer"), plural.Count(m.Cfg.Heads, "head"))

@@ -267,13 +267,18 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 // that the loss curve and the final weights equal those of an uninterrupted run bit for bit, on one worker and on
 // two (resumed on two again).
 func TestResumeReproducesUninterruptedRun(t *testing.T) {
-	for _, workers := range []int{1, 2} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testResumeReproducesUninterruptedRun(t, workers) })
+	for _, arch := range []string{TypeRNN, TypeTransformer} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", arch, workers), func(t *testing.T) { testResumeReproducesUninterruptedRun(t, arch, workers) })
+		}
 	}
 }
 
-func testResumeReproducesUninterruptedRun(t *testing.T, workers int) {
+func testResumeReproducesUninterruptedRun(t *testing.T, arch string, workers int) {
 	cfg := tinyConfig()
+	if arch == TypeTransformer {
+		cfg.Model = tinyTransformer(cfg.Model)
+	}
 	cfg.Train.Epochs = 3
 	cfg.Model.Dropout = 0.2
 	pairs := tinyCorpus(40, 3) // 5 batches an epoch: the interruption at step 7 falls inside epoch 2
@@ -478,4 +483,10 @@ func TestEpochStartSaysWhereTheRunEnds(t *testing.T) {
 	if fmt.Sprint(rec.got) != fmt.Sprint(want) {
 		t.Fatalf("the resumed run's EpochStart heard %+v, want %+v", rec.got, want)
 	}
+}
+
+// tinyTransformer is m as a Transformer of two blocks each side, width 16, two heads, tied output layer.
+func tinyTransformer(m ModelConfig) ModelConfig {
+	m.Type, m.DModel, m.Heads, m.FF, m.Layers, m.TiedEmbeddings = TypeTransformer, 16, 2, 32, 2, true
+	return m
 }

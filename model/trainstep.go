@@ -77,6 +77,13 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 		tg.maskSteps = append(tg.maskSteps, steps)
 		return p.Input(name, buf, dims...)
 	}
+	if m.Transformer != nil {
+		// Every mask of a Transformer is (steps, rows, d_model); the fused kernels are its only form.
+		d := m.Transformer.Cfg.Dim
+		tf := func(name string, steps int) *G.Node { return mask(name, steps, d, steps, s.rows, d) }
+		tg.loss = m.Transformer.Graph(p, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf, lossOpts.LabelSmoothing, data.PadID)
+		return tg.compile()
+	}
 	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
 	encMasks := encoder.GraphMasks{Emb: mask("drop.src_emb", s.srcLen, e, s.srcLen, s.rows, e)}
 	for l := 2; l <= m.Cfg.Layers; l++ { // (nil masks without dropout)
@@ -99,10 +106,15 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 	}
 	loss, guided, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
 	tg.loss, tg.guided, tg.encOut, tg.attention = loss, guided, enc, attention
-	if err := p.Differentiate(loss); err != nil {
+	return tg.compile()
+}
+
+// compile differentiates the graph's loss and makes the machine that runs it.
+func (tg *trainGraph[T]) compile() (*trainGraph[T], error) {
+	if err := tg.params.Differentiate(tg.loss); err != nil {
 		return nil, err
 	}
-	tg.vm = G.NewTapeMachine(p.Graph)
+	tg.vm = G.NewTapeMachine(tg.params.Graph)
 	// gorgonia sets a finalizer on every tape machine (it releases CUDA contexts; a no-op on the CPU). A finalizer
 	// on an object inside a reference cycle stops the whole cycle from ever being collected, so an evicted graph
 	// would keep its gigabyte of node values forever: drop the finalizer.

@@ -1,0 +1,100 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/transformer"
+)
+
+// transformerConfig is the shape of m's Transformer (model.type transformer) over vocabularies of srcV and tgtV
+// tokens.
+func (m ModelConfig) transformerConfig(srcV, tgtV int) transformer.Config {
+	layers := max(m.Layers, 1)
+	at := m.AttentionLayer
+	if at == 0 || at > layers {
+		at = layers // 0 is the last; a larger value is Validate's to report
+	}
+	return transformer.Config{SrcVocab: srcV, TgtVocab: tgtV, Dim: m.DModel, Heads: m.Heads, FF: m.FF, Layers: layers,
+		Positions: m.Positions, MaxPositions: m.MaxPositions, TieOutput: m.TiedEmbeddings, AttentionLayer: at - 1}
+}
+
+// validateTransformer reports the settings a Transformer cannot take: heads that do not divide model.d_model, an
+// attention layer past the last block, and the recurrent model's features it does not have.
+func (m ModelConfig) validateTransformer(t TrainConfig) []error {
+	var errs []error
+	if m.Heads < 1 || m.DModel%m.Heads != 0 {
+		errs = append(errs, fmt.Errorf("config: model.heads is %d, which does not divide model.d_model %d", m.Heads, m.DModel))
+	}
+	if layers := max(m.Layers, 1); m.AttentionLayer > layers {
+		errs = append(errs, fmt.Errorf("config: model.attention_layer is %d, past the last of model.layers = %d decoder blocks", m.AttentionLayer, layers))
+	}
+	switch {
+	case m.SelfAttentionLayers > 0:
+		errs = append(errs, fmt.Errorf("config: model.self_attention_layers is %d with model.type transformer, whose blocks are model.layers; set it to 0", m.SelfAttentionLayers))
+	case m.FullContextAlignment:
+		errs = append(errs, fmt.Errorf("config: model.full_context_alignment is not available with model.type transformer"))
+	case t.Unfused:
+		errs = append(errs, fmt.Errorf("config: train.unfused is not available with model.type transformer, whose fused kernels are checked against finite differences instead"))
+	case t.GuidedAlignment != "":
+		errs = append(errs, fmt.Errorf("config: train.guided_alignment is not available with model.type transformer yet"))
+	}
+	return errs
+}
+
+// EncodeTransformer runs a Transformer's encoder over a batch, without dropout.
+func (m *Seq2Seq[T]) EncodeTransformer(b *data.Batch) *transformer.Memory[T] {
+	return m.Transformer.Encode(b.Src, b.SrcLengths, b.Rows, b.SrcLen)
+}
+
+// forceTransformer is Force for a Transformer: the attention is the cross-attention of the decoder block
+// model.attention_layer, averaged over its heads, which are Heads (as the search's Hypothesis.Attention is).
+func forceTransformer[T kernels.Float](m *Seq2Seq[T], b *data.Batch) []Forced {
+	f := m.Transformer.Force(m.EncodeTransformer(b), b.TgtIn, b.TgtLen)
+	v, rows, srcLen, nh := m.TgtVocab.Size(), b.Rows, b.SrcLen, m.Transformer.Cfg.Heads
+	heads := f.Cross[m.Transformer.Cfg.AttentionLayer*nh:][:nh]
+	out := make([]Forced, b.Real)
+	for r := range out {
+		for t := 0; t < b.TgtLen; t++ {
+			// The target ends at its </s>, not at the first PadID: an untrained model's words may be <pad>.
+			if t > 0 && b.TgtOut[(t-1)*rows+r] == data.EOSID {
+				break
+			}
+			step := t*rows + r
+			row := f.Logits[step*v : (step+1)*v]
+			out[r].LogProbs = append(out[r].LogProbs, float64(row[b.TgtOut[step]])-logSumExp(row))
+			n := b.SrcLengths[r]
+			mean := make([]float32, n)
+			if nh > 1 && out[r].Heads == nil {
+				out[r].Heads = make([][][]float32, nh)
+			}
+			for j, w := range heads {
+				att := make([]float32, n)
+				for i := range att {
+					att[i] = float32(w[step*srcLen+i])
+					mean[i] += att[i] / float32(nh)
+				}
+				if nh > 1 {
+					out[r].Heads[j] = append(out[r].Heads[j], att)
+				}
+			}
+			out[r].Attention = append(out[r].Attention, mean)
+		}
+	}
+	return out
+}
+
+// SetAttentionLayer makes a Transformer report the attention of decoder block layer (1 to model.layers) as where
+// it looked, in place of model.attention_layer's: heat maps, alignments and --attention then read that block.
+// A recurrent model has no such blocks: an error.
+func (m *Seq2Seq[T]) SetAttentionLayer(layer int) error {
+	if m.Transformer == nil {
+		return fmt.Errorf("the model is recurrent (model.type %s) and has one attention, not decoder blocks to choose among", TypeRNN)
+	}
+	if n := m.Transformer.Cfg.Layers; layer < 1 || layer > n {
+		return fmt.Errorf("the Transformer has decoder blocks 1 to %d, not %d", n, layer)
+	}
+	m.Transformer.Cfg.AttentionLayer = layer - 1
+	return nil
+}
