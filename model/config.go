@@ -234,7 +234,7 @@ func Default() Config {
 	return Config{
 		Model: ModelConfig{Type: TypeRNN, Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2,
 			DModel: 256, FF: 1024, Positions: "sinusoidal", MaxPositions: 256},
-		Data:  DataConfig{MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordBPE, Merges: 8000},
+		Data: DataConfig{MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordBPE, Merges: 8000},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
 			BestMetric: "ppl", GuidedAlignmentWeight: 0.1},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
