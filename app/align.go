@@ -20,6 +20,9 @@ type AlignOptions struct {
 	OneBased, Tokenized, DecoderAttn  bool
 	Threshold                         float64
 	Batch, MaxLen                     int
+	// Layer is the Transformer decoder block whose attention links the words, in both directions (1 to
+	// model.layers; 0: each checkpoint's model.attention_layer).
+	Layer int
 	// Statistical aligns with the built-in statistical aligner instead of Model.
 	Statistical, KeepCase bool
 	Iterations, Threads   int
@@ -32,7 +35,7 @@ type AlignOptions struct {
 // to o.Output (standard output when empty or "-"), and prints the scores against o.Gold when given (on
 // o.Stdout, or o.Stderr when the links go to standard output).
 func RunAlign(ctx context.Context, o AlignOptions) (err error) {
-	modelOnly := []string{"reverse", "threshold", "batch", "max-len", "decoder-attention"}
+	modelOnly := []string{"reverse", "threshold", "batch", "max-len", "decoder-attention", "layer"}
 	statisticalOnly := []string{"iterations", "keep-case", "no-progress"}
 	switch {
 	case o.Statistical && o.Model != "":
@@ -139,6 +142,16 @@ func alignByModel(ctx context.Context, o AlignOptions, gold [][]align.Link, outp
 			return align.Scores{}, err
 		}
 		req.Reverse, req.Sym = rev.Model, align.Symmetrization(o.Sym)
+	}
+	if o.Layer != 0 {
+		for _, m := range []*model.Seq2Seq[float32]{req.Model, req.Reverse} {
+			if m == nil {
+				continue
+			}
+			if err := m.SetAttentionLayer(o.Layer); err != nil {
+				return align.Scores{}, fmt.Errorf("--layer %d: %w", o.Layer, err)
+			}
+		}
 	}
 	UseThreads(o.Stderr, o.Threads, "--threads")
 	return Align(ctx, req)

@@ -140,6 +140,9 @@ type SearchFlags struct {
 	Shortlist     string // "FREQUENT,BEST", or "" for the whole vocabulary
 	BF16          bool
 	Threads       int // 0: every core
+	// Layer is the Transformer decoder block whose attention is reported (1 to model.layers; 0: the checkpoint's
+	// model.attention_layer).
+	Layer int
 
 	MaxLenGiven, BatchGiven, NBestGiven, AlphaGiven, BetaGiven bool
 }
@@ -197,6 +200,11 @@ func (d SearchFlags) Options(stderr io.Writer, path string, ck *model.Checkpoint
 		if d.NBest > v {
 			fmt.Fprintf(stderr, "note: --n-best %d is more than --beam %d; using --n-best %d\n", d.NBest, v, v)
 			d.NBest = v
+		}
+	}
+	if d.Layer != 0 {
+		if err := ck.Model.SetAttentionLayer(d.Layer); err != nil {
+			return DecodeOptions{}, fmt.Errorf("--layer %d: %w", d.Layer, err)
 		}
 	}
 	short, err := parseShortlist(d.Shortlist)

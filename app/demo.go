@@ -20,7 +20,8 @@ import (
 // model that learns the synthetic language pair in a couple of minutes on two cores.
 func DemoConfig() model.Config {
 	cfg := model.Default()
-	cfg.Model = model.ModelConfig{Emb: 32, EncHidden: 64, DecHidden: 128, AttnDim: 64, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.1}
+	m := &cfg.Model // Default's, the Transformer's keys included
+	m.Emb, m.EncHidden, m.DecHidden, m.AttnDim, m.Dropout = 32, 64, 128, 64, 0.1
 	cfg.Data = model.DataConfig{Lowercase: true, MinFreq: 1, MaxLen: 30, Batch: 32, BucketChunk: 100, RoundLen: 2, Subword: model.SubwordNone}
 	cfg.Train = model.TrainConfig{Epochs: 6, LR: 3e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 16, MaxBadSteps: 10, BestMetric: "ppl",
 		GuidedAlignmentWeight: 0.1}

@@ -54,6 +54,9 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	if err != nil {
 		return err
 	}
+	if m.Transformer != nil {
+		return streamInBatches(m, opts, next)
+	}
 	if threads := backend.BLASThreads(); threads > 1 {
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
@@ -157,4 +160,32 @@ func (s streamSentence) translation(m *model.Seq2Seq[float32], h decoder.Hypothe
 // output tokens (that of </s>) becomes one last row.
 func WordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int, outWords int) [][]float32 {
 	return wordAttention(attn, srcWord, srcWords, outWord, outWords)
+}
+
+// streamInBatches is TranslateStream for a Transformer, whose greedy search decodes a batch from start to end:
+// each answer of next is translated in batches of opts.Batch, and next is asked again when they are done.
+func streamInBatches(m *model.Seq2Seq[float32], opts DecodeOptions, next func() []StreamSentence) error {
+	for {
+		waiting := next()
+		if len(waiting) == 0 {
+			return nil
+		}
+		var sents []streamSentence
+		var examples []data.Example
+		for _, s := range waiting {
+			sent := newStreamSentence(m, s)
+			if len(sent.pieces) == 0 {
+				s.Done(sent.translation(m, decoder.Hypothesis{}, opts.ReplaceUnk))
+				continue
+			}
+			sents = append(sents, sent)
+			examples = append(examples, data.Example{Src: m.SrcVocab.Encode(sent.pieces)})
+		}
+		for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: opts.Batch}, nil) {
+			for r, h := range m.Greedy(&b, opts.MaxLen) {
+				s := sents[b.Index[r]]
+				s.done(s.translation(m, h, opts.ReplaceUnk))
+			}
+		}
+	}
 }

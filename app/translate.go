@@ -425,7 +425,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		defer backend.SetBLASThreads(threads)
 	}
 	shortlist := batchShortlist(m, examples, opts.Shortlist)
-	if opts.greedy() {
+	if opts.greedy() && m.Transformer == nil {
 		// One batch of opts.Batch rows per core, stepped together by a goroutine per core with single-threaded
 		// products (decoder.GreedyQueue with threads: each advances its share of the rows, computes its share of
 		// the vocabulary for all of them, then picks the best words of its rows), refilled from the queue of
@@ -459,7 +459,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	heads, alignment := opts.Heads && (m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil), opts.Alignment && m.Decoder.AlignW != nil
+	heads, alignment := opts.Heads && hasHeads(m), opts.Alignment && m.Decoder != nil && m.Decoder.AlignW != nil
 	if heads || alignment {
 		if err := addForced(ctx, m, out, examples, index, ids, opts.Batch, heads, alignment); err != nil {
 			return nil, err
@@ -492,6 +492,8 @@ func searchModels(m *model.Seq2Seq[float32], opts DecodeOptions) (*model.Ensembl
 	case opts.Shortlist != nil && len(e.Models) > 1:
 		return nil, fmt.Errorf("translate: a shortlist with an ensemble of %d models: a shortlist scores a few words of one model's output layer, "+
 			"where an ensemble averages every model's log-probabilities over the whole vocabulary; translate with one model, or without a shortlist", len(e.Models))
+	case opts.Shortlist != nil && m.Transformer != nil:
+		return nil, errors.New("translate: a shortlist with a Transformer (model.type transformer), which has none yet; translate without one")
 	case opts.Shortlist != nil && m.Lexicon == nil:
 		return nil, errNoLexicon
 	}
@@ -540,6 +542,15 @@ func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Bat
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
+				if opts.greedy() { // a Transformer's greedy search, which decodes a batch at a time
+					for r, h := range m.Greedy(b, opts.MaxLen) {
+						i := index[b.Index[r]]
+						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
+						ids[i] = h.Tokens
+					}
+					opts.progress(b.Real)
+					continue
+				}
 				lists, err := models.Beam(b, opts.beamOptions(), shortlist(b))
 				if err != nil {
 					panic(err) // Validate checked the options, searchModels the shortlist
@@ -633,7 +644,16 @@ func argmax(xs []float32) int {
 // AVX512-BF16 in a build whose float32 products run on gonum's pure-Go BLAS (backend.BLASCore is empty) rather
 // than OpenBLAS. On Intel's CPUs OpenBLAS's sgemm was measured faster than the bfloat16 kernel (docs/speed.md).
 func greedyInBF16(m *model.Seq2Seq[float32], opts DecodeOptions) {
-	if !opts.NoBF16 && opts.Shortlist == nil && kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "") {
+	if m.Decoder != nil && !opts.NoBF16 && opts.Shortlist == nil && kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "") {
 		m.Decoder.GreedyInBF16()
 	}
+}
+
+// hasHeads reports whether m's translations have attention heads to show (DecodeOptions.Heads): several heads
+// of multi-head attention or of a Transformer's attention layer, or self-attention layers in the encoder.
+func hasHeads(m *model.Seq2Seq[float32]) bool {
+	if m.Transformer != nil {
+		return m.Transformer.Cfg.Heads > 1
+	}
+	return m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil
 }

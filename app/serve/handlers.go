@@ -235,7 +235,7 @@ func (s *Server) run(w *recorder, r *http.Request, req *TranslateRequest) (*tran
 	m := s.cur.Load()
 	// A model with full-context alignment links by its alignment attention, as translate --alignments does; the
 	// attention returned beside the links is then that attention too.
-	opts.Alignment = req.Alignments && m.ck.Model.Decoder.AlignW != nil
+	opts.Alignment = req.Alignments && m.ck.Model.Decoder != nil && m.ck.Model.Decoder.AlignW != nil
 	texts := req.sentences()
 	w.sentences = len(texts)
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
@@ -447,7 +447,12 @@ func (s *Server) model(w *recorder, _ *http.Request) {
 	}
 	info.Vocabulary.Source, info.Vocabulary.Target = ck.Model.SrcVocab.Size(), ck.Model.TgtVocab.Size()
 	c := &info.Capabilities
-	c.Attention, c.Heads, c.Beam, c.NBest, c.Shortlist = ck.Config.Model.Attention, ck.Model.Decoder.HeadCount(), true, true, ck.Model.Lexicon != nil
+	c.Attention, c.Beam, c.NBest = ck.Config.Model.Attention, true, true
+	if tf := ck.Model.Transformer; tf != nil {
+		c.Attention, c.Heads = "transformer", tf.Cfg.Heads // the cross-attention of one decoder block; no shortlist yet
+	} else {
+		c.Heads, c.Shortlist = ck.Model.Decoder.HeadCount(), ck.Model.Lexicon != nil
+	}
 	d := s.opts.Decode
 	info.Defaults.Beam, info.Defaults.NBest, info.Defaults.Alpha, info.Defaults.MaxLen = max(d.Beam, 1), d.NBest, d.Alpha, d.MaxLen
 	l := &info.Limits

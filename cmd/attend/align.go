@@ -70,6 +70,7 @@ not scored.`,
 	fl.Float64Var(&o.Threshold, "threshold", 0, "link every weight at or above this instead of the argmax (0: argmax)")
 	fl.BoolVar(&o.DecoderAttn, "decoder-attention", false, "with a model trained with model.full_context_alignment: link by the decoder's attention, not the alignment attention")
 	fl.IntVar(&o.Batch, "batch", 64, "sentences per batch")
+	fl.IntVar(&o.Layer, "layer", 0, "with a Transformer: link by the attention of decoder block N, 1 to model.layers (default: the checkpoint's model.attention_layer)")
 	fl.IntVar(&o.Iterations, "iterations", wordalign.DefaultOptions().Iterations, "with --statistical: EM iterations per direction (fast_align's -I counts one more)")
 	fl.IntVar(&o.Threads, "threads", 0, "CPU threads (default: every core)")
 	fl.BoolVar(&o.KeepCase, "keep-case", false, "with --statistical: do not lowercase the words")
