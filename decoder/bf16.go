@@ -58,7 +58,7 @@ func (o *bf16Output) best(x, approx []float32) (word, rescored int) {
 	for _, xi := range x {
 		sq += float64(xi) * float64(xi)
 	}
-	j := argmax(approx)
+	j := kernels.Argmax(approx)
 	m := float64(approx[j])
 	if math.IsNaN(sq) || math.IsInf(sq, 0) || math.IsNaN(m) || math.IsInf(m, 0) {
 		return o.bestOfAll(x), len(approx)

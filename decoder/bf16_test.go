@@ -52,7 +52,7 @@ func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 			sq += float64(xi) * float64(xi)
 		}
 		row := logits[r*vocab : (r+1)*vocab]
-		bound := o.errorBound(sq, float64(row[argmax(row)]))
+		bound := o.errorBound(sq, float64(row[kernels.Argmax(row)]))
 		want, wantScore := -1, math.Inf(-1)
 		for v := 0; v < vocab; v++ {
 			s := float64(bias[v])

@@ -262,10 +262,10 @@ func (g *greedySearch[T]) run(p, phase int) {
 					part.logits[i] = m.logits[k*v : (k+1)*v]
 				}
 				meanLogProbs(part.mean, part.logits, part.exps)
-				g.best[k] = argmax(part.mean)
+				g.best[k] = kernels.Argmax(part.mean)
 			} else {
 				v := first.d.Cfg.Vocab
-				g.best[k] = argmax(first.logits[k*v : (k+1)*v])
+				g.best[k] = kernels.Argmax(first.logits[k*v : (k+1)*v])
 			}
 		}
 	}
@@ -485,20 +485,4 @@ func (g *greedySearch[T]) move(from, to int) {
 	}
 	g.prev[to], g.dead[to] = g.prev[from], g.dead[from]
 	g.slots[to], g.slots[from] = g.slots[from], g.slots[to]
-}
-
-// argmax returns the index of the largest value of xs, the first one on ties; NaNs are passed over (index 0
-// when every value is NaN). It finds the largest value with kernels.Max, then the first index holding it: two
-// passes that beat one with a branch on the index at every value.
-func argmax[T kernels.Float](xs []T) int {
-	if len(xs) == 0 {
-		return 0
-	}
-	best := kernels.Max(xs)
-	for i, x := range xs {
-		if x == best {
-			return i
-		}
-	}
-	return 0 // every value is NaN
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/internal/gradcheck"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
 
@@ -240,8 +241,8 @@ func TestArgmax(t *testing.T) {
 					xs[i] = float32(rng.IntN(5)) // small integers: many ties
 				}
 			}
-			if got, want := argmax(xs), plain(xs); got != want {
-				t.Fatalf("argmax(%v) = %d, want %d", xs, got, want)
+			if got, want := kernels.Argmax(xs), plain(xs); got != want {
+				t.Fatalf("Argmax(%v) = %d, want %d", xs, got, want)
 			}
 		}
 	}

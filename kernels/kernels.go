@@ -292,3 +292,19 @@ func MulSlice[T Float](x, y []T) {
 		x[i] *= y[i]
 	}
 }
+
+// Argmax returns the index of the largest value of xs, the first one on ties; NaNs are passed over (index 0
+// when every value is NaN). It finds the largest value with Max, then the first index holding it: two
+// passes that beat one with a branch on the index at every value.
+func Argmax[T Float](xs []T) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	best := Max(xs)
+	for i, x := range xs {
+		if x == best {
+			return i
+		}
+	}
+	return 0 // every value is NaN
+}

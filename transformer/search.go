@@ -31,7 +31,7 @@ func (m *Model[T]) Greedy(mem *Memory[T], bos, eos, maxLen int) []decoder.Hypoth
 		m.Step(st, prev[:n], logits[:n*v], weights[:n*s])
 		live = live[:0]
 		for r, i := range sent[:n] {
-			best, length := argmax(logits[r*v:(r+1)*v]), mem.Lengths[i]
+			best, length := kernels.Argmax(logits[r*v:(r+1)*v]), mem.Lengths[i]
 			for _, w := range weights[r*s : r*s+length] {
 				attn[i] = append(attn[i], float32(w))
 			}
@@ -85,19 +85,4 @@ func (m *Model[T]) Beam(mem *Memory[T], bos, eos int, opts decoder.BeamOptions) 
 		}
 	}
 	return sel.Best(), nil
-}
-
-// argmax returns the index of the largest value of xs, the first one on ties; NaNs are passed over (index 0
-// when every value is NaN), as the recurrent decoder's greedy search picks its words.
-func argmax[T kernels.Float](xs []T) int {
-	if len(xs) == 0 {
-		return 0
-	}
-	best := kernels.Max(xs)
-	for i, x := range xs {
-		if x == best {
-			return i
-		}
-	}
-	return 0
 }
