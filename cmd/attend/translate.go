@@ -27,7 +27,7 @@ are; </s> is never linked. --attention FILE writes, per sentence, a JSON object:
 its pieces' columns, its row the mean of its pieces' rows, so rows sum to 1), "score" under beam search, and,
 unless every word is one piece, "subwords": the same of the model's own pieces. "output" labels every row, so it
 ends with "</s>" when the translation ended (as heatmap's JSON does). For a multi-head model it also has "heads", one such matrix per head
-("attention" is their average), and for a model with self-attention encoder layers "self_attention": per block
+("attention" is their average; a Transformer's are the heads of the decoder block --layer chooses), and for a model with self-attention encoder layers "self_attention": per block
 and head, a source × source matrix. --token-level makes both files speak of the model's tokens instead (the
 input as attend's tokenizer splits it, the output tokens as --tokenized writes them).
 
