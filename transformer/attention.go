@@ -143,8 +143,11 @@ func (c *attnCache[T]) backward(w, dw attnWeights[T], dOut, dx, dm []T, s attnSc
 		}
 	}
 	// forward: Q = x W_Q + b_Q, K = m W_K + b_K, V = m W_V + b_V
+	// b_K's gradient, the column sums of dK, is exactly 0: b_K adds q_i·b_K to every score of query i, which the
+	// softmax does not see (each row of dE sums to 0). Summed in floating point it is rounding noise instead,
+	// which Adam, dividing by its own scale, would turn into steps of the full learning rate that differ from
+	// one summation order (workers, MPI processes) to another. So it is left at 0, as b_K stays where Init put it.
 	kernels.AddColumnSums(dw.qB, s.dQ, nq, d)
-	kernels.AddColumnSums(dw.kB, s.dK, nk, d)
 	kernels.AddColumnSums(dw.vB, s.dV, nk, d)
 	kernels.LinearBackward(c.x, w.qW, s.dQ, nq, d, d, d, dx, dw.qW)
 	kernels.LinearBackward(c.m, w.kW, s.dK, nk, d, d, d, dm, dw.kW)

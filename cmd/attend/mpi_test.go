@@ -120,7 +120,22 @@ func compareLosses(t *testing.T, what string, got, want map[int]float64) {
 // the loss curves and the final weights agree to summation order, that only rank 0 writes and logs, that its
 // checkpoint translates, and that a run started on two processes resumes on one.
 func TestMPITwoProcessesFollowOne(t *testing.T) {
+	for _, arch := range []struct {
+		name string
+		sets []string
+	}{
+		{"rnn", nil},
+		{"transformer", []string{"--set", "model.type=transformer", "--set", "model.d_model=16", "--set", "model.heads=2",
+			"--set", "model.ff=32", "--set", "model.layers=2"}},
+	} {
+		t.Run(arch.name, func(t *testing.T) { testMPITwoProcessesFollowOne(t, arch.sets) })
+	}
+}
+
+// testMPITwoProcessesFollowOne is TestMPITwoProcessesFollowOne for the model the sets give.
+func testMPITwoProcessesFollowOne(t *testing.T, sets []string) {
 	dir, args := mpiCorpus(t)
+	args = append(args, sets...)
 	one := filepath.Join(dir, "one.ckpt")
 	two := filepath.Join(dir, "two.ckpt")
 	const steps = 24
