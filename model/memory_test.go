@@ -43,19 +43,26 @@ func TestTrainingMemoryMatchesTheHeap(t *testing.T) {
 		dropout                           float64
 		feeding                           bool
 		workers                           int
+		transformer                       bool // model.type transformer: width emb, model.ff 4×emb, model.layers blocks
 	}{
-		{"additive", 64, 64, 128, 2000, 32, 30, 1, 0, "additive", 0.1, false, 1},
-		{"multi-head, 2 layers, input feeding", 64, 64, 128, 1000, 64, 20, 2, 0, "multi-head", 0.2, true, 1},
-		{"self-attention", 32, 64, 64, 1000, 16, 30, 1, 2, "dot", 0, false, 1},
-		{"concat, large vocabulary", 32, 32, 64, 6000, 32, 30, 1, 0, "concat", 0.1, false, 1},
-		{"additive, 2 workers", 64, 64, 128, 2000, 32, 30, 1, 0, "additive", 0.1, false, 2},
-		{"multi-head, 2 layers, 3 workers", 64, 64, 128, 1000, 64, 20, 2, 0, "multi-head", 0.2, true, 3},
+		{"additive", 64, 64, 128, 2000, 32, 30, 1, 0, "additive", 0.1, false, 1, false},
+		{"multi-head, 2 layers, input feeding", 64, 64, 128, 1000, 64, 20, 2, 0, "multi-head", 0.2, true, 1, false},
+		{"self-attention", 32, 64, 64, 1000, 16, 30, 1, 2, "dot", 0, false, 1, false},
+		{"concat, large vocabulary", 32, 32, 64, 6000, 32, 30, 1, 0, "concat", 0.1, false, 1, false},
+		{"additive, 2 workers", 64, 64, 128, 2000, 32, 30, 1, 0, "additive", 0.1, false, 2, false},
+		{"multi-head, 2 layers, 3 workers", 64, 64, 128, 1000, 64, 20, 2, 0, "multi-head", 0.2, true, 3, false},
+		{"transformer", 64, 0, 0, 2000, 32, 30, 2, 0, "additive", 0.1, false, 1, true},
+		{"transformer, 2 workers", 64, 0, 0, 2000, 32, 30, 2, 0, "additive", 0.1, false, 2, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := tinyConfig()
 			cfg.Model.Emb, cfg.Model.EncHidden, cfg.Model.DecHidden, cfg.Model.AttnDim = c.emb, c.enc, c.dec, c.emb
 			cfg.Model.Attention, cfg.Model.Dropout, cfg.Model.Layers, cfg.Model.SelfAttentionLayers, cfg.Model.InputFeeding =
 				c.attention, c.dropout, c.layers, c.self, c.feeding
+			if c.transformer {
+				cfg.Model = tinyTransformer(cfg.Model)
+				cfg.Model.DModel, cfg.Model.FF, cfg.Model.Heads = c.emb, 4*c.emb, 4
+			}
 			cfg.Data.Batch, cfg.Data.MaxLen, cfg.Data.RoundLen = c.batch, c.maxL, 2
 			src, tgt := wordVocab(c.vocab), wordVocab(c.vocab)
 			est, err := TrainingMemory(cfg, src, tgt, c.workers)
