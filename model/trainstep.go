@@ -77,11 +77,20 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 		tg.maskSteps = append(tg.maskSteps, steps)
 		return p.Input(name, buf, dims...)
 	}
+	var guide *G.Node
+	if lossOpts.GuideWeight > 0 {
+		tg.guide = p.Arena.Get("guide", s.tgtLen*s.rows*s.srcLen) // refilled every run
+		guide = p.Input("guide", tg.guide, s.tgtLen, s.rows, s.srcLen)
+	}
 	if m.Transformer != nil {
+		if guide != nil && m.Transformer.Cfg.AlignmentHead == 0 {
+			return nil, fmt.Errorf("model: guided alignment of a Transformer trains one head of its attention: set model.alignment_head")
+		}
 		// Every mask of a Transformer is (steps, rows, d_model); the fused kernels are its only form.
 		d := m.Transformer.Cfg.Dim
 		tf := func(name string, steps int) *G.Node { return mask(name, steps, d, steps, s.rows, d) }
-		tg.loss = m.Transformer.Graph(p, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf, lossOpts.LabelSmoothing, data.PadID)
+		tg.loss, tg.guided = m.Transformer.Graph(p, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf,
+			lossOpts.LabelSmoothing, data.PadID, guide, lossOpts.GuideWeight)
 		return tg.compile()
 	}
 	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
@@ -100,10 +109,7 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 		tg.noise = p.Arena.Get("attn.noise", s.tgtLen*s.rows*s.srcLen) // refilled every run, like the masks
 		masks.Noise = p.Input("attn.noise", tg.noise, s.tgtLen, s.rows, s.srcLen)
 	}
-	if lossOpts.GuideWeight > 0 {
-		tg.guide = p.Arena.Get("guide", s.tgtLen*s.rows*s.srcLen) // refilled every run
-		masks.Guide = p.Input("guide", tg.guide, s.tgtLen, s.rows, s.srcLen)
-	}
+	masks.Guide = guide
 	loss, guided, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
 	tg.loss, tg.guided, tg.encOut, tg.attention = loss, guided, enc, attention
 	return tg.compile()

@@ -21,6 +21,22 @@ type attnCache[T kernels.Float] struct {
 	q, ctx                   []T // (B·Lq, D); head j in columns [j·HD, (j+1)·HD)
 	k, v                     []T // (B·Lk, D)
 	att                      []T // (B, NH, Lq, Lk): softmax weights, 0 on masked keys and on uncomputed queries
+	// dWeights, when not nil, is a gradient of head weightHead's weights from outside the attention (guided
+	// alignment's), (Lq, B, Lk) time-major; backward adds it to that head's before the softmax's backward pass.
+	dWeights   []T
+	weightHead int
+}
+
+// headWeights writes into dst (Lq, B, Lk) time-major the weights of head j: the layout of the trainer's
+// guided-alignment gold (align.FillGuide) and of Forced.Cross.
+func (c *attnCache[T]) headWeights(dst []T, j int) {
+	s2 := c.lq * c.lk
+	for r := 0; r < c.rows; r++ {
+		a := c.att[(r*c.heads+j)*s2:][:s2]
+		for i := 0; i < c.lq; i++ {
+			copy(dst[(i*c.rows+r)*c.lk:(i*c.rows+r+1)*c.lk], a[i*c.lk:(i+1)*c.lk])
+		}
+	}
 }
 
 // newAttnCache takes an attention's buffers from a under names starting with name.
@@ -132,6 +148,15 @@ func (c *attnCache[T]) backward(w, dw attnWeights[T], dOut, dx, dm []T, s attnSc
 			// forward: C_j = A_j V_j, so dA = dC_j V_jᵀ and dV_j += A_jᵀ dC_j
 			kernels.Gemm(false, true, nQ, L, hd, 1, s.dCtx[qo:], d, c.v[ko:], d, 0, s.dA, c.lk)
 			kernels.Gemm(true, false, L, hd, nQ, 1, a, c.lk, s.dCtx[qo:], d, 1, s.dV[ko:], d)
+			// a loss on A_j from outside (guided alignment) adds its gradient: dA += dWeights
+			if c.dWeights != nil && j == c.weightHead {
+				for i := 0; i < nQ; i++ {
+					row, extra := s.dA[i*c.lk:i*c.lk+L], c.dWeights[(i*c.rows+r)*c.lk:][:L]
+					for k, g := range extra {
+						row[k] += g
+					}
+				}
+			}
 			// forward: A_j = softmax(E) row by row, so dE_i = a_i ⊙ (dA_i − a_i·dA_i) (0 where a_i is 0)
 			for i := 0; i < nQ; i++ {
 				row := s.dA[i*c.lk : i*c.lk+L]

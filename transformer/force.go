@@ -111,12 +111,7 @@ func (m *Model[T]) Force(mem *Memory[T], tgtIn []int, tgtLen int) *Forced[T] {
 		c := p.blocks[l].cross
 		for j := 0; j < m.Cfg.Heads; j++ {
 			w := make([]T, n*s)
-			for r := 0; r < rows; r++ {
-				a := c.att[(r*m.Cfg.Heads+j)*tgtLen*s:][:tgtLen*s]
-				for t := 0; t < tgtLen; t++ {
-					copy(w[(t*rows+r)*s:(t*rows+r+1)*s], a[t*s:(t+1)*s])
-				}
-			}
+			c.headWeights(w, j)
 			f.Cross = append(f.Cross, w)
 		}
 	}

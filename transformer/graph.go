@@ -3,6 +3,7 @@ package transformer
 import (
 	"fmt"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -23,8 +24,15 @@ import (
 // and its masks in; the memory (B·S, D) out), the decoder stack (the memory, every decoder parameter and its
 // masks in; the final states (T·B, D) time-major out), and, when the output layer is tied, the transposed
 // target embeddings; graph.OutputXent then scores the final states. Scratch and caches live in p.Arena.
+//
+// With a guide (guided alignment: the gold (T, B, S) time-major, align.FillGuide's layout; nil without), guided
+// is the guided-alignment cross-entropy −Σ_{t,r,i} guide_{t,r,i} log(a_{t,r,i} + ε) (align.GuideLoss) of the
+// weights a of head Cfg.AlignmentHead of block Cfg.AttentionLayer's cross-attention, as Garg et al. (2019)
+// train one head toward the links, and loss adds guideWeight times it; a fourth op computes it from the
+// weights the decoder op kept and hands its gradient back to that op. guided is nil without a guide. A guide
+// needs Cfg.AlignmentHead ≥ 1 (the model's config checks it; Graph panics otherwise).
 func (m *Model[T]) Graph(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]int, rows, srcLen, tgtLen int,
-	mask func(name string, steps int) *G.Node, smoothing float64, pad int) *G.Node {
+	mask func(name string, steps int) *G.Node, smoothing float64, pad int, guide *G.Node, guideWeight float64) (loss, guided *G.Node) {
 	encMaskNodes := []*G.Node{mask("drop.tf.src", srcLen)}
 	for l := range m.Enc {
 		encMaskNodes = append(encMaskNodes, mask(fmt.Sprintf("drop.tf.enc.%d.self", l), srcLen), mask(fmt.Sprintf("drop.tf.enc.%d.ff", l), srcLen))
@@ -35,14 +43,55 @@ func (m *Model[T]) Graph(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]i
 			mask(fmt.Sprintf("drop.tf.dec.%d.cross", l), tgtLen), mask(fmt.Sprintf("drop.tf.dec.%d.ff", l), tgtLen))
 	}
 	mem := m.encoderOp(p, src, srcLengths, rows, srcLen, encMaskNodes)
-	out := m.decoderOp(p, mem, srcLengths, tgtIn, rows, srcLen, tgtLen, decMaskNodes)
+	out, pass := m.decoderOp(p, mem, srcLengths, tgtIn, rows, srcLen, tgtLen, decMaskNodes)
 	var w *G.Node
 	if m.OutW != nil {
 		w = p.Whole(m.OutW)
 	} else {
 		w = transposed(p, p.Whole(m.TgtEmb))
 	}
-	return graph.OutputXent(p.Arena, []*G.Node{out}, nil, w, p.Whole(m.OutB), tgtOut, pad, smoothing)
+	loss = graph.OutputXent(p.Arena, []*G.Node{out}, nil, w, p.Whole(m.OutB), tgtOut, pad, smoothing)
+	if guide == nil {
+		return loss, nil
+	}
+	guided = m.guidedOp(p, out, guide, pass)
+	return G.Must(G.Add(loss, G.Must(G.Mul(guided, G.NewConstant(T(guideWeight)))))), guided
+}
+
+// guidedOp is the guided-alignment loss of the decoder op dec, whose last forward pass *pass is: the scalar
+// −Σ guide log(a + ε) (align.GuideLoss) of the weights a of head Cfg.AlignmentHead of block
+// Cfg.AttentionLayer's cross-attention, gathered (T, B, S) time-major like guide. Its backward pass runs before
+// the decoder op's (it reads dec's output) and gives that attention the loss's gradient on those weights, which
+// the decoder op's backward pass carries down; dec itself gets a zero gradient from it.
+func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPass[T]) *G.Node {
+	if m.Cfg.AlignmentHead < 1 || m.Cfg.AlignmentHead > m.Cfg.Heads {
+		panic(fmt.Sprintf("transformer: a guide for alignment head %d of %d heads", m.Cfg.AlignmentHead, m.Cfg.Heads))
+	}
+	s := guide.Shape()
+	const name = "tf.guided"
+	head := m.Cfg.AlignmentHead - 1
+	var weights []T
+	return graph.Fused(graph.FusedOp[T]{
+		Name:  fmt.Sprintf("TransformerGuidedAlignment(%d,%d,%d,%d,%d)", s[0], s[1], s[2], m.Cfg.AttentionLayer, head),
+		Shape: tensor.ScalarShape(),
+		Forward: func(in [][]T, out []T) {
+			weights = p.Arena.Get(name+".weights", len(in[1]))
+			(*pass).blocks[m.Cfg.AttentionLayer].cross.headWeights(weights, head)
+			out[0] = T(align.GuideLoss(weights, in[1]))
+		},
+		Backward: func(in [][]T, g []T) [][]T {
+			// forward: guided = −Σ guide log(a + ε), so da = −g · guide / (a + ε), for the decoder op to add
+			dWeights := p.Arena.Get(name+".dweights", len(in[1]))
+			clear(dWeights)
+			align.GuideBackward(weights, in[1], g[0], dWeights)
+			c := (*pass).blocks[m.Cfg.AttentionLayer].cross
+			c.dWeights, c.weightHead = dWeights, head
+			grads := [][]T{p.Arena.Get(name+".ddec", len(in[0])), p.Arena.Get(name+".dguide", len(in[1]))}
+			clear(grads[0])
+			clear(grads[1])
+			return grads
+		},
+	}, dec, guide)
 }
 
 // maskInputs appends the masks that are not nil to inputs and returns, for each mask, its index in inputs
@@ -114,8 +163,8 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 }
 
 // decoderOp adds the decoder stack as one fused op over the memory node mem; its output is the final states
-// (T·B, D), time-major.
-func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn *[]int, rows, srcLen, tgtLen int, masks []*G.Node) *G.Node {
+// (T·B, D), time-major. The op's last forward pass is returned too, for guidedOp.
+func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn *[]int, rows, srcLen, tgtLen int, masks []*G.Node) (*G.Node, **decPass[T]) {
 	tensors := m.decoderTensors()
 	inputs := []*G.Node{mem}
 	for _, t := range tensors {
@@ -124,7 +173,7 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 	inputs, at, present := maskInputs(inputs, masks)
 	const name = "tf.dec"
 	d, n := m.Cfg.Dim, rows*tgtLen
-	var pass *decPass[T]
+	pass := new(*decPass[T])
 	return graph.Fused(graph.FusedOp[T]{
 		Name:  fmt.Sprintf("TransformerDecoder(%d,%d,%d,%d,%d,%s,%d,%d,%d,%s)", d, m.Cfg.Heads, m.Cfg.FF, m.Cfg.Layers, m.Cfg.TgtVocab, m.Cfg.Positions, rows, srcLen, tgtLen, present),
 		Shape: tensor.Shape{n, d},
@@ -135,17 +184,17 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 				dm.cross = append(dm.cross, maskValue(in, at, 2+3*l))
 				dm.ff = append(dm.ff, maskValue(in, at, 3+3*l))
 			}
-			pass = m.decodeForward(m.decWeightsOf(in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
-			transpose(out, pass.final.h, rows, tgtLen, d)
+			*pass = m.decodeForward(m.decWeightsOf(in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
+			transpose(out, (*pass).final.h, rows, tgtLen, d)
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 1, tensors, in)
 			dOut := p.Arena.Get(name+".dout", n*d)
 			transpose(dOut, g, tgtLen, rows, d)
-			pass.backward(m.decWeightsOf(in[1:1+len(tensors)]), m.decWeightsOf(grads[1:1+len(tensors)]), dOut, grads[0])
+			(*pass).backward(m.decWeightsOf(in[1:1+len(tensors)]), m.decWeightsOf(grads[1:1+len(tensors)]), dOut, grads[0])
 			return grads
 		},
-	}, inputs...)
+	}, inputs...), pass
 }
 
 // transposed is the (D, V) transpose of the embeddings node emb (V, D), the tied output layer's weights; its

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
@@ -114,8 +115,22 @@ func (ms *masks[T]) dec(layers int) decMasks[T] {
 }
 
 // plainLoss is the summed label-smoothed cross-entropy of the batch's real targets from the plain passes (with
-// the masks; nil: no dropout) and the output layer written out: the loss Graph computes.
+// the masks; nil: no dropout) and the output layer written out: the loss Graph computes without a guide.
 func plainLoss[T kernels.Float](m *Model[T], b testBatch, ms *masks[T], smoothing float64) float64 {
+	loss, _ := plainGuidedLoss(m, b, ms, smoothing, nil)
+	return loss
+}
+
+// testGuide is a guided-alignment gold (T, B, S) time-major and its weight.
+type testGuide[T kernels.Float] struct {
+	gold   []T
+	weight float64
+}
+
+// plainGuidedLoss is plainLoss plus, with a guide, its weight times the guided-alignment cross-entropy of head
+// AlignmentHead of block AttentionLayer's cross-attention, −Σ gold log(a + ε) written out here (ε of
+// align.GuideLoss), which it returns too: the loss and the guided term Graph computes with the guide.
+func plainGuidedLoss[T kernels.Float](m *Model[T], b testBatch, ms *masks[T], smoothing float64, g *testGuide[T]) (loss, guided float64) {
 	d, v, n := m.Cfg.Dim, m.Cfg.TgtVocab, b.rows*b.tgtLen
 	var em encMasks[T]
 	var dm decMasks[T]
@@ -130,7 +145,20 @@ func plainLoss[T kernels.Float](m *Model[T], b testBatch, ms *masks[T], smoothin
 	transpose(out, p.final.h, b.rows, b.tgtLen, d)
 	logits := make([]T, n*v)
 	m.logits(out, n, logits)
-	return xentOf(logits, b.tgtOut, v, smoothing)
+	loss = xentOf(logits, b.tgtOut, v, smoothing)
+	if g == nil {
+		return loss, 0
+	}
+	c, s2, j := p.blocks[m.Cfg.AttentionLayer].cross, b.tgtLen*b.srcLen, m.Cfg.AlignmentHead-1
+	for t := 0; t < b.tgtLen; t++ {
+		for r := 0; r < b.rows; r++ {
+			for i := 0; i < b.srcLen; i++ {
+				a := float64(c.att[(r*m.Cfg.Heads+j)*s2+t*b.srcLen+i]) // (B, NH, T, S)
+				guided -= float64(g.gold[(t*b.rows+r)*b.srcLen+i]) * math.Log(a+align.GuideEpsilon)
+			}
+		}
+	}
+	return loss + g.weight*guided, guided
 }
 
 // xentOf is the summed cross-entropy of the rows of logits (n, V) whose target is not pad.
@@ -151,12 +179,18 @@ func xentOf[T kernels.Float](logits []T, targets []int, v int, smoothing float64
 // once, and returns the loss, the gradients and the graph's inputs (which a test may change and run again).
 type graphRun[T kernels.Float] struct {
 	vm                             G.VM
-	loss                           *G.Node
+	loss, guided                   *G.Node // guided: the guided-alignment term, nil without a guide
 	p                              *graph.Params[T]
 	src, srcLengths, tgtIn, tgtOut []int
 }
 
 func newGraphRun[T kernels.Float](t testing.TB, m *Model[T], b testBatch, ms *masks[T], rng *rand.Rand, smoothing float64) *graphRun[T] {
+	t.Helper()
+	return newGuidedGraphRun(t, m, b, ms, rng, smoothing, nil)
+}
+
+// newGuidedGraphRun is newGraphRun with guided alignment toward gd (nil: none).
+func newGuidedGraphRun[T kernels.Float](t testing.TB, m *Model[T], b testBatch, ms *masks[T], rng *rand.Rand, smoothing float64, gd *testGuide[T]) *graphRun[T] {
 	t.Helper()
 	g := &graphRun[T]{p: graph.NewParams[T](nil), src: append([]int(nil), b.src...), srcLengths: append([]int(nil), b.srcLengths...),
 		tgtIn: append([]int(nil), b.tgtIn...), tgtOut: append([]int(nil), b.tgtOut...)}
@@ -164,7 +198,12 @@ func newGraphRun[T kernels.Float](t testing.TB, m *Model[T], b testBatch, ms *ma
 	if ms != nil {
 		mask = ms.fn(g.p, rng, b.rows, m.Cfg.Dim)
 	}
-	g.loss = m.Graph(g.p, &g.src, &g.srcLengths, &g.tgtIn, &g.tgtOut, b.rows, b.srcLen, b.tgtLen, mask, smoothing, data.PadID)
+	var guide *G.Node
+	var weight float64
+	if gd != nil {
+		guide, weight = g.p.Input("guide", gd.gold, b.tgtLen, b.rows, b.srcLen), gd.weight
+	}
+	g.loss, g.guided = m.Graph(g.p, &g.src, &g.srcLengths, &g.tgtIn, &g.tgtOut, b.rows, b.srcLen, b.tgtLen, mask, smoothing, data.PadID, guide, weight)
 	if err := g.p.Differentiate(g.loss); err != nil {
 		t.Fatal(err)
 	}

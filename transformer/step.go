@@ -65,8 +65,8 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 }
 
 // Step decodes one position for every row: prev[r] is row r's previous word (BOS at the first step); it writes
-// logits (rows × V_tgt) and weights (rows × S): the cross-attention of decoder block m.Cfg.AttentionLayer
-// averaged over its heads (0 past the row's source length). A step costs one position, not the whole prefix.
+// logits (rows × V_tgt) and weights (rows × S): the cross-attention of decoder block m.Cfg.AttentionLayer,
+// averaged over its heads or its head m.Cfg.AlignmentHead alone (0 past the row's source length). A step costs one position, not the whole prefix.
 func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	n, d, t, s := st.Rows, m.Cfg.Dim, st.pos, st.mem.SrcLen
 	if len(prev) != n || len(logits) < n*m.Cfg.TgtVocab || len(weights) < n*s {
@@ -83,11 +83,11 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 		m.project(&b.Self, st.ctx[:n*d], x, n)
 		// y += CrossAttn(LN2(y), mem)
 		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm2.Gain.Data, b.Norm2.Bias.Data, n, d)
-		var avg []T
+		var reported []T
 		if l == m.Cfg.AttentionLayer {
-			avg = weights[:n*s]
+			reported = weights[:n*s]
 		}
-		m.crossAttention(st, l, h, avg)
+		m.crossAttention(st, l, h, reported)
 		m.project(&b.Cross, st.ctx[:n*d], x, n)
 		// y += FFN(LN3(y)) = ReLU(LN3(y) W_1 + b_1) W_2 + b_2
 		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm3.Gain.Data, b.Norm3.Bias.Data, n, d)
@@ -139,8 +139,9 @@ func (m *Model[T]) selfAttention(st *State[T], l int, h []T) {
 
 // crossAttention computes the cross-attention of block l for every row from h = LN2(y): the queries Q = h W_Q +
 // b_Q over the keys and values of the row's sentence, its padded positions masked; it writes into st.ctx the
-// heads' contexts and, when avg is not nil, into avg (rows × S) the weights averaged over the heads.
-func (m *Model[T]) crossAttention(st *State[T], l int, h, avg []T) {
+// heads' contexts and, when reported is not nil, into reported (rows × S) the weights reported as where the
+// model looked: averaged over the heads, or head Cfg.AlignmentHead's.
+func (m *Model[T]) crossAttention(st *State[T], l int, h, reported []T) {
 	a := &m.Dec[l].Cross
 	n, d, s := st.Rows, m.Cfg.Dim, st.mem.SrcLen
 	q := st.q[:n*d]
@@ -149,8 +150,8 @@ func (m *Model[T]) crossAttention(st *State[T], l int, h, avg []T) {
 	for r := 0; r < n; r++ {
 		g := st.src[r]
 		var w []T
-		if avg != nil {
-			w = avg[r*s : (r+1)*s]
+		if reported != nil {
+			w = reported[r*s : (r+1)*s]
 			clear(w)
 		}
 		m.attend(q[r*d:], st.crossK[l][g*s*d:], st.crossV[l][g*s*d:], min(st.mem.Lengths[g], s), st.scores, st.ctx[r*d:], w)
@@ -160,23 +161,25 @@ func (m *Model[T]) crossAttention(st *State[T], l int, h, avg []T) {
 // attend computes one row's multi-head attention over its first valid keys and values (rows D apart in keys
 // and values): for each head j, the weights a = softmax_τ(q_j · k_j[τ] / √HD) and the context Σ_τ a[τ] v_j[τ]
 // into ctx's columns [j·HD, (j+1)·HD); with no key at all (an empty source), a context of 0, as Force gives.
-// scores is scratch of valid values. When avg is not nil, it adds a / NH into its first valid values.
-func (m *Model[T]) attend(q, keys, values []T, valid int, scores, ctx, avg []T) {
+// scores is scratch of valid values. When reported is not nil, it adds each head's a times its weight in the
+// reported attention (Config.reportWeight: 1/NH, or 1 for the alignment head alone) into its first valid values.
+func (m *Model[T]) attend(q, keys, values []T, valid int, scores, ctx, reported []T) {
 	d, hd := m.Cfg.Dim, m.HeadDim()
 	if valid == 0 {
 		clear(ctx[:d])
 		return
 	}
 	scale := T(1 / math.Sqrt(float64(hd)))
-	inv := T(1 / float64(m.Cfg.Heads))
 	scores = scores[:valid]
 	for j := 0; j < m.Cfg.Heads; j++ {
 		c := j * hd
 		kernels.Gemm(false, true, 1, valid, hd, scale, q[c:], hd, keys[c:], d, 0, scores, valid)
 		kernels.SoftmaxRow(scores, valid)
 		kernels.Gemm(false, false, 1, hd, valid, 1, scores, valid, values[c:], d, 0, ctx[c:], hd)
-		for i := range avg[:min(len(avg), valid)] {
-			avg[i] += inv * scores[i]
+		if wj := T(m.Cfg.reportWeight(j)); wj != 0 {
+			for i := range reported[:min(len(reported), valid)] {
+				reported[i] += wj * scores[i]
+			}
 		}
 	}
 }

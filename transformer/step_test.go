@@ -25,9 +25,10 @@ func stepTol[T kernels.Float]() float64 {
 }
 
 // stepConfigs are the shapes the step tests run on: 2 blocks of 2 heads, learned positions (fewer than the
-// steps, so later positions reuse the last) with an untied output layer, and sinusoidal ones with a tied one.
+// steps, so later positions reuse the last) with an untied output layer, reporting the second block's second
+// head, and sinusoidal ones with a tied one, reporting the last block's heads' average.
 var stepConfigs = []Config{
-	{SrcVocab: 9, TgtVocab: 11, Dim: 8, Heads: 2, FF: 12, Layers: 2, Positions: Learned, MaxPositions: 5, AttentionLayer: 1},
+	{SrcVocab: 9, TgtVocab: 11, Dim: 8, Heads: 2, FF: 12, Layers: 2, Positions: Learned, MaxPositions: 5, AttentionLayer: 1, AlignmentHead: 2},
 	{SrcVocab: 9, TgtVocab: 11, Dim: 8, Heads: 2, FF: 12, Layers: 2, Positions: Sinusoidal, TieOutput: true},
 }
 
@@ -53,7 +54,8 @@ func newTestMemory[T kernels.Float](lengths []int, srcLen, d int, seed uint64) *
 
 // refDecode recomputes without caches, with the plain-loop reference, the decoder over the whole of words (BOS
 // first) reading sentence g of mem: the logits of every position and the cross-attention weights of block
-// AttentionLayer averaged over its heads (srcLen per position, 0 past the sentence's length).
+// AttentionLayer averaged over its heads, or of head AlignmentHead alone (srcLen per position, 0 past the
+// sentence's length).
 func refDecode[T kernels.Float](m *Model[T], ref reference, mem *Memory[T], g int, words []int) (logits, weights [][]float64) {
 	d, s, length := m.Cfg.Dim, mem.SrcLen, mem.Lengths[g]
 	memory := make([][]float64, length)
@@ -62,13 +64,20 @@ func refDecode[T kernels.Float](m *Model[T], ref reference, mem *Memory[T], g in
 	}
 	logits, cross := ref.decode(words, memory)
 	for pos := range words {
-		avg := make([]float64, s)
-		for _, head := range cross[m.Cfg.AttentionLayer] {
+		reported := make([]float64, s)
+		for j, head := range cross[m.Cfg.AttentionLayer] {
+			if m.Cfg.AlignmentHead > 0 && j != m.Cfg.AlignmentHead-1 {
+				continue
+			}
 			for i, w := range head[pos] {
-				avg[i] += w / float64(m.Cfg.Heads)
+				if m.Cfg.AlignmentHead > 0 {
+					reported[i] = w
+				} else {
+					reported[i] += w / float64(m.Cfg.Heads)
+				}
 			}
 		}
-		weights = append(weights, avg)
+		weights = append(weights, reported)
 	}
 	return logits, weights
 }
@@ -129,8 +138,9 @@ func testStepMatchesReference[T kernels.Float](t *testing.T) {
 	}
 }
 
-// TestStepMatchesReference checks that Step's logits and averaged cross-attention equal a recomputation of the
-// whole prefix without caches, position after position, in float64 and float32.
+// TestStepMatchesReference checks that Step's logits and reported cross-attention (the heads' average, or the
+// alignment head's alone) equal a recomputation of the whole prefix without caches, position after position, in
+// float64 and float32.
 func TestStepMatchesReference(t *testing.T) {
 	t.Run("float64", testStepMatchesReference[float64])
 	t.Run("float32", testStepMatchesReference[float32])
@@ -204,8 +214,8 @@ func TestStepAllocatesNothing(t *testing.T) {
 	}
 }
 
-// testStepMatchesForce steps a batch's target inputs position by position and checks the logits and the averaged
-// cross-attention against Force's teacher-forced pass over the same memory (from Encode), rows of every source
+// testStepMatchesForce steps a batch's target inputs position by position and checks the logits and the reported
+// cross-attention (the heads' average, or the alignment head's) against Force's teacher-forced pass over the same memory (from Encode), rows of every source
 // length including an empty one.
 func testStepMatchesForce[T kernels.Float](t *testing.T) {
 	for c, cfg := range stepConfigs {
@@ -224,7 +234,12 @@ func testStepMatchesForce[T kernels.Float](t *testing.T) {
 				want := make([]float64, b.rows*s)
 				for j := 0; j < nh; j++ {
 					for i, w := range f.Cross[cfg.AttentionLayer*nh+j][at*s : (at+b.rows)*s] {
-						want[i] += float64(w) / float64(nh)
+						switch cfg.AlignmentHead {
+						case 0:
+							want[i] += float64(w) / float64(nh)
+						case j + 1:
+							want[i] = float64(w)
+						}
 					}
 				}
 				gradcheck.Close(t, fmt.Sprintf("position %d weights", pos), widen(weights), want, stepTol[T]())

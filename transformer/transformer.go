@@ -46,9 +46,25 @@ type Config struct {
 	Positions          string // Sinusoidal or Learned
 	MaxPositions       int    // positions a learned table holds (read with Learned only); later positions reuse the last
 	TieOutput          bool   // the output layer's weights are the target embeddings, transposed
-	// AttentionLayer is the decoder block (0-based) whose cross-attention, averaged over its heads, is reported
-	// as where the model looked (heat maps, alignments, --attention).
+	// AttentionLayer is the decoder block (0-based) whose cross-attention is reported as where the model looked
+	// (heat maps, alignments, --attention): averaged over its heads, or AlignmentHead's alone.
 	AttentionLayer int
+	// AlignmentHead is the head (1 to Heads) of block AttentionLayer's cross-attention that is reported alone,
+	// and that guided alignment trains (Graph's guide); 0 reports the heads' average, and Graph takes no guide.
+	// It counts from 1, unlike AttentionLayer, so that a Config without it keeps the average.
+	AlignmentHead int
+}
+
+// reportWeight is the weight of head j in the attention reported as where the model looked: 1/NH each for the
+// average, else 1 for AlignmentHead and 0 for the others.
+func (c Config) reportWeight(j int) float64 {
+	switch {
+	case c.AlignmentHead == 0:
+		return 1 / float64(c.Heads)
+	case j == c.AlignmentHead-1:
+		return 1
+	}
+	return 0
 }
 
 // Validate reports a shape the Transformer cannot take.
@@ -62,6 +78,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("transformer: positions %q; want %s or %s", c.Positions, Sinusoidal, Learned)
 	case c.AttentionLayer < 0 || c.AttentionLayer >= c.Layers:
 		return fmt.Errorf("transformer: attention layer %d of %d decoder blocks; want 0 to %d", c.AttentionLayer, c.Layers, c.Layers-1)
+	case c.AlignmentHead < 0 || c.AlignmentHead > c.Heads:
+		return fmt.Errorf("transformer: alignment head %d of %d heads; want 0 (the average) to %d", c.AlignmentHead, c.Heads, c.Heads)
 	case c.Positions == Learned && c.MaxPositions < 1:
 		return fmt.Errorf("transformer: learned positions need at least 1 position, not %d", c.MaxPositions)
 	}
