@@ -93,8 +93,14 @@ type ModelConfig struct {
 	// on small corpora.
 	TiedEmbeddings bool `yaml:"tied_embeddings"`
 	// AttentionLayer is the Transformer decoder block (1 to model.layers; 0: the last) whose attention over the
-	// source, averaged over its heads, is where the model looked: heat maps, alignments and --attention read it.
+	// source, averaged over its heads (or model.alignment_head's alone), is where the model looked: heat maps,
+	// alignments and --attention read it.
 	AttentionLayer int `yaml:"attention_layer"`
+	// AlignmentHead is the head (1 to model.heads) of model.attention_layer's attention over the source that a
+	// Transformer reports alone as where it looked, and that train.guided_alignment trains toward the links, as
+	// Garg et al. (2019) train one head of one block and leave the others free to attend as translation needs
+	// (read with model.type transformer). 0 reports the heads' average; train.guided_alignment needs a head.
+	AlignmentHead int `yaml:"alignment_head"`
 }
 
 // Model types of ModelConfig.Type; the empty string means TypeRNN.
@@ -195,9 +201,10 @@ type TrainConfig struct {
 	// beside --out as NAME.align, which a resumed run reads again instead of aligning anew; "" for none. With
 	// data.subword bpe a link between two words links every subword of the one to every subword of the other.
 	// The training loss adds train.guided_alignment_weight times the cross-entropy between each target token's
-	// attention and its links spread evenly over their source tokens (tokens without links add nothing). It
-	// needs a model.attention whose weights are one softmax over the source words (not local, multi-head or
-	// hard).
+	// attention and its links spread evenly over their source tokens (tokens without links add nothing). A
+	// recurrent model needs a model.attention whose weights are one softmax over the source words (not local,
+	// multi-head or hard); a Transformer trains the head model.alignment_head of block model.attention_layer,
+	// which must be set.
 	GuidedAlignment string `yaml:"guided_alignment"`
 	// GuidedAlignmentWeight weighs the guided-alignment loss against the translation's (Marian's default 0.1).
 	GuidedAlignmentWeight float64 `yaml:"guided_alignment_weight"`
@@ -504,7 +511,7 @@ func (c Config) Validate() error {
 	if t.BestByBLEU() && t.ValidBLEU == 0 {
 		errs = append(errs, fmt.Errorf("config: train.best_metric is bleu but train.valid_bleu is 0; set valid_bleu to the number of validation sentences to translate"))
 	}
-	if t.GuidedAlignment != "" {
+	if t.GuidedAlignment != "" && !m.IsTransformer() { // (a Transformer guides a head of its own: validateTransformer)
 		if err := align.Builtin[float32]().Guidable(m.Attention); err != nil {
 			errs = append(errs, fmt.Errorf("config: train.guided_alignment: %w", err))
 		}

@@ -15,7 +15,8 @@ type Forced struct {
 	// LogProbs[t] is log p(y_t | y_<t, source) of target word t, and the last entry that of </s>.
 	LogProbs []float64
 	// Heads, for attention with several heads (multi-head), holds each head's weights like Attention:
-	// Heads[j][t][i]. Attention is their average. Nil for single-head attention.
+	// Heads[j][t][i]. Attention is their average (a Transformer's with model.alignment_head: that head's). Nil
+	// for single-head attention.
 	Heads [][][]float32
 	// Alignment, for a model with full-context alignment (model.full_context_alignment), holds the alignment
 	// attention's weights like Attention: row t those of the source words when target word t (or </s>) is known.

@@ -126,6 +126,7 @@ func keyRules() []keyRule {
 		{key: "model.positions", values: []string{transformer.Sinusoidal, transformer.Learned}, blank: true},
 		{key: "model.max_positions", min: 1, max: maxLength, when: "model.positions=" + transformer.Learned},
 		{key: "model.attention_layer", min: 0, max: maxLayers, note: "0: the last", when: "model.type=" + TypeTransformer},
+		{key: "model.alignment_head", min: 0, max: maxWidth, note: "0: the heads' average; at most model.heads", when: "model.type=" + TypeTransformer},
 
 		atLeast("data.min_freq", 1, ""),
 		{key: "data.max_vocab", min: 5, max: inf, zero: true, note: "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>"},

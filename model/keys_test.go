@@ -63,8 +63,9 @@ func TestRulesAreWhatValidateEnforces(t *testing.T) {
 	// A base on which the checks that tie keys together stay quiet, whatever the edge tried.
 	base := Small()
 	base.Data.RoundLen, base.Data.MaxLen, base.Train.ValidBLEU = 1, maxLength, 10
-	// Settings that another key needs in company: subword bpe wants merges.
-	companions := map[string]string{"data.subword=bpe": "data.merges=8000"}
+	// Settings that another key needs in company: subword bpe wants merges, the last alignment head as many heads.
+	companions := map[string][]string{"data.subword=bpe": {"data.merges=8000"},
+		"model.alignment_head=65536": {"model.heads=65536", "model.d_model=65536"}}
 	try := func(r keyRule, value string, ok bool) {
 		t.Helper()
 		cfg := base
@@ -73,8 +74,11 @@ func TestRulesAreWhatValidateEnforces(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, set := range []string{r.key + "=" + value, companions[r.key+"="+value]} {
-			if err := cfg.Set(set); set != "" && err != nil {
+		if r.when == "model.type="+TypeTransformer { // one head divides every width; every block may be the attention layer
+			cfg.Model.Heads, cfg.Model.Layers = 1, maxLayers
+		}
+		for _, set := range append([]string{r.key + "=" + value}, companions[r.key+"="+value]...) {
+			if err := cfg.Set(set); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -30,7 +30,7 @@ func Diff(old, new Config) []Change {
 		if !c.Model.IsTransformer() { // a recurrent model does not read the Transformer's keys (checkpoints from before them have zeros)
 			def := Default().Model
 			c.Model.DModel, c.Model.FF, c.Model.Positions, c.Model.MaxPositions = def.DModel, def.FF, def.Positions, def.MaxPositions
-			c.Model.TiedEmbeddings, c.Model.AttentionLayer = def.TiedEmbeddings, def.AttentionLayer
+			c.Model.TiedEmbeddings, c.Model.AttentionLayer, c.Model.AlignmentHead = def.TiedEmbeddings, def.AttentionLayer, def.AlignmentHead
 		}
 	}
 	var out []Change
