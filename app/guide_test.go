@@ -21,25 +21,34 @@ import (
 	"github.com/attend-nmt/attend/wordalign"
 )
 
-// TestTrainWithGuidedAlignment trains the tiny model with the synthetic corpus's gold links as
-// train.guided_alignment: the metrics log the guided-alignment loss beside the translation loss, and it falls.
+// TestTrainWithGuidedAlignment trains the tiny model, and a tiny Transformer guiding its alignment head, with the
+// synthetic corpus's gold links as train.guided_alignment: the metrics log the guided-alignment loss beside the
+// translation loss, and it falls.
 func TestTrainWithGuidedAlignment(t *testing.T) {
-	dir := t.TempDir()
-	train, _ := writeCorpus(t, dir, 3)
-	cfg := tinyTrainConfig()
-	cfg.Train.GuidedAlignment, cfg.Train.GuidedAlignmentWeight = filepath.Join(dir, "train.align"), 1
-	cfg.Train.Epochs, cfg.Train.MaxSteps, cfg.Train.LogEvery, cfg.Train.LR = 60, 240, 4, 1e-2
-	out := filepath.Join(dir, "g.ckpt")
-	var stdout bytes.Buffer
-	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(stdout.String(), "guided alignment: links from "+cfg.Train.GuidedAlignment) {
-		t.Errorf("the run does not say it is guided:\n%s", stdout.String())
-	}
-	guided := guidedLosses(t, filepath.Join(dir, "g.metrics.jsonl"))
-	if !falls(guided) {
-		t.Fatalf("guided-alignment loss over the run: %v; want the last three windows' below half the first three's", guided)
+	for _, arch := range []string{model.TypeRNN, model.TypeTransformer} {
+		t.Run(arch, func(t *testing.T) {
+			dir := t.TempDir()
+			train, _ := writeCorpus(t, dir, 3)
+			cfg := tinyTrainConfig()
+			if arch == model.TypeTransformer {
+				m := &cfg.Model
+				m.Type, m.DModel, m.Heads, m.FF, m.Layers, m.TiedEmbeddings, m.AlignmentHead = model.TypeTransformer, 16, 2, 32, 2, true, 2
+			}
+			cfg.Train.GuidedAlignment, cfg.Train.GuidedAlignmentWeight = filepath.Join(dir, "train.align"), 1
+			cfg.Train.Epochs, cfg.Train.MaxSteps, cfg.Train.LogEvery, cfg.Train.LR = 60, 240, 4, 1e-2
+			out := filepath.Join(dir, "g.ckpt")
+			var stdout bytes.Buffer
+			if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stdout.String(), "guided alignment: links from "+cfg.Train.GuidedAlignment) {
+				t.Errorf("the run does not say it is guided:\n%s", stdout.String())
+			}
+			guided := guidedLosses(t, filepath.Join(dir, "g.metrics.jsonl"))
+			if !falls(guided) {
+				t.Fatalf("guided-alignment loss over the run: %v; want the last three windows' below half the first three's", guided)
+			}
+		})
 	}
 }
 
@@ -84,7 +93,8 @@ func falls(losses []float64) bool {
 }
 
 // TestGuidedAlignmentRefusesBadLinksAndSettings: a links file of another length than the corpus, a link beyond
-// its pair and an attention that cannot be guided are errors that say what is wrong and where.
+// its pair, an attention that cannot be guided and a Transformer without model.alignment_head are errors that
+// say what is wrong and where.
 func TestGuidedAlignmentRefusesBadLinksAndSettings(t *testing.T) {
 	dir := t.TempDir()
 	train, _ := writeCorpus(t, dir, 4)
@@ -111,10 +121,15 @@ func TestGuidedAlignmentRefusesBadLinksAndSettings(t *testing.T) {
 		{"local attention", filepath.Join(dir, "train.align"), "local", []string{"model.attention local cannot be guided", "additive"}},
 		{"multi-head attention", filepath.Join(dir, "train.align"), "multi-head", []string{"model.attention multi-head cannot be guided"}},
 		{"hard attention", filepath.Join(dir, "train.align"), "hard", []string{"model.attention hard cannot be guided"}},
+		{"transformer without an alignment head", filepath.Join(dir, "train.align"), "", []string{"model.alignment_head"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := tinyTrainConfig()
 			cfg.Model.Attention, cfg.Train.GuidedAlignment, cfg.Train.MaxSteps = c.attention, c.file, 1
+			if c.attention == "" {
+				m := &cfg.Model
+				m.Type, m.Attention, m.DModel, m.Heads, m.FF = model.TypeTransformer, "additive", 16, 2, 32
+			}
 			_, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: filepath.Join(dir, c.name+".ckpt"), Stdout: &bytes.Buffer{}})
 			if err == nil {
 				t.Fatal("trained")
