@@ -77,7 +77,7 @@ func near(a, b, tol float64) bool {
 // and requires the loss of every step to agree within 1e-4 (relative) and every final weight within 1e-4: float32
 // sums in another order, and nothing else. A bug in sharing out the rows or the dropout masks moves the losses
 // by 1e-2 and more. The tiny Transformer trains so too, guided toward diagonal links, its guided-alignment
-// losses agreeing as well (its attentions' key biases, whose gradient is rounding alone, are not compared).
+// losses agreeing as well.
 func TestWorkersTrainAsOne(t *testing.T) {
 	for _, arch := range []string{TypeRNN, TypeTransformer} {
 		t.Run(arch, func(t *testing.T) { testWorkersTrainAsOne(t, arch) })
@@ -139,12 +139,6 @@ func testWorkersTrainAsOne(t *testing.T, arch string) {
 		}
 	}
 	for i := range oneWeights {
-		// An attention's key bias adds the same q·b_K to every score of a query, which the softmax ignores: its
-		// gradient is 0 but for rounding, which Adam scales up to steps of the learning rate, differently for
-		// another order of the sums.
-		if strings.HasSuffix(names[i], ".b_k") {
-			continue
-		}
 		if d := math.Abs(float64(oneWeights[i] - twoWeights[i])); d > 1e-4 {
 			t.Fatalf("weight %d (%s): %v with one worker, %v with two", i, names[i], oneWeights[i], twoWeights[i])
 		}
