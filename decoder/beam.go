@@ -298,7 +298,7 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 			for i, l := range logits {
 				b.memberRows[i] = l[row*width : (row+1)*width]
 			}
-			meanLogProbs(b.mean, b.memberRows, b.exps[0])
+			MeanLogProbs(b.mean, b.memberRows, b.exps[0])
 			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
 		}
 		b.cands = cands

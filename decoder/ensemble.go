@@ -75,11 +75,11 @@ func (e *Ensemble[T]) checkEncs(n int) {
 	}
 }
 
-// meanLogProbs writes into mean (len(logits[0]) values) the mean over the members of each word's
+// MeanLogProbs writes into mean (len(logits[0]) values) the mean over the members of each word's
 // log-probability, logits[m] being member m's logits of one row: each member's logits minus their log-sum-exp,
 // in float64, summed, then divided by the number of members (so one member gives exactly its own
 // log-probabilities, x − lse). exps is scratch as long as a row.
-func meanLogProbs[T kernels.Float](mean []float64, logits [][]T, exps []T) {
+func MeanLogProbs[T kernels.Float](mean []float64, logits [][]T, exps []T) {
 	clear(mean)
 	for _, row := range logits {
 		lse := kernels.LogSumExp(row, exps)

@@ -390,11 +390,11 @@ func TestNewEnsembleRefusesDifferentVocabularies(t *testing.T) {
 	}
 }
 
-// TestEnsembleAveragesByMean checks meanLogProbs on numbers worked out by hand: two members' logits of a row
+// TestEnsembleAveragesByMean checks MeanLogProbs on numbers worked out by hand: two members' logits of a row
 // of 2 words, log-softmaxed, averaged.
 func TestEnsembleAveragesByMean(t *testing.T) {
 	mean := make([]float64, 2)
-	meanLogProbs(mean, [][]float64{{0, 0}, {math.Log(3), 0}}, make([]float64, 2))
+	MeanLogProbs(mean, [][]float64{{0, 0}, {math.Log(3), 0}}, make([]float64, 2))
 	// member 1: log ½, log ½; member 2: log ¾, log ¼.
 	want := []float64{(math.Log(0.5) + math.Log(0.75)) / 2, (math.Log(0.5) + math.Log(0.25)) / 2}
 	for i := range want {

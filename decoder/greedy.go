@@ -261,7 +261,7 @@ func (g *greedySearch[T]) run(p, phase int) {
 				for i, m := range g.models {
 					part.logits[i] = m.logits[k*v : (k+1)*v]
 				}
-				meanLogProbs(part.mean, part.logits, part.exps)
+				MeanLogProbs(part.mean, part.logits, part.exps)
 				g.best[k] = kernels.Argmax(part.mean)
 			} else {
 				v := first.d.Cfg.Vocab

@@ -12,6 +12,9 @@ import (
 // length and coverage penalties, n-best lists, early stops and length limits as Beam, in the same code, so that
 // both searches keep the same hypotheses from the same logits and attention.
 //
+// It ranks one model's logits, or an ensemble's: several members' logits of the same rows, ranked by the mean of
+// their log-probabilities as Ensemble.Beam ranks them.
+//
 // Its rows are Beam's: one per sentence at the first step, then Width per sentence still searched, rows j·Width
 // … j·Width+Width-1 being the beams of the j-th of them. A search loops while Rows() > 0: the model decodes
 // Rows() rows from their previous words Prev() into logits and attention weights, Choose ranks their extensions
@@ -19,7 +22,7 @@ import (
 // the n-best lists.
 type BeamSelection[T kernels.Float] struct {
 	b             *beamState[T]
-	logits        [][]T // the model's logits of the step, as candidates takes them
+	members       int // logits slices Choose takes: 1, or an ensemble's members
 	vocab, sents  int
 	rows, t       int   // rows of the next step; steps taken
 	from          []int // the old row of each new row
@@ -29,9 +32,16 @@ type BeamSelection[T kernels.Float] struct {
 
 // NewBeamSelection starts the beam search of len(lengths) sentences with those source lengths, padded to srcLen
 // source positions, over a target vocabulary of vocab words, from bos to eos. It reports options out of range.
-func NewBeamSelection[T kernels.Float](lengths []int, srcLen, vocab, bos, eos int, opts BeamOptions) (*BeamSelection[T], error) {
+//
+// meanOf says how Choose ranks words: 0 by one model's logits, as Beam does for one decoder; n ≥ 1 by the mean
+// of n members' log-probabilities (MeanLogProbs), as Ensemble.Beam does, so that a hypothesis' LogProb is the
+// mean of the members' log-probabilities of it (with 1, exactly that one model's, as with 0).
+func NewBeamSelection[T kernels.Float](lengths []int, srcLen, vocab, bos, eos int, opts BeamOptions, meanOf int) (*BeamSelection[T], error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if meanOf < 0 {
+		return nil, fmt.Errorf("decoder: a beam selection ranking the mean of %d members", meanOf)
 	}
 	sents, k := len(lengths), opts.Width
 	for _, l := range lengths {
@@ -39,8 +49,8 @@ func NewBeamSelection[T kernels.Float](lengths []int, srcLen, vocab, bos, eos in
 			return nil, fmt.Errorf("decoder: a source length of %d in a batch padded to %d positions", l, srcLen)
 		}
 	}
-	return &BeamSelection[T]{b: newBeamState[T](vocab, 0, sents*k, srcLen, slices.Clone(lengths), bos, eos, opts),
-		logits: make([][]T, 1), vocab: vocab, sents: sents, rows: sents, from: make([]int, sents*k),
+	return &BeamSelection[T]{b: newBeamState[T](vocab, meanOf, sents*k, srcLen, slices.Clone(lengths), bos, eos, opts),
+		members: max(meanOf, 1), vocab: vocab, sents: sents, rows: sents, from: make([]int, sents*k),
 		spreadLogits: sents * k * vocab, spreadWeights: sents * k * srcLen}, nil
 }
 
@@ -52,27 +62,35 @@ func (s *BeamSelection[T]) Rows() int { return s.rows }
 // changes it.
 func (s *BeamSelection[T]) Prev() []int { return s.b.prev[:s.rows] }
 
-// Choose takes the step's logits (Rows() rows of vocab values) and attention weights (Rows() rows of srcLen
-// values, each row's weights past its source length unread), ranks every sentence's extensions, sets aside the
-// finished hypotheses and picks the next step's rows; it reports whether there is a next step. Both buffers must
-// have room for Width rows per sentence: the first step's rows are spread in place to their sentences' first
-// beams, j·Width.
-func (s *BeamSelection[T]) Choose(logits, weights []T) bool {
+// Choose takes the step's logits, one slice per member (one for a model alone; each Rows() rows of vocab values),
+// and the attention weights the hypotheses keep (Rows() rows of srcLen values, each row's weights past its source
+// length unread), ranks every sentence's extensions, sets aside the finished hypotheses and picks the next step's
+// rows; it reports whether there is a next step. The buffers must have room for Width rows per sentence: the
+// first step's rows are spread in place to their sentences' first beams, j·Width.
+func (s *BeamSelection[T]) Choose(logits [][]T, weights []T) bool {
 	k := s.b.k
 	if s.rows == 0 {
 		panic("decoder: BeamSelection.Choose after the search ended")
 	}
+	if len(logits) != s.members {
+		panic(fmt.Sprintf("decoder: BeamSelection.Choose got the logits of %d members; it ranks %d", len(logits), s.members))
+	}
 	if s.t == 0 {
-		if len(logits) < s.spreadLogits || len(weights) < s.spreadWeights {
-			panic(fmt.Sprintf("decoder: BeamSelection's first step got %d logits and %d weights; it needs room for %d and %d",
-				len(logits), len(weights), s.spreadLogits, s.spreadWeights))
+		for _, l := range logits {
+			if len(l) < s.spreadLogits {
+				panic(fmt.Sprintf("decoder: BeamSelection's first step got %d logits; it needs room for %d", len(l), s.spreadLogits))
+			}
 		}
-		spreadRows(logits, s.vocab, s.sents, k)
+		if len(weights) < s.spreadWeights {
+			panic(fmt.Sprintf("decoder: BeamSelection's first step got %d weights; it needs room for %d", len(weights), s.spreadWeights))
+		}
+		for _, l := range logits {
+			spreadRows(l, s.vocab, s.sents, k)
+		}
 		spreadRows(weights, s.b.srcLen, s.sents, k)
 	}
 	s.b.weights = weights
-	s.logits[0] = logits
-	n := s.b.chooseAll(s.t, s.logits, s.vocab, nil, nil) * k
+	n := s.b.chooseAll(s.t, logits, s.vocab, nil, nil) * k
 	for r, f := range s.b.from[:n] {
 		if s.t == 0 { // the first step's row of the sentence of row j·k is j
 			f /= k
