@@ -542,8 +542,8 @@ func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Bat
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
-				if opts.greedy() { // a Transformer's greedy search, which decodes a batch at a time
-					for r, h := range m.Greedy(b, opts.MaxLen) {
+				if opts.greedy() { // a Transformer's (or Transformers' ensemble's) greedy search, a batch at a time
+					for r, h := range models.Greedy(b, opts.MaxLen) {
 						i := index[b.Index[r]]
 						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 						ids[i] = h.Tokens

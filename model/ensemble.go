@@ -8,6 +8,7 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/transformer"
 )
 
 // SameText reports, as an error naming what differs, whether two checkpoints read or write text differently:
@@ -33,12 +34,14 @@ func SameText(a, b *Checkpoint) error {
 
 // Ensemble is models that read and write the same text (SameText), translated together: at every step each
 // model scores the next word from its own state, and the search ranks words by the mean of their
-// log-probabilities (decoder.Ensemble). Its first model's vocabularies, subword merges, tokenizer settings and
-// lexicon are the ensemble's, and its attention is the translations'. An Ensemble of one model searches as that
-// model's own decoder does (with bfloat16 products and shortlists where asked for).
+// log-probabilities (decoder.Ensemble for recurrent models, transformer.Ensemble for Transformers: the members
+// are all of one kind). Its first model's vocabularies, subword merges, tokenizer settings and lexicon are the
+// ensemble's, and its attention is the translations'. An Ensemble of one model searches as that model's own
+// decoder does (with bfloat16 products and shortlists where asked for).
 type Ensemble struct {
 	Models []*Seq2Seq[float32]
-	dec    *decoder.Ensemble[float32] // nil for one model
+	dec    *decoder.Ensemble[float32]     // several recurrent models; nil otherwise
+	tf     *transformer.Ensemble[float32] // several Transformers; nil otherwise
 }
 
 // NewEnsemble returns the ensemble of the checkpoints cks, loaded from paths, in that order. Each must read and
@@ -54,13 +57,30 @@ func NewEnsemble(paths []string, cks []*Checkpoint) (*Ensemble, error) {
 			return nil, fmt.Errorf("ensemble: %s and %s read or write different text, and an ensemble averages the models' "+
 				"log-probabilities of the same target tokens after the same source tokens: %w", paths[0], paths[i], err)
 		}
-		if ck.Model.Transformer != nil && len(cks) > 1 {
-			return nil, fmt.Errorf("ensemble: %s is a Transformer (model.type transformer), and ensembles of Transformers are not available yet; translate with one model", paths[i])
+		if first, tf := cks[0].Model.Transformer != nil, ck.Model.Transformer != nil; first != tf {
+			kind := func(tf bool) string {
+				if tf {
+					return "a Transformer (model.type transformer)"
+				}
+				return "a recurrent model"
+			}
+			return nil, fmt.Errorf("ensemble: %s is %s and %s %s, and an ensemble's models must all be recurrent or all Transformers",
+				paths[0], kind(first), paths[i], kind(tf))
 		}
 		e.Models = append(e.Models, ck.Model)
 		decs = append(decs, ck.Model.Decoder)
 	}
-	if len(decs) > 1 {
+	if len(cks) > 1 && cks[0].Model.Transformer != nil {
+		tfs := make([]*transformer.Model[float32], len(cks))
+		for i, ck := range cks {
+			tfs[i] = ck.Model.Transformer
+		}
+		tf, err := transformer.NewEnsemble(tfs...)
+		if err != nil {
+			return nil, err
+		}
+		e.tf = tf
+	} else if len(decs) > 1 {
 		dec, err := decoder.NewEnsemble(decs...)
 		if err != nil {
 			return nil, err
@@ -99,9 +119,37 @@ func (e *Ensemble) GreedyQueue(rows, threads int, next func() *decoder.Block[flo
 	e.dec.GreedyQueue(rows, threads, next, data.BOSID, data.EOSID, maxLen, done)
 }
 
+// memories runs every Transformer's encoder over a batch.
+func (e *Ensemble) memories(b *data.Batch) []*transformer.Memory[float32] {
+	mems := make([]*transformer.Memory[float32], len(e.Models))
+	for i, m := range e.Models {
+		mems[i] = m.EncodeTransformer(b)
+	}
+	return mems
+}
+
+// Greedy decodes a batch greedily from <s> to </s>, at most maxLen words, as Seq2Seq.Greedy does, a batch at a
+// time: the hypotheses of its b.Real real rows. It is how a Transformer or an ensemble of Transformers
+// translates greedily (recurrent models keep rows busy across batches with GreedyQueue).
+func (e *Ensemble) Greedy(b *data.Batch, maxLen int) []decoder.Hypothesis {
+	switch {
+	case e.tf != nil:
+		return e.tf.Greedy(e.memories(b), data.BOSID, data.EOSID, maxLen)[:b.Real]
+	case e.dec != nil:
+		return e.dec.Greedy(e.encode(b), b.SrcLengths, data.BOSID, data.EOSID, maxLen)[:b.Real]
+	}
+	return e.Models[0].Greedy(b, maxLen)
+}
+
 // Beam decodes a batch with beam search, as decoder.Decoder.BeamShortlist does; short must be nil for an
 // ensemble of several models.
 func (e *Ensemble) Beam(b *data.Batch, opts decoder.BeamOptions, short *decoder.Shortlist[float32]) ([][]decoder.Scored, error) {
+	if e.tf != nil {
+		if short != nil {
+			return nil, fmt.Errorf("ensemble: a shortlist with %d models", len(e.Models))
+		}
+		return e.tf.Beam(e.memories(b), data.BOSID, data.EOSID, opts)
+	}
 	if m := e.Models[0]; e.dec == nil && m.Transformer != nil {
 		if short != nil {
 			return nil, errors.New("ensemble: a shortlist with a Transformer, which has none yet")

@@ -99,3 +99,72 @@ func TestEnsembleOfAModelWithItself(t *testing.T) {
 		}
 	}
 }
+
+// TestEnsembleOfTransformers: two Transformers over the same vocabularies make an ensemble; the ensemble of one
+// with itself translates as it alone (greedily and with beam search, n-best scores to the last bit), and the
+// ensemble of two differs from the first model alone in some sentence; a recurrent model and a Transformer are
+// refused, both paths named.
+func TestEnsembleOfTransformers(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Model = tinyTransformer(cfg.Model)
+	pairs := tinyCorpus(40, 1)
+	a, examples := tinySetup(t, cfg, pairs)
+	other := cfg
+	other.Model.DModel, other.Model.Heads, other.Train.Seed = 8, 1, cfg.Train.Seed+1
+	b, _ := tinySetup(t, other, pairs)
+	ck := func(c Config, m *Seq2Seq[float32]) *Checkpoint { return &Checkpoint{Config: c, Model: m} }
+	two, err := NewEnsemble([]string{"a.ckpt", "b.ckpt"}, []*Checkpoint{ck(cfg, a), ck(other, b)})
+	if err != nil {
+		t.Fatalf("two Transformers over the same vocabularies: %v", err)
+	}
+	twice, err := NewEnsemble([]string{"a.ckpt", "a.ckpt"}, []*Checkpoint{ck(cfg, a), ck(cfg, a)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := data.MakeBatches(examples[:7], data.BatchOptions{BatchSize: 7}, nil)[0]
+	opts := decoder.BeamOptions{Width: 3, NBest: 3, MaxLen: 12, Alpha: 0.6, Beta: 0.2}
+	want, err := a.Transformer.Beam(a.EncodeTransformer(&batch), data.BOSID, data.EOSID, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy := a.Greedy(&batch, 12)
+	differs := false
+	for name, e := range map[string]*Ensemble{"twice": twice, "single": Single(a), "two": two} {
+		got, err := e.Beam(&batch, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hyps := e.Greedy(&batch, 12)
+		if len(hyps) != batch.Real {
+			t.Fatalf("%s: %d greedy hypotheses of %d sentences", name, len(hyps), batch.Real)
+		}
+		for s := range want[:batch.Real] {
+			same := slices.Equal(hyps[s].Tokens, greedy[s].Tokens)
+			for i, w := range want[s] {
+				g := got[s][i]
+				same = same && slices.Equal(g.Tokens, w.Tokens) && g.LogProb == w.LogProb && g.Score == w.Score
+			}
+			if name == "two" {
+				differs = differs || !same
+			} else if !same {
+				t.Fatalf("%s, sentence %d: greedy %v, beam %v; the model alone %v, %v", name, s, hyps[s].Tokens, got[s], greedy[s].Tokens, want[s])
+			}
+		}
+	}
+	if !differs {
+		t.Error("the ensemble of two Transformers translates every sentence as the first alone")
+	}
+
+	rec, _ := tinySetup(t, tinyConfig(), pairs)
+	for _, order := range [][2]*Checkpoint{{ck(cfg, a), ck(tinyConfig(), rec)}, {ck(tinyConfig(), rec), ck(cfg, a)}} {
+		_, err := NewEnsemble([]string{"x.ckpt", "y.ckpt"}, order[:])
+		if err == nil {
+			t.Fatal("an ensemble of a recurrent model and a Transformer was made")
+		}
+		for _, want := range []string{"x.ckpt", "y.ckpt", "a Transformer", "a recurrent model"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q lacks %q", err, want)
+			}
+		}
+	}
+}
