@@ -33,15 +33,48 @@ func ensembleOfTwo(t *testing.T) (*model.Seq2Seq[float32], *model.Ensemble) {
 	return a, e
 }
 
+// transformerEnsembleOfTwo is an untrained Transformer over untrainedModel's words and the ensemble of it with
+// another Transformer of a different shape (narrower, one head, learned positions).
+func transformerEnsembleOfTwo(t *testing.T) (*model.Seq2Seq[float32], *model.Ensemble) {
+	t.Helper()
+	words := untrainedModel(t)
+	cfg := tinyTrainConfig()
+	m := &cfg.Model
+	m.Type, m.DModel, m.Heads, m.FF, m.Layers, m.TiedEmbeddings = model.TypeTransformer, 16, 2, 32, 2, true
+	other := cfg
+	other.Model.DModel, other.Model.Heads, other.Model.Positions = 8, 1, "learned"
+	var models []*model.Seq2Seq[float32]
+	for i, c := range []model.Config{cfg, other} {
+		tf, err := model.New[float32](c.Model, words.SrcVocab, words.TgtVocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf.Init(rand.New(rand.NewPCG(uint64(i+3), 0)))
+		models = append(models, tf)
+	}
+	e, err := model.NewEnsemble([]string{"a.ckpt", "b.ckpt"}, []*model.Checkpoint{{Config: cfg, Model: models[0]}, {Config: other, Model: models[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return models[0], e
+}
+
 // ensembleSentences are the test sentences of the ensembles below, over untrainedModel's words.
 var ensembleSentences = [][]string{{"a", "b", "c"}, {"d"}, {"e", "e", "a", "b"}, {"c", "d", "e", "a", "b"}, {"b", "a"}, {"d", "c"}, {"a"}}
 
 // TestEnsembleTranslatesAsItsSearch: translating with DecodeOptions.Ensemble, greedily and with a beam of 3
 // and n-best lists, in batches of 2, gives each sentence what the ensemble's beam search gives it alone (a beam
-// of 1 is greedy search): the same words, score, alternatives and attention (the first model's). The
-// translations must differ from the first model's alone, or the option would not be shown to matter.
+// of 1 is greedy search): the same words, score, alternatives and attention (the first model's), for recurrent
+// models and for Transformers. The translations must differ from the first model's alone, or the option would
+// not be shown to matter.
 func TestEnsembleTranslatesAsItsSearch(t *testing.T) {
-	a, e := ensembleOfTwo(t)
+	t.Run("recurrent", func(t *testing.T) { testEnsembleTranslatesAsItsSearch(t, ensembleOfTwo) })
+	t.Run("transformer", func(t *testing.T) { testEnsembleTranslatesAsItsSearch(t, transformerEnsembleOfTwo) })
+}
+
+// testEnsembleTranslatesAsItsSearch is TestEnsembleTranslatesAsItsSearch with the ensemble two makes.
+func testEnsembleTranslatesAsItsSearch(t *testing.T, two func(*testing.T) (*model.Seq2Seq[float32], *model.Ensemble)) {
+	a, e := two(t)
 	for _, beam := range []int{1, 3} {
 		opts := DecodeOptions{MaxLen: 8, Batch: 2, Beam: beam, Alpha: 0.5, Ensemble: e}
 		if beam > 1 {
@@ -64,7 +97,7 @@ func TestEnsembleTranslatesAsItsSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := lists[0]
-			if g, w := got[i].Output, a.TgtVocab.Decode(want[0].Tokens); !slices.Equal(g, w) {
+			if g, w := got[i].Output, outputTokens(a.TgtVocab, want[0].Hypothesis, s, false); !slices.Equal(g, w) {
 				t.Fatalf("beam %d, sentence %v: translated %v, the ensemble's search %v", beam, s, g, w)
 			}
 			if !slices.EqualFunc(got[i].Attention, want[0].Attention, slices.Equal[[]float32]) {
@@ -75,8 +108,8 @@ func TestEnsembleTranslatesAsItsSearch(t *testing.T) {
 					t.Fatalf("beam %d, sentence %v: score %v and %d alternatives, the ensemble's search %v and %d", beam, s, got[i].Score, len(got[i].Alternatives), want[0].Score, len(want)-1)
 				}
 				for j, alt := range got[i].Alternatives {
-					if !slices.Equal(alt.Output, a.TgtVocab.Decode(want[j+1].Tokens)) || alt.Score != want[j+1].Score {
-						t.Fatalf("beam %d, sentence %v: alternative %d %v (%v), the ensemble's search %v (%v)", beam, s, j, alt.Output, alt.Score, a.TgtVocab.Decode(want[j+1].Tokens), want[j+1].Score)
+					if !slices.Equal(alt.Output, outputTokens(a.TgtVocab, want[j+1].Hypothesis, s, false)) || alt.Score != want[j+1].Score {
+						t.Fatalf("beam %d, sentence %v: alternative %d %v (%v), the ensemble's search %v (%v)", beam, s, j, alt.Output, alt.Score, outputTokens(a.TgtVocab, want[j+1].Hypothesis, s, false), want[j+1].Score)
 					}
 				}
 			}
