@@ -93,7 +93,8 @@ func (fs *files) orStdout(path string, stdout io.Writer) (io.Writer, error) {
 }
 
 // LoadModels loads the checkpoints of --model: one, or several to translate with as an ensemble, which
-// model.NewEnsemble refuses when two of them read or write different text. It returns the first checkpoint,
+// model.NewEnsemble refuses when two of them read or write different text or mix recurrent models and
+// Transformers. It returns the first checkpoint,
 // whose vocabularies, tokenizer, decode settings and attention are the translation's, and the ensemble of all
 // of them, nil for one.
 func LoadModels(paths []string) (*model.Checkpoint, *model.Ensemble, error) {

@@ -15,7 +15,7 @@ import (
 // in their source or target vocabularies, their subword merges, or the data settings that turn a line of text
 // into their tokens (data.lowercase, and data.subword, which decides whether the "@@" markers of text split
 // beforehand are kept). Models that agree on all of these can be ensembled (NewEnsemble), whatever their
-// architectures.
+// architectures, so long as they are all recurrent or all Transformers.
 func SameText(a, b *Checkpoint) error {
 	var differ []string
 	for _, c := range Diff(a.Config, b.Config) {
