@@ -42,46 +42,23 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
 	enc := m.Encode(b)
 	f := m.Decoder.TeacherForcedAll(enc, b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen)
-	logits, weights, heads := f.Logits, f.Weights, f.Heads
-	v, rows, srcLen, nh := m.TgtVocab.Size(), b.Rows, b.SrcLen, m.Decoder.HeadCount()
+	srcLen, nh := b.SrcLen, m.Decoder.HeadCount()
 	out := make([]Forced, b.Real)
-	for r := range out {
-		for t := 0; t < b.TgtLen; t++ {
-			// The target ends at its </s>, not at the first PadID: an untrained model's words may be <pad>.
-			y := b.TgtOut[t*rows+r]
-			if t > 0 && b.TgtOut[(t-1)*rows+r] == data.EOSID {
-				break
+	forcedSteps(out, b, f.Logits, m.TgtVocab.Size(), func(r, step int) {
+		n := b.SrcLengths[r]
+		out[r].Attention = append(out[r].Attention, float32Row(f.Weights, step*srcLen, n))
+		if f.Alignment != nil {
+			out[r].Alignment = append(out[r].Alignment, float32Row(f.Alignment, step*srcLen, n))
+		}
+		if f.Heads != nil {
+			if out[r].Heads == nil {
+				out[r].Heads = make([][][]float32, nh)
 			}
-			step := t*rows + r
-			row := logits[step*v : (step+1)*v]
-			out[r].LogProbs = append(out[r].LogProbs, float64(row[y])-logSumExp(row))
-			att := make([]float32, b.SrcLengths[r])
-			for i := range att {
-				att[i] = float32(weights[step*srcLen+i])
-			}
-			out[r].Attention = append(out[r].Attention, att)
-			if f.Alignment != nil {
-				al := make([]float32, b.SrcLengths[r])
-				for i := range al {
-					al[i] = float32(f.Alignment[step*srcLen+i])
-				}
-				out[r].Alignment = append(out[r].Alignment, al)
-			}
-			if heads != nil {
-				if out[r].Heads == nil {
-					out[r].Heads = make([][][]float32, nh)
-				}
-				for j := range out[r].Heads {
-					row := heads[(step*nh+j)*srcLen:][:b.SrcLengths[r]]
-					att := make([]float32, len(row))
-					for i, w := range row {
-						att[i] = float32(w)
-					}
-					out[r].Heads[j] = append(out[r].Heads[j], att)
-				}
+			for j := range out[r].Heads {
+				out[r].Heads[j] = append(out[r].Heads[j], float32Row(f.Heads, (step*nh+j)*srcLen, n))
 			}
 		}
-	}
+	})
 	if enc.Self != nil {
 		addSelfAttention(out, enc.Self, m.Encoder.Self.Heads, b.SrcLengths, srcLen)
 	}
@@ -110,4 +87,32 @@ func addSelfAttention[T kernels.Float](out []Forced, cache *encoder.SelfAttentio
 			}
 		}
 	}
+}
+
+// forcedSteps appends to out[r].LogProbs, for each row r of out and each target position t of the batch up to
+// and including its </s>, the log-probability of its word under logits ((TgtLen, Rows, v), time-major), and
+// calls at(r, t·Rows+r) there for the rest of the position's figures.
+func forcedSteps[T kernels.Float](out []Forced, b *data.Batch, logits []T, v int, at func(r, step int)) {
+	rows := b.Rows
+	for r := range out {
+		for t := 0; t < b.TgtLen; t++ {
+			// The target ends at its </s>, not at the first PadID: an untrained model's words may be <pad>.
+			if t > 0 && b.TgtOut[(t-1)*rows+r] == data.EOSID {
+				break
+			}
+			step := t*rows + r
+			row := logits[step*v : (step+1)*v]
+			out[r].LogProbs = append(out[r].LogProbs, float64(row[b.TgtOut[step]])-logSumExp(row))
+			at(r, step)
+		}
+	}
+}
+
+// float32Row returns x[off : off+n] as float32.
+func float32Row[T kernels.Float](x []T, off, n int) []float32 {
+	row := make([]float32, n)
+	for i, w := range x[off : off+n] {
+		row[i] = float32(w)
+	}
+	return row
 }

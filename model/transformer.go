@@ -57,43 +57,31 @@ func (m *Seq2Seq[T]) EncodeTransformer(b *data.Batch) *transformer.Memory[T] {
 // (the attention is the search's Hypothesis.Attention).
 func forceTransformer[T kernels.Float](m *Seq2Seq[T], b *data.Batch) []Forced {
 	f := m.Transformer.Force(m.EncodeTransformer(b), b.TgtIn, b.TgtLen)
-	v, rows, srcLen, nh, head := m.TgtVocab.Size(), b.Rows, b.SrcLen, m.Transformer.Cfg.Heads, m.Transformer.Cfg.AlignmentHead
+	srcLen, nh, head := b.SrcLen, m.Transformer.Cfg.Heads, m.Transformer.Cfg.AlignmentHead
 	heads := f.Cross[m.Transformer.Cfg.AttentionLayer*nh:][:nh]
 	out := make([]Forced, b.Real)
-	for r := range out {
-		for t := 0; t < b.TgtLen; t++ {
-			// The target ends at its </s>, not at the first PadID: an untrained model's words may be <pad>.
-			if t > 0 && b.TgtOut[(t-1)*rows+r] == data.EOSID {
-				break
-			}
-			step := t*rows + r
-			row := f.Logits[step*v : (step+1)*v]
-			out[r].LogProbs = append(out[r].LogProbs, float64(row[b.TgtOut[step]])-logSumExp(row))
-			n := b.SrcLengths[r]
-			reported := make([]float32, n)
-			if nh > 1 && out[r].Heads == nil {
-				out[r].Heads = make([][][]float32, nh)
-			}
-			for j, w := range heads {
-				att := make([]float32, n)
-				for i := range att {
-					att[i] = float32(w[step*srcLen+i])
-				}
-				switch head {
-				case 0:
-					for i, a := range att {
-						reported[i] += a / float32(nh)
-					}
-				case j + 1:
-					copy(reported, att)
-				}
-				if nh > 1 {
-					out[r].Heads[j] = append(out[r].Heads[j], att)
-				}
-			}
-			out[r].Attention = append(out[r].Attention, reported)
+	forcedSteps(out, b, f.Logits, m.TgtVocab.Size(), func(r, step int) {
+		n := b.SrcLengths[r]
+		reported := make([]float32, n)
+		if nh > 1 && out[r].Heads == nil {
+			out[r].Heads = make([][][]float32, nh)
 		}
-	}
+		for j, w := range heads {
+			att := float32Row(w, step*srcLen, n)
+			switch head {
+			case 0:
+				for i, a := range att {
+					reported[i] += a / float32(nh)
+				}
+			case j + 1:
+				copy(reported, att)
+			}
+			if nh > 1 {
+				out[r].Heads[j] = append(out[r].Heads[j], att)
+			}
+		}
+		out[r].Attention = append(out[r].Attention, reported)
+	})
 	return out
 }
 
