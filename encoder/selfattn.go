@@ -475,35 +475,13 @@ func (s *SelfAttention[T]) Graph(p *graph.Params[T], fwd, bwd *G.Node, lengths *
 				attn = add(attn, term)
 			}
 		}
-		y1 := s.layerNormGraph(p, add(x, graph.AddBias[T](attn, p.Whole(b.OutB))), b.Norm1Gain, b.Norm1Bias, n)
+		y1 := graph.LayerNorm(p, add(x, graph.AddBias[T](attn, p.Whole(b.OutB))), b.Norm1Gain, b.Norm1Bias, n, d)
 		act := G.Must(G.Rectify(graph.AddBias[T](mul(y1, p.Whole(b.FF1W)), p.Whole(b.FF1B))))
 		res2 := add(y1, graph.AddBias[T](mul(act, p.Whole(b.FF2W)), p.Whole(b.FF2B)))
-		x = graph.MaskPositions[T](s.layerNormGraph(p, res2, b.Norm2Gain, b.Norm2Bias, n), lengths, srcLen)
+		x = graph.MaskPositions[T](graph.LayerNorm(p, res2, b.Norm2Gain, b.Norm2Bias, n, d), lengths, srcLen)
 	}
 	split := func(from int) *G.Node {
 		return G.Must(G.Reshape(graph.Columns[T](x, from, from+half), []int{rows, srcLen, half}))
 	}
 	return split(0), split(half)
-}
-
-// layerNormGraph is kernels.LayerNorm in gorgonia ops over x (n, D): row means as products with a constant
-// (D, D) matrix of 1/D, the gain spread over the rows as an outer product with a column of ones.
-func (s *SelfAttention[T]) layerNormGraph(p *graph.Params[T], x *G.Node, gain, bias *param.Tensor[T], n int) *G.Node {
-	d := s.Dim
-	avg := make([]T, d*d)
-	for i := range avg {
-		avg[i] = T(1 / float64(d))
-	}
-	ones := make([]T, n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	avgM := G.NewConstant(tensor.New(tensor.WithShape(d, d), tensor.WithBacking(avg)), G.WithName(fmt.Sprintf("avg%d", d)))
-	onesM := G.NewConstant(tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(ones)), G.WithName(fmt.Sprintf("ones%d", n)))
-	centred := G.Must(G.Sub(x, G.Must(G.Mul(x, avgM))))
-	variance := G.Must(G.Mul(G.Must(G.HadamardProd(centred, centred)), avgM))
-	// 1/√v as Inverse(Sqrt(v)): gorgonia v0.9.18's InverseSqrt has a wrong gradient (−g/(2y³) for −g·y³/2).
-	rstd := G.Must(G.Inverse(G.Must(G.Sqrt(G.Must(G.Add(variance, G.NewConstant(T(kernels.LayerNormEps))))))))
-	gains := G.Must(G.Mul(onesM, p.View(gain, 0, 1, d)))
-	return graph.AddBias[T](G.Must(G.HadamardProd(G.Must(G.HadamardProd(centred, rstd)), gains)), p.Whole(bias))
 }

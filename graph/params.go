@@ -136,3 +136,26 @@ func (p *Params[T]) AddGrads(grads *param.Set[T], scale T) {
 		})
 	}
 }
+
+// LayerNorm is kernels.LayerNorm in gorgonia ops over x (n, d), with the gain and bias (d) of a layer norm bound
+// from p: row means as products with a constant (d, d) matrix of 1/d, the gain spread over the rows as an outer
+// product with a column of ones. It is the unfused graphs' layer norm (the encoder's self-attention blocks, the
+// Transformer's), the autodiff reference of the fused kernels'.
+func LayerNorm[T kernels.Float](p *Params[T], x *G.Node, gain, bias *param.Tensor[T], n, d int) *G.Node {
+	avg := make([]T, d*d)
+	for i := range avg {
+		avg[i] = T(1 / float64(d))
+	}
+	ones := make([]T, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	avgM := G.NewConstant(tensor.New(tensor.WithShape(d, d), tensor.WithBacking(avg)), G.WithName(fmt.Sprintf("avg%d", d)))
+	onesM := G.NewConstant(tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(ones)), G.WithName(fmt.Sprintf("ones%d", n)))
+	centred := G.Must(G.Sub(x, G.Must(G.Mul(x, avgM))))
+	variance := G.Must(G.Mul(G.Must(G.HadamardProd(centred, centred)), avgM))
+	// 1/√v as Inverse(Sqrt(v)): gorgonia v0.9.18's InverseSqrt has a wrong gradient (−g/(2y³) for −g·y³/2).
+	rstd := G.Must(G.Inverse(G.Must(G.Sqrt(G.Must(G.Add(variance, G.NewConstant(T(kernels.LayerNormEps))))))))
+	gains := G.Must(G.Mul(onesM, p.View(gain, 0, 1, d)))
+	return AddBias[T](G.Must(G.HadamardProd(G.Must(G.HadamardProd(centred, rstd)), gains)), p.Whole(bias))
+}
