@@ -305,6 +305,55 @@ func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen i
 	return apply(op, scores)
 }
 
+// AttentionSoftmax is the softmax of attention scores (B·Lq, Lk) whose rows are queries: row r·Lq+i holds the
+// scores of query i of sentence r against every key. Query i of sentence r sees the keys below (*keyLengths)[r]
+// (every key when keyLengths is nil) and, with causal, only those up to position i as well (a decoder's
+// self-attention); the others get weight exactly 0, and a query that sees no key gets weights all 0, so it
+// carries no value and passes no gradient (unlike MaskedSoftmax's uniform weights). Gradient:
+// dx = w ⊙ (g − Σ_j w_j g_j), 0 wherever w is.
+func AttentionSoftmax[T kernels.Float](scores *G.Node, keyLengths *[]int, queries int, causal bool) *G.Node {
+	shape := scores.Shape().Clone()
+	k := shape[1]
+	if shape.Dims() != 2 || queries < 1 || shape[0]%queries != 0 {
+		panic(fmt.Sprintf("graph: AttentionSoftmax of %v with %d queries a row", shape, queries))
+	}
+	rows := shape[0] / queries
+	// valid is the number of keys query i of sentence r sees.
+	valid := func(r, i int) int {
+		n := k
+		if keyLengths != nil {
+			n = max(0, min((*keyLengths)[r], k))
+		}
+		if causal {
+			n = min(n, i+1)
+		}
+		return n
+	}
+	op := newOp[T](fmt.Sprintf("AttentionSoftmax(%v,%d,%v,%v)", shape, queries, keyLengths != nil, causal), shape, []int{2}, func(in [][]T, out []T) {
+		copy(out, in[0])
+		for r := 0; r < rows; r++ {
+			for i := 0; i < queries; i++ {
+				row := out[(r*queries+i)*k : (r*queries+i+1)*k]
+				if n := valid(r, i); n > 0 {
+					kernels.SoftmaxRow(row, n)
+				} else {
+					clear(row)
+				}
+			}
+		}
+	})
+	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+		gop := newOp[T](fmt.Sprintf("AttentionSoftmaxGrad(%v,%d,%v,%v)", shape, queries, keyLengths != nil, causal), shape, []int{2, 2}, func(in [][]T, out []T) {
+			w, g := in[0], in[1]
+			for r := 0; r < shape[0]; r++ {
+				kernels.SoftmaxRowBackward(w[r*k:(r+1)*k], g[r*k:(r+1)*k], out[r*k:(r+1)*k])
+			}
+		})
+		return G.Nodes{apply(gop, output, grad)}, nil
+	}
+	return apply(op, scores)
+}
+
 // MaskPositions zeroes the rows of x (B·S, D) that lie past their sentence's length: row r·S+i is kept when
 // i < (*lengths)[r]. Gradient: the output gradient, masked the same way.
 func MaskPositions[T kernels.Float](x *G.Node, lengths *[]int, srcLen int) *G.Node {
