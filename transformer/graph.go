@@ -33,15 +33,7 @@ import (
 // needs Cfg.AlignmentHead ≥ 1 (the model's config checks it; Graph panics otherwise).
 func (m *Model[T]) Graph(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]int, rows, srcLen, tgtLen int,
 	mask func(name string, steps int) *G.Node, smoothing float64, pad int, guide *G.Node, guideWeight float64) (loss, guided *G.Node) {
-	encMaskNodes := []*G.Node{mask("drop.tf.src", srcLen)}
-	for l := range m.Enc {
-		encMaskNodes = append(encMaskNodes, mask(fmt.Sprintf("drop.tf.enc.%d.self", l), srcLen), mask(fmt.Sprintf("drop.tf.enc.%d.ff", l), srcLen))
-	}
-	decMaskNodes := []*G.Node{mask("drop.tf.tgt", tgtLen)}
-	for l := range m.Dec {
-		decMaskNodes = append(decMaskNodes, mask(fmt.Sprintf("drop.tf.dec.%d.self", l), tgtLen),
-			mask(fmt.Sprintf("drop.tf.dec.%d.cross", l), tgtLen), mask(fmt.Sprintf("drop.tf.dec.%d.ff", l), tgtLen))
-	}
+	encMaskNodes, decMaskNodes := m.maskNodes(mask, srcLen, tgtLen)
 	mem := m.encoderOp(p, src, srcLengths, rows, srcLen, encMaskNodes)
 	out, pass := m.decoderOp(p, mem, srcLengths, tgtIn, rows, srcLen, tgtLen, decMaskNodes)
 	var w *G.Node
@@ -58,18 +50,41 @@ func (m *Model[T]) Graph(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]i
 	return G.Must(G.Add(loss, G.Must(G.Mul(guided, G.NewConstant(T(guideWeight)))))), guided
 }
 
+// maskNodes asks mask for the dropout masks of Graph (and UnfusedGraph) in the order Graph's comment gives: the
+// encoder's (the embeddings', then per block the self-attention's and the feed-forward layer's) and the
+// decoder's (the embeddings', then per block the self-attention's, the cross-attention's and the feed-forward
+// layer's). A mask may be nil (no dropout there).
+func (m *Model[T]) maskNodes(mask func(name string, steps int) *G.Node, srcLen, tgtLen int) (enc, dec []*G.Node) {
+	enc = []*G.Node{mask("drop.tf.src", srcLen)}
+	for l := range m.Enc {
+		enc = append(enc, mask(fmt.Sprintf("drop.tf.enc.%d.self", l), srcLen), mask(fmt.Sprintf("drop.tf.enc.%d.ff", l), srcLen))
+	}
+	dec = []*G.Node{mask("drop.tf.tgt", tgtLen)}
+	for l := range m.Dec {
+		dec = append(dec, mask(fmt.Sprintf("drop.tf.dec.%d.self", l), tgtLen),
+			mask(fmt.Sprintf("drop.tf.dec.%d.cross", l), tgtLen), mask(fmt.Sprintf("drop.tf.dec.%d.ff", l), tgtLen))
+	}
+	return enc, dec
+}
+
+// guidedHead is the 0-based head that guided alignment trains, Cfg.AlignmentHead − 1; it panics when
+// Cfg.AlignmentHead names no head (a guide needs one; the model's config checks it).
+func (m *Model[T]) guidedHead() int {
+	if m.Cfg.AlignmentHead < 1 || m.Cfg.AlignmentHead > m.Cfg.Heads {
+		panic(fmt.Sprintf("transformer: a guide for alignment head %d of %d heads", m.Cfg.AlignmentHead, m.Cfg.Heads))
+	}
+	return m.Cfg.AlignmentHead - 1
+}
+
 // guidedOp is the guided-alignment loss of the decoder op dec, whose last forward pass *pass is: the scalar
 // −Σ guide log(a + ε) (align.GuideLoss) of the weights a of head Cfg.AlignmentHead of block
 // Cfg.AttentionLayer's cross-attention, gathered (T, B, S) time-major like guide. Its backward pass runs before
 // the decoder op's (it reads dec's output) and gives that attention the loss's gradient on those weights, which
 // the decoder op's backward pass carries down; dec itself gets a zero gradient from it.
 func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPass[T]) *G.Node {
-	if m.Cfg.AlignmentHead < 1 || m.Cfg.AlignmentHead > m.Cfg.Heads {
-		panic(fmt.Sprintf("transformer: a guide for alignment head %d of %d heads", m.Cfg.AlignmentHead, m.Cfg.Heads))
-	}
 	s := guide.Shape()
 	const name = "tf.guided"
-	head := m.Cfg.AlignmentHead - 1
+	head := m.guidedHead()
 	var weights []T
 	return graph.Fused(graph.FusedOp[T]{
 		Name:  fmt.Sprintf("TransformerGuidedAlignment(%d,%d,%d,%d,%d)", s[0], s[1], s[2], m.Cfg.AttentionLayer, head),

@@ -192,6 +192,16 @@ func newGraphRun[T kernels.Float](t testing.TB, m *Model[T], b testBatch, ms *ma
 // newGuidedGraphRun is newGraphRun with guided alignment toward gd (nil: none).
 func newGuidedGraphRun[T kernels.Float](t testing.TB, m *Model[T], b testBatch, ms *masks[T], rng *rand.Rand, smoothing float64, gd *testGuide[T]) *graphRun[T] {
 	t.Helper()
+	return newBuiltGraphRun(t, m, m.Graph, b, ms, rng, smoothing, gd)
+}
+
+// graphBuilder is Model.Graph or Model.UnfusedGraph, of one model.
+type graphBuilder[T kernels.Float] func(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]int, rows, srcLen, tgtLen int,
+	mask func(name string, steps int) *G.Node, smoothing float64, pad int, guide *G.Node, guideWeight float64) (loss, guided *G.Node)
+
+// newBuiltGraphRun is newGuidedGraphRun with the loss built by build (m.Graph or m.UnfusedGraph).
+func newBuiltGraphRun[T kernels.Float](t testing.TB, m *Model[T], build graphBuilder[T], b testBatch, ms *masks[T], rng *rand.Rand, smoothing float64, gd *testGuide[T]) *graphRun[T] {
+	t.Helper()
 	g := &graphRun[T]{p: graph.NewParams[T](nil), src: append([]int(nil), b.src...), srcLengths: append([]int(nil), b.srcLengths...),
 		tgtIn: append([]int(nil), b.tgtIn...), tgtOut: append([]int(nil), b.tgtOut...)}
 	mask := func(string, int) *G.Node { return nil }
@@ -203,7 +213,7 @@ func newGuidedGraphRun[T kernels.Float](t testing.TB, m *Model[T], b testBatch, 
 	if gd != nil {
 		guide, weight = g.p.Input("guide", gd.gold, b.tgtLen, b.rows, b.srcLen), gd.weight
 	}
-	g.loss, g.guided = m.Graph(g.p, &g.src, &g.srcLengths, &g.tgtIn, &g.tgtOut, b.rows, b.srcLen, b.tgtLen, mask, smoothing, data.PadID, guide, weight)
+	g.loss, g.guided = build(g.p, &g.src, &g.srcLengths, &g.tgtIn, &g.tgtOut, b.rows, b.srcLen, b.tgtLen, mask, smoothing, data.PadID, guide, weight)
 	if err := g.p.Differentiate(g.loss); err != nil {
 		t.Fatal(err)
 	}

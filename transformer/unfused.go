@@ -1,0 +1,186 @@
+package transformer
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// UnfusedGraph adds the training loss of a batch to a gorgonia graph as Graph does — the same loss, the same
+// guided term, the same masks asked in the same order, the same layouts, the same arguments — but composed from
+// gorgonia's own ops (products, sums, Hadamard products, ReLU, reshapes, transposes, layer norms written out as
+// graph.LayerNorm) and graph's small ops (AddBias, AttentionSoftmax, SelfMaskedSoftmax, MaskPositions, Columns,
+// Concat, SoftmaxCrossEntropy), whose gradients gorgonia's autodiff derives: the reference the fused stacks'
+// hand-written backward passes are held to (train.unfused=true trains with it). Only the embedding lookup is the
+// shared gather graph.Embed.
+//
+// Activations are batch-major (row r·L+i is position i of sentence r), as the fused passes keep them:
+//
+//	encoder: x = (√D · E_src[w] + P) ⊙ m;  per block: x += SelfAttn(LN1(x)) ⊙ m;  x += FFN(LN2(x)) ⊙ m;
+//	         mem = LN(x), padded rows 0
+//	decoder: y = (√D · E_tgt[w] + P) ⊙ m;  per block: y += CausalSelfAttn(LN1(y)) ⊙ m;
+//	         y += CrossAttn(LN2(y), mem) ⊙ m;  y += FFN(LN3(y)) ⊙ m;  out = LN(y)
+//	loss = Σ_t (smoothed) xent(out_t W_out + b_out, tgtOut_t) over the targets that are not pad
+//
+// The time-major masks and embeddings are transposed to batch-major, the final states back to time-major for
+// the loss, and, with a guide, the weights of head Cfg.AlignmentHead of block Cfg.AttentionLayer's
+// cross-attention to (T, B, S) for align.GuideGraph's −Σ guide log(a + ε).
+func (m *Model[T]) UnfusedGraph(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]int, rows, srcLen, tgtLen int,
+	mask func(name string, steps int) *G.Node, smoothing float64, pad int, guide *G.Node, guideWeight float64) (loss, guided *G.Node) {
+	encMasks, decMasks := m.maskNodes(mask, srcLen, tgtLen)
+	u := unfused[T]{m: m, p: p, rows: rows}
+	d, ns, nt := m.Cfg.Dim, rows*srcLen, rows*tgtLen
+
+	// encoder: x = (√D · E_src[w] + P) ⊙ m, then the blocks
+	x := u.embed(m.SrcEmb, m.SrcPos, src, srcLen, encMasks[0])
+	for l := range m.Enc {
+		b := &m.Enc[l]
+		h := graph.LayerNorm(p, x, b.Norm1.Gain, b.Norm1.Bias, ns, d)
+		a, _ := u.attention(&b.Self, h, h, srcLen, srcLen, func(scores *G.Node) *G.Node {
+			return graph.SelfMaskedSoftmax[T](scores, srcLengths, srcLen)
+		})
+		x = u.residual(x, a, encMasks[1+2*l], srcLen)
+		x = u.residual(x, u.feedForward(&b.FF, graph.LayerNorm(p, x, b.Norm2.Gain, b.Norm2.Bias, ns, d)), encMasks[2+2*l], srcLen)
+	}
+	mem := graph.MaskPositions[T](graph.LayerNorm(p, x, m.EncNorm.Gain, m.EncNorm.Bias, ns, d), srcLengths, srcLen)
+
+	// decoder: y = (√D · E_tgt[w] + P) ⊙ m, then the blocks
+	y := u.embed(m.TgtEmb, m.TgtPos, tgtIn, tgtLen, decMasks[0])
+	var guidedWeights *G.Node // (B·T, S): the weights guided alignment trains
+	for l := range m.Dec {
+		b := &m.Dec[l]
+		h := graph.LayerNorm(p, y, b.Norm1.Gain, b.Norm1.Bias, nt, d)
+		a, _ := u.attention(&b.Self, h, h, tgtLen, tgtLen, func(scores *G.Node) *G.Node {
+			return graph.AttentionSoftmax[T](scores, nil, tgtLen, true)
+		})
+		y = u.residual(y, a, decMasks[1+3*l], tgtLen)
+		h = graph.LayerNorm(p, y, b.Norm2.Gain, b.Norm2.Bias, nt, d)
+		a, weights := u.attention(&b.Cross, h, mem, tgtLen, srcLen, func(scores *G.Node) *G.Node {
+			return graph.AttentionSoftmax[T](scores, srcLengths, tgtLen, false)
+		})
+		if guide != nil && l == m.Cfg.AttentionLayer {
+			guidedWeights = weights[m.guidedHead()]
+		}
+		y = u.residual(y, a, decMasks[2+3*l], tgtLen)
+		y = u.residual(y, u.feedForward(&b.FF, graph.LayerNorm(p, y, b.Norm3.Gain, b.Norm3.Bias, nt, d)), decMasks[3+3*l], tgtLen)
+	}
+	out := u.timeMajor(graph.LayerNorm(p, y, m.DecNorm.Gain, m.DecNorm.Bias, nt, d), tgtLen, d)
+
+	// logits = out W_out + b_out (W_out = E_tgtᵀ when tied), scored against tgtOut as graph.OutputXent does
+	var w *G.Node
+	if m.OutW != nil {
+		w = p.Whole(m.OutW)
+	} else {
+		w = G.Must(G.Transpose(p.Whole(m.TgtEmb)))
+	}
+	logits := graph.AddBias[T](G.Must(G.Mul(out, w)), p.Whole(m.OutB))
+	loss = graph.SoftmaxCrossEntropy[T](logits, tgtOut, pad, smoothing)
+	if guide == nil {
+		return loss, nil
+	}
+	guided = align.GuideGraph[T](G.Must(G.Reshape(u.timeMajor(guidedWeights, tgtLen, srcLen), guide.Shape().Clone())), guide)
+	return G.Must(G.Add(loss, G.Must(G.Mul(guided, G.NewConstant(T(guideWeight)))))), guided
+}
+
+// unfused builds the parts of UnfusedGraph over a batch of rows sentences.
+type unfused[T kernels.Float] struct {
+	m    *Model[T]
+	p    *graph.Params[T]
+	rows int
+}
+
+// swap exchanges the first two axes of x (A, B, width): time-major to batch-major, or back.
+func swap(x *G.Node) *G.Node { return G.Must(G.Transpose(x, 1, 0, 2)) }
+
+// batchMajor is x (L·B, width) or (L, B, width) time-major as (B·L, width) batch-major.
+func (u unfused[T]) batchMajor(x *G.Node, steps, width int) *G.Node {
+	return G.Must(G.Reshape(swap(G.Must(G.Reshape(x, []int{steps, u.rows, width}))), []int{u.rows * steps, width}))
+}
+
+// timeMajor is x (B·L, width) batch-major as (L·B, width) time-major.
+func (u unfused[T]) timeMajor(x *G.Node, steps, width int) *G.Node {
+	return G.Must(G.Reshape(swap(G.Must(G.Reshape(x, []int{u.rows, steps, width}))), []int{steps * u.rows, width}))
+}
+
+// drop is x ⊙ mask, mask time-major (steps, B, D) as the trainer draws it, or x without a mask.
+func (u unfused[T]) drop(x, mask *G.Node, steps int) *G.Node {
+	if mask == nil {
+		return x
+	}
+	return G.Must(G.HadamardProd(x, u.batchMajor(mask, steps, u.m.Cfg.Dim)))
+}
+
+// residual is x + y ⊙ mask: a sub-layer's output y joining the residual stream x.
+func (u unfused[T]) residual(x, y, mask *G.Node, steps int) *G.Node {
+	return G.Must(G.Add(x, u.drop(y, mask, steps)))
+}
+
+// embed is one side's embedding layer, (√D · E[w] + P) ⊙ mask (B·L, D) batch-major over the ids (time-major
+// L×B): the lookup is graph.Embed's, the positions P are sinusoids or the rows of the learned table pos (its
+// last row for positions past it), picked by a constant one-hot matrix.
+func (u unfused[T]) embed(table, pos *param.Tensor[T], ids *[]int, steps int, mask *G.Node) *G.Node {
+	d := u.m.Cfg.Dim
+	e := graph.Embed[T](u.p.Arena, u.p.Whole(table), ids, nil, steps, u.rows, d)
+	e = G.Must(G.Reshape(swap(e), []int{u.rows, steps * d}))
+	e = G.Must(G.Mul(e, G.NewConstant(T(math.Sqrt(float64(d))))))
+	var positions *G.Node // (L·D)
+	if pos == nil {
+		sin := make([]T, steps*d)
+		for i := 0; i < steps; i++ {
+			Position(sin[i*d:(i+1)*d], i)
+		}
+		positions = G.NewConstant(tensor.New(tensor.WithShape(steps*d), tensor.WithBacking(sin)), G.WithName(fmt.Sprintf("sinusoids%d,%d", steps, d)))
+	} else {
+		count := pos.Shape[0]
+		pick := make([]T, steps*count)
+		for i := 0; i < steps; i++ {
+			pick[i*count+min(i, count-1)] = 1 // later positions reuse the last
+		}
+		onehot := G.NewConstant(tensor.New(tensor.WithShape(steps, count), tensor.WithBacking(pick)), G.WithName(fmt.Sprintf("positions%d,%d", steps, count)))
+		positions = G.Must(G.Reshape(G.Must(G.Mul(onehot, u.p.Whole(pos))), []int{steps * d}))
+	}
+	x := G.Must(G.Reshape(graph.AddBias[T](e, positions), []int{u.rows * steps, d}))
+	return u.drop(x, mask, steps)
+}
+
+// attention is the multi-head attention a of the queries from x (B·Lq, D) over the keys and values from mem
+// (B·Lk, D), both batch-major: head j reads columns [j·HD, (j+1)·HD) of Q = x W_Q + b_Q, K = mem W_K + b_K and
+// V = mem W_V + b_V, its weights are softmax(Q_j K_jᵀ / √HD) (B·Lq, Lk), masked by softmax, and
+// a = [A_1 V_1 … A_NH V_NH] W_O + b_O. It returns a and every head's weights.
+func (u unfused[T]) attention(w *Attention[T], x, mem *G.Node, lq, lk int, softmax func(scores *G.Node) *G.Node) (*G.Node, []*G.Node) {
+	hd, p := u.m.HeadDim(), u.p
+	project := func(in *G.Node, weight, bias *param.Tensor[T]) *G.Node {
+		return graph.AddBias[T](G.Must(G.Mul(in, p.Whole(weight))), p.Whole(bias))
+	}
+	q, k, v := project(x, w.QueryW, w.QueryB), project(mem, w.KeyW, w.KeyB), project(mem, w.ValueW, w.ValueB)
+	scale := G.NewConstant(T(1 / math.Sqrt(float64(hd))))
+	head := func(m *G.Node, j, steps int) *G.Node {
+		return G.Must(G.Reshape(graph.Columns[T](m, j*hd, (j+1)*hd), []int{u.rows, steps, hd}))
+	}
+	contexts := make([]*G.Node, u.m.Cfg.Heads)
+	weights := make([]*G.Node, u.m.Cfg.Heads)
+	for j := range contexts {
+		scores := G.Must(G.Mul(G.Must(G.BatchedMatMul(head(q, j, lq), head(k, j, lk), false, true)), scale))
+		weights[j] = softmax(G.Must(G.Reshape(scores, []int{u.rows * lq, lk})))
+		c := G.Must(G.BatchedMatMul(G.Must(G.Reshape(weights[j], []int{u.rows, lq, lk})), head(v, j, lk)))
+		contexts[j] = G.Must(G.Reshape(c, []int{u.rows * lq, hd}))
+	}
+	ctx := contexts[0]
+	if len(contexts) > 1 {
+		ctx = graph.Concat[T](contexts)
+	}
+	return graph.AddBias[T](G.Must(G.Mul(ctx, p.Whole(w.OutW))), p.Whole(w.OutB)), weights
+}
+
+// feedForward is ReLU(h W_1 + b_1) W_2 + b_2.
+func (u unfused[T]) feedForward(f *FeedForward[T], h *G.Node) *G.Node {
+	p := u.p
+	act := G.Must(G.Rectify(graph.AddBias[T](G.Must(G.Mul(h, p.Whole(f.W1))), p.Whole(f.B1))))
+	return graph.AddBias[T](G.Must(G.Mul(act, p.Whole(f.W2))), p.Whole(f.B2))
+}
