@@ -1,7 +1,8 @@
 // Package graph is attend's gorgonia plumbing: custom ops with hand-written forward and backward kernels
-// (gather, per-step select, stack, masked update, bias, masked softmax, softmax cross-entropy), the builder with
-// which the layers wrap their fused kernels as ops (Fused), and the binding of parameter tensors to graph nodes,
-// so that gradients land back in the model's own buffers.
+// (gather, per-step select, stack, masked update, bias, masked softmaxes, softmax cross-entropy), the layer norm
+// of the unfused graphs in gorgonia's ops (LayerNorm), the builder with which the layers wrap their fused kernels
+// as ops (Fused), and the binding of parameter tensors to graph nodes, so that gradients land back in the model's
+// own buffers.
 //
 // None of these ops uses gorgonia's slice or concat, whose node hashing merges slices whose bounds agree mod
 // 256 (gorgonia v0.9.18): every op here hashes its full parameters. Names hold no addresses, so that a graph's

@@ -86,10 +86,14 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 		if guide != nil && m.Transformer.Cfg.AlignmentHead == 0 {
 			return nil, fmt.Errorf("model: guided alignment of a Transformer trains one head of its attention: set model.alignment_head")
 		}
-		// Every mask of a Transformer is (steps, rows, d_model); the fused kernels are its only form.
+		// Every mask of a Transformer is (steps, rows, d_model); unfused, the stacks are gorgonia's ops.
 		d := m.Transformer.Cfg.Dim
 		tf := func(name string, steps int) *G.Node { return mask(name, steps, d, steps, s.rows, d) }
-		tg.loss, tg.guided = m.Transformer.Graph(p, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf,
+		build := m.Transformer.Graph
+		if !fused {
+			build = m.Transformer.UnfusedGraph
+		}
+		tg.loss, tg.guided = build(p, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf,
 			lossOpts.LabelSmoothing, data.PadID, guide, lossOpts.GuideWeight)
 		return tg.compile()
 	}

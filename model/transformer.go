@@ -39,8 +39,6 @@ func (m ModelConfig) validateTransformer(t TrainConfig) []error {
 		errs = append(errs, fmt.Errorf("config: model.self_attention_layers is %d with model.type transformer, whose blocks are model.layers; set it to 0", m.SelfAttentionLayers))
 	case m.FullContextAlignment:
 		errs = append(errs, fmt.Errorf("config: model.full_context_alignment is not available with model.type transformer"))
-	case t.Unfused:
-		errs = append(errs, fmt.Errorf("config: train.unfused is not available with model.type transformer, whose fused kernels are checked against finite differences instead"))
 	case t.GuidedAlignment != "" && m.AlignmentHead == 0:
 		errs = append(errs, fmt.Errorf("config: train.guided_alignment with model.type transformer trains one head of one block's attention over the source: set model.alignment_head to that head (1 to model.heads = %d), in block model.attention_layer", m.Heads))
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -14,7 +16,7 @@ func TestTransformerConfigChecks(t *testing.T) {
 		{"valid", func(*Config) {}, ""},
 		{"heads", func(c *Config) { c.Model.Heads = 3 }, "does not divide model.d_model"},
 		{"attention layer", func(c *Config) { c.Model.AttentionLayer = 3 }, "past the last"},
-		{"unfused", func(c *Config) { c.Train.Unfused = true }, "train.unfused"},
+		{"unfused", func(c *Config) { c.Train.Unfused = true }, ""},
 		{"guided without a head", func(c *Config) { c.Train.GuidedAlignment = "auto" }, "model.alignment_head"},
 		{"guided", func(c *Config) { c.Train.GuidedAlignment, c.Model.AlignmentHead = "auto", 2 }, ""},
 		// model.attention is the recurrent model's, unread: a Transformer's guide does not ask it to be guidable
@@ -49,4 +51,40 @@ func TestTransformerConfigChecks(t *testing.T) {
 	if d := Diff(old, Default()); len(d) != 0 {
 		t.Fatalf("a recurrent config without the Transformer's keys differs from the default in %v", d)
 	}
+}
+
+// TestUnfusedTransformerTrainsAsFused trains a float32 Transformer (learned positions, fewer than the batches'
+// source positions, dropout, label smoothing, guided alignment on head 2 of the first block) for three steps
+// with train.unfused and without, from the same weights with the same masks: each step's loss and guided loss
+// agree to float32 rounding. The batches hold a padding row, whose source has no word.
+func TestUnfusedTransformerTrainsAsFused(t *testing.T) {
+	cfg := ModelConfig{Type: TypeTransformer, DModel: 8, Heads: 2, FF: 12, Layers: 2, Positions: "learned", MaxPositions: 2,
+		AttentionLayer: 1, AlignmentHead: 2, Dropout: 0.25}
+	var losses [2][][2]float64 // per run (fused, unfused), each step's loss and guided loss
+	for run, unfused := range []bool{false, true} {
+		m := newTestModel[float32](t, cfg, 9, 11, 1)
+		tr := NewTrainer(m, 1e-2, 1, 2)
+		tr.Unfused, tr.LabelSmoothing = unfused, 0.1
+		tr.Guide, tr.GuideWeight = guideLinks, 0.5
+		for step := 0; step < 3; step++ {
+			b := randomBatch(rand.New(rand.NewPCG(5, uint64(step))), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
+			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses[run] = append(losses[run], [2]float64{res.Loss, res.Guided})
+		}
+	}
+	var worst float64
+	for step, f := range losses[0] {
+		u := losses[1][step]
+		worst = math.Max(worst, math.Max(math.Abs(f[0]-u[0])/u[0], math.Abs(f[1]-u[1])/u[1]))
+		if !near(f[0], u[0], 1e-4) || !near(f[1], u[1], 1e-4) || u[1] == 0 {
+			t.Errorf("step %d: loss %.7g and guided %.7g fused, %.7g and %.7g unfused", step+1, f[0], f[1], u[0], u[1])
+		}
+	}
+	if losses[0][0] == losses[0][2] {
+		t.Errorf("the loss did not move in three steps: %v", losses[0])
+	}
+	t.Logf("losses %v fused; worst relative gap unfused %.2g", losses[0], worst)
 }

@@ -31,6 +31,8 @@ import (
 // train one head toward the links, and loss adds guideWeight times it; a fourth op computes it from the
 // weights the decoder op kept and hands its gradient back to that op. guided is nil without a guide. A guide
 // needs Cfg.AlignmentHead ≥ 1 (the model's config checks it; Graph panics otherwise).
+//
+// UnfusedGraph builds the same loss from gorgonia's own ops: the reference the tests hold this one to.
 func (m *Model[T]) Graph(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]int, rows, srcLen, tgtLen int,
 	mask func(name string, steps int) *G.Node, smoothing float64, pad int, guide *G.Node, guideWeight float64) (loss, guided *G.Node) {
 	encMaskNodes, decMaskNodes := m.maskNodes(mask, srcLen, tgtLen)
