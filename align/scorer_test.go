@@ -262,7 +262,7 @@ func TestScorerGraphMatchesPlainGo(t *testing.T) {
 			}
 			run(p)
 			auto := set.ZerosLike()
-			p.AddGrads(auto, 1)
+			graph.SumGrads(auto, 1, []*graph.Params[float64]{p}, 1<<15, nil)
 			g := sc.backward(rCtx, rNext)
 			for i, t2 := range s.Params() {
 				gradcheck.Close(t, t2.Name, g.Params[i], auto.Get(t2.Name).Data, autodiffTol)

@@ -118,23 +118,60 @@ func (p *Params[T]) Differentiate(loss *G.Node) error {
 	return nil
 }
 
-// AddGrads adds scale × (the gradients computed by the last run) into grads, a set shaped like the parameters.
-func (p *Params[T]) AddGrads(grads *param.Set[T], scale T) {
-	for i, b := range p.bindings {
-		v := p.grads[i].Value()
-		if v == nil {
-			panic(fmt.Sprintf("graph: no gradient value for %s", b.node.Name()))
-		}
-		src := v.Data().([]T)
-		dst := grads.Get(b.tensor.Name).Data[b.offset : b.offset+len(src)]
-		// A large tensor (the output layer, the embeddings) is shared out over the cores; bindings stay in order,
-		// so two that view the same values still add one after the other.
-		kernels.Parallel(len(src), 1<<16, func(lo, hi int) {
-			for j, g := range src[lo:hi] {
-				dst[lo+j] += scale * g
-			}
-		})
+// SumGrads sets grads, a set shaped like the parameters, to the sum over the graphs ps, in order, of scale × the
+// gradients computed by their last runs: what zeroing grads and adding each graph's in turn, binding by binding, leaves, to
+// the last bit (every value receives the same additions in the same order), in one pass over memory instead of
+// one per graph and one to zero. The pass walks grads.Flat() in blocks of block values, shared out over the
+// cores; done(k, values), when not nil, is called once for block k with its final values while they are still
+// in cache (a norm's partial sums, for example), possibly on another goroutine and in any order of k.
+func SumGrads[T kernels.Float](grads *param.Set[T], scale T, ps []*Params[T], block int, done func(k int, values []T)) {
+	flat := grads.Flat()
+	at := make(map[string]int, len(grads.List())) // each tensor's offset in flat
+	off := 0
+	for _, t := range grads.List() {
+		at[t.Name] = off
+		off += len(t.Data)
 	}
+	// Every bound node's gradient as a span of flat, graph by graph, binding by binding.
+	type span struct {
+		lo  int
+		src []T
+	}
+	var spans []span
+	for _, p := range ps {
+		for i, b := range p.bindings {
+			v := p.grads[i].Value()
+			if v == nil {
+				panic(fmt.Sprintf("graph: no gradient value for %s", b.node.Name()))
+			}
+			lo, ok := at[b.tensor.Name]
+			if !ok {
+				panic(fmt.Sprintf("graph: no gradient tensor %s", b.tensor.Name))
+			}
+			spans = append(spans, span{lo: lo + b.offset, src: v.Data().([]T)})
+		}
+	}
+	blocks := (len(flat) + block - 1) / block
+	kernels.Parallel(blocks, 1, func(first, last int) {
+		for k := first; k < last; k++ {
+			lo, hi := k*block, min((k+1)*block, len(flat))
+			dst := flat[lo:hi]
+			clear(dst)
+			for _, s := range spans {
+				from, to := max(lo, s.lo), min(hi, s.lo+len(s.src))
+				if from >= to {
+					continue
+				}
+				d := dst[from-lo : to-lo]
+				for j, g := range s.src[from-s.lo : to-s.lo] {
+					d[j] += scale * g
+				}
+			}
+			if done != nil {
+				done(k, dst)
+			}
+		}
+	})
 }
 
 // LayerNorm is kernels.LayerNorm in gorgonia ops over x (n, d), with the gain and bias (d) of a layer norm bound

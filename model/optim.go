@@ -80,16 +80,29 @@ const normBlock = 1 << 15
 // fixed summation order, so the norm, and a resumed run, are reproducible bit for bit.
 func GlobalNorm[T kernels.Float](grads *param.Set[T]) float64 {
 	g := grads.Flat()
-	partial := make([]float64, (len(g)+normBlock-1)/normBlock)
+	partial := make([]float64, normBlocks(len(g)))
 	kernels.Parallel(len(partial), 4, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			var sq float64
-			for _, x := range g[k*normBlock : min((k+1)*normBlock, len(g))] {
-				sq += float64(x) * float64(x)
-			}
-			partial[k] = sq
+			partial[k] = sumSquares(g[k*normBlock : min((k+1)*normBlock, len(g))])
 		}
 	})
+	return normOf(grads, partial)
+}
+
+// normBlocks is the number of norm blocks of n gradients.
+func normBlocks(n int) int { return (n + normBlock - 1) / normBlock }
+
+// sumSquares is the sum of the squares of x in float64, in index order: one norm block's partial sum.
+func sumSquares[T kernels.Float](x []T) float64 {
+	var sq float64
+	for _, v := range x {
+		sq += float64(v) * float64(v)
+	}
+	return sq
+}
+
+// normOf is GlobalNorm of grads from its blocks' partial sums (sumSquares of each normBlock values of Flat).
+func normOf[T kernels.Float](grads *param.Set[T], partial []float64) float64 {
 	var sq float64
 	for _, p := range partial {
 		sq += p
@@ -97,11 +110,7 @@ func GlobalNorm[T kernels.Float](grads *param.Set[T]) float64 {
 	// A tensor that stands for several PyTorch parameters counts once more for each further copy.
 	for _, t := range grads.List() {
 		if t.Copies > 1 {
-			var tsq float64
-			for _, x := range t.Data {
-				tsq += float64(x) * float64(x)
-			}
-			sq += float64(t.Copies-1) * tsq
+			sq += float64(t.Copies-1) * sumSquares(t.Data)
 		}
 	}
 	return math.Sqrt(sq)

@@ -12,6 +12,7 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/dist"
+	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
@@ -37,6 +38,7 @@ type Trainer[T kernels.Float] struct {
 	// is always one, workers[0], and with one it steps the whole batch on the caller's goroutine.
 	workers   []*worker[T]
 	draws     *kernels.Arena[T] // with several workers: the batch's dropout masks and noise, drawn before they are shared out
+	squares   []float64         // the gradients' sums of squares per norm block, filled by the reduction (normSquares)
 	maxGraphs int
 }
 
@@ -87,45 +89,80 @@ type StepResult struct {
 	Skipped bool
 }
 
-// Gradients computes the gradient of the batch's token-averaged loss into t.Grads (zeroed first) and returns
-// the loss, without updating the weights. rng draws the dropout masks.
+// Gradients computes the gradient of the batch's token-averaged loss into t.Grads and returns the loss, without
+// updating the weights. rng draws the dropout masks.
 func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error) {
-	t.Grads.Zero()
 	tokens := b.TgtTokens()
-	sum, guided, err := t.accumulate(b, rng, tokens)
+	sum, guided, err := t.accumulate(b, rng, tokens, nil)
 	if err != nil || tokens == 0 {
 		return StepResult{}, err
 	}
 	return t.result(sum, guided, tokens), nil
 }
 
-// accumulate adds the gradient of b's summed loss divided by tokens into t.Grads and returns the summed loss
-// and guided-alignment cross-entropy. A batch without target words adds nothing. With several workers
-// (SetWorkers), each runs the graph of its share of b's rows, and their gradients and losses are added in worker
-// order.
-func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int) (loss, guided float64, err error) {
+// accumulate sets t.Grads to the gradient of b's summed loss divided by tokens and returns the summed loss and
+// guided-alignment cross-entropy; with squares (not nil, one value per norm block: normSquares), it also leaves
+// there the sums of squares of t.Grads' norm blocks, as GlobalNorm adds them. A batch without target words
+// gives zeros. With several workers (SetWorkers), each runs the graph of its share of b's rows, and their
+// gradients and losses are added in worker order.
+func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int, squares []float64) (loss, guided float64, err error) {
 	if b.TgtTokens() == 0 {
+		t.Grads.Zero()
+		clear(squares)
 		return 0, 0, nil
 	}
-	scale := T(1 / float64(tokens))
+	var graphs []*trainGraph[T]
 	if len(t.workers) == 1 || b.Real < 2 {
 		tg, err := t.workers[0].graphFor(t, shape{b.Rows, b.SrcLen, b.TgtLen})
 		if err != nil {
 			return 0, 0, err
 		}
-		return tg.run(b, t.Model.Cfg.Dropout, rng, t.Grads, scale, t.Guide)
-	}
-	if err := t.runWorkers(b, rng); err != nil {
-		return 0, 0, err
-	}
-	// The reduction: each worker's gradients into t.Grads, in order, as one graph's would be.
-	for _, w := range t.workers {
-		if w.tg != nil {
-			l, g := w.tg.collect(t.Grads, scale)
-			loss, guided = loss+l, guided+g
+		if err := tg.run(b, t.Model.Cfg.Dropout, rng, t.Guide); err != nil {
+			return 0, 0, err
+		}
+		graphs = append(graphs, tg)
+	} else {
+		if err := t.runWorkers(b, rng); err != nil {
+			return 0, 0, err
+		}
+		for _, w := range t.workers {
+			if w.tg != nil {
+				graphs = append(graphs, w.tg)
+			}
 		}
 	}
+	loss, guided = t.collect(graphs, T(1/float64(tokens)), squares)
 	return loss, guided, nil
+}
+
+// collect is the reduction of a step: it sets t.Grads to scale × the sum of the gradients of graphs' last runs,
+// added in order as one graph's would be, in one pass over memory (graph.SumGrads) that also fills squares (when
+// not nil) with the sums of squares of the norm blocks; it returns the graphs' summed losses and guided-alignment
+// cross-entropies, and resets the graphs for their next runs.
+func (t *Trainer[T]) collect(graphs []*trainGraph[T], scale T, squares []float64) (loss, guided float64) {
+	ps := make([]*graph.Params[T], len(graphs))
+	for i, tg := range graphs {
+		ps[i] = tg.params
+	}
+	var done func(k int, values []T)
+	if squares != nil {
+		done = func(k int, values []T) { squares[k] = sumSquares(values) }
+	}
+	graph.SumGrads(t.Grads, scale, ps, normBlock, done)
+	for _, tg := range graphs {
+		l, g := tg.losses()
+		loss, guided = loss+l, guided+g
+		tg.vm.Reset()
+	}
+	return loss, guided
+}
+
+// normSquares is the trainer's buffer of one sum of squares per norm block of its gradients (see GlobalNorm).
+func (t *Trainer[T]) normSquares() []float64 {
+	if n := normBlocks(t.Grads.Len()); len(t.squares) != n {
+		t.squares = make([]float64, n)
+	}
+	return t.squares
 }
 
 // runWorkers has every worker run the forward and backward pass of its share of b's rows, each on a goroutine,
@@ -232,14 +269,16 @@ func (t *Trainer[T]) Step(b *data.Batch, rng *rand.Rand) (StepResult, error) {
 // as a single process training on the whole batch would. rng draws this process's dropout masks. A group of
 // more than one process needs float32 weights.
 func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group) (StepResult, error) {
-	t.Grads.Zero()
 	tokens := b.TgtTokens()
 	shard := b
+	var squares []float64 // the norm's partial sums, taken during the reduction when no other process adds to it
 	if group.Size() > 1 {
 		s := b.Shard(group.Rank(), group.Size())
 		shard = &s
+	} else {
+		squares = t.normSquares()
 	}
-	sum, guided, err := t.accumulate(shard, rng, tokens)
+	sum, guided, err := t.accumulate(shard, rng, tokens, squares)
 	if err != nil {
 		return StepResult{}, err
 	}
@@ -265,7 +304,11 @@ func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group)
 		res.Skipped = true
 		return res, nil
 	}
-	res.GradNorm = GlobalNorm(t.Grads)
+	if squares != nil {
+		res.GradNorm = normOf(t.Grads, squares)
+	} else {
+		res.GradNorm = GlobalNorm(t.Grads)
+	}
 	if !isFinite(res.GradNorm) {
 		res.Skipped = true
 		return res, nil
@@ -320,8 +363,8 @@ func (t *Trainer[T]) reserve(w *worker[T], rows, srcLen, tgtLen int) (*trainGrap
 		return nil, err
 	}
 	defer tg.vm.Close()
-	_, _, err = tg.run(b, t.Model.Cfg.Dropout, rand.New(rand.NewPCG(0, 0)), t.Grads, 0, nil)
-	t.Grads.Zero()
+	err = tg.run(b, t.Model.Cfg.Dropout, rand.New(rand.NewPCG(0, 0)), nil)
+	tg.vm.Reset()
 	return tg, err
 }
 

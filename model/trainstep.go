@@ -13,7 +13,6 @@ import (
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
-	"github.com/attend-nmt/attend/param"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -132,18 +131,13 @@ func (tg *trainGraph[T]) compile() (*trainGraph[T], error) {
 	return tg, nil
 }
 
-// run feeds a batch to the graph, draws dropout masks from rng, runs forward and backward, and adds the gradient
-// of the summed loss, times scale, into grads. It returns the summed loss (the guided-alignment term included)
-// and the guided-alignment cross-entropy alone (0 without). With guided alignment, links(i) are the links of
-// example i (data.Batch.Index); a nil links or a batch without Index has none.
-func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, grads *param.Set[T], scale T, links func(i int) []align.Link) (loss, guided float64, err error) {
+// run feeds a batch to the graph, draws dropout masks from rng, and runs forward and backward; the gradients
+// stay in the graph's nodes for the trainer's collect, and the losses for losses. With guided alignment, links(i)
+// are the links of example i (data.Batch.Index); a nil links or a batch without Index has none.
+func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, links func(i int) []align.Link) error {
 	tg.feed(b, links)
 	drawNoise(tg.masks, tg.noise, dropout, rng)
-	if err := tg.forwardBackward(); err != nil {
-		return 0, 0, err
-	}
-	loss, guided = tg.collect(grads, scale)
-	return loss, guided, nil
+	return tg.forwardBackward()
 }
 
 // feed copies a batch of the graph's shape into its inputs, and the gold links of guided alignment (links(i)
@@ -201,7 +195,7 @@ func copyRows[T kernels.Float](dst, src []T, steps, rows, lo, n int) {
 }
 
 // forwardBackward runs the graph forward and backward on what was fed to it. The gradients stay in the graph's
-// nodes until collect reads them; on an error the graph is reset at once.
+// nodes until the trainer's collect reads them; on an error the graph is reset at once.
 func (tg *trainGraph[T]) forwardBackward() error {
 	if err := tg.vm.RunAll(); err != nil {
 		tg.vm.Reset()
@@ -210,12 +204,9 @@ func (tg *trainGraph[T]) forwardBackward() error {
 	return nil
 }
 
-// collect adds the gradient of the last run's summed loss, times scale, into grads, returns that loss (the
-// guided-alignment term included) and the guided-alignment cross-entropy alone (0 without), and resets the
-// graph for its next run.
-func (tg *trainGraph[T]) collect(grads *param.Set[T], scale T) (loss, guided float64) {
-	defer tg.vm.Reset()
-	tg.params.AddGrads(grads, scale)
+// losses returns the last run's summed loss (the guided-alignment term included) and its guided-alignment
+// cross-entropy alone (0 without).
+func (tg *trainGraph[T]) losses() (loss, guided float64) {
 	if tg.guided != nil {
 		guided = float64(tg.guided.Value().Data().(T))
 	}
