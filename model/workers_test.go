@@ -209,3 +209,36 @@ func TestWorkersReserveTheirScratch(t *testing.T) {
 		}
 	}
 }
+
+// TestStepTakesTheNormDuringTheReduction steps batches with one worker and with two and requires each step's
+// gradient norm, which the reduction's block sums give, to be GlobalNorm of the gradients it left, bit for bit,
+// and those gradients to be the ones Gradients computes for the same batch and masks.
+func TestStepTakesTheNormDuringTheReduction(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		cfg := tinyConfig()
+		cfg.Model.Dropout = 0.2
+		m, examples := tinySetup(t, cfg, tinyCorpus(40, 9))
+		plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
+		tr := NewTrainer(m, 1e-2, 1, 2)
+		tr.SetWorkers(workers)
+		for i := range plan[:4] {
+			// Gradients first (the weights stay), then Step on the same batch and masks.
+			if _, err := tr.Gradients(&plan[i], rand.New(rand.NewPCG(uint64(i), 2))); err != nil {
+				t.Fatal(err)
+			}
+			want := append([]float32(nil), tr.Grads.Flat()...)
+			res, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if norm := GlobalNorm(tr.Grads); res.GradNorm != norm || res.GradNorm == 0 {
+				t.Fatalf("%d workers, batch %d: the step's norm %.17g, GlobalNorm %.17g", workers, i, res.GradNorm, norm)
+			}
+			for j, g := range tr.Grads.Flat() {
+				if math.Float32bits(g) != math.Float32bits(want[j]) {
+					t.Fatalf("%d workers, batch %d: gradient %d is %g after Step, %g from Gradients", workers, i, j, g, want[j])
+				}
+			}
+		}
+	}
+}
