@@ -162,10 +162,7 @@ func SumGrads[T kernels.Float](grads *param.Set[T], scale T, ps []*Params[T], bl
 				if from >= to {
 					continue
 				}
-				d := dst[from-lo : to-lo]
-				for j, g := range s.src[from-s.lo : to-s.lo] {
-					d[j] += scale * g
-				}
+				kernels.Axpy(scale, s.src[from-s.lo:to-s.lo], dst[from-lo:to-lo])
 			}
 			if done != nil {
 				done(k, dst)

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // Float is the element type of every tensor in attend: float32 for training and inference, float64 for
@@ -282,6 +283,20 @@ func AddBiasStrided[T Float](x []T, rows, ld int, bias []T) {
 		for j, b := range bias {
 			row[j] += b
 		}
+	}
+}
+
+// Axpy adds alpha·x to y element by element, y[i] += alpha·x[i] for i < len(x), each product rounded to T before
+// the addition, bit for bit what that loop computes in Go. It calls gonum's own assembly (several values per
+// instruction), not the BLAS that Gemm uses: another BLAS may fuse the multiplication and the addition, which
+// rounds once and changes the sums.
+func Axpy[T Float](alpha T, x, y []T) {
+	y = y[:len(x)]
+	switch x := any(x).(type) {
+	case []float32:
+		gonum.Implementation{}.Saxpy(len(x), float32(alpha), x, 1, any(y).([]float32), 1)
+	case []float64:
+		gonum.Implementation{}.Daxpy(len(x), float64(alpha), x, 1, any(y).([]float64), 1)
 	}
 }
 

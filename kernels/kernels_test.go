@@ -272,3 +272,42 @@ func testLogSumExps[T Float](t *testing.T) {
 		}
 	}
 }
+
+// TestAxpyRoundsAsTheLoop requires Axpy to leave exactly (bit for bit) what y[i] += alpha*x[i] leaves, in float32
+// and float64, over lengths with and without a tail, on values whose products and sums round; a fused
+// multiply-add, which rounds once, differs from the loop on such values, so the test can tell.
+func TestAxpyRoundsAsTheLoop(t *testing.T) {
+	testAxpyRoundsAsTheLoop[float32](t)
+	testAxpyRoundsAsTheLoop[float64](t)
+}
+
+func testAxpyRoundsAsTheLoop[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	fused := 0
+	for _, n := range []int{0, 1, 3, 4, 7, 16, 33, 1000} {
+		x, y := make([]T, n), make([]T, n+2) // y longer than x: only len(x) values change
+		for i := range x {
+			x[i] = T(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(5)-2)))
+		}
+		for i := range y {
+			y[i] = T(rng.NormFloat64())
+		}
+		alpha := T(0.3712)
+		want := append([]T(nil), y...)
+		for i, v := range x {
+			want[i] += alpha * v
+			if T(math.FMA(float64(alpha), float64(v), float64(y[i]))) != want[i] {
+				fused++
+			}
+		}
+		Axpy(alpha, x, y)
+		for i := range y {
+			if math.Float64bits(float64(y[i])) != math.Float64bits(float64(want[i])) {
+				t.Fatalf("%T n=%d: y[%d] = %v, the loop gives %v", x, n, i, y[i], want[i])
+			}
+		}
+	}
+	if _, f32 := any(T(0)).(float32); !f32 && fused == 0 {
+		t.Fatalf("%T: no value where a fused multiply-add differs from the loop", T(0))
+	}
+}
