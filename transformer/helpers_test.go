@@ -221,7 +221,7 @@ func newBuiltGraphRun[T kernels.Float](t testing.TB, m *Model[T], build graphBui
 	return g
 }
 
-// run runs the graph and returns the loss, adding its gradients into grads (nil: not read).
+// run runs the graph and returns the loss, setting grads to its gradients (nil: not read).
 func (g *graphRun[T]) run(t testing.TB, grads *param.Set[T]) float64 {
 	t.Helper()
 	defer g.vm.Reset()
@@ -229,7 +229,7 @@ func (g *graphRun[T]) run(t testing.TB, grads *param.Set[T]) float64 {
 		t.Fatal(err)
 	}
 	if grads != nil {
-		g.p.AddGrads(grads, 1)
+		graph.SumGrads(grads, 1, []*graph.Params[T]{g.p}, 1<<15, nil)
 	}
 	return float64(g.loss.Value().Data().(T))
 }
