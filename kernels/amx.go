@@ -1,0 +1,149 @@
+package kernels
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// An experimental bfloat16 product on Intel AMX's tile registers (TDPBF16PS: bfloat16 terms, float32 sums in
+// 16×16 tiles): c = ã·b̃ for ã and b̃ a and b rounded to bfloat16 (to nearest, ties to even). Both operands are
+// rounded and padded with zeros to whole 32×32 blocks first: a (M, K) into row-major bfloat16 rows (amxA), b (K,
+// N) into 16-column panels of bfloat16 pairs (amxB), the layout TDPBF16PS reads. Each product of two bfloat16s is
+// exact in float32, so c is off the float64 sum of the rounded terms by float32 summation only.
+
+const amxBlock = 32 // rows and columns of the block of c that amxStrip keeps in four tiles, and k's per step
+
+// amxRoundUp rounds n up to a whole number of amxBlocks.
+func amxRoundUp(n int) int { return (n + amxBlock - 1) / amxBlock * amxBlock }
+
+// amxA is an (M, K) matrix rounded to bfloat16, row-major with its rows and columns padded with zeros to whole
+// 32s (mp, kp).
+type amxA struct {
+	m, k, mp, kp int
+	data         []uint16
+}
+
+// newAMXA returns an amxA with room for an (m, k) matrix, all zero.
+func newAMXA(m, k int) *amxA {
+	a := &amxA{m: m, k: k, mp: amxRoundUp(m), kp: amxRoundUp(k)}
+	a.data = make([]uint16, a.mp*a.kp)
+	return a
+}
+
+// round rounds the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a row-major
+// matrix, rs = 1, cs = m for the transpose of a row-major (k, m) one. The padding stays zero. x must hold no NaN.
+func (a *amxA) round(x []float32, rs, cs int) {
+	for i := 0; i < a.m; i++ {
+		row := a.data[i*a.kp : i*a.kp+a.k]
+		if cs == 1 {
+			for j, v := range x[i*rs : i*rs+a.k] {
+				row[j] = ToBF16(v)
+			}
+			continue
+		}
+		for j := range row {
+			row[j] = ToBF16(x[i*rs+j*cs])
+		}
+	}
+}
+
+// amxB is a (K, N) matrix rounded to bfloat16 in TDPBF16PS's layout: panels of 16 columns, N padded to whole 32s,
+// each panel kp/2 pair rows of 16 uint32s, where a uint32 holds rows 2p (low half) and 2p+1 (high half) of one
+// column; K is padded with zero rows to kp, a whole 32.
+type amxB struct {
+	k, n, kp, np int
+	data         []uint32
+}
+
+// newAMXB returns an amxB with room for a (k, n) matrix, all zero.
+func newAMXB(k, n int) *amxB {
+	b := &amxB{k: k, n: n, kp: amxRoundUp(k), np: amxRoundUp(n)}
+	b.data = make([]uint32, b.np*b.kp/2)
+	return b
+}
+
+// round rounds the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1 for a
+// row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. w must hold no NaN.
+func (b *amxB) round(w []float32, rs, cs int) {
+	pairs := b.kp / 2
+	for j := 0; j < b.n; j++ {
+		panel := b.data[j/16*pairs*16:]
+		col := j % 16
+		for p := 0; p < b.k/2; p++ {
+			lo, hi := ToBF16(w[2*p*rs+j*cs]), ToBF16(w[(2*p+1)*rs+j*cs])
+			panel[p*16+col] = uint32(lo) | uint32(hi)<<16
+		}
+		if b.k%2 == 1 {
+			panel[b.k/2*16+col] = uint32(ToBF16(w[(b.k-1)*rs+j*cs]))
+		}
+	}
+}
+
+// amxTileConfig returns LDTILECFG's 64 bytes for amxStrip: palette 1 and tiles 0-7 of 16 rows of 64 bytes.
+func amxTileConfig() [64]byte {
+	var cfg [64]byte
+	cfg[0] = 1 // palette
+	for t := 0; t < 8; t++ {
+		cfg[16+2*t] = 64 // bytes a row (uint16, little-endian)
+		cfg[48+t] = 16   // rows
+	}
+	return cfg
+}
+
+// amxMul sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, leaving c's other
+// values alone, on the tile registers of the calling goroutine's thread, which it locks for the call. It fails,
+// computing nothing, where the CPU or the OS refuses AMX (amxPermit) or the shapes do not fit.
+func amxMul(a *amxA, b *amxB, c []float32, ldc int) error {
+	if a.k != b.k {
+		return fmt.Errorf("kernels: amxMul of (%d, %d) by (%d, %d)", a.m, a.k, b.k, b.n)
+	}
+	if a.m == 0 || b.n == 0 {
+		return nil
+	}
+	if ldc < b.n || len(c) < (a.m-1)*ldc+b.n {
+		return fmt.Errorf("kernels: amxMul: c of %d values, ldc %d, for (%d, %d)", len(c), ldc, a.m, b.n)
+	}
+	if err := amxPermit(); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cfg := amxTileConfig()
+	if a.k == 0 {
+		for i := 0; i < a.m; i++ {
+			clear(c[i*ldc : i*ldc+b.n])
+		}
+		return nil
+	}
+	kBlocks, fullM := a.kp/amxBlock, a.m/amxBlock
+	lda, panel, strip := 2*a.kp, 4*16*a.kp/2, 32*a.kp/2
+	var edge []float32 // a whole strip of c for the rows past fullM's blocks or the columns past the last full strip
+	for s := 0; s < b.np/amxBlock; s++ {
+		from := s * amxBlock
+		bs := &b.data[s*strip]
+		if from+amxBlock <= b.n {
+			if fullM > 0 {
+				amxStrip(&cfg, &a.data[0], lda, bs, panel, &c[from], 4*ldc, kBlocks, fullM)
+			}
+			if rest := a.m - fullM*amxBlock; rest > 0 {
+				if edge == nil {
+					edge = make([]float32, a.mp*amxBlock)
+				}
+				amxStrip(&cfg, &a.data[fullM*amxBlock*a.kp], lda, bs, panel, &edge[0], 4*amxBlock, kBlocks, 1)
+				for i := 0; i < rest; i++ {
+					r := fullM*amxBlock + i
+					copy(c[r*ldc+from:r*ldc+from+amxBlock], edge[i*amxBlock:])
+				}
+			}
+			continue
+		}
+		if edge == nil {
+			edge = make([]float32, a.mp*amxBlock)
+		}
+		amxStrip(&cfg, &a.data[0], lda, bs, panel, &edge[0], 4*amxBlock, kBlocks, a.mp/amxBlock)
+		for i := 0; i < a.m; i++ {
+			copy(c[i*ldc+from:i*ldc+from+b.n-from], edge[i*amxBlock:])
+		}
+	}
+	return nil
+}
