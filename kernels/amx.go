@@ -63,18 +63,32 @@ func newAMXB(k, n int) *amxB {
 }
 
 // round rounds the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1 for a
-// row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. w must hold no NaN.
+// row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. It walks w in the order of its
+// memory: along the rows of a pair for cs = 1, down each column's pairs otherwise. w must hold no NaN.
 func (b *amxB) round(w []float32, rs, cs int) {
 	pairs := b.kp / 2
-	for j := 0; j < b.n; j++ {
-		panel := b.data[j/16*pairs*16:]
-		col := j % 16
+	at := func(p, j int) int { return j/16*pairs*16 + p*16 + j%16 } // column j's pair p in data
+	if cs == 1 {
 		for p := 0; p < b.k/2; p++ {
-			lo, hi := ToBF16(w[2*p*rs+j*cs]), ToBF16(w[(2*p+1)*rs+j*cs])
-			panel[p*16+col] = uint32(lo) | uint32(hi)<<16
+			lo, hi := w[2*p*rs:2*p*rs+b.n], w[(2*p+1)*rs:(2*p+1)*rs+b.n]
+			for j0 := 0; j0 < b.n; j0 += 16 {
+				out := b.data[at(p, j0):]
+				for j := j0; j < min(j0+16, b.n); j++ {
+					out[j-j0] = uint32(ToBF16(lo[j])) | uint32(ToBF16(hi[j]))<<16
+				}
+			}
 		}
-		if b.k%2 == 1 {
-			panel[b.k/2*16+col] = uint32(ToBF16(w[(b.k-1)*rs+j*cs]))
+	} else {
+		for j := 0; j < b.n; j++ {
+			col := w[j*cs:]
+			for p := 0; p < b.k/2; p++ {
+				b.data[at(p, j)] = uint32(ToBF16(col[2*p*rs])) | uint32(ToBF16(col[(2*p+1)*rs]))<<16
+			}
+		}
+	}
+	if b.k%2 == 1 {
+		for j := 0; j < b.n; j++ {
+			b.data[at(b.k/2, j)] = uint32(ToBF16(w[(b.k-1)*rs+j*cs]))
 		}
 	}
 }

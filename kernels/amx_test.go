@@ -98,3 +98,83 @@ func TestAMXMulRefusesMismatchedShapes(t *testing.T) {
 		t.Error("17 values of c accepted for (3, 6)")
 	}
 }
+
+// BenchmarkAMXOutputLayer times the output layer's products at training's shapes on one goroutine — 432 rows (a
+// core's share of a batch), 640 inputs, 5,898 words — and at beam search's 320 rows: the forward product X·W, the
+// input gradient dL·Wᵀ and the weight gradient Xᵀ·dL. Each shape runs as float32 Gemm on the active BLAS (run
+// with -tags openblas and OPENBLAS_NUM_THREADS=1 for OpenBLAS on one core), as the AMX product of operands
+// rounded beforehand ("amx"), and with a's rounding counted ("amx+roundA"); "roundA" and "roundB" time the
+// roundings alone (b's is once a step for the weights, every product for dL). GFLOP/s count 2·M·N·K per product, whatever is timed.
+func BenchmarkAMXOutputLayer(b *testing.B) {
+	const rows, beam, k, n = 432, 320, 640, 5898
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, w, dl := make([]float32, rows*k), make([]float32, k*n), make([]float32, rows*n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range w {
+		w[i] = float32(rng.NormFloat64() * 0.05)
+	}
+	for i := range dl {
+		dl[i] = float32(rng.NormFloat64() * 1e-3)
+	}
+	for _, s := range []struct {
+		name     string
+		m, n, k  int
+		tA, tB   bool
+		a, bm    []float32 // row-major as stored: a is (m, k), or (k, m) when tA; bm is (k, n), or (n, k) when tB
+		lda, ldb int
+		ar, ac   int // a's element (i, j) is at a[i*ar+j*ac]
+		br, bc   int // b's element (i, j) is at bm[i*br+j*bc]
+	}{
+		{name: "forward", m: rows, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
+		{name: "beam320", m: beam, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
+		{name: "dX=dL·Wt", m: rows, n: k, k: n, tB: true, a: dl, bm: w, lda: n, ldb: n, ar: n, ac: 1, br: 1, bc: n},
+		{name: "dW=Xt·dL", m: k, n: n, k: rows, tA: true, a: x, bm: dl, lda: k, ldb: n, ar: 1, ac: k, br: n, bc: 1},
+	} {
+		c := make([]float32, s.m*s.n)
+		gflops := func(b *testing.B) {
+			b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		b.Run(s.name+"/float32", func(b *testing.B) {
+			for range b.N {
+				Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, s.a, s.lda, s.bm, s.ldb, 0, c, s.n)
+			}
+			gflops(b)
+		})
+		a, bp := newAMXA(s.m, s.k), newAMXB(s.k, s.n)
+		a.round(s.a, s.ar, s.ac)
+		bp.round(s.bm, s.br, s.bc)
+		b.Run(s.name+"/amx", func(b *testing.B) {
+			skipWithoutAMX(b)
+			for range b.N {
+				if err := amxMul(a, bp, c, s.n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			gflops(b)
+		})
+		b.Run(s.name+"/amx+roundA", func(b *testing.B) {
+			skipWithoutAMX(b)
+			for range b.N {
+				a.round(s.a, s.ar, s.ac)
+				if err := amxMul(a, bp, c, s.n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			gflops(b)
+		})
+		b.Run(s.name+"/roundA", func(b *testing.B) {
+			for range b.N {
+				a.round(s.a, s.ar, s.ac)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round")
+		})
+		b.Run(s.name+"/roundB", func(b *testing.B) {
+			for range b.N {
+				bp.round(s.bm, s.br, s.bc)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round")
+		})
+	}
+}
