@@ -32,12 +32,23 @@ func newAMXA(m, k int) *amxA {
 
 // round rounds the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a row-major
 // matrix, rs = 1, cs = m for the transpose of a row-major (k, m) one. The padding stays zero. x must hold no NaN.
+// Contiguous rows are rounded 16 values at a time on AVX-512 where the CPU has it.
 func (a *amxA) round(x []float32, rs, cs int) {
+	a.roundWith(amxVectorRound(), x, rs, cs)
+}
+
+// roundWith is round with the AVX-512 kernel for contiguous rows (vector) or in plain Go.
+func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
 	for i := 0; i < a.m; i++ {
 		row := a.data[i*a.kp : i*a.kp+a.k]
 		if cs == 1 {
-			for j, v := range x[i*rs : i*rs+a.k] {
-				row[j] = ToBF16(v)
+			src, vec := x[i*rs:i*rs+a.k], 0
+			if vector && a.k >= 16 {
+				vec = a.k / 16 * 16
+				amxRoundRow(&src[0], &row[0], vec)
+			}
+			for j := vec; j < a.k; j++ {
+				row[j] = ToBF16(src[j])
 			}
 			continue
 		}
@@ -64,14 +75,25 @@ func newAMXB(k, n int) *amxB {
 
 // round rounds the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1 for a
 // row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. It walks w in the order of its
-// memory: along the rows of a pair for cs = 1, down each column's pairs otherwise. w must hold no NaN.
+// memory: along the rows of a pair for cs = 1 (16 columns at a time on AVX-512 where the CPU has it), down each
+// column's pairs otherwise. w must hold no NaN.
 func (b *amxB) round(w []float32, rs, cs int) {
+	b.roundWith(amxVectorRound(), w, rs, cs)
+}
+
+// roundWith is round with the AVX-512 kernel for row-major pair rows (vector) or in plain Go.
+func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 	pairs := b.kp / 2
 	at := func(p, j int) int { return j/16*pairs*16 + p*16 + j%16 } // column j's pair p in data
 	if cs == 1 {
 		for p := 0; p < b.k/2; p++ {
 			lo, hi := w[2*p*rs:2*p*rs+b.n], w[(2*p+1)*rs:(2*p+1)*rs+b.n]
-			for j0 := 0; j0 < b.n; j0 += 16 {
+			vec := 0
+			if vector && b.n >= 16 {
+				vec = b.n / 16 * 16
+				amxRoundPairs(&lo[0], &hi[0], &b.data[at(p, 0)], vec, 4*pairs*16)
+			}
+			for j0 := vec; j0 < b.n; j0 += 16 {
 				out := b.data[at(p, j0):]
 				for j := j0; j < min(j0+16, b.n); j++ {
 					out[j-j0] = uint32(ToBF16(lo[j])) | uint32(ToBF16(hi[j]))<<16

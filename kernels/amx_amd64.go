@@ -51,3 +51,17 @@ func amxPermittedMask() (uint64, error) {
 //
 //go:noescape
 func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks int)
+
+// amxVectorRound reports whether amxRoundPairs and amxRoundRow can run here (AVX-512F).
+func amxVectorRound() bool { return cpu.X86.HasAVX512F }
+
+// amxRoundPairs rounds two contiguous runs of n float32s (n a multiple of 16) to bfloat16 pairs, lo's in the low
+// halves, 16 to a run of dst and dstStride bytes from one run to the next (amx_amd64.s).
+//
+//go:noescape
+func amxRoundPairs(lo, hi *float32, dst *uint32, n, dstStride int)
+
+// amxRoundRow rounds n contiguous float32s (n a multiple of 16) to bfloat16 (amx_amd64.s).
+//
+//go:noescape
+func amxRoundRow(x *float32, dst *uint16, n int)

@@ -76,3 +76,76 @@ kloop:
 
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
 	RET
+
+// ROUND16(u, t) rounds the 16 float32s in u to bfloat16 (to nearest, ties to even, as ToBF16) and leaves each
+// one's 16 bits in the high half of its dword, the low half not yet cleared: u += 0x7fff + (u>>16)&1. Z30 holds
+// 0x7fff in every dword and Z29 holds 1; t is a scratch register.
+#define ROUND16(u, t) \
+	VPSRLD $16, u, t \
+	VPANDD Z29, t, t \
+	VPADDD Z30, u, u \
+	VPADDD t, u, u
+
+// func amxRoundPairs(lo, hi *float32, dst *uint32, n, dstStride int)
+// dst[j] = ToBF16(lo[j]) | ToBF16(hi[j])<<16 for j < n, a multiple of 16, where dst jumps dstStride bytes after
+// every 16 values (to the next panel of amxB) and lo, hi are contiguous. AVX-512F.
+TEXT ·amxRoundPairs(SB), NOSPLIT, $0-40
+	MOVQ lo+0(FP), SI
+	MOVQ hi+8(FP), DI
+	MOVQ dst+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ dstStride+32(FP), R8
+	SHRQ $4, CX
+	JZ   pairsDone
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z28
+
+pairsLoop:
+	VMOVDQU32 (SI), Z0
+	VMOVDQU32 (DI), Z1
+	ROUND16(Z0, Z2)
+	ROUND16(Z1, Z3)
+	VPSRLD $16, Z0, Z0
+	VPANDD Z28, Z1, Z1
+	VPORD  Z1, Z0, Z0
+	VMOVDQU32 Z0, (DX)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ  pairsLoop
+
+pairsDone:
+	VZEROUPPER
+	RET
+
+// func amxRoundRow(x *float32, dst *uint16, n int)
+// dst[j] = ToBF16(x[j]) for j < n, a multiple of 16. AVX-512F.
+TEXT ·amxRoundRow(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ dst+8(FP), DX
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   rowDone
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
+
+rowLoop:
+	VMOVDQU32 (SI), Z0
+	ROUND16(Z0, Z2)
+	VPSRLD  $16, Z0, Z0
+	VPMOVDW Z0, (DX)
+	ADDQ $64, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  rowLoop
+
+rowDone:
+	VZEROUPPER
+	RET

@@ -89,6 +89,66 @@ func TestAMXMulMatchesRoundedSums(t *testing.T) {
 	}
 }
 
+// TestAMXRoundingMatchesToBF16 rounds matrices of odd shapes, row-major and transposed, with the AVX-512 kernels
+// (where the CPU has them) and in plain Go, and checks every bfloat16 against ToBF16 bit for bit: ties, signed
+// zeros, subnormals, infinities and values that round up to infinity included.
+func TestAMXRoundingMatchesToBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1 + 1.0/256, 1 + 3.0/256, -(1 + 1.0/256), 1e-40, -3e-39,
+		float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.MaxFloat32}
+	ways := []bool{false}
+	if amxVectorRound() {
+		ways = append(ways, true)
+	}
+	for _, sh := range [][2]int{{1, 1}, {3, 16}, {17, 33}, {40, 71}} {
+		m, k := sh[0], sh[1]
+		x := make([]float32, m*k)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 10)
+			if i%7 == 0 {
+				x[i] = special[i/7%len(special)]
+			}
+		}
+		for _, vector := range ways {
+			for _, transposed := range []bool{false, true} {
+				rs, cs := k, 1 // x as (m, k) row-major, or as the transpose of a (k, m) one
+				if transposed {
+					rs, cs = 1, m
+				}
+				a := newAMXA(m, k)
+				a.roundWith(vector, x, rs, cs)
+				for i := 0; i < m; i++ {
+					for j := 0; j < a.kp; j++ {
+						want := uint16(0)
+						if j < k {
+							want = ToBF16(x[i*rs+j*cs])
+						}
+						if got := a.data[i*a.kp+j]; got != want {
+							t.Fatalf("amxA (%d, %d) vector %v transposed %v: [%d][%d] = %#x, want %#x", m, k, vector, transposed, i, j, got, want)
+						}
+					}
+				}
+				// The same values as a (k', n') = (m, k) matrix for amxB.
+				b := newAMXB(m, k)
+				b.roundWith(vector, x, rs, cs)
+				for p := 0; p < b.kp/2; p++ {
+					for j := 0; j < b.np; j++ {
+						var want uint32
+						for h := 0; h < 2; h++ {
+							if i := 2*p + h; i < m && j < k {
+								want |= uint32(ToBF16(x[i*rs+j*cs])) << (16 * h)
+							}
+						}
+						if got := b.data[j/16*b.kp/2*16+p*16+j%16]; got != want {
+							t.Fatalf("amxB (%d, %d) vector %v transposed %v: pair %d column %d = %#x, want %#x", m, k, vector, transposed, p, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestAMXMulRefusesMismatchedShapes checks that amxMul reports inner dimensions that differ and a c too short.
 func TestAMXMulRefusesMismatchedShapes(t *testing.T) {
 	if err := amxMul(newAMXA(3, 4), newAMXB(5, 6), make([]float32, 18), 6); err == nil {
