@@ -13,6 +13,11 @@ import (
 
 const amxBlock = 32 // rows and columns of the block of c that amxStrip keeps in four tiles, and k's per step
 
+// amxChunk is how many k's amxMul sums over all of c before moving to the next ones: 1,024 k's of 432 rows of a
+// are 864 KB, which stay in a 2 MB L2 cache while every strip of b's columns passes by. A whole product with
+// many k's (dL·Wᵀ's 5,898) reread a from memory for each strip.
+const amxChunk = 1024
+
 // amxRoundUp rounds n up to a whole number of amxBlocks.
 func amxRoundUp(n int) int { return (n + amxBlock - 1) / amxBlock * amxBlock }
 
@@ -76,7 +81,7 @@ func newAMXB(k, n int) *amxB {
 // round rounds the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1 for a
 // row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. It walks w in the order of its
 // memory: along the rows of a pair for cs = 1 (16 columns at a time on AVX-512 where the CPU has it), down each
-// column's pairs otherwise. w must hold no NaN.
+// column's pairs otherwise (a contiguous column 16 values at a time on AVX-512). w must hold no NaN.
 func (b *amxB) round(w []float32, rs, cs int) {
 	b.roundWith(amxVectorRound(), w, rs, cs)
 }
@@ -98,6 +103,19 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 				for j := j0; j < min(j0+16, b.n); j++ {
 					out[j-j0] = uint32(ToBF16(lo[j])) | uint32(ToBF16(hi[j]))<<16
 				}
+			}
+		}
+	} else if vector && rs == 1 && b.k >= 16 {
+		// Each column's k values are contiguous: round them as a row, then spread its pairs down the panel.
+		tmp, vec := make([]uint16, b.k), b.k/16*16
+		for j := 0; j < b.n; j++ {
+			col := w[j*cs : j*cs+b.k]
+			amxRoundRow(&col[0], &tmp[0], vec)
+			for i := vec; i < b.k; i++ {
+				tmp[i] = ToBF16(col[i])
+			}
+			for p := 0; p < b.k/2; p++ {
+				b.data[at(p, j)] = uint32(tmp[2*p]) | uint32(tmp[2*p+1])<<16
 			}
 		}
 	} else {
@@ -151,34 +169,43 @@ func amxMul(a *amxA, b *amxB, c []float32, ldc int) error {
 		}
 		return nil
 	}
-	kBlocks, fullM := a.kp/amxBlock, a.m/amxBlock
-	lda, panel, strip := 2*a.kp, 4*16*a.kp/2, 32*a.kp/2
-	var edge []float32 // a whole strip of c for the rows past fullM's blocks or the columns past the last full strip
-	for s := 0; s < b.np/amxBlock; s++ {
-		from := s * amxBlock
-		bs := &b.data[s*strip]
-		if from+amxBlock <= b.n {
+	fullM, rest := a.m/amxBlock, a.m%amxBlock
+	lda, panel, pairs := 2*a.kp, 4*16*a.kp/2, a.kp/2
+	full := b.n / amxBlock // strips of 32 whole columns
+	// The rows past fullM's blocks in the full strips, and the last, partial strip, are summed in edge buffers
+	// that hold their blocks across chunks of k.
+	var restRows, lastCols []float32
+	if rest > 0 && full > 0 {
+		restRows = make([]float32, amxBlock*full*amxBlock)
+	}
+	if full*amxBlock < b.n {
+		lastCols = make([]float32, a.mp*amxBlock)
+	}
+	for k0 := 0; k0 < a.kp; k0 += amxChunk {
+		kBlocks, acc := min(amxChunk, a.kp-k0)/amxBlock, min(k0, 1)
+		for s := 0; s < b.np/amxBlock; s++ {
+			from := s * amxBlock
+			bs := &b.data[s*2*16*pairs+k0/2*16]
+			if s == full {
+				amxStrip(&cfg, &a.data[k0], lda, bs, panel, &lastCols[0], 4*amxBlock, kBlocks, a.mp/amxBlock, acc)
+				continue
+			}
 			if fullM > 0 {
-				amxStrip(&cfg, &a.data[0], lda, bs, panel, &c[from], 4*ldc, kBlocks, fullM)
+				amxStrip(&cfg, &a.data[k0], lda, bs, panel, &c[from], 4*ldc, kBlocks, fullM, acc)
 			}
-			if rest := a.m - fullM*amxBlock; rest > 0 {
-				if edge == nil {
-					edge = make([]float32, a.mp*amxBlock)
-				}
-				amxStrip(&cfg, &a.data[fullM*amxBlock*a.kp], lda, bs, panel, &edge[0], 4*amxBlock, kBlocks, 1)
-				for i := 0; i < rest; i++ {
-					r := fullM*amxBlock + i
-					copy(c[r*ldc+from:r*ldc+from+amxBlock], edge[i*amxBlock:])
-				}
+			if rest > 0 {
+				amxStrip(&cfg, &a.data[fullM*amxBlock*a.kp+k0], lda, bs, panel, &restRows[from], 4*full*amxBlock, kBlocks, 1, acc)
 			}
-			continue
 		}
-		if edge == nil {
-			edge = make([]float32, a.mp*amxBlock)
-		}
-		amxStrip(&cfg, &a.data[0], lda, bs, panel, &edge[0], 4*amxBlock, kBlocks, a.mp/amxBlock)
+	}
+	for i := 0; i < rest; i++ {
+		r := fullM*amxBlock + i
+		copy(c[r*ldc:r*ldc+full*amxBlock], restRows[i*full*amxBlock:])
+	}
+	if lastCols != nil {
+		from := full * amxBlock
 		for i := 0; i < a.m; i++ {
-			copy(c[i*ldc+from:i*ldc+from+b.n-from], edge[i*amxBlock:])
+			copy(c[i*ldc+from:i*ldc+b.n], lastCols[i*amxBlock:])
 		}
 	}
 	return nil

@@ -47,10 +47,10 @@ func amxPermittedMask() (uint64, error) {
 }
 
 // amxStrip multiplies 32·mBlocks rows of bfloat16 a by one 32-column strip of packed b into c on the tile
-// registers (amx_amd64.s); strides are in bytes. Call it only after amxPermit returned nil.
+// registers (amx_amd64.s), or adds the product to c where acc ≠ 0; strides are in bytes. Call it only after amxPermit returned nil.
 //
 //go:noescape
-func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks int)
+func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks, acc int)
 
 // amxVectorRound reports whether amxRoundPairs and amxRoundRow can run here (AVX-512F).
 func amxVectorRound() bool { return cpu.X86.HasAVX512F }

@@ -7,15 +7,15 @@
 // and TestAMXMulMatchesRoundedSums fails on a wrong one. Only registers AX, BX, CX, DX, SI, DI appear in the
 // encoded operands, so no VEX.R/X/B bit is needed.
 
-// func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks int)
-// c[r][j] = Σ_k a[r][k]·b[k][j] for rows r < 32·mBlocks and columns j < 32, k < 32·kBlocks: a is bfloat16, row-major,
-// its rows lda bytes apart; b is two 16-column panels (panel bytes apart) of bfloat16 pairs in TDPBF16PS's layout,
-// 16 uint32s (64 bytes) a pair row, the first panel at b; c's rows are ldc bytes apart. cfg is the tile
-// configuration (palette 1, eight tiles of 16 rows of 64 bytes). Each 32×32 block of c sits in tiles 0-3 (rows
-// 0-15 and 16-31 by columns 0-15 and 16-31) through the loop over k; tiles 4-5 hold a block's two 16-row halves of
-// 32 k's of a and tiles 6-7 its two panels' 16 pair rows of b. The tiles are released before returning, so no
-// tile state outlives the call. kBlocks and mBlocks must be ≥ 1.
-TEXT ·amxStrip(SB), NOSPLIT, $0-72
+// func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks, acc int)
+// c[r][j] = Σ_k a[r][k]·b[k][j] for rows r < 32·mBlocks and columns j < 32, k < 32·kBlocks, or c[r][j] += the sum
+// where acc ≠ 0: a is bfloat16, row-major, its rows lda bytes apart; b is two 16-column panels (panel bytes apart)
+// of bfloat16 pairs in TDPBF16PS's layout, 16 uint32s (64 bytes) a pair row, the first panel at b; c's rows are
+// ldc bytes apart. cfg is the tile configuration (palette 1, eight tiles of 16 rows of 64 bytes). Each 32×32
+// block of c sits in tiles 0-3 (rows 0-15 and 16-31 by columns 0-15 and 16-31) through the loop over k; tiles
+// 4-5 hold a block's two 16-row halves of 32 k's of a and tiles 6-7 its two panels' 16 pair rows of b. The tiles
+// are released before returning, so no tile state outlives the call. kBlocks and mBlocks must be ≥ 1.
+TEXT ·amxStrip(SB), NOSPLIT, $0-80
 	MOVQ cfg+0(FP), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ a+8(FP), R8 // the block's first row of a
@@ -27,10 +27,28 @@ TEXT ·amxStrip(SB), NOSPLIT, $0-72
 	SHLQ $5, R13 // 32 rows of c
 
 mloop:
+	CMPQ acc+72(FP), $0
+	JNE  loadc
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero %tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero %tmm1
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // tilezero %tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // tilezero %tmm3
+	JMP  ab
+
+loadc:
+	MOVQ ldc+48(FP), CX
+	MOVQ R9, SI // c's rows 0-15, columns 0-15
+	LEAQ 64(R9), DI // rows 0-15, columns 16-31
+	MOVQ CX, DX
+	SHLQ $4, DX
+	ADDQ R9, DX // rows 16-31, columns 0-15
+	LEAQ 64(DX), BX // rows 16-31, columns 16-31
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x0e // tileloadd (%rsi,%rcx,1), %tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x0f // tileloadd (%rdi,%rcx,1), %tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x0a // tileloadd (%rdx,%rcx,1), %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x0b // tileloadd (%rbx,%rcx,1), %tmm3
+
+ab:
 	MOVQ lda+16(FP), CX
 	MOVQ R8, SI // rows 0-15 of a
 	MOVQ CX, DI

@@ -8,7 +8,7 @@ import "errors"
 func amxPermit() error { return errors.New("kernels: AMX is used only on linux/amd64 without purego") }
 
 // amxStrip is never called where amxPermit fails.
-func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks int) {
+func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks, acc int) {
 	panic("kernels: amxStrip without AMX")
 }
 

@@ -16,7 +16,8 @@ func skipWithoutAMX(t testing.TB) {
 
 // TestAMXMulMatchesRoundedSums multiplies random matrices of odd shapes (rows, columns and k's not whole 16s or
 // 32s, and shapes of exactly one block) on the tile registers, a and b row-major or transposed, and checks every
-// sum against the float64 sum of the bfloat16-rounded terms to within float32 summation error, k·2^-24·Σ|ã||b̃|.
+// sum against the float64 sum of the bfloat16-rounded terms to within float32 summation error, k·2^-24·Σ|ã||b̃|;
+// k's past amxChunk are summed in more than one pass.
 // Values of c outside the product (a wider ldc) must be left alone.
 func TestAMXMulMatchesRoundedSums(t *testing.T) {
 	skipWithoutAMX(t)
@@ -33,6 +34,8 @@ func TestAMXMulMatchesRoundedSums(t *testing.T) {
 		{64, 97, 96, false, true, 5},
 		{79, 200, 141, true, true, 1},
 		{13, 640, 59, false, false, 0},
+		{37, 2500, 70, false, true, 2}, // three chunks of k, the last partial
+		{64, 1100, 64, true, false, 0},
 	} {
 		m, k, n := s.m, s.k, s.n
 		x, w := make([]float32, m*k), make([]float32, k*n)
