@@ -106,16 +106,25 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 			}
 		}
 	} else if vector && rs == 1 && b.k >= 16 {
-		// Each column's k values are contiguous: round them as a row, then spread its pairs down the panel.
-		tmp, vec := make([]uint16, b.k), b.k/16*16
-		for j := 0; j < b.n; j++ {
-			col := w[j*cs : j*cs+b.k]
-			amxRoundRow(&col[0], &tmp[0], vec)
-			for i := vec; i < b.k; i++ {
-				tmp[i] = ToBF16(col[i])
+		// Each column's k values are contiguous: round a panel's 16 columns as rows, then write the panel's pair
+		// rows 16 uint32s at a time.
+		vec := b.k / 16 * 16
+		tmp := make([]uint16, 16*b.kp)
+		for j0 := 0; j0 < b.n; j0 += 16 {
+			cols := min(16, b.n-j0)
+			for c := 0; c < cols; c++ {
+				col, row := w[(j0+c)*cs:(j0+c)*cs+b.k], tmp[c*b.kp:(c+1)*b.kp]
+				amxRoundRow(&col[0], &row[0], vec)
+				for i := vec; i < b.k; i++ {
+					row[i] = ToBF16(col[i])
+				}
 			}
+			panel := b.data[at(0, j0):]
 			for p := 0; p < b.k/2; p++ {
-				b.data[at(p, j)] = uint32(tmp[2*p]) | uint32(tmp[2*p+1])<<16
+				out := panel[p*16 : p*16+cols]
+				for c := range out {
+					out[c] = uint32(tmp[c*b.kp+2*p]) | uint32(tmp[c*b.kp+2*p+1])<<16
+				}
 			}
 		}
 	} else {
