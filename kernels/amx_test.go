@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -152,6 +153,53 @@ func TestAMXRoundingMatchesToBF16(t *testing.T) {
 	}
 }
 
+// TestAMXMulConcurrent runs products on more goroutines than the process has threads for Go code, so that the
+// scheduler moves them between threads and preempts them with signals between and during the tile kernels, and
+// checks every result bit for bit against the same product run alone.
+func TestAMXMulConcurrent(t *testing.T) {
+	skipWithoutAMX(t)
+	const m, k, n, workers, runs = 200, 640, 1000, 6, 20
+	rng := rand.New(rand.NewPCG(9, 10))
+	x, w := make([]float32, m*k), make([]float32, k*n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	a, b := newAMXA(m, k), newAMXB(k, n)
+	a.round(x, k, 1)
+	b.round(w, n, 1)
+	want := make([]float32, m*n)
+	if err := amxMul(a, b, want, n); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			c := make([]float32, m*n)
+			for range runs {
+				if err := amxMul(a, b, c, n); err != nil {
+					errs <- err
+					return
+				}
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						errs <- fmt.Errorf("c[%d] = %g, %g alone", i, c[i], want[i])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestAMXMulRefusesMismatchedShapes checks that amxMul reports inner dimensions that differ and a c too short.
 func TestAMXMulRefusesMismatchedShapes(t *testing.T) {
 	if err := amxMul(newAMXA(3, 4), newAMXB(5, 6), make([]float32, 18), 6); err == nil {
@@ -164,7 +212,8 @@ func TestAMXMulRefusesMismatchedShapes(t *testing.T) {
 
 // BenchmarkAMXOutputLayer times the output layer's products at training's shapes on one goroutine — 432 rows (a
 // core's share of a batch), 640 inputs, 5,898 words — and at beam search's 320 rows: the forward product X·W, the
-// input gradient dL·Wᵀ and the weight gradient Xᵀ·dL. Each shape runs as float32 Gemm on the active BLAS (run
+// input gradient dL·Wᵀ and the weight gradient Xᵀ·dL; and the forward product at greedy decoding's 128 rows
+// (BenchmarkDecodeOutputLayer's shape). Each shape runs as float32 Gemm on the active BLAS (run
 // with -tags openblas and OPENBLAS_NUM_THREADS=1 for OpenBLAS on one core), as the AMX product of operands
 // rounded beforehand ("amx"), and with a's rounding counted ("amx+roundA"); "roundA" and "roundB" time the
 // roundings alone (b's is once a step for the weights, every product for dL). GFLOP/s count 2·M·N·K per product, whatever is timed.
@@ -191,6 +240,7 @@ func BenchmarkAMXOutputLayer(b *testing.B) {
 		br, bc   int // b's element (i, j) is at bm[i*br+j*bc]
 	}{
 		{name: "forward", m: rows, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
+		{name: "decode128", m: 128, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
 		{name: "beam320", m: beam, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
 		{name: "dX=dL·Wt", m: rows, n: k, k: n, tB: true, a: dl, bm: w, lda: n, ldb: n, ar: n, ac: 1, br: 1, bc: n},
 		{name: "dW=Xt·dL", m: k, n: n, k: rows, tA: true, a: x, bm: dl, lda: k, ldb: n, ar: 1, ac: k, br: n, bc: 1},
