@@ -215,7 +215,8 @@ func TestAMXMulRefusesMismatchedShapes(t *testing.T) {
 // input gradient dL·Wᵀ and the weight gradient Xᵀ·dL; and the forward product at greedy decoding's 128 rows
 // (BenchmarkDecodeOutputLayer's shape). Each shape runs as float32 Gemm on the active BLAS (run
 // with -tags openblas and OPENBLAS_NUM_THREADS=1 for OpenBLAS on one core), as the AMX product of operands
-// rounded beforehand ("amx"), and with a's rounding counted ("amx+roundA"); "roundA" and "roundB" time the
+// rounded beforehand ("amx"; "-parallel" runs one product on each of GOMAXPROCS goroutines at once, the total
+// rate shared by the cores), and with a's rounding counted ("amx+roundA"); "roundA" and "roundB" time the
 // roundings alone (b's is once a step for the weights, every product for dL). GFLOP/s count 2·M·N·K per product, whatever is timed.
 func BenchmarkAMXOutputLayer(b *testing.B) {
 	const rows, beam, k, n = 432, 320, 640, 5898
@@ -255,6 +256,15 @@ func BenchmarkAMXOutputLayer(b *testing.B) {
 			}
 			gflops(b)
 		})
+		b.Run(s.name+"/float32-parallel", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				c := make([]float32, s.m*s.n)
+				for pb.Next() {
+					Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, s.a, s.lda, s.bm, s.ldb, 0, c, s.n)
+				}
+			})
+			gflops(b)
+		})
 		a, bp := newAMXA(s.m, s.k), newAMXB(s.k, s.n)
 		a.round(s.a, s.ar, s.ac)
 		bp.round(s.bm, s.br, s.bc)
@@ -265,6 +275,19 @@ func BenchmarkAMXOutputLayer(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			gflops(b)
+		})
+		b.Run(s.name+"/amx-parallel", func(b *testing.B) {
+			skipWithoutAMX(b)
+			b.RunParallel(func(pb *testing.PB) {
+				c := make([]float32, s.m*s.n)
+				for pb.Next() {
+					if err := amxMul(a, bp, c, s.n); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 			gflops(b)
 		})
 		b.Run(s.name+"/amx+roundA", func(b *testing.B) {
