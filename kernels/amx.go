@@ -1,0 +1,221 @@
+package kernels
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// An experimental bfloat16 product on Intel AMX's tile registers (TDPBF16PS: bfloat16 terms, float32 sums in
+// 16×16 tiles): c = ã·b̃ for ã and b̃ a and b rounded to bfloat16 (to nearest, ties to even). Both operands are
+// rounded and padded with zeros to whole 32×32 blocks first: a (M, K) into row-major bfloat16 rows (amxA), b (K,
+// N) into 16-column panels of bfloat16 pairs (amxB), the layout TDPBF16PS reads. Each product of two bfloat16s is
+// exact in float32, so c is off the float64 sum of the rounded terms by float32 summation only.
+
+const amxBlock = 32 // rows and columns of the block of c that amxStrip keeps in four tiles, and k's per step
+
+// amxChunk is how many k's amxMul sums over all of c before moving to the next ones: 1,024 k's of 432 rows of a
+// are 864 KB, which stay in a 2 MB L2 cache while every strip of b's columns passes by. A whole product with
+// many k's (dL·Wᵀ's 5,898) reread a from memory for each strip.
+const amxChunk = 1024
+
+// amxRoundUp rounds n up to a whole number of amxBlocks.
+func amxRoundUp(n int) int { return (n + amxBlock - 1) / amxBlock * amxBlock }
+
+// amxA is an (M, K) matrix rounded to bfloat16, row-major with its rows and columns padded with zeros to whole
+// 32s (mp, kp).
+type amxA struct {
+	m, k, mp, kp int
+	data         []uint16
+}
+
+// newAMXA returns an amxA with room for an (m, k) matrix, all zero.
+func newAMXA(m, k int) *amxA {
+	a := &amxA{m: m, k: k, mp: amxRoundUp(m), kp: amxRoundUp(k)}
+	a.data = make([]uint16, a.mp*a.kp)
+	return a
+}
+
+// round rounds the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a row-major
+// matrix, rs = 1, cs = m for the transpose of a row-major (k, m) one. The padding stays zero. x must hold no NaN.
+// Contiguous rows are rounded 16 values at a time on AVX-512 where the CPU has it.
+func (a *amxA) round(x []float32, rs, cs int) {
+	a.roundWith(amxVectorRound(), x, rs, cs)
+}
+
+// roundWith is round with the AVX-512 kernel for contiguous rows (vector) or in plain Go.
+func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
+	for i := 0; i < a.m; i++ {
+		row := a.data[i*a.kp : i*a.kp+a.k]
+		if cs == 1 {
+			src, vec := x[i*rs:i*rs+a.k], 0
+			if vector && a.k >= 16 {
+				vec = a.k / 16 * 16
+				amxRoundRow(&src[0], &row[0], vec)
+			}
+			for j := vec; j < a.k; j++ {
+				row[j] = ToBF16(src[j])
+			}
+			continue
+		}
+		for j := range row {
+			row[j] = ToBF16(x[i*rs+j*cs])
+		}
+	}
+}
+
+// amxB is a (K, N) matrix rounded to bfloat16 in TDPBF16PS's layout: panels of 16 columns, N padded to whole 32s,
+// each panel kp/2 pair rows of 16 uint32s, where a uint32 holds rows 2p (low half) and 2p+1 (high half) of one
+// column; K is padded with zero rows to kp, a whole 32.
+type amxB struct {
+	k, n, kp, np int
+	data         []uint32
+}
+
+// newAMXB returns an amxB with room for a (k, n) matrix, all zero.
+func newAMXB(k, n int) *amxB {
+	b := &amxB{k: k, n: n, kp: amxRoundUp(k), np: amxRoundUp(n)}
+	b.data = make([]uint32, b.np*b.kp/2)
+	return b
+}
+
+// round rounds the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1 for a
+// row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. It walks w in the order of its
+// memory: along the rows of a pair for cs = 1 (16 columns at a time on AVX-512 where the CPU has it), down each
+// column's pairs otherwise (a contiguous column 16 values at a time on AVX-512). w must hold no NaN.
+func (b *amxB) round(w []float32, rs, cs int) {
+	b.roundWith(amxVectorRound(), w, rs, cs)
+}
+
+// roundWith is round with the AVX-512 kernel for row-major pair rows (vector) or in plain Go.
+func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
+	pairs := b.kp / 2
+	at := func(p, j int) int { return j/16*pairs*16 + p*16 + j%16 } // column j's pair p in data
+	if cs == 1 {
+		for p := 0; p < b.k/2; p++ {
+			lo, hi := w[2*p*rs:2*p*rs+b.n], w[(2*p+1)*rs:(2*p+1)*rs+b.n]
+			vec := 0
+			if vector && b.n >= 16 {
+				vec = b.n / 16 * 16
+				amxRoundPairs(&lo[0], &hi[0], &b.data[at(p, 0)], vec, 4*pairs*16)
+			}
+			for j0 := vec; j0 < b.n; j0 += 16 {
+				out := b.data[at(p, j0):]
+				for j := j0; j < min(j0+16, b.n); j++ {
+					out[j-j0] = uint32(ToBF16(lo[j])) | uint32(ToBF16(hi[j]))<<16
+				}
+			}
+		}
+	} else if vector && rs == 1 && b.k >= 16 {
+		// Each column's k values are contiguous: round a panel's 16 columns as rows, then write the panel's pair
+		// rows 16 uint32s at a time.
+		vec := b.k / 16 * 16
+		tmp := make([]uint16, 16*b.kp)
+		for j0 := 0; j0 < b.n; j0 += 16 {
+			cols := min(16, b.n-j0)
+			for c := 0; c < cols; c++ {
+				col, row := w[(j0+c)*cs:(j0+c)*cs+b.k], tmp[c*b.kp:(c+1)*b.kp]
+				amxRoundRow(&col[0], &row[0], vec)
+				for i := vec; i < b.k; i++ {
+					row[i] = ToBF16(col[i])
+				}
+			}
+			panel := b.data[at(0, j0):]
+			for p := 0; p < b.k/2; p++ {
+				out := panel[p*16 : p*16+cols]
+				for c := range out {
+					out[c] = uint32(tmp[c*b.kp+2*p]) | uint32(tmp[c*b.kp+2*p+1])<<16
+				}
+			}
+		}
+	} else {
+		for j := 0; j < b.n; j++ {
+			col := w[j*cs:]
+			for p := 0; p < b.k/2; p++ {
+				b.data[at(p, j)] = uint32(ToBF16(col[2*p*rs])) | uint32(ToBF16(col[(2*p+1)*rs]))<<16
+			}
+		}
+	}
+	if b.k%2 == 1 {
+		for j := 0; j < b.n; j++ {
+			b.data[at(b.k/2, j)] = uint32(ToBF16(w[(b.k-1)*rs+j*cs]))
+		}
+	}
+}
+
+// amxTileConfig returns LDTILECFG's 64 bytes for amxStrip: palette 1 and tiles 0-7 of 16 rows of 64 bytes.
+func amxTileConfig() [64]byte {
+	var cfg [64]byte
+	cfg[0] = 1 // palette
+	for t := 0; t < 8; t++ {
+		cfg[16+2*t] = 64 // bytes a row (uint16, little-endian)
+		cfg[48+t] = 16   // rows
+	}
+	return cfg
+}
+
+// amxMul sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, leaving c's other
+// values alone, on the tile registers of the calling goroutine's thread, which it locks for the call. It fails,
+// computing nothing, where the CPU or the OS refuses AMX (amxPermit) or the shapes do not fit.
+func amxMul(a *amxA, b *amxB, c []float32, ldc int) error {
+	if a.k != b.k {
+		return fmt.Errorf("kernels: amxMul of (%d, %d) by (%d, %d)", a.m, a.k, b.k, b.n)
+	}
+	if a.m == 0 || b.n == 0 {
+		return nil
+	}
+	if ldc < b.n || len(c) < (a.m-1)*ldc+b.n {
+		return fmt.Errorf("kernels: amxMul: c of %d values, ldc %d, for (%d, %d)", len(c), ldc, a.m, b.n)
+	}
+	if err := amxPermit(); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cfg := amxTileConfig()
+	if a.k == 0 {
+		for i := 0; i < a.m; i++ {
+			clear(c[i*ldc : i*ldc+b.n])
+		}
+		return nil
+	}
+	fullM, rest := a.m/amxBlock, a.m%amxBlock
+	lda, panel, pairs := 2*a.kp, 4*16*a.kp/2, a.kp/2
+	full := b.n / amxBlock // strips of 32 whole columns
+	// The rows past fullM's blocks in the full strips, and the last, partial strip, are summed in edge buffers
+	// that hold their blocks across chunks of k.
+	var restRows, lastCols []float32
+	if rest > 0 && full > 0 {
+		restRows = make([]float32, amxBlock*full*amxBlock)
+	}
+	if full*amxBlock < b.n {
+		lastCols = make([]float32, a.mp*amxBlock)
+	}
+	for k0 := 0; k0 < a.kp; k0 += amxChunk {
+		kBlocks, acc := min(amxChunk, a.kp-k0)/amxBlock, min(k0, 1)
+		for s := 0; s < b.np/amxBlock; s++ {
+			from := s * amxBlock
+			bs := &b.data[s*2*16*pairs+k0/2*16]
+			if s == full {
+				amxStrip(&cfg, &a.data[k0], lda, bs, panel, &lastCols[0], 4*amxBlock, kBlocks, a.mp/amxBlock, acc)
+				continue
+			}
+			if fullM > 0 {
+				amxStrip(&cfg, &a.data[k0], lda, bs, panel, &c[from], 4*ldc, kBlocks, fullM, acc)
+			}
+			if rest > 0 {
+				amxStrip(&cfg, &a.data[fullM*amxBlock*a.kp+k0], lda, bs, panel, &restRows[from], 4*full*amxBlock, kBlocks, 1, acc)
+			}
+		}
+	}
+	for i := 0; i < rest; i++ {
+		r := fullM*amxBlock + i
+		copy(c[r*ldc:r*ldc+full*amxBlock], restRows[i*full*amxBlock:])
+	}
+	if lastCols != nil {
+		from := full * amxBlock
+		for i := 0; i < a.m; i++ {
+			copy(c[i*ldc+from:i*ldc+b.n], lastCols[i*amxBlock:])
+		}
+	}
+	return nil
+}

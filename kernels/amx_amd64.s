@@ -1,0 +1,169 @@
+//go:build linux && !purego
+
+#include "textflag.h"
+
+// Intel AMX (Sapphire Rapids and later), which Go's assembler does not know, as bytes. Each line's comment is the
+// instruction in GNU as's operand order; the encodings were taken from GNU as 2.40 (objdump of the same lines)
+// and TestAMXMulMatchesRoundedSums fails on a wrong one. Only registers AX, BX, CX, DX, SI, DI appear in the
+// encoded operands, so no VEX.R/X/B bit is needed.
+
+// func amxStrip(cfg *[64]byte, a *uint16, lda int, b *uint32, panel int, c *float32, ldc int, kBlocks, mBlocks, acc int)
+// c[r][j] = Σ_k a[r][k]·b[k][j] for rows r < 32·mBlocks and columns j < 32, k < 32·kBlocks, or c[r][j] += the sum
+// where acc ≠ 0: a is bfloat16, row-major, its rows lda bytes apart; b is two 16-column panels (panel bytes apart)
+// of bfloat16 pairs in TDPBF16PS's layout, 16 uint32s (64 bytes) a pair row, the first panel at b; c's rows are
+// ldc bytes apart. cfg is the tile configuration (palette 1, eight tiles of 16 rows of 64 bytes). Each 32×32
+// block of c sits in tiles 0-3 (rows 0-15 and 16-31 by columns 0-15 and 16-31) through the loop over k; tiles
+// 4-5 hold a block's two 16-row halves of 32 k's of a and tiles 6-7 its two panels' 16 pair rows of b. The tiles
+// are released before returning, so no tile state outlives the call. kBlocks and mBlocks must be ≥ 1.
+TEXT ·amxStrip(SB), NOSPLIT, $0-80
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+	MOVQ a+8(FP), R8 // the block's first row of a
+	MOVQ c+40(FP), R9 // the block's first row of c
+	MOVQ mBlocks+64(FP), R10
+	MOVQ lda+16(FP), R12
+	SHLQ $5, R12 // 32 rows of a
+	MOVQ ldc+48(FP), R13
+	SHLQ $5, R13 // 32 rows of c
+
+mloop:
+	CMPQ acc+72(FP), $0
+	JNE  loadc
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero %tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero %tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // tilezero %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // tilezero %tmm3
+	JMP  ab
+
+loadc:
+	MOVQ ldc+48(FP), CX
+	MOVQ R9, SI // c's rows 0-15, columns 0-15
+	LEAQ 64(R9), DI // rows 0-15, columns 16-31
+	MOVQ CX, DX
+	SHLQ $4, DX
+	ADDQ R9, DX // rows 16-31, columns 0-15
+	LEAQ 64(DX), BX // rows 16-31, columns 16-31
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x0e // tileloadd (%rsi,%rcx,1), %tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x0f // tileloadd (%rdi,%rcx,1), %tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x0a // tileloadd (%rdx,%rcx,1), %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x0b // tileloadd (%rbx,%rcx,1), %tmm3
+
+ab:
+	MOVQ lda+16(FP), CX
+	MOVQ R8, SI // rows 0-15 of a
+	MOVQ CX, DI
+	SHLQ $4, DI
+	ADDQ R8, DI // rows 16-31 of a
+	MOVQ b+24(FP), DX // columns 0-15 of b
+	MOVQ DX, BX
+	ADDQ panel+32(FP), BX // columns 16-31 of b
+	MOVQ $64, AX // b's pair rows are 64 bytes apart
+	MOVQ kBlocks+56(FP), R11
+
+kloop:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x0e // tileloadd (%rsi,%rcx,1), %tmm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x0f // tileloadd (%rdi,%rcx,1), %tmm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x02 // tileloadd (%rdx,%rax,1), %tmm6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x3c; BYTE $0x03 // tileloadd (%rbx,%rax,1), %tmm7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // tdpbf16ps %tmm6, %tmm4, %tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // tdpbf16ps %tmm7, %tmm4, %tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // tdpbf16ps %tmm6, %tmm5, %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // tdpbf16ps %tmm7, %tmm5, %tmm3
+	ADDQ $64, SI // the next 32 k's of a
+	ADDQ $64, DI
+	ADDQ $1024, DX // the next 16 pair rows of b
+	ADDQ $1024, BX
+	DECQ R11
+	JNZ  kloop
+
+	MOVQ ldc+48(FP), CX
+	MOVQ R9, SI // c's rows 0-15, columns 0-15
+	LEAQ 64(R9), DI // rows 0-15, columns 16-31
+	MOVQ CX, DX
+	SHLQ $4, DX
+	ADDQ R9, DX // rows 16-31, columns 0-15
+	LEAQ 64(DX), BX // rows 16-31, columns 16-31
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x0e // tilestored %tmm0, (%rsi,%rcx,1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x0f // tilestored %tmm1, (%rdi,%rcx,1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x0a // tilestored %tmm2, (%rdx,%rcx,1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x0b // tilestored %tmm3, (%rbx,%rcx,1)
+	ADDQ R12, R8
+	ADDQ R13, R9
+	DECQ R10
+	JNZ  mloop
+
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	RET
+
+// ROUND16(u, t) rounds the 16 float32s in u to bfloat16 (to nearest, ties to even, as ToBF16) and leaves each
+// one's 16 bits in the high half of its dword, the low half not yet cleared: u += 0x7fff + (u>>16)&1. Z30 holds
+// 0x7fff in every dword and Z29 holds 1; t is a scratch register.
+#define ROUND16(u, t) \
+	VPSRLD $16, u, t \
+	VPANDD Z29, t, t \
+	VPADDD Z30, u, u \
+	VPADDD t, u, u
+
+// func amxRoundPairs(lo, hi *float32, dst *uint32, n, dstStride int)
+// dst[j] = ToBF16(lo[j]) | ToBF16(hi[j])<<16 for j < n, a multiple of 16, where dst jumps dstStride bytes after
+// every 16 values (to the next panel of amxB) and lo, hi are contiguous. AVX-512F.
+TEXT ·amxRoundPairs(SB), NOSPLIT, $0-40
+	MOVQ lo+0(FP), SI
+	MOVQ hi+8(FP), DI
+	MOVQ dst+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ dstStride+32(FP), R8
+	SHRQ $4, CX
+	JZ   pairsDone
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z28
+
+pairsLoop:
+	VMOVDQU32 (SI), Z0
+	VMOVDQU32 (DI), Z1
+	ROUND16(Z0, Z2)
+	ROUND16(Z1, Z3)
+	VPSRLD $16, Z0, Z0
+	VPANDD Z28, Z1, Z1
+	VPORD  Z1, Z0, Z0
+	VMOVDQU32 Z0, (DX)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ  pairsLoop
+
+pairsDone:
+	VZEROUPPER
+	RET
+
+// func amxRoundRow(x *float32, dst *uint16, n int)
+// dst[j] = ToBF16(x[j]) for j < n, a multiple of 16. AVX-512F.
+TEXT ·amxRoundRow(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ dst+8(FP), DX
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   rowDone
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
+
+rowLoop:
+	VMOVDQU32 (SI), Z0
+	ROUND16(Z0, Z2)
+	VPSRLD  $16, Z0, Z0
+	VPMOVDW Z0, (DX)
+	ADDQ $64, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  rowLoop
+
+rowDone:
+	VZEROUPPER
+	RET

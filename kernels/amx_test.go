@@ -1,0 +1,316 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// skipWithoutAMX skips t where the CPU has no AMX-BF16 or Linux refuses the process the tile registers, saying
+// which.
+func skipWithoutAMX(t testing.TB) {
+	if err := amxPermit(); err != nil {
+		t.Skipf("no AMX here: %v", err)
+	}
+}
+
+// TestAMXMulMatchesRoundedSums multiplies random matrices of odd shapes (rows, columns and k's not whole 16s or
+// 32s, and shapes of exactly one block) on the tile registers, a and b row-major or transposed, and checks every
+// sum against the float64 sum of the bfloat16-rounded terms to within float32 summation error, k·2^-24·Σ|ã||b̃|;
+// k's past amxChunk are summed in more than one pass.
+// Values of c outside the product (a wider ldc) must be left alone.
+func TestAMXMulMatchesRoundedSums(t *testing.T) {
+	skipWithoutAMX(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, s := range []struct {
+		m, k, n    int
+		aT, bT     bool
+		ldcPadding int
+	}{
+		{1, 1, 1, false, false, 0},
+		{32, 32, 32, false, false, 0},
+		{45, 70, 75, false, false, 3},
+		{33, 31, 17, true, false, 0},
+		{64, 97, 96, false, true, 5},
+		{79, 200, 141, true, true, 1},
+		{13, 640, 59, false, false, 0},
+		{37, 2500, 70, false, true, 2}, // three chunks of k, the last partial
+		{64, 1100, 64, true, false, 0},
+	} {
+		m, k, n := s.m, s.k, s.n
+		x, w := make([]float32, m*k), make([]float32, k*n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		for i := range w {
+			w[i] = float32(rng.NormFloat64() * 0.3)
+		}
+		a, b := newAMXA(m, k), newAMXB(k, n)
+		xr, xc := k, 1 // x holds a row-major, or aᵀ row-major when aT
+		if s.aT {
+			xr, xc = 1, m
+		}
+		wr, wc := n, 1
+		if s.bT {
+			wr, wc = 1, k
+		}
+		a.round(x, xr, xc)
+		b.round(w, wr, wc)
+		ldc := n + s.ldcPadding
+		c := make([]float32, m*ldc)
+		for i := range c {
+			c[i] = -7
+		}
+		if err := amxMul(a, b, c, ldc); err != nil {
+			t.Fatal(err)
+		}
+		gamma := float64(k) / (1 << 24)
+		var worst float64
+		for i := 0; i < m; i++ {
+			for j := 0; j < ldc; j++ {
+				got := float64(c[i*ldc+j])
+				if j >= n {
+					if got != -7 {
+						t.Fatalf("%+v: c[%d][%d] = %g outside the product", s, i, j, got)
+					}
+					continue
+				}
+				var sum, abs float64
+				for l := 0; l < k; l++ {
+					p := float64(FromBF16(ToBF16(x[i*xr+l*xc]))) * float64(FromBF16(ToBF16(w[l*wr+j*wc])))
+					sum += p
+					abs += math.Abs(p)
+				}
+				d := math.Abs(got - sum)
+				if d > gamma*abs+1e-30 {
+					t.Fatalf("%+v: c[%d][%d] = %.9g, the rounded terms sum to %.9g (off by %.3g, %.3g of Σ|ãb̃|)", s, i, j, got, sum, d, d/abs)
+				}
+				worst = max(worst, d/abs)
+			}
+		}
+		t.Logf("%+v: worst error %.3g of Σ|ãb̃| (bound %.3g)", s, worst, gamma)
+	}
+}
+
+// TestAMXRoundingMatchesToBF16 rounds matrices of odd shapes, row-major and transposed, with the AVX-512 kernels
+// (where the CPU has them) and in plain Go, and checks every bfloat16 against ToBF16 bit for bit: ties, signed
+// zeros, subnormals, infinities and values that round up to infinity included.
+func TestAMXRoundingMatchesToBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1 + 1.0/256, 1 + 3.0/256, -(1 + 1.0/256), 1e-40, -3e-39,
+		float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.MaxFloat32}
+	ways := []bool{false}
+	if amxVectorRound() {
+		ways = append(ways, true)
+	}
+	for _, sh := range [][2]int{{1, 1}, {3, 16}, {17, 33}, {40, 71}} {
+		m, k := sh[0], sh[1]
+		x := make([]float32, m*k)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 10)
+			if i%7 == 0 {
+				x[i] = special[i/7%len(special)]
+			}
+		}
+		for _, vector := range ways {
+			for _, transposed := range []bool{false, true} {
+				rs, cs := k, 1 // x as (m, k) row-major, or as the transpose of a (k, m) one
+				if transposed {
+					rs, cs = 1, m
+				}
+				a := newAMXA(m, k)
+				a.roundWith(vector, x, rs, cs)
+				for i := 0; i < m; i++ {
+					for j := 0; j < a.kp; j++ {
+						want := uint16(0)
+						if j < k {
+							want = ToBF16(x[i*rs+j*cs])
+						}
+						if got := a.data[i*a.kp+j]; got != want {
+							t.Fatalf("amxA (%d, %d) vector %v transposed %v: [%d][%d] = %#x, want %#x", m, k, vector, transposed, i, j, got, want)
+						}
+					}
+				}
+				// The same values as a (k', n') = (m, k) matrix for amxB.
+				b := newAMXB(m, k)
+				b.roundWith(vector, x, rs, cs)
+				for p := 0; p < b.kp/2; p++ {
+					for j := 0; j < b.np; j++ {
+						var want uint32
+						for h := 0; h < 2; h++ {
+							if i := 2*p + h; i < m && j < k {
+								want |= uint32(ToBF16(x[i*rs+j*cs])) << (16 * h)
+							}
+						}
+						if got := b.data[j/16*b.kp/2*16+p*16+j%16]; got != want {
+							t.Fatalf("amxB (%d, %d) vector %v transposed %v: pair %d column %d = %#x, want %#x", m, k, vector, transposed, p, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAMXMulConcurrent runs products on more goroutines than the process has threads for Go code, so that the
+// scheduler moves them between threads and preempts them with signals between and during the tile kernels, and
+// checks every result bit for bit against the same product run alone.
+func TestAMXMulConcurrent(t *testing.T) {
+	skipWithoutAMX(t)
+	const m, k, n, workers, runs = 200, 640, 1000, 6, 20
+	rng := rand.New(rand.NewPCG(9, 10))
+	x, w := make([]float32, m*k), make([]float32, k*n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	a, b := newAMXA(m, k), newAMXB(k, n)
+	a.round(x, k, 1)
+	b.round(w, n, 1)
+	want := make([]float32, m*n)
+	if err := amxMul(a, b, want, n); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			c := make([]float32, m*n)
+			for range runs {
+				if err := amxMul(a, b, c, n); err != nil {
+					errs <- err
+					return
+				}
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						errs <- fmt.Errorf("c[%d] = %g, %g alone", i, c[i], want[i])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAMXMulRefusesMismatchedShapes checks that amxMul reports inner dimensions that differ and a c too short.
+func TestAMXMulRefusesMismatchedShapes(t *testing.T) {
+	if err := amxMul(newAMXA(3, 4), newAMXB(5, 6), make([]float32, 18), 6); err == nil {
+		t.Error("(3, 4) by (5, 6) accepted")
+	}
+	if err := amxMul(newAMXA(3, 4), newAMXB(4, 6), make([]float32, 17), 6); err == nil {
+		t.Error("17 values of c accepted for (3, 6)")
+	}
+}
+
+// BenchmarkAMXOutputLayer times the output layer's products at training's shapes on one goroutine — 432 rows (a
+// core's share of a batch), 640 inputs, 5,898 words — and at beam search's 320 rows: the forward product X·W, the
+// input gradient dL·Wᵀ and the weight gradient Xᵀ·dL; and the forward product at greedy decoding's 128 rows
+// (BenchmarkDecodeOutputLayer's shape). Each shape runs as float32 Gemm on the active BLAS (run
+// with -tags openblas and OPENBLAS_NUM_THREADS=1 for OpenBLAS on one core), as the AMX product of operands
+// rounded beforehand ("amx"; "-parallel" runs one product on each of GOMAXPROCS goroutines at once, the total
+// rate shared by the cores), and with a's rounding counted ("amx+roundA"); "roundA" and "roundB" time the
+// roundings alone (b's is once a step for the weights, every product for dL). GFLOP/s count 2·M·N·K per product, whatever is timed.
+func BenchmarkAMXOutputLayer(b *testing.B) {
+	const rows, beam, k, n = 432, 320, 640, 5898
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, w, dl := make([]float32, rows*k), make([]float32, k*n), make([]float32, rows*n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range w {
+		w[i] = float32(rng.NormFloat64() * 0.05)
+	}
+	for i := range dl {
+		dl[i] = float32(rng.NormFloat64() * 1e-3)
+	}
+	for _, s := range []struct {
+		name     string
+		m, n, k  int
+		tA, tB   bool
+		a, bm    []float32 // row-major as stored: a is (m, k), or (k, m) when tA; bm is (k, n), or (n, k) when tB
+		lda, ldb int
+		ar, ac   int // a's element (i, j) is at a[i*ar+j*ac]
+		br, bc   int // b's element (i, j) is at bm[i*br+j*bc]
+	}{
+		{name: "forward", m: rows, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
+		{name: "decode128", m: 128, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
+		{name: "beam320", m: beam, n: n, k: k, a: x, bm: w, lda: k, ldb: n, ar: k, ac: 1, br: n, bc: 1},
+		{name: "dX=dL·Wt", m: rows, n: k, k: n, tB: true, a: dl, bm: w, lda: n, ldb: n, ar: n, ac: 1, br: 1, bc: n},
+		{name: "dW=Xt·dL", m: k, n: n, k: rows, tA: true, a: x, bm: dl, lda: k, ldb: n, ar: 1, ac: k, br: n, bc: 1},
+	} {
+		c := make([]float32, s.m*s.n)
+		gflops := func(b *testing.B) {
+			b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		b.Run(s.name+"/float32", func(b *testing.B) {
+			for range b.N {
+				Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, s.a, s.lda, s.bm, s.ldb, 0, c, s.n)
+			}
+			gflops(b)
+		})
+		b.Run(s.name+"/float32-parallel", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				c := make([]float32, s.m*s.n)
+				for pb.Next() {
+					Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, s.a, s.lda, s.bm, s.ldb, 0, c, s.n)
+				}
+			})
+			gflops(b)
+		})
+		a, bp := newAMXA(s.m, s.k), newAMXB(s.k, s.n)
+		a.round(s.a, s.ar, s.ac)
+		bp.round(s.bm, s.br, s.bc)
+		b.Run(s.name+"/amx", func(b *testing.B) {
+			skipWithoutAMX(b)
+			for range b.N {
+				if err := amxMul(a, bp, c, s.n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			gflops(b)
+		})
+		b.Run(s.name+"/amx-parallel", func(b *testing.B) {
+			skipWithoutAMX(b)
+			b.RunParallel(func(pb *testing.PB) {
+				c := make([]float32, s.m*s.n)
+				for pb.Next() {
+					if err := amxMul(a, bp, c, s.n); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			gflops(b)
+		})
+		b.Run(s.name+"/amx+roundA", func(b *testing.B) {
+			skipWithoutAMX(b)
+			for range b.N {
+				a.round(s.a, s.ar, s.ac)
+				if err := amxMul(a, bp, c, s.n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			gflops(b)
+		})
+		b.Run(s.name+"/roundA", func(b *testing.B) {
+			for range b.N {
+				a.round(s.a, s.ar, s.ac)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round")
+		})
+		b.Run(s.name+"/roundB", func(b *testing.B) {
+			for range b.N {
+				bp.round(s.bm, s.br, s.bc)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round")
+		})
+	}
+}
