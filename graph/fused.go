@@ -91,7 +91,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 			wv, bv := vals[len(parts)], vals[len(parts)+1]
 			dx, dw, db = arena.Get("xent.dx", n*in)[:rows*in], arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
 			scratch := arena.Get("xent.logits", min(chunk, n)*v)
-			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, chunk, smoothing, dx, dw, db, scratch))
+			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, chunk, smoothing, dx, dw, db, scratch, arena.AMX))
 		},
 		Backward: func(vals [][]T, grad []T) [][]T {
 			scale := grad[0]

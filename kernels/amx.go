@@ -35,6 +35,12 @@ func newAMXA(m, k int) *amxA {
 	return a
 }
 
+// fit makes a an (m, k) matrix of zeros, reusing its storage when it is large enough.
+func (a *amxA) fit(m, k int) {
+	a.m, a.k, a.mp, a.kp = m, k, amxRoundUp(m), amxRoundUp(k)
+	a.data = fitZeros(a.data, a.mp*a.kp)
+}
+
 // round rounds the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a row-major
 // matrix, rs = 1, cs = m for the transpose of a row-major (k, m) one. The padding stays zero. x must hold no NaN.
 // Contiguous rows are rounded 16 values at a time on AVX-512 where the CPU has it.
@@ -76,6 +82,22 @@ func newAMXB(k, n int) *amxB {
 	b := &amxB{k: k, n: n, kp: amxRoundUp(k), np: amxRoundUp(n)}
 	b.data = make([]uint32, b.np*b.kp/2)
 	return b
+}
+
+// fit makes b a (k, n) matrix of zeros, reusing its storage when it is large enough.
+func (b *amxB) fit(k, n int) {
+	b.k, b.n, b.kp, b.np = k, n, amxRoundUp(k), amxRoundUp(n)
+	b.data = fitZeros(b.data, b.np*b.kp/2)
+}
+
+// fitZeros returns n zeros: buf's first n values cleared when it holds that many, else new storage.
+func fitZeros[E uint16 | uint32](buf []E, n int) []E {
+	if cap(buf) < n {
+		return make([]E, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
 }
 
 // round rounds the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1 for a
@@ -153,10 +175,11 @@ func amxTileConfig() [64]byte {
 	return cfg
 }
 
-// amxMul sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, leaving c's other
-// values alone, on the tile registers of the calling goroutine's thread, which it locks for the call. It fails,
-// computing nothing, where the CPU or the OS refuses AMX (amxPermit) or the shapes do not fit.
-func amxMul(a *amxA, b *amxB, c []float32, ldc int) error {
+// amxMul sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, or with add adds
+// that sum to it (the tiles start from c's values), leaving c's other values alone, on the tile registers of the
+// calling goroutine's thread, which it locks for the call. It fails, computing nothing, where the CPU or the OS
+// refuses AMX (amxPermit) or the shapes do not fit.
+func amxMul(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
 	if a.k != b.k {
 		return fmt.Errorf("kernels: amxMul of (%d, %d) by (%d, %d)", a.m, a.k, b.k, b.n)
 	}
@@ -173,7 +196,7 @@ func amxMul(a *amxA, b *amxB, c []float32, ldc int) error {
 	defer runtime.UnlockOSThread()
 	cfg := amxTileConfig()
 	if a.k == 0 {
-		for i := 0; i < a.m; i++ {
+		for i := 0; i < a.m && !add; i++ {
 			clear(c[i*ldc : i*ldc+b.n])
 		}
 		return nil
@@ -186,12 +209,23 @@ func amxMul(a *amxA, b *amxB, c []float32, ldc int) error {
 	var restRows, lastCols []float32
 	if rest > 0 && full > 0 {
 		restRows = make([]float32, amxBlock*full*amxBlock)
+		for i := 0; i < rest && add; i++ {
+			r := fullM*amxBlock + i
+			copy(restRows[i*full*amxBlock:(i+1)*full*amxBlock], c[r*ldc:])
+		}
 	}
 	if full*amxBlock < b.n {
 		lastCols = make([]float32, a.mp*amxBlock)
+		for i := 0; i < a.m && add; i++ {
+			copy(lastCols[i*amxBlock:i*amxBlock+b.n-full*amxBlock], c[i*ldc+full*amxBlock:i*ldc+b.n])
+		}
+	}
+	first := 0 // the first chunk of k's sets the tiles from c (add) or from zero
+	if add {
+		first = 1
 	}
 	for k0 := 0; k0 < a.kp; k0 += amxChunk {
-		kBlocks, acc := min(amxChunk, a.kp-k0)/amxBlock, min(k0, 1)
+		kBlocks, acc := min(amxChunk, a.kp-k0)/amxBlock, max(min(k0, 1), first)
 		for s := 0; s < b.np/amxBlock; s++ {
 			from := s * amxBlock
 			bs := &b.data[s*2*16*pairs+k0/2*16]

@@ -18,11 +18,13 @@ func skipWithoutAMX(t testing.TB) {
 // TestAMXMulMatchesRoundedSums multiplies random matrices of odd shapes (rows, columns and k's not whole 16s or
 // 32s, and shapes of exactly one block) on the tile registers, a and b row-major or transposed, and checks every
 // sum against the float64 sum of the bfloat16-rounded terms to within float32 summation error, k·2^-24·Σ|ã||b̃|;
-// k's past amxChunk are summed in more than one pass.
-// Values of c outside the product (a wider ldc) must be left alone.
+// k's past amxChunk are summed in more than one pass. Values of c outside the product (a wider ldc) must be left
+// alone. Each shape is multiplied twice, setting c and adding to it (c = −7 + ã·b̃), through operands that are
+// fitted again from shape to shape, so that a larger shape's values left in their storage would show.
 func TestAMXMulMatchesRoundedSums(t *testing.T) {
 	skipWithoutAMX(t)
 	rng := rand.New(rand.NewPCG(3, 4))
+	a, b := &amxA{}, &amxB{}
 	for _, s := range []struct {
 		m, k, n    int
 		aT, bT     bool
@@ -37,59 +39,67 @@ func TestAMXMulMatchesRoundedSums(t *testing.T) {
 		{13, 640, 59, false, false, 0},
 		{37, 2500, 70, false, true, 2}, // three chunks of k, the last partial
 		{64, 1100, 64, true, false, 0},
+		{5, 9, 3, false, false, 1}, // after a larger shape: the storage is reused
 	} {
-		m, k, n := s.m, s.k, s.n
-		x, w := make([]float32, m*k), make([]float32, k*n)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		for i := range w {
-			w[i] = float32(rng.NormFloat64() * 0.3)
-		}
-		a, b := newAMXA(m, k), newAMXB(k, n)
-		xr, xc := k, 1 // x holds a row-major, or aᵀ row-major when aT
-		if s.aT {
-			xr, xc = 1, m
-		}
-		wr, wc := n, 1
-		if s.bT {
-			wr, wc = 1, k
-		}
-		a.round(x, xr, xc)
-		b.round(w, wr, wc)
-		ldc := n + s.ldcPadding
-		c := make([]float32, m*ldc)
-		for i := range c {
-			c[i] = -7
-		}
-		if err := amxMul(a, b, c, ldc); err != nil {
-			t.Fatal(err)
-		}
-		gamma := float64(k) / (1 << 24)
-		var worst float64
-		for i := 0; i < m; i++ {
-			for j := 0; j < ldc; j++ {
-				got := float64(c[i*ldc+j])
-				if j >= n {
-					if got != -7 {
-						t.Fatalf("%+v: c[%d][%d] = %g outside the product", s, i, j, got)
-					}
-					continue
-				}
-				var sum, abs float64
-				for l := 0; l < k; l++ {
-					p := float64(FromBF16(ToBF16(x[i*xr+l*xc]))) * float64(FromBF16(ToBF16(w[l*wr+j*wc])))
-					sum += p
-					abs += math.Abs(p)
-				}
-				d := math.Abs(got - sum)
-				if d > gamma*abs+1e-30 {
-					t.Fatalf("%+v: c[%d][%d] = %.9g, the rounded terms sum to %.9g (off by %.3g, %.3g of Σ|ãb̃|)", s, i, j, got, sum, d, d/abs)
-				}
-				worst = max(worst, d/abs)
+		for _, add := range []bool{false, true} {
+			m, k, n := s.m, s.k, s.n
+			x, w := make([]float32, m*k), make([]float32, k*n)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
 			}
+			for i := range w {
+				w[i] = float32(rng.NormFloat64() * 0.3)
+			}
+			a.fit(m, k)
+			b.fit(k, n)
+			xr, xc := k, 1 // x holds a row-major, or aᵀ row-major when aT
+			if s.aT {
+				xr, xc = 1, m
+			}
+			wr, wc := n, 1
+			if s.bT {
+				wr, wc = 1, k
+			}
+			a.round(x, xr, xc)
+			b.round(w, wr, wc)
+			ldc := n + s.ldcPadding
+			c := make([]float32, m*ldc)
+			for i := range c {
+				c[i] = -7
+			}
+			if err := amxMul(a, b, c, ldc, add); err != nil {
+				t.Fatal(err)
+			}
+			start := 0.0 // what c held where the product goes: −7 when it is added
+			if add {
+				start = -7
+			}
+			gamma := float64(k+1) / (1 << 24)
+			var worst float64
+			for i := 0; i < m; i++ {
+				for j := 0; j < ldc; j++ {
+					got := float64(c[i*ldc+j])
+					if j >= n {
+						if got != -7 {
+							t.Fatalf("%+v: c[%d][%d] = %g outside the product", s, i, j, got)
+						}
+						continue
+					}
+					sum, abs := start, math.Abs(start)
+					for l := 0; l < k; l++ {
+						p := float64(FromBF16(ToBF16(x[i*xr+l*xc]))) * float64(FromBF16(ToBF16(w[l*wr+j*wc])))
+						sum += p
+						abs += math.Abs(p)
+					}
+					d := math.Abs(got - sum)
+					if d > gamma*abs+1e-30 {
+						t.Fatalf("%+v: c[%d][%d] = %.9g, the rounded terms sum to %.9g (off by %.3g, %.3g of Σ|ãb̃|)", s, i, j, got, sum, d, d/abs)
+					}
+					worst = max(worst, d/abs)
+				}
+			}
+			t.Logf("%+v add=%v: worst error %.3g of Σ|ãb̃| (bound %.3g)", s, add, worst, gamma)
 		}
-		t.Logf("%+v: worst error %.3g of Σ|ãb̃| (bound %.3g)", s, worst, gamma)
 	}
 }
 
@@ -171,7 +181,7 @@ func TestAMXMulConcurrent(t *testing.T) {
 	a.round(x, k, 1)
 	b.round(w, n, 1)
 	want := make([]float32, m*n)
-	if err := amxMul(a, b, want, n); err != nil {
+	if err := amxMul(a, b, want, n, false); err != nil {
 		t.Fatal(err)
 	}
 	errs := make(chan error, workers)
@@ -179,7 +189,7 @@ func TestAMXMulConcurrent(t *testing.T) {
 		go func() {
 			c := make([]float32, m*n)
 			for range runs {
-				if err := amxMul(a, b, c, n); err != nil {
+				if err := amxMul(a, b, c, n, false); err != nil {
 					errs <- err
 					return
 				}
@@ -202,10 +212,10 @@ func TestAMXMulConcurrent(t *testing.T) {
 
 // TestAMXMulRefusesMismatchedShapes checks that amxMul reports inner dimensions that differ and a c too short.
 func TestAMXMulRefusesMismatchedShapes(t *testing.T) {
-	if err := amxMul(newAMXA(3, 4), newAMXB(5, 6), make([]float32, 18), 6); err == nil {
+	if err := amxMul(newAMXA(3, 4), newAMXB(5, 6), make([]float32, 18), 6, false); err == nil {
 		t.Error("(3, 4) by (5, 6) accepted")
 	}
-	if err := amxMul(newAMXA(3, 4), newAMXB(4, 6), make([]float32, 17), 6); err == nil {
+	if err := amxMul(newAMXA(3, 4), newAMXB(4, 6), make([]float32, 17), 6, false); err == nil {
 		t.Error("17 values of c accepted for (3, 6)")
 	}
 }
@@ -271,7 +281,7 @@ func BenchmarkAMXOutputLayer(b *testing.B) {
 		b.Run(s.name+"/amx", func(b *testing.B) {
 			skipWithoutAMX(b)
 			for range b.N {
-				if err := amxMul(a, bp, c, s.n); err != nil {
+				if err := amxMul(a, bp, c, s.n, false); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -282,7 +292,7 @@ func BenchmarkAMXOutputLayer(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				c := make([]float32, s.m*s.n)
 				for pb.Next() {
-					if err := amxMul(a, bp, c, s.n); err != nil {
+					if err := amxMul(a, bp, c, s.n, false); err != nil {
 						b.Error(err)
 						return
 					}
@@ -294,7 +304,7 @@ func BenchmarkAMXOutputLayer(b *testing.B) {
 			skipWithoutAMX(b)
 			for range b.N {
 				a.round(s.a, s.ar, s.ac)
-				if err := amxMul(a, bp, c, s.n); err != nil {
+				if err := amxMul(a, bp, c, s.n, false); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -6,6 +6,9 @@ package kernels
 // The contents of a buffer are whatever its last user left.
 type Arena[T Float] struct {
 	buffers map[string][]T
+	// AMX, when not nil (float32 arenas only), has the output layer run its matrix products in bfloat16 on Intel
+	// AMX, with this scratch (OutputXent); nil keeps them in T.
+	AMX *AMXOutput
 }
 
 // NewArena returns an empty arena.

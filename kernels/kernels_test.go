@@ -168,7 +168,7 @@ func TestOutputXentLabelSmoothingByHand(t *testing.T) {
 	w := []float64{0, ln3, 0, 0}
 	b := []float64{0, 0}
 	dx, dw, db, scratch := make([]float64, 4), make([]float64, 4), make([]float64, 2), make([]float64, 4)
-	loss := OutputXent(x, w, b, []int{0, -1}, -1, 2, 2, 2, 2, 0.5, dx, dw, db, scratch)
+	loss := OutputXent(x, w, b, []int{0, -1}, -1, 2, 2, 2, 2, 0.5, dx, dw, db, scratch, nil)
 	wantLoss := -(0.75*math.Log(0.25) + 0.25*math.Log(0.75))
 	if math.Abs(loss-wantLoss) > tol {
 		t.Fatalf("loss %.15g, want %.15g", loss, wantLoss)
@@ -188,7 +188,7 @@ func TestOutputXentLabelSmoothingByHand(t *testing.T) {
 		}
 	}
 	// ε = 0 is the plain cross-entropy −ln 1/4.
-	if loss := OutputXent(x, w, b, []int{0, -1}, -1, 2, 2, 2, 2, 0, dx, dw, db, scratch); math.Abs(loss-math.Log(4)) > tol {
+	if loss := OutputXent(x, w, b, []int{0, -1}, -1, 2, 2, 2, 2, 0, dx, dw, db, scratch, nil); math.Abs(loss-math.Log(4)) > tol {
 		t.Fatalf("unsmoothed loss %.15g, want ln 4", loss)
 	}
 }

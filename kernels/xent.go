@@ -10,16 +10,24 @@ package kernels
 //
 // The smoothed target is PyTorch's CrossEntropyLoss(label_smoothing=ε). dx, dw and db are overwritten.
 // scratch must hold chunk·v values.
-func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T) (loss float64) {
+//
+// With amx (float32 only; nil: float32 products), the three matrix products take their terms rounded to
+// bfloat16 and sum them in float32 on Intel AMX's tile registers (AMXOutput): x w, G wᵀ and xᵀ G. The softmax,
+// the loss, db and everything outside the products stay float32 (the loss's sums float64).
+func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, amx *AMXOutput) (loss float64) {
 	clear(dw)
 	clear(db)
+	var mul outputProducts[T] = gemmProducts[T]{}
+	if amx != nil {
+		mul = any(amx.start(any(w).([]float32), in, v)).(outputProducts[T])
+	}
 	losses := make([]float64, min(chunk, n))
 	for start := 0; start < n; start += chunk {
 		rows := min(chunk, n-start)
 		xc := x[start*in : (start+rows)*in]
 		g := scratch[:rows*v]
 		// logits = x_c w + b
-		Gemm(false, false, rows, v, in, 1, xc, in, w, v, 0, g, v)
+		mul.logits(xc, w, g, rows, in, v)
 		// Rows are independent: the softmax of each is shared out over the cores (between the products, which
 		// OpenBLAS already spreads). Losses are kept per row and summed in row order, and db is summed column by
 		// column in row order, so the result is the serial one bit for bit, whatever the number of workers.
@@ -56,10 +64,100 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, s
 			}
 		})
 		// dw += x_cᵀ G;  dx_c = G wᵀ
-		Gemm(true, false, in, v, rows, 1, xc, in, g, v, 1, dw, v)
-		Gemm(false, true, rows, in, v, 1, g, v, w, v, 0, dx[start*in:(start+rows)*in], in)
+		mul.backward(xc, w, g, dw, dx[start*in:(start+rows)*in], rows, in, v)
 	}
 	return loss
+}
+
+// outputProducts are OutputXent's matrix products over a chunk of rows: logits sets g (rows, v) = xc (rows, in)
+// w (in, v); backward adds xcᵀ g to dw (in, v) and sets dx (rows, in) = g wᵀ.
+type outputProducts[T Float] interface {
+	logits(xc, w, g []T, rows, in, v int)
+	backward(xc, w, g, dw, dx []T, rows, in, v int)
+}
+
+// gemmProducts are OutputXent's products in T, on Gemm's BLAS.
+type gemmProducts[T Float] struct{}
+
+// logits sets g = xc w.
+func (gemmProducts[T]) logits(xc, w, g []T, rows, in, v int) {
+	Gemm(false, false, rows, v, in, 1, xc, in, w, v, 0, g, v)
+}
+
+// backward adds xcᵀ g to dw and sets dx = g wᵀ.
+func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
+	Gemm(true, false, in, v, rows, 1, xc, in, g, v, 1, dw, v)
+	Gemm(false, true, rows, in, v, 1, g, v, w, v, 0, dx, in)
+}
+
+// AMXOutput is the scratch of OutputXent's products in bfloat16 on Intel AMX: the weights rounded and packed
+// both ways (w and wᵀ) once per call, and a chunk's operands. Each product of two bfloat16 terms is exact in
+// float32, so a sum is off the float64 sum of the rounded terms by float32 summation only; the rounding of the
+// terms (a relative 2^-9 each) is the whole difference from float32 products. One AMXOutput serves one
+// goroutine at a time: the graphs of one training worker, which run one after another, share it. Its storage
+// grows to the largest chunk and stays.
+type AMXOutput struct {
+	w, wt    amxB // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
+	x, xt, g amxA // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
+	gb       amxB // G (rows, v), right operand of xᵀ G
+}
+
+// NewAMXOutput returns the scratch of OutputXent's bfloat16 products, or an error saying why AMX cannot run here
+// (a CPU without AMX-BF16, another architecture, or an OS that refuses the tile registers).
+func NewAMXOutput() (*AMXOutput, error) {
+	if err := amxPermit(); err != nil {
+		return nil, err
+	}
+	return &AMXOutput{}, nil
+}
+
+// AMXOutputBytes is the memory an AMXOutput holds for an output layer of in inputs and v words and chunks of
+// chunk rows.
+func AMXOutputBytes(in, v, chunk int) int {
+	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
+	return 2 * (2*in*v + 2*chunk*in + 2*chunk*v)
+}
+
+// amxProducts are OutputXent's products on an AMXOutput whose weights are rounded for the call.
+type amxProducts struct{ s *AMXOutput }
+
+// start rounds and packs w (in, v) and wᵀ for a call of OutputXent and returns its products.
+func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
+	if s.w.k != in || s.w.n != v || s.w.data == nil {
+		s.w.fit(in, v)
+		s.wt.fit(v, in)
+	}
+	// The padding of w's and wᵀ's panels is never written, so a call with the same shape needs no clearing.
+	s.w.round(w, v, 1)
+	s.wt.round(w, 1, v)
+	return amxProducts{s}
+}
+
+// logits sets g = xc w, xc rounded.
+func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
+	p.s.x.fit(rows, in)
+	p.s.x.round(xc, in, 1)
+	mustAMX(amxMul(&p.s.x, &p.s.w, g, v, false))
+}
+
+// backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
+func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
+	s := p.s
+	s.xt.fit(in, rows)
+	s.xt.round(xc, 1, in)
+	s.gb.fit(rows, v)
+	s.gb.round(g, v, 1)
+	mustAMX(amxMul(&s.xt, &s.gb, dw, v, true))
+	s.g.fit(rows, v)
+	s.g.round(g, v, 1)
+	mustAMX(amxMul(&s.g, &s.wt, dx, in, false))
+}
+
+// mustAMX panics on an error of amxMul: NewAMXOutput checked that AMX runs, and OutputXent's shapes fit.
+func mustAMX(err error) {
+	if err != nil {
+		panic(err)
+	}
 }
 
 // xentRowGrain and xentColumnGrain are the fewest rows, and vocabulary columns, worth a goroutine of their own

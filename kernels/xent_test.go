@@ -11,8 +11,9 @@ import (
 
 // naiveOutputXent is OutputXent written out row by row in float64 with no chunks and no workers: logits, log
 // softmax, the smoothed loss, and the gradients dx = G wᵀ, dw = xᵀ G, db = Σ_r G_r with G = softmax − q.
-func naiveOutputXent(x, w, b []float64, targets []int, pad, n, in, v int, eps float64) (loss float64, dx, dw, db []float64) {
+func naiveOutputXent(x, w, b []float64, targets []int, pad, n, in, v int, eps float64, round func(float64) float64) (loss float64, dx, dw, db, absDx, absDw []float64) {
 	dx, dw, db = make([]float64, n*in), make([]float64, in*v), make([]float64, v)
+	absDx, absDw = make([]float64, n*in), make([]float64, in*v)
 	for r := 0; r < n; r++ {
 		if targets[r] == pad {
 			continue
@@ -21,7 +22,7 @@ func naiveOutputXent(x, w, b []float64, targets []int, pad, n, in, v int, eps fl
 		for j := range z {
 			z[j] = b[j]
 			for k := 0; k < in; k++ {
-				z[j] += x[r*in+k] * w[k*v+j]
+				z[j] += round(x[r*in+k]) * round(w[k*v+j])
 			}
 		}
 		maxz := slices.Max(z)
@@ -39,13 +40,19 @@ func naiveOutputXent(x, w, b []float64, targets []int, pad, n, in, v int, eps fl
 			g := math.Exp(zj-lse) - q
 			db[j] += g
 			for k := 0; k < in; k++ {
-				dw[k*v+j] += x[r*in+k] * g
-				dx[r*in+k] += g * w[k*v+j]
+				tw, tx := round(x[r*in+k])*round(g), round(g)*round(w[k*v+j])
+				dw[k*v+j] += tw
+				dx[r*in+k] += tx
+				absDw[k*v+j] += math.Abs(tw)
+				absDx[r*in+k] += math.Abs(tx)
 			}
 		}
 	}
-	return loss, dx, dw, db
+	return loss, dx, dw, db, absDx, absDw
 }
+
+// exact is naiveOutputXent's rounding of the products' terms for products in float64: none.
+func exact(v float64) float64 { return v }
 
 // TestOutputXentMatchesNaive checks OutputXent on sizes where its chunks and its workers both split the work
 // (rows over several chunks, enough rows and vocabulary columns for two goroutines, pad rows in between) against
@@ -69,11 +76,11 @@ func TestOutputXentMatchesNaive(t *testing.T) {
 		}
 	}
 	for _, eps := range []float64{0, 0.1} {
-		wantLoss, wantDx, wantDw, wantDb := naiveOutputXent(x, w, b, targets, pad, n, in, v, eps)
+		wantLoss, wantDx, wantDw, wantDb, _, _ := naiveOutputXent(x, w, b, targets, pad, n, in, v, eps, exact)
 		run := func(procs int) (float64, []float64, []float64, []float64) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			dx, dw, db, scratch := make([]float64, n*in), make([]float64, in*v), make([]float64, v), make([]float64, chunk*v)
-			loss := OutputXent(x, w, b, targets, pad, n, in, v, chunk, eps, dx, dw, db, scratch)
+			loss := OutputXent(x, w, b, targets, pad, n, in, v, chunk, eps, dx, dw, db, scratch, nil)
 			return loss, dx, dw, db
 		}
 		loss, dx, dw, db := run(2)
@@ -119,9 +126,77 @@ func BenchmarkOutputXent(b *testing.B) {
 	for _, chunk := range []int{1024, 512, 256} {
 		b.Run(fmt.Sprintf("chunk=%d", chunk), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				OutputXent(x, w, bias, targets, -1, n, in, v, chunk, 0, dx, dw, db, scratch)
+				OutputXent(x, w, bias, targets, -1, n, in, v, chunk, 0, dx, dw, db, scratch, nil)
 			}
 			b.ReportMetric(3*2*n*in*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// TestOutputXentInBF16 runs OutputXent's products on AMX (AMXOutput) over several chunks, with pad rows and label
+// smoothing, against the float64 computation whose products take their terms rounded to bfloat16 (x, w and the
+// logits' gradient G): each product's terms are then the same, so what remains is float32's summation and
+// softmax, and G's rounding landing on the other side of a bfloat16 boundary (2^-8 of a term). The figures must
+// differ from the float32 products' (the products did run in bfloat16), and a second call, whose operands reuse
+// the first's storage, must give the same bits.
+func TestOutputXentInBF16(t *testing.T) {
+	skipWithoutAMX(t)
+	amx, err := NewAMXOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, in, v, chunk, pad, eps = 100, 40, 300, 32, 0, 0.1
+	rng := rand.New(rand.NewPCG(9, 10))
+	fill := func(n int, scale float64) ([]float32, []float64) {
+		s, s64 := make([]float32, n), make([]float64, n)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64() * scale)
+			s64[i] = float64(s[i])
+		}
+		return s, s64
+	}
+	x, x64 := fill(n*in, 1)
+	w, w64 := fill(in*v, 0.2)
+	b, b64 := fill(v, 0.1)
+	targets := make([]int, n)
+	for r := range targets {
+		targets[r] = rng.IntN(v)
+		if r%9 == 4 {
+			targets[r] = pad
+		}
+	}
+	run := func(amx *AMXOutput) (float64, []float32, []float32, []float32) {
+		dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, chunk*v)
+		loss := OutputXent(x, w, b, targets, pad, n, in, v, chunk, eps, dx, dw, db, scratch, amx)
+		return loss, dx, dw, db
+	}
+	bf16 := func(v float64) float64 { return float64(FromBF16(ToBF16(float32(v)))) }
+	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := naiveOutputXent(x64, w64, b64, targets, pad, n, in, v, eps, bf16)
+	loss, dx, dw, db := run(amx)
+	if d := math.Abs(loss - wantLoss); d > 1e-5*math.Abs(wantLoss) {
+		t.Fatalf("loss %.9g, the rounded terms give %.9g", loss, wantLoss)
+	}
+	for _, c := range []struct {
+		name      string
+		got       []float32
+		want, abs []float64
+	}{{"dx", dx, wantDx, absDx}, {"dw", dw, wantDw, absDw}, {"db", db, wantDb, nil}} {
+		for i, want := range c.want {
+			tol := 1e-6
+			if c.abs != nil {
+				tol += c.abs[i] / 256
+			}
+			if d := math.Abs(float64(c.got[i]) - want); d > tol {
+				t.Fatalf("%s[%d] = %.9g, the rounded terms give %.9g (off by %.3g, tolerance %.3g)", c.name, i, c.got[i], want, d, tol)
+			}
+		}
+	}
+	loss32, dx32, dw32, _ := run(nil)
+	if loss32 == loss || slices.Equal(dx32, dx) || slices.Equal(dw32, dw) {
+		t.Fatal("bfloat16 products gave the float32 figures: AMX did not run")
+	}
+	again, dx2, dw2, db2 := run(amx)
+	if again != loss || !slices.Equal(dx2, dx) || !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
+		t.Fatalf("a second call gave other figures (loss %.17g, first %.17g)", again, loss)
 	}
 }
