@@ -5,6 +5,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
 
@@ -78,6 +79,13 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 	n := min(int64(max(workers, 1)), R) // the workers with rows to step
 	// The step's gradient, and the gradient buffers of each worker's graph.
 	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: (1 + n) * f * p}
+	if cfg.Train.BF16 { // each worker's AMXOutput: the output layer's weights rounded both ways, a chunk's operands
+		in := int64(m.DecHidden + 2*m.EncHidden + m.Emb)
+		if m.IsTransformer() {
+			in = int64(m.DModel)
+		}
+		e.Activations += n * int64(kernels.AMXOutputBytes(int(in), tgt.Size(), 256))
+	}
 	if m.IsTransformer() {
 		e.Activations = n * transformerActivations(m, int64(tgt.Size()), S, T, (R+n-1)/n)
 		if m.Dropout > 0 {

@@ -176,6 +176,11 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		return Summary{}, err
 	}
 	r := newRun(ctx, o)
+	if cfg.Train.BF16 {
+		if err := r.tr.SetBF16(); err != nil {
+			return Summary{}, fmt.Errorf("config: train.bf16: %w", err)
+		}
+	}
 	if r.prog.ValidPending {
 		if err := r.validate(); err != nil {
 			return r.sum, err

@@ -77,6 +77,28 @@ func (t *Trainer[T]) SetWorkers(n int) {
 	}
 }
 
+// SetBF16 has the output layer of every worker's graphs multiply in bfloat16 on Intel AMX (train.bf16; an
+// AMXOutput in each worker's arena, kernels.OutputXent): the weights, the sums and the optimizer stay float32,
+// the products' terms are rounded. It fails, changing nothing, where AMX cannot run or the weights are not
+// float32. Call it after SetWorkers, which starts the workers' arenas afresh.
+func (t *Trainer[T]) SetBF16() error {
+	if _, ok := any(T(0)).(float32); !ok {
+		return fmt.Errorf("model: bfloat16 products need float32 weights")
+	}
+	scratch := make([]*kernels.AMXOutput, len(t.workers))
+	for i := range scratch {
+		s, err := kernels.NewAMXOutput()
+		if err != nil {
+			return err
+		}
+		scratch[i] = s
+	}
+	for i, w := range t.workers {
+		w.arena.AMX = scratch[i]
+	}
+	return nil
+}
+
 // StepResult reports one optimizer step.
 type StepResult struct {
 	Loss float64 // token-averaged cross-entropy of the batch (the translation's)

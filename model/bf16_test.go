@@ -1,0 +1,87 @@
+package model
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/kernels"
+)
+
+// skipWithoutAMX skips a test of train.bf16 on a machine where AMX cannot run.
+func skipWithoutAMX(t *testing.T) {
+	t.Helper()
+	if _, err := kernels.NewAMXOutput(); err != nil {
+		t.Skipf("train.bf16 needs AMX: %v", err)
+	}
+}
+
+// TestBF16TrainingLearnsTheTinyTask trains the tiny copying task with the output layer's products in bfloat16
+// (train.bf16) to 100% exact match, as float32 training does (TestTinyCorpusIsLearned), with two workers.
+func TestBF16TrainingLearnsTheTinyTask(t *testing.T) {
+	skipWithoutAMX(t)
+	cfg := tinyConfig()
+	cfg.Train.MaxSteps, cfg.Train.BF16 = 300, true
+	m, examples := tinySetup(t, cfg, tinyCorpus(24, 1))
+	if acc := exactMatch(m, examples); acc > 0.2 {
+		t.Fatalf("untrained model already gets %.0f%% right", 100*acc)
+	}
+	_, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Workers: 2, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc := exactMatch(m, examples); acc < 1 {
+		t.Fatalf("exact match %.1f%% after %d steps with bfloat16 products, want 100%%", 100*acc, cfg.Train.MaxSteps)
+	}
+}
+
+// TestBF16StepsFollowFloat32 steps the same batches with float32 and with bfloat16 output-layer products and
+// requires every loss within 1% of float32's (the products' terms are rounded to 8 bits, not the model), and
+// the two to differ (the bfloat16 products did run).
+func TestBF16StepsFollowFloat32(t *testing.T) {
+	skipWithoutAMX(t)
+	losses := func(bf16 bool) []float64 {
+		cfg := tinyConfig()
+		cfg.Model.Dropout = 0.1
+		m, examples := tinySetup(t, cfg, tinyCorpus(40, 9))
+		plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
+		tr := NewTrainer(m, 1e-2, 1, 2)
+		tr.SetWorkers(2)
+		if bf16 {
+			if err := tr.SetBF16(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out []float64
+		for i := range plan {
+			res, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, res.Loss)
+		}
+		return out
+	}
+	want, got := losses(false), losses(true)
+	differs := false
+	for i := range want {
+		if !near(got[i], want[i], 0.01) {
+			t.Fatalf("step %d: loss %.6g with bfloat16 products, %.6g with float32", i, got[i], want[i])
+		}
+		differs = differs || got[i] != want[i]
+	}
+	if !differs {
+		t.Fatal("bfloat16 products gave float32's losses: AMX did not run")
+	}
+}
+
+// TestBF16NeedsFloat32 refuses bfloat16 products for a float64 model, with a message.
+func TestBF16NeedsFloat32(t *testing.T) {
+	m := newTestModel[float64](t, tinyConfig().Model, 9, 11, 1)
+	if err := NewTrainer(m, 1e-3, 0, 2).SetBF16(); err == nil || !strings.Contains(err.Error(), "float32") {
+		t.Fatalf("SetBF16 on float64 weights: %v", err)
+	}
+}
