@@ -5,6 +5,7 @@
 #   MULTI30K=data/multi30k TORCH_SCRIPT=path/to/reference.py scripts/bench.sh   # small model, 3 runs of 200
 #                                                                               # measured steps after 20 warm-up
 #   CONFIG=base RUNS=5 MULTI30K=… TORCH_SCRIPT=… scripts/bench.sh
+#   SET="train.bf16=true" MULTI30K=… TORCH_SCRIPT=… scripts/bench.sh              # attend with config keys set
 #
 # MULTI30K is the Multi30k directory (scripts/get-multi30k.sh DIR fetches it), TORCH_SCRIPT the Python script of
 # the PyTorch reference. Both sides run on 2 threads and on the same OpenBLAS kernels, those attend picks for this
@@ -19,6 +20,8 @@ RUNS=${RUNS:-3}
 STEPS=${STEPS:-200}
 WARM=${WARM:-20}
 DATA=$MULTI30K
+sets=()
+for kv in ${SET:-}; do sets+=(--set "$kv"); done
 case $CONFIG in
   small) SIZES="--emb 128 --enc 128 --dec 256 --att 128" ;;
   base)  SIZES="--emb 256 --enc 256 --dec 512 --att 256" ;;
@@ -36,7 +39,7 @@ for i in $(seq "$RUNS"); do
   echo "run $i/$RUNS: attend" >&2
   /usr/bin/time -v bin/attend train --config "configs/$CONFIG.yaml" \
     --src "$DATA/train.de" --tgt "$DATA/train.en" --out "$out/a$i.ckpt" --max-steps "$total" --threads 2 \
-    --set train.log_every="$WARM" --set train.save_every=0 --no-progress >/dev/null 2>"$out/a$i.time"
+    --set train.log_every="$WARM" --set train.save_every=0 "${sets[@]}" --no-progress >/dev/null 2>"$out/a$i.time"
   bin/attend translate --model "$out/a$i.ckpt" --input "$DATA/test_2016_flickr.de" \
     --output "$out/a$i.hyp" 2>"$out/a$i.decode"
   echo "run $i/$RUNS: PyTorch" >&2
