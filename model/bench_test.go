@@ -11,6 +11,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/internal/corpora"
 )
 
@@ -105,6 +106,20 @@ func BenchmarkTrainStepMulti30kWorkers(b *testing.B) {
 	}
 }
 
+// BenchmarkTrainStepMulti30kBF16 is BenchmarkTrainStepMulti30k as training runs by default (one worker per thread)
+// with float32 products and with the output layer's products in bfloat16 on AMX (train.bf16; skipped where AMX
+// cannot run): its GFLOP/s against BenchmarkGemm's is the roofline share of both.
+func BenchmarkTrainStepMulti30kBF16(b *testing.B) {
+	threads := runtime.GOMAXPROCS(0)
+	b.Run("float32", func(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model, threads) })
+	b.Run("bf16", func(b *testing.B) {
+		if _, err := kernels.NewAMXOutput(); err != nil {
+			b.Skipf("no AMX: %v", err)
+		}
+		benchmarkTrainStepMulti30k(b, Small().Model, -threads)
+	})
+}
+
 // BenchmarkTrainStepMulti30kVariants is BenchmarkTrainStepMulti30k for each variant of the README's attention
 // table (scripts/attention-table.sh), on the same batches: the table's training speed column.
 func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
@@ -125,6 +140,8 @@ func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
 	}
 }
 
+// benchmarkTrainStepMulti30k times training steps of model on Multi30k batches with workers workers; a negative
+// count is that many workers with the output layer's products in bfloat16 (Trainer.SetBF16).
 func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int) {
 	multi30k := corpora.Multi30k(b, "train.de", "train.en")
 	pairs, err := data.ReadParallel(filepath.Join(multi30k, "train.de"), filepath.Join(multi30k, "train.en"), data.NewRegexTokenizer(true))
@@ -147,7 +164,12 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int) {
 	batches := data.MakeBatches(data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab),
 		data.BatchOptions{BatchSize: cfg.Data.Batch, ChunkBatches: cfg.Data.BucketChunk, RoundLen: cfg.Data.RoundLen, Shuffle: true}, rng)
 	tr := NewTrainer(m, 1e-3, 1, cfg.Train.GraphCache)
-	tr.SetWorkers(workers)
+	tr.SetWorkers(max(workers, -workers))
+	if workers < 0 {
+		if err := tr.SetBF16(); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for i := 0; i < 20; i++ { // warm up: compile the common shapes
 		if _, err := tr.Step(&batches[i], rng); err != nil {
 			b.Fatal(err)
