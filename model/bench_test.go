@@ -11,8 +11,8 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
-	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/internal/corpora"
+	"github.com/attend-nmt/attend/kernels"
 )
 
 // BenchmarkTrainStep times one optimizer step (forward, backward, clip, Adam) of the "small" model on a batch of
