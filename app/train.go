@@ -236,6 +236,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if opts.Workers > 1 {
 		fmt.Fprintf(req.Stdout, "workers: %d step each batch together, each with single-threaded products (train.workers)\n", opts.Workers)
 	}
+	if cfg.Train.BF16 {
+		fmt.Fprintln(req.Stdout, "output layer: bfloat16 products on AMX, float32 weights and sums (train.bf16)")
+	}
 	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
 	opts.Corpus = corpus.Pairs
 	opts.Progress.GuideFile, opts.Progress.GuideSHA256 = "", ""
