@@ -640,11 +640,13 @@ func argmax(xs []float32) int {
 
 // greedyInBF16 makes m's greedy search score the vocabulary with bfloat16 products
 // (decoder.Decoder.GreedyInBF16) unless opts ask for float32 (NoBF16) or a shortlist, and only where that is
-// faster than float32 products: on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with
+// faster than float32 products: where they run on Intel AMX's tile registers (kernels.HasAMX, about seven times
+// OpenBLAS's float32 products), on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with
 // AVX512-BF16 in a build whose float32 products run on gonum's pure-Go BLAS (backend.BLASCore is empty) rather
-// than OpenBLAS. On Intel's CPUs OpenBLAS's sgemm was measured faster than the bfloat16 kernel (docs/speed.md).
+// than OpenBLAS. On Intel's CPUs without AMX OpenBLAS's sgemm was measured faster than the AVX512-BF16 kernel
+// (docs/speed.md).
 func greedyInBF16(m *model.Seq2Seq[float32], opts DecodeOptions) {
-	if m.Decoder != nil && !opts.NoBF16 && opts.Shortlist == nil && kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "") {
+	if m.Decoder != nil && !opts.NoBF16 && opts.Shortlist == nil && (kernels.HasAMX() || kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "")) {
 		m.Decoder.GreedyInBF16()
 	}
 }

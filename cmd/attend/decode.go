@@ -26,7 +26,7 @@ func (d *decodeFlags) registerSearch(fl *pflag.FlagSet) {
 	fl.Float64Var(&d.Alpha, "alpha", 0, "GNMT length penalty: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p; default: the checkpoint's decode.alpha)")
 	fl.Float64Var(&d.Beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
 	fl.BoolVar(&d.ReplaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
-	fl.BoolVar(&d.BF16, "bf16", true, "greedy search where bfloat16 products are faster than float32 ones (AMD's CPUs with AVX512-BF16; any with it in a build without OpenBLAS): score the vocabulary with bfloat16 products and rescore the near-best words in float64, which picks float64's best word (false: float32 products)")
+	fl.BoolVar(&d.BF16, "bf16", true, "greedy search where bfloat16 products are faster than float32 ones (Intel's CPUs with AMX; AMD's with AVX512-BF16; any with AVX512-BF16 in a build without OpenBLAS): score the vocabulary with bfloat16 products and rescore the near-best words in float64, which picks float64's best word (false: float32 products)")
 	fl.IntVar(&d.Threads, "threads", 0, "CPU threads (default: every core)")
 	fl.IntVar(&d.Layer, "layer", 0, "with a Transformer: report the attention of decoder block N, 1 to model.layers (default: the checkpoint's model.attention_layer)")
 	fl.StringVar(&d.Shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (K at most that; e.g. 100,20)", lexicon.DefaultOptions().Keep))
