@@ -454,6 +454,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			opts.progress(1)
 		})
 	} else {
+		beamInBF16(m, models, opts)
 		beamBatches(ctx, models, batches, index, sents, opts, out, ids, shortlist)
 	}
 	if err := ctx.Err(); err != nil {
@@ -648,6 +649,15 @@ func argmax(xs []float32) int {
 func greedyInBF16(m *model.Seq2Seq[float32], opts DecodeOptions) {
 	if m.Decoder != nil && !opts.NoBF16 && opts.Shortlist == nil && (kernels.HasAMX() || kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "")) {
 		m.Decoder.GreedyInBF16()
+	}
+}
+
+// beamInBF16 makes m's beam search compute the output layer with bfloat16 products on Intel AMX and rescore
+// exactly the words that can be among the best (decoder.Decoder.BeamInBF16) unless opts ask for float32
+// (NoBF16) or a shortlist, or models are an ensemble; only where AMX runs (kernels.HasAMX).
+func beamInBF16(m *model.Seq2Seq[float32], models *model.Ensemble, opts DecodeOptions) {
+	if m.Decoder != nil && len(models.Models) == 1 && !opts.NoBF16 && opts.Shortlist == nil && kernels.HasAMX() {
+		m.Decoder.BeamInBF16()
 	}
 }
 

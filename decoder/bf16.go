@@ -32,6 +32,9 @@ type bf16Output struct {
 	// slope is the error bound per unit of ‖x‖₂: 1.01·(2u+u²+2K·2^-24)·max_col ‖w_col‖₂.
 	slope   float64
 	maxBias float64
+	// maxNorm is max_col ‖w_col‖₂, roundNorm max_col ‖w̃_col‖₂ of the columns rounded to bf16 and residual
+	// max_col ‖w_col − w̃_col‖₂: beam search's bound (bf16Beam.bound) uses the rounding that took place.
+	maxNorm, roundNorm, residual float64
 }
 
 // newBF16Output makes the bf16 output layer of the row-major (k, vocab) weights w and the bias b, its products
@@ -41,13 +44,17 @@ func newBF16Output(w, b []float32, k, vocab int, amx bool) *bf16Output {
 	o := &bf16Output{wT: make([]float32, vocab*k), bias: slices.Clone(b), k: k}
 	var maxNorm float64
 	for v := 0; v < vocab; v++ {
-		var sq float64
+		var sq, tsq, rsq float64
 		col := o.wT[v*k : (v+1)*k]
 		for i := range col {
 			col[i] = w[i*vocab+v]
 			sq += float64(col[i]) * float64(col[i])
+			t := float64(kernels.FromBF16(kernels.ToBF16(col[i])))
+			tsq += t * t
+			rsq += (float64(col[i]) - t) * (float64(col[i]) - t)
 		}
 		maxNorm = max(maxNorm, math.Sqrt(sq))
+		o.roundNorm, o.residual = max(o.roundNorm, math.Sqrt(tsq)), max(o.residual, math.Sqrt(rsq))
 		o.maxBias = max(o.maxBias, math.Abs(float64(b[v])))
 	}
 	if math.IsNaN(maxNorm) || math.IsInf(maxNorm, 0) || math.IsNaN(o.maxBias) || math.IsInf(o.maxBias, 0) {
@@ -61,6 +68,7 @@ func newBF16Output(w, b []float32, k, vocab int, amx bool) *bf16Output {
 	} else {
 		o.panels = kernels.NewBF16Panels(w, k, vocab)
 	}
+	o.maxNorm = maxNorm
 	u := kernels.BF16RoundOff
 	o.slope = 1.01 * (2*u + u*u + 2*float64(k)/(1<<24)) * maxNorm
 	return o
