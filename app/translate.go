@@ -70,8 +70,8 @@ type DecodeOptions struct {
 	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
 	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
 	Shortlist *lexicon.ShortlistSize
-	// NoBF16 keeps greedy search on float32 products where it would use bfloat16 ones and rescoring
-	// (decoder.Decoder.GreedyInBF16).
+	// NoBF16 keeps greedy and beam search on float32 products where they would use bfloat16 ones and rescoring
+	// (decoder.Decoder.GreedyInBF16, decoder.Decoder.BeamInBF16).
 	NoBF16 bool
 	// Progress, when not nil, is told how many sentences were just translated, as they are (an empty one at
 	// once), for a progress display. It may be called from several goroutines at a time.

@@ -129,6 +129,7 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 	// Row s·k + b of the search batch is beam b of sentence s: the memory repeated k times. The first step, whose
 	// k beams of a sentence are one and the same, takes one row per sentence (st0, mem0).
 	rows := sents * k
+	fast := e.beamBF16Rows(rows, k, words != nil) // bf16 logits on AMX, or nil
 	models := make([]beamModel[T], len(e.members))
 	logits := make([][]T, len(e.members)) // each member's logits, for the ranking
 	for i, d := range e.members {
@@ -139,7 +140,10 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		// would move twice.
 		mem0, st0 := d.Start(encs[i], slices.Clone(lengths[:sents]))
 		models[i] = beamModel[T]{d: d, mem: repeatMemory(mem0, k), mem0: mem0, st0: st0, st: d.newState(rows, srcLen), next: d.newState(rows, srcLen),
-			buf: d.NewScratch(rows, srcLen), logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
+			buf: d.NewScratch(rows, srcLen), weights: make([]T, rows*srcLen)}
+		if fast == nil {
+			models[i].logits = make([]T, rows*v)
+		}
 		logits[i] = models[i].logits
 	}
 	meanOf := 0 // members whose mean ranks the words; 0 when the one decoder's logits rank them
@@ -148,7 +152,7 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 	}
 	b := newBeamState[T](v, meanOf, rows, srcLen, lengths, bos, eos, opts)
 	b.weights = models[0].weights // the hypotheses keep the first member's attention
-	if b.fast = e.beamBF16Rows(rows, k, words != nil); b.fast != nil {
+	if b.fast = fast; fast != nil {
 		logits[0], b.stride = any(b.fast.c).([]T), b.fast.o.amx.Stride() // the logits are bf16Beam's
 	}
 	for t := 0; len(b.live) > 0; t++ {
@@ -174,9 +178,10 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 				m.d.Step(st, b.prev[:stepRows], mem, m.buf, m.logits[:stepRows*v], m.weights[:stepRows*srcLen])
 			}
 			if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
-				spreadRows(m.logits, width, sents, k)
 				spreadRows(m.weights, srcLen, sents, k)
-				if b.fast != nil {
+				if b.fast == nil {
+					spreadRows(m.logits, width, sents, k)
+				} else {
 					spreadRows(b.fast.c, b.stride, sents, k)
 					b.fast.spread(sents, k)
 				}
