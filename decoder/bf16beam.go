@@ -9,8 +9,8 @@ import (
 // bf16Beam is one beam search's output layer on bfloat16 products on Intel AMX (Decoder.BeamInBF16), with the
 // words that can matter rescored exactly. Beam search needs every word's log-probability: the logit minus the
 // log-sum-exp of the whole row. So each row's logits are computed on AMX (bfloat16 terms, float32 sums), each
-// within δ_r of its exact value, δ_r the bound of bf16Output.errorBound: proportional to ‖x_r‖₂·max ‖w_col‖₂
-// plus float32 summation and the bias's addition (for the row's largest |logit|, so that it covers every word).
+// within δ_r of its exact value, δ_r the bound of bf16Beam.bound: the rounding that took place,
+// ‖x_r − x̃_r‖₂·max‖w̃_col‖₂ + ‖x_r‖₂·max‖w_col − w̃_col‖₂, plus float32 summation and the bias's addition.
 // Then every word whose bf16 logit is within 2δ_r of the row's 2k-th best bf16 logit (k the beam width: a
 // block's 2k candidates may all come from one row) is rescored exactly (float64 sums of the float32 terms,
 // rounded to float32). Those include the row's exact top 2k — a word below that threshold is below 2k words
@@ -179,9 +179,10 @@ func (f *bf16Beam) lseBound(row int, logits []float32, lse float64) float64 {
 // the output layer with bfloat16 products on Intel AMX where it runs (kernels.HasAMX) and T is float32, and
 // reports whether it does. Each step rescores exactly the words that can be among a row's best (bf16Beam), so
 // the candidates rank as exact logits rank them; their log-probabilities differ from exact ones only by the
-// log-sum-exp's error over the other words, a bound that each Scored carries (Scored.Bound). Hypotheses whose
-// scores differ by more than their bounds rank as with float32 products. Like GreedyInBF16 it copies the
-// output layer's weights once: call it once they are final.
+// log-sum-exp's error over the other words, a bound that each Scored carries (Scored.Bound): extensions of one
+// hypothesis rank as exact logits rank them, and extensions of different ones whenever their log-probabilities
+// differ by more than the bounds. Like GreedyInBF16 it copies the output layer's weights once: call it once
+// they are final, and before searches run.
 func (d *Decoder[T]) BeamInBF16() bool {
 	if d.bf16 == nil && kernels.HasAMX() {
 		d.useBF16(true)
