@@ -122,27 +122,9 @@ func (o *bf16Output) bestOfAll(x []float32) int {
 	return word
 }
 
-// score is word v's logit in float64: x·W_out[:, v] + b_v, summed in eight running sums.
+// score is word v's logit in float64: x·W_out[:, v] + b_v (kernels.DotF64).
 func (o *bf16Output) score(x []float32, v int) float64 {
-	w := o.wT[v*o.k : (v+1)*o.k]
-	x = x[:len(w)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float64
-	i := 0
-	for ; i+8 <= len(w); i += 8 {
-		xs, ws := x[i:i+8:i+8], w[i:i+8:i+8]
-		s0 += float64(xs[0]) * float64(ws[0])
-		s1 += float64(xs[1]) * float64(ws[1])
-		s2 += float64(xs[2]) * float64(ws[2])
-		s3 += float64(xs[3]) * float64(ws[3])
-		s4 += float64(xs[4]) * float64(ws[4])
-		s5 += float64(xs[5]) * float64(ws[5])
-		s6 += float64(xs[6]) * float64(ws[6])
-		s7 += float64(xs[7]) * float64(ws[7])
-	}
-	for ; i < len(w); i++ {
-		s0 += float64(x[i]) * float64(w[i])
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) + float64(o.bias[v])
+	return kernels.DotF64(x, o.wT[v*o.k:(v+1)*o.k]) + float64(o.bias[v])
 }
 
 // GreedyInBF16 makes greedy search (Greedy, GreedyQueue) score the vocabulary with bfloat16 products where
