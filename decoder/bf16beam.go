@@ -53,18 +53,19 @@ func (f *bf16Beam) logits(rows int, x []float32) {
 	if err := o.amx.Mul(f.in, rows, f.c, 0, o.amx.Strips()); err != nil {
 		panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
 	}
-	kernels.AddBiasStrided(f.c, rows, ld, o.bias)
 	for r := 0; r < rows; r++ {
-		f.rescore(r, x[r*oi:(r+1)*oi], f.c[r*ld:r*ld+v])
+		f.rescore(r, x[r*oi:(r+1)*oi], f.in.Rounded(r), f.c[r*ld:r*ld+v])
 	}
 }
 
-// rescore rescores row r's words that can be among its 2k best (see bf16Beam) in place, x being the row's input.
-// One pass finds the 2k best bf16 logits and keeps the words within 2δ of the 2k-th best so far, a superset of
-// those within 2δ of the final 2k-th best, which it then rescores.
-func (f *bf16Beam) rescore(r int, x, row []float32) {
+// rescore adds the bias to row r's bf16 products and rescores the words that can be among its 2k best (see
+// bf16Beam) in place, x being the row's input and xt its bf16 bits. One pass adds the bias, finds the 2k best
+// bf16 logits and keeps the words within 2δ of the 2k-th best so far, a superset of those within 2δ of the final
+// 2k-th best, which it then rescores.
+func (f *bf16Beam) rescore(r int, x []float32, xt []uint16, row []float32) {
 	o := f.o
-	bound, big := f.bound(x)
+	bound, big := f.bound(x, xt)
+	bias := o.bias[:len(row)]
 	n := min(f.cands, len(row))
 	top, cut := f.top[:n], float32(math.Inf(-1)) // the n best so far, best first; cut is the last
 	for i := range top {
@@ -73,6 +74,8 @@ func (f *bf16Beam) rescore(r int, x, row []float32) {
 	near := f.near[:0] // words at or above keep
 	keep := cut        // cut − 2δ, rounded down
 	for v, a := range row {
+		a += bias[v]
+		row[v] = a
 		if a < keep {
 			continue
 		}
@@ -120,7 +123,8 @@ func below(t float64) float32 {
 	return c
 }
 
-// bound returns how far any bf16 logit of the input x can be from the exact one, and a bound on |logit|. With
+// bound returns how far any bf16 logit of the input x, rounded to the bf16 bits xt, can be from the exact one,
+// and a bound on |logit|. With
 // x̃ and w̃ the terms rounded to bf16 and r_x = x − x̃, r_w = w − w̃ what rounding took off,
 //
 //	x̃·w̃ − x·w = −r_x·w̃ − x·r_w, at most ‖r_x‖₂ max‖w̃_col‖₂ + ‖x‖₂ max‖r_w,col‖₂ (Cauchy–Schwarz),
@@ -129,11 +133,11 @@ func below(t float64) float32 {
 // float32 sum adds at most 2K·2^-24·‖x̃‖₂ max‖w̃_col‖₂, and adding the bias in float32 2^-24 of the logit and
 // bias, which bf16Output.errorBound's absolute term covers for logits up to the bound on |logit|
 // ‖x‖₂ max‖w_col‖₂ + max|b|. All is taken 1% larger for the rounding of the bound's own arithmetic.
-func (f *bf16Beam) bound(x []float32) (bound, big float64) {
+func (f *bf16Beam) bound(x []float32, xt []uint16) (bound, big float64) {
 	o := f.o
 	var sq, tsq, rsq float64 // ‖x‖², ‖x̃‖², ‖r_x‖²
-	for _, xi := range x {
-		t := float64(kernels.FromBF16(kernels.ToBF16(xi)))
+	for i, xi := range x[:len(xt)] {
+		t := float64(kernels.FromBF16(xt[i]))
 		sq += float64(xi) * float64(xi)
 		tsq += t * t
 		rsq += (float64(xi) - t) * (float64(xi) - t)

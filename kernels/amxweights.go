@@ -93,6 +93,9 @@ func (in *AMXInput) Round(x []float32, ldx, from, to int) {
 	}
 }
 
+// Rounded returns row i's K values as Round left them, bfloat16 bits (FromBF16 reads one).
+func (in *AMXInput) Rounded(i int) []uint16 { return in.a.data[i*in.a.kp : i*in.a.kp+in.a.k] }
+
 // Mul sets c[r*Stride+j] to the float32 sum over k of x̃[r][k]·w̃[k][j] for the first RowsPadded(rows) rows r of
 // in (those past rows hold whatever earlier rounds left, their products to be thrown away) and the columns j of
 // strips [first, last), leaving c's other values alone. c holds at least OutputLen(rows) values. It runs on the
