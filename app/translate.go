@@ -70,8 +70,8 @@ type DecodeOptions struct {
 	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
 	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
 	Shortlist *lexicon.ShortlistSize
-	// NoBF16 keeps greedy search on float32 products where it would use bfloat16 ones and rescoring
-	// (decoder.Decoder.GreedyInBF16).
+	// NoBF16 keeps greedy and beam search on float32 products where they would use bfloat16 ones and rescoring
+	// (decoder.Decoder.GreedyInBF16, decoder.Decoder.BeamInBF16).
 	NoBF16 bool
 	// Progress, when not nil, is told how many sentences were just translated, as they are (an empty one at
 	// once), for a progress display. It may be called from several goroutines at a time.
@@ -454,6 +454,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			opts.progress(1)
 		})
 	} else {
+		beamInBF16(m, models, opts)
 		beamBatches(ctx, models, batches, index, sents, opts, out, ids, shortlist)
 	}
 	if err := ctx.Err(); err != nil {
@@ -640,12 +641,23 @@ func argmax(xs []float32) int {
 
 // greedyInBF16 makes m's greedy search score the vocabulary with bfloat16 products
 // (decoder.Decoder.GreedyInBF16) unless opts ask for float32 (NoBF16) or a shortlist, and only where that is
-// faster than float32 products: on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with
+// faster than float32 products: where they run on Intel AMX's tile registers (kernels.HasAMX, about seven times
+// OpenBLAS's float32 products), on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with
 // AVX512-BF16 in a build whose float32 products run on gonum's pure-Go BLAS (backend.BLASCore is empty) rather
-// than OpenBLAS. On Intel's CPUs OpenBLAS's sgemm was measured faster than the bfloat16 kernel (docs/speed.md).
+// than OpenBLAS. On Intel's CPUs without AMX OpenBLAS's sgemm was measured faster than the AVX512-BF16 kernel
+// (docs/speed.md).
 func greedyInBF16(m *model.Seq2Seq[float32], opts DecodeOptions) {
-	if m.Decoder != nil && !opts.NoBF16 && opts.Shortlist == nil && kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "") {
+	if m.Decoder != nil && !opts.NoBF16 && opts.Shortlist == nil && (kernels.HasAMX() || kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "")) {
 		m.Decoder.GreedyInBF16()
+	}
+}
+
+// beamInBF16 makes m's beam search compute the output layer with bfloat16 products on Intel AMX and rescore
+// exactly the words that can be among the best (decoder.Decoder.BeamInBF16) unless opts ask for float32
+// (NoBF16) or a shortlist, or models are an ensemble; only where AMX runs (kernels.HasAMX).
+func beamInBF16(m *model.Seq2Seq[float32], models *model.Ensemble, opts DecodeOptions) {
+	if m.Decoder != nil && len(models.Models) == 1 && !opts.NoBF16 && opts.Shortlist == nil && kernels.HasAMX() {
+		m.Decoder.BeamInBF16()
 	}
 }
 

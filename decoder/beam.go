@@ -55,6 +55,10 @@ type Scored struct {
 	// Score ranks the n-best list: LogProb / LengthPenalty(len(Tokens)+1 if Finished else len(Tokens), α) plus
 	// CoveragePenalty(Attention, β).
 	Score float64
+	// Bound is how far LogProb may be from the log-probability that exact logits give, with the output layer
+	// in bfloat16 (Decoder.BeamInBF16): the sum of its steps' bounds (bf16Beam); Score's is Bound divided by the
+	// length penalty. 0 with the model's own products.
+	Bound float64
 }
 
 // beamNode is one word of a hypothesis in the search's tree: its parent node (-1 for the root), the word and
@@ -125,6 +129,7 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 	// Row s·k + b of the search batch is beam b of sentence s: the memory repeated k times. The first step, whose
 	// k beams of a sentence are one and the same, takes one row per sentence (st0, mem0).
 	rows := sents * k
+	fast := e.beamBF16Rows(rows, k, words != nil) // bf16 logits on AMX, or nil
 	models := make([]beamModel[T], len(e.members))
 	logits := make([][]T, len(e.members)) // each member's logits, for the ranking
 	for i, d := range e.members {
@@ -135,7 +140,10 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		// would move twice.
 		mem0, st0 := d.Start(encs[i], slices.Clone(lengths[:sents]))
 		models[i] = beamModel[T]{d: d, mem: repeatMemory(mem0, k), mem0: mem0, st0: st0, st: d.newState(rows, srcLen), next: d.newState(rows, srcLen),
-			buf: d.NewScratch(rows, srcLen), logits: make([]T, rows*v), weights: make([]T, rows*srcLen)}
+			buf: d.NewScratch(rows, srcLen), weights: make([]T, rows*srcLen)}
+		if fast == nil {
+			models[i].logits = make([]T, rows*v)
+		}
 		logits[i] = models[i].logits
 	}
 	meanOf := 0 // members whose mean ranks the words; 0 when the one decoder's logits rank them
@@ -144,6 +152,9 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 	}
 	b := newBeamState[T](v, meanOf, rows, srcLen, lengths, bos, eos, opts)
 	b.weights = models[0].weights // the hypotheses keep the first member's attention
+	if b.fast = fast; fast != nil {
+		logits[0], b.stride = any(b.fast.c).([]T), b.fast.o.amx.Stride() // the logits are bf16Beam's
+	}
 	for t := 0; len(b.live) > 0; t++ {
 		n := len(b.live) * k
 		width := v // logits per row
@@ -157,15 +168,23 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 			if t == 0 {
 				st, mem, stepRows = m.st0, m.mem0, sents
 			}
-			if words != nil {
+			if b.fast != nil {
+				m.d.advance(st, b.prev[:stepRows], mem, m.buf, m.weights[:stepRows*srcLen])
+				b.fast.logits(stepRows, any(m.buf.outIn).([]float32))
+			} else if words != nil {
 				m.d.advance(st, b.prev[:stepRows], mem, m.buf, m.weights[:stepRows*srcLen])
 				words.output(stepRows, m.buf.outIn, m.logits[:stepRows*width], 0, width)
 			} else {
 				m.d.Step(st, b.prev[:stepRows], mem, m.buf, m.logits[:stepRows*v], m.weights[:stepRows*srcLen])
 			}
 			if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
-				spreadRows(m.logits, width, sents, k)
 				spreadRows(m.weights, srcLen, sents, k)
+				if b.fast == nil {
+					spreadRows(m.logits, width, sents, k)
+				} else {
+					spreadRows(b.fast.c, b.stride, sents, k)
+					b.fast.spread(sents, k)
+				}
 			}
 		}
 		keptBlocks := b.chooseAll(t, logits, width, words, short)
@@ -220,6 +239,13 @@ type beamState[T kernels.Float] struct {
 	from, nextTok, nextNode []int
 	nextScore               []float64
 
+	// fast is the output layer in bfloat16 on AMX (Decoder.BeamInBF16), or nil. bound is the bound of each
+	// row's log-probability (Scored.Bound), stepBound that of the step's words' log-probabilities of each row,
+	// nextBound the next step's rows' bound; all 0 without fast.
+	fast                        *bf16Beam
+	bound, stepBound, nextBound []float64
+	stride                      int // the logits' row stride when not their width: bf16Beam's, with fast
+
 	// Scratch of the selection, reused at every step.
 	cands           []candidate
 	exps, rowLogits [][]T     // k rows: exps of a row's logits; a row's logits of its own candidates, with a shortlist
@@ -240,7 +266,7 @@ func newBeamState[T kernels.Float](v, meanOf, rows, srcLen int, lengths []int, b
 		live: make([]int, rows/k), keptFrom: make([]int, rows/k),
 		prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
 		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
-		nextScore: make([]float64, rows), cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
+		nextScore: make([]float64, rows), bound: make([]float64, rows), stepBound: make([]float64, rows), nextBound: make([]float64, rows), cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
 		liveLogits: make([][]T, 0, k), liveRows: make([]int, 0, k), lse: make([]float64, k)}
 	for i := range k {
 		b.exps[i], b.rowLogits[i] = make([]T, v), make([]T, v)
@@ -312,7 +338,11 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 		if math.IsInf(b.score[row], -1) {
 			continue
 		}
-		rowLogits := logits[0][row*width : (row+1)*width]
+		ld := width
+		if b.stride > 0 {
+			ld = b.stride
+		}
+		rowLogits := logits[0][row*ld : row*ld+width]
 		if words != nil {
 			own := b.rowLogits[len(rows)][:len(ids)]
 			for i, id := range ids {
@@ -323,6 +353,11 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 		rows, live = append(rows, rowLogits), append(live, row)
 	}
 	kernels.LogSumExps(rows, b.exps, b.lse)
+	for i, row := range live {
+		if b.fast != nil {
+			b.stepBound[row] = b.fast.lseBound(row, any(rows[i]).([]float32), b.lse[i])
+		}
+	}
 	for i, row := range live {
 		cands = pushRow(cands, rows[i], b.lse[i], b.score[row], row, ids, 2*b.k)
 	}
@@ -349,7 +384,7 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 		if c.token == b.eos {
 			if rank < k {
 				b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: b.eos, attn: attnRow(c.row)})
-				b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, true, b.opts))
+				b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, b.bound[c.row]+b.stepBound[c.row], true, b.opts))
 			}
 			continue
 		}
@@ -358,9 +393,10 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 		}
 		b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: c.token, attn: attnRow(c.row)})
 		if last {
-			b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, false, b.opts))
+			b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, b.bound[c.row]+b.stepBound[c.row], false, b.opts))
 		}
 		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = c.row, c.token, c.logProb, len(b.nodes)-1
+		b.nextBound[base+kept] = b.bound[c.row] + b.stepBound[c.row]
 		kept++
 	}
 	if last || len(b.finished[s]) >= k || b.settled(s, b.nextScore[base:base+kept]) {
@@ -368,6 +404,7 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 	}
 	for ; kept < k; kept++ { // fewer live extensions than beams: pad with unused rows
 		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = j*k, b.eos, math.Inf(-1), -1
+		b.nextBound[base+kept] = 0
 	}
 	return true
 }
@@ -408,6 +445,7 @@ func (b *beamState[T]) advance(n int) {
 	copy(b.prev, b.nextTok[:n])
 	copy(b.score, b.nextScore[:n])
 	copy(b.node, b.nextNode[:n])
+	copy(b.bound, b.nextBound[:n])
 }
 
 // best returns each sentence's finished hypotheses sorted by Score, best first, at most nBest of them.
@@ -428,8 +466,8 @@ func (b *beamState[T]) best(nBest int) [][]Scored {
 	return out
 }
 
-// finish reads the hypothesis ending at nodes[last] and scores it.
-func finish(nodes []beamNode, last int, logProb float64, done bool, opts BeamOptions) Scored {
+// finish reads the hypothesis ending at nodes[last] and scores it; bound is its log-probability's (Scored.Bound).
+func finish(nodes []beamNode, last int, logProb, bound float64, done bool, opts BeamOptions) Scored {
 	var h Hypothesis
 	for i := last; i >= 0; i = nodes[i].parent {
 		h.Attention = append(h.Attention, nodes[i].attn)
@@ -444,7 +482,7 @@ func finish(nodes []beamNode, last int, logProb float64, done bool, opts BeamOpt
 	if done {
 		length++
 	}
-	return Scored{Hypothesis: h, LogProb: logProb,
+	return Scored{Hypothesis: h, LogProb: logProb, Bound: bound,
 		Score: logProb/LengthPenalty(length, opts.Alpha) + CoveragePenalty(h.Attention, opts.Beta)}
 }
 

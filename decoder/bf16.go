@@ -7,8 +7,9 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 )
 
-// bf16Output is greedy search's output layer on bfloat16 products (kernels.BF16Panels), twice as fast as
-// float32 on CPUs with AVX512-BF16, with the same choice of word: it scores the whole vocabulary in bf16, bounds
+// bf16Output is greedy search's output layer on bfloat16 products, on Intel AMX's tile registers
+// (kernels.AMXWeights, about seven times OpenBLAS's float32 products) where they run and on AVX512-BF16
+// (kernels.BF16Panels, twice as fast as float32 on AMD's CPUs) elsewhere, with the same choice of word: it scores the whole vocabulary in bf16, bounds
 // how far each bf16 logit can be from the true one, and rescores in float64 every word whose bf16 logit is close
 // enough to the best to be the true best. So each step picks the word whose float64 logit is largest (the
 // first on ties), as a float64 output layer would; only the words within the error bound of the best, a few
@@ -18,34 +19,56 @@ import (
 // float32 sum of K terms adds at most about K·2^-24 of Σ|x_k w_k|; Σ|x_k w_k| ≤ ‖x‖₂‖w_col‖₂ (Cauchy–Schwarz).
 // So each logit is within slope·‖x‖₂ (plus a little for adding the bias in float32) of the true one, and every
 // word whose bf16 logit is below the best bf16 logit by more than twice that is truly worse than that best word.
+// Both kernels sum in float32 products of bfloat16 terms that are exact in float32: VDPBF16PS and AMX's TDPBF16PS
+// add a pair of products to the running sum at a time, at most two roundings per pair, K in all, within the
+// 2K·2^-24 allowed. Both treat bfloat16 subnormals as zero and flush float32 subnormal sums to zero: absolute
+// errors below K·2^-126·max|w| and K·2^-126, far inside the bound's absolute term of 2^-20.
 type bf16Output struct {
-	panels *kernels.BF16Panels
-	wT     []float32 // (Vocab, OutIn): W_out's columns, for rescoring
-	bias   []float32 // a copy of b_out: the bound below was computed from it
+	panels *kernels.BF16Panels // the weights for AVX512-BF16, or nil when amx is set
+	amx    *kernels.AMXWeights // the weights for AMX, or nil
+	wT     []float32           // (Vocab, OutIn): W_out's columns, for rescoring
+	bias   []float32           // a copy of b_out: the bound below was computed from it
 	k      int
 	// slope is the error bound per unit of ‖x‖₂: 1.01·(2u+u²+2K·2^-24)·max_col ‖w_col‖₂.
 	slope   float64
 	maxBias float64
+	// maxNorm is max_col ‖w_col‖₂, roundNorm max_col ‖w̃_col‖₂ of the columns rounded to bf16 and residual
+	// max_col ‖w_col − w̃_col‖₂: beam search's bound (bf16Beam.bound) uses the rounding that took place.
+	maxNorm, roundNorm, residual float64
 }
 
-// newBF16Output makes the bf16 output layer of the row-major (k, vocab) weights w and the bias b, or returns nil
-// when a weight or bias is not finite (their bound would be meaningless).
-func newBF16Output(w, b []float32, k, vocab int) *bf16Output {
-	o := &bf16Output{panels: kernels.NewBF16Panels(w, k, vocab), wT: make([]float32, vocab*k), bias: slices.Clone(b), k: k}
+// newBF16Output makes the bf16 output layer of the row-major (k, vocab) weights w and the bias b, its products
+// on AMX with amx (which must run here: kernels.HasAMX) and on BF16Panels without, or returns nil when a weight
+// or bias is not finite (their bound would be meaningless).
+func newBF16Output(w, b []float32, k, vocab int, amx bool) *bf16Output {
+	o := &bf16Output{wT: make([]float32, vocab*k), bias: slices.Clone(b), k: k}
 	var maxNorm float64
 	for v := 0; v < vocab; v++ {
-		var sq float64
+		var sq, tsq, rsq float64
 		col := o.wT[v*k : (v+1)*k]
 		for i := range col {
 			col[i] = w[i*vocab+v]
 			sq += float64(col[i]) * float64(col[i])
+			t := float64(kernels.FromBF16(kernels.ToBF16(col[i])))
+			tsq += t * t
+			rsq += (float64(col[i]) - t) * (float64(col[i]) - t)
 		}
 		maxNorm = max(maxNorm, math.Sqrt(sq))
+		o.roundNorm, o.residual = max(o.roundNorm, math.Sqrt(tsq)), max(o.residual, math.Sqrt(rsq))
 		o.maxBias = max(o.maxBias, math.Abs(float64(b[v])))
 	}
 	if math.IsNaN(maxNorm) || math.IsInf(maxNorm, 0) || math.IsNaN(o.maxBias) || math.IsInf(o.maxBias, 0) {
 		return nil
 	}
+	if amx {
+		var err error
+		if o.amx, err = kernels.NewAMXWeights(w, k, vocab); err != nil {
+			return nil
+		}
+	} else {
+		o.panels = kernels.NewBF16Panels(w, k, vocab)
+	}
+	o.maxNorm = maxNorm
 	u := kernels.BF16RoundOff
 	o.slope = 1.01 * (2*u + u*u + 2*float64(k)/(1<<24)) * maxNorm
 	return o
@@ -99,41 +122,30 @@ func (o *bf16Output) bestOfAll(x []float32) int {
 	return word
 }
 
-// score is word v's logit in float64: x·W_out[:, v] + b_v.
+// score is word v's logit in float64: x·W_out[:, v] + b_v (kernels.DotF64).
 func (o *bf16Output) score(x []float32, v int) float64 {
-	w := o.wT[v*o.k : (v+1)*o.k]
-	x = x[:len(w)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(w); i += 4 {
-		s0 += float64(x[i]) * float64(w[i])
-		s1 += float64(x[i+1]) * float64(w[i+1])
-		s2 += float64(x[i+2]) * float64(w[i+2])
-		s3 += float64(x[i+3]) * float64(w[i+3])
-	}
-	for ; i < len(w); i++ {
-		s0 += float64(x[i]) * float64(w[i])
-	}
-	return (s0 + s1) + (s2 + s3) + float64(o.bias[v])
+	return kernels.DotF64(x, o.wT[v*o.k:(v+1)*o.k]) + float64(o.bias[v])
 }
 
-// GreedyInBF16 makes greedy search (Greedy, GreedyQueue) score the vocabulary with bfloat16 products where the
-// CPU has AVX512-BF16 and T is float32, and reports whether it does. The words chosen are those of float64
+// GreedyInBF16 makes greedy search (Greedy, GreedyQueue) score the vocabulary with bfloat16 products where
+// they run on Intel AMX (kernels.HasAMX) or the CPU has AVX512-BF16, and T is float32, and reports whether it
+// does. The words chosen are those of float64
 // logits (see bf16Output): the same as float32 products choose but where two words' logits are within float32
 // rounding of each other. It copies the output layer's weights (two copies, 1.5 times their size), so call it
 // once the weights are final: later changes to them are not seen (later calls keep the first copy). Greedy search with a shortlist does not use it.
 func (d *Decoder[T]) GreedyInBF16() bool {
-	if d.bf16 == nil && kernels.HasBF16() {
-		d.useBF16()
+	if d.bf16 == nil && (kernels.HasAMX() || kernels.HasBF16()) {
+		d.useBF16(kernels.HasAMX())
 	}
 	return d.bf16 != nil
 }
 
-// useBF16 makes d.bf16 from the output layer when T is float32, on any CPU (tests use it without AVX512-BF16).
-func (d *Decoder[T]) useBF16() {
+// useBF16 makes d.bf16 from the output layer when T is float32, on AMX with amx (where it runs) and on
+// BF16Panels on any CPU without (tests use it without AVX512-BF16).
+func (d *Decoder[T]) useBF16(amx bool) {
 	w, ok := any(d.OutW.Data).([]float32)
 	if !ok {
 		return
 	}
-	d.bf16 = newBF16Output(w, any(d.OutB.Data).([]float32), d.OutIn(), d.Cfg.Vocab)
+	d.bf16 = newBF16Output(w, any(d.OutB.Data).([]float32), d.OutIn(), d.Cfg.Vocab, amx)
 }

@@ -16,7 +16,46 @@ import (
 // tell them apart and they are the best two for most inputs. Every choice must be the word of the largest
 // float64 logit, summed here independently; both of the near-tied words must win for some inputs, each such
 // input must have been rescored, and most other inputs must need no rescoring beyond the best word.
+// It runs on BF16Panels, and on AMX where AMX runs.
 func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
+	for _, amx := range bf16Kernels(t) {
+		t.Run(fmt.Sprintf("amx=%v", amx), func(t *testing.T) { testBF16OutputPicksTheFloat64Best(t, amx) })
+	}
+}
+
+// bf16Kernels returns the bf16 products to test: BF16Panels (false) everywhere, and AMX (true) where it runs,
+// logging when it does not.
+func bf16Kernels(t *testing.T) []bool {
+	if !kernels.HasAMX() {
+		t.Log("no AMX here: the AMX product is not tested")
+		return []bool{false}
+	}
+	return []bool{false, true}
+}
+
+// bf16Logits returns o's bf16 logits of the (rows, K) input x, bias added, rows × vocab, on o's kernel.
+func bf16Logits(t *testing.T, o *bf16Output, x []float32, rows, vocab int) []float32 {
+	logits := make([]float32, rows*vocab)
+	if o.amx != nil {
+		in := kernels.NewAMXInput(rows, o.k)
+		in.Round(x, o.k, 0, rows)
+		c := make([]float32, o.amx.OutputLen(rows))
+		if err := o.amx.Mul(in, rows, c, 0, o.amx.Strips()); err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < rows; r++ {
+			copy(logits[r*vocab:(r+1)*vocab], c[r*o.amx.Stride():])
+		}
+	} else {
+		x16 := make([]uint32, o.panels.InputLen(rows))
+		o.panels.RoundInput(x16, x, o.k, 0, rows)
+		o.panels.Mul(rows, x16, logits, vocab, 0, o.panels.Panels())
+	}
+	kernels.AddBias(logits, rows, vocab, o.bias)
+	return logits
+}
+
+func testBF16OutputPicksTheFloat64Best(t *testing.T, amx bool) {
 	const k, vocab, rows, a, b = 37, 500, 400, 120, 301
 	rng := rand.New(rand.NewPCG(8, 9))
 	w := make([]float32, k*vocab)
@@ -31,16 +70,12 @@ func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 		w[i*vocab+b] = w[i*vocab+a] + float32(rng.NormFloat64()*1e-6)
 	}
 	bias[a], bias[b] = 6, 6
-	o := newBF16Output(w, bias, k, vocab)
+	o := newBF16Output(w, bias, k, vocab, amx)
 	x := make([]float32, rows*k)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	x16 := make([]uint32, o.panels.InputLen(rows))
-	o.panels.RoundInput(x16, x, k, 0, rows)
-	logits := make([]float32, rows*vocab)
-	o.panels.Mul(rows, x16, logits, vocab, 0, o.panels.Panels())
-	kernels.AddBias(logits, rows, vocab, bias)
+	logits := bf16Logits(t, o, x, rows, vocab)
 
 	wins := map[int]int{}
 	var alone int     // inputs whose best word needed no other rescored
@@ -116,14 +151,17 @@ func float32Blocks(blocks []*Block[float64]) []*Block[float32] {
 // TestGreedyInBF16MatchesFloat32 decodes 60 sentences with a random decoder over 700 words (15 panels, the last
 // partial), on one goroutine and two, with batches of 7 rows (a partial tile of the kernel), with float32
 // products and with bf16 products and rescoring: the words and the attention must be the same. It does so for
-// both orders of attention and LSTM.
+// both orders of attention and LSTM, on BF16Panels and on AMX where it runs (23 strips of 32 words on AMX, the
+// last partial).
 func TestGreedyInBF16MatchesFloat32(t *testing.T) {
-	for _, after := range []bool{false, true} {
-		t.Run(fmt.Sprintf("attend_after_input=%v", after), func(t *testing.T) { testGreedyInBF16MatchesFloat32(t, after) })
+	for _, amx := range bf16Kernels(t) {
+		for _, after := range []bool{false, true} {
+			t.Run(fmt.Sprintf("amx=%v/attend_after_input=%v", amx, after), func(t *testing.T) { testGreedyInBF16MatchesFloat32(t, after, amx) })
+		}
 	}
 }
 
-func testGreedyInBF16MatchesFloat32(t *testing.T, after bool) {
+func testGreedyInBF16MatchesFloat32(t *testing.T, after, amx bool) {
 	const vocab = 700
 	set := param.NewSet[float32]()
 	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10, AttendAfterInput: after}, nil)
@@ -163,8 +201,8 @@ func testGreedyInBF16MatchesFloat32(t *testing.T, after bool) {
 	for _, threads := range []int{1, 2} {
 		d.bf16 = nil
 		want := decode(threads)
-		d.useBF16()
-		if d.bf16 == nil {
+		d.useBF16(amx)
+		if d.bf16 == nil || (d.bf16.amx != nil) != amx {
 			t.Fatal("no bf16 output layer for a float32 decoder")
 		}
 		got := decode(threads)

@@ -85,7 +85,8 @@ type Decoder[T kernels.Float] struct {
 	// attention's query (Config.FullContextAlignment); nil without.
 	AlignW *param.Tensor[T]
 
-	bf16 *bf16Output // greedy search's output layer in bfloat16 (GreedyInBF16), or nil
+	bf16     *bf16Output // greedy search's output layer in bfloat16 (GreedyInBF16, BeamInBF16), or nil
+	beamBF16 bool        // beam search computes its output layer with bf16 (on AMX): BeamInBF16
 }
 
 // New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*", and

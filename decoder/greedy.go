@@ -118,8 +118,13 @@ func (e *Ensemble[T]) greedyQueue(rows, threads int, next func() *Block[T], bos,
 	}
 	if first := g.models[0]; first.d.bf16 != nil && !e.mean {
 		g.fast = first.d.bf16
-		g.x16 = make([]uint32, g.fast.panels.InputLen(rows))
-		g.outIn32, g.logits32 = any(first.outIn).([]float32), any(first.logits).([]float32)
+		g.outIn32, g.logits32, g.ld = any(first.outIn).([]float32), any(first.logits).([]float32), first.d.Cfg.Vocab
+		if g.fast.amx != nil {
+			g.amxIn = kernels.NewAMXInput(rows, first.d.OutIn())
+			g.logits32, g.ld = make([]float32, g.fast.amx.OutputLen(rows)), g.fast.amx.Stride()
+		} else {
+			g.x16 = make([]uint32, g.fast.panels.InputLen(rows))
+		}
 	}
 	var helpers sync.WaitGroup
 	for p := 1; p < len(g.parts); p++ {
@@ -226,12 +231,27 @@ func (g *greedySearch[T]) run(p, phase int) {
 			m.d.advance(&view.st, g.prev[from:to], &view.mem, view.buf, m.weights[from*sl:to*sl])
 		}
 		if g.fast != nil && g.short == nil {
-			g.fast.panels.RoundInput(g.x16, g.outIn32, first.d.OutIn(), from, to)
+			if g.amxIn != nil {
+				g.amxIn.Round(g.outIn32, first.d.OutIn(), from, to)
+			} else {
+				g.fast.panels.RoundInput(g.x16, g.outIn32, first.d.OutIn(), from, to)
+			}
 		}
 	case phaseOutput:
 		if sl := g.short; sl != nil {
 			m := len(sl.ids)
 			sl.output(n, first.outIn, first.logits[:n*m], m*p/parts, m*(p+1)/parts)
+			return
+		}
+		if g.fast != nil && g.amxIn != nil {
+			amx := g.fast.amx
+			strips := amx.Strips()
+			first, last := strips*p/parts, strips*(p+1)/parts
+			if err := amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
+				panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
+			}
+			from, to := amx.Columns(first, last)
+			kernels.AddBiasStrided(g.logits32[from:], n, g.ld, g.fast.bias[from:to])
 			return
 		}
 		if g.fast != nil {
@@ -255,7 +275,7 @@ func (g *greedySearch[T]) run(p, phase int) {
 				g.best[k] = sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
 			} else if g.fast != nil {
 				v, oi := first.d.Cfg.Vocab, first.d.OutIn()
-				g.best[k], _ = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*v:(k+1)*v])
+				g.best[k], _ = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*g.ld:k*g.ld+v])
 			} else if g.e.mean {
 				v := first.d.Cfg.Vocab
 				for i, m := range g.models {
@@ -282,10 +302,13 @@ type greedySearch[T kernels.Float] struct {
 	parts []greedyPart[T] // what each goroutine stepping the batch needs beyond the members' views
 	best  []int           // the best word of each row at this step
 	short *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
-	// fast is the output layer in bfloat16 (Decoder.GreedyInBF16), or nil; with it, x16 holds the first member's
-	// outIn rounded to bf16, and outIn32 and logits32 are its outIn and logits as the float32 slices they are.
+	// fast is the output layer in bfloat16 (Decoder.GreedyInBF16), or nil; with it, x16 (BF16Panels) or amxIn
+	// (AMX) holds the first member's outIn rounded to bf16, outIn32 is its outIn as the float32 slice it is, and
+	// logits32 the bf16 logits, ld apart: its logits (ld = Vocab), or AMX's padded product (ld its Stride).
 	fast              *bf16Output
 	x16               []uint32
+	amxIn             *kernels.AMXInput
+	ld                int
 	outIn32, logits32 []float32
 	wake              chan int      // a phase for a helper goroutine
 	idle              chan struct{} // a helper's phase is done

@@ -152,5 +152,7 @@ func HasBF16() bool { return hasBF16 }
 
 // BF16Faster reports whether BF16Panels.Mul is faster here than float32 products of the same size: where the CPU
 // has AVX512-BF16 and is AMD's (Zen 4 and later). On Intel's CPUs with AVX512-BF16 the instruction was measured
-// slower than float32 FMAs, so callers that choose bfloat16 for speed keep float32 there.
+// slower than float32 FMAs, so callers that choose bfloat16 for speed keep float32 there, unless the CPU has
+// AMX (HasAMX): its tile registers (AMXWeights) run bfloat16 products several times as fast as float32 ones, and
+// the decoder's bfloat16 greedy search uses them instead of BF16Panels.
 func BF16Faster() bool { return bf16Faster }

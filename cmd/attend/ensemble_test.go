@@ -10,8 +10,9 @@ import (
 // TestTranslateWithAnEnsemble trains two tiny models on the same corpus, of different architectures and seeds,
 // and translates through the binary with several --model flags:
 //   - a model with itself translates exactly as the model alone (the mean of equal log-probabilities is
-//     them): greedily with float32 products, and with a beam of 5, n-best scores, the length and coverage
-//     penalties, --max-len and --replace-unk, attention included;
+//     them): greedily and with a beam of 5, both with float32 products (the model alone would use bfloat16
+//     ones where the CPU runs them fast, an ensemble never), n-best scores, the length and coverage penalties,
+//     --max-len and --replace-unk, attention included;
 //   - a+b and b+a write the same translations and n-best scores (the mean does not depend on the order; without
 //     --beta, whose coverage penalty reads the attention) but not the same attention: each reports its first
 //     model's;
@@ -45,8 +46,8 @@ func TestTranslateWithAnEnsemble(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"--beam", "1", "--bf16=false"},
-		{"--beam", "5", "--n-best", "5", "--alpha", "0.6", "--max-len", "7", "--max-len-ratio", "1.2", "--replace-unk"},
-		{"--beam", "5", "--n-best", "5", "--beta", "0.2"},
+		{"--beam", "5", "--bf16=false", "--n-best", "5", "--alpha", "0.6", "--max-len", "7", "--max-len-ratio", "1.2", "--replace-unk"},
+		{"--beam", "5", "--bf16=false", "--n-best", "5", "--beta", "0.2"},
 	} {
 		alone, aloneAttn := translate([]string{a}, args...)
 		twice, twiceAttn := translate([]string{a, a}, args...)

@@ -1,0 +1,206 @@
+package decoder
+
+import (
+	"math"
+
+	"github.com/attend-nmt/attend/kernels"
+)
+
+// bf16Beam is one beam search's output layer on bfloat16 products on Intel AMX (Decoder.BeamInBF16), with the
+// words that can matter rescored exactly. Beam search needs every word's log-probability: the logit minus the
+// log-sum-exp of the whole row. So each row's logits are computed on AMX (bfloat16 terms, float32 sums), each
+// within δ_r of its exact value, δ_r the bound of bf16Beam.bound: the rounding that took place,
+// ‖x_r − x̃_r‖₂·max‖w̃_col‖₂ + ‖x_r‖₂·max‖w_col − w̃_col‖₂, plus float32 summation and the bias's addition.
+// Then every word whose bf16 logit is within 2δ_r of the row's 2k-th best bf16 logit (k the beam width: a
+// block's 2k candidates may all come from one row) is rescored exactly (float64 sums of the float32 terms,
+// rounded to float32). Those include the row's exact top 2k — a word below that threshold is below 2k words
+// whose exact logits are each at least the 2k-th best bf16 one minus δ_r — and, being exact, they rank the same
+// as exact logits rank, above every word left in bf16.
+//
+// The log-sum-exp, over the rescored words' exact logits and the other words' bf16 ones, then errs by at most
+// β_r = x/(1−x), x = (e^δ_r − 1)·p_N, where p_N is the exact share of the probability held by the words not
+// rescored (at most e^{2δ_r} times their share under the mixed logits, which the search computes from the
+// log-sum-exp), and never by more than δ_r. So every extension of row r has a log-probability within β_r (plus
+// float32's rounding of the exact logit) of the one exact logits give, and a hypothesis's log-probability is
+// within the sum of its steps' β of that (Scored.Bound). The float32 arithmetic the search does either way, its
+// log-sum-exps' own rounding, is not in the bound.
+type bf16Beam struct {
+	o        *bf16Output
+	cands    int // 2k: the candidates of a block, and the words of a row that must be exact
+	in       *kernels.AMXInput
+	c        []float32 // the logits: AMX's padded product, Stride apart, bias added and near words rescored
+	delta    []float64 // each row's bound of its logits that were not rescored; 0 when all were
+	rescored [][]int   // each row's rescored words
+	rounding []float64 // each row's allowance for rounding its exact logits to float32
+	top      []float32 // scratch: a row's best bf16 logits, best first
+	near     []int     // scratch: a row's words near enough to its best so far to rescore
+}
+
+// newBF16Beam makes the scratch of a beam search of width k over up to rows rows with the output layer o, whose
+// products run on AMX.
+func newBF16Beam(o *bf16Output, rows, k int) *bf16Beam {
+	return &bf16Beam{o: o, cands: 2 * k, in: kernels.NewAMXInput(rows, o.k), c: make([]float32, o.amx.OutputLen(rows)),
+		delta: make([]float64, rows), rescored: make([][]int, rows), rounding: make([]float64, rows), top: make([]float32, 0, 2*k)}
+}
+
+// logits computes the logits of the output layer's inputs x (rows, OutIn) into f.c, Stride apart: bf16
+// products, bias added, with the words that can be among a row's 2k best rescored exactly, and records each
+// row's δ and rescored words.
+func (f *bf16Beam) logits(rows int, x []float32) {
+	o, oi := f.o, f.o.k
+	v, ld := len(o.bias), o.amx.Stride()
+	f.in.Round(x, oi, 0, rows)
+	if err := o.amx.Mul(f.in, rows, f.c, 0, o.amx.Strips()); err != nil {
+		panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
+	}
+	for r := 0; r < rows; r++ {
+		f.rescore(r, x[r*oi:(r+1)*oi], f.in.Rounded(r), f.c[r*ld:r*ld+v])
+	}
+}
+
+// rescore adds the bias to row r's bf16 products and rescores the words that can be among its 2k best (see
+// bf16Beam) in place, x being the row's input and xt its bf16 bits. One pass adds the bias, finds the 2k best
+// bf16 logits and keeps the words within 2δ of the 2k-th best so far, a superset of those within 2δ of the final
+// 2k-th best, which it then rescores.
+func (f *bf16Beam) rescore(r int, x []float32, xt []uint16, row []float32) {
+	o := f.o
+	bound, big := f.bound(x, xt)
+	bias := o.bias[:len(row)]
+	n := min(f.cands, len(row))
+	top, cut := f.top[:n], float32(math.Inf(-1)) // the n best so far, best first; cut is the last
+	for i := range top {
+		top[i] = cut
+	}
+	near := f.near[:0] // words at or above keep
+	keep := cut        // cut − 2δ, rounded down
+	for v, a := range row {
+		a += bias[v]
+		row[v] = a
+		if a < keep {
+			continue
+		}
+		near = append(near, v)
+		if a <= cut {
+			continue
+		}
+		i := n - 1
+		for ; i > 0 && top[i-1] < a; i-- {
+			top[i] = top[i-1]
+		}
+		top[i] = a
+		cut = top[n-1]
+		keep = below(float64(cut) - 2*bound)
+	}
+	f.near = near
+	ids := f.rescored[r][:0]
+	if math.IsNaN(bound) || math.IsInf(bound, 0) || math.IsInf(float64(cut), 0) || math.IsNaN(float64(cut)) {
+		for v := range row { // every word exact: no bound to speak of
+			row[v] = float32(o.score(x, v))
+			ids = append(ids, v)
+		}
+		f.rescored[r], f.delta[r], f.rounding[r] = ids, 0, 0
+		return
+	}
+	for _, v := range near {
+		if row[v] >= keep {
+			row[v] = float32(o.score(x, v))
+			ids = append(ids, v)
+		}
+	}
+	// An exact logit rounded to float32 moves by at most 2^-24 of it.
+	f.rescored[r], f.delta[r], f.rounding[r] = ids, bound, big/(1<<23)
+}
+
+// below returns the largest float32 at most t (−Inf for NaN).
+func below(t float64) float32 {
+	if math.IsNaN(t) {
+		return float32(math.Inf(-1))
+	}
+	c := float32(t)
+	if float64(c) > t {
+		c = math.Nextafter32(c, float32(math.Inf(-1)))
+	}
+	return c
+}
+
+// bound returns how far any bf16 logit of the input x, rounded to the bf16 bits xt, can be from the exact one,
+// and a bound on |logit|. With
+// x̃ and w̃ the terms rounded to bf16 and r_x = x − x̃, r_w = w − w̃ what rounding took off,
+//
+//	x̃·w̃ − x·w = −r_x·w̃ − x·r_w, at most ‖r_x‖₂ max‖w̃_col‖₂ + ‖x‖₂ max‖r_w,col‖₂ (Cauchy–Schwarz),
+//
+// about a third of bf16Output's 2u·‖x‖₂ max‖w_col‖₂, which assumes every term rounded by the most it can; AMX's
+// float32 sum adds at most 2K·2^-24·‖x̃‖₂ max‖w̃_col‖₂, and adding the bias in float32 2^-24 of the logit and
+// bias, which bf16Output.errorBound's absolute term covers for logits up to the bound on |logit|
+// ‖x‖₂ max‖w_col‖₂ + max|b|. All is taken 1% larger for the rounding of the bound's own arithmetic.
+func (f *bf16Beam) bound(x []float32, xt []uint16) (bound, big float64) {
+	o := f.o
+	var sq, tsq, rsq float64 // ‖x‖², ‖x̃‖², ‖r_x‖²
+	for i, xi := range x[:len(xt)] {
+		t := float64(kernels.FromBF16(xt[i]))
+		sq += float64(xi) * float64(xi)
+		tsq += t * t
+		rsq += (float64(xi) - t) * (float64(xi) - t)
+	}
+	norm := math.Sqrt(sq)
+	big = norm*o.maxNorm*1.01 + o.maxBias
+	gamma := 2 * float64(o.k) / (1 << 24)
+	bound = 1.01*(math.Sqrt(rsq)*o.roundNorm+norm*o.residual+gamma*math.Sqrt(tsq)*o.roundNorm) + (big+o.maxBias+1)/(1<<20)
+	return bound, big
+}
+
+// spread moves the first step's rows, one per sentence, to rows j·k, as spreadRows moves their logits.
+func (f *bf16Beam) spread(sents, k int) {
+	for j := sents - 1; j > 0 && k > 1; j-- {
+		f.delta[j*k], f.rounding[j*k] = f.delta[j], f.rounding[j]
+		f.rescored[j*k], f.rescored[j] = f.rescored[j], f.rescored[j*k]
+	}
+}
+
+// lseBound returns how far the log-probabilities of row's words, logits the row's mixed logits and lse their
+// log-sum-exp, can be from those of exact logits (β_r of bf16Beam, plus the rounding of the exact logits).
+func (f *bf16Beam) lseBound(row int, logits []float32, lse float64) float64 {
+	delta := f.delta[row]
+	if delta == 0 {
+		return f.rounding[row]
+	}
+	var rescued float64 // the rescored words' share of the probability under the mixed logits
+	for _, v := range f.rescored[row] {
+		rescued += math.Exp(float64(logits[v]) - lse)
+	}
+	q := min(1, math.Exp(2*delta)*max(0, 1-rescued))
+	beta := delta
+	if x := math.Expm1(delta) * q; x < 1 {
+		beta = min(delta, x/(1-x))
+	}
+	if math.IsNaN(beta) {
+		beta = delta
+	}
+	return beta + f.rounding[row]
+}
+
+// BeamInBF16 makes beam search (Beam, and BeamShortlist without a shortlist) of this decoder alone compute
+// the output layer with bfloat16 products on Intel AMX where it runs (kernels.HasAMX) and T is float32, and
+// reports whether it does. Each step rescores exactly the words that can be among a row's best (bf16Beam), so
+// the candidates rank as exact logits rank them; their log-probabilities differ from exact ones only by the
+// log-sum-exp's error over the other words, a bound that each Scored carries (Scored.Bound): extensions of one
+// hypothesis rank as exact logits rank them, and extensions of different ones whenever their log-probabilities
+// differ by more than the bounds. Like GreedyInBF16 it copies the output layer's weights once: call it once
+// they are final, and before searches run.
+func (d *Decoder[T]) BeamInBF16() bool {
+	if d.bf16 == nil && kernels.HasAMX() {
+		d.useBF16(true)
+	}
+	d.beamBF16 = d.bf16 != nil && d.bf16.amx != nil
+	return d.beamBF16
+}
+
+// beamBF16Rows returns the bf16 scratch of a beam search over rows rows of width k by e, or nil when it runs on
+// its decoder's own products: with several members, a shortlist, or without BeamInBF16.
+func (e *Ensemble[T]) beamBF16Rows(rows, k int, short bool) *bf16Beam {
+	d := e.members[0]
+	if len(e.members) != 1 || short || !d.beamBF16 {
+		return nil
+	}
+	return newBF16Beam(d.bf16, rows, k)
+}

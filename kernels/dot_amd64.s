@@ -1,0 +1,44 @@
+// DotF64's AVX2+FMA kernel: float32 terms widened to float64, sixteen running sums in four registers.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func dotF64AVX2(x, w *float32, n int) float64
+TEXT ·dotF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+loop:
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VCVTPS2PD (DI), Y8
+	VCVTPS2PD 16(DI), Y9
+	VCVTPS2PD 32(DI), Y10
+	VCVTPS2PD 48(DI), Y11
+	VFMADD231PD Y8, Y4, Y0
+	VFMADD231PD Y9, Y5, Y1
+	VFMADD231PD Y10, Y6, Y2
+	VFMADD231PD Y11, Y7, Y3
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNZ  loop
+
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VPERMILPD $1, X0, X1
+	VADDSD X1, X0, X0
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
