@@ -85,3 +85,42 @@ func TestBF16NeedsFloat32(t *testing.T) {
 		t.Fatalf("SetBF16 on float64 weights: %v", err)
 	}
 }
+
+// TestBF16TrainsATransformer steps a small float32 Transformer (tied output layer, dropout, label smoothing) with
+// float32 and with bfloat16 output-layer products: its output layer goes through the same fused op, so every
+// step's loss must follow float32's within 1% and differ from it somewhere.
+func TestBF16TrainsATransformer(t *testing.T) {
+	skipWithoutAMX(t)
+	cfg := ModelConfig{Type: TypeTransformer, DModel: 16, Heads: 2, FF: 24, Layers: 2, Positions: "sinusoidal", MaxPositions: 64,
+		TiedEmbeddings: true, Dropout: 0.1}
+	var losses [2][]float64
+	for run, bf16 := range []bool{false, true} {
+		m := newTestModel[float32](t, cfg, 9, 11, 1)
+		tr := NewTrainer(m, 1e-2, 1, 2)
+		tr.LabelSmoothing = 0.1
+		if bf16 {
+			if err := tr.SetBF16(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for step := 0; step < 4; step++ {
+			b := randomBatch(rand.New(rand.NewPCG(5, uint64(step))), 9, 11, []int{3, 1, 2, 4}, []int{2, 3, 1, 2})
+			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses[run] = append(losses[run], res.Loss)
+		}
+	}
+	differs := false
+	for step, want := range losses[0] {
+		got := losses[1][step]
+		if !near(got, want, 0.01) {
+			t.Fatalf("step %d: loss %.6g with bfloat16 products, %.6g with float32", step+1, got, want)
+		}
+		differs = differs || got != want
+	}
+	if !differs {
+		t.Fatal("bfloat16 products gave float32's losses: AMX did not run")
+	}
+}
