@@ -9,8 +9,8 @@ import (
 // 16×16 tiles): c = ã·b̃ for ã and b̃ a and b rounded to bfloat16 (to nearest, ties to even). Both operands are
 // rounded and padded with zeros to whole 32×32 blocks first: a (M, K) into row-major bfloat16 rows (amxA), b (K,
 // N) into 16-column panels of bfloat16 pairs (amxB), the layout TDPBF16PS reads. Each product of two bfloat16s is
-// exact in float32, so c is off the float64 sum of the rounded terms by float32 summation only. The training output layer (AMXOutput, train.bf16) and
-// greedy and beam search (AMXWeights) multiply with it.
+// exact in float32, so c is off the float64 sum of the rounded terms by float32 summation only. The training
+// output layer (AMXOutput, train.bf16) and greedy and beam search (AMXWeights) multiply with it.
 
 const amxBlock = 32 // rows and columns of the block of c that amxStrip keeps in four tiles, and k's per step
 
