@@ -174,15 +174,7 @@ func testGreedyInBF16MatchesFloat32(t *testing.T, after, amx bool) {
 		d.OutW.Data[i] *= 8
 	}
 	rng := rand.New(rand.NewPCG(6, 7))
-	var lengths [][]int
-	for range 6 {
-		var ls []int
-		for range 10 {
-			ls = append(ls, 1+rng.IntN(9))
-		}
-		lengths = append(lengths, ls)
-	}
-	blocks := float32Blocks(randomBlocks(rng, lengths))
+	blocks := float32Blocks(randomBlocks(rng, randomLengths(rng, 6, 10, 9)))
 	decode := func(threads int) map[int]string {
 		got := map[int]string{}
 		i := 0

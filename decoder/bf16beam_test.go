@@ -142,15 +142,7 @@ func TestBeamInBF16MatchesFloat32(t *testing.T) {
 		d.OutW.Data[i] *= 32
 	}
 	rng := rand.New(rand.NewPCG(6, 8))
-	var lengths [][]int
-	for range 6 {
-		var ls []int
-		for range 10 {
-			ls = append(ls, 1+rng.IntN(9))
-		}
-		lengths = append(lengths, ls)
-	}
-	blocks := float32Blocks(randomBlocks(rng, lengths))
+	blocks := float32Blocks(randomBlocks(rng, randomLengths(rng, 6, 10, 9)))
 	opts := BeamOptions{Width: width, NBest: width, MaxLen: 12}
 	decode := func() [][]Scored {
 		var out [][]Scored

@@ -21,6 +21,17 @@ const (
 	queueVocab, queueEOS, queueBOS, queueMemDim = 6, 3, 2, 8
 )
 
+// randomLengths draws the source lengths of sentences sentences in each of blocks blocks, each 1 to longest.
+func randomLengths(rng *rand.Rand, blocks, sentences, longest int) [][]int {
+	lengths := make([][]int, blocks)
+	for b := range lengths {
+		for range sentences {
+			lengths[b] = append(lengths[b], 1+rng.IntN(longest))
+		}
+	}
+	return lengths
+}
+
 // randomBlocks returns blocks of encoded sentences with the given source lengths per block, each block padded
 // to its longest sentence plus one position; padding holds random values too, which masking must ignore.
 func randomBlocks(rng *rand.Rand, lengths [][]int) []*Block[float64] {
