@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/synth"
 )
 
@@ -23,6 +24,14 @@ func TestVersionAndTrainingNameTheBLAS(t *testing.T) {
 	}
 	if !strings.HasPrefix(blas, "gonum (pure Go") {
 		t.Fatalf("version names the BLAS %q, want gonum's:\n%s", blas, stdout)
+	}
+	// It says whether bfloat16 products on AMX are used, as kernels finds them here.
+	amx := "\nAMX: bfloat16 products on the tile registers"
+	if _, err := kernels.NewAMXOutput(); err != nil {
+		amx = "\nAMX: not used (" + err.Error() + ")"
+	}
+	if !strings.Contains(stdout, amx) {
+		t.Fatalf("version does not say %q:\n%s", amx[1:], stdout)
 	}
 
 	dir := t.TempDir()
