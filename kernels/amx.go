@@ -54,19 +54,25 @@ func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
 	for i := 0; i < a.m; i++ {
 		row := a.data[i*a.kp : i*a.kp+a.k]
 		if cs == 1 {
-			src, vec := x[i*rs:i*rs+a.k], 0
-			if vector && a.k >= 16 {
-				vec = a.k / 16 * 16
-				amxRoundRow(&src[0], &row[0], vec)
-			}
-			for j := vec; j < a.k; j++ {
-				row[j] = ToBF16(src[j])
-			}
+			roundRow(vector, x[i*rs:i*rs+a.k], row)
 			continue
 		}
 		for j := range row {
 			row[j] = ToBF16(x[i*rs+j*cs])
 		}
+	}
+}
+
+// roundRow rounds the contiguous values src into row (as long), 16 at a time with the AVX-512 kernel (vector)
+// and the rest in plain Go.
+func roundRow(vector bool, src []float32, row []uint16) {
+	vec := 0
+	if vector && len(row) >= 16 {
+		vec = len(row) / 16 * 16
+		amxRoundRow(&src[0], &row[0], vec)
+	}
+	for j := vec; j < len(row); j++ {
+		row[j] = ToBF16(src[j])
 	}
 }
 
@@ -131,16 +137,11 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 	} else if vector && rs == 1 && b.k >= 16 {
 		// Each column's k values are contiguous: round a panel's 16 columns as rows, then write the panel's pair
 		// rows 16 uint32s at a time.
-		vec := b.k / 16 * 16
 		tmp := make([]uint16, 16*b.kp)
 		for j0 := 0; j0 < b.n; j0 += 16 {
 			cols := min(16, b.n-j0)
 			for c := 0; c < cols; c++ {
-				col, row := w[(j0+c)*cs:(j0+c)*cs+b.k], tmp[c*b.kp:(c+1)*b.kp]
-				amxRoundRow(&col[0], &row[0], vec)
-				for i := vec; i < b.k; i++ {
-					row[i] = ToBF16(col[i])
-				}
+				roundRow(true, w[(j0+c)*cs:(j0+c)*cs+b.k], tmp[c*b.kp:c*b.kp+b.k])
 			}
 			panel := b.data[at(0, j0):]
 			for p := 0; p < b.k/2; p++ {

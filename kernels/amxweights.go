@@ -81,15 +81,7 @@ func (in *AMXInput) Round(x []float32, ldx, from, to int) {
 	}
 	vector := amxVectorRound()
 	for i := from; i < to; i++ {
-		row, src := a.data[i*a.kp:i*a.kp+a.k], x[i*ldx:i*ldx+a.k]
-		vec := 0
-		if vector && a.k >= 16 {
-			vec = a.k / 16 * 16
-			amxRoundRow(&src[0], &row[0], vec)
-		}
-		for j := vec; j < a.k; j++ {
-			row[j] = ToBF16(src[j])
-		}
+		roundRow(vector, x[i*ldx:i*ldx+a.k], a.data[i*a.kp:i*a.kp+a.k])
 	}
 }
 
