@@ -20,6 +20,10 @@ func viewGrad[T kernels.Float](name string, input, output, g *G.Node, view func(
 	return n
 }
 
+// OutputChunk is how many rows of logits OutputXent holds at a time: 6 MB for 5,898 words; 1,024 (24 MB) was no
+// faster (BenchmarkOutputXent). Memory estimates count it.
+const OutputChunk = 256
+
 // OutputXent is the output layer, log-softmax and cross-entropy as one op: the summed loss of the rows of
 // x (N, In) · w (In, V) + b (V) against *targets with label smoothing ε (0: none), ignoring rows whose target
 // is pad. Its forward pass also computes every gradient (kernels.OutputXent), chunk by chunk, so no (N, V)
@@ -50,7 +54,6 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 	if w.Shape()[0] != in {
 		panic(fmt.Sprintf("graph: OutputXent weight %v for %d features", w.Shape(), in))
 	}
-	const chunk = 256 // rows of logits at a time: 6 MB for 5,898 words; 1,024 (24 MB) was no faster (BenchmarkOutputXent)
 	inputs := append(append([]*G.Node(nil), parts...), w, b)
 	masked := mask != nil
 	if masked {
@@ -90,8 +93,8 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 			}
 			wv, bv := vals[len(parts)], vals[len(parts)+1]
 			dx, dw, db = arena.Get("xent.dx", n*in)[:rows*in], arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
-			scratch := arena.Get("xent.logits", min(chunk, n)*v)
-			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, chunk, smoothing, dx, dw, db, scratch, arena.AMX))
+			scratch := arena.Get("xent.logits", min(OutputChunk, n)*v)
+			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, OutputChunk, smoothing, dx, dw, db, scratch, arena.AMX))
 		},
 		Backward: func(vals [][]T, grad []T) [][]T {
 			scale := grad[0]

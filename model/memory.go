@@ -5,6 +5,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
@@ -84,7 +85,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 		if m.IsTransformer() {
 			in = int64(m.DModel)
 		}
-		e.Activations += n * int64(kernels.AMXOutputBytes(int(in), tgt.Size(), 256))
+		e.Activations += n * int64(kernels.AMXOutputBytes(int(in), tgt.Size(), graph.OutputChunk))
 	}
 	if m.IsTransformer() {
 		e.Activations = n * transformerActivations(m, int64(tgt.Size()), S, T, (R+n-1)/n)
@@ -153,9 +154,9 @@ func activations(m ModelConfig, attn align.Attention[float32], V, S, T, R int64)
 	}
 	a += int64(layers-1) * T * R * (2*(Hd+M) + 13*Hd)
 	a += 2 * T * R * E // the target embeddings and their gradient
-	// The output layer: its input, the input's gradient and each part's gradient; the logits go 256 rows at a
-	// time.
-	a += 3*T*R*out + 256*V
+	// The output layer: its input, the input's gradient and each part's gradient; the logits go
+	// graph.OutputChunk rows at a time.
+	a += 3*T*R*out + graph.OutputChunk*V
 	// Values of the graph's own (unfused) nodes, about two output-layer inputs per target position.
 	a += 2 * T * R * out
 	if m.Dropout > 0 { // the masks
@@ -174,8 +175,8 @@ func transformerActivations(m ModelConfig, V, S, T, R int64) int64 {
 	L, D, F, NH := int64(max(m.Layers, 1)), int64(m.DModel), int64(m.FF), int64(max(m.Heads, 1))
 	enc := S * R * (10*D + F + NH*S)
 	dec := T*R*(16*D+F+NH*(T+S)) + 2*S*R*D
-	a := L*(enc+dec) + enc + dec // the blocks, and the gradients of one of each
-	a += 2*(S+T)*R*D + 2*T*R*D   // embeddings and the decoder's output, with gradients
-	a += min(256, T*R) * V       // the output layer's chunk of logits
+	a := L*(enc+dec) + enc + dec         // the blocks, and the gradients of one of each
+	a += 2*(S+T)*R*D + 2*T*R*D           // embeddings and the decoder's output, with gradients
+	a += min(graph.OutputChunk, T*R) * V // the output layer's chunk of logits
 	return f * a
 }
