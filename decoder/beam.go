@@ -333,14 +333,14 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 	// The live rows' logits (of the sentence's own words, with a shortlist), then their log-sum-exps side by
 	// side, then their words, row by row.
 	rows, live := b.liveLogits[:0], b.liveRows[:0]
+	ld := width // the logits' row stride
+	if b.stride > 0 {
+		ld = b.stride
+	}
 	for beam := 0; beam < b.k; beam++ {
 		row := j*b.k + beam
 		if math.IsInf(b.score[row], -1) {
 			continue
-		}
-		ld := width
-		if b.stride > 0 {
-			ld = b.stride
 		}
 		rowLogits := logits[0][row*ld : row*ld+width]
 		if words != nil {
@@ -353,8 +353,8 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 		rows, live = append(rows, rowLogits), append(live, row)
 	}
 	kernels.LogSumExps(rows, b.exps, b.lse)
-	for i, row := range live {
-		if b.fast != nil {
+	if b.fast != nil {
+		for i, row := range live {
 			b.stepBound[row] = b.fast.lseBound(row, any(rows[i]).([]float32), b.lse[i])
 		}
 	}

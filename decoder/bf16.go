@@ -9,8 +9,8 @@ import (
 
 // bf16Output is greedy search's output layer on bfloat16 products, on Intel AMX's tile registers
 // (kernels.AMXWeights, about seven times OpenBLAS's float32 products) where they run and on AVX512-BF16
-// (kernels.BF16Panels, twice as fast as float32 on AMD's CPUs) elsewhere, with the same choice of word: it scores the whole vocabulary in bf16, bounds
-// how far each bf16 logit can be from the true one, and rescores in float64 every word whose bf16 logit is close
+// (kernels.BF16Panels, twice as fast as float32 on AMD's CPUs) elsewhere, with the same choice of word: it scores
+// the whole vocabulary in bf16, bounds how far each bf16 logit can be from the true one, and rescores in float64 every word whose bf16 logit is close
 // enough to the best to be the true best. So each step picks the word whose float64 logit is largest (the
 // first on ties), as a float64 output layer would; only the words within the error bound of the best, a few
 // per step, cost a rescoring.
@@ -129,13 +129,12 @@ func (o *bf16Output) score(x []float32, v int) float64 {
 
 // GreedyInBF16 makes greedy search (Greedy, GreedyQueue) score the vocabulary with bfloat16 products where
 // they run on Intel AMX (kernels.HasAMX) or the CPU has AVX512-BF16, and T is float32, and reports whether it
-// does. The words chosen are those of float64
-// logits (see bf16Output): the same as float32 products choose but where two words' logits are within float32
+// does. The words chosen are those of float64 logits (see bf16Output): the same as float32 products choose but where two words' logits are within float32
 // rounding of each other. It copies the output layer's weights (two copies, 1.5 times their size), so call it
 // once the weights are final: later changes to them are not seen (later calls keep the first copy). Greedy search with a shortlist does not use it.
 func (d *Decoder[T]) GreedyInBF16() bool {
-	if d.bf16 == nil && (kernels.HasAMX() || kernels.HasBF16()) {
-		d.useBF16(kernels.HasAMX())
+	if amx := kernels.HasAMX(); d.bf16 == nil && (amx || kernels.HasBF16()) {
+		d.useBF16(amx)
 	}
 	return d.bf16 != nil
 }
