@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"runtime"
+	"unsafe"
 )
 
 // A bfloat16 product on Intel AMX's tile registers (TDPBF16PS: bfloat16 terms, float32 sums in
@@ -23,28 +24,41 @@ const amxChunk = 1024
 func amxRoundUp(n int) int { return (n + amxBlock - 1) / amxBlock * amxBlock }
 
 // amxA is an (M, K) matrix rounded to bfloat16, row-major with its rows and columns padded with zeros to whole
-// 32s (mp, kp).
+// 32s (mp, seg). Split (bfloat16x3), each value x is held as two bfloat16s, x ≈ hi + lo (splitBF16), and each
+// row is three segments of seg columns, [lo, hi, hi] (kp = 3·seg): against an amxB split as [hi, lo, hi], one
+// product sums lo·hi + hi·lo + hi·hi, the terms of x·w but the tiny lo·lo.
 type amxA struct {
 	m, k, mp, kp int
+	seg          int  // k padded to a whole 32: the columns of one segment
+	split        bool // three segments of bfloat16 parts (bfloat16x3) rather than one of rounded values
 	data         []uint16
 }
 
-// newAMXA returns an amxA with room for an (m, k) matrix, all zero.
+// newAMXA returns an amxA with room for an (m, k) matrix, all zero, one segment of rounded values.
 func newAMXA(m, k int) *amxA {
-	a := &amxA{m: m, k: k, mp: amxRoundUp(m), kp: amxRoundUp(k)}
-	a.data = make([]uint16, a.mp*a.kp)
+	a := &amxA{}
+	a.fit(m, k, false)
 	return a
 }
 
-// fit makes a an (m, k) matrix of zeros, reusing its storage when it is large enough.
-func (a *amxA) fit(m, k int) {
-	a.m, a.k, a.mp, a.kp = m, k, amxRoundUp(m), amxRoundUp(k)
+// fit makes a an (m, k) matrix, split or not, for round to fill: all zeros, reusing its storage when it is large
+// enough. When a already has that shape its storage is kept as it is: round never writes the padding, so that is
+// still zero, and every other value is rounded anew.
+func (a *amxA) fit(m, k int, split bool) {
+	if a.data != nil && a.m == m && a.k == k && a.split == split {
+		return
+	}
+	a.m, a.k, a.mp, a.seg, a.split = m, k, amxRoundUp(m), amxRoundUp(k), split
+	a.kp = a.seg
+	if split {
+		a.kp = 3 * a.seg
+	}
 	a.data = fitZeros(a.data, a.mp*a.kp)
 }
 
-// round rounds the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a row-major
-// matrix, rs = 1, cs = m for the transpose of a row-major (k, m) one. The padding stays zero. x must hold no NaN.
-// Contiguous rows are rounded 16 values at a time on AVX-512 where the CPU has it.
+// round rounds (or splits) the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a
+// row-major matrix, rs = 1, cs = m for the transpose of a row-major (k, m) one. The padding stays zero. x must
+// hold no NaN. Contiguous rows are rounded 16 values at a time on AVX-512 where the CPU has it.
 func (a *amxA) round(x []float32, rs, cs int) {
 	a.roundWith(amxVectorRound(), x, rs, cs)
 }
@@ -53,12 +67,24 @@ func (a *amxA) round(x []float32, rs, cs int) {
 func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
 	for i := 0; i < a.m; i++ {
 		row := a.data[i*a.kp : i*a.kp+a.k]
+		if !a.split {
+			if cs == 1 {
+				roundRow(vector, x[i*rs:i*rs+a.k], row)
+				continue
+			}
+			for j := range row {
+				row[j] = ToBF16(x[i*rs+j*cs])
+			}
+			continue
+		}
+		lo, hi1, hi2 := row, a.data[i*a.kp+a.seg:][:a.k], a.data[i*a.kp+2*a.seg:][:a.k]
 		if cs == 1 {
-			roundRow(vector, x[i*rs:i*rs+a.k], row)
+			splitRow(vector, x[i*rs:i*rs+a.k], hi1, hi2, lo)
 			continue
 		}
 		for j := range row {
-			row[j] = ToBF16(x[i*rs+j*cs])
+			hi1[j], lo[j] = splitBF16(x[i*rs+j*cs])
+			hi2[j] = hi1[j]
 		}
 	}
 }
@@ -76,26 +102,65 @@ func roundRow(vector bool, src []float32, row []uint16) {
 	}
 }
 
+// splitRow splits the contiguous values src into bfloat16 parts (splitBF16), the hi parts into hi1 and hi2 and
+// the lo parts into lo (each as long as src), 16 at a time with the AVX-512 kernel (vector) and the rest in plain
+// Go. hi1 and hi2 may be the same slice.
+func splitRow(vector bool, src []float32, hi1, hi2, lo []uint16) {
+	vec := 0
+	if vector && len(src) >= 16 {
+		vec = len(src) / 16 * 16
+		amxSplitRow(&src[0], &hi1[0], &hi2[0], &lo[0], vec)
+	}
+	for j := vec; j < len(src); j++ {
+		hi1[j], lo[j] = splitBF16(src[j])
+		hi2[j] = hi1[j]
+	}
+}
+
+// splitBF16 splits x into two bfloat16s, x ≈ hi + lo: hi is x rounded to bfloat16 (to nearest, ties to even),
+// lo the rest x − hi (exact in float32) rounded the same way, so that hi + lo is off x by at most a relative
+// 2^-17 (bfloat16x3's terms; AMX reads a subnormal lo as zero, an absolute error below 2^-126).
+func splitBF16(x float32) (hi, lo uint16) {
+	hi = ToBF16(x)
+	return hi, ToBF16(x - FromBF16(hi))
+}
+
 // amxB is a (K, N) matrix rounded to bfloat16 in TDPBF16PS's layout: panels of 16 columns, N padded to whole 32s,
 // each panel kp/2 pair rows of 16 uint32s, where a uint32 holds rows 2p (low half) and 2p+1 (high half) of one
-// column; K is padded with zero rows to kp, a whole 32.
+// column; K is padded with zero rows to seg, a whole 32. Split (bfloat16x3), each panel holds three segments of
+// seg/2 pair rows, [hi, lo, hi] (kp = 3·seg), to meet an amxA's [lo, hi, hi].
 type amxB struct {
 	k, n, kp, np int
+	seg          int  // k padded to a whole 32: the rows of one segment
+	split        bool // three segments of bfloat16 parts (bfloat16x3) rather than one of rounded values
 	data         []uint32
 }
 
-// newAMXB returns an amxB with room for a (k, n) matrix, all zero.
+// newAMXB returns an amxB with room for a (k, n) matrix, all zero, one segment of rounded values.
 func newAMXB(k, n int) *amxB {
-	b := &amxB{k: k, n: n, kp: amxRoundUp(k), np: amxRoundUp(n)}
-	b.data = make([]uint32, b.np*b.kp/2)
+	b := &amxB{}
+	b.fit(k, n, false)
 	return b
 }
 
-// fit makes b a (k, n) matrix of zeros, reusing its storage when it is large enough.
-func (b *amxB) fit(k, n int) {
-	b.k, b.n, b.kp, b.np = k, n, amxRoundUp(k), amxRoundUp(n)
+// fit makes b a (k, n) matrix, split or not, for round to fill: all zeros, reusing its storage when it is large
+// enough. When b already has that shape its storage is kept as it is: round never writes the padding, so that is
+// still zero, and every other value is rounded anew.
+func (b *amxB) fit(k, n int, split bool) {
+	if b.data != nil && b.k == k && b.n == n && b.split == split {
+		return
+	}
+	b.k, b.n, b.seg, b.np, b.split = k, n, amxRoundUp(k), amxRoundUp(n), split
+	b.kp = b.seg
+	if split {
+		b.kp = 3 * b.seg
+	}
 	b.data = fitZeros(b.data, b.np*b.kp/2)
 }
+
+// asUint16 returns the uint16s that make up x, two for each value, the low half first (little-endian: amd64, where
+// the AVX-512 kernels run).
+func asUint16(x []uint32) []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(&x[0])), 2*len(x)) }
 
 // fitZeros returns n zeros: buf's first n values cleared when it holds that many, else new storage.
 func fitZeros[E uint16 | uint32](buf []E, n int) []E {
@@ -107,61 +172,102 @@ func fitZeros[E uint16 | uint32](buf []E, n int) []E {
 	return buf
 }
 
-// round rounds the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1 for a
-// row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. It walks w in the order of its
-// memory: along the rows of a pair for cs = 1 (16 columns at a time on AVX-512 where the CPU has it), down each
-// column's pairs otherwise (a contiguous column 16 values at a time on AVX-512). w must hold no NaN.
+// round rounds (or splits) the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1
+// for a row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. It walks w in the order of
+// its memory: along the rows of a pair for cs = 1 (16 columns at a time on AVX-512 where the CPU has it), down
+// each column's pairs otherwise (a contiguous column 16 values at a time on AVX-512). w must hold no NaN.
 func (b *amxB) round(w []float32, rs, cs int) {
 	b.roundWith(amxVectorRound(), w, rs, cs)
 }
 
+// at is the index in b.data of column j's pair row p (of the first segment).
+func (b *amxB) at(p, j int) int { return j/16*(b.kp/2)*16 + p*16 + j%16 }
+
+// setPair sets column j's pair row p from its two values, rows 2p (even) and 2p+1 (odd): rounded, or split
+// into the three segments.
+func (b *amxB) setPair(p, j int, even, odd float32) {
+	i := b.at(p, j)
+	if !b.split {
+		b.data[i] = uint32(ToBF16(even)) | uint32(ToBF16(odd))<<16
+		return
+	}
+	hiE, loE := splitBF16(even)
+	hiO, loO := splitBF16(odd)
+	seg := b.seg / 2 * 16 // a segment's pair rows
+	b.data[i] = uint32(hiE) | uint32(hiO)<<16
+	b.data[i+seg] = uint32(loE) | uint32(loO)<<16
+	b.data[i+2*seg] = b.data[i]
+}
+
 // roundWith is round with the AVX-512 kernel for row-major pair rows (vector) or in plain Go.
 func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
-	pairs := b.kp / 2
-	at := func(p, j int) int { return j/16*pairs*16 + p*16 + j%16 } // column j's pair p in data
+	seg := b.seg / 2 * 16
 	if cs == 1 {
 		for p := 0; p < b.k/2; p++ {
-			lo, hi := w[2*p*rs:2*p*rs+b.n], w[(2*p+1)*rs:(2*p+1)*rs+b.n]
+			even, odd := w[2*p*rs:2*p*rs+b.n], w[(2*p+1)*rs:(2*p+1)*rs+b.n]
 			vec := 0
 			if vector && b.n >= 16 {
 				vec = b.n / 16 * 16
-				amxRoundPairs(&lo[0], &hi[0], &b.data[at(p, 0)], vec, 4*pairs*16)
-			}
-			for j0 := vec; j0 < b.n; j0 += 16 {
-				out := b.data[at(p, j0):]
-				for j := j0; j < min(j0+16, b.n); j++ {
-					out[j-j0] = uint32(ToBF16(lo[j])) | uint32(ToBF16(hi[j]))<<16
+				if i := b.at(p, 0); b.split {
+					amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], &b.data[i+2*seg], vec, 4*b.kp/2*16)
+				} else {
+					amxRoundPairs(&even[0], &odd[0], &b.data[i], vec, 4*b.kp/2*16)
 				}
+			}
+			for j := vec; j < b.n; j++ {
+				b.setPair(p, j, even[j], odd[j])
 			}
 		}
 	} else if vector && rs == 1 && b.k >= 16 {
-		// Each column's k values are contiguous: round a panel's 16 columns as rows, then write the panel's pair
-		// rows 16 uint32s at a time.
-		tmp := make([]uint16, 16*b.kp)
+		// Each column's k values are contiguous: round (or split) a panel's 16 columns as rows, whose bfloat16s
+		// side by side are the column's pairs (little-endian), then gather the panel's pair rows 16 uint32s at a
+		// time (a partial last panel in plain Go).
+		pairs := b.seg / 2
+		hi, lo := make([]uint32, 16*pairs), []uint32(nil)
+		hi16, lo16 := asUint16(hi), []uint16(nil)
+		if b.split {
+			lo = make([]uint32, 16*pairs)
+			lo16 = asUint16(lo)
+		}
 		for j0 := 0; j0 < b.n; j0 += 16 {
 			cols := min(16, b.n-j0)
 			for c := 0; c < cols; c++ {
-				roundRow(true, w[(j0+c)*cs:(j0+c)*cs+b.k], tmp[c*b.kp:c*b.kp+b.k])
-			}
-			panel := b.data[at(0, j0):]
-			for p := 0; p < b.k/2; p++ {
-				out := panel[p*16 : p*16+cols]
-				for c := range out {
-					out[c] = uint32(tmp[c*b.kp+2*p]) | uint32(tmp[c*b.kp+2*p+1])<<16
+				src, h := w[(j0+c)*cs:(j0+c)*cs+b.k], hi16[c*b.seg:c*b.seg+b.k]
+				if b.split {
+					splitRow(true, src, h, h, lo16[c*b.seg:c*b.seg+b.k])
+				} else {
+					roundRow(true, src, h)
 				}
+			}
+			panel := b.data[b.at(0, j0):]
+			gather := func(rows []uint32, dst []uint32) {
+				if cols == 16 && b.k >= 2 {
+					amxGatherPairs(&rows[0], pairs, &dst[0], b.k/2)
+					return
+				}
+				for p := 0; p < b.k/2; p++ {
+					for c := range cols {
+						dst[p*16+c] = rows[c*pairs+p]
+					}
+				}
+			}
+			gather(hi, panel)
+			if b.split {
+				gather(lo, panel[seg:])
+				copy(panel[2*seg:2*seg+b.k/2*16], panel[:b.k/2*16])
 			}
 		}
 	} else {
 		for j := 0; j < b.n; j++ {
 			col := w[j*cs:]
 			for p := 0; p < b.k/2; p++ {
-				b.data[at(p, j)] = uint32(ToBF16(col[2*p*rs])) | uint32(ToBF16(col[(2*p+1)*rs]))<<16
+				b.setPair(p, j, col[2*p*rs], col[(2*p+1)*rs])
 			}
 		}
 	}
 	if b.k%2 == 1 {
 		for j := 0; j < b.n; j++ {
-			b.data[at(b.k/2, j)] = uint32(ToBF16(w[(b.k-1)*rs+j*cs]))
+			b.setPair(b.k/2, j, w[(b.k-1)*rs+j*cs], 0)
 		}
 	}
 }
@@ -182,8 +288,8 @@ func amxTileConfig() [64]byte {
 // calling goroutine's thread, which it locks for the call. It fails, computing nothing, where the CPU or the OS
 // refuses AMX (amxPermit) or the shapes do not fit.
 func amxMul(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
-	if a.k != b.k {
-		return fmt.Errorf("kernels: amxMul of (%d, %d) by (%d, %d)", a.m, a.k, b.k, b.n)
+	if a.k != b.k || a.split != b.split {
+		return fmt.Errorf("kernels: amxMul of (%d, %d) by (%d, %d), split %v and %v", a.m, a.k, b.k, b.n, a.split, b.split)
 	}
 	if a.m == 0 || b.n == 0 {
 		return nil

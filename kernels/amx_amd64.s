@@ -167,3 +167,149 @@ rowLoop:
 rowDone:
 	VZEROUPPER
 	RET
+
+// SPLIT16(u, h, t) splits the 16 float32s x in u into two bfloat16s each, x ≈ hi + lo: h = hi = x rounded to
+// bfloat16 (ROUND16), as a float32 with its low half cleared; u = lo = x − hi (exact in float32) rounded to
+// bfloat16, its 16 bits in the high half of each dword, the low half not yet cleared. Z30, Z29 as ROUND16; Z28
+// holds 0xffff0000 in every dword; t is a scratch register.
+#define SPLIT16(u, h, t) \
+	VMOVDQA32 u, h \
+	VPSRLD $16, h, t \
+	VPANDD Z29, t, t \
+	VPADDD Z30, h, h \
+	VPADDD t, h, h \
+	VPANDD Z28, h, h \
+	VSUBPS h, u, u \
+	VPSRLD $16, u, t \
+	VPANDD Z29, t, t \
+	VPADDD Z30, u, u \
+	VPADDD t, u, u
+
+// func amxSplitRow(x *float32, hi1, hi2, lo *uint16, n int)
+// hi1[j] = hi2[j] = ToBF16(x[j]) and lo[j] = ToBF16(x[j] − FromBF16(hi1[j])) for j < n, a multiple of 16.
+// AVX-512F.
+TEXT ·amxSplitRow(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ hi1+8(FP), DI
+	MOVQ hi2+16(FP), R8
+	MOVQ lo+24(FP), DX
+	MOVQ n+32(FP), CX
+	SHRQ $4, CX
+	JZ   splitRowDone
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z28
+
+splitRowLoop:
+	VMOVDQU32 (SI), Z0
+	SPLIT16(Z0, Z1, Z2)
+	VPSRLD  $16, Z1, Z1
+	VPMOVDW Z1, (DI)
+	VPMOVDW Z1, (R8)
+	VPSRLD  $16, Z0, Z0
+	VPMOVDW Z0, (DX)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  splitRowLoop
+
+splitRowDone:
+	VZEROUPPER
+	RET
+
+// func amxSplitPairs(even, odd *float32, hi1, lo, hi2 *uint32, n, dstStride int)
+// Splits two contiguous runs of n float32s (n a multiple of 16) as amxSplitRow does and writes bfloat16 pairs,
+// even's in the low halves: hi1[j] = hi2[j] = hi(even[j]) | hi(odd[j])<<16 and lo[j] = lo(even[j]) |
+// lo(odd[j])<<16, where the three destinations jump dstStride bytes after every 16 values. AVX-512F.
+TEXT ·amxSplitPairs(SB), NOSPLIT, $0-56
+	MOVQ even+0(FP), SI
+	MOVQ odd+8(FP), DI
+	MOVQ hi1+16(FP), DX
+	MOVQ lo+24(FP), R8
+	MOVQ hi2+32(FP), R9
+	MOVQ n+40(FP), CX
+	MOVQ dstStride+48(FP), R10
+	SHRQ $4, CX
+	JZ   splitPairsDone
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z28
+
+splitPairsLoop:
+	VMOVDQU32 (SI), Z0
+	VMOVDQU32 (DI), Z1
+	SPLIT16(Z0, Z2, Z4)
+	SPLIT16(Z1, Z3, Z4)
+	VPSRLD $16, Z2, Z2
+	VPORD  Z3, Z2, Z2
+	VMOVDQU32 Z2, (DX)
+	VMOVDQU32 Z2, (R9)
+	VPSRLD $16, Z0, Z0
+	VPANDD Z28, Z1, Z1
+	VPORD  Z1, Z0, Z0
+	VMOVDQU32 Z0, (R8)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ R10, DX
+	ADDQ R10, R8
+	ADDQ R10, R9
+	DECQ CX
+	JNZ  splitPairsLoop
+
+splitPairsDone:
+	VZEROUPPER
+	RET
+
+// iota16 holds the dwords 0, 1, …, 15.
+DATA iota16<>+0(SB)/4, $0
+DATA iota16<>+4(SB)/4, $1
+DATA iota16<>+8(SB)/4, $2
+DATA iota16<>+12(SB)/4, $3
+DATA iota16<>+16(SB)/4, $4
+DATA iota16<>+20(SB)/4, $5
+DATA iota16<>+24(SB)/4, $6
+DATA iota16<>+28(SB)/4, $7
+DATA iota16<>+32(SB)/4, $8
+DATA iota16<>+36(SB)/4, $9
+DATA iota16<>+40(SB)/4, $10
+DATA iota16<>+44(SB)/4, $11
+DATA iota16<>+48(SB)/4, $12
+DATA iota16<>+52(SB)/4, $13
+DATA iota16<>+56(SB)/4, $14
+DATA iota16<>+60(SB)/4, $15
+GLOBL iota16<>(SB), RODATA|NOPTR, $64
+
+// func amxGatherPairs(src *uint32, stride int, dst *uint32, pairs int)
+// dst[p*16+c] = src[c*stride+p] for p < pairs and c < 16: the pair rows of a 16-column panel of amxB from 16
+// rows of bfloat16 pairs stride uint32s apart (a transposed matrix's rows, rounded). AVX-512F.
+TEXT ·amxGatherPairs(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ stride+8(FP), AX
+	MOVQ dst+16(FP), DI
+	MOVQ pairs+24(FP), CX
+	TESTQ CX, CX
+	JZ   gatherDone
+	VPBROADCASTD AX, Z1
+	VMOVDQU32 iota16<>(SB), Z2
+	VPMULLD Z1, Z2, Z3 // c·stride
+
+gatherLoop:
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z3*4), K1, Z0
+	VMOVDQU32 Z0, (DI)
+	ADDQ $4, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  gatherLoop
+
+gatherDone:
+	VZEROUPPER
+	RET

@@ -22,3 +22,18 @@ func amxRoundPairs(lo, hi *float32, dst *uint32, n, dstStride int) {
 
 // amxRoundRow is never called where amxVectorRound is false.
 func amxRoundRow(x *float32, dst *uint16, n int) { panic("kernels: amxRoundRow without AVX-512") }
+
+// amxSplitRow is never called where amxVectorRound is false.
+func amxSplitRow(x *float32, hi1, hi2, lo *uint16, n int) {
+	panic("kernels: amxSplitRow without AVX-512")
+}
+
+// amxSplitPairs is never called where amxVectorRound is false.
+func amxSplitPairs(even, odd *float32, hi1, lo, hi2 *uint32, n, dstStride int) {
+	panic("kernels: amxSplitPairs without AVX-512")
+}
+
+// amxGatherPairs is never called where amxVectorRound is false.
+func amxGatherPairs(src *uint32, stride int, dst *uint32, pairs int) {
+	panic("kernels: amxGatherPairs without AVX-512")
+}

@@ -20,8 +20,17 @@ func skipWithoutAMX(t testing.TB) {
 // sum against the float64 sum of the bfloat16-rounded terms to within float32 summation error, k·2^-24·Σ|ã||b̃|;
 // k's past amxChunk are summed in more than one pass. Values of c outside the product (a wider ldc) must be left
 // alone. Each shape is multiplied twice, setting c and adding to it (c = −7 + ã·b̃), through operands that are
-// fitted again from shape to shape, so that a larger shape's values left in their storage would show.
+// fitted again from shape to shape, so that a larger shape's values left in their storage would show. Split
+// (bfloat16x3), the sums are of the three products of parts, hi·hi + hi·lo + lo·hi (3k terms), and must also be
+// within a relative 3·2^-17 of the exact float64 product x·w.
 func TestAMXMulMatchesRoundedSums(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) { testAMXMulMatchesRoundedSums(t, split) })
+	}
+}
+
+// testAMXMulMatchesRoundedSums is TestAMXMulMatchesRoundedSums with operands split or not.
+func testAMXMulMatchesRoundedSums(t *testing.T, split bool) {
 	skipWithoutAMX(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	a, b := &amxA{}, &amxB{}
@@ -50,8 +59,8 @@ func TestAMXMulMatchesRoundedSums(t *testing.T) {
 			for i := range w {
 				w[i] = float32(rng.NormFloat64() * 0.3)
 			}
-			a.fit(m, k)
-			b.fit(k, n)
+			a.fit(m, k, split)
+			b.fit(k, n, split)
 			xr, xc := k, 1 // x holds a row-major, or aᵀ row-major when aT
 			if s.aT {
 				xr, xc = 1, m
@@ -74,8 +83,12 @@ func TestAMXMulMatchesRoundedSums(t *testing.T) {
 			if add {
 				start = -7
 			}
-			gamma := float64(k+1) / (1 << 24)
-			var worst float64
+			terms := k // the products summed into each value of c
+			if split {
+				terms = 3 * k
+			}
+			gamma := float64(terms+1) / (1 << 24)
+			var worst, worstExact float64
 			for i := 0; i < m; i++ {
 				for j := 0; j < ldc; j++ {
 					got := float64(c[i*ldc+j])
@@ -86,27 +99,59 @@ func TestAMXMulMatchesRoundedSums(t *testing.T) {
 						continue
 					}
 					sum, abs := start, math.Abs(start)
+					exact, exactAbs := start, math.Abs(start)
 					for l := 0; l < k; l++ {
-						p := float64(FromBF16(ToBF16(x[i*xr+l*xc]))) * float64(FromBF16(ToBF16(w[l*wr+j*wc])))
-						sum += p
-						abs += math.Abs(p)
+						xv, wv := x[i*xr+l*xc], w[l*wr+j*wc]
+						exact += float64(xv) * float64(wv)
+						exactAbs += math.Abs(float64(xv) * float64(wv))
+						if !split {
+							p := float64(FromBF16(ToBF16(xv))) * float64(FromBF16(ToBF16(wv)))
+							sum += p
+							abs += math.Abs(p)
+							continue
+						}
+						xh, xl := splitBF16(xv)
+						wh, wl := splitBF16(wv)
+						for _, p := range []float64{
+							float64(FromBF16(xh)) * float64(FromBF16(wh)),
+							float64(FromBF16(xh)) * float64(FromBF16(wl)),
+							float64(FromBF16(xl)) * float64(FromBF16(wh)),
+						} {
+							sum += p
+							abs += math.Abs(p)
+						}
 					}
 					d := math.Abs(got - sum)
 					if d > gamma*abs+1e-30 {
 						t.Fatalf("%+v: c[%d][%d] = %.9g, the rounded terms sum to %.9g (off by %.3g, %.3g of Σ|ãb̃|)", s, i, j, got, sum, d, d/abs)
 					}
 					worst = max(worst, d/abs)
+					if split {
+						de := math.Abs(got - exact)
+						if de > (3.0/(1<<17)+gamma)*exactAbs+1e-30 {
+							t.Fatalf("%+v: c[%d][%d] = %.9g, x·w = %.9g (off by %.3g of Σ|xw|)", s, i, j, got, exact, de/exactAbs)
+						}
+						worstExact = max(worstExact, de/exactAbs)
+					}
 				}
 			}
-			t.Logf("%+v add=%v: worst error %.3g of Σ|ãb̃| (bound %.3g)", s, add, worst, gamma)
+			t.Logf("%+v add=%v: worst error %.3g of Σ|ãb̃| (bound %.3g); against x·w %.3g", s, add, worst, gamma, worstExact)
 		}
 	}
 }
 
 // TestAMXRoundingMatchesToBF16 rounds matrices of odd shapes, row-major and transposed, with the AVX-512 kernels
 // (where the CPU has them) and in plain Go, and checks every bfloat16 against ToBF16 bit for bit: ties, signed
-// zeros, subnormals, infinities and values that round up to infinity included.
+// zeros, subnormals, infinities and values that round up to infinity included. Split (bfloat16x3), every part
+// must be splitBF16's, in its segment.
 func TestAMXRoundingMatchesToBF16(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) { testAMXRoundingMatchesToBF16(t, split) })
+	}
+}
+
+// testAMXRoundingMatchesToBF16 is TestAMXRoundingMatchesToBF16 with matrices split or not.
+func testAMXRoundingMatchesToBF16(t *testing.T, split bool) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	special := []float32{0, float32(math.Copysign(0, -1)), 1 + 1.0/256, 1 + 3.0/256, -(1 + 1.0/256), 1e-40, -3e-39,
 		float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.MaxFloat32}
@@ -129,13 +174,22 @@ func TestAMXRoundingMatchesToBF16(t *testing.T) {
 				if transposed {
 					rs, cs = 1, m
 				}
-				a := newAMXA(m, k)
+				a := &amxA{}
+				a.fit(m, k, split)
 				a.roundWith(vector, x, rs, cs)
 				for i := 0; i < m; i++ {
 					for j := 0; j < a.kp; j++ {
 						want := uint16(0)
-						if j < k {
-							want = ToBF16(x[i*rs+j*cs])
+						if s, jj := j/a.seg, j%a.seg; jj < k {
+							hi, lo := splitBF16(x[i*rs+jj*cs])
+							switch {
+							case !split:
+								want = ToBF16(x[i*rs+jj*cs])
+							case s == 0: // segments lo, hi, hi
+								want = lo
+							default:
+								want = hi
+							}
 						}
 						if got := a.data[i*a.kp+j]; got != want {
 							t.Fatalf("amxA (%d, %d) vector %v transposed %v: [%d][%d] = %#x, want %#x", m, k, vector, transposed, i, j, got, want)
@@ -143,14 +197,23 @@ func TestAMXRoundingMatchesToBF16(t *testing.T) {
 					}
 				}
 				// The same values as a (k', n') = (m, k) matrix for amxB.
-				b := newAMXB(m, k)
+				b := &amxB{}
+				b.fit(m, k, split)
 				b.roundWith(vector, x, rs, cs)
 				for p := 0; p < b.kp/2; p++ {
 					for j := 0; j < b.np; j++ {
 						var want uint32
+						s, pp := p/(b.seg/2), p%(b.seg/2) // segments hi, lo, hi
 						for h := 0; h < 2; h++ {
-							if i := 2*p + h; i < m && j < k {
-								want |= uint32(ToBF16(x[i*rs+j*cs])) << (16 * h)
+							if i := 2*pp + h; i < m && j < k {
+								hi, lo := splitBF16(x[i*rs+j*cs])
+								part := hi
+								if !split {
+									part = ToBF16(x[i*rs+j*cs])
+								} else if s == 1 {
+									part = lo
+								}
+								want |= uint32(part) << (16 * h)
 							}
 						}
 						if got := b.data[j/16*b.kp/2*16+p*16+j%16]; got != want {

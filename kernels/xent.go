@@ -90,44 +90,52 @@ func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
 	Gemm(false, true, rows, in, v, 1, g, v, w, v, 0, dx, in)
 }
 
-// AMXOutput is the scratch of OutputXent's products in bfloat16 on Intel AMX: the weights rounded and packed
-// both ways (w and wᵀ) once per call, and a chunk's operands. Each product of two bfloat16 terms is exact in
-// float32, so a sum is off the float64 sum of the rounded terms by float32 summation only; the rounding of the
-// terms (a relative 2^-9 each) is the whole difference from float32 products. One AMXOutput serves one
-// goroutine at a time: the graphs of one training worker, which run one after another, share it. Its storage
-// grows to the largest chunk and stays.
+// AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers: the weights packed both ways
+// (w and wᵀ) once per call, and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.bf16) each term is
+// rounded to bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is
+// off the float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference
+// from float32 products. Split (bfloat16x3, NewAMXOutput(true)) each term is two bfloat16s, x ≈ hi + lo, and
+// each product sums hi·hi + hi·lo + lo·hi: three products' work, terms off by a relative 2^-16 at most, about
+// float32's summation error over a few hundred terms. One AMXOutput serves one goroutine at a time: the graphs of
+// one training worker, which run one after another, share it. Its storage grows to the largest chunk and stays.
 type AMXOutput struct {
+	split    bool
 	w, wt    amxB // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
 	x, xt, g amxA // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
 	gb       amxB // G (rows, v), right operand of xᵀ G
 }
 
-// NewAMXOutput returns the scratch of OutputXent's bfloat16 products, or an error saying why AMX cannot run here
-// (a CPU without AMX-BF16, another architecture, or an OS that refuses the tile registers).
-func NewAMXOutput() (*AMXOutput, error) {
+// NewAMXOutput returns the scratch of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), or an
+// error saying why AMX cannot run here (a CPU without AMX-BF16, another architecture, or an OS that refuses the
+// tile registers).
+func NewAMXOutput(split bool) (*AMXOutput, error) {
 	if err := amxPermit(); err != nil {
 		return nil, err
 	}
-	return &AMXOutput{}, nil
+	return &AMXOutput{split: split}, nil
 }
 
+// Split reports whether the products are bfloat16x3 (NewAMXOutput(true)).
+func (s *AMXOutput) Split() bool { return s.split }
+
 // AMXOutputBytes is the memory an AMXOutput holds for an output layer of in inputs and v words and chunks of
-// chunk rows.
-func AMXOutputBytes(in, v, chunk int) int {
+// chunk rows, split (bfloat16x3) or not.
+func AMXOutputBytes(in, v, chunk int, split bool) int {
 	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
-	return 2 * (2*in*v + 2*chunk*in + 2*chunk*v)
+	n := 2 * (2*in*v + 2*chunk*in + 2*chunk*v)
+	if split {
+		return 3 * n
+	}
+	return n
 }
 
 // amxProducts are OutputXent's products on an AMXOutput whose weights are rounded for the call.
 type amxProducts struct{ s *AMXOutput }
 
-// start rounds and packs w (in, v) and wᵀ for a call of OutputXent and returns its products.
+// start rounds (or splits) and packs w (in, v) and wᵀ for a call of OutputXent and returns its products.
 func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
-	if s.w.k != in || s.w.n != v || s.w.data == nil {
-		s.w.fit(in, v)
-		s.wt.fit(v, in)
-	}
-	// The padding of w's and wᵀ's panels is never written, so a call with the same shape needs no clearing.
+	s.w.fit(in, v, s.split)
+	s.wt.fit(v, in, s.split)
 	s.w.round(w, v, 1)
 	s.wt.round(w, 1, v)
 	return amxProducts{s}
@@ -135,7 +143,7 @@ func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
 
 // logits sets g = xc w, xc rounded.
 func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
-	p.s.x.fit(rows, in)
+	p.s.x.fit(rows, in, p.s.split)
 	p.s.x.round(xc, in, 1)
 	mustAMX(amxMul(&p.s.x, &p.s.w, g, v, false))
 }
@@ -143,12 +151,12 @@ func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
 // backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
 func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	s := p.s
-	s.xt.fit(in, rows)
+	s.xt.fit(in, rows, s.split)
 	s.xt.round(xc, 1, in)
-	s.gb.fit(rows, v)
+	s.gb.fit(rows, v, s.split)
 	s.gb.round(g, v, 1)
 	mustAMX(amxMul(&s.xt, &s.gb, dw, v, true))
-	s.g.fit(rows, v)
+	s.g.fit(rows, v, s.split)
 	s.g.round(g, v, 1)
 	mustAMX(amxMul(&s.g, &s.wt, dx, in, false))
 }

@@ -141,7 +141,7 @@ func BenchmarkOutputXent(b *testing.B) {
 // the first's storage, must give the same bits.
 func TestOutputXentInBF16(t *testing.T) {
 	skipWithoutAMX(t)
-	amx, err := NewAMXOutput()
+	amx, err := NewAMXOutput(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +194,78 @@ func TestOutputXentInBF16(t *testing.T) {
 	loss32, dx32, dw32, _ := run(nil)
 	if loss32 == loss || slices.Equal(dx32, dx) || slices.Equal(dw32, dw) {
 		t.Fatal("bfloat16 products gave the float32 figures: AMX did not run")
+	}
+	again, dx2, dw2, db2 := run(amx)
+	if again != loss || !slices.Equal(dx2, dx) || !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
+		t.Fatalf("a second call gave other figures (loss %.17g, first %.17g)", again, loss)
+	}
+}
+
+// TestOutputXentInBF16x3 runs OutputXent's products split (bfloat16x3, NewAMXOutput(true)) over several chunks,
+// with pad rows and label smoothing, against the float64 computation with exact products: each term of a product
+// is off by a relative 3·2^-17 at most, so dx and dw must be within that of Σ|terms| (plus float32's summation
+// and softmax), and the loss within 1e-6. The figures must differ from the float32 products' (AMX did run), and
+// a second call must give the same bits.
+func TestOutputXentInBF16x3(t *testing.T) {
+	skipWithoutAMX(t)
+	amx, err := NewAMXOutput(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, in, v, chunk, pad, eps = 100, 40, 300, 32, 0, 0.1
+	rng := rand.New(rand.NewPCG(11, 12))
+	fill := func(n int, scale float64) ([]float32, []float64) {
+		s, s64 := make([]float32, n), make([]float64, n)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64() * scale)
+			s64[i] = float64(s[i])
+		}
+		return s, s64
+	}
+	x, x64 := fill(n*in, 1)
+	w, w64 := fill(in*v, 0.2)
+	b, b64 := fill(v, 0.1)
+	targets := make([]int, n)
+	for r := range targets {
+		targets[r] = rng.IntN(v)
+		if r%9 == 4 {
+			targets[r] = pad
+		}
+	}
+	run := func(amx *AMXOutput) (float64, []float32, []float32, []float32) {
+		dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, chunk*v)
+		loss := OutputXent(x, w, b, targets, pad, n, in, v, chunk, eps, dx, dw, db, scratch, amx)
+		return loss, dx, dw, db
+	}
+	exact := func(v float64) float64 { return v }
+	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := naiveOutputXent(x64, w64, b64, targets, pad, n, in, v, eps, exact)
+	loss, dx, dw, db := run(amx)
+	if d := math.Abs(loss - wantLoss); d > 1e-6*math.Abs(wantLoss) {
+		t.Fatalf("loss %.9g, float64 gives %.9g", loss, wantLoss)
+	}
+	var worst float64
+	for _, c := range []struct {
+		name      string
+		got       []float32
+		want, abs []float64
+	}{{"dx", dx, wantDx, absDx}, {"dw", dw, wantDw, absDw}, {"db", db, wantDb, nil}} {
+		for i, want := range c.want {
+			tol, d := 2e-5, math.Abs(float64(c.got[i])-want) // db: a sum of 100 rows of G, its logits off by ~1e-5
+			if c.abs != nil {
+				tol = 1e-7 + c.abs[i]*4/(1<<17)
+				if c.abs[i] > 0 {
+					worst = max(worst, d/c.abs[i])
+				}
+			}
+			if d > tol {
+				t.Fatalf("%s[%d] = %.9g, float64 gives %.9g (off by %.3g, tolerance %.3g)", c.name, i, c.got[i], want, d, tol)
+			}
+		}
+	}
+	t.Logf("worst error of dx and dw: %.3g of Σ|terms|", worst)
+	loss32, dx32, dw32, _ := run(nil)
+	if loss32 == loss || slices.Equal(dx32, dx) || slices.Equal(dw32, dw) {
+		t.Fatal("bfloat16x3 products gave the float32 figures: AMX did not run")
 	}
 	again, dx2, dw2, db2 := run(amx)
 	if again != loss || !slices.Equal(dx2, dx) || !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
