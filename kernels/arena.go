@@ -6,13 +6,32 @@ package kernels
 // The contents of a buffer are whatever its last user left.
 type Arena[T Float] struct {
 	buffers map[string][]T
-	// AMX, when not nil (float32 arenas only), has the output layer run its matrix products in bfloat16 on Intel
-	// AMX, with this scratch (OutputXent); nil keeps them in T.
-	AMX *AMXOutput
+	// AMX, when not nil (float32 arenas only), has the output layer run its matrix products on Intel AMX, with
+	// this scratch (OutputXent), in bfloat16 or split (bfloat16x3); nil keeps them in T. Split, the recurrent
+	// layers' products run on AMX too (AMXGemm).
+	AMX   *AMXOutput
+	gemms map[string]*AMXGemm
 }
 
 // NewArena returns an empty arena.
-func NewArena[T Float]() *Arena[T] { return &Arena[T]{buffers: map[string][]T{}} }
+func NewArena[T Float]() *Arena[T] {
+	return &Arena[T]{buffers: map[string][]T{}, gemms: map[string]*AMXGemm{}}
+}
+
+// AMXGemm returns the AMXGemm called name, made on its first call, when the arena is float32 and its AMX products
+// are split (bfloat16x3): a recurrent layer's products by its weights then run on AMX, split as the output
+// layer's. It returns nil otherwise, and the caller keeps its float products.
+func (a *Arena[T]) AMXGemm(name string) *AMXGemm {
+	if _, ok := any(a).(*Arena[float32]); !ok || a.AMX == nil || !a.AMX.split {
+		return nil
+	}
+	g := a.gemms[name]
+	if g == nil {
+		g = &AMXGemm{} // NewAMXOutput checked that AMX runs here
+		a.gemms[name] = g
+	}
+	return g
+}
 
 // Get returns a slice of length n of the buffer called name.
 func (a *Arena[T]) Get(name string, n int) []T {

@@ -1,0 +1,48 @@
+package kernels
+
+import "fmt"
+
+// AMXGemm is one goroutine's float32 products on Intel AMX's tile registers by one weight matrix packed once
+// for many products: c = x·w or c += x·w for row-major x (m, k), as a recurrent layer multiplies its weights at
+// every step. Its terms are rounded to bfloat16 or, split (bfloat16x3), held as two bfloat16s each and summed
+// hi·hi + hi·lo + lo·hi (see AMXOutput), in float32. Its storage grows to the largest operands and stays.
+type AMXGemm struct {
+	w amxB // the packed weights, (k, n)
+	x amxA // the left operand of the last product
+}
+
+// NewAMXGemm returns an empty AMXGemm, or an error saying why AMX cannot run here.
+func NewAMXGemm() (*AMXGemm, error) {
+	if err := amxPermit(); err != nil {
+		return nil, err
+	}
+	return &AMXGemm{}, nil
+}
+
+// Pack rounds, or splits, and packs the weights (k, n) for Mul: w is row-major (k, n), or with transposed the
+// row-major (n, k) matrix whose transpose they are. w must hold no NaN.
+func (g *AMXGemm) Pack(w []float32, k, n int, transposed, split bool) {
+	if len(w) < k*n {
+		panic(fmt.Sprintf("kernels: AMXGemm.Pack of %d values for (%d, %d)", len(w), k, n))
+	}
+	g.w.fit(k, n, split)
+	if transposed {
+		g.w.round(w, 1, k)
+	} else {
+		g.w.round(w, n, 1)
+	}
+}
+
+// Mul sets c[i*ldc+j] to the float32 sum over k of x[i*ldx+k]·w[k][j] for i < m and j < n, the terms rounded or
+// split as Pack's, or with add adds that sum to c, leaving c's other values alone.
+func (g *AMXGemm) Mul(x []float32, m, ldx int, c []float32, ldc int, add bool) {
+	k := g.w.k
+	if m > 0 && (ldx < k || len(x) < (m-1)*ldx+k) {
+		panic(fmt.Sprintf("kernels: AMXGemm.Mul of %d values, ldx %d, for (%d, %d)", len(x), ldx, m, k))
+	}
+	g.x.fit(m, k, g.w.split)
+	g.x.round(x, ldx, 1)
+	if err := amxMul(&g.x, &g.w, c, ldc, add); err != nil {
+		panic(err)
+	}
+}
