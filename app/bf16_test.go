@@ -22,7 +22,7 @@ func TestTrainWithBF16(t *testing.T) {
 	out := filepath.Join(dir, "m.ckpt")
 	var stdout bytes.Buffer
 	_, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout})
-	if _, amx := kernels.NewAMXOutput(); amx != nil {
+	if _, amx := kernels.NewAMXOutput(false); amx != nil {
 		if err == nil || !strings.Contains(err.Error(), "train.bf16") {
 			t.Fatalf("train.bf16 without AMX (%v): training gave %v, want an error naming the key", amx, err)
 		}

@@ -95,29 +95,33 @@ func BenchmarkTrainStepSelfAttention(b *testing.B) {
 // is the next batch of a fixed sequence, so the mix of shapes and graph rebuilds is a training run's. It reports
 // target tokens/s and the live heap after the last step (HEAPPROFILE=path also writes its profile). Skipped
 // without the Multi30k directory named by MULTI30K.
-func BenchmarkTrainStepMulti30k(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model, 1) }
+func BenchmarkTrainStepMulti30k(b *testing.B) {
+	benchmarkTrainStepMulti30k(b, Small().Model, 1, "float32")
+}
 
 // BenchmarkTrainStepMulti30kWorkers is BenchmarkTrainStepMulti30k stepped by one worker whose products use
 // every thread and by one worker per thread with single-threaded products (train.workers, Trainer.SetWorkers).
 func BenchmarkTrainStepMulti30kWorkers(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
 	for _, workers := range []int{1, threads} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model, workers) })
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model, workers, "float32") })
 	}
 }
 
 // BenchmarkTrainStepMulti30kBF16 is BenchmarkTrainStepMulti30k as training runs by default (one worker per thread)
-// with float32 products and with the output layer's products in bfloat16 on AMX (train.bf16; skipped where AMX
-// cannot run): its GFLOP/s against BenchmarkGemm's is the roofline share of both.
+// with float32 products, with the output layer's and the decoder's products split in bfloat16x3 on AMX
+// (train.bf16x3) and with the output layer's in bfloat16 (train.bf16), the last two skipped where AMX cannot run:
+// its GFLOP/s against BenchmarkGemm's is the roofline share of each.
 func BenchmarkTrainStepMulti30kBF16(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
-	b.Run("float32", func(b *testing.B) { benchmarkTrainStepMulti30k(b, Small().Model, threads) })
-	b.Run("bf16", func(b *testing.B) {
-		if _, err := kernels.NewAMXOutput(); err != nil {
-			b.Skipf("no AMX: %v", err)
-		}
-		benchmarkTrainStepMulti30k(b, Small().Model, -threads)
-	})
+	for _, products := range []string{"float32", "bf16x3", "bf16"} {
+		b.Run(products, func(b *testing.B) {
+			if _, err := kernels.NewAMXOutput(false); err != nil && products != "float32" {
+				b.Skipf("no AMX: %v", err)
+			}
+			benchmarkTrainStepMulti30k(b, Small().Model, threads, products)
+		})
+	}
 }
 
 // BenchmarkTrainStepMulti30kVariants is BenchmarkTrainStepMulti30k for each variant of the README's attention
@@ -135,14 +139,14 @@ func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
 			default:
 				cfg.Attention = v
 			}
-			benchmarkTrainStepMulti30k(b, cfg, 1)
+			benchmarkTrainStepMulti30k(b, cfg, 1, "float32")
 		})
 	}
 }
 
-// benchmarkTrainStepMulti30k times training steps of model on Multi30k batches with workers workers; a negative
-// count is that many workers with the output layer's products in bfloat16 (Trainer.SetBF16).
-func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int) {
+// benchmarkTrainStepMulti30k times training steps of model on Multi30k batches with workers workers, their
+// products in float32 or on AMX, "bf16" or "bf16x3" (Trainer.SetBF16), as products says.
+func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int, products string) {
 	multi30k := corpora.Multi30k(b, "train.de", "train.en")
 	pairs, err := data.ReadParallel(filepath.Join(multi30k, "train.de"), filepath.Join(multi30k, "train.en"), data.NewRegexTokenizer(true))
 	if err != nil {
@@ -164,9 +168,9 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int) {
 	batches := data.MakeBatches(data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab),
 		data.BatchOptions{BatchSize: cfg.Data.Batch, ChunkBatches: cfg.Data.BucketChunk, RoundLen: cfg.Data.RoundLen, Shuffle: true}, rng)
 	tr := NewTrainer(m, 1e-3, 1, cfg.Train.GraphCache)
-	tr.SetWorkers(max(workers, -workers))
-	if workers < 0 {
-		if err := tr.SetBF16(); err != nil {
+	tr.SetWorkers(workers)
+	if products != "float32" {
+		if err := tr.SetBF16(products == "bf16x3"); err != nil {
 			b.Fatal(err)
 		}
 	}

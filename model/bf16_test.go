@@ -14,7 +14,7 @@ import (
 // skipWithoutAMX skips a test of train.bf16 on a machine where AMX cannot run.
 func skipWithoutAMX(t *testing.T) {
 	t.Helper()
-	if _, err := kernels.NewAMXOutput(); err != nil {
+	if _, err := kernels.NewAMXOutput(false); err != nil {
 		t.Skipf("train.bf16 needs AMX: %v", err)
 	}
 }
@@ -51,7 +51,7 @@ func TestBF16StepsFollowFloat32(t *testing.T) {
 		tr := NewTrainer(m, 1e-2, 1, 2)
 		tr.SetWorkers(2)
 		if bf16 {
-			if err := tr.SetBF16(); err != nil {
+			if err := tr.SetBF16(false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -81,7 +81,7 @@ func TestBF16StepsFollowFloat32(t *testing.T) {
 // TestBF16NeedsFloat32 refuses bfloat16 products for a float64 model, with a message.
 func TestBF16NeedsFloat32(t *testing.T) {
 	m := newTestModel[float64](t, tinyConfig().Model, 9, 11, 1)
-	if err := NewTrainer(m, 1e-3, 0, 2).SetBF16(); err == nil || !strings.Contains(err.Error(), "float32") {
+	if err := NewTrainer(m, 1e-3, 0, 2).SetBF16(false); err == nil || !strings.Contains(err.Error(), "float32") {
 		t.Fatalf("SetBF16 on float64 weights: %v", err)
 	}
 }
@@ -99,7 +99,7 @@ func TestBF16TrainsATransformer(t *testing.T) {
 		tr := NewTrainer(m, 1e-2, 1, 2)
 		tr.LabelSmoothing = 0.1
 		if bf16 {
-			if err := tr.SetBF16(); err != nil {
+			if err := tr.SetBF16(false); err != nil {
 				t.Fatal(err)
 			}
 		}

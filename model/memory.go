@@ -80,23 +80,38 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 	n := min(int64(max(workers, 1)), R) // the workers with rows to step
 	// The step's gradient, and the gradient buffers of each worker's graph.
 	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: (1 + n) * f * p}
-	if cfg.Train.BF16 { // each worker's AMXOutput: the output layer's weights rounded both ways, a chunk's operands
+	// Each worker's AMX scratch (train.bf16, train.bf16x3): the output layer's weights both ways, a chunk's
+	// operands, and split, the decoder's gate weights both ways.
+	var amxBytes int64
+	if split := !cfg.Train.BF16 && cfg.Train.BF16x3 && kernels.HasAMX(); cfg.Train.BF16 || split {
 		in := int64(m.DecHidden + 2*m.EncHidden + m.Emb)
 		if m.IsTransformer() {
 			in = int64(m.DModel)
 		}
-		e.Activations += n * int64(kernels.AMXOutputBytes(int(in), tgt.Size(), graph.OutputChunk))
+		amxBytes = int64(kernels.AMXOutputBytes(int(in), tgt.Size(), graph.OutputChunk, split))
+		if split && !m.IsTransformer() { // kernels.AMXGemm
+			gi := int64(m.Emb + 2*m.EncHidden + m.DecHidden)
+			if m.InputFeeding {
+				gi += int64(m.DecHidden)
+			}
+			amxBytes += 2 * 3 * 2 * gi * 4 * int64(m.DecHidden)
+		}
+	}
+	// done adds the AMX scratch to the activations, which each kind of model sets below.
+	done := func() (MemoryEstimate, error) {
+		e.Activations += n * amxBytes
+		return e, nil
 	}
 	if m.IsTransformer() {
 		e.Activations = n * transformerActivations(m, int64(tgt.Size()), S, T, (R+n-1)/n)
 		if m.Dropout > 0 {
 			e.Activations += f * R * int64(m.DModel) * (S*int64(1+2*max(m.Layers, 1)) + T*int64(1+3*max(m.Layers, 1)))
 		}
-		return e, nil
+		return done()
 	}
 	if n == 1 {
 		e.Activations = activations(m, shapes.Decoder.Attn, int64(tgt.Size()), S, T, R)
-		return e, nil
+		return done()
 	}
 	// Each worker holds the activations of its share of the batch (the largest share counted for all), and the
 	// whole batch's dropout masks are drawn before they are shared out.
@@ -104,7 +119,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 	if m.Dropout > 0 {
 		e.Activations += f * maskValues(m, S, T, R)
 	}
-	return e, nil
+	return done()
 }
 
 // maskValues is the number of values of the dropout masks of a batch of R rows of S source and T target

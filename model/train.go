@@ -14,6 +14,7 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/internal/plural"
+	"github.com/attend-nmt/attend/kernels"
 )
 
 // ErrInterrupted is what an *InterruptedError matches with errors.Is: training stopped because its context was
@@ -177,8 +178,12 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	}
 	r := newRun(ctx, o)
 	if cfg.Train.BF16 {
-		if err := r.tr.SetBF16(); err != nil {
+		if err := r.tr.SetBF16(false); err != nil {
 			return Summary{}, fmt.Errorf("config: train.bf16: %w", err)
+		}
+	} else if cfg.Train.BF16x3 && kernels.HasAMX() {
+		if err := r.tr.SetBF16(true); err != nil {
+			return Summary{}, fmt.Errorf("config: train.bf16x3: %w", err)
 		}
 	}
 	if r.prog.ValidPending {

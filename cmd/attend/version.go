@@ -29,7 +29,7 @@ func newVersionCmd() *cobra.Command {
 			}
 			fmt.Fprintf(out, "elementwise kernels: %s\n", kernels.Vector())
 			// bfloat16 products on AMX: greedy and beam search use them by default, training with train.bf16.
-			if _, err := kernels.NewAMXOutput(); err != nil {
+			if _, err := kernels.NewAMXOutput(false); err != nil {
 				fmt.Fprintf(out, "AMX: not used (%v)\n", err)
 			} else {
 				fmt.Fprintln(out, "AMX: bfloat16 products on the tile registers (decoding by default; training with train.bf16)")
