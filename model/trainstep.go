@@ -212,25 +212,3 @@ func (tg *trainGraph[T]) losses() (loss, guided float64) {
 	}
 	return float64(tg.loss.Value().Data().(T)), guided
 }
-
-// fillDropoutMask sets each value of mask to 0 with probability p and to 1/(1-p) otherwise (inverted dropout).
-// Each 64-bit draw of rng decides two values, one per 32-bit half (u < p·2³²): half the draws of one
-// rng.Float64 per value, and no conversion, for the hundreds of thousands of values a step masks.
-func fillDropoutMask[T kernels.Float](mask []T, p float64, rng *rand.Rand) {
-	keep := T(1 / (1 - p))
-	threshold := uint64(p * (1 << 32))
-	for i := 0; i < len(mask); i += 2 {
-		u := rng.Uint64()
-		a, b := keep, keep // selected, not branched on: the outcomes are random, so a branch mispredicts
-		if u&(1<<32-1) < threshold {
-			a = 0
-		}
-		if u>>32 < threshold {
-			b = 0
-		}
-		mask[i] = a
-		if i+1 < len(mask) {
-			mask[i+1] = b
-		}
-	}
-}
