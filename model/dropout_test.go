@@ -111,3 +111,52 @@ func TestFillDropoutMaskSourceIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainingIgnoresHowMasksAreDrawn trains a model whose embedding masks are long enough to be drawn on every
+// core for 3 steps twice, once with each step's PCG behind a *rand.Rand (masks drawn one value after another)
+// and once with the bare PCG (drawn in parallel), and requires the same losses and weights bit for bit: with
+// one worker and with two, and with an attention that samples Gumbel noise from the same stream after the masks.
+func TestTrainingIgnoresHowMasksAreDrawn(t *testing.T) {
+	const rows, srcLen, tgtLen = 32, 40, 8
+	cfg := ModelConfig{Emb: 128, EncHidden: 8, DecHidden: 8, AttnDim: 8, Cell: "lstm", Dropout: 0.2, Temperature: 1}
+	if rows*srcLen*cfg.Emb < 2*2*minDrawsPerWorker {
+		t.Fatalf("the source embedding mask (%d values) is too short to be drawn in parallel", rows*srcLen*cfg.Emb)
+	}
+	srcLens, tgtLens := make([]int, rows), make([]int, rows)
+	for r := range rows {
+		srcLens[r], tgtLens[r] = srcLen-r%5, tgtLen-1-r%3
+	}
+	for _, attention := range []string{"additive", "hard"} {
+		for _, workers := range []int{1, 2} {
+			cfg.Attention = attention
+			// train returns the losses of 3 steps and the weights after them, each step's masks drawn from
+			// source(step).
+			train := func(source func(step uint64) rand.Source) ([]float64, []float32) {
+				tr := NewTrainer(newTestModel[float32](t, cfg, 9, 11, 1), 1e-2, 1, 1)
+				tr.SetWorkers(workers)
+				var losses []float64
+				for step := range uint64(3) {
+					b := randomBatch(rand.New(rand.NewPCG(5, step)), 9, 11, srcLens, tgtLens)
+					res, err := tr.Step(b, source(step))
+					if err != nil {
+						t.Fatal(err)
+					}
+					losses = append(losses, res.Loss)
+				}
+				return losses, append([]float32(nil), tr.Model.Params.Flat()...)
+			}
+			wantLoss, want := train(func(step uint64) rand.Source { return rand.New(rand.NewPCG(9, step)) })
+			gotLoss, got := train(func(step uint64) rand.Source { return rand.NewPCG(9, step) })
+			for i := range wantLoss {
+				if gotLoss[i] != wantLoss[i] {
+					t.Fatalf("%s, %d workers: step %d loss %v with parallel masks, %v with serial ones", attention, workers, i, gotLoss[i], wantLoss[i])
+				}
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s, %d workers: weight %d is %v with parallel masks, %v with serial ones", attention, workers, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

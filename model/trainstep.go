@@ -134,7 +134,7 @@ func (tg *trainGraph[T]) compile() (*trainGraph[T], error) {
 // run feeds a batch to the graph, draws dropout masks from rng, and runs forward and backward; the gradients
 // stay in the graph's nodes for the trainer's collect, and the losses for losses. With guided alignment, links(i)
 // are the links of example i (data.Batch.Index); a nil links or a batch without Index has none.
-func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, links func(i int) []align.Link) error {
+func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng rand.Source, links func(i int) []align.Link) error {
 	tg.feed(b, links)
 	drawNoise(tg.masks, tg.noise, dropout, rng)
 	return tg.forwardBackward()
@@ -160,15 +160,23 @@ func (tg *trainGraph[T]) feed(b *data.Batch, links func(i int) []align.Link) {
 }
 
 // drawNoise fills the dropout masks, in order, then the Gumbel noise of an attention that samples (standard
-// Gumbel draws −log(−log u), u uniform in (0, 1)), from rng.
-func drawNoise[T kernels.Float](masks [][]T, noise []T, dropout float64, rng *rand.Rand) {
+// Gumbel draws −log(−log u), u uniform in (0, 1)), from rng. A *rand.PCG draws long masks on every core
+// (fillDropoutMask) and the same values as the same PCG behind a *rand.Rand.
+func drawNoise[T kernels.Float](masks [][]T, noise []T, dropout float64, rng rand.Source) {
 	for _, buf := range masks {
 		fillDropoutMask(buf, dropout, rng)
 	}
+	if len(noise) == 0 {
+		return
+	}
+	uniform, ok := rng.(*rand.Rand)
+	if !ok {
+		uniform = rand.New(rng) // draws from rng itself: no buffer, so rng's stream goes on as one
+	}
 	for i := range noise {
-		u := rng.Float64()
+		u := uniform.Float64()
 		for u == 0 {
-			u = rng.Float64()
+			u = uniform.Float64()
 		}
 		noise[i] = T(-math.Log(-math.Log(u)))
 	}
