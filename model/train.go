@@ -422,7 +422,8 @@ func (r *run) trainEpoch(plan *data.Plan, corpus data.Source) error {
 		}
 		start := time.Now()
 		// Each process draws its own dropout masks; rank 0's are those of a run on one process.
-		dropout := rand.New(rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(r.group.Rank())<<48))
+		// The bare PCG, not a rand.Rand over it, so that long masks are drawn on every core (fillDropoutMask).
+		dropout := rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(r.group.Rank())<<48)
 		r.tr.Optimizer.LR = learningRate(cfg.Train, *prog)
 		res, err := r.tr.StepShared(&b, dropout, r.group)
 		if err != nil {

@@ -113,8 +113,9 @@ type StepResult struct {
 }
 
 // Gradients computes the gradient of the batch's token-averaged loss into t.Grads and returns the loss, without
-// updating the weights. rng draws the dropout masks.
-func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error) {
+// updating the weights. rng draws the dropout masks: a *rand.PCG (rather than a *rand.Rand over it) lets long
+// masks be drawn on every core, with the same values.
+func (t *Trainer[T]) Gradients(b *data.Batch, rng rand.Source) (StepResult, error) {
 	tokens := b.TgtTokens()
 	sum, guided, err := t.accumulate(b, rng, tokens, nil)
 	if err != nil || tokens == 0 {
@@ -128,7 +129,7 @@ func (t *Trainer[T]) Gradients(b *data.Batch, rng *rand.Rand) (StepResult, error
 // there the sums of squares of t.Grads' norm blocks, as GlobalNorm adds them. A batch without target words
 // gives zeros. With several workers (SetWorkers), each runs the graph of its share of b's rows, and their
 // gradients and losses are added in worker order.
-func (t *Trainer[T]) accumulate(b *data.Batch, rng *rand.Rand, tokens int, squares []float64) (loss, guided float64, err error) {
+func (t *Trainer[T]) accumulate(b *data.Batch, rng rand.Source, tokens int, squares []float64) (loss, guided float64, err error) {
 	if b.TgtTokens() == 0 {
 		t.Grads.Zero()
 		clear(squares)
@@ -192,7 +193,7 @@ func (t *Trainer[T]) normSquares() []float64 {
 // with the dropout masks and noise that a graph of the whole batch would have drawn from rng; the gradients are
 // left in the workers' graphs (worker.tg). OpenBLAS runs each product on one thread meanwhile, since the
 // workers already keep the cores busy.
-func (t *Trainer[T]) runWorkers(b *data.Batch, rng *rand.Rand) error {
+func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 	n := len(t.workers)
 	var first *trainGraph[T]
 	for i, w := range t.workers {
@@ -282,16 +283,16 @@ func (t *Trainer[T]) lossOpts() decoder.GraphLoss {
 
 // Step is one training step: gradients, clipping, Adam update. A non-finite loss or gradient norm skips the
 // update (the weights and the optimizer are left as they were) and sets Skipped.
-func (t *Trainer[T]) Step(b *data.Batch, rng *rand.Rand) (StepResult, error) {
+func (t *Trainer[T]) Step(b *data.Batch, rng rand.Source) (StepResult, error) {
 	return t.StepShared(b, rng, dist.Single{})
 }
 
 // StepShared is Step for a batch that every process of group holds: this process takes its shard of the rows
 // (data.Batch.Shard), the gradients and losses are summed over the group, and every process makes the same
 // update, so the weights stay identical everywhere. The loss is averaged over the whole batch's target words,
-// as a single process training on the whole batch would. rng draws this process's dropout masks. A group of
-// more than one process needs float32 weights.
-func (t *Trainer[T]) StepShared(b *data.Batch, rng *rand.Rand, group dist.Group) (StepResult, error) {
+// as a single process training on the whole batch would. rng draws this process's dropout masks (a *rand.PCG
+// draws long masks on every core; see Gradients). A group of more than one process needs float32 weights.
+func (t *Trainer[T]) StepShared(b *data.Batch, rng rand.Source, group dist.Group) (StepResult, error) {
 	tokens := b.TgtTokens()
 	shard := b
 	var squares []float64 // the norm's partial sums, taken during the reduction when no other process adds to it

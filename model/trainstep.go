@@ -134,7 +134,7 @@ func (tg *trainGraph[T]) compile() (*trainGraph[T], error) {
 // run feeds a batch to the graph, draws dropout masks from rng, and runs forward and backward; the gradients
 // stay in the graph's nodes for the trainer's collect, and the losses for losses. With guided alignment, links(i)
 // are the links of example i (data.Batch.Index); a nil links or a batch without Index has none.
-func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng *rand.Rand, links func(i int) []align.Link) error {
+func (tg *trainGraph[T]) run(b *data.Batch, dropout float64, rng rand.Source, links func(i int) []align.Link) error {
 	tg.feed(b, links)
 	drawNoise(tg.masks, tg.noise, dropout, rng)
 	return tg.forwardBackward()
@@ -160,15 +160,23 @@ func (tg *trainGraph[T]) feed(b *data.Batch, links func(i int) []align.Link) {
 }
 
 // drawNoise fills the dropout masks, in order, then the Gumbel noise of an attention that samples (standard
-// Gumbel draws −log(−log u), u uniform in (0, 1)), from rng.
-func drawNoise[T kernels.Float](masks [][]T, noise []T, dropout float64, rng *rand.Rand) {
+// Gumbel draws −log(−log u), u uniform in (0, 1)), from rng. A *rand.PCG draws long masks on every core
+// (fillDropoutMask) and the same values as the same PCG behind a *rand.Rand.
+func drawNoise[T kernels.Float](masks [][]T, noise []T, dropout float64, rng rand.Source) {
 	for _, buf := range masks {
 		fillDropoutMask(buf, dropout, rng)
 	}
+	if len(noise) == 0 {
+		return
+	}
+	uniform, ok := rng.(*rand.Rand)
+	if !ok {
+		uniform = rand.New(rng) // draws from rng itself: no buffer, so rng's stream goes on as one
+	}
 	for i := range noise {
-		u := rng.Float64()
+		u := uniform.Float64()
 		for u == 0 {
-			u = rng.Float64()
+			u = uniform.Float64()
 		}
 		noise[i] = T(-math.Log(-math.Log(u)))
 	}
@@ -211,26 +219,4 @@ func (tg *trainGraph[T]) losses() (loss, guided float64) {
 		guided = float64(tg.guided.Value().Data().(T))
 	}
 	return float64(tg.loss.Value().Data().(T)), guided
-}
-
-// fillDropoutMask sets each value of mask to 0 with probability p and to 1/(1-p) otherwise (inverted dropout).
-// Each 64-bit draw of rng decides two values, one per 32-bit half (u < p·2³²): half the draws of one
-// rng.Float64 per value, and no conversion, for the hundreds of thousands of values a step masks.
-func fillDropoutMask[T kernels.Float](mask []T, p float64, rng *rand.Rand) {
-	keep := T(1 / (1 - p))
-	threshold := uint64(p * (1 << 32))
-	for i := 0; i < len(mask); i += 2 {
-		u := rng.Uint64()
-		a, b := keep, keep // selected, not branched on: the outcomes are random, so a branch mispredicts
-		if u&(1<<32-1) < threshold {
-			a = 0
-		}
-		if u>>32 < threshold {
-			b = 0
-		}
-		mask[i] = a
-		if i+1 < len(mask) {
-			mask[i+1] = b
-		}
-	}
 }
