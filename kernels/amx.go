@@ -10,27 +10,53 @@ import (
 // 16×16 tiles): c = ã·b̃ for ã and b̃ a and b rounded to bfloat16 (to nearest, ties to even). Both operands are
 // rounded and padded with zeros to whole 32×32 blocks first: a (M, K) into row-major bfloat16 rows (amxA), b (K,
 // N) into 16-column panels of bfloat16 pairs (amxB), the layout TDPBF16PS reads. Each product of two bfloat16s is
-// exact in float32, so c is off the float64 sum of the rounded terms by float32 summation only. The training
-// output layer (AMXOutput, train.bf16) and greedy and beam search (AMXWeights) multiply with it.
+// exact in float32, so c is off the float64 sum of the rounded terms by float32 summation only. Split
+// (bfloat16x3), each float32 term is two bfloat16s, hi + lo, and c sums the three products lo·hi + hi·lo + hi·hi:
+// terms off by a relative 2^-16 at most, at three products' cost. The training output layer (AMXOutput,
+// train.bf16 and train.bf16x3), the decoder's gates in training (AMXGemm, train.bf16x3) and greedy and beam
+// search (AMXWeights) multiply with it.
 
 const amxBlock = 32 // rows and columns of the block of c that amxStrip keeps in four tiles, and k's per step
 
-// amxChunk is how many k's amxMul sums over all of c before moving to the next ones: 1,024 k's of 432 rows of a
-// are 864 KB, which stay in a 2 MB L2 cache while every strip of b's columns passes by. A whole product with
-// many k's (dL·Wᵀ's 5,898) reread a from memory for each strip.
+// amxChunk is how many k's amxMul sums over all of c before moving to the next ones when a does not fit in L2
+// (amxL2): 1,024 k's of 432 rows of a are 864 KB, which stay in a 2 MB L2 cache while every strip of b's columns
+// passes by. A whole product with many k's (dL·Wᵀ's 5,898) reread a from memory for each strip.
 const amxChunk = 1024
+
+// amxL2 is the most bytes of a that amxMul keeps in L2 while it takes each strip of c through all its k's, so
+// that c is written once.
+const amxL2 = 1 << 20
+
+// amxPass is a run of k's of a product: kBlocks blocks of 32 from column aK of a's rows and row bK of b.
+type amxPass struct{ aK, bK, kBlocks int }
+
+// amxPasses returns the passes of a·b in chunks of amxChunk k's: one run of k's, or split (bfloat16x3) three
+// over the segments, lo·hi, hi·lo and hi·hi (the small terms first).
+func amxPasses(a *amxA, b *amxB) []amxPass {
+	runs := []amxPass{{0, 0, a.seg / amxBlock}}
+	if a.split {
+		runs = []amxPass{{a.seg, 0, a.seg / amxBlock}, {0, b.seg, a.seg / amxBlock}, {0, 0, a.seg / amxBlock}}
+	}
+	var passes []amxPass
+	for _, r := range runs {
+		for k0 := 0; k0 < r.kBlocks*amxBlock; k0 += amxChunk {
+			passes = append(passes, amxPass{r.aK + k0, r.bK + k0, min(amxChunk, r.kBlocks*amxBlock-k0) / amxBlock})
+		}
+	}
+	return passes
+}
 
 // amxRoundUp rounds n up to a whole number of amxBlocks.
 func amxRoundUp(n int) int { return (n + amxBlock - 1) / amxBlock * amxBlock }
 
 // amxA is an (M, K) matrix rounded to bfloat16, row-major with its rows and columns padded with zeros to whole
 // 32s (mp, seg). Split (bfloat16x3), each value x is held as two bfloat16s, x ≈ hi + lo (splitBF16), and each
-// row is three segments of seg columns, [lo, hi, hi] (kp = 3·seg): against an amxB split as [hi, lo, hi], one
-// product sums lo·hi + hi·lo + hi·hi, the terms of x·w but the tiny lo·lo.
+// row is two segments of seg columns, [hi, lo] (kp = 2·seg): amxMul multiplies it by an amxB split the same way
+// in three passes, lo·hi + hi·lo + hi·hi, the terms of x·w but the tiny lo·lo.
 type amxA struct {
 	m, k, mp, kp int
 	seg          int  // k padded to a whole 32: the columns of one segment
-	split        bool // three segments of bfloat16 parts (bfloat16x3) rather than one of rounded values
+	split        bool // two segments of bfloat16 parts (bfloat16x3) rather than one of rounded values
 	data         []uint16
 }
 
@@ -51,19 +77,19 @@ func (a *amxA) fit(m, k int, split bool) {
 	a.m, a.k, a.mp, a.seg, a.split = m, k, amxRoundUp(m), amxRoundUp(k), split
 	a.kp = a.seg
 	if split {
-		a.kp = 3 * a.seg
+		a.kp = 2 * a.seg
 	}
 	a.data = fitZeros(a.data, a.mp*a.kp)
 }
 
 // round rounds (or splits) the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a
 // row-major matrix, rs = 1, cs = m for the transpose of a row-major (k, m) one. The padding stays zero. x must
-// hold no NaN. Contiguous rows are rounded 16 values at a time on AVX-512 where the CPU has it.
+// hold no NaN. Rows are rounded 16 values at a time on AVX-512 where the CPU has it (a strided one gathered).
 func (a *amxA) round(x []float32, rs, cs int) {
 	a.roundWith(amxVectorRound(), x, rs, cs)
 }
 
-// roundWith is round with the AVX-512 kernel for contiguous rows (vector) or in plain Go.
+// roundWith is round with the AVX-512 kernels (vector) or in plain Go.
 func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
 	for i := 0; i < a.m; i++ {
 		row := a.data[i*a.kp : i*a.kp+a.k]
@@ -72,19 +98,28 @@ func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
 				roundRow(vector, x[i*rs:i*rs+a.k], row)
 				continue
 			}
-			for j := range row {
+			vec := 0 // a strided row: gathered 16 values at a time on AVX-512
+			if vector && a.k >= 16 {
+				vec = a.k / 16 * 16
+				amxGatherRoundRow(&x[i*rs], cs, &row[0], vec)
+			}
+			for j := vec; j < a.k; j++ {
 				row[j] = ToBF16(x[i*rs+j*cs])
 			}
 			continue
 		}
-		lo, hi1, hi2 := row, a.data[i*a.kp+a.seg:][:a.k], a.data[i*a.kp+2*a.seg:][:a.k]
+		hi, lo := row, a.data[i*a.kp+a.seg:][:a.k]
 		if cs == 1 {
-			splitRow(vector, x[i*rs:i*rs+a.k], hi1, hi2, lo)
+			splitRow(vector, x[i*rs:i*rs+a.k], hi, lo)
 			continue
 		}
-		for j := range row {
-			hi1[j], lo[j] = splitBF16(x[i*rs+j*cs])
-			hi2[j] = hi1[j]
+		vec := 0
+		if vector && a.k >= 16 {
+			vec = a.k / 16 * 16
+			amxGatherSplitRow(&x[i*rs], cs, &hi[0], &hi[0], &lo[0], vec)
+		}
+		for j := vec; j < a.k; j++ {
+			hi[j], lo[j] = splitBF16(x[i*rs+j*cs])
 		}
 	}
 }
@@ -102,18 +137,16 @@ func roundRow(vector bool, src []float32, row []uint16) {
 	}
 }
 
-// splitRow splits the contiguous values src into bfloat16 parts (splitBF16), the hi parts into hi1 and hi2 and
-// the lo parts into lo (each as long as src), 16 at a time with the AVX-512 kernel (vector) and the rest in plain
-// Go. hi1 and hi2 may be the same slice.
-func splitRow(vector bool, src []float32, hi1, hi2, lo []uint16) {
+// splitRow splits the contiguous values src into bfloat16 parts (splitBF16), the hi parts into hi and the lo
+// parts into lo (each as long as src), 16 at a time with the AVX-512 kernel (vector) and the rest in plain Go.
+func splitRow(vector bool, src []float32, hi, lo []uint16) {
 	vec := 0
 	if vector && len(src) >= 16 {
 		vec = len(src) / 16 * 16
-		amxSplitRow(&src[0], &hi1[0], &hi2[0], &lo[0], vec)
+		amxSplitRow(&src[0], &hi[0], &hi[0], &lo[0], vec)
 	}
 	for j := vec; j < len(src); j++ {
-		hi1[j], lo[j] = splitBF16(src[j])
-		hi2[j] = hi1[j]
+		hi[j], lo[j] = splitBF16(src[j])
 	}
 }
 
@@ -127,12 +160,12 @@ func splitBF16(x float32) (hi, lo uint16) {
 
 // amxB is a (K, N) matrix rounded to bfloat16 in TDPBF16PS's layout: panels of 16 columns, N padded to whole 32s,
 // each panel kp/2 pair rows of 16 uint32s, where a uint32 holds rows 2p (low half) and 2p+1 (high half) of one
-// column; K is padded with zero rows to seg, a whole 32. Split (bfloat16x3), each panel holds three segments of
-// seg/2 pair rows, [hi, lo, hi] (kp = 3·seg), to meet an amxA's [lo, hi, hi].
+// column; K is padded with zero rows to seg, a whole 32. Split (bfloat16x3), each panel holds two segments of
+// seg/2 pair rows, [hi, lo] (kp = 2·seg), as an amxA's.
 type amxB struct {
 	k, n, kp, np int
 	seg          int  // k padded to a whole 32: the rows of one segment
-	split        bool // three segments of bfloat16 parts (bfloat16x3) rather than one of rounded values
+	split        bool // two segments of bfloat16 parts (bfloat16x3) rather than one of rounded values
 	data         []uint32
 }
 
@@ -153,7 +186,7 @@ func (b *amxB) fit(k, n int, split bool) {
 	b.k, b.n, b.seg, b.np, b.split = k, n, amxRoundUp(k), amxRoundUp(n), split
 	b.kp = b.seg
 	if split {
-		b.kp = 3 * b.seg
+		b.kp = 2 * b.seg
 	}
 	b.data = fitZeros(b.data, b.np*b.kp/2)
 }
@@ -184,7 +217,7 @@ func (b *amxB) round(w []float32, rs, cs int) {
 func (b *amxB) at(p, j int) int { return j/16*(b.kp/2)*16 + p*16 + j%16 }
 
 // setPair sets column j's pair row p from its two values, rows 2p (even) and 2p+1 (odd): rounded, or split
-// into the three segments.
+// into the two segments.
 func (b *amxB) setPair(p, j int, even, odd float32) {
 	i := b.at(p, j)
 	if !b.split {
@@ -196,7 +229,6 @@ func (b *amxB) setPair(p, j int, even, odd float32) {
 	seg := b.seg / 2 * 16 // a segment's pair rows
 	b.data[i] = uint32(hiE) | uint32(hiO)<<16
 	b.data[i+seg] = uint32(loE) | uint32(loO)<<16
-	b.data[i+2*seg] = b.data[i]
 }
 
 // roundWith is round with the AVX-512 kernel for row-major pair rows (vector) or in plain Go.
@@ -209,7 +241,7 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 			if vector && b.n >= 16 {
 				vec = b.n / 16 * 16
 				if i := b.at(p, 0); b.split {
-					amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], &b.data[i+2*seg], vec, 4*b.kp/2*16)
+					amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], &b.data[i], vec, 4*b.kp/2*16)
 				} else {
 					amxRoundPairs(&even[0], &odd[0], &b.data[i], vec, 4*b.kp/2*16)
 				}
@@ -234,7 +266,7 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 			for c := 0; c < cols; c++ {
 				src, h := w[(j0+c)*cs:(j0+c)*cs+b.k], hi16[c*b.seg:c*b.seg+b.k]
 				if b.split {
-					splitRow(true, src, h, h, lo16[c*b.seg:c*b.seg+b.k])
+					splitRow(true, src, h, lo16[c*b.seg:c*b.seg+b.k])
 				} else {
 					roundRow(true, src, h)
 				}
@@ -254,7 +286,6 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 			gather(hi, panel)
 			if b.split {
 				gather(lo, panel[seg:])
-				copy(panel[2*seg:2*seg+b.k/2*16], panel[:b.k/2*16])
 			}
 		}
 	} else {
@@ -328,24 +359,41 @@ func amxMul(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
 			copy(lastCols[i*amxBlock:i*amxBlock+b.n-full*amxBlock], c[i*ldc+full*amxBlock:i*ldc+b.n])
 		}
 	}
-	first := 0 // the first chunk of k's sets the tiles from c (add) or from zero
-	if add {
-		first = 1
+	// A pass sums a chunk of k's over a strip of columns: the first sets the tiles from zero (or from c with add),
+	// the others add. When a fits in L2 each strip of c takes all its passes at once (c is written once); else
+	// each pass goes over every strip, a's chunk staying in L2.
+	passes := amxPasses(a, b)
+	strip := func(s int, p amxPass, acc int) {
+		from := s * amxBlock
+		as, bs := a.data[p.aK:], &b.data[s*2*16*pairs+p.bK/2*16]
+		if s == full {
+			amxStrip(&cfg, &as[0], lda, bs, panel, &lastCols[0], 4*amxBlock, p.kBlocks, a.mp/amxBlock, acc)
+			return
+		}
+		if fullM > 0 {
+			amxStrip(&cfg, &as[0], lda, bs, panel, &c[from], 4*ldc, p.kBlocks, fullM, acc)
+		}
+		if rest > 0 {
+			amxStrip(&cfg, &as[fullM*amxBlock*a.kp], lda, bs, panel, &restRows[from], 4*full*amxBlock, p.kBlocks, 1, acc)
+		}
 	}
-	for k0 := 0; k0 < a.kp; k0 += amxChunk {
-		kBlocks, acc := min(amxChunk, a.kp-k0)/amxBlock, max(min(k0, 1), first)
-		for s := 0; s < b.np/amxBlock; s++ {
-			from := s * amxBlock
-			bs := &b.data[s*2*16*pairs+k0/2*16]
-			if s == full {
-				amxStrip(&cfg, &a.data[k0], lda, bs, panel, &lastCols[0], 4*amxBlock, kBlocks, a.mp/amxBlock, acc)
-				continue
+	acc := func(i int) int { // the first pass adds to c only with add
+		if i == 0 && !add {
+			return 0
+		}
+		return 1
+	}
+	strips := b.np / amxBlock
+	if 2*a.mp*a.kp <= amxL2 {
+		for s := 0; s < strips; s++ {
+			for i, p := range passes {
+				strip(s, p, acc(i))
 			}
-			if fullM > 0 {
-				amxStrip(&cfg, &a.data[k0], lda, bs, panel, &c[from], 4*ldc, kBlocks, fullM, acc)
-			}
-			if rest > 0 {
-				amxStrip(&cfg, &a.data[fullM*amxBlock*a.kp+k0], lda, bs, panel, &restRows[from], 4*full*amxBlock, kBlocks, 1, acc)
+		}
+	} else {
+		for i, p := range passes {
+			for s := 0; s < strips; s++ {
+				strip(s, p, acc(i))
 			}
 		}
 	}

@@ -84,3 +84,15 @@ func amxSplitPairs(even, odd *float32, hi1, lo, hi2 *uint32, n, dstStride int)
 //
 //go:noescape
 func amxGatherPairs(src *uint32, stride int, dst *uint32, pairs int)
+
+// amxGatherRoundRow sets dst[j] = ToBF16(x[j*stride]) for j < n, a multiple of 16 (amx_amd64.s): a row of a
+// transposed matrix.
+//
+//go:noescape
+func amxGatherRoundRow(x *float32, stride int, dst *uint16, n int)
+
+// amxGatherSplitRow splits x[j*stride] for j < n, a multiple of 16, as amxSplitRow does (amx_amd64.s): a row of
+// a transposed matrix.
+//
+//go:noescape
+func amxGatherSplitRow(x *float32, stride int, hi1, hi2, lo *uint16, n int)

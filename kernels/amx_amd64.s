@@ -313,3 +313,79 @@ gatherLoop:
 gatherDone:
 	VZEROUPPER
 	RET
+
+// func amxGatherRoundRow(x *float32, stride int, dst *uint16, n int)
+// dst[j] = ToBF16(x[j*stride]) for j < n, a multiple of 16: a row of a transposed matrix, gathered 16 values at a
+// time. AVX-512F.
+TEXT ·amxGatherRoundRow(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ stride+8(FP), AX
+	MOVQ dst+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ   gatherRoundDone
+	VPBROADCASTD AX, Z1
+	VMOVDQU32 iota16<>(SB), Z2
+	VPMULLD Z1, Z2, Z3 // j·stride for j < 16
+	SHLQ $6, AX        // 16 values on: 16·stride·4 bytes
+	MOVL $0x7fff, BX
+	VPBROADCASTD BX, Z30
+	MOVL $1, BX
+	VPBROADCASTD BX, Z29
+
+gatherRoundLoop:
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z3*4), K1, Z0
+	ROUND16(Z0, Z2)
+	VPSRLD  $16, Z0, Z0
+	VPMOVDW Z0, (DX)
+	ADDQ AX, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  gatherRoundLoop
+
+gatherRoundDone:
+	VZEROUPPER
+	RET
+
+// func amxGatherSplitRow(x *float32, stride int, hi1, hi2, lo *uint16, n int)
+// amxSplitRow of x[j*stride] for j < n, a multiple of 16, gathered 16 values at a time. AVX-512F.
+TEXT ·amxGatherSplitRow(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ stride+8(FP), AX
+	MOVQ hi1+16(FP), DI
+	MOVQ hi2+24(FP), R8
+	MOVQ lo+32(FP), DX
+	MOVQ n+40(FP), CX
+	SHRQ $4, CX
+	JZ   gatherSplitDone
+	VPBROADCASTD AX, Z1
+	VMOVDQU32 iota16<>(SB), Z2
+	VPMULLD Z1, Z2, Z3 // j·stride for j < 16
+	SHLQ $6, AX        // 16 values on: 16·stride·4 bytes
+	MOVL $0x7fff, BX
+	VPBROADCASTD BX, Z30
+	MOVL $1, BX
+	VPBROADCASTD BX, Z29
+	MOVL $0xffff0000, BX
+	VPBROADCASTD BX, Z28
+
+gatherSplitLoop:
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z3*4), K1, Z0
+	SPLIT16(Z0, Z1, Z2)
+	VPSRLD  $16, Z1, Z1
+	VPMOVDW Z1, (DI)
+	VPMOVDW Z1, (R8)
+	VPSRLD  $16, Z0, Z0
+	VPMOVDW Z0, (DX)
+	ADDQ AX, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  gatherSplitLoop
+
+gatherSplitDone:
+	VZEROUPPER
+	RET

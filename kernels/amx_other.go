@@ -37,3 +37,13 @@ func amxSplitPairs(even, odd *float32, hi1, lo, hi2 *uint32, n, dstStride int) {
 func amxGatherPairs(src *uint32, stride int, dst *uint32, pairs int) {
 	panic("kernels: amxGatherPairs without AVX-512")
 }
+
+// amxGatherRoundRow is never called where amxVectorRound is false.
+func amxGatherRoundRow(x *float32, stride int, dst *uint16, n int) {
+	panic("kernels: amxGatherRoundRow without AVX-512")
+}
+
+// amxGatherSplitRow is never called where amxVectorRound is false.
+func amxGatherSplitRow(x *float32, stride int, hi1, hi2, lo *uint16, n int) {
+	panic("kernels: amxGatherSplitRow without AVX-512")
+}

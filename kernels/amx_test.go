@@ -185,10 +185,10 @@ func testAMXRoundingMatchesToBF16(t *testing.T, split bool) {
 							switch {
 							case !split:
 								want = ToBF16(x[i*rs+jj*cs])
-							case s == 0: // segments lo, hi, hi
-								want = lo
-							default:
+							case s == 0: // segments hi, lo
 								want = hi
+							default:
+								want = lo
 							}
 						}
 						if got := a.data[i*a.kp+j]; got != want {
@@ -203,7 +203,7 @@ func testAMXRoundingMatchesToBF16(t *testing.T, split bool) {
 				for p := 0; p < b.kp/2; p++ {
 					for j := 0; j < b.np; j++ {
 						var want uint32
-						s, pp := p/(b.seg/2), p%(b.seg/2) // segments hi, lo, hi
+						s, pp := p/(b.seg/2), p%(b.seg/2) // segments hi, lo
 						for h := 0; h < 2; h++ {
 							if i := 2*pp + h; i < m && j < k {
 								hi, lo := splitBF16(x[i*rs+j*cs])

@@ -12,8 +12,9 @@ package kernels
 // scratch must hold chunk·v values.
 //
 // With amx (float32 only; nil: float32 products), the three matrix products take their terms rounded to
-// bfloat16 and sum them in float32 on Intel AMX's tile registers (AMXOutput): x w, G wᵀ and xᵀ G. The softmax,
-// the loss, db and everything outside the products stay float32 (the loss's sums float64).
+// bfloat16, or split in two (bfloat16x3), and sum them in float32 on Intel AMX's tile registers (AMXOutput): x w,
+// G wᵀ and xᵀ G. The softmax, the loss, db and everything outside the products stay float32 (the loss's sums
+// float64).
 func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, amx *AMXOutput) (loss float64) {
 	clear(dw)
 	clear(db)
@@ -123,8 +124,8 @@ func (s *AMXOutput) Split() bool { return s.split }
 func AMXOutputBytes(in, v, chunk int, split bool) int {
 	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
 	n := 2 * (2*in*v + 2*chunk*in + 2*chunk*v)
-	if split {
-		return 3 * n
+	if split { // two bfloat16s a value
+		return 2 * n
 	}
 	return n
 }
