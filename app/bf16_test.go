@@ -42,3 +42,29 @@ func TestTrainWithBF16(t *testing.T) {
 		t.Fatalf("checkpoint: train.bf16 %v, step %d", ck.Config.Train.BF16, ck.Progress.Step)
 	}
 }
+
+// TestTrainWithBF16x3 trains with train.bf16x3: where AMX runs the run must say that its output layer and decoder
+// multiply in bfloat16x3, and elsewhere it must train in float32 without a word about it (the key asks for AMX
+// where it runs, not for a refusal). The checkpoint keeps the key either way.
+func TestTrainWithBF16x3(t *testing.T) {
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 9)
+	cfg := tinyTrainConfig()
+	cfg.Train.MaxSteps, cfg.Train.BF16, cfg.Train.BF16x3 = 3, false, true
+	out := filepath.Join(dir, "m.ckpt")
+	var stdout bytes.Buffer
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout}); err != nil {
+		t.Fatal(err)
+	}
+	says := strings.Contains(stdout.String(), "bfloat16x3 products on AMX")
+	if says != kernels.HasAMX() {
+		t.Fatalf("AMX here: %v; the run says bfloat16x3: %v:\n%s", kernels.HasAMX(), says, stdout.String())
+	}
+	ck, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ck.Config.Train.BF16x3 || ck.Progress.Step != 3 {
+		t.Fatalf("checkpoint: train.bf16x3 %v, step %d", ck.Config.Train.BF16x3, ck.Progress.Step)
+	}
+}

@@ -124,3 +124,46 @@ func TestBF16TrainsATransformer(t *testing.T) {
 		t.Fatal("bfloat16 products gave float32's losses: AMX did not run")
 	}
 }
+
+// TestBF16x3StepsFollowFloat32 steps the same batches, dropout included, with float32 products and with the
+// output layer's and the decoder's products split in bfloat16x3 on AMX (Trainer.SetBF16(true)), two workers
+// each: every loss must be within 1e-4 of float32's (terms off by a relative 2^-16 at most, where train.bf16's
+// single rounding moves them by 2^-9 and its losses by up to 1%), and differ from it somewhere (AMX did run).
+func TestBF16x3StepsFollowFloat32(t *testing.T) {
+	skipWithoutAMX(t)
+	losses := func(split bool) []float64 {
+		cfg := tinyConfig()
+		cfg.Model.Dropout = 0.1
+		cfg.Model.InputFeeding = true
+		m, examples := tinySetup(t, cfg, tinyCorpus(40, 9))
+		plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
+		tr := NewTrainer(m, 1e-2, 1, 2)
+		tr.SetWorkers(2)
+		if split {
+			if err := tr.SetBF16(true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out []float64
+		for i := range plan {
+			res, err := tr.Step(&plan[i], rand.NewPCG(uint64(i), 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, res.Loss)
+		}
+		return out
+	}
+	want, got := losses(false), losses(true)
+	differs := false
+	for i := range want {
+		if !near(got[i], want[i], 1e-4) {
+			t.Fatalf("step %d: loss %.8g with bfloat16x3 products, %.8g with float32", i, got[i], want[i])
+		}
+		differs = differs || got[i] != want[i]
+	}
+	if !differs {
+		t.Fatal("bfloat16x3 products gave float32's losses: AMX did not run")
+	}
+	t.Logf("%d steps, last loss %.8g (float32 %.8g)", len(want), got[len(got)-1], want[len(want)-1])
+}
