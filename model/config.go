@@ -179,8 +179,8 @@ type TrainConfig struct {
 	// and the backward one) on Intel AMX as bfloat16x3: each float32 term split into two bfloat16s, hi + lo, and
 	// each product summed as hi·hi + hi·lo + lo·hi in float32, three bfloat16 products' work. Each term is then
 	// off by a relative 2^-16 at most (float32's own summation over a few hundred terms errs about as much),
-	// where train.bf16's single rounding errs by 2^-9. Where AMX cannot run, or with float64 weights, training
-	// keeps float32 products; train.bf16 takes precedence.
+	// where train.bf16's single rounding errs by 2^-9. On by default: where AMX cannot run, or with float64
+	// weights, training keeps float32 products; train.bf16 takes precedence; false keeps float32 products.
 	BF16x3 bool `yaml:"bf16x3"`
 	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
 	// such step is skipped, its update not applied).
@@ -257,7 +257,7 @@ func Default() Config {
 			DModel: 256, FF: 1024, Positions: "sinusoidal", MaxPositions: 256},
 		Data: DataConfig{MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordBPE, Merges: 8000},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
-			BestMetric: "ppl", GuidedAlignmentWeight: 0.1},
+			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, BF16x3: true},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }
