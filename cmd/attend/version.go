@@ -28,11 +28,12 @@ func newVersionCmd() *cobra.Command {
 				fmt.Fprintf(out, "BLAS core: %s\n", core)
 			}
 			fmt.Fprintf(out, "elementwise kernels: %s\n", kernels.Vector())
-			// bfloat16 products on AMX: greedy and beam search use them by default, training with train.bf16.
+			// bfloat16 products on AMX: greedy and beam search use them by default, and training in bfloat16x3
+			// (train.bf16x3; train.bf16 rounds once).
 			if _, err := kernels.NewAMXOutput(false); err != nil {
 				fmt.Fprintf(out, "AMX: not used (%v)\n", err)
 			} else {
-				fmt.Fprintln(out, "AMX: bfloat16 products on the tile registers (decoding by default; training with train.bf16)")
+				fmt.Fprintln(out, "AMX: bfloat16 products on the tile registers (by default decoding, and training in bfloat16x3)")
 			}
 		},
 	}
