@@ -133,6 +133,56 @@ func BenchmarkOutputXent(b *testing.B) {
 	}
 }
 
+// xentAMXCase is OutputXent's case for its AMX products: 100 rows (every ninth a pad row) of 40 inputs, 300 words,
+// chunks of 32 rows, label smoothing 0.1, with the float64 copies of its values for the reference.
+type xentAMXCase struct {
+	x, w, b       []float32
+	x64, w64, b64 []float64
+	targets       []int
+}
+
+// The shape of xentAMXCase.
+const (
+	xentAMXRows, xentAMXIn, xentAMXVocab, xentAMXChunk, xentAMXPad, xentAMXSmoothing = 100, 40, 300, 32, 0, 0.1
+)
+
+// newXentAMXCase draws a xentAMXCase from rng.
+func newXentAMXCase(rng *rand.Rand) xentAMXCase {
+	fill := func(n int, scale float64) ([]float32, []float64) {
+		s, s64 := make([]float32, n), make([]float64, n)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64() * scale)
+			s64[i] = float64(s[i])
+		}
+		return s, s64
+	}
+	var c xentAMXCase
+	c.x, c.x64 = fill(xentAMXRows*xentAMXIn, 1)
+	c.w, c.w64 = fill(xentAMXIn*xentAMXVocab, 0.2)
+	c.b, c.b64 = fill(xentAMXVocab, 0.1)
+	c.targets = make([]int, xentAMXRows)
+	for r := range c.targets {
+		c.targets[r] = rng.IntN(xentAMXVocab)
+		if r%9 == 4 {
+			c.targets[r] = xentAMXPad
+		}
+	}
+	return c
+}
+
+// run runs OutputXent on the case with amx's products (nil: float32) and returns the loss, dx, dw and db.
+func (c xentAMXCase) run(amx *AMXOutput) (float64, []float32, []float32, []float32) {
+	n, in, v := xentAMXRows, xentAMXIn, xentAMXVocab
+	dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, xentAMXChunk*v)
+	loss := OutputXent(c.x, c.w, c.b, c.targets, xentAMXPad, n, in, v, xentAMXChunk, xentAMXSmoothing, dx, dw, db, scratch, amx)
+	return loss, dx, dw, db
+}
+
+// reference is naiveOutputXent of the case in float64, its products' terms passed through round.
+func (c xentAMXCase) reference(round func(float64) float64) (loss float64, dx, dw, db, absDx, absDw []float64) {
+	return naiveOutputXent(c.x64, c.w64, c.b64, c.targets, xentAMXPad, xentAMXRows, xentAMXIn, xentAMXVocab, xentAMXSmoothing, round)
+}
+
 // TestOutputXentInBF16 runs OutputXent's products on AMX (AMXOutput) over several chunks, with pad rows and label
 // smoothing, against the float64 computation whose products take their terms rounded to bfloat16 (x, w and the
 // logits' gradient G): each product's terms are then the same, so what remains is float32's summation and
@@ -145,33 +195,10 @@ func TestOutputXentInBF16(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n, in, v, chunk, pad, eps = 100, 40, 300, 32, 0, 0.1
-	rng := rand.New(rand.NewPCG(9, 10))
-	fill := func(n int, scale float64) ([]float32, []float64) {
-		s, s64 := make([]float32, n), make([]float64, n)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64() * scale)
-			s64[i] = float64(s[i])
-		}
-		return s, s64
-	}
-	x, x64 := fill(n*in, 1)
-	w, w64 := fill(in*v, 0.2)
-	b, b64 := fill(v, 0.1)
-	targets := make([]int, n)
-	for r := range targets {
-		targets[r] = rng.IntN(v)
-		if r%9 == 4 {
-			targets[r] = pad
-		}
-	}
-	run := func(amx *AMXOutput) (float64, []float32, []float32, []float32) {
-		dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, chunk*v)
-		loss := OutputXent(x, w, b, targets, pad, n, in, v, chunk, eps, dx, dw, db, scratch, amx)
-		return loss, dx, dw, db
-	}
+	c := newXentAMXCase(rand.New(rand.NewPCG(9, 10)))
+	run := c.run
 	bf16 := func(v float64) float64 { return float64(FromBF16(ToBF16(float32(v)))) }
-	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := naiveOutputXent(x64, w64, b64, targets, pad, n, in, v, eps, bf16)
+	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := c.reference(bf16)
 	loss, dx, dw, db := run(amx)
 	if d := math.Abs(loss - wantLoss); d > 1e-5*math.Abs(wantLoss) {
 		t.Fatalf("loss %.9g, the rounded terms give %.9g", loss, wantLoss)
@@ -212,33 +239,10 @@ func TestOutputXentInBF16x3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n, in, v, chunk, pad, eps = 100, 40, 300, 32, 0, 0.1
-	rng := rand.New(rand.NewPCG(11, 12))
-	fill := func(n int, scale float64) ([]float32, []float64) {
-		s, s64 := make([]float32, n), make([]float64, n)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64() * scale)
-			s64[i] = float64(s[i])
-		}
-		return s, s64
-	}
-	x, x64 := fill(n*in, 1)
-	w, w64 := fill(in*v, 0.2)
-	b, b64 := fill(v, 0.1)
-	targets := make([]int, n)
-	for r := range targets {
-		targets[r] = rng.IntN(v)
-		if r%9 == 4 {
-			targets[r] = pad
-		}
-	}
-	run := func(amx *AMXOutput) (float64, []float32, []float32, []float32) {
-		dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, chunk*v)
-		loss := OutputXent(x, w, b, targets, pad, n, in, v, chunk, eps, dx, dw, db, scratch, amx)
-		return loss, dx, dw, db
-	}
+	c := newXentAMXCase(rand.New(rand.NewPCG(11, 12)))
+	run := c.run
 	exact := func(v float64) float64 { return v }
-	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := naiveOutputXent(x64, w64, b64, targets, pad, n, in, v, eps, exact)
+	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := c.reference(exact)
 	loss, dx, dw, db := run(amx)
 	if d := math.Abs(loss - wantLoss); d > 1e-6*math.Abs(wantLoss) {
 		t.Fatalf("loss %.9g, float64 gives %.9g", loss, wantLoss)

@@ -38,44 +38,53 @@ func TestBF16TrainingLearnsTheTinyTask(t *testing.T) {
 	}
 }
 
+// amxStepLosses steps the tiny task's batches (dropout 0.1, input feeding as feeding says) on two workers with
+// products as products says, "float32", "bf16" or "bf16x3" (Trainer.SetBF16), and returns every step's loss.
+func amxStepLosses(t *testing.T, products string, feeding bool) []float64 {
+	cfg := tinyConfig()
+	cfg.Model.Dropout, cfg.Model.InputFeeding = 0.1, feeding
+	m, examples := tinySetup(t, cfg, tinyCorpus(40, 9))
+	plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
+	tr := NewTrainer(m, 1e-2, 1, 2)
+	tr.SetWorkers(2)
+	if products != "float32" {
+		if err := tr.SetBF16(products == "bf16x3"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []float64
+	for i := range plan {
+		res, err := tr.Step(&plan[i], rand.NewPCG(uint64(i), 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res.Loss)
+	}
+	return out
+}
+
+// requireLossesFollow fails t unless every loss of got is within tol (relative) of want's and some differ (the
+// products did run on AMX).
+func requireLossesFollow(t *testing.T, products string, got, want []float64, tol float64) {
+	t.Helper()
+	differs := false
+	for i := range want {
+		if !near(got[i], want[i], tol) {
+			t.Fatalf("step %d: loss %.8g with %s products, %.8g with float32", i, got[i], products, want[i])
+		}
+		differs = differs || got[i] != want[i]
+	}
+	if !differs {
+		t.Fatalf("%s products gave float32's losses: AMX did not run", products)
+	}
+}
+
 // TestBF16StepsFollowFloat32 steps the same batches with float32 and with bfloat16 output-layer products and
 // requires every loss within 1% of float32's (the products' terms are rounded to 8 bits, not the model), and
 // the two to differ (the bfloat16 products did run).
 func TestBF16StepsFollowFloat32(t *testing.T) {
 	skipWithoutAMX(t)
-	losses := func(bf16 bool) []float64 {
-		cfg := tinyConfig()
-		cfg.Model.Dropout = 0.1
-		m, examples := tinySetup(t, cfg, tinyCorpus(40, 9))
-		plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
-		tr := NewTrainer(m, 1e-2, 1, 2)
-		tr.SetWorkers(2)
-		if bf16 {
-			if err := tr.SetBF16(false); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var out []float64
-		for i := range plan {
-			res, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, res.Loss)
-		}
-		return out
-	}
-	want, got := losses(false), losses(true)
-	differs := false
-	for i := range want {
-		if !near(got[i], want[i], 0.01) {
-			t.Fatalf("step %d: loss %.6g with bfloat16 products, %.6g with float32", i, got[i], want[i])
-		}
-		differs = differs || got[i] != want[i]
-	}
-	if !differs {
-		t.Fatal("bfloat16 products gave float32's losses: AMX did not run")
-	}
+	requireLossesFollow(t, "bf16", amxStepLosses(t, "bf16", false), amxStepLosses(t, "float32", false), 0.01)
 }
 
 // TestBF16NeedsFloat32 refuses bfloat16 products for a float64 model, with a message.
@@ -131,39 +140,5 @@ func TestBF16TrainsATransformer(t *testing.T) {
 // single rounding moves them by 2^-9 and its losses by up to 1%), and differ from it somewhere (AMX did run).
 func TestBF16x3StepsFollowFloat32(t *testing.T) {
 	skipWithoutAMX(t)
-	losses := func(split bool) []float64 {
-		cfg := tinyConfig()
-		cfg.Model.Dropout = 0.1
-		cfg.Model.InputFeeding = true
-		m, examples := tinySetup(t, cfg, tinyCorpus(40, 9))
-		plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
-		tr := NewTrainer(m, 1e-2, 1, 2)
-		tr.SetWorkers(2)
-		if split {
-			if err := tr.SetBF16(true); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var out []float64
-		for i := range plan {
-			res, err := tr.Step(&plan[i], rand.NewPCG(uint64(i), 2))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, res.Loss)
-		}
-		return out
-	}
-	want, got := losses(false), losses(true)
-	differs := false
-	for i := range want {
-		if !near(got[i], want[i], 1e-4) {
-			t.Fatalf("step %d: loss %.8g with bfloat16x3 products, %.8g with float32", i, got[i], want[i])
-		}
-		differs = differs || got[i] != want[i]
-	}
-	if !differs {
-		t.Fatal("bfloat16x3 products gave float32's losses: AMX did not run")
-	}
-	t.Logf("%d steps, last loss %.8g (float32 %.8g)", len(want), got[len(got)-1], want[len(want)-1])
+	requireLossesFollow(t, "bf16x3", amxStepLosses(t, "bf16x3", true), amxStepLosses(t, "float32", true), 1e-4)
 }
