@@ -1,5 +1,7 @@
 package kernels
 
+import "sync"
+
 // OutputXent is the output layer, log-softmax and cross-entropy fused, with its gradient computed in the same
 // pass. It never holds more than chunk rows of logits, so memory does not grow with steps × vocabulary.
 //
@@ -92,61 +94,131 @@ func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
 }
 
 // AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers: the weights packed both ways
-// (w and wᵀ) once per call, and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.bf16) each term is
-// rounded to bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is
-// off the float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference
-// from float32 products. Split (bfloat16x3, NewAMXOutput(true)) each term is two bfloat16s, x ≈ hi + lo, and
-// each product sums hi·hi + hi·lo + lo·hi: three products' work, terms off by a relative 2^-16 at most, about
+// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.bf16) each term is rounded to
+// bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is off the
+// float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference from
+// float32 products. Split (bfloat16x3, NewAMXOutput(true)) each term is two bfloat16s, x ≈ hi + lo, and each
+// product sums hi·hi + hi·lo + lo·hi: three products' work, terms off by a relative 2^-16 at most, about
 // float32's summation error over a few hundred terms. One AMXOutput serves one goroutine at a time: the graphs of
 // one training worker, which run one after another, share it. Its storage grows to the largest chunk and stays.
+//
+// An AMXOutput of its own packs the weights at every call of OutputXent. AMXOutputs made together
+// (NewAMXOutputs), one for each training worker, share one packing of the weights, made once after each
+// WeightsChanged: each call packs what no other is packing at that moment and waits for the rest, so two workers
+// pack w and wᵀ at once, each one of them, and hold one copy between them.
 type AMXOutput struct {
 	split    bool
-	w, wt    amxB // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
-	x, xt, g amxA // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
-	gb       amxB // G (rows, v), right operand of xᵀ G
+	shared   bool            // the weights are packed once after each WeightsChanged, for every AMXOutput made together
+	weights  *amxOutputPacks // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
+	x, xt, g amxA            // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
+	gb       amxB            // G (rows, v), right operand of xᵀ G
+}
+
+// amxOutputPacks are the output layer's weights packed both ways: w for x w and wᵀ for G wᵀ.
+type amxOutputPacks struct{ w, wt amxPack }
+
+// amxPack is one packing of the weights, with the lock its packer holds and what it was packed from.
+type amxPack struct {
+	mu      sync.Mutex
+	b       amxB
+	current bool     // packed from the weights as they are now (false after WeightsChanged)
+	from    *float32 // the first weight it was packed from
 }
 
 // NewAMXOutput returns the scratch of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), or an
 // error saying why AMX cannot run here (a CPU without AMX-BF16, another architecture, or an OS that refuses the
-// tile registers).
+// tile registers). It packs the weights at every call.
 func NewAMXOutput(split bool) (*AMXOutput, error) {
 	if err := amxPermit(); err != nil {
 		return nil, err
 	}
-	return &AMXOutput{split: split}, nil
+	return &AMXOutput{split: split, weights: &amxOutputPacks{}}, nil
+}
+
+// NewAMXOutputs returns n scratches of OutputXent's products on AMX, as NewAMXOutput, that share one packing of
+// the weights: the weights must not change between calls of OutputXent without a call of WeightsChanged on one of
+// them, while none of them is in use.
+func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
+	if err := amxPermit(); err != nil {
+		return nil, err
+	}
+	packs := &amxOutputPacks{}
+	outs := make([]*AMXOutput, n)
+	for i := range outs {
+		outs[i] = &AMXOutput{split: split, shared: true, weights: packs}
+	}
+	return outs, nil
+}
+
+// WeightsChanged says that the weights have changed since the last call of OutputXent, so that AMXOutputs made
+// together (NewAMXOutputs) pack them again. Call it while none of them is in use.
+func (s *AMXOutput) WeightsChanged() {
+	s.weights.w.current, s.weights.wt.current = false, false
 }
 
 // Split reports whether the products are bfloat16x3 (NewAMXOutput(true)).
 func (s *AMXOutput) Split() bool { return s.split }
 
-// AMXOutputBytes is the memory an AMXOutput holds for an output layer of in inputs and v words and chunks of
-// chunk rows, split (bfloat16x3) or not.
-func AMXOutputBytes(in, v, chunk int, split bool) int {
+// AMXOutputBytes is the memory of n AMXOutputs made together (NewAMXOutputs; one for NewAMXOutput) for an output
+// layer of in inputs and v words and chunks of chunk rows, split (bfloat16x3) or not: one packing of the weights
+// and each one's chunk operands.
+func AMXOutputBytes(in, v, chunk int, split bool, n int) int {
 	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
-	n := 2 * (2*in*v + 2*chunk*in + 2*chunk*v)
+	bytes := 2 * (2*in*v + n*(2*chunk*in+2*chunk*v))
 	if split { // two bfloat16s a value
-		return 2 * n
+		return 2 * bytes
 	}
-	return n
+	return bytes
 }
 
-// amxProducts are OutputXent's products on an AMXOutput whose weights are rounded for the call.
+// amxProducts are OutputXent's products on an AMXOutput whose weights are packed for the call.
 type amxProducts struct{ s *AMXOutput }
 
-// start rounds (or splits) and packs w (in, v) and wᵀ for a call of OutputXent and returns its products.
+// start packs w (in, v) and wᵀ, rounded or split, for a call of OutputXent and returns its products: both, or,
+// shared, those not yet packed since WeightsChanged, packing first what no other AMXOutput is packing and then
+// waiting for the rest.
 func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
-	s.w.fit(in, v, s.split)
-	s.wt.fit(v, in, s.split)
-	s.w.round(w, v, 1)
-	s.wt.round(w, 1, v)
+	p := s.weights
+	if !s.shared {
+		s.WeightsChanged()
+	}
+	packs := []struct {
+		pack         *amxPack
+		k, n, rs, cs int
+	}{{&p.w, in, v, v, 1}, {&p.wt, v, in, 1, v}}
+	busy := make([]bool, len(packs))
+	for i, q := range packs {
+		if busy[i] = !q.pack.mu.TryLock(); !busy[i] {
+			q.pack.ensure(w, q.k, q.n, q.rs, q.cs, s.split)
+			q.pack.mu.Unlock()
+		}
+	}
+	for i, q := range packs {
+		if busy[i] {
+			q.pack.mu.Lock()
+			q.pack.ensure(w, q.k, q.n, q.rs, q.cs, s.split)
+			q.pack.mu.Unlock()
+		}
+	}
 	return amxProducts{s}
+}
+
+// ensure packs w's (k, n) matrix whose element (i, j) is w[i*rs+j*cs] unless the pack is current, from w, with
+// that shape and split. Its caller holds the lock.
+func (q *amxPack) ensure(w []float32, k, n, rs, cs int, split bool) {
+	if q.current && q.from == &w[0] && q.b.k == k && q.b.n == n && q.b.split == split {
+		return
+	}
+	q.b.fit(k, n, split)
+	q.b.round(w, rs, cs)
+	q.current, q.from = true, &w[0]
 }
 
 // logits sets g = xc w, xc rounded.
 func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
 	p.s.x.fit(rows, in, p.s.split)
 	p.s.x.round(xc, in, 1)
-	mustAMX(amxMul(&p.s.x, &p.s.w, g, v, false))
+	mustAMX(amxMul(&p.s.x, &p.s.weights.w.b, g, v, false))
 }
 
 // backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
@@ -159,7 +231,7 @@ func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	mustAMX(amxMul(&s.xt, &s.gb, dw, v, true))
 	s.g.fit(rows, v, s.split)
 	s.g.round(g, v, 1)
-	mustAMX(amxMul(&s.g, &s.wt, dx, in, false))
+	mustAMX(amxMul(&s.g, &s.weights.wt.b, dx, in, false))
 }
 
 // mustAMX panics on an error of amxMul: NewAMXOutput checked that AMX runs, and OutputXent's shapes fit.

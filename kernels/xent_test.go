@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -274,5 +275,60 @@ func TestOutputXentInBF16x3(t *testing.T) {
 	again, dx2, dw2, db2 := run(amx)
 	if again != loss || !slices.Equal(dx2, dx) || !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
 		t.Fatalf("a second call gave other figures (loss %.17g, first %.17g)", again, loss)
+	}
+}
+
+// TestAMXOutputsShareTheWeights runs OutputXent on two AMXOutputs made together (NewAMXOutputs), at once on two
+// goroutines, each with its own rows, and requires each result bit for bit as an AMXOutput of its own gives it;
+// then changes the weights in place and requires, after WeightsChanged, the new weights' results (the old packing
+// would give the old ones, which the test checks differ), and with weights in other storage, a packing of those.
+func TestAMXOutputsShareTheWeights(t *testing.T) {
+	skipWithoutAMX(t)
+	for _, split := range []bool{false, true} {
+		shared, err := NewAMXOutputs(2, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := [2]xentAMXCase{newXentAMXCase(rand.New(rand.NewPCG(21, 1))), newXentAMXCase(rand.New(rand.NewPCG(22, 1)))}
+		c[1].w = c[0].w // both rows' sets against the same weights
+		check := func(when string) {
+			t.Helper()
+			var got [2][4]any
+			var wg sync.WaitGroup
+			for i := range c {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					loss, dx, dw, db := c[i].run(shared[i])
+					got[i] = [4]any{loss, dx, dw, db}
+				}()
+			}
+			wg.Wait()
+			for i := range c {
+				own, err := NewAMXOutput(split)
+				if err != nil {
+					t.Fatal(err)
+				}
+				loss, dx, dw, db := c[i].run(own)
+				if got[i][0] != loss || !slices.Equal(got[i][1].([]float32), dx) || !slices.Equal(got[i][2].([]float32), dw) ||
+					!slices.Equal(got[i][3].([]float32), db) {
+					t.Fatalf("split %v, %s: worker %d's figures differ from an AMXOutput of its own", split, when, i)
+				}
+			}
+		}
+		check("first call")
+		before, _, _, _ := c[0].run(shared[0])
+		for j := range c[0].w {
+			c[0].w[j] *= 1.5
+		}
+		shared[1].WeightsChanged()
+		check("after WeightsChanged")
+		if after, _, _, _ := c[0].run(shared[0]); after == before {
+			t.Fatalf("split %v: the same loss with the weights scaled", split)
+		}
+		w := slices.Clone(c[0].w)
+		w[0] += 1
+		c[0].w, c[1].w = w, w
+		check("weights in other storage")
 	}
 }

@@ -80,26 +80,26 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 	n := min(int64(max(workers, 1)), R) // the workers with rows to step
 	// The step's gradient, and the gradient buffers of each worker's graph.
 	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: (1 + n) * f * p}
-	// Each worker's AMX scratch (train.bf16, train.bf16x3): the output layer's weights both ways, a chunk's
-	// operands, and split, the decoder's gate weights both ways.
+	// The workers' AMX scratch (train.bf16, train.bf16x3): the output layer's weights both ways, shared, each
+	// worker's chunk operands, and split, each worker's decoder gate weights both ways.
 	var amxBytes int64
 	if split := !cfg.Train.BF16 && cfg.Train.BF16x3 && kernels.HasAMX(); cfg.Train.BF16 || split {
 		in := int64(m.DecHidden + 2*m.EncHidden + m.Emb)
 		if m.IsTransformer() {
 			in = int64(m.DModel)
 		}
-		amxBytes = int64(kernels.AMXOutputBytes(int(in), tgt.Size(), graph.OutputChunk, split))
+		amxBytes = int64(kernels.AMXOutputBytes(int(in), tgt.Size(), graph.OutputChunk, split, int(n)))
 		if split && !m.IsTransformer() { // kernels.AMXGemm
 			gi := int64(m.Emb + 2*m.EncHidden + m.DecHidden)
 			if m.InputFeeding {
 				gi += int64(m.DecHidden)
 			}
-			amxBytes += 2 * 2 * 2 * gi * 4 * int64(m.DecHidden) // both ways, two bfloat16s of 2 bytes a value
+			amxBytes += n * 2 * 2 * 2 * gi * 4 * int64(m.DecHidden) // both ways, two bfloat16s of 2 bytes a value
 		}
 	}
 	// done adds the AMX scratch to the activations, which each kind of model sets below.
 	done := func() (MemoryEstimate, error) {
-		e.Activations += n * amxBytes
+		e.Activations += amxBytes
 		return e, nil
 	}
 	if m.IsTransformer() {

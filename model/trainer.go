@@ -86,13 +86,10 @@ func (t *Trainer[T]) SetBF16(split bool) error {
 	if _, ok := any(T(0)).(float32); !ok {
 		return fmt.Errorf("model: bfloat16 products need float32 weights")
 	}
-	scratch := make([]*kernels.AMXOutput, len(t.workers))
-	for i := range scratch {
-		s, err := kernels.NewAMXOutput(split)
-		if err != nil {
-			return err
-		}
-		scratch[i] = s
+	// The workers share one packing of the output layer's weights, made once a step (runWorkers).
+	scratch, err := kernels.NewAMXOutputs(len(t.workers), split)
+	if err != nil {
+		return err
 	}
 	for i, w := range t.workers {
 		w.arena.AMX = scratch[i]
@@ -134,6 +131,9 @@ func (t *Trainer[T]) accumulate(b *data.Batch, rng rand.Source, tokens int, squa
 		t.Grads.Zero()
 		clear(squares)
 		return 0, 0, nil
+	}
+	if amx := t.workers[0].arena.AMX; amx != nil {
+		amx.WeightsChanged() // the workers share its packing of the output layer's weights: pack them afresh
 	}
 	var graphs []*trainGraph[T]
 	if len(t.workers) == 1 || b.Real < 2 {
