@@ -49,6 +49,16 @@ func amxPasses(a *amxA, b *amxB) []amxPass {
 // amxRoundUp rounds n up to a whole number of amxBlocks.
 func amxRoundUp(n int) int { return (n + amxBlock - 1) / amxBlock * amxBlock }
 
+// amxSegments returns the padded length of an operand's k's: a segment of k rounded up to a whole 32, and all of
+// them, the one segment, or split (bfloat16x3) two, [hi, lo].
+func amxSegments(k int, split bool) (seg, kp int) {
+	seg = amxRoundUp(k)
+	if split {
+		return seg, 2 * seg
+	}
+	return seg, seg
+}
+
 // amxA is an (M, K) matrix rounded to bfloat16, row-major with its rows and columns padded with zeros to whole
 // 32s (mp, seg). Split (bfloat16x3), each value x is held as two bfloat16s, x ≈ hi + lo (splitBF16), and each
 // row is two segments of seg columns, [hi, lo] (kp = 2·seg): amxMul multiplies it by an amxB split the same way
@@ -74,11 +84,8 @@ func (a *amxA) fit(m, k int, split bool) {
 	if a.data != nil && a.m == m && a.k == k && a.split == split {
 		return
 	}
-	a.m, a.k, a.mp, a.seg, a.split = m, k, amxRoundUp(m), amxRoundUp(k), split
-	a.kp = a.seg
-	if split {
-		a.kp = 2 * a.seg
-	}
+	a.m, a.k, a.mp, a.split = m, k, amxRoundUp(m), split
+	a.seg, a.kp = amxSegments(k, split)
 	a.data = fitZeros(a.data, a.mp*a.kp)
 }
 
@@ -92,34 +99,16 @@ func (a *amxA) round(x []float32, rs, cs int) {
 // roundWith is round with the AVX-512 kernels (vector) or in plain Go.
 func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
 	for i := 0; i < a.m; i++ {
-		row := a.data[i*a.kp : i*a.kp+a.k]
-		if !a.split {
-			if cs == 1 {
-				roundRow(vector, x[i*rs:i*rs+a.k], row)
-				continue
-			}
-			vec := 0 // a strided row: gathered 16 values at a time on AVX-512
-			if vector && a.k >= 16 {
-				vec = a.k / 16 * 16
-				amxGatherRoundRow(&x[i*rs], cs, &row[0], vec)
-			}
-			for j := vec; j < a.k; j++ {
-				row[j] = ToBF16(x[i*rs+j*cs])
-			}
-			continue
-		}
-		hi, lo := row, a.data[i*a.kp+a.seg:][:a.k]
-		if cs == 1 {
-			splitRow(vector, x[i*rs:i*rs+a.k], hi, lo)
-			continue
-		}
-		vec := 0
-		if vector && a.k >= 16 {
-			vec = a.k / 16 * 16
-			amxGatherSplitRow(&x[i*rs], cs, &hi[0], &hi[0], &lo[0], vec)
-		}
-		for j := vec; j < a.k; j++ {
-			hi[j], lo[j] = splitBF16(x[i*rs+j*cs])
+		src, hi := x[i*rs:], a.data[i*a.kp:i*a.kp+a.k]
+		switch {
+		case !a.split && cs == 1:
+			roundRow(vector, src[:a.k], hi)
+		case !a.split:
+			roundStrided(vector, src, cs, hi)
+		case cs == 1:
+			splitRow(vector, src[:a.k], hi, a.data[i*a.kp+a.seg:][:a.k])
+		default:
+			splitStrided(vector, src, cs, hi, a.data[i*a.kp+a.seg:][:a.k])
 		}
 	}
 }
@@ -137,16 +126,42 @@ func roundRow(vector bool, src []float32, row []uint16) {
 	}
 }
 
+// roundStrided is roundRow of the values src[j*stride] for j < len(row): a row of a transposed matrix, gathered
+// 16 values at a time on AVX-512.
+func roundStrided(vector bool, src []float32, stride int, row []uint16) {
+	vec := 0
+	if vector && len(row) >= 16 {
+		vec = len(row) / 16 * 16
+		amxGatherRoundRow(&src[0], stride, &row[0], vec)
+	}
+	for j := vec; j < len(row); j++ {
+		row[j] = ToBF16(src[j*stride])
+	}
+}
+
 // splitRow splits the contiguous values src into bfloat16 parts (splitBF16), the hi parts into hi and the lo
 // parts into lo (each as long as src), 16 at a time with the AVX-512 kernel (vector) and the rest in plain Go.
 func splitRow(vector bool, src []float32, hi, lo []uint16) {
 	vec := 0
 	if vector && len(src) >= 16 {
 		vec = len(src) / 16 * 16
-		amxSplitRow(&src[0], &hi[0], &hi[0], &lo[0], vec)
+		amxSplitRow(&src[0], &hi[0], &lo[0], vec)
 	}
 	for j := vec; j < len(src); j++ {
 		hi[j], lo[j] = splitBF16(src[j])
+	}
+}
+
+// splitStrided is splitRow of the values src[j*stride] for j < len(hi): a row of a transposed matrix, gathered
+// 16 values at a time on AVX-512.
+func splitStrided(vector bool, src []float32, stride int, hi, lo []uint16) {
+	vec := 0
+	if vector && len(hi) >= 16 {
+		vec = len(hi) / 16 * 16
+		amxGatherSplitRow(&src[0], stride, &hi[0], &lo[0], vec)
+	}
+	for j := vec; j < len(hi); j++ {
+		hi[j], lo[j] = splitBF16(src[j*stride])
 	}
 }
 
@@ -183,11 +198,8 @@ func (b *amxB) fit(k, n int, split bool) {
 	if b.data != nil && b.k == k && b.n == n && b.split == split {
 		return
 	}
-	b.k, b.n, b.seg, b.np, b.split = k, n, amxRoundUp(k), amxRoundUp(n), split
-	b.kp = b.seg
-	if split {
-		b.kp = 2 * b.seg
-	}
+	b.k, b.n, b.np, b.split = k, n, amxRoundUp(n), split
+	b.seg, b.kp = amxSegments(k, split)
 	b.data = fitZeros(b.data, b.np*b.kp/2)
 }
 
@@ -241,7 +253,7 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 			if vector && b.n >= 16 {
 				vec = b.n / 16 * 16
 				if i := b.at(p, 0); b.split {
-					amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], &b.data[i], vec, 4*b.kp/2*16)
+					amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], vec, 4*b.kp/2*16)
 				} else {
 					amxRoundPairs(&even[0], &odd[0], &b.data[i], vec, 4*b.kp/2*16)
 				}
@@ -273,7 +285,7 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 			}
 			panel := b.data[b.at(0, j0):]
 			gather := func(rows []uint32, dst []uint32) {
-				if cols == 16 && b.k >= 2 {
+				if cols == 16 {
 					amxGatherPairs(&rows[0], pairs, &dst[0], b.k/2)
 					return
 				}

@@ -67,17 +67,17 @@ func amxRoundPairs(lo, hi *float32, dst *uint32, n, dstStride int)
 func amxRoundRow(x *float32, dst *uint16, n int)
 
 // amxSplitRow splits n contiguous float32s (n a multiple of 16) into two bfloat16s each, x ≈ hi + lo
-// (splitBF16): hi into hi1 and hi2, lo into lo (amx_amd64.s).
+// (splitBF16), into hi and lo (amx_amd64.s).
 //
 //go:noescape
-func amxSplitRow(x *float32, hi1, hi2, lo *uint16, n int)
+func amxSplitRow(x *float32, hi, lo *uint16, n int)
 
 // amxSplitPairs splits two contiguous runs of n float32s (n a multiple of 16) as amxSplitRow does into bfloat16
-// pairs, even's in the low halves: the pairs of hi parts into hi1 and hi2, those of lo parts into lo, each
-// destination jumping dstStride bytes after every 16 values (amx_amd64.s).
+// pairs, even's in the low halves: the pairs of hi parts into hi, those of lo parts into lo, each destination
+// jumping dstStride bytes after every 16 values (amx_amd64.s).
 //
 //go:noescape
-func amxSplitPairs(even, odd *float32, hi1, lo, hi2 *uint32, n, dstStride int)
+func amxSplitPairs(even, odd *float32, hi, lo *uint32, n, dstStride int)
 
 // amxGatherPairs sets dst[p*16+c] = src[c*stride+p] for p < pairs and c < 16 (amx_amd64.s): a 16-column panel's
 // pair rows from 16 rows of bfloat16 pairs.
@@ -95,4 +95,4 @@ func amxGatherRoundRow(x *float32, stride int, dst *uint16, n int)
 // a transposed matrix.
 //
 //go:noescape
-func amxGatherSplitRow(x *float32, stride int, hi1, hi2, lo *uint16, n int)
+func amxGatherSplitRow(x *float32, stride int, hi, lo *uint16, n int)

@@ -104,6 +104,20 @@ kloop:
 	VPADDD Z30, u, u \
 	VPADDD t, u, u
 
+// ROUNDCONSTS loads ROUND16's constants: 0x7fff into every dword of Z30 and 1 into every dword of Z29 (BX is
+// scratch).
+#define ROUNDCONSTS \
+	MOVL $0x7fff, BX \
+	VPBROADCASTD BX, Z30 \
+	MOVL $1, BX \
+	VPBROADCASTD BX, Z29
+
+// SPLITCONSTS loads SPLIT16's constants: ROUND16's and 0xffff0000 into every dword of Z28.
+#define SPLITCONSTS \
+	ROUNDCONSTS \
+	MOVL $0xffff0000, BX \
+	VPBROADCASTD BX, Z28
+
 // func amxRoundPairs(lo, hi *float32, dst *uint32, n, dstStride int)
 // dst[j] = ToBF16(lo[j]) | ToBF16(hi[j])<<16 for j < n, a multiple of 16, where dst jumps dstStride bytes after
 // every 16 values (to the next panel of amxB) and lo, hi are contiguous. AVX-512F.
@@ -115,12 +129,7 @@ TEXT ·amxRoundPairs(SB), NOSPLIT, $0-40
 	MOVQ dstStride+32(FP), R8
 	SHRQ $4, CX
 	JZ   pairsDone
-	MOVL $0x7fff, AX
-	VPBROADCASTD AX, Z30
-	MOVL $1, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0xffff0000, AX
-	VPBROADCASTD AX, Z28
+	SPLITCONSTS
 
 pairsLoop:
 	VMOVDQU32 (SI), Z0
@@ -149,10 +158,7 @@ TEXT ·amxRoundRow(SB), NOSPLIT, $0-24
 	MOVQ n+16(FP), CX
 	SHRQ $4, CX
 	JZ   rowDone
-	MOVL $0x7fff, AX
-	VPBROADCASTD AX, Z30
-	MOVL $1, AX
-	VPBROADCASTD AX, Z29
+	ROUNDCONSTS
 
 rowLoop:
 	VMOVDQU32 (SI), Z0
@@ -174,46 +180,31 @@ rowDone:
 // holds 0xffff0000 in every dword; t is a scratch register.
 #define SPLIT16(u, h, t) \
 	VMOVDQA32 u, h \
-	VPSRLD $16, h, t \
-	VPANDD Z29, t, t \
-	VPADDD Z30, h, h \
-	VPADDD t, h, h \
+	ROUND16(h, t) \
 	VPANDD Z28, h, h \
 	VSUBPS h, u, u \
-	VPSRLD $16, u, t \
-	VPANDD Z29, t, t \
-	VPADDD Z30, u, u \
-	VPADDD t, u, u
+	ROUND16(u, t)
 
-// func amxSplitRow(x *float32, hi1, hi2, lo *uint16, n int)
-// hi1[j] = hi2[j] = ToBF16(x[j]) and lo[j] = ToBF16(x[j] − FromBF16(hi1[j])) for j < n, a multiple of 16.
-// AVX-512F.
-TEXT ·amxSplitRow(SB), NOSPLIT, $0-40
+// func amxSplitRow(x *float32, hi, lo *uint16, n int)
+// hi[j] = ToBF16(x[j]) and lo[j] = ToBF16(x[j] − FromBF16(hi[j])) for j < n, a multiple of 16. AVX-512F.
+TEXT ·amxSplitRow(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
-	MOVQ hi1+8(FP), DI
-	MOVQ hi2+16(FP), R8
-	MOVQ lo+24(FP), DX
-	MOVQ n+32(FP), CX
+	MOVQ hi+8(FP), DI
+	MOVQ lo+16(FP), DX
+	MOVQ n+24(FP), CX
 	SHRQ $4, CX
 	JZ   splitRowDone
-	MOVL $0x7fff, AX
-	VPBROADCASTD AX, Z30
-	MOVL $1, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0xffff0000, AX
-	VPBROADCASTD AX, Z28
+	SPLITCONSTS
 
 splitRowLoop:
 	VMOVDQU32 (SI), Z0
 	SPLIT16(Z0, Z1, Z2)
 	VPSRLD  $16, Z1, Z1
 	VPMOVDW Z1, (DI)
-	VPMOVDW Z1, (R8)
 	VPSRLD  $16, Z0, Z0
 	VPMOVDW Z0, (DX)
 	ADDQ $64, SI
 	ADDQ $32, DI
-	ADDQ $32, R8
 	ADDQ $32, DX
 	DECQ CX
 	JNZ  splitRowLoop
@@ -222,26 +213,20 @@ splitRowDone:
 	VZEROUPPER
 	RET
 
-// func amxSplitPairs(even, odd *float32, hi1, lo, hi2 *uint32, n, dstStride int)
+// func amxSplitPairs(even, odd *float32, hi, lo *uint32, n, dstStride int)
 // Splits two contiguous runs of n float32s (n a multiple of 16) as amxSplitRow does and writes bfloat16 pairs,
-// even's in the low halves: hi1[j] = hi2[j] = hi(even[j]) | hi(odd[j])<<16 and lo[j] = lo(even[j]) |
-// lo(odd[j])<<16, where the three destinations jump dstStride bytes after every 16 values. AVX-512F.
-TEXT ·amxSplitPairs(SB), NOSPLIT, $0-56
+// even's in the low halves: hi[j] = hi(even[j]) | hi(odd[j])<<16 and lo[j] = lo(even[j]) | lo(odd[j])<<16,
+// where both destinations jump dstStride bytes after every 16 values. AVX-512F.
+TEXT ·amxSplitPairs(SB), NOSPLIT, $0-48
 	MOVQ even+0(FP), SI
 	MOVQ odd+8(FP), DI
-	MOVQ hi1+16(FP), DX
+	MOVQ hi+16(FP), DX
 	MOVQ lo+24(FP), R8
-	MOVQ hi2+32(FP), R9
-	MOVQ n+40(FP), CX
-	MOVQ dstStride+48(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ dstStride+40(FP), R10
 	SHRQ $4, CX
 	JZ   splitPairsDone
-	MOVL $0x7fff, AX
-	VPBROADCASTD AX, Z30
-	MOVL $1, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0xffff0000, AX
-	VPBROADCASTD AX, Z28
+	SPLITCONSTS
 
 splitPairsLoop:
 	VMOVDQU32 (SI), Z0
@@ -251,7 +236,6 @@ splitPairsLoop:
 	VPSRLD $16, Z2, Z2
 	VPORD  Z3, Z2, Z2
 	VMOVDQU32 Z2, (DX)
-	VMOVDQU32 Z2, (R9)
 	VPSRLD $16, Z0, Z0
 	VPANDD Z28, Z1, Z1
 	VPORD  Z1, Z0, Z0
@@ -260,7 +244,6 @@ splitPairsLoop:
 	ADDQ $64, DI
 	ADDQ R10, DX
 	ADDQ R10, R8
-	ADDQ R10, R9
 	DECQ CX
 	JNZ  splitPairsLoop
 
@@ -328,10 +311,7 @@ TEXT ·amxGatherRoundRow(SB), NOSPLIT, $0-32
 	VMOVDQU32 iota16<>(SB), Z2
 	VPMULLD Z1, Z2, Z3 // j·stride for j < 16
 	SHLQ $6, AX        // 16 values on: 16·stride·4 bytes
-	MOVL $0x7fff, BX
-	VPBROADCASTD BX, Z30
-	MOVL $1, BX
-	VPBROADCASTD BX, Z29
+	ROUNDCONSTS
 
 gatherRoundLoop:
 	KXNORW K1, K1, K1
@@ -348,27 +328,21 @@ gatherRoundDone:
 	VZEROUPPER
 	RET
 
-// func amxGatherSplitRow(x *float32, stride int, hi1, hi2, lo *uint16, n int)
+// func amxGatherSplitRow(x *float32, stride int, hi, lo *uint16, n int)
 // amxSplitRow of x[j*stride] for j < n, a multiple of 16, gathered 16 values at a time. AVX-512F.
-TEXT ·amxGatherSplitRow(SB), NOSPLIT, $0-48
+TEXT ·amxGatherSplitRow(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ stride+8(FP), AX
-	MOVQ hi1+16(FP), DI
-	MOVQ hi2+24(FP), R8
-	MOVQ lo+32(FP), DX
-	MOVQ n+40(FP), CX
+	MOVQ hi+16(FP), DI
+	MOVQ lo+24(FP), DX
+	MOVQ n+32(FP), CX
 	SHRQ $4, CX
 	JZ   gatherSplitDone
 	VPBROADCASTD AX, Z1
 	VMOVDQU32 iota16<>(SB), Z2
 	VPMULLD Z1, Z2, Z3 // j·stride for j < 16
 	SHLQ $6, AX        // 16 values on: 16·stride·4 bytes
-	MOVL $0x7fff, BX
-	VPBROADCASTD BX, Z30
-	MOVL $1, BX
-	VPBROADCASTD BX, Z29
-	MOVL $0xffff0000, BX
-	VPBROADCASTD BX, Z28
+	SPLITCONSTS
 
 gatherSplitLoop:
 	KXNORW K1, K1, K1
@@ -376,12 +350,10 @@ gatherSplitLoop:
 	SPLIT16(Z0, Z1, Z2)
 	VPSRLD  $16, Z1, Z1
 	VPMOVDW Z1, (DI)
-	VPMOVDW Z1, (R8)
 	VPSRLD  $16, Z0, Z0
 	VPMOVDW Z0, (DX)
 	ADDQ AX, SI
 	ADDQ $32, DI
-	ADDQ $32, R8
 	ADDQ $32, DX
 	DECQ CX
 	JNZ  gatherSplitLoop

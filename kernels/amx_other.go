@@ -24,12 +24,12 @@ func amxRoundPairs(lo, hi *float32, dst *uint32, n, dstStride int) {
 func amxRoundRow(x *float32, dst *uint16, n int) { panic("kernels: amxRoundRow without AVX-512") }
 
 // amxSplitRow is never called where amxVectorRound is false.
-func amxSplitRow(x *float32, hi1, hi2, lo *uint16, n int) {
+func amxSplitRow(x *float32, hi, lo *uint16, n int) {
 	panic("kernels: amxSplitRow without AVX-512")
 }
 
 // amxSplitPairs is never called where amxVectorRound is false.
-func amxSplitPairs(even, odd *float32, hi1, lo, hi2 *uint32, n, dstStride int) {
+func amxSplitPairs(even, odd *float32, hi, lo *uint32, n, dstStride int) {
 	panic("kernels: amxSplitPairs without AVX-512")
 }
 
@@ -44,6 +44,6 @@ func amxGatherRoundRow(x *float32, stride int, dst *uint16, n int) {
 }
 
 // amxGatherSplitRow is never called where amxVectorRound is false.
-func amxGatherSplitRow(x *float32, stride int, hi1, hi2, lo *uint16, n int) {
+func amxGatherSplitRow(x *float32, stride int, hi, lo *uint16, n int) {
 	panic("kernels: amxGatherSplitRow without AVX-512")
 }
