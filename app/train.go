@@ -22,7 +22,6 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/internal/plural"
-	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
@@ -239,7 +238,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	if cfg.Train.BF16 {
 		fmt.Fprintln(req.Stdout, "output layer: bfloat16 products on AMX, float32 weights and sums (train.bf16)")
-	} else if cfg.Train.BF16x3 && kernels.HasAMX() {
+	} else if model.UsesBF16x3(cfg.Train) {
 		fmt.Fprintln(req.Stdout, "output layer and decoder: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)")
 	}
 	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)

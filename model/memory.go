@@ -83,7 +83,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 	// The workers' AMX scratch (train.bf16, train.bf16x3): the output layer's weights both ways, shared, each
 	// worker's chunk operands, and split, each worker's decoder gate weights both ways.
 	var amxBytes int64
-	if split := !cfg.Train.BF16 && cfg.Train.BF16x3 && kernels.HasAMX(); cfg.Train.BF16 || split {
+	if split := UsesBF16x3(cfg.Train); cfg.Train.BF16 || split {
 		in := int64(m.DecHidden + 2*m.EncHidden + m.Emb)
 		if m.IsTransformer() {
 			in = int64(m.DModel)

@@ -165,6 +165,10 @@ func (s Summary) String() string {
 // dropoutStream is the PCG stream of the dropout masks; the epoch shuffles use stream epoch+1, init stream 0.
 const dropoutStream = 1 << 40
 
+// UsesBF16x3 reports whether training with t multiplies in bfloat16x3 on AMX: train.bf16x3 asks for it,
+// train.bf16 (which takes precedence) does not, and AMX runs here.
+func UsesBF16x3(t TrainConfig) bool { return t.BF16x3 && !t.BF16 && kernels.HasAMX() }
+
 // Train runs the training loop: epochs of shuffled, bucketed batches; a checkpoint every SaveEvery steps, at each
 // epoch end and on interruption; validation after each epoch, keeping the best checkpoint. Batches depend only
 // on (seed, epoch) and dropout masks on (seed, step), so a resumed run reproduces an uninterrupted one.
@@ -181,7 +185,7 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 		if err := r.tr.SetBF16(false); err != nil {
 			return Summary{}, fmt.Errorf("config: train.bf16: %w", err)
 		}
-	} else if cfg.Train.BF16x3 && kernels.HasAMX() {
+	} else if UsesBF16x3(cfg.Train) {
 		if err := r.tr.SetBF16(true); err != nil {
 			return Summary{}, fmt.Errorf("config: train.bf16x3: %w", err)
 		}
