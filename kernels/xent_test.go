@@ -179,6 +179,21 @@ func (c xentAMXCase) run(amx *AMXOutput) (float64, []float32, []float32, []float
 	return loss, dx, dw, db
 }
 
+// requireAMXRanAndRepeats fails t unless float32 products give other figures than amx's products, named
+// products, gave (loss, dx, dw, db: AMX did run), and a second call with amx, whose operands reuse the first's
+// storage, gives the same bits.
+func (c xentAMXCase) requireAMXRanAndRepeats(t *testing.T, products string, amx *AMXOutput, loss float64, dx, dw, db []float32) {
+	t.Helper()
+	loss32, dx32, dw32, _ := c.run(nil)
+	if loss32 == loss || slices.Equal(dx32, dx) || slices.Equal(dw32, dw) {
+		t.Fatalf("%s products gave the float32 figures: AMX did not run", products)
+	}
+	again, dx2, dw2, db2 := c.run(amx)
+	if again != loss || !slices.Equal(dx2, dx) || !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
+		t.Fatalf("a second call gave other figures (loss %.17g, first %.17g)", again, loss)
+	}
+}
+
 // reference is naiveOutputXent of the case in float64, its products' terms passed through round.
 func (c xentAMXCase) reference(round func(float64) float64) (loss float64, dx, dw, db, absDx, absDw []float64) {
 	return naiveOutputXent(c.x64, c.w64, c.b64, c.targets, xentAMXPad, xentAMXRows, xentAMXIn, xentAMXVocab, xentAMXSmoothing, round)
@@ -197,10 +212,9 @@ func TestOutputXentInBF16(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newXentAMXCase(rand.New(rand.NewPCG(9, 10)))
-	run := c.run
 	bf16 := func(v float64) float64 { return float64(FromBF16(ToBF16(float32(v)))) }
 	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := c.reference(bf16)
-	loss, dx, dw, db := run(amx)
+	loss, dx, dw, db := c.run(amx)
 	if d := math.Abs(loss - wantLoss); d > 1e-5*math.Abs(wantLoss) {
 		t.Fatalf("loss %.9g, the rounded terms give %.9g", loss, wantLoss)
 	}
@@ -219,14 +233,7 @@ func TestOutputXentInBF16(t *testing.T) {
 			}
 		}
 	}
-	loss32, dx32, dw32, _ := run(nil)
-	if loss32 == loss || slices.Equal(dx32, dx) || slices.Equal(dw32, dw) {
-		t.Fatal("bfloat16 products gave the float32 figures: AMX did not run")
-	}
-	again, dx2, dw2, db2 := run(amx)
-	if again != loss || !slices.Equal(dx2, dx) || !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
-		t.Fatalf("a second call gave other figures (loss %.17g, first %.17g)", again, loss)
-	}
+	c.requireAMXRanAndRepeats(t, "bfloat16", amx, loss, dx, dw, db)
 }
 
 // TestOutputXentInBF16x3 runs OutputXent's products split (bfloat16x3, NewAMXOutput(true)) over several chunks,
@@ -241,10 +248,9 @@ func TestOutputXentInBF16x3(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newXentAMXCase(rand.New(rand.NewPCG(11, 12)))
-	run := c.run
 	exact := func(v float64) float64 { return v }
 	wantLoss, wantDx, wantDw, wantDb, absDx, absDw := c.reference(exact)
-	loss, dx, dw, db := run(amx)
+	loss, dx, dw, db := c.run(amx)
 	if d := math.Abs(loss - wantLoss); d > 1e-6*math.Abs(wantLoss) {
 		t.Fatalf("loss %.9g, float64 gives %.9g", loss, wantLoss)
 	}
@@ -268,14 +274,7 @@ func TestOutputXentInBF16x3(t *testing.T) {
 		}
 	}
 	t.Logf("worst error of dx and dw: %.3g of Σ|terms|", worst)
-	loss32, dx32, dw32, _ := run(nil)
-	if loss32 == loss || slices.Equal(dx32, dx) || slices.Equal(dw32, dw) {
-		t.Fatal("bfloat16x3 products gave the float32 figures: AMX did not run")
-	}
-	again, dx2, dw2, db2 := run(amx)
-	if again != loss || !slices.Equal(dx2, dx) || !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
-		t.Fatalf("a second call gave other figures (loss %.17g, first %.17g)", again, loss)
-	}
+	c.requireAMXRanAndRepeats(t, "bfloat16x3", amx, loss, dx, dw, db)
 }
 
 // TestAMXOutputsShareTheWeights runs OutputXent on two AMXOutputs made together (NewAMXOutputs), at once on two
