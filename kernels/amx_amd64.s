@@ -270,6 +270,12 @@ DATA iota16<>+56(SB)/4, $14
 DATA iota16<>+60(SB)/4, $15
 GLOBL iota16<>(SB), RODATA|NOPTR, $64
 
+// STRIDES sets the 16 dwords of Z3 to j·stride for j < 16, stride in AX, the gather's indices (Z1, Z2 scratch).
+#define STRIDES \
+	VPBROADCASTD AX, Z1 \
+	VMOVDQU32 iota16<>(SB), Z2 \
+	VPMULLD Z1, Z2, Z3
+
 // func amxGatherPairs(src *uint32, stride int, dst *uint32, pairs int)
 // dst[p*16+c] = src[c*stride+p] for p < pairs and c < 16: the pair rows of a 16-column panel of amxB from 16
 // rows of bfloat16 pairs stride uint32s apart (a transposed matrix's rows, rounded). AVX-512F.
@@ -280,9 +286,7 @@ TEXT ·amxGatherPairs(SB), NOSPLIT, $0-32
 	MOVQ pairs+24(FP), CX
 	TESTQ CX, CX
 	JZ   gatherDone
-	VPBROADCASTD AX, Z1
-	VMOVDQU32 iota16<>(SB), Z2
-	VPMULLD Z1, Z2, Z3 // c·stride
+	STRIDES // c·stride
 
 gatherLoop:
 	KXNORW K1, K1, K1
@@ -307,9 +311,7 @@ TEXT ·amxGatherRoundRow(SB), NOSPLIT, $0-32
 	MOVQ n+24(FP), CX
 	SHRQ $4, CX
 	JZ   gatherRoundDone
-	VPBROADCASTD AX, Z1
-	VMOVDQU32 iota16<>(SB), Z2
-	VPMULLD Z1, Z2, Z3 // j·stride for j < 16
+	STRIDES
 	SHLQ $6, AX        // 16 values on: 16·stride·4 bytes
 	ROUNDCONSTS
 
@@ -338,9 +340,7 @@ TEXT ·amxGatherSplitRow(SB), NOSPLIT, $0-40
 	MOVQ n+32(FP), CX
 	SHRQ $4, CX
 	JZ   gatherSplitDone
-	VPBROADCASTD AX, Z1
-	VMOVDQU32 iota16<>(SB), Z2
-	VPMULLD Z1, Z2, Z3 // j·stride for j < 16
+	STRIDES
 	SHLQ $6, AX        // 16 values on: 16·stride·4 bytes
 	SPLITCONSTS
 
