@@ -1,9 +1,10 @@
 package main
 
 // The helpers of the tests that run attend: run runs a command line in this process, as the binary would; TestMain
-// builds the binary once for the tests that need a process of their own: runFor and runLimited run it to the end
-// within a time or memory bound and capture what it wrote, startAttend starts it for a test that talks to it while
-// it runs (or signals it); waitExit and exitCode read how it ended; writeFile and readBytes set up and read files.
+// builds the binary once, with this test binary's build tags (testBuildTags), for the tests that need a process of
+// their own: runFor and runLimited run it to the end within a time or memory bound and capture what it wrote,
+// startAttend starts it for a test that talks to it while it runs (or signals it); waitExit and exitCode read how
+// it ended; writeFile and readBytes set up and read files.
 
 import (
 	"bytes"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -30,14 +32,35 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	backend.Select(io.Discard) // as the binary's main does, for the commands that run in this process (run)
+	tags, err := testBuildTags()
+	if err != nil {
+		panic(err)
+	}
 	attendBin = filepath.Join(dir, "attend")
-	if out, err := exec.Command("go", "build", "-tags", testBuildTags, "-o", attendBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", tags, "-o", attendBin, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testBuildTags are the build tags of this test binary (go test -tags …), which TestMain builds the attend binary
+// with. Tests compare what that binary does with what runs in this process — TestKillDashNineNeverLosesTheRun
+// kills the binary's runs, resumes them here and requires the weights of a run of this process bit for bit — so
+// both must be one build: above all one BLAS, since gonum's kernels and OpenBLAS's round differently.
+func testBuildTags() (string, error) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", errors.New("the test binary has no build information to read its build tags from")
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" {
+			return s.Value, nil
+		}
+	}
+	return "", nil // built without -tags
 }
 
 // attendRun is one run of the attend binary to its end.

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/synth"
@@ -47,5 +48,27 @@ func TestVersionAndTrainingNameTheBLAS(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "\nBLAS: "+blas+"\n") {
 		t.Fatalf("the training header does not name the BLAS %q:\n%s", blas, stdout)
+	}
+}
+
+// TestTheAttendBinaryIsThisBuild checks that the attend binary TestMain builds, which the tests that need a process
+// of their own start, is the build these tests run in: attend version names the same BLAS, elementwise kernels and
+// AMX in that binary as in this process. The tests compare the two — TestKillDashNineNeverLosesTheRun resumes the
+// binary's killed runs in this process and holds them to a run of this process bit for bit — and a binary built
+// without the tests' tags (go test -tags openblas) multiplies on gonum's kernels, which round otherwise.
+func TestTheAttendBinaryIsThisBuild(t *testing.T) {
+	here, stderr, code := run(t, "", "version")
+	if code != 0 {
+		t.Fatalf("version in this process: exit %d: %s", code, stderr)
+	}
+	binary, stderr, code, hung := runFor(t, time.Minute, "", "version")
+	if code != 0 || hung {
+		t.Fatalf("version in the attend binary: exit %d (hung %v): %s", code, hung, stderr)
+	}
+	// The first line names attend's version, which go build and go test stamp differently; the rest is the build.
+	_, want, _ := strings.Cut(here, "\n")
+	_, got, _ := strings.Cut(binary, "\n")
+	if got != want {
+		t.Fatalf("the attend binary the tests start is another build than theirs:\n%s\nthis process:\n%s", binary, here)
 	}
 }
