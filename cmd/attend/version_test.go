@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/synth"
 )
 
 // TestVersionAndTrainingNameTheBLAS checks that attend version and the header of a training run name the same
-// BLAS, the one main selected: gonum's pure-Go kernels in the binary these tests build (without -tags openblas).
+// BLAS, the one main selected: that of this build (backend.Active once Select ran, as TestMain has it run), gonum's
+// pure-Go kernels without -tags openblas and OpenBLAS with it.
 func TestVersionAndTrainingNameTheBLAS(t *testing.T) {
 	stdout, stderr, code := run(t, "", "version")
 	if code != 0 {
@@ -23,8 +25,8 @@ func TestVersionAndTrainingNameTheBLAS(t *testing.T) {
 			blas = rest
 		}
 	}
-	if !strings.HasPrefix(blas, "gonum (pure Go") {
-		t.Fatalf("version names the BLAS %q, want gonum's:\n%s", blas, stdout)
+	if want := backend.Active(); blas != want {
+		t.Fatalf("version names the BLAS %q, want this build's, %q:\n%s", blas, want, stdout)
 	}
 	// It says whether bfloat16 products on AMX are used, as kernels finds them here.
 	amx := "\nAMX: bfloat16 products on the tile registers"
