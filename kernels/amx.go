@@ -77,16 +77,26 @@ func newAMXA(m, k int) *amxA {
 	return a
 }
 
-// fit makes a an (m, k) matrix, split or not, for round to fill: all zeros, reusing its storage when it is large
-// enough. When a already has that shape its storage is kept as it is: round never writes the padding, so that is
-// still zero, and every other value is rounded anew.
+// fit makes a an (m, k) matrix, split or not, for round to fill, reusing its storage when it is large enough:
+// its padding is zero, and its other values are whatever they were, as round sets each of them anew and never
+// writes the padding. When a already has that shape its storage is kept as it is.
 func (a *amxA) fit(m, k int, split bool) {
 	if a.data != nil && a.m == m && a.k == k && a.split == split {
 		return
 	}
 	a.m, a.k, a.mp, a.split = m, k, amxRoundUp(m), split
 	a.seg, a.kp = amxSegments(k, split)
-	a.data = fitZeros(a.data, a.mp*a.kp)
+	if cap(a.data) < a.mp*a.kp {
+		a.data = make([]uint16, a.mp*a.kp)
+		return
+	}
+	a.data = a.data[:a.mp*a.kp]
+	for i := 0; i < a.m; i++ { // each segment's columns past k
+		for s := i * a.kp; s < (i+1)*a.kp; s += a.seg {
+			clear(a.data[s+a.k : s+a.seg])
+		}
+	}
+	clear(a.data[a.m*a.kp:]) // the rows past m
 }
 
 // round rounds (or splits) the (m, k) matrix whose element (i, j) is x[i*rs+j*cs] into a: rs = k, cs = 1 for a
@@ -98,7 +108,18 @@ func (a *amxA) round(x []float32, rs, cs int) {
 
 // roundWith is round with the AVX-512 kernels (vector) or in plain Go.
 func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
-	for i := 0; i < a.m; i++ {
+	a.roundRowsWith(vector, x, rs, cs, 0, a.m)
+}
+
+// roundRows is round of rows lo to hi of a only, from a row-major x (its row i at x[i*rs:]); the other rows are
+// left as they are, so that goroutines can fill disjoint ranges of rows at once.
+func (a *amxA) roundRows(x []float32, rs, lo, hi int) {
+	a.roundRowsWith(amxVectorRound(), x, rs, 1, lo, hi)
+}
+
+// roundRowsWith is roundWith of rows lo to hi.
+func (a *amxA) roundRowsWith(vector bool, x []float32, rs, cs, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		src, hi := x[i*rs:], a.data[i*a.kp:i*a.kp+a.k]
 		switch {
 		case !a.split && cs == 1:
@@ -191,31 +212,36 @@ func newAMXB(k, n int) *amxB {
 	return b
 }
 
-// fit makes b a (k, n) matrix, split or not, for round to fill: all zeros, reusing its storage when it is large
-// enough. When b already has that shape its storage is kept as it is: round never writes the padding, so that is
-// still zero, and every other value is rounded anew.
+// fit makes b a (k, n) matrix, split or not, for round to fill, reusing its storage when it is large enough:
+// its padding is zero, and its other values are whatever they were, as round sets each of them anew and never
+// writes the padding. When b already has that shape its storage is kept as it is.
 func (b *amxB) fit(k, n int, split bool) {
 	if b.data != nil && b.k == k && b.n == n && b.split == split {
 		return
 	}
 	b.k, b.n, b.np, b.split = k, n, amxRoundUp(n), split
 	b.seg, b.kp = amxSegments(k, split)
-	b.data = fitZeros(b.data, b.np*b.kp/2)
+	if cap(b.data) < b.np*b.kp/2 {
+		b.data = make([]uint32, b.np*b.kp/2)
+		return
+	}
+	b.data = b.data[:b.np*b.kp/2]
+	pairs, used, segPairs := b.kp/2, (b.k+1)/2, b.seg/2 // a panel's pair rows, those round sets, a segment's
+	for j0 := 0; j0 < b.np; j0 += 16 {
+		panel := b.data[j0*pairs : (j0+16)*pairs]
+		cols := min(max(b.n-j0, 0), 16) // the panel's columns that round sets
+		for s := 0; s < pairs; s += segPairs {
+			for p := s; p < s+used; p++ {
+				clear(panel[p*16+cols : p*16+16])
+			}
+			clear(panel[(s+used)*16 : (s+segPairs)*16])
+		}
+	}
 }
 
 // asUint16 returns the uint16s that make up x, two for each value, the low half first (little-endian: amd64, where
 // the AVX-512 kernels run).
 func asUint16(x []uint32) []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(&x[0])), 2*len(x)) }
-
-// fitZeros returns n zeros: buf's first n values cleared when it holds that many, else new storage.
-func fitZeros[E uint16 | uint32](buf []E, n int) []E {
-	if cap(buf) < n {
-		return make([]E, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
-}
 
 // round rounds (or splits) the (k, n) matrix whose element (i, j) is w[i*rs+j*cs] into b's panels: rs = n, cs = 1
 // for a row-major matrix, rs = 1, cs = k for the transpose of a row-major (n, k) one. It walks w in the order of
@@ -245,24 +271,12 @@ func (b *amxB) setPair(p, j int, even, odd float32) {
 
 // roundWith is round with the AVX-512 kernel for row-major pair rows (vector) or in plain Go.
 func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
-	seg := b.seg / 2 * 16
 	if cs == 1 {
-		for p := 0; p < b.k/2; p++ {
-			even, odd := w[2*p*rs:2*p*rs+b.n], w[(2*p+1)*rs:(2*p+1)*rs+b.n]
-			vec := 0
-			if vector && b.n >= 16 {
-				vec = b.n / 16 * 16
-				if i := b.at(p, 0); b.split {
-					amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], vec, 4*b.kp/2*16)
-				} else {
-					amxRoundPairs(&even[0], &odd[0], &b.data[i], vec, 4*b.kp/2*16)
-				}
-			}
-			for j := vec; j < b.n; j++ {
-				b.setPair(p, j, even[j], odd[j])
-			}
-		}
-	} else if vector && rs == 1 && b.k >= 16 {
+		b.roundPairsWith(vector, w, rs, 0, (b.k+1)/2)
+		return
+	}
+	if vector && rs == 1 && b.k >= 16 {
+		seg := b.seg / 2 * 16
 		// Each column's k values are contiguous: round (or split) a panel's 16 columns as rows, whose bfloat16s
 		// side by side are the column's pairs (little-endian), then gather the panel's pair rows 16 uint32s at a
 		// time (a partial last panel in plain Go).
@@ -311,6 +325,40 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 	if b.k%2 == 1 {
 		for j := 0; j < b.n; j++ {
 			b.setPair(b.k/2, j, w[(b.k-1)*rs+j*cs], 0)
+		}
+	}
+}
+
+// roundPairs is round of pair rows lo to hi of b only (rows 2·lo to 2·hi of the matrix; the last pair of an odd
+// k holds one row), from a row-major w (its row i at w[i*rs:]); the other pair rows are left as they are, so that
+// goroutines can fill disjoint ranges of them at once.
+func (b *amxB) roundPairs(w []float32, rs, lo, hi int) {
+	b.roundPairsWith(amxVectorRound(), w, rs, lo, hi)
+}
+
+// roundPairsWith is roundPairs with the AVX-512 kernels (vector) or in plain Go.
+func (b *amxB) roundPairsWith(vector bool, w []float32, rs, lo, hi int) {
+	seg := b.seg / 2 * 16
+	for p := lo; p < hi; p++ {
+		even := w[2*p*rs : 2*p*rs+b.n]
+		if 2*p+1 == b.k { // an odd k's last row, paired with zeros
+			for j := 0; j < b.n; j++ {
+				b.setPair(p, j, even[j], 0)
+			}
+			continue
+		}
+		odd := w[(2*p+1)*rs : (2*p+1)*rs+b.n]
+		vec := 0
+		if vector && b.n >= 16 {
+			vec = b.n / 16 * 16
+			if i := b.at(p, 0); b.split {
+				amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], vec, 4*b.kp/2*16)
+			} else {
+				amxRoundPairs(&even[0], &odd[0], &b.data[i], vec, 4*b.kp/2*16)
+			}
+		}
+		for j := vec; j < b.n; j++ {
+			b.setPair(p, j, even[j], odd[j])
 		}
 	}
 }

@@ -387,3 +387,79 @@ func BenchmarkAMXOutputLayer(b *testing.B) {
 		})
 	}
 }
+
+// TestAMXFitClearsPadding fits operands whose storage is full of nonzero values (as a larger shape leaves it) to
+// smaller shapes, split and not, rounds values into them (row-major and transposed), and checks that every value
+// of the padding is zero and that the product equals that of operands made afresh, bit for bit: fit clears only
+// the padding, and round must set everything else.
+func TestAMXFitClearsPadding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, split := range []bool{false, true} {
+		for _, s := range []struct{ m, k, n int }{{40, 70, 50}, {33, 31, 17}, {64, 64, 64}, {5, 3, 1}, {32, 97, 40}} {
+			for _, transposed := range []bool{false, true} {
+				name := fmt.Sprintf("split=%v/%dx%dx%d/transposed=%v", split, s.m, s.k, s.n, transposed)
+				x, w := make([]float32, s.m*s.k), make([]float32, s.k*s.n)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				for i := range w {
+					w[i] = float32(rng.NormFloat64())
+				}
+				a, b := &amxA{}, &amxB{}
+				a.fit(100, 200, true)
+				b.fit(200, 100, true)
+				for i := range a.data {
+					a.data[i] = 0x3f80 // bfloat16 1
+				}
+				for i := range b.data {
+					b.data[i] = 0x3f803f80
+				}
+				a.fit(s.m, s.k, split)
+				b.fit(s.k, s.n, split)
+				fresh, freshB := &amxA{}, &amxB{}
+				fresh.fit(s.m, s.k, split)
+				freshB.fit(s.k, s.n, split)
+				if transposed { // x as the transpose of a row-major (k, m), w of a row-major (n, k)
+					a.round(x, 1, s.m)
+					fresh.round(x, 1, s.m)
+					b.round(w, 1, s.k)
+					freshB.round(w, 1, s.k)
+				} else {
+					a.round(x, s.k, 1)
+					fresh.round(x, s.k, 1)
+					b.round(w, s.n, 1)
+					freshB.round(w, s.n, 1)
+				}
+				for i := 0; i < a.mp; i++ {
+					for j := 0; j < a.kp; j++ {
+						if v := a.data[i*a.kp+j]; (i >= a.m || j%a.seg >= a.k) && v != 0 {
+							t.Fatalf("%s: a's padding (%d, %d) is %#x", name, i, j, v)
+						}
+					}
+				}
+				for j := 0; j < b.np; j++ {
+					for p := 0; p < b.kp/2; p++ {
+						if v := b.data[b.at(p, j)]; (j >= b.n || p%(b.seg/2) >= (b.k+1)/2) && v != 0 {
+							t.Fatalf("%s: b's padding (pair %d, column %d) is %#x", name, p, j, v)
+						}
+					}
+				}
+				if err := amxPermit(); err != nil {
+					continue // the layouts are checked; the products need AMX
+				}
+				got, want := make([]float32, s.m*s.n), make([]float32, s.m*s.n)
+				if err := amxMul(a, b, got, s.n, false); err != nil {
+					t.Fatal(err)
+				}
+				if err := amxMul(fresh, freshB, want, s.n, false); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: c[%d] = %g, %g afresh", name, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
