@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -132,4 +134,78 @@ func BenchmarkAMXGemm(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestAMXGemmsShareTheWeights packs weights in the AMXGemms of one name of two workers' arenas (their AMX made
+// together, NewAMXOutputs), at once on two goroutines, each from its own copy of the weights, and multiplies each
+// worker's rows: the products must equal an AMXGemm of its own's bit for bit, with one packing between the two
+// (the second Pack finds the weights packed). After the weights change, WeightsChanged must have the next Pack
+// pack them afresh; without it the old packing stays, which the test checks too.
+func TestAMXGemmsShareTheWeights(t *testing.T) {
+	skipWithoutAMX(t)
+	const m, k, n = 40, 70, 96
+	rng := rand.New(rand.NewPCG(31, 32))
+	draw := func(size int) []float32 {
+		v := make([]float32, size)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	scratch, err := NewAMXOutputs(2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gemms [2]*AMXGemm
+	for i := range gemms {
+		arena := NewArena[float32]()
+		arena.AMX = scratch[i]
+		gemms[i] = arena.AMXGemm("w")
+	}
+	if gemms[0].shared == nil || gemms[0].shared != gemms[1].shared {
+		t.Fatal("the workers' AMXGemms of one name do not share a packing")
+	}
+	w := draw(k * n)
+	x := [2][]float32{draw(m * k), draw(m * k)}
+	run := func() [2][]float32 {
+		var got [2][]float32
+		var wg sync.WaitGroup
+		for i := range gemms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				gemms[i].Pack(slices.Clone(w), k, n, false, true)
+				got[i] = make([]float32, m*n)
+				gemms[i].Mul(x[i], m, k, got[i], n, false)
+			}()
+		}
+		wg.Wait()
+		return got
+	}
+	own := func(w []float32, i int) []float32 {
+		g, err := NewAMXGemm()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Pack(w, k, n, false, true)
+		c := make([]float32, m*n)
+		g.Mul(x[i], m, k, c, n, false)
+		return c
+	}
+	check := func(when string, got [2][]float32, w []float32) {
+		t.Helper()
+		for i := range got {
+			if !slices.Equal(got[i], own(w, i)) {
+				t.Fatalf("%s: worker %d's product differs from an AMXGemm of its own's", when, i)
+			}
+		}
+	}
+	check("first packing", run(), w)
+	old := slices.Clone(w)
+	for j := range w {
+		w[j] *= 1.5
+	}
+	check("without WeightsChanged, the old packing", run(), old)
+	scratch[1].WeightsChanged()
+	check("after WeightsChanged", run(), w)
 }

@@ -20,14 +20,16 @@ func NewArena[T Float]() *Arena[T] {
 
 // AMXGemm returns the AMXGemm called name, made on its first call, when the arena is float32 and its AMX products
 // are split (bfloat16x3): a recurrent layer's products by its weights then run on AMX, split as the output
-// layer's. It returns nil otherwise, and the caller keeps its float products.
+// layer's. It returns nil otherwise, and the caller keeps its float products. Where the arena's AMX was made
+// with other workers' (NewAMXOutputs), the AMXGemms of one name in their arenas share one packing of the weights
+// (AMXGemm.Pack), made once after each WeightsChanged.
 func (a *Arena[T]) AMXGemm(name string) *AMXGemm {
 	if _, ok := any(a).(*Arena[float32]); !ok || a.AMX == nil || !a.AMX.split {
 		return nil
 	}
 	g := a.gemms[name]
 	if g == nil {
-		g = &AMXGemm{} // NewAMXOutput checked that AMX runs here
+		g = &AMXGemm{shared: a.AMX.gemmPack(name)} // NewAMXOutput checked that AMX runs here
 		a.gemms[name] = g
 	}
 	return g

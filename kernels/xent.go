@@ -114,8 +114,33 @@ type AMXOutput struct {
 	gb       amxB            // G (rows, v), right operand of xᵀ G
 }
 
-// amxOutputPacks are the output layer's weights packed both ways: w for x w and wᵀ for G wᵀ.
-type amxOutputPacks struct{ w, wt amxPack }
+// amxOutputPacks are the output layer's weights packed both ways, w for x w and wᵀ for G wᵀ, and the packings of
+// other weights that AMXGemms share between the workers (Arena.AMXGemm), by name.
+type amxOutputPacks struct {
+	w, wt amxPack
+	mu    sync.Mutex // guards gemms
+	gemms map[string]*amxPack
+}
+
+// gemmPack returns the packing called name that AMXOutputs made together share, made on its first call, or nil
+// for an AMXOutput of its own, whose AMXGemms each pack their weights.
+func (s *AMXOutput) gemmPack(name string) *amxPack {
+	if !s.shared {
+		return nil
+	}
+	p := s.weights
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gemms == nil {
+		p.gemms = map[string]*amxPack{}
+	}
+	q := p.gemms[name]
+	if q == nil {
+		q = &amxPack{}
+		p.gemms[name] = q
+	}
+	return q
+}
 
 // amxPack is one packing of the weights, with the lock its packer holds and what it was packed from.
 type amxPack struct {
@@ -151,9 +176,16 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 }
 
 // WeightsChanged says that the weights have changed since the last call of OutputXent, so that AMXOutputs made
-// together (NewAMXOutputs) pack them again. Call it while none of them is in use.
+// together (NewAMXOutputs) pack them again, and so do the AMXGemms of their arenas (Arena.AMXGemm). Call it while
+// none of them is in use.
 func (s *AMXOutput) WeightsChanged() {
-	s.weights.w.current, s.weights.wt.current = false, false
+	p := s.weights
+	p.w.current, p.wt.current = false, false
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, q := range p.gemms {
+		q.current = false
+	}
 }
 
 // Split reports whether the products are bfloat16x3 (NewAMXOutput(true)).

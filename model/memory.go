@@ -94,7 +94,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 			if m.InputFeeding {
 				gi += int64(m.DecHidden)
 			}
-			amxBytes += n * 2 * 2 * 2 * gi * 4 * int64(m.DecHidden) // both ways, two bfloat16s of 2 bytes a value
+			amxBytes += 2 * 2 * 2 * gi * 4 * int64(m.DecHidden) // both ways, two bfloat16s of 2 bytes a value, one packing for all workers
 		}
 	}
 	// done adds the AMX scratch to the activations, which each kind of model sets below.
