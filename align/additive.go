@@ -122,8 +122,8 @@ func (m *Additive[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, src
 			// forward: p = tanh(k + q); e = v·p
 			m.hidden(keys[(r*srcLen+i)*d:][:d], q[r*d:(r+1)*d], p)
 			dk := dKeys[(r*srcLen+i)*d:][:d]
+			kernels.Axpy(de, p, gV)
 			for a, pa := range p {
-				gV[a] += de * pa
 				dz := de * m.V.Data[a] * (1 - pa*pa)
 				dk[a] += dz
 				dqr[a] += dz

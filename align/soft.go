@@ -184,8 +184,8 @@ func AttendBackward[T kernels.Float](weights []T, lengths []int, memory, dCtx, d
 			}
 			for j, gj := range g {
 				dw += gj * m[j]
-				dm[j] += w[i] * gj
 			}
+			kernels.Axpy(w[i], g, dm)
 			ds[i] = dw
 		}
 		if lengths[r] <= 0 {
