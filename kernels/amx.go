@@ -108,18 +108,7 @@ func (a *amxA) round(x []float32, rs, cs int) {
 
 // roundWith is round with the AVX-512 kernels (vector) or in plain Go.
 func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
-	a.roundRowsWith(vector, x, rs, cs, 0, a.m)
-}
-
-// roundRows is round of rows lo to hi of a only, from a row-major x (its row i at x[i*rs:]); the other rows are
-// left as they are, so that goroutines can fill disjoint ranges of rows at once.
-func (a *amxA) roundRows(x []float32, rs, lo, hi int) {
-	a.roundRowsWith(amxVectorRound(), x, rs, 1, lo, hi)
-}
-
-// roundRowsWith is roundWith of rows lo to hi.
-func (a *amxA) roundRowsWith(vector bool, x []float32, rs, cs, lo, hi int) {
-	for i := lo; i < hi; i++ {
+	for i := 0; i < a.m; i++ {
 		src, hi := x[i*rs:], a.data[i*a.kp:i*a.kp+a.k]
 		switch {
 		case !a.split && cs == 1:
@@ -271,12 +260,24 @@ func (b *amxB) setPair(p, j int, even, odd float32) {
 
 // roundWith is round with the AVX-512 kernel for row-major pair rows (vector) or in plain Go.
 func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
+	seg := b.seg / 2 * 16
 	if cs == 1 {
-		b.roundPairsWith(vector, w, rs, 0, (b.k+1)/2)
-		return
-	}
-	if vector && rs == 1 && b.k >= 16 {
-		seg := b.seg / 2 * 16
+		for p := 0; p < b.k/2; p++ {
+			even, odd := w[2*p*rs:2*p*rs+b.n], w[(2*p+1)*rs:(2*p+1)*rs+b.n]
+			vec := 0
+			if vector && b.n >= 16 {
+				vec = b.n / 16 * 16
+				if i := b.at(p, 0); b.split {
+					amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], vec, 4*b.kp/2*16)
+				} else {
+					amxRoundPairs(&even[0], &odd[0], &b.data[i], vec, 4*b.kp/2*16)
+				}
+			}
+			for j := vec; j < b.n; j++ {
+				b.setPair(p, j, even[j], odd[j])
+			}
+		}
+	} else if vector && rs == 1 && b.k >= 16 {
 		// Each column's k values are contiguous: round (or split) a panel's 16 columns as rows, whose bfloat16s
 		// side by side are the column's pairs (little-endian), then gather the panel's pair rows 16 uint32s at a
 		// time (a partial last panel in plain Go).
@@ -325,40 +326,6 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 	if b.k%2 == 1 {
 		for j := 0; j < b.n; j++ {
 			b.setPair(b.k/2, j, w[(b.k-1)*rs+j*cs], 0)
-		}
-	}
-}
-
-// roundPairs is round of pair rows lo to hi of b only (rows 2·lo to 2·hi of the matrix; the last pair of an odd
-// k holds one row), from a row-major w (its row i at w[i*rs:]); the other pair rows are left as they are, so that
-// goroutines can fill disjoint ranges of them at once.
-func (b *amxB) roundPairs(w []float32, rs, lo, hi int) {
-	b.roundPairsWith(amxVectorRound(), w, rs, lo, hi)
-}
-
-// roundPairsWith is roundPairs with the AVX-512 kernels (vector) or in plain Go.
-func (b *amxB) roundPairsWith(vector bool, w []float32, rs, lo, hi int) {
-	seg := b.seg / 2 * 16
-	for p := lo; p < hi; p++ {
-		even := w[2*p*rs : 2*p*rs+b.n]
-		if 2*p+1 == b.k { // an odd k's last row, paired with zeros
-			for j := 0; j < b.n; j++ {
-				b.setPair(p, j, even[j], 0)
-			}
-			continue
-		}
-		odd := w[(2*p+1)*rs : (2*p+1)*rs+b.n]
-		vec := 0
-		if vector && b.n >= 16 {
-			vec = b.n / 16 * 16
-			if i := b.at(p, 0); b.split {
-				amxSplitPairs(&even[0], &odd[0], &b.data[i], &b.data[i+seg], vec, 4*b.kp/2*16)
-			} else {
-				amxRoundPairs(&even[0], &odd[0], &b.data[i], vec, 4*b.kp/2*16)
-			}
-		}
-		for j := vec; j < b.n; j++ {
-			b.setPair(p, j, even[j], odd[j])
 		}
 	}
 }
