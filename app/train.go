@@ -22,6 +22,7 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/internal/plural"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
@@ -241,6 +242,12 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	} else if model.UsesBF16x3(cfg.Train) {
 		fmt.Fprintln(req.Stdout, "output layer and decoder: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)")
 	}
+	arithmetic := trainArithmetic(cfg.Train, opts.Workers)
+	if was := opts.Progress.Arithmetic; start != nil && was != "" && was != arithmetic {
+		fmt.Fprintf(req.Stdout, "note: the checkpoint's steps were computed with %s, this run's with %s: it goes on from where the "+
+			"checkpoint stopped, but rounds otherwise, so it will not repeat an uninterrupted run bit for bit\n", was, arithmetic)
+	}
+	opts.Progress.Arithmetic = arithmetic
 	unknown := corpus.Encode(m.SrcVocab, m.TgtVocab)
 	opts.Corpus = corpus.Pairs
 	opts.Progress.GuideFile, opts.Progress.GuideSHA256 = "", ""
@@ -477,6 +484,18 @@ func useThreads(stdout io.Writer, train *model.TrainConfig) int {
 // trainWorkers is the number of workers of train.workers (model.TrainConfig.WorkerCount) for this process,
 // whose threads useThreads has set.
 func trainWorkers(train model.TrainConfig) int { return train.WorkerCount(runtime.GOMAXPROCS(0)) }
+
+// trainArithmetic describes how a run with train and workers computes its sums, for Progress.Arithmetic: the
+// BLAS, the elementwise kernels, the products on AMX and the workers, each of which changes how sums round.
+func trainArithmetic(train model.TrainConfig, workers int) string {
+	products := "float32 products"
+	if train.BF16 {
+		products = "bfloat16 products on AMX"
+	} else if model.UsesBF16x3(train) {
+		products = "bfloat16x3 products on AMX"
+	}
+	return fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), products, plural.Count(workers, "worker"))
+}
 
 // newModel builds the vocabularies of the corpus and a model over them, initialised from train.seed.
 // Vocabularies that leave too much of the corpus <unk> (checkVocabularies) and a model that does not fit in

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
@@ -166,6 +167,48 @@ func TestResumeOnAnotherCorpusWarnsOfUnknownWords(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "warning: 100.0% of the words of "+other) {
 		t.Fatalf("no warning about unknown words:\n%s", stdout.String())
+	}
+}
+
+// TestResumeWithOtherArithmeticSaysSo trains with one worker, checks that the checkpoint records how its sums
+// were computed, and resumes it: with the same arithmetic silently, and with two workers (which sum the gradient
+// in another order) with a note naming both, since the run cannot then repeat an uninterrupted one bit for bit.
+func TestResumeWithOtherArithmeticSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 5)
+	out := filepath.Join(dir, "m.ckpt")
+	cfg := tinyTrainConfig()
+	cfg.Train.MaxSteps, cfg.Train.Workers = 2, 1
+	if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := trainArithmetic(cfg.Train, 1)
+	if ck.Progress.Arithmetic != one || !strings.Contains(one, "1 worker") || !strings.Contains(one, backend.Active()) {
+		t.Fatalf("the checkpoint records the arithmetic %q, want %q", ck.Progress.Arithmetic, one)
+	}
+	resume := func(steps, workers int) string {
+		t.Helper()
+		var stdout bytes.Buffer
+		more := func(c *model.Config) error { c.Train.MaxSteps, c.Train.Workers = steps, workers; return nil }
+		if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Resume: out,
+			Overrides: more, Stdout: &stdout}); err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String()
+	}
+	if got := resume(3, 1); strings.Contains(got, "note: the checkpoint's steps were computed") {
+		t.Fatalf("a resume with the same arithmetic has a note about it:\n%s", got)
+	}
+	two := trainArithmetic(cfg.Train, 2)
+	if got := resume(4, 2); !strings.Contains(got, "note: the checkpoint's steps were computed with "+one+", this run's with "+two) {
+		t.Fatalf("a resume with two workers instead of one says nothing of it:\n%s", got)
+	}
+	if ck, err := model.Load(out); err != nil || ck.Progress.Arithmetic != two {
+		t.Fatalf("after the resume with two workers the checkpoint records %q (%v), want %q", ck.Progress.Arithmetic, err, two)
 	}
 }
 

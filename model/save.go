@@ -40,6 +40,11 @@ type Progress struct {
 	// that a resumed run reads the links instead of aligning the corpus again; both are empty otherwise.
 	GuideFile   string `json:"guide_file,omitempty"`
 	GuideSHA256 string `json:"guide_sha256,omitempty"`
+	// Arithmetic says how the run's sums were computed (the BLAS, the elementwise kernels, the products on AMX
+	// and the number of workers: what makes two builds or machines round differently), so that a run resumed
+	// with other arithmetic can say that it will not repeat an uninterrupted run bit for bit; empty in
+	// checkpoints written before it existed.
+	Arithmetic string `json:"arithmetic,omitempty"`
 }
 
 // CorpusFiles names the files of a parallel corpus: Src and Tgt, line-aligned, or one TSV file.
