@@ -62,10 +62,12 @@ fuzz:
 demo: build
 	./$(BIN) demo --out demo-out
 
-# bench times every kernel and op (Go benchmarks, GFLOP/s), then attend against the PyTorch reference
-# implementation on Multi30k (scripts/bench.sh: MULTI30K=dir and TORCH_SCRIPT=file needed, CONFIG=small|base, RUNS=3).
+# bench times every kernel and op (Go benchmarks, GFLOP/s, and the training step's share of the GEMM roofline:
+# scripts/roofline.sh), then attend against the PyTorch reference implementation on Multi30k (scripts/bench.sh:
+# MULTI30K=dir and TORCH_SCRIPT=file needed, CONFIG=small|base, RUNS=3).
 bench: build
-	ATTEND=$(BIN); . scripts/openblas-core.sh && $(GO) test $(TAGS) -run '^$$' -bench . -benchtime 10x ./kernels/ ./model/
+	ATTEND=$(BIN); . scripts/openblas-core.sh && { $(GO) test $(TAGS) -run '^$$' -bench . -benchtime 10x ./kernels/ ./model/ 2>&1; \
+		echo "exit $$?"; } | scripts/roofline.sh
 	scripts/bench.sh
 
 # docs writes docs/config.md, the reference of every config key, from the config's own definitions: model.Keys
