@@ -134,6 +134,53 @@ func BenchmarkOutputXent(b *testing.B) {
 	}
 }
 
+// BenchmarkOutputXentWorkers times the output layer as training's two workers run it by default: each its half
+// of one step's 874 rows (640 inputs, 5,898 words, chunks of 256) at once, in bfloat16x3 on AMX with one shared
+// packing of the weights, made afresh each iteration (WeightsChanged, as the trainer marks every step). GFLOP/s
+// count both workers' three products, float32-equivalent.
+func BenchmarkOutputXentWorkers(b *testing.B) {
+	const n, in, v, chunk = 437, 640, 5898, 256 // a worker's rows
+	rng := rand.New(rand.NewPCG(1, 2))
+	fill := func(n int, scale float64) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64() * scale)
+		}
+		return s
+	}
+	w, bias := fill(in*v, 0.04), fill(v, 0.04)
+	amx, err := NewAMXOutputs(2, true)
+	if err != nil {
+		b.Skipf("no AMX: %v", err)
+	}
+	type work struct {
+		x, dx, dw, db, scratch []float32
+		targets                []int
+	}
+	var ws [2]work
+	for i := range ws {
+		ws[i] = work{x: fill(n*in, 1), dx: make([]float32, n*in), dw: make([]float32, in*v), db: make([]float32, v),
+			scratch: make([]float32, chunk*v), targets: make([]int, n)}
+		for r := range ws[i].targets {
+			ws[i].targets[r] = rng.IntN(v)
+		}
+	}
+	for range b.N {
+		amx[0].WeightsChanged()
+		var wg sync.WaitGroup
+		for k := range ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := ws[k]
+				OutputXent(c.x, w, bias, c.targets, -1, n, in, v, chunk, 0, c.dx, c.dw, c.db, c.scratch, amx[k])
+			}()
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(2*3*2*n*in*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
 // xentAMXCase is OutputXent's case for its AMX products: 100 rows (every ninth a pad row) of 40 inputs, 300 words,
 // chunks of 32 rows, label smoothing 0.1, with the float64 copies of its values for the reference.
 type xentAMXCase struct {
