@@ -475,14 +475,7 @@ func BenchmarkAMXOutputSplit(b *testing.B) {
 	skipWithoutAMX(b)
 	const n, in, v, chunk = 874, 640, 5898, 256
 	rng := rand.New(rand.NewPCG(1, 2))
-	fill := func(n int, scale float64) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64() * scale)
-		}
-		return s
-	}
-	x, w := fill(n*in, 1), fill(in*v, 0.04)
+	x, w := normals(rng, n*in, 1), normals(rng, in*v, 0.04)
 	type share struct{ row0, row1, col0, col1 int } // a goroutine's rows and words
 	type scratch struct {
 		w, wt     amxB // its packing of the weights (by vocabulary)

@@ -145,13 +145,6 @@ func TestAMXGemmsShareTheWeights(t *testing.T) {
 	skipWithoutAMX(t)
 	const m, k, n = 40, 70, 96
 	rng := rand.New(rand.NewPCG(31, 32))
-	draw := func(size int) []float32 {
-		v := make([]float32, size)
-		for i := range v {
-			v[i] = float32(rng.NormFloat64())
-		}
-		return v
-	}
 	scratch, err := NewAMXOutputs(2, true)
 	if err != nil {
 		t.Fatal(err)
@@ -165,8 +158,8 @@ func TestAMXGemmsShareTheWeights(t *testing.T) {
 	if gemms[0].shared == nil || gemms[0].shared != gemms[1].shared {
 		t.Fatal("the workers' AMXGemms of one name do not share a packing")
 	}
-	w := draw(k * n)
-	x := [2][]float32{draw(m * k), draw(m * k)}
+	w := normals(rng, k*n, 1)
+	x := [2][]float32{normals(rng, m*k, 1), normals(rng, m*k, 1)}
 	run := func() [2][]float32 {
 		var got [2][]float32
 		var wg sync.WaitGroup

@@ -106,19 +106,21 @@ func TestOutputXentMatchesNaive(t *testing.T) {
 	}
 }
 
+// normals returns n values drawn from rng, normal with standard deviation scale, for benchmarks' operands.
+func normals(rng *rand.Rand, n int, scale float64) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(rng.NormFloat64() * scale)
+	}
+	return s
+}
+
 // BenchmarkOutputXent times the fused output layer of the "small" model on one Multi30k-sized batch: 1024 target
 // positions (64 sentences × 16 steps), 640 features ([s ; context ; emb]), a 5,898-word vocabulary.
 func BenchmarkOutputXent(b *testing.B) {
 	const n, in, v = 1024, 640, 5898
 	rng := rand.New(rand.NewPCG(1, 2))
-	fill := func(n int, scale float64) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64() * scale)
-		}
-		return s
-	}
-	x, w, bias := fill(n*in, 1), fill(in*v, 0.04), fill(v, 0.04)
+	x, w, bias := normals(rng, n*in, 1), normals(rng, in*v, 0.04), normals(rng, v, 0.04)
 	targets := make([]int, n)
 	for r := range targets {
 		targets[r] = rng.IntN(v)
@@ -141,14 +143,7 @@ func BenchmarkOutputXent(b *testing.B) {
 func BenchmarkOutputXentWorkers(b *testing.B) {
 	const n, in, v, chunk = 437, 640, 5898, 256 // a worker's rows
 	rng := rand.New(rand.NewPCG(1, 2))
-	fill := func(n int, scale float64) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64() * scale)
-		}
-		return s
-	}
-	w, bias := fill(in*v, 0.04), fill(v, 0.04)
+	w, bias := normals(rng, in*v, 0.04), normals(rng, v, 0.04)
 	amx, err := NewAMXOutputs(2, true)
 	if err != nil {
 		b.Skipf("no AMX: %v", err)
@@ -159,7 +154,7 @@ func BenchmarkOutputXentWorkers(b *testing.B) {
 	}
 	var ws [2]work
 	for i := range ws {
-		ws[i] = work{x: fill(n*in, 1), dx: make([]float32, n*in), dw: make([]float32, in*v), db: make([]float32, v),
+		ws[i] = work{x: normals(rng, n*in, 1), dx: make([]float32, n*in), dw: make([]float32, in*v), db: make([]float32, v),
 			scratch: make([]float32, chunk*v), targets: make([]int, n)}
 		for r := range ws[i].targets {
 			ws[i].targets[r] = rng.IntN(v)
