@@ -237,10 +237,8 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if opts.Workers > 1 {
 		fmt.Fprintf(req.Stdout, "workers: %d step each batch together, each with single-threaded products (train.workers)\n", opts.Workers)
 	}
-	if cfg.Train.BF16 {
-		fmt.Fprintln(req.Stdout, "output layer: bfloat16 products on AMX, float32 weights and sums (train.bf16)")
-	} else if model.UsesBF16x3(cfg.Train) {
-		fmt.Fprintln(req.Stdout, "output layer and decoder: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)")
+	if _, line := trainProducts(cfg.Train); line != "" {
+		fmt.Fprintln(req.Stdout, line)
 	}
 	arithmetic := trainArithmetic(cfg.Train, opts.Workers)
 	if was := opts.Progress.Arithmetic; start != nil && was != "" && was != arithmetic {
@@ -485,15 +483,22 @@ func useThreads(stdout io.Writer, train *model.TrainConfig) int {
 // whose threads useThreads has set.
 func trainWorkers(train model.TrainConfig) int { return train.WorkerCount(runtime.GOMAXPROCS(0)) }
 
+// trainProducts names the products a run with train multiplies in, and the line of the training header that
+// says so (empty for float32 products, which need no line).
+func trainProducts(train model.TrainConfig) (name, line string) {
+	switch {
+	case train.BF16:
+		return "bfloat16 products on AMX", "output layer: bfloat16 products on AMX, float32 weights and sums (train.bf16)"
+	case model.UsesBF16x3(train):
+		return "bfloat16x3 products on AMX", "output layer and decoder: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)"
+	}
+	return "float32 products", ""
+}
+
 // trainArithmetic describes how a run with train and workers computes its sums, for Progress.Arithmetic: the
 // BLAS, the elementwise kernels, the products on AMX and the workers, each of which changes how sums round.
 func trainArithmetic(train model.TrainConfig, workers int) string {
-	products := "float32 products"
-	if train.BF16 {
-		products = "bfloat16 products on AMX"
-	} else if model.UsesBF16x3(train) {
-		products = "bfloat16x3 products on AMX"
-	}
+	products, _ := trainProducts(train)
 	return fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), products, plural.Count(workers, "worker"))
 }
 
