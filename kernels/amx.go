@@ -201,11 +201,14 @@ func newAMXB(k, n int) *amxB {
 	return b
 }
 
+// is reports whether b is a (k, n) matrix, split or not.
+func (b *amxB) is(k, n int, split bool) bool { return b.k == k && b.n == n && b.split == split }
+
 // fit makes b a (k, n) matrix, split or not, for round to fill, reusing its storage when it is large enough:
 // its padding is zero, and its other values are whatever they were, as round sets each of them anew and never
 // writes the padding. When b already has that shape its storage is kept as it is.
 func (b *amxB) fit(k, n int, split bool) {
-	if b.data != nil && b.k == k && b.n == n && b.split == split {
+	if b.data != nil && b.is(k, n, split) {
 		return
 	}
 	b.k, b.n, b.np, b.split = k, n, amxRoundUp(n), split

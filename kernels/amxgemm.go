@@ -35,7 +35,7 @@ func (g *AMXGemm) Pack(w []float32, k, n int, transposed, split bool) {
 	if q := g.shared; q != nil {
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		if q.current && q.b.k == k && q.b.n == n && q.b.split == split {
+		if q.current && q.b.is(k, n, split) {
 			return // packed by another worker since the weights last changed
 		}
 		b, q.current = &q.b, true

@@ -238,7 +238,7 @@ func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
 // ensure packs w's (k, n) matrix whose element (i, j) is w[i*rs+j*cs] unless the pack is current, from w, with
 // that shape and split. Its caller holds the lock.
 func (q *amxPack) ensure(w []float32, k, n, rs, cs int, split bool) {
-	if q.current && q.from == &w[0] && q.b.k == k && q.b.n == n && q.b.split == split {
+	if q.current && q.from == &w[0] && q.b.is(k, n, split) {
 		return
 	}
 	q.b.fit(k, n, split)
