@@ -18,6 +18,10 @@ import "sync"
 // G wᵀ and xᵀ G. The softmax, the loss, db and everything outside the products stay float32 (the loss's sums
 // float64).
 func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, amx *AMXOutput) (loss float64) {
+	if amx != nil && amx.teamOn() {
+		return amx.teamXent(any(x).([]float32), any(w).([]float32), any(b).([]float32), targets, pad, n, in, v, chunk, smoothing,
+			any(dx).([]float32), any(dw).([]float32), any(db).([]float32), any(scratch).([]float32))
+	}
 	clear(dw)
 	clear(db)
 	var mul outputProducts[T] = gemmProducts[T]{}
@@ -112,6 +116,8 @@ type AMXOutput struct {
 	weights  *amxOutputPacks // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
 	x, xt, g amxA            // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
 	gb       amxB            // G (rows, v), right operand of xᵀ G
+	rank     int             // its rank in its OutputTeam while the team is on
+	logits   []float32       // a team's chunk of logits when OutputXent's scratch is too short for it
 }
 
 // amxOutputPacks are the output layer's weights packed both ways, w for x w and wᵀ for G wᵀ, and the packings of
@@ -120,6 +126,7 @@ type amxOutputPacks struct {
 	w, wt amxPack
 	mu    sync.Mutex // guards gemms
 	gemms map[string]*amxPack
+	team  *OutputTeam // the AMXOutputs' team, which shares out the vocabulary (made together only)
 }
 
 // gemmPack returns the packing called name that AMXOutputs made together share, made on its first call, or nil
@@ -168,6 +175,8 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 		return nil, err
 	}
 	packs := &amxOutputPacks{}
+	packs.team = &OutputTeam{packs: packs}
+	packs.team.cond.L = &packs.team.mu
 	outs := make([]*AMXOutput, n)
 	for i := range outs {
 		outs[i] = &AMXOutput{split: split, shared: true, weights: packs}
@@ -181,6 +190,11 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 func (s *AMXOutput) WeightsChanged() {
 	p := s.weights
 	p.w.current, p.wt.current = false, false
+	if p.team != nil {
+		for i := range p.team.extra {
+			p.team.extra[i].w.current, p.team.extra[i].wt.current = false, false
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, q := range p.gemms {
@@ -192,11 +206,16 @@ func (s *AMXOutput) WeightsChanged() {
 func (s *AMXOutput) Split() bool { return s.split }
 
 // AMXOutputBytes is the memory of n AMXOutputs made together (NewAMXOutputs; one for NewAMXOutput) for an output
-// layer of in inputs and v words and chunks of chunk rows, split (bfloat16x3) or not: one packing of the weights
-// and each one's chunk operands.
+// layer of in inputs and v words and chunks of chunk rows, split (bfloat16x3) or not: one packing of the weights,
+// the packings of their team's other shares (OutputTeam: about (n−1)/n more) and each one's chunk operands.
+// It leaves out the team's shares of dx, (n−1) × the batch's rows × in float32s.
 func AMXOutputBytes(in, v, chunk int, split bool, n int) int {
 	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
-	bytes := 2 * (2*in*v + n*(2*chunk*in+2*chunk*v))
+	shares := 0
+	if n > 1 {
+		shares = 2 * in * amxRoundUp(v-v/n)
+	}
+	bytes := 2 * (2*in*v + shares + n*(2*chunk*in+2*chunk*v))
 	if split { // two bfloat16s a value
 		return 2 * bytes
 	}

@@ -160,20 +160,28 @@ func BenchmarkOutputXentWorkers(b *testing.B) {
 			ws[i].targets[r] = rng.IntN(v)
 		}
 	}
-	for range b.N {
-		amx[0].WeightsChanged()
-		var wg sync.WaitGroup
-		for k := range ws {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c := ws[k]
-				OutputXent(c.x, w, bias, c.targets, -1, n, in, v, chunk, 0, c.dx, c.dw, c.db, c.scratch, amx[k])
-			}()
-		}
-		wg.Wait()
+	for _, shared := range []string{"rows", "vocabulary"} {
+		b.Run(shared, func(b *testing.B) {
+			for range b.N {
+				amx[0].WeightsChanged()
+				if shared == "vocabulary" {
+					amx[0].Team().Begin(amx)
+				}
+				var wg sync.WaitGroup
+				for k := range ws {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						c := ws[k]
+						OutputXent(c.x, w, bias, c.targets, -1, n, in, v, chunk, 0, c.dx, c.dw, c.db, c.scratch, amx[k])
+					}()
+				}
+				wg.Wait()
+				amx[0].Team().End()
+			}
+			b.ReportMetric(2*3*2*n*in*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
-	b.ReportMetric(2*3*2*n*in*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // xentAMXCase is OutputXent's case for its AMX products: 100 rows (every ninth a pad row) of 40 inputs, 300 words,

@@ -169,6 +169,7 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int, pr
 		data.BatchOptions{BatchSize: cfg.Data.Batch, ChunkBatches: cfg.Data.BucketChunk, RoundLen: cfg.Data.RoundLen, Shuffle: true}, rng)
 	tr := NewTrainer(m, 1e-3, 1, cfg.Train.GraphCache)
 	tr.SetWorkers(workers)
+	tr.SplitVocabulary = cfg.Train.SplitVocabulary
 	if products != "float32" {
 		if err := tr.SetBF16(products == "bf16x3"); err != nil {
 			b.Fatal(err)

@@ -182,6 +182,12 @@ type TrainConfig struct {
 	// where train.bf16's single rounding errs by 2^-9. On by default: where AMX cannot run, or with float64
 	// weights, training keeps float32 products; train.bf16 takes precedence; false keeps float32 products.
 	BF16x3 bool `yaml:"bf16x3"`
+	// SplitVocabulary has training's workers, when their output layers multiply on AMX (train.bf16x3 or
+	// train.bf16), share the output layer's vocabulary out between them, each taking every worker's rows through
+	// its share of the words, rather than each its own rows through all of them: each core then reads only its
+	// share of the layer's weights, which bounds the layer's speed. The same sums in another order, so the numbers
+	// differ from false's in float32's last bits. With one worker, or float32 products, it changes nothing.
+	SplitVocabulary bool `yaml:"split_vocabulary"`
 	// MaxBadSteps stops training after this many steps in a row whose loss or gradient norm is not finite (each
 	// such step is skipped, its update not applied).
 	MaxBadSteps int `yaml:"max_bad_steps"`
@@ -257,7 +263,7 @@ func Default() Config {
 			DModel: 256, FF: 1024, Positions: "sinusoidal", MaxPositions: 256},
 		Data: DataConfig{MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordBPE, Merges: 8000},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
-			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, BF16x3: true},
+			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, BF16x3: true, SplitVocabulary: true},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }

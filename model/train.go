@@ -264,6 +264,7 @@ func newRun(ctx context.Context, o TrainOptions) *run {
 	r.tr.SetWorkers(o.Workers)
 	r.tr.LabelSmoothing = cfg.Train.LabelSmoothing
 	r.tr.Guide, r.tr.GuideWeight = o.Guide, cfg.Train.GuidedAlignmentWeight
+	r.tr.SplitVocabulary = cfg.Train.SplitVocabulary
 	if o.Adam != nil {
 		r.tr.Optimizer = o.Adam
 		r.tr.Optimizer.LR = cfg.Train.LR

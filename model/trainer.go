@@ -34,6 +34,10 @@ type Trainer[T kernels.Float] struct {
 	// step, since compiled graphs keep them. With several workers Guide is called from their goroutines at once.
 	Guide       func(i int) []align.Link
 	GuideWeight float64
+	// SplitVocabulary has several workers on AMX (SetBF16) share the output layer's vocabulary out between them
+	// rather than each take its rows through all of it (kernels.OutputTeam, train.split_vocabulary): the same
+	// sums in another order. Set it before the first step.
+	SplitVocabulary bool
 	// workers step a batch together, each its share of the rows on a goroutine of its own (SetWorkers); there
 	// is always one, workers[0], and with one it steps the whole batch on the caller's goroutine.
 	workers   []*worker[T]
@@ -218,6 +222,18 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
 	}
+	// The workers with rows share the output layer's vocabulary out between them (kernels.OutputTeam).
+	team := t.outputTeam()
+	if team != nil {
+		var members []*kernels.AMXOutput
+		for _, w := range t.workers {
+			if w.tg != nil {
+				members = append(members, w.arena.AMX)
+			}
+		}
+		team.Begin(members)
+		defer team.End()
+	}
 	var wg sync.WaitGroup
 	for i, w := range t.workers {
 		if w.tg == nil {
@@ -227,7 +243,9 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 		wg.Go(func() {
 			w.tg.feed(&w.part, t.Guide)
 			w.tg.takeNoise(masks, noise, b.Rows, lo)
-			w.err = w.tg.forwardBackward()
+			if w.err = w.tg.forwardBackward(); w.err != nil && team != nil {
+				team.Abort() // the others' output layers must not wait for this worker's
+			}
 		})
 	}
 	wg.Wait()
@@ -240,6 +258,17 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 		return err
 	}
 	return nil
+}
+
+// outputTeam is the team of the workers' output layers (kernels.OutputTeam) when they share the vocabulary out:
+// with several workers on AMX (SetBF16) and SplitVocabulary set, in fused graphs. nil: each worker's output layer
+// takes its own rows through the whole vocabulary.
+func (t *Trainer[T]) outputTeam() *kernels.OutputTeam {
+	amx := t.workers[0].arena.AMX
+	if len(t.workers) < 2 || amx == nil || t.Unfused || !t.SplitVocabulary {
+		return nil
+	}
+	return amx.Team()
 }
 
 // drawBuffers are the buffers of the dropout masks and noise of a graph like tg (its masks, in its order) for a

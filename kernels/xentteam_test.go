@@ -1,0 +1,142 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// runTeam runs OutputXent on case c with its rows shared out between len(sizes) AMXOutputs made together, member
+// m taking sizes[m] rows, as one team (OutputTeam), and returns the summed loss, the members' dx side by side and
+// the sums of their dw and db, and each member's own dw.
+func (c xentAMXCase) runTeam(t *testing.T, split bool, sizes []int) (loss float64, dx, dw, db []float32, dws [][]float32) {
+	t.Helper()
+	n, in, v := xentAMXRows, xentAMXIn, xentAMXVocab
+	outs, err := NewAMXOutputs(len(sizes), split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := outs[0].Team()
+	team.Begin(outs)
+	defer team.End()
+	dx, dw, db = make([]float32, n*in), make([]float32, in*v), make([]float32, v)
+	dws, dbs, losses := make([][]float32, len(sizes)), make([][]float32, len(sizes)), make([]float64, len(sizes))
+	var wg sync.WaitGroup
+	first := 0
+	for m, rows := range sizes {
+		from := first
+		first += rows
+		dws[m], dbs[m] = make([]float32, in*v), make([]float32, v)
+		wg.Go(func() {
+			scratch := make([]float32, min(xentAMXChunk, rows)*v) // as graph.OutputXent sizes it: short for a team's chunks
+			losses[m] = OutputXent(c.x[from*in:(from+rows)*in], c.w, c.b, c.targets[from:from+rows], xentAMXPad, rows, in, v,
+				xentAMXChunk, xentAMXSmoothing, dx[from*in:(from+rows)*in], dws[m], dbs[m], scratch, outs[m])
+		})
+	}
+	wg.Wait()
+	for m := range sizes {
+		loss += losses[m]
+		Axpy(1, dws[m], dw)
+		Axpy(1, dbs[m], db)
+	}
+	return loss, dx, dw, db, dws
+}
+
+// TestOutputTeamMatchesTheWholeLayer shares a case's rows out between teams of two and three members of uneven
+// shares (one member with a single row), split (bfloat16x3) and not, and checks the summed figures against the
+// float64 computation with TestOutputXentInBF16x3's and TestOutputXentInBF16's tolerances; that each member's dw
+// holds its own share of the words only (the team did share the vocabulary out); and that a call after End runs
+// alone and gives an AMXOutput of its own's figures bit for bit.
+func TestOutputTeamMatchesTheWholeLayer(t *testing.T) {
+	skipWithoutAMX(t)
+	c := newXentAMXCase(rand.New(rand.NewPCG(31, 32)))
+	bf16 := func(v float64) float64 { return float64(FromBF16(ToBF16(float32(v)))) }
+	for _, split := range []bool{true, false} {
+		round, lossTol := exact, 1e-6
+		if !split {
+			round, lossTol = bf16, 1e-5
+		}
+		wantLoss, wantDx, wantDw, wantDb, absDx, absDw := c.reference(round)
+		for _, sizes := range [][]int{{37, 63}, {1, 50, 49}, {60, 40}} {
+			loss, dx, dw, db, dws := c.runTeam(t, split, sizes)
+			if d := math.Abs(loss - wantLoss); d > lossTol*math.Abs(wantLoss) {
+				t.Fatalf("split %v, rows %v: loss %.9g, float64 gives %.9g", split, sizes, loss, wantLoss)
+			}
+			for _, f := range []struct {
+				name      string
+				got       []float32
+				want, abs []float64
+			}{{"dx", dx, wantDx, absDx}, {"dw", dw, wantDw, absDw}, {"db", db, wantDb, nil}} {
+				for i, want := range f.want {
+					tol := 2e-5
+					switch {
+					case f.abs != nil && split:
+						tol = 1e-7 + f.abs[i]*4/(1<<17)
+					case f.abs != nil:
+						tol = 1e-6 + f.abs[i]/256
+					}
+					if d := math.Abs(float64(f.got[i]) - want); d > tol {
+						t.Fatalf("split %v, rows %v: %s[%d] = %.9g, float64 gives %.9g (off by %.3g, tolerance %.3g)",
+							split, sizes, f.name, i, f.got[i], want, d, tol)
+					}
+				}
+			}
+			for m, own := range dws {
+				lo, hi := shareOf(xentAMXVocab, len(sizes), m)
+				for i, g := range own {
+					if j := i % xentAMXVocab; (j < lo || j >= hi) && g != 0 {
+						t.Fatalf("split %v, rows %v: member %d's dw has %g in column %d, outside its share [%d, %d)", split, sizes, m, g, j, lo, hi)
+					}
+				}
+			}
+		}
+		// After End, one call runs the whole layer alone.
+		outs, err := NewAMXOutputs(2, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		team := outs[0].Team()
+		team.Begin(outs)
+		team.End()
+		own, err := NewAMXOutput(split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss, dx, dw, db := c.run(outs[1])
+		wantL, wantDx32, wantDw32, wantDb32 := c.run(own)
+		if loss != wantL || !slices.Equal(dx, wantDx32) || !slices.Equal(dw, wantDw32) || !slices.Equal(db, wantDb32) {
+			t.Fatalf("split %v: a call after End differs from an AMXOutput of its own", split)
+		}
+	}
+}
+
+// TestOutputTeamAbort has one member of a team of two call OutputXent while the other never comes, and requires
+// Abort to release it with a NaN loss.
+func TestOutputTeamAbort(t *testing.T) {
+	skipWithoutAMX(t)
+	c := newXentAMXCase(rand.New(rand.NewPCG(33, 34)))
+	outs, err := NewAMXOutputs(2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := outs[0].Team()
+	team.Begin(outs)
+	defer team.End()
+	done := make(chan float64)
+	go func() {
+		loss, _, _, _ := c.run(outs[0])
+		done <- loss
+	}()
+	select {
+	case loss := <-done:
+		t.Fatalf("a member's call returned %g without the other member", loss)
+	case <-time.After(50 * time.Millisecond):
+	}
+	team.Abort()
+	if loss := <-done; !math.IsNaN(loss) {
+		t.Fatalf("an aborted call returned %g, want NaN", loss)
+	}
+}
