@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -141,4 +142,58 @@ func TestBF16TrainsATransformer(t *testing.T) {
 func TestBF16x3StepsFollowFloat32(t *testing.T) {
 	skipWithoutAMX(t)
 	requireLossesFollow(t, "bf16x3", amxStepLosses(t, "bf16x3", true), amxStepLosses(t, "float32", true), 1e-4)
+}
+
+// TestWorkersShareTheVocabulary computes one batch's gradients (label smoothing, dropout) with bfloat16x3 products
+// on two and three workers, the output layer's vocabulary of 110 words shared out between them
+// (Trainer.SplitVocabulary, kernels.OutputTeam) and not, for the RNN and a tied Transformer: the loss must agree
+// within 1e-6 and every gradient within 1e-5 of the largest (the same products summed in another order), and the
+// two must differ somewhere (the team did run).
+func TestWorkersShareTheVocabulary(t *testing.T) {
+	skipWithoutAMX(t)
+	for _, kind := range []string{"rnn", TypeTransformer} {
+		for _, workers := range []int{2, 3} {
+			gradients := func(split bool) (StepResult, []float32) {
+				var m *Seq2Seq[float32]
+				if kind == TypeTransformer {
+					m = newTestModel[float32](t, ModelConfig{Type: TypeTransformer, DModel: 16, Heads: 2, FF: 24, Layers: 2,
+						Positions: "sinusoidal", MaxPositions: 64, TiedEmbeddings: true, Dropout: 0.1}, 90, 110, 1)
+				} else {
+					m = newTestModel[float32](t, ModelConfig{Emb: 8, EncHidden: 8, DecHidden: 16, AttnDim: 8, Cell: "lstm",
+						Attention: "additive", Dropout: 0.1, Layers: 1, Temperature: 1}, 90, 110, 1)
+				}
+				b := randomBatch(rand.New(rand.NewPCG(5, 6)), 90, 110, []int{3, 1, 2, 5, 4}, []int{2, 3, 1, 4, 2})
+				tr := NewTrainer(m, 1e-3, 0, 2)
+				tr.SetWorkers(workers)
+				tr.LabelSmoothing, tr.SplitVocabulary = 0.1, split
+				if err := tr.SetBF16(true); err != nil {
+					t.Fatal(err)
+				}
+				res, err := tr.Gradients(b, rand.NewPCG(9, 9))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res, append([]float32(nil), tr.Grads.Flat()...)
+			}
+			want, wantGrads := gradients(false)
+			got, gotGrads := gradients(true)
+			if !near(got.Loss, want.Loss, 1e-6) || got.Tokens != want.Tokens {
+				t.Fatalf("%s, %d workers: loss %.9g over %d words shared out, %.9g over %d not", kind, workers, got.Loss, got.Tokens, want.Loss, want.Tokens)
+			}
+			scale := 0.0
+			for _, g := range wantGrads {
+				scale = max(scale, math.Abs(float64(g)))
+			}
+			differs := false
+			for i := range wantGrads {
+				if d := math.Abs(float64(gotGrads[i] - wantGrads[i])); d > 1e-5*scale {
+					t.Fatalf("%s, %d workers: gradient %d is %g shared out, %g not", kind, workers, i, gotGrads[i], wantGrads[i])
+				}
+				differs = differs || gotGrads[i] != wantGrads[i]
+			}
+			if !differs {
+				t.Fatalf("%s, %d workers: the same gradients bit for bit: the vocabulary was not shared out", kind, workers)
+			}
+		}
+	}
 }
