@@ -490,7 +490,7 @@ func trainProducts(train model.TrainConfig) (name, line string) {
 	case train.BF16:
 		return "bfloat16 products on AMX", "output layer: bfloat16 products on AMX, float32 weights and sums (train.bf16)"
 	case model.UsesBF16x3(train):
-		return "bfloat16x3 products on AMX", "output layer and decoder: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)"
+		return "bfloat16x3 products on AMX", "output layer, decoder and recurrent weight gradients: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)"
 	}
 	return "float32 products", ""
 }

@@ -11,12 +11,14 @@ import (
 	"github.com/attend-nmt/attend/param"
 )
 
-// TestFusedDecoderInBF16x3 runs the fused decoder in float32 with its gate products on AMX split in bfloat16x3
-// (an arena whose AMX products are split, kernels.Arena.AMXGemm) and with float32 products, forward and
-// backward, against the same decoder in float64: the AMX run must stay within 1e-4 of float64's outputs and
-// gradients (each product's terms off by a relative 2^-16 at most; a single bfloat16 rounding, 2^-9, would not
-// pass), within 30 times the float32 run's worst error, and differ from the float32 run (the gates did run on
-// AMX). Widths of 64 and more make the products whole and partial AMX blocks.
+// TestFusedDecoderInBF16x3 runs the fused decoder in float32 with its gate products and weight gradients on AMX split
+// in bfloat16x3 (an arena whose AMX products are split: Arena.AMXGemm, AMXProduct) and with float32 products, forward
+// and backward, against the same decoder in float64: the AMX run must stay within 1e-4 of float64's outputs and
+// gradients (each product's terms off by a relative 2^-16 at most; a single bfloat16 rounding, 2^-9, would not pass),
+// within 30 times the float32 run's worst error plus 3·2^-17 (a split term's own error, which a product on AMX carries
+// whatever its length: the weight gradients sum over the 15 rows of every step of the first case, where float32's
+// summation errs by a few 2^-24 only), and differ from the float32 run (the gates did run on AMX). Widths of 64 and
+// more make the products whole and partial AMX blocks.
 func TestFusedDecoderInBF16x3(t *testing.T) {
 	if !kernels.HasAMX() {
 		t.Skip("no AMX here")
@@ -48,7 +50,7 @@ func TestFusedDecoderInBF16x3(t *testing.T) {
 				e32, _ := worst(name, f32, want)
 				eAMX, scale := worst(name, amx, want)
 				t.Logf("%s: worst error of float32 %.3g, of bfloat16x3 %.3g (of the largest value, %.3g)", name, e32, eAMX, scale)
-				if eAMX > 1e-4 || eAMX > 30*e32+1e-6 {
+				if eAMX > 1e-4 || eAMX > 30*e32+3.0/(1<<17) {
 					t.Errorf("%s: bfloat16x3 off float64 by %.3g of the largest value, float32 by %.3g", name, eAMX, e32)
 				}
 			}

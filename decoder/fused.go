@@ -188,25 +188,21 @@ func (tc *teacher[T]) backward(dOut, dEmb, dFwd, dBwd []T, grad func(*param.Tens
 		c.t = t
 		d.stepBackward(mem, tc.buf, dOut[t*rows*(h+md):(t+1)*rows*(h+md)], c, g)
 	}
-	// Weight gradients over all steps at once: dW += xᵀ dG for each gate's block of rows of W.
+	// Weight gradients over all steps at once: dW += xᵀ dG for each gate's block of rows of W, on AMX split
+	// (bfloat16x3) where the arena's products are.
 	tb, in, gi, ui := tc.steps*rows, d.InputWidth(), d.InputWidth()+h, h+md
-	dIn, dHid := grad(d.InputW), grad(d.HiddenW)
-	for k := 0; k < 4; k++ {
-		kernels.Gemm(true, false, in, h, tb, 1, c.gateIn, gi, g.dG[k*h:], 4*h, 1, dIn[k*in*h:(k+1)*in*h], h)
-		kernels.Gemm(true, false, h, h, tb, 1, c.gateIn[in:], gi, g.dG[k*h:], 4*h, 1, dHid[k*h*h:(k+1)*h*h], h)
-	}
+	amx := tc.arena.AMXProduct("dec.dW")
+	kernels.GateGradients(amx, tb, 4, h, g.dG, 4*h, kernels.GateInput[T]{X: c.gateIn, LDX: gi, M: in, DW: grad(d.InputW)},
+		kernels.GateInput[T]{X: c.gateIn[in:], LDX: gi, M: h, DW: grad(d.HiddenW)})
 	kernels.AddColumnSums(grad(d.Bias), g.dG, tb, 4*h)
 	if d.FeedW != nil {
-		kernels.Gemm(true, false, ui, h, tb, 1, c.feedIn, ui, g.dPreF, h, 1, grad(d.FeedW), h)
+		kernels.GateGradients(amx, tb, 1, h, g.dPreF, h, kernels.GateInput[T]{X: c.feedIn, LDX: ui, M: ui, DW: grad(d.FeedW)})
 		kernels.AddColumnSums(grad(d.FeedB), g.dPreF, tb, h)
 	}
 	for l, u := range d.Upper {
 		uc, dG := &c.upper[l], g.dUpperG[l]
-		dIn, dHid := grad(u.InputW), grad(u.HiddenW)
-		for k := 0; k < 4; k++ {
-			kernels.Gemm(true, false, ui, h, tb, 1, uc.in, ui, dG[k*h:], 4*h, 1, dIn[k*ui*h:(k+1)*ui*h], h)
-			kernels.Gemm(true, false, h, h, tb, 1, uc.hPrev, h, dG[k*h:], 4*h, 1, dHid[k*h*h:(k+1)*h*h], h)
-		}
+		kernels.GateGradients(amx, tb, 4, h, dG, 4*h, kernels.GateInput[T]{X: uc.in, LDX: ui, M: ui, DW: grad(u.InputW)},
+			kernels.GateInput[T]{X: uc.hPrev, LDX: h, M: h, DW: grad(u.HiddenW)})
 		kernels.AddColumnSums(grad(u.Bias), dG, tb, 4*h)
 	}
 	d.Attn.KeysBackward(mem.States, g.dKeys, rows, mem.SrcLen, g.dMem, g.dAttn)

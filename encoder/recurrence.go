@@ -28,6 +28,7 @@ type recurrence[T kernels.Float] struct {
 	gx, gh           []T
 	h, c, hNew, cNew []T // (B, H)
 	get              func(name string, n int) []T
+	arena            *kernels.Arena[T] // the buffers' arena, or nil: backward's weight gradients on its AMXProduct
 }
 
 // recCache is what a direction's forward pass keeps for its backward pass, for every position (time-major):
@@ -61,7 +62,7 @@ func newRecurrence[T kernels.Float](cell Cell, steps, rows, in, hidden int, reve
 	} else {
 		get = func(part string, n int) []T { return arena.Get(name+"."+part, n) }
 	}
-	return &recurrence[T]{cell: cell, steps: steps, rows: rows, in: in, hidden: hidden, reverse: reverse, get: get}
+	return &recurrence[T]{cell: cell, steps: steps, rows: rows, in: in, hidden: hidden, reverse: reverse, get: get, arena: arena}
 }
 
 // newCache takes the buffers of a cache for the recurrence's shape.
@@ -204,16 +205,22 @@ func (s *recurrence[T]) backward(w dirWeights[T], x []T, lengths []int, cache *r
 			}
 		}
 	}
-	// Weight gradients over all positions at once: dW_ih[g] += xᵀ dG_g, dW_hh[g] += hPrevᵀ dG_g (GRU: dGh_g),
-	// the biases' column sums, and dx = Σ_g dG_g W_ih[g]ᵀ.
+	// Weight gradients over all positions at once: dW_ih[g] += xᵀ dG_g, dW_hh[g] += hPrevᵀ dG_g (GRU: dGh_g), on
+	// AMX split (bfloat16x3) where the arena's products are; the biases' column sums, and dx = Σ_g dG_g W_ih[g]ᵀ.
 	n := S * B
-	hidden := dGates
+	var amx *kernels.AMXProduct
+	if s.arena != nil {
+		amx = s.arena.AMXProduct("enc.dW")
+	}
+	hiddenIn := kernels.GateInput[T]{X: cache.hPrev, LDX: H, M: H, DW: dw.hiddenW}
+	input := kernels.GateInput[T]{X: x, LDX: I, M: I, DW: dw.inputW}
 	if dGh != nil {
-		hidden = dGh
+		kernels.GateGradients(amx, n, G, H, dGh, G*H, hiddenIn)
+		kernels.GateGradients(amx, n, G, H, dGates, G*H, input)
+	} else {
+		kernels.GateGradients(amx, n, G, H, dGates, G*H, hiddenIn, input)
 	}
 	for g := 0; g < G; g++ {
-		kernels.Gemm(true, false, H, H, n, 1, cache.hPrev, H, hidden[g*H:], G*H, 1, dw.hiddenW[g*H*H:(g+1)*H*H], H)
-		kernels.Gemm(true, false, I, H, n, 1, x, I, dGates[g*H:], G*H, 1, dw.inputW[g*I*H:(g+1)*I*H], H)
 		beta := T(1)
 		if g == 0 {
 			beta = 0

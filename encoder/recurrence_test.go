@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/attend-nmt/attend/graph"
@@ -279,5 +280,70 @@ func TestRecurrenceMatchesGraph(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRecurrenceWeightGradientsInBF16x3 runs a direction forward and backward in float32 on an arena whose AMX
+// products are split (bfloat16x3: the weight gradients on kernels.AMXProduct) and on a plain one, LSTM and GRU
+// (whose hidden weights' gradient multiplies dGh, a right operand of its own), against float64: the AMX run's
+// gradients must be within 1e-4 of the largest float64 value (each term off by a relative 3·2^-17 at most) and
+// its weight gradients differ from the float32 run's (the products did run on AMX).
+func TestRecurrenceWeightGradientsInBF16x3(t *testing.T) {
+	if !kernels.HasAMX() {
+		t.Skip("no AMX here")
+	}
+	for _, cell := range []Cell{LSTM, GRU} {
+		c := recCase{cell, 6, 9, 40, 36, []int{6, 1, 3, 5, 6, 2, 4, 6, 0}}
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 8))
+			l := newRecLoss(c, true, rng)
+			wantDx, wantDw := l.grads()
+			run := func(split bool) (dx []float32, dw dirWeights[float32]) {
+				arena := kernels.NewArena[float32]()
+				if split {
+					s, err := kernels.NewAMXOutput(true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					arena.AMX = s
+				}
+				rec := newRecurrence[float32](c.cell, c.steps, c.rows, c.in, c.hid, true, arena, "t")
+				cache := rec.newCache()
+				w := dirWeights[float32]{inputW: convert[float32](l.w.inputW), hiddenW: convert[float32](l.w.hiddenW),
+					bias: convert[float32](l.w.bias), hiddenBias: convert[float32](l.w.hiddenBias)}
+				x := convert[float32](l.x)
+				n := c.steps * c.rows * c.hid
+				rec.forward(w, x, c.lengths, make([]float32, n), make([]float32, c.rows*c.hid), make([]float32, c.rows*c.hid), cache)
+				dx = make([]float32, len(x))
+				dw = dirWeights[float32]{inputW: make([]float32, len(w.inputW)), hiddenW: make([]float32, len(w.hiddenW)),
+					bias: make([]float32, len(w.bias))}
+				if w.hiddenBias != nil {
+					dw.hiddenBias = make([]float32, len(w.hiddenBias))
+				}
+				rec.backward(w, x, c.lengths, cache, convert[float32](l.rOut), convert[float32](l.rH), convert[float32](l.rC), dx, dw)
+				return dx, dw
+			}
+			_, f32 := run(false)
+			dx, dw := run(true)
+			for _, g := range []struct {
+				name     string
+				got, f32 []float32
+				want     []float64
+				fromAMX  bool
+			}{{"dx", dx, nil, wantDx, false}, {"w_ih", dw.inputW, f32.inputW, wantDw.inputW, true},
+				{"w_hh", dw.hiddenW, f32.hiddenW, wantDw.hiddenW, true}, {"b", dw.bias, f32.bias, wantDw.bias, false}} {
+				var scale, err float64
+				for j, w := range g.want {
+					scale = max(scale, math.Abs(w))
+					err = max(err, math.Abs(float64(g.got[j])-w))
+				}
+				if err > 1e-4*scale {
+					t.Errorf("%s: bfloat16x3 off float64 by %.3g of the largest value, %.3g", g.name, err/scale, scale)
+				}
+				if g.fromAMX && slices.Equal(g.got, g.f32) {
+					t.Errorf("%s: the AMX run gave float32's gradient: did its product run on AMX?", g.name)
+				}
+			}
+		})
 	}
 }

@@ -9,13 +9,14 @@ type Arena[T Float] struct {
 	// AMX, when not nil (float32 arenas only), has the output layer run its matrix products on Intel AMX, with
 	// this scratch (OutputXent), in bfloat16 or split (bfloat16x3); nil keeps them in T. Split, the recurrent
 	// layers' products run on AMX too (AMXGemm).
-	AMX   *AMXOutput
-	gemms map[string]*AMXGemm
+	AMX      *AMXOutput
+	gemms    map[string]*AMXGemm
+	products map[string]*AMXProduct
 }
 
 // NewArena returns an empty arena.
 func NewArena[T Float]() *Arena[T] {
-	return &Arena[T]{buffers: map[string][]T{}, gemms: map[string]*AMXGemm{}}
+	return &Arena[T]{buffers: map[string][]T{}, gemms: map[string]*AMXGemm{}, products: map[string]*AMXProduct{}}
 }
 
 // AMXGemm returns the AMXGemm called name, made on its first call, when the arena is float32 and its AMX products
@@ -33,6 +34,21 @@ func (a *Arena[T]) AMXGemm(name string) *AMXGemm {
 		a.gemms[name] = g
 	}
 	return g
+}
+
+// AMXProduct returns the AMXProduct called name, made on its first call, split (bfloat16x3), when the arena is
+// float32 and its AMX products are split: a recurrent layer's weight gradients then run on AMX, split as the
+// output layer's. It returns nil otherwise, and the caller keeps its float products.
+func (a *Arena[T]) AMXProduct(name string) *AMXProduct {
+	if _, ok := any(a).(*Arena[float32]); !ok || a.AMX == nil || !a.AMX.split {
+		return nil
+	}
+	p := a.products[name]
+	if p == nil {
+		p = &AMXProduct{split: true} // NewAMXOutput checked that AMX runs here
+		a.products[name] = p
+	}
+	return p
 }
 
 // Get returns a slice of length n of the buffer called name.

@@ -44,3 +44,34 @@ func Project[T Float](x []T, rows, in int, w []T, gates, hidden int, out []T, ac
 		Gemm(false, false, rows, hidden, in, 1, x, in, w[k*in*hidden:(k+1)*in*hidden], hidden, beta, out[k*hidden:], gates*hidden)
 	}
 }
+
+// GateInput is one input of a recurrent layer's gates for GateGradients: X (n, M), row-major with leading
+// dimension LDX, the input at every row, and DW the gradient of its weights in gate blocks (gates, M, H).
+type GateInput[T Float] struct {
+	X      []T
+	LDX, M int
+	DW     []T
+}
+
+// GateGradients adds to each input's weight gradient its gates' products over n rows at once: block k of DW +=
+// Xᵀ·dG[:, k*H:(k+1)*H] for every gate k, with dG (n, gates*H) row-major with leading dimension ldg, the
+// gradient of the pre-activations. With amx (T float32 only: Arena.AMXProduct) the products run on AMX,
+// dG rounded once for every input and each X once for every gate; with nil, on Gemm, one product a gate.
+func GateGradients[T Float](amx *AMXProduct, n, gates, hidden int, dG []T, ldg int, inputs ...GateInput[T]) {
+	if amx == nil {
+		for _, x := range inputs {
+			for k := 0; k < gates; k++ {
+				Gemm(true, false, x.M, hidden, n, 1, x.X, x.LDX, dG[k*hidden:], ldg, 1, x.DW[k*x.M*hidden:(k+1)*x.M*hidden], hidden)
+			}
+		}
+		return
+	}
+	amx.RoundB(gates*hidden, n, any(dG).([]float32), ldg)
+	for _, x := range inputs {
+		amx.RoundA(x.M, n, any(x.X).([]float32), x.LDX)
+		dw := any(x.DW).([]float32)
+		for k := 0; k < gates; k++ {
+			amx.AddTo(k*hidden, (k+1)*hidden, dw[k*x.M*hidden:(k+1)*x.M*hidden], hidden)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -95,6 +96,22 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 				gi += int64(m.DecHidden)
 			}
 			amxBytes += 2 * 2 * 2 * gi * 4 * int64(m.DecHidden) // both ways, two bfloat16s of 2 bytes a value, one packing for all workers
+			// Each worker's kernels.AMXProduct of the recurrences' weight gradients, the decoder's and the encoder's,
+			// at the longest batch: its widest input's transpose and the gates' gradient over every step's rows.
+			rows := (R + n - 1) / n
+			He, Hd := int64(m.EncHidden), int64(m.DecHidden)
+			gates := int64(4)
+			if m.Cell == string(encoder.GRU) {
+				gates = 3
+			}
+			decIn, encIn := max(gi-Hd, Hd), max(int64(m.Emb), He) // [emb; context (; feed)] or s; x or h
+			if m.InputFeeding || m.Layers > 1 {
+				decIn = max(decIn, Hd+2*He) // [f or s; context], the feed's or an upper layer's input
+			}
+			if m.Layers > 1 {
+				encIn = max(encIn, 2*He) // an upper layer's input, both directions' states
+			}
+			amxBytes += n * (amxProductBytes(T*rows, decIn, 4*Hd) + amxProductBytes(S*rows, encIn, gates*He))
 		}
 	}
 	// done adds the AMX scratch to the activations, which each kind of model sets below.
@@ -120,6 +137,13 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 		e.Activations += f * maskValues(m, S, T, R)
 	}
 	return done()
+}
+
+// amxProductBytes is the memory of a kernels.AMXProduct's split operands for aᵀ·b, aᵀ (m, k) and b (k, n): each
+// padded to whole 32s, two bfloat16s of 2 bytes a value.
+func amxProductBytes(k, m, n int64) int64 {
+	up := func(x int64) int64 { return (x + 31) / 32 * 32 }
+	return 2 * 2 * up(k) * (up(m) + up(n))
 }
 
 // maskValues is the number of values of the dropout masks of a batch of R rows of S source and T target
