@@ -68,3 +68,32 @@ func TestTrainWithBF16x3(t *testing.T) {
 		t.Fatalf("checkpoint: train.bf16x3 %v, step %d", ck.Config.Train.BF16x3, ck.Progress.Step)
 	}
 }
+
+// TestTrainSaysItSharesTheVocabulary trains with two workers and train.bf16x3, train.split_vocabulary on and
+// off: where AMX runs, the run with it on must say that its workers share out the output layer's vocabulary and
+// record it in the checkpoint's arithmetic (a resume without it would not repeat the run bit for bit), and the
+// run with it off must do neither; elsewhere neither run shares anything out or says so.
+func TestTrainSaysItSharesTheVocabulary(t *testing.T) {
+	for _, split := range []bool{true, false} {
+		dir := t.TempDir()
+		train, _ := writeCorpus(t, dir, 9)
+		cfg := tinyTrainConfig()
+		cfg.Train.MaxSteps, cfg.Train.BF16, cfg.Train.BF16x3, cfg.Train.SplitVocabulary, cfg.Train.Workers = 3, false, true, split, 2
+		out := filepath.Join(dir, "m.ckpt")
+		var stdout bytes.Buffer
+		if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout}); err != nil {
+			t.Fatal(err)
+		}
+		ck, err := model.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := split && kernels.HasAMX()
+		says := strings.Contains(stdout.String(), "train.split_vocabulary")
+		records := strings.Contains(ck.Progress.Arithmetic, "sharing out the vocabulary")
+		if says != want || records != want {
+			t.Fatalf("split_vocabulary %v, AMX here %v: the run says so %v, its arithmetic %q:\n%s", split, kernels.HasAMX(), says,
+				ck.Progress.Arithmetic, stdout.String())
+		}
+	}
+}

@@ -240,6 +240,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if _, line := trainProducts(cfg.Train); line != "" {
 		fmt.Fprintln(req.Stdout, line)
 	}
+	if sharesVocabulary(cfg.Train, opts.Workers) {
+		fmt.Fprintln(req.Stdout, "output layer: each worker takes every worker's rows through its share of the vocabulary (train.split_vocabulary)")
+	}
 	arithmetic := trainArithmetic(cfg.Train, opts.Workers)
 	if was := opts.Progress.Arithmetic; start != nil && was != "" && was != arithmetic {
 		fmt.Fprintf(req.Stdout, "note: the checkpoint's steps were computed with %s, this run's with %s: it goes on from where the "+
@@ -499,7 +502,17 @@ func trainProducts(train model.TrainConfig) (name, line string) {
 // BLAS, the elementwise kernels, the products on AMX and the workers, each of which changes how sums round.
 func trainArithmetic(train model.TrainConfig, workers int) string {
 	products, _ := trainProducts(train)
-	return fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), products, plural.Count(workers, "worker"))
+	a := fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), products, plural.Count(workers, "worker"))
+	if sharesVocabulary(train, workers) {
+		a += " sharing out the vocabulary"
+	}
+	return a
+}
+
+// sharesVocabulary reports whether a run with train and workers shares the output layer's vocabulary out between
+// its workers (train.split_vocabulary): with several workers whose output layers multiply on AMX.
+func sharesVocabulary(train model.TrainConfig, workers int) bool {
+	return train.SplitVocabulary && workers > 1 && (train.BF16 || model.UsesBF16x3(train))
 }
 
 // newModel builds the vocabularies of the corpus and a model over them, initialised from train.seed.
