@@ -175,8 +175,9 @@ type TrainConfig struct {
 	// (docs/speed.md measures the quality). It needs a CPU with AMX-BF16 and Linux's permission for the tile
 	// registers, and float32 weights; training refuses to start otherwise.
 	BF16 bool `yaml:"bf16"`
-	// BF16x3 runs the output layer's products and the decoder's recurrent ones (its gates' product at each step
-	// and the backward one) on Intel AMX as bfloat16x3: each float32 term split into two bfloat16s, hi + lo, and
+	// BF16x3 runs the output layer's products, the decoder's recurrent ones (its gates' product at each step
+	// and the backward one) and the recurrent layers' weight gradients (decoder and encoder) on Intel AMX as
+	// bfloat16x3: each float32 term split into two bfloat16s, hi + lo, and
 	// each product summed as hi·hi + hi·lo + lo·hi in float32, three bfloat16 products' work. Each term is then
 	// off by a relative 2^-16 at most (float32's own summation over a few hundred terms errs about as much),
 	// where train.bf16's single rounding errs by 2^-9. On by default: where AMX cannot run, or with float64
