@@ -177,11 +177,11 @@ type TrainConfig struct {
 	BF16 bool `yaml:"bf16"`
 	// BF16x3 runs the output layer's products, the decoder's recurrent ones (its gates' product at each step
 	// and the backward one) and the recurrent layers' weight gradients (decoder and encoder) on Intel AMX as
-	// bfloat16x3: each float32 term split into two bfloat16s, hi + lo, and
-	// each product summed as hi·hi + hi·lo + lo·hi in float32, three bfloat16 products' work. Each term is then
-	// off by a relative 2^-16 at most (float32's own summation over a few hundred terms errs about as much),
-	// where train.bf16's single rounding errs by 2^-9. On by default: where AMX cannot run, or with float64
-	// weights, training keeps float32 products; train.bf16 takes precedence; false keeps float32 products.
+	// bfloat16x3: each float32 term split into two bfloat16s, hi + lo, and each product summed as hi·hi + hi·lo
+	// + lo·hi in float32, three bfloat16 products' work. Each term is then off by a relative 2^-16 at most
+	// (float32's own summation over a few hundred terms errs about as much), where train.bf16's single rounding
+	// errs by 2^-9. On by default: where AMX cannot run, or with float64 weights, training keeps float32
+	// products; train.bf16 takes precedence; false keeps float32 products.
 	BF16x3 bool `yaml:"bf16x3"`
 	// SplitVocabulary has training's workers, when their output layers multiply on AMX (train.bf16x3 or
 	// train.bf16), share the output layer's vocabulary out between them, each taking every worker's rows through
