@@ -106,7 +106,7 @@ func (t *OutputTeam) Abort() {
 // End turns the team off, after every member's call has returned.
 func (t *OutputTeam) End() { t.members = t.members[:0] }
 
-// on reports whether s is a member of its team while the team is on.
+// teamOn reports whether s is a member of its team while the team is on.
 func (s *AMXOutput) teamOn() bool {
 	t := s.Team()
 	return t != nil && len(t.members) > 1 && s.rank < len(t.members) && t.members[s.rank] == s
