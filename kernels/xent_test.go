@@ -136,10 +136,12 @@ func BenchmarkOutputXent(b *testing.B) {
 	}
 }
 
-// BenchmarkOutputXentWorkers times the output layer as training's two workers run it by default: each its half
-// of one step's 874 rows (640 inputs, 5,898 words, chunks of 256) at once, in bfloat16x3 on AMX with one shared
-// packing of the weights, made afresh each iteration (WeightsChanged, as the trainer marks every step). GFLOP/s
-// count both workers' three products, float32-equivalent.
+// BenchmarkOutputXentWorkers times the output layer as training's two workers run it: each called with its half
+// of one step's 874 rows (640 inputs, 5,898 words, chunks of 256), at once, in bfloat16x3 on AMX, the weights
+// packed afresh each iteration (WeightsChanged, as the trainer marks every step). "rows": each takes its rows
+// through every word, one packing of the weights shared; "vocabulary" (the default, train.split_vocabulary):
+// the two as an OutputTeam, each taking all 874 rows through its half of the words. GFLOP/s count both workers'
+// three products, float32-equivalent.
 func BenchmarkOutputXentWorkers(b *testing.B) {
 	const n, in, v, chunk = 437, 640, 5898, 256 // a worker's rows
 	rng := rand.New(rand.NewPCG(1, 2))
