@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 )
 
@@ -463,82 +462,4 @@ func TestAMXFitClearsPadding(t *testing.T) {
 			}
 		}
 	}
-}
-
-// BenchmarkAMXOutputSplit times the output layer's products in bfloat16x3, and the packing of their operands, for
-// one training step's 874 rows (640 inputs, 5,898 words, chunks of 256 rows) on two goroutines, the work shared
-// out two ways: by rows, as training's workers do today (each half the rows and all the words, one goroutine
-// packing w and the other wᵀ, shared), and by vocabulary (each all the rows and half the words, packing its half
-// of the weights both ways). A pass over the logits stands in for the softmax. GFLOP/s count the three products
-// of the whole step, float32-equivalent (2 per multiply-add), for both cores.
-func BenchmarkAMXOutputSplit(b *testing.B) {
-	skipWithoutAMX(b)
-	const n, in, v, chunk = 874, 640, 5898, 256
-	rng := rand.New(rand.NewPCG(1, 2))
-	x, w := normals(rng, n*in, 1), normals(rng, in*v, 0.04)
-	type share struct{ row0, row1, col0, col1 int } // a goroutine's rows and words
-	type scratch struct {
-		w, wt     amxB // its packing of the weights (by vocabulary)
-		x, xt, g  amxA
-		gb        amxB
-		logits    []float32
-		dw, dx    []float32
-		sharedW   *amxB // the weights it multiplies by: its own, or one packing of all shared by both
-		sharedWT  *amxB
-		ownPacker bool
-	}
-	run := func(b *testing.B, shares [2]share, byRows bool) {
-		var sc [2]scratch
-		for k, s := range shares {
-			cols := s.col1 - s.col0
-			sc[k].logits, sc[k].dw, sc[k].dx = make([]float32, chunk*cols), make([]float32, in*cols), make([]float32, n*in)
-			sc[k].sharedW, sc[k].sharedWT = &sc[k].w, &sc[k].wt
-			if byRows {
-				sc[k].sharedW, sc[k].sharedWT = &sc[0].w, &sc[1].wt
-			}
-		}
-		for range b.N {
-			var done, packed sync.WaitGroup
-			packed.Add(2)
-			for k, s := range shares {
-				done.Add(1)
-				go func() {
-					defer done.Done()
-					c, cols := &sc[k], s.col1-s.col0
-					if !byRows || k == 0 {
-						c.sharedW.fit(in, cols, true)
-						c.sharedW.round(w[s.col0:], v, 1)
-					}
-					if !byRows || k == 1 {
-						c.sharedWT.fit(cols, in, true)
-						c.sharedWT.round(w[s.col0:], 1, v)
-					}
-					packed.Done()
-					packed.Wait()
-					for r0 := s.row0; r0 < s.row1; r0 += chunk {
-						rows := min(chunk, s.row1-r0)
-						xc, g := x[r0*in:(r0+rows)*in], c.logits[:rows*cols]
-						c.x.fit(rows, in, true)
-						c.x.round(xc, in, 1)
-						mustAMX(amxMul(&c.x, c.sharedW, g, cols, false))
-						for i := range g {
-							g[i] *= 0.5
-						}
-						c.xt.fit(in, rows, true)
-						c.xt.round(xc, 1, in)
-						c.gb.fit(rows, cols, true)
-						c.gb.round(g, cols, 1)
-						mustAMX(amxMul(&c.xt, &c.gb, c.dw, cols, r0 > s.row0))
-						c.g.fit(rows, cols, true)
-						c.g.round(g, cols, 1)
-						mustAMX(amxMul(&c.g, c.sharedWT, c.dx[r0*in:], in, false))
-					}
-				}()
-			}
-			done.Wait()
-		}
-		b.ReportMetric(3*2*float64(n)*in*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-	}
-	b.Run("rows", func(b *testing.B) { run(b, [2]share{{0, n / 2, 0, v}, {n / 2, n, 0, v}}, true) })
-	b.Run("vocabulary", func(b *testing.B) { run(b, [2]share{{0, n, 0, 2944}, {0, n, 2944, v}}, false) })
 }

@@ -9,8 +9,9 @@ import (
 // each of its members' calls of OutputXent, one each, at once on goroutines of their own, takes every member's
 // rows through its own share of the words, instead of its own rows through every word. Each core then streams
 // half the output layer's weights (packed once for its share) rather than all of them, which is what bounds the
-// layer's products: BenchmarkAMXOutputSplit measures 1.2× the rows' split. The calls meet at a barrier after
-// each chunk's logits, to combine the rows' softmax sums, and at the end, to add up each row's dx.
+// layer's products (BenchmarkOutputXentWorkers: 1.1× the rows' split). The calls meet at a barrier once the
+// chunks' operands are rounded (each member rounds every P-th chunk for all), after each chunk's logits, to
+// combine the rows' softmax sums, and at the end, to add up each row's dx.
 //
 // A member's dw and db hold the columns of its share of the words (the sums over every member's rows) and zeros
 // elsewhere, so that adding the members' gradients gives the whole layer's; its dx and loss are its own rows',
