@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -65,25 +66,7 @@ func TestOutputTeamMatchesTheWholeLayer(t *testing.T) {
 			if d := math.Abs(loss - wantLoss); d > lossTol*math.Abs(wantLoss) {
 				t.Fatalf("split %v, rows %v: loss %.9g, float64 gives %.9g", split, sizes, loss, wantLoss)
 			}
-			for _, f := range []struct {
-				name      string
-				got       []float32
-				want, abs []float64
-			}{{"dx", dx, wantDx, absDx}, {"dw", dw, wantDw, absDw}, {"db", db, wantDb, nil}} {
-				for i, want := range f.want {
-					tol := 2e-5
-					switch {
-					case f.abs != nil && split:
-						tol = 1e-7 + f.abs[i]*4/(1<<17)
-					case f.abs != nil:
-						tol = 1e-6 + f.abs[i]/256
-					}
-					if d := math.Abs(float64(f.got[i]) - want); d > tol {
-						t.Fatalf("split %v, rows %v: %s[%d] = %.9g, float64 gives %.9g (off by %.3g, tolerance %.3g)",
-							split, sizes, f.name, i, f.got[i], want, d, tol)
-					}
-				}
-			}
+			requireXentFigures(t, fmt.Sprintf("split %v, rows %v: ", split, sizes), split, dx, dw, db, wantDx, wantDw, wantDb, absDx, absDw)
 			for m, own := range dws {
 				lo, hi := shareOf(xentAMXVocab, len(sizes), m)
 				for i, g := range own {
