@@ -190,11 +190,6 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 func (s *AMXOutput) WeightsChanged() {
 	p := s.weights
 	p.w.current, p.wt.current = false, false
-	if p.team != nil {
-		for i := range p.team.extra {
-			p.team.extra[i].w.current, p.team.extra[i].wt.current = false, false
-		}
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, q := range p.gemms {
@@ -206,16 +201,12 @@ func (s *AMXOutput) WeightsChanged() {
 func (s *AMXOutput) Split() bool { return s.split }
 
 // AMXOutputBytes is the memory of n AMXOutputs made together (NewAMXOutputs; one for NewAMXOutput) for an output
-// layer of in inputs and v words and chunks of chunk rows, split (bfloat16x3) or not: one packing of the weights,
-// the packings of their team's other shares (OutputTeam: about (n−1)/n more) and each one's chunk operands.
-// It leaves out the team's shares of dx, (n−1) × the batch's rows × in float32s.
+// layer of in inputs and v words and chunks of chunk rows, split (bfloat16x3) or not: one packing of the weights
+// (their team's shares lie in its storage) and each one's chunk operands. It leaves out the team's rows rounded
+// for AMX and its shares of dx, split about (n+1) × the batch's rows × in float32s.
 func AMXOutputBytes(in, v, chunk int, split bool, n int) int {
 	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
-	shares := 0
-	if n > 1 {
-		shares = 2 * in * amxRoundUp(v-v/n)
-	}
-	bytes := 2 * (2*in*v + shares + n*(2*chunk*in+2*chunk*v))
+	bytes := 2 * (2*in*v + n*(2*chunk*in+2*chunk*v))
 	if split { // two bfloat16s a value
 		return 2 * bytes
 	}

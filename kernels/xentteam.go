@@ -32,7 +32,7 @@ type OutputTeam struct {
 	calls   []teamCall    // each member's call, by rank
 	stats   []teamStats   // each member's rows' sums over its share of the words, by rank
 	parts   [][]float32   // members 1…: their shares of every row's dx (rows, in)
-	extra   []outputPack  // members 1…: their shares of the weights, packed (member 0 uses the packs of the whole)
+	shares  []outputPack  // each member's share of the weights packed, in the storage of the whole layer's packings
 	rounded [][]teamChunk // the chunks' operands, by the rank that rounds them: chunk c is rounded[c%P][c/P]
 }
 
@@ -90,8 +90,8 @@ func (t *OutputTeam) Begin(members []*AMXOutput) {
 		t.parts = append(t.parts, nil)
 		t.rounded = append(t.rounded, nil)
 	}
-	for len(t.extra) < len(members)-1 {
-		t.extra = append(t.extra, outputPack{})
+	for len(t.shares) < len(members) {
+		t.shares = append(t.shares, outputPack{})
 	}
 }
 
@@ -150,21 +150,55 @@ func shareOf(v, p, r int) (lo, hi int) {
 	return at(r), at(r + 1)
 }
 
-// pack returns member r's share of the weights, columns [lo, hi) of w (in, v), packed both ways, afresh unless
-// current: member 0's in the packings of the whole layer (so that a team costs the memory of the other shares
-// only), the others' in packings of their own.
+// pack returns member r's share of the weights, columns [lo, hi) of w (in, v), packed both ways. The members' shares lie side by side in the storage of the whole layer's packings (each share's
+// panels and pair rows take whole 32s, as the whole's do, so they fit), so that a team holds one copy of the
+// weights, as AMXOutputs made together do without one; a share that does not fit (fewer than two 32s of words a
+// member) gets storage of its own.
 func (t *OutputTeam) pack(r int, w []float32, in, v, lo, hi int, split bool) (wp, wtp *amxB) {
-	ps := [2]*amxPack{&t.packs.w, &t.packs.wt}
-	if r > 0 {
-		ps = [2]*amxPack{&t.extra[r-1].w, &t.extra[r-1].wt}
+	members := len(t.members)
+	wholes := [2]*amxPack{&t.packs.w, &t.packs.wt}
+	q := &t.shares[r]
+	for i, p := range [2]*amxPack{&q.w, &q.wt} {
+		k, n, rs, cs := in, hi-lo, v, 1 // w's share, (in, words)
+		size := func(lo, hi int) int { _, kp := amxSegments(k, split); return amxRoundUp(hi-lo) * kp / 2 }
+		if i == 1 { // wᵀ's share, (words, in)
+			k, n, rs, cs = hi-lo, in, 1, v
+			size = func(lo, hi int) int { _, kp := amxSegments(hi-lo, split); return amxRoundUp(in) * kp / 2 }
+		}
+		off, total := 0, 0
+		for m := range members {
+			mlo, mhi := shareOf(v, members, m)
+			if m < r {
+				off += size(mlo, mhi)
+			}
+			total += size(mlo, mhi)
+		}
+		p.mu.Lock()
+		// The share starts from an amxB of no shape, so that fit clears its padding, which the whole layer's
+		// packing may have written over since.
+		p.b = amxB{}
+		if store := t.storage(wholes[i], total); off+size(lo, hi) <= len(store) {
+			p.b.data = store[off : off+size(lo, hi) : off+size(lo, hi)]
+		}
+		p.ensure(w[lo:], k, n, rs, cs, split)
+		p.mu.Unlock()
 	}
-	ps[0].mu.Lock()
-	ps[0].ensure(w[lo:], in, hi-lo, v, 1, split)
-	ps[0].mu.Unlock()
-	ps[1].mu.Lock()
-	ps[1].ensure(w[lo:], hi-lo, in, 1, v, split)
-	ps[1].mu.Unlock()
-	return &ps[0].b, &ps[1].b
+	return &q.w.b, &q.wt.b
+}
+
+// storage returns the storage of the whole layer's packing whole, grown to at least n values, for the team's
+// shares: the whole's packing is then stale (its shape forgotten, so that its next fit clears its padding anew).
+func (t *OutputTeam) storage(whole *amxPack, n int) []uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	whole.mu.Lock()
+	defer whole.mu.Unlock()
+	if cap(whole.b.data) < n {
+		whole.b.data = make([]uint32, n)
+	}
+	whole.b = amxB{data: whole.b.data[:cap(whole.b.data)]}
+	whole.current = false
+	return whole.b.data
 }
 
 // lse is the log-sum-exp of row i of the team's logits over every member's share of the words, from their sums

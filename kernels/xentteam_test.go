@@ -10,16 +10,21 @@ import (
 	"time"
 )
 
-// runTeam runs OutputXent on case c with its rows shared out between len(sizes) AMXOutputs made together, member
-// m taking sizes[m] rows, as one team (OutputTeam), and returns the summed loss, the members' dx side by side and
-// the sums of their dw and db, and each member's own dw.
-func (c xentAMXCase) runTeam(t *testing.T, split bool, sizes []int) (loss float64, dx, dw, db []float32, dws [][]float32) {
+// newTeam returns n AMXOutputs made together, split or not.
+func newTeam(t *testing.T, n int, split bool) []*AMXOutput {
 	t.Helper()
-	n, in, v := xentAMXRows, xentAMXIn, xentAMXVocab
-	outs, err := NewAMXOutputs(len(sizes), split)
+	outs, err := NewAMXOutputs(n, split)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return outs
+}
+
+// runTeam runs OutputXent on case c with its rows shared out between the AMXOutputs outs, made together, member
+// m taking sizes[m] rows, as one team (OutputTeam), and returns the summed loss, the members' dx side by side and
+// the sums of their dw and db, and each member's own dw.
+func (c xentAMXCase) runTeam(outs []*AMXOutput, sizes []int) (loss float64, dx, dw, db []float32, dws [][]float32) {
+	n, in, v := xentAMXRows, xentAMXIn, xentAMXVocab
 	team := outs[0].Team()
 	team.Begin(outs)
 	defer team.End()
@@ -48,9 +53,10 @@ func (c xentAMXCase) runTeam(t *testing.T, split bool, sizes []int) (loss float6
 
 // TestOutputTeamMatchesTheWholeLayer shares a case's rows out between teams of two and three members of uneven
 // shares (one member with a single row), split (bfloat16x3) and not, and checks the summed figures against the
-// float64 computation with TestOutputXentInBF16x3's and TestOutputXentInBF16's tolerances; that each member's dw
-// holds its own share of the words only (the team did share the vocabulary out); and that a call after End runs
-// alone and gives an AMXOutput of its own's figures bit for bit.
+// float64 computation within requireXentFigures' bounds; that each member's dw holds its own share of the words
+// only (the team did share the vocabulary out); that a call after End runs alone and gives an AMXOutput of its
+// own's figures bit for bit; and that the team then gives its first figures again (the shares' packings lie in
+// the whole layer's storage).
 func TestOutputTeamMatchesTheWholeLayer(t *testing.T) {
 	skipWithoutAMX(t)
 	c := newXentAMXCase(rand.New(rand.NewPCG(31, 32)))
@@ -62,7 +68,7 @@ func TestOutputTeamMatchesTheWholeLayer(t *testing.T) {
 		}
 		wantLoss, wantDx, wantDw, wantDb, absDx, absDw := c.reference(round)
 		for _, sizes := range [][]int{{37, 63}, {1, 50, 49}, {60, 40}} {
-			loss, dx, dw, db, dws := c.runTeam(t, split, sizes)
+			loss, dx, dw, db, dws := c.runTeam(newTeam(t, len(sizes), split), sizes)
 			if d := math.Abs(loss - wantLoss); d > lossTol*math.Abs(wantLoss) {
 				t.Fatalf("split %v, rows %v: loss %.9g, float64 gives %.9g", split, sizes, loss, wantLoss)
 			}
@@ -76,22 +82,22 @@ func TestOutputTeamMatchesTheWholeLayer(t *testing.T) {
 				}
 			}
 		}
-		// After End, one call runs the whole layer alone.
-		outs, err := NewAMXOutputs(2, split)
-		if err != nil {
-			t.Fatal(err)
-		}
-		team := outs[0].Team()
-		team.Begin(outs)
-		team.End()
+		// After End, one call runs the whole layer alone, its packing in the storage the shares took; and the
+		// team again gives its first figures.
+		outs := newTeam(t, 2, split)
+		loss, dx, dw, db, _ := c.runTeam(outs, []int{60, 40})
 		own, err := NewAMXOutput(split)
 		if err != nil {
 			t.Fatal(err)
 		}
-		loss, dx, dw, db := c.run(outs[1])
+		aloneL, aloneDx, aloneDw, aloneDb := c.run(outs[1])
 		wantL, wantDx32, wantDw32, wantDb32 := c.run(own)
-		if loss != wantL || !slices.Equal(dx, wantDx32) || !slices.Equal(dw, wantDw32) || !slices.Equal(db, wantDb32) {
+		if aloneL != wantL || !slices.Equal(aloneDx, wantDx32) || !slices.Equal(aloneDw, wantDw32) || !slices.Equal(aloneDb, wantDb32) {
 			t.Fatalf("split %v: a call after End differs from an AMXOutput of its own", split)
+		}
+		againL, againDx, againDw, againDb, _ := c.runTeam(outs, []int{60, 40})
+		if againL != loss || !slices.Equal(againDx, dx) || !slices.Equal(againDw, dw) || !slices.Equal(againDb, db) {
+			t.Fatalf("split %v: the team after a call alone differs from its first figures", split)
 		}
 	}
 }
