@@ -150,10 +150,11 @@ func shareOf(v, p, r int) (lo, hi int) {
 	return at(r), at(r + 1)
 }
 
-// pack returns member r's share of the weights, columns [lo, hi) of w (in, v), packed both ways. The members' shares lie side by side in the storage of the whole layer's packings (each share's
-// panels and pair rows take whole 32s, as the whole's do, so they fit), so that a team holds one copy of the
-// weights, as AMXOutputs made together do without one; a share that does not fit (fewer than two 32s of words a
-// member) gets storage of its own.
+// pack returns member r's share of the weights, columns [lo, hi) of w (in, v), packed both ways. The members'
+// shares lie side by side in the storage of the whole layer's packings (each share's panels and pair rows take
+// whole 32s, as the whole's do, so they fit), so that a team holds one copy of the weights, as AMXOutputs made
+// together do without one; a share that does not fit (fewer than two 32s of words a member) gets storage of its
+// own.
 func (t *OutputTeam) pack(r int, w []float32, in, v, lo, hi int, split bool) (wp, wtp *amxB) {
 	members := len(t.members)
 	wholes := [2]*amxPack{&t.packs.w, &t.packs.wt}
