@@ -1,0 +1,120 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// ADDROW adds the 48 values at DX to a row's three sums, lanes outside K1-K3 left alone.
+#define ADDROW(a, b, c) VADDPS (DX), a, K1, a; VADDPS 64(DX), b, K2, b; VADDPS 128(DX), c, K3, c; ADDQ R9, DX
+
+// STOREROW stores a row's three sums at DX, lanes outside K1-K3 left alone.
+#define STOREROW(a, b, c) VMOVUPS a, K1, (DX); VMOVUPS b, K2, 64(DX); VMOVUPS c, K3, 128(DX); ADDQ R9, DX
+
+// func f32Tile(x *float32, xStride int, w *float32, k int, c *float32, ldc int, masks uint64, add bool)
+// For rows r < 8 and columns j < 48 with bit j of masks set, sets c[r][j] to Σ_i x[r][i]·w[i][j] over i < k, each
+// sum taken from zero in order of i with one fused multiply-add a term, or with add sets c[r][j] to c[r][j] plus
+// that sum. x's rows are xStride bytes apart, w's rows 48 float32s (192 bytes), c's rows ldc bytes. The 8×48
+// sums stay in Z0-Z23 (row r in Z3r-Z3r+2) through the loop; Z24-Z26 hold a row of w, Z27-Z31 a value of x
+// broadcast. k must be ≥ 1.
+TEXT ·f32Tile(SB), NOSPLIT, $0-57
+	MOVQ x+0(FP), SI
+	MOVQ xStride+8(FP), R8
+	MOVQ w+16(FP), DI
+	MOVQ k+24(FP), CX
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R9
+	MOVQ masks+48(FP), AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	SHRQ $16, AX
+	KMOVW AX, K3
+	LEAQ (R8)(R8*2), R10 // 3 rows
+	LEAQ (SI)(R8*4), R11 // row 4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VMOVUPS 128(DI), Z26
+	VBROADCASTSS (SI), Z27
+	VFMADD231PS Z24, Z27, Z0
+	VFMADD231PS Z25, Z27, Z1
+	VFMADD231PS Z26, Z27, Z2
+	VBROADCASTSS (SI)(R8*1), Z28
+	VFMADD231PS Z24, Z28, Z3
+	VFMADD231PS Z25, Z28, Z4
+	VFMADD231PS Z26, Z28, Z5
+	VBROADCASTSS (SI)(R8*2), Z29
+	VFMADD231PS Z24, Z29, Z6
+	VFMADD231PS Z25, Z29, Z7
+	VFMADD231PS Z26, Z29, Z8
+	VBROADCASTSS (SI)(R10*1), Z30
+	VFMADD231PS Z24, Z30, Z9
+	VFMADD231PS Z25, Z30, Z10
+	VFMADD231PS Z26, Z30, Z11
+	VBROADCASTSS (R11), Z31
+	VFMADD231PS Z24, Z31, Z12
+	VFMADD231PS Z25, Z31, Z13
+	VFMADD231PS Z26, Z31, Z14
+	VBROADCASTSS (R11)(R8*1), Z27
+	VFMADD231PS Z24, Z27, Z15
+	VFMADD231PS Z25, Z27, Z16
+	VFMADD231PS Z26, Z27, Z17
+	VBROADCASTSS (R11)(R8*2), Z28
+	VFMADD231PS Z24, Z28, Z18
+	VFMADD231PS Z25, Z28, Z19
+	VFMADD231PS Z26, Z28, Z20
+	VBROADCASTSS (R11)(R10*1), Z29
+	VFMADD231PS Z24, Z29, Z21
+	VFMADD231PS Z25, Z29, Z22
+	VFMADD231PS Z26, Z29, Z23
+	ADDQ $4, SI
+	ADDQ $4, R11
+	ADDQ $192, DI
+	DECQ CX
+	JNZ loop
+	MOVBLZX add+56(FP), BX
+	TESTQ BX, BX
+	JZ store
+	MOVQ DX, R12
+	ADDROW(Z0, Z1, Z2)
+	ADDROW(Z3, Z4, Z5)
+	ADDROW(Z6, Z7, Z8)
+	ADDROW(Z9, Z10, Z11)
+	ADDROW(Z12, Z13, Z14)
+	ADDROW(Z15, Z16, Z17)
+	ADDROW(Z18, Z19, Z20)
+	ADDROW(Z21, Z22, Z23)
+	MOVQ R12, DX
+store:
+	STOREROW(Z0, Z1, Z2)
+	STOREROW(Z3, Z4, Z5)
+	STOREROW(Z6, Z7, Z8)
+	STOREROW(Z9, Z10, Z11)
+	STOREROW(Z12, Z13, Z14)
+	STOREROW(Z15, Z16, Z17)
+	STOREROW(Z18, Z19, Z20)
+	STOREROW(Z21, Z22, Z23)
+	VZEROUPPER
+	RET
