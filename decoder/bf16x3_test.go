@@ -36,7 +36,14 @@ func TestFusedDecoderInBF16x3(t *testing.T) {
 			var outs [2][]float32
 			var grads [2]map[string][]float32
 			for i, split := range []bool{false, true} {
-				outs[i], grads[i] = c.runFloat32(t, in, dOut, split)
+				arena := kernels.NewArena[float32]()
+				if split {
+					var err error
+					if arena.AMX, err = kernels.NewAMXOutput(true); err != nil {
+						t.Fatal(err)
+					}
+				}
+				outs[i], grads[i], _ = c.runFloat32(t, in, dOut, arena)
 			}
 			worst := func(name string, got []float32, want []float64) (float64, float64) {
 				var scale, err float64
@@ -78,10 +85,10 @@ func repeatLengths(n, srcLen int) []int {
 	return lengths
 }
 
-// runFloat32 runs c's decoder with in's weights and inputs in float32, with its gates' products split on AMX
-// (split) or in float32, and returns the outputs and the gradients of Σ dOut ⊙ out by name, as backward names
-// them: emb, fwd, bwd and the decoder's fused parameters.
-func (c seqCase) runFloat32(t *testing.T, in seqInputs, dOut []float64, split bool) ([]float32, map[string][]float32) {
+// runFloat32 runs c's decoder with in's weights and inputs in float32 on arena (whose settings choose the gates'
+// products), and returns the outputs and the gradients of Σ dOut ⊙ out by name, as backward names them: emb,
+// fwd, bwd and the decoder's fused parameters; and the teacher that ran them.
+func (c seqCase) runFloat32(t *testing.T, in seqInputs, dOut []float64, arena *kernels.Arena[float32]) ([]float32, map[string][]float32, *teacher[float32]) {
 	set := param.NewSet[float32]()
 	d, err := New(set, in.d.Cfg, nil)
 	if err != nil {
@@ -91,12 +98,6 @@ func (c seqCase) runFloat32(t *testing.T, in seqInputs, dOut []float64, split bo
 	for _, p := range set.List() {
 		for i, v := range in.set.Get(p.Name).Data {
 			p.Data[i] = float32(v)
-		}
-	}
-	arena := kernels.NewArena[float32]()
-	if split {
-		if arena.AMX, err = kernels.NewAMXOutput(true); err != nil {
-			t.Fatal(err)
 		}
 	}
 	to32 := func(x []float64) []float32 {
@@ -117,5 +118,5 @@ func (c seqCase) runFloat32(t *testing.T, in seqInputs, dOut []float64, split bo
 	for _, p := range d.fusedParams() {
 		byName[p.Name] = grads.Get(p.Name).Data
 	}
-	return out, byName
+	return out, byName, tc
 }

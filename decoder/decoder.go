@@ -376,10 +376,11 @@ type Scratch[T kernels.Float] struct {
 	// (rows, InputWidth+Hidden), and gateW the weights that turn it into the four gates in one product:
 	// gateWeights' copy of InputW and HiddenW, taken when the scratch is made.
 	gateIn, gateW []T
-	// gateAMX and gateAMXT, when not nil (training on float32 arenas with split AMX products), hold gateW and
-	// gateWᵀ packed for AMX: the step's gate product and its backward one run on them (kernels.AMXGemm).
-	gateAMX, gateAMXT *kernels.AMXGemm
-	none              stepCache[T] // the cache of inference, which keeps nothing
+	// gateProduct and gateProductT, when not nil (training on float32 arenas with split AMX products, or on
+	// training workers' arenas where AVX-512 runs: kernels.Arena.PackWeights), hold gateW and gateWᵀ packed once a
+	// step: the step's gate product and its backward one run on them.
+	gateProduct, gateProductT kernels.WeightProduct
+	none                      stepCache[T] // the cache of inference, which keeps nothing
 }
 
 // NewScratch allocates Step's working memory for a batch of rows and source length srcLen. It copies the

@@ -134,9 +134,7 @@ func (tc *teacher[T]) forward(emb, fwd, bwd []T, lengths []int, out []T) {
 	d.Attn.Keys(mem.States, lengths, rows, mem.SrcLen, mem.Keys)
 	d.gateWeights(tc.buf.gateW)
 	gi := d.InputWidth() + h
-	if tc.buf.gateAMX = tc.arena.AMXGemm("dec.gateW"); tc.buf.gateAMX != nil {
-		tc.buf.gateAMX.Pack(any(tc.buf.gateW).([]float32), gi, 4*h, false, true)
-	}
+	tc.buf.gateProduct = tc.arena.PackWeights("dec.gateW", tc.buf.gateW, gi, 4*h, false)
 	for t := 0; t < tc.steps; t++ {
 		c.t = t
 		d.step(st, mem, emb[t*rows*e:(t+1)*rows*e], tc.buf, c.slot(c.weights, nil, rows, mem.SrcLen), c)
@@ -181,9 +179,7 @@ func (tc *teacher[T]) backward(dOut, dEmb, dFwd, dBwd []T, grad func(*param.Tens
 	for _, p := range d.Attn.Params() {
 		g.dAttn = append(g.dAttn, grad(p))
 	}
-	if tc.buf.gateAMXT = tc.arena.AMXGemm("dec.gateWT"); tc.buf.gateAMXT != nil {
-		tc.buf.gateAMXT.Pack(any(tc.buf.gateW).([]float32), 4*h, d.InputWidth()+h, true, true)
-	}
+	tc.buf.gateProductT = tc.arena.PackWeights("dec.gateWT", tc.buf.gateW, 4*h, d.InputWidth()+h, true)
 	for t := tc.steps - 1; t >= 0; t-- {
 		c.t = t
 		d.stepBackward(mem, tc.buf, dOut[t*rows*(h+md):(t+1)*rows*(h+md)], c, g)

@@ -107,8 +107,8 @@ func (d *Decoder[T]) step(st *State[T], mem *Memory[T], emb []T, buf *Scratch[T]
 		copy(row[in:], st.H[r*h:(r+1)*h])
 	}
 	gates := c.slot(c.act, buf.gates, rows, 4*h)
-	if buf.gateAMX != nil {
-		buf.gateAMX.Mul(any(gateIn).([]float32), rows, gi, any(gates).([]float32), 4*h, false)
+	if buf.gateProduct != nil {
+		buf.gateProduct.Mul(any(gateIn).([]float32), rows, gi, any(gates).([]float32), 4*h, false)
 	} else {
 		kernels.Gemm(false, false, rows, 4*h, gi, 1, gateIn, gi, buf.gateW, 4*h, 0, gates, 4*h)
 	}
@@ -331,8 +331,8 @@ func (d *Decoder[T]) stepBackward(mem *Memory[T], buf *Scratch[T], dOut []T, c *
 	// forward: s_t, m_t = LSTM(gates), gates = [emb; (c_t;) (f_{t-1};) s_{t-1}] · gateW + b
 	dG := c.slot(g.dG, nil, rows, 4*h)
 	kernels.LSTMBackward(c.slot(c.act, nil, rows, 4*h), c.slot(c.tanhC, nil, rows, h), c.slot(c.cPrev, nil, rows, h), g.dh, g.dc, rows, h, dG)
-	if buf.gateAMXT != nil {
-		buf.gateAMXT.Mul(any(dG).([]float32), rows, 4*h, any(g.dGateIn).([]float32), gi, false)
+	if buf.gateProductT != nil {
+		buf.gateProductT.Mul(any(dG).([]float32), rows, 4*h, any(g.dGateIn).([]float32), gi, false)
 	} else {
 		kernels.Gemm(false, true, rows, gi, 4*h, 1, dG, 4*h, buf.gateW, 4*h, 0, g.dGateIn, gi)
 	}

@@ -78,6 +78,8 @@ func (t *Trainer[T]) SetWorkers(n int) {
 	t.workers = make([]*worker[T], max(n, 1))
 	for i := range t.workers {
 		t.workers[i] = &worker[T]{arena: kernels.NewArena[T]()}
+		// Products on one thread: the decoder's gate products run on weights packed once a step (PackWeights).
+		t.workers[i].arena.SingleThreaded = n > 1
 	}
 }
 
