@@ -97,3 +97,31 @@ func TestTrainSaysItSharesTheVocabulary(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainSaysItPacksTheDecoderGates trains with float32 products on one worker and on two: with two, where
+// AVX-512 runs, the decoder's gate products run on weights packed once a step, and the run says so in its header
+// and records it in its arithmetic; with one (products on every thread, OpenBLAS's), neither.
+func TestTrainSaysItPacksTheDecoderGates(t *testing.T) {
+	for _, workers := range []int{2, 1} {
+		dir := t.TempDir()
+		train, _ := writeCorpus(t, dir, 9)
+		cfg := tinyTrainConfig()
+		cfg.Train.MaxSteps, cfg.Train.BF16, cfg.Train.BF16x3, cfg.Train.Workers = 3, false, false, workers
+		out := filepath.Join(dir, "m.ckpt")
+		var stdout bytes.Buffer
+		if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout}); err != nil {
+			t.Fatal(err)
+		}
+		ck, err := model.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := workers > 1 && kernels.PackedGemmRuns()
+		says := strings.Contains(stdout.String(), "decoder: its gates' products on float32 weights packed once a step")
+		records := strings.Contains(ck.Progress.Arithmetic, "decoder gates packed")
+		if says != want || records != want {
+			t.Fatalf("%d workers, AVX-512 here %v: the run says so %v, its arithmetic %q:\n%s", workers, kernels.PackedGemmRuns(), says,
+				ck.Progress.Arithmetic, stdout.String())
+		}
+	}
+}

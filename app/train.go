@@ -240,10 +240,13 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if _, line := trainProducts(cfg.Train); line != "" {
 		fmt.Fprintln(req.Stdout, line)
 	}
+	if model.PacksDecoderGates(cfg, opts.Workers) {
+		fmt.Fprintln(req.Stdout, "decoder: its gates' products on float32 weights packed once a step (AVX-512)")
+	}
 	if sharesVocabulary(cfg.Train, opts.Workers) {
 		fmt.Fprintln(req.Stdout, "output layer: each worker takes every worker's rows through its share of the vocabulary (train.split_vocabulary)")
 	}
-	arithmetic := trainArithmetic(cfg.Train, opts.Workers)
+	arithmetic := trainArithmetic(cfg, opts.Workers)
 	if was := opts.Progress.Arithmetic; start != nil && was != "" && was != arithmetic {
 		fmt.Fprintf(req.Stdout, "note: the checkpoint's steps were computed with %s, this run's with %s: it goes on from where the "+
 			"checkpoint stopped, but rounds otherwise, so it will not repeat an uninterrupted run bit for bit\n", was, arithmetic)
@@ -500,8 +503,12 @@ func trainProducts(train model.TrainConfig) (name, line string) {
 
 // trainArithmetic describes how a run with train and workers computes its sums, for Progress.Arithmetic: the
 // BLAS, the elementwise kernels, the products on AMX and the workers, each of which changes how sums round.
-func trainArithmetic(train model.TrainConfig, workers int) string {
+func trainArithmetic(cfg model.Config, workers int) string {
+	train := cfg.Train
 	products, _ := trainProducts(train)
+	if model.PacksDecoderGates(cfg, workers) {
+		products += ", decoder gates packed"
+	}
 	a := fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), products, plural.Count(workers, "worker"))
 	if sharesVocabulary(train, workers) {
 		a += " sharing out the vocabulary"

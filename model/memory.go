@@ -114,7 +114,15 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 			amxBytes += n * (amxProductBytes(T*rows, decIn, 4*Hd) + amxProductBytes(S*rows, encIn, gates*He))
 		}
 	}
-	// done adds the AMX scratch to the activations, which each kind of model sets below.
+	if PacksDecoderGates(cfg, int(n)) { // each worker's kernels.PackedGemm of the gate weights, both ways
+		gi := int64(m.Emb + 2*m.EncHidden + m.DecHidden)
+		if m.InputFeeding {
+			gi += int64(m.DecHidden)
+		}
+		panels := func(cols int64) int64 { return (cols + 47) / 48 * 48 } // kernels.PackedGemm's panels of 48 columns
+		amxBytes += n * f * (gi*panels(4*int64(m.DecHidden)) + 4*int64(m.DecHidden)*panels(gi))
+	}
+	// done adds the AMX scratch and the packed gate weights to the activations, which each kind of model sets below.
 	done := func() (MemoryEstimate, error) {
 		e.Activations += amxBytes
 		return e, nil

@@ -169,6 +169,14 @@ const dropoutStream = 1 << 40
 // train.bf16 (which takes precedence) does not, and AMX runs here.
 func UsesBF16x3(t TrainConfig) bool { return t.BF16x3 && !t.BF16 && kernels.HasAMX() }
 
+// PacksDecoderGates reports whether training cfg's model with workers workers runs the recurrent decoder's gate
+// products on float32 weights packed once a step (kernels.PackedGemm, through kernels.Arena.PackWeights): with
+// several workers (whose products run on one thread each), where AVX-512 runs and the gates are not multiplied
+// in bfloat16x3 on AMX.
+func PacksDecoderGates(cfg Config, workers int) bool {
+	return workers > 1 && !cfg.Model.IsTransformer() && !UsesBF16x3(cfg.Train) && kernels.PackedGemmRuns()
+}
+
 // Train runs the training loop: epochs of shuffled, bucketed batches; a checkpoint every SaveEvery steps, at each
 // epoch end and on interruption; validation after each epoch, keeping the best checkpoint. Batches depend only
 // on (seed, epoch) and dropout masks on (seed, step), so a resumed run reproduces an uninterrupted one.
