@@ -91,10 +91,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 		}
 		amxBytes = int64(kernels.AMXOutputBytes(int(in), tgt.Size(), graph.OutputChunk, split, int(n)))
 		if split && !m.IsTransformer() { // kernels.AMXGemm
-			gi := int64(m.Emb + 2*m.EncHidden + m.DecHidden)
-			if m.InputFeeding {
-				gi += int64(m.DecHidden)
-			}
+			gi := decoderGateInputs(m)
 			amxBytes += 2 * 2 * 2 * gi * 4 * int64(m.DecHidden) // both ways, two bfloat16s of 2 bytes a value, one packing for all workers
 			// Each worker's kernels.AMXProduct of the recurrences' weight gradients, the decoder's and the encoder's,
 			// at the longest batch: its widest input's transpose and the gates' gradient over every step's rows.
@@ -115,10 +112,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 		}
 	}
 	if PacksDecoderGates(cfg, int(n)) { // each worker's kernels.PackedGemm of the gate weights, both ways
-		gi := int64(m.Emb + 2*m.EncHidden + m.DecHidden)
-		if m.InputFeeding {
-			gi += int64(m.DecHidden)
-		}
+		gi := decoderGateInputs(m)
 		panels := func(cols int64) int64 { return (cols + 47) / 48 * 48 } // kernels.PackedGemm's panels of 48 columns
 		amxBytes += n * f * (gi*panels(4*int64(m.DecHidden)) + 4*int64(m.DecHidden)*panels(gi))
 	}
@@ -226,4 +220,14 @@ func transformerActivations(m ModelConfig, V, S, T, R int64) int64 {
 	a += 2*(S+T)*R*D + 2*T*R*D           // embeddings and the decoder's output, with gradients
 	a += min(graph.OutputChunk, T*R) * V // the output layer's chunk of logits
 	return f * a
+}
+
+// decoderGateInputs is the width of the first decoder layer's gate product's input, [emb; context (; feed); s]:
+// the rows of its gate weights.
+func decoderGateInputs(m ModelConfig) int64 {
+	gi := int64(m.Emb + 2*m.EncHidden + m.DecHidden)
+	if m.InputFeeding {
+		gi += int64(m.DecHidden)
+	}
+	return gi
 }
