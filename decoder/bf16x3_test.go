@@ -46,11 +46,7 @@ func TestFusedDecoderInBF16x3(t *testing.T) {
 				outs[i], grads[i], _ = c.runFloat32(t, in, dOut, arena)
 			}
 			worst := func(name string, got []float32, want []float64) (float64, float64) {
-				var scale, err float64
-				for j, w := range want {
-					scale = max(scale, math.Abs(w))
-					err = max(err, math.Abs(float64(got[j])-w))
-				}
+				err, scale := worstError(got, want)
 				return err / max(scale, 1e-30), scale
 			}
 			check := func(name string, f32, amx []float32, want []float64) {
@@ -74,6 +70,15 @@ func TestFusedDecoderInBF16x3(t *testing.T) {
 			}
 		})
 	}
+}
+
+// worstError is the largest distance of got from want, and the largest magnitude in want.
+func worstError(got []float32, want []float64) (err, scale float64) {
+	for j, w := range want {
+		scale = max(scale, math.Abs(w))
+		err = max(err, math.Abs(float64(got[j])-w))
+	}
+	return err, scale
 }
 
 // repeatLengths returns n source lengths cycling from srcLen down to 1.

@@ -2,7 +2,6 @@ package decoder
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -39,12 +38,8 @@ func TestFusedDecoderOnPackedWeights(t *testing.T) {
 				}
 			}
 			check := func(name string, blas, got []float32, want []float64) {
-				var scale, eBLAS, e float64
-				for j, w := range want {
-					scale = max(scale, math.Abs(w))
-					eBLAS = max(eBLAS, math.Abs(float64(blas[j])-w))
-					e = max(e, math.Abs(float64(got[j])-w))
-				}
+				eBLAS, _ := worstError(blas, want)
+				e, scale := worstError(got, want)
 				t.Logf("%s: worst error on BLAS %.3g, on packed weights %.3g (largest value %.3g)", name, eBLAS, e, scale)
 				if e > 4*eBLAS+scale*0x1p-22 {
 					t.Errorf("%s: off float64 by %.3g on packed weights, by %.3g on BLAS (largest value %.3g)", name, e, eBLAS, scale)
