@@ -11,9 +11,9 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// TestTrainWithBF16 trains with train.bf16 where AMX runs, and requires the run to say so and to write a
-// checkpoint that loads with the key set; where AMX cannot run, training must refuse with a message naming the
-// key, before any work.
+// TestTrainWithBF16 trains with train.bf16 where AMX or AVX512-BF16 runs, and requires the run to say on which
+// and to write a checkpoint that loads with the key set; where neither runs, training must refuse with a message
+// naming the key, before any work.
 func TestTrainWithBF16(t *testing.T) {
 	dir := t.TempDir()
 	train, _ := writeCorpus(t, dir, 9)
@@ -22,16 +22,16 @@ func TestTrainWithBF16(t *testing.T) {
 	out := filepath.Join(dir, "m.ckpt")
 	var stdout bytes.Buffer
 	_, err := Train(context.Background(), TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &stdout})
-	if _, amx := kernels.NewAMXOutput(false); amx != nil {
+	if _, refused := kernels.NewAMXOutput(false); refused != nil {
 		if err == nil || !strings.Contains(err.Error(), "train.bf16") {
-			t.Fatalf("train.bf16 without AMX (%v): training gave %v, want an error naming the key", amx, err)
+			t.Fatalf("train.bf16 without AMX or AVX512-BF16 (%v): training gave %v, want an error naming the key", refused, err)
 		}
 		return
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout.String(), "bfloat16 products on AMX") {
+	if on := kernels.BF16ProductsOn(); on == "" || !strings.Contains(stdout.String(), "bfloat16 products on "+on) {
 		t.Fatalf("training with train.bf16 did not say so:\n%s", stdout.String())
 	}
 	ck, err := model.Load(out)

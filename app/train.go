@@ -494,7 +494,8 @@ func trainWorkers(train model.TrainConfig) int { return train.WorkerCount(runtim
 func trainProducts(train model.TrainConfig) (name, line string) {
 	switch {
 	case train.BF16:
-		return "bfloat16 products on AMX", "output layer: bfloat16 products on AMX, float32 weights and sums (train.bf16)"
+		name = "bfloat16 products on " + kernels.BF16ProductsOn()
+		return name, "output layer: " + name + ", float32 weights and sums (train.bf16)"
 	case model.UsesBF16x3(train):
 		return "bfloat16x3 products on AMX", "output layer, decoder and recurrent weight gradients: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)"
 	}

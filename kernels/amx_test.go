@@ -15,6 +15,14 @@ func skipWithoutAMX(t testing.TB) {
 	}
 }
 
+// skipWithoutBF16Products skips t where AMXOutput's products, split or not, cannot run: on AMX, or unsplit on
+// AVX512-BF16.
+func skipWithoutBF16Products(t testing.TB, split bool) {
+	if err := bf16Permit(split); err != nil {
+		t.Skipf("no bfloat16 products here (split %v): %v", split, err)
+	}
+}
+
 // TestAMXMulMatchesRoundedSums multiplies random matrices of odd shapes (rows, columns and k's not whole 16s or
 // 32s, and shapes of exactly one block) on the tile registers, a and b row-major or transposed, and checks every
 // sum against the float64 sum of the bfloat16-rounded terms to within float32 summation error, k·2^-24·Σ|ã||b̃|;
@@ -25,13 +33,32 @@ func skipWithoutAMX(t testing.TB) {
 // within a relative 3·2^-17 of the exact float64 product x·w.
 func TestAMXMulMatchesRoundedSums(t *testing.T) {
 	for _, split := range []bool{false, true} {
-		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) { testAMXMulMatchesRoundedSums(t, split) })
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) {
+			skipWithoutAMX(t)
+			testBF16MulMatchesRoundedSums(t, split, amxMul)
+		})
 	}
 }
 
-// testAMXMulMatchesRoundedSums is TestAMXMulMatchesRoundedSums with operands split or not.
-func testAMXMulMatchesRoundedSums(t *testing.T, split bool) {
-	skipWithoutAMX(t)
+// TestDPMulMatchesRoundedSums is TestAMXMulMatchesRoundedSums for the products on VDPBF16PS (dpMul, where
+// AVX512-BF16 runs) and in plain Go, which AMXOutput uses where AMX does not run.
+func TestDPMulMatchesRoundedSums(t *testing.T) {
+	for _, asm := range []bool{false, true} {
+		for _, split := range []bool{false, true} {
+			t.Run(fmt.Sprintf("asm=%v/split=%v", asm, split), func(t *testing.T) {
+				if asm && !hasBF16 {
+					t.Skip("no AVX512-BF16 on this CPU")
+				}
+				testBF16MulMatchesRoundedSums(t, split, func(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
+					return dpMul(asm, a, b, c, ldc, add)
+				})
+			})
+		}
+	}
+}
+
+// testBF16MulMatchesRoundedSums is TestAMXMulMatchesRoundedSums with operands split or not, multiplied by mul.
+func testBF16MulMatchesRoundedSums(t *testing.T, split bool, mul func(a *amxA, b *amxB, c []float32, ldc int, add bool) error) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	a, b := &amxA{}, &amxB{}
 	for _, s := range []struct {
@@ -48,7 +75,9 @@ func testAMXMulMatchesRoundedSums(t *testing.T, split bool) {
 		{13, 640, 59, false, false, 0},
 		{37, 2500, 70, false, true, 2}, // three chunks of k, the last partial
 		{64, 1100, 64, true, false, 0},
-		{5, 9, 3, false, false, 1}, // after a larger shape: the storage is reused
+		{5, 9, 3, false, false, 1},      // after a larger shape: the storage is reused
+		{70, 640, 200, false, false, 2}, // strips not a whole three: the last group overlaps
+		{19, 1500, 97, true, true, 0},
 	} {
 		for _, add := range []bool{false, true} {
 			m, k, n := s.m, s.k, s.n
@@ -76,7 +105,7 @@ func testAMXMulMatchesRoundedSums(t *testing.T, split bool) {
 			for i := range c {
 				c[i] = -7
 			}
-			if err := amxMul(a, b, c, ldc, add); err != nil {
+			if err := mul(a, b, c, ldc, add); err != nil {
 				t.Fatal(err)
 			}
 			start := 0.0 // what c held where the product goes: −7 when it is added

@@ -29,3 +29,9 @@ func cpuidVendor() (ebx, ecx, edx uint32)
 //
 //go:noescape
 func bf16Tile(x *uint32, xStride int, w *uint32, pairs int, c *float32, ldc int)
+
+// bf16StripTile is dpTile's product on AVX512-BF16 (bf16_amd64.s): xStride, stripStride and ldc are in bytes,
+// pairs ≥ 1; with add ≠ 0 the sums start from c's values.
+//
+//go:noescape
+func bf16StripTile(x *uint32, xStride int, w *uint32, stripStride int, pairs int, c *float32, ldc int, add int)

@@ -10,3 +10,8 @@ const bf16Faster = false
 func bf16Tile(x *uint32, xStride int, w *uint32, pairs int, c *float32, ldc int) {
 	panic("kernels: bf16Tile without AVX512-BF16")
 }
+
+// bf16StripTile is never called without AVX512-BF16: dpTile sums in Go instead.
+func bf16StripTile(x *uint32, xStride int, w *uint32, stripStride int, pairs int, c *float32, ldc int, add int) {
+	panic("kernels: bf16StripTile without AVX512-BF16")
+}

@@ -14,8 +14,8 @@ import "sync"
 // scratch must hold chunk·v values.
 //
 // With amx (float32 only; nil: float32 products), the three matrix products take their terms rounded to
-// bfloat16, or split in two (bfloat16x3), and sum them in float32 on Intel AMX's tile registers (AMXOutput): x w,
-// G wᵀ and xᵀ G. The softmax, the loss, db and everything outside the products stay float32 (the loss's sums
+// bfloat16, or split in two (bfloat16x3), and sum them in float32 on Intel AMX's tile registers (AMXOutput), or
+// rounded, where AMX does not run, on AVX512-BF16's VDPBF16PS: x w, G wᵀ and xᵀ G. The softmax, the loss, db and everything outside the products stay float32 (the loss's sums
 // float64).
 func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, amx *AMXOutput) (loss float64) {
 	if amx != nil && amx.teamOn() {
@@ -97,7 +97,8 @@ func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
 	Gemm(false, true, rows, in, v, 1, g, v, w, v, 0, dx, in)
 }
 
-// AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers: the weights packed both ways
+// AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers (or, rounded and where AMX
+// does not run, on AVX512-BF16's VDPBF16PS, which reads the same packed operands): the weights packed both ways
 // (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.bf16) each term is rounded to
 // bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is off the
 // float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference from
@@ -159,9 +160,10 @@ type amxPack struct {
 
 // NewAMXOutput returns the scratch of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), or an
 // error saying why AMX cannot run here (a CPU without AMX-BF16, another architecture, or an OS that refuses the
-// tile registers). It packs the weights at every call.
+// tile registers). Unsplit, where AMX does not run but AVX512-BF16 does, its products run on VDPBF16PS
+// (BF16ProductsOn). It packs the weights at every call.
 func NewAMXOutput(split bool) (*AMXOutput, error) {
-	if err := amxPermit(); err != nil {
+	if err := bf16Permit(split); err != nil {
 		return nil, err
 	}
 	return &AMXOutput{split: split, weights: &amxOutputPacks{}}, nil
@@ -171,7 +173,7 @@ func NewAMXOutput(split bool) (*AMXOutput, error) {
 // the weights: the weights must not change between calls of OutputXent without a call of WeightsChanged on one of
 // them, while none of them is in use.
 func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
-	if err := amxPermit(); err != nil {
+	if err := bf16Permit(split); err != nil {
 		return nil, err
 	}
 	packs := &amxOutputPacks{}
@@ -260,7 +262,7 @@ func (q *amxPack) ensure(w []float32, k, n, rs, cs int, split bool) {
 func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
 	p.s.x.fit(rows, in, p.s.split)
 	p.s.x.round(xc, in, 1)
-	mustAMX(amxMul(&p.s.x, &p.s.weights.w.b, g, v, false))
+	mustAMX(bf16Product(&p.s.x, &p.s.weights.w.b, g, v, false))
 }
 
 // backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
@@ -270,13 +272,14 @@ func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	s.xt.round(xc, 1, in)
 	s.gb.fit(rows, v, s.split)
 	s.gb.round(g, v, 1)
-	mustAMX(amxMul(&s.xt, &s.gb, dw, v, true))
+	mustAMX(bf16Product(&s.xt, &s.gb, dw, v, true))
 	s.g.fit(rows, v, s.split)
 	s.g.round(g, v, 1)
-	mustAMX(amxMul(&s.g, &s.weights.wt.b, dx, in, false))
+	mustAMX(bf16Product(&s.g, &s.weights.wt.b, dx, in, false))
 }
 
-// mustAMX panics on an error of amxMul: NewAMXOutput checked that AMX runs, and OutputXent's shapes fit.
+// mustAMX panics on an error of bf16Product: NewAMXOutput checked that its products run, and OutputXent's
+// shapes fit.
 func mustAMX(err error) {
 	if err != nil {
 		panic(err)

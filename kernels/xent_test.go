@@ -251,14 +251,14 @@ func (c xentAMXCase) reference(round func(float64) float64) (loss float64, dx, d
 	return naiveOutputXent(c.x64, c.w64, c.b64, c.targets, xentAMXPad, xentAMXRows, xentAMXIn, xentAMXVocab, xentAMXSmoothing, round)
 }
 
-// TestOutputXentInBF16 runs OutputXent's products on AMX (AMXOutput) over several chunks, with pad rows and label
+// TestOutputXentInBF16 runs OutputXent's products on AMX or AVX512-BF16 (AMXOutput) over several chunks, with pad rows and label
 // smoothing, against the float64 computation whose products take their terms rounded to bfloat16 (x, w and the
 // logits' gradient G): each product's terms are then the same, so what remains is float32's summation and
 // softmax, and G's rounding landing on the other side of a bfloat16 boundary (2^-8 of a term). The figures must
 // differ from the float32 products' (the products did run in bfloat16), and a second call, whose operands reuse
 // the first's storage, must give the same bits.
 func TestOutputXentInBF16(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutBF16Products(t, false)
 	amx, err := NewAMXOutput(false)
 	if err != nil {
 		t.Fatal(err)

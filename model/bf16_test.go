@@ -12,18 +12,19 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 )
 
-// skipWithoutAMX skips a test of train.bf16 on a machine where AMX cannot run.
-func skipWithoutAMX(t *testing.T) {
+// skipWithoutBF16Products skips a test of train.bf16 (split false: AMX or AVX512-BF16) or of train.bf16x3 (split
+// true: AMX) on a machine where those products cannot run.
+func skipWithoutBF16Products(t *testing.T, split bool) {
 	t.Helper()
-	if _, err := kernels.NewAMXOutput(false); err != nil {
-		t.Skipf("train.bf16 needs AMX: %v", err)
+	if _, err := kernels.NewAMXOutput(split); err != nil {
+		t.Skipf("no bfloat16 products here (split %v): %v", split, err)
 	}
 }
 
 // TestBF16TrainingLearnsTheTinyTask trains the tiny copying task with the output layer's products in bfloat16
 // (train.bf16) to 100% exact match, as float32 training does (TestTinyCorpusIsLearned), with two workers.
 func TestBF16TrainingLearnsTheTinyTask(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutBF16Products(t, false)
 	cfg := tinyConfig()
 	cfg.Train.MaxSteps, cfg.Train.BF16 = 300, true
 	m, examples := tinySetup(t, cfg, tinyCorpus(24, 1))
@@ -84,7 +85,7 @@ func requireLossesFollow(t *testing.T, products string, got, want []float64, tol
 // requires every loss within 1% of float32's (the products' terms are rounded to 8 bits, not the model), and
 // the two to differ (the bfloat16 products did run).
 func TestBF16StepsFollowFloat32(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutBF16Products(t, false)
 	requireLossesFollow(t, "bf16", amxStepLosses(t, "bf16", false), amxStepLosses(t, "float32", false), 0.01)
 }
 
@@ -100,7 +101,7 @@ func TestBF16NeedsFloat32(t *testing.T) {
 // float32 and with bfloat16 output-layer products: its output layer goes through the same fused op, so every
 // step's loss must follow float32's within 1% and differ from it somewhere.
 func TestBF16TrainsATransformer(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutBF16Products(t, false)
 	cfg := ModelConfig{Type: TypeTransformer, DModel: 16, Heads: 2, FF: 24, Layers: 2, Positions: "sinusoidal", MaxPositions: 64,
 		TiedEmbeddings: true, Dropout: 0.1}
 	var losses [2][]float64
@@ -140,17 +141,18 @@ func TestBF16TrainsATransformer(t *testing.T) {
 // each: every loss must be within 1e-4 of float32's (terms off by a relative 2^-16 at most, where train.bf16's
 // single rounding moves them by 2^-9 and its losses by up to 1%), and differ from it somewhere (AMX did run).
 func TestBF16x3StepsFollowFloat32(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutBF16Products(t, true)
 	requireLossesFollow(t, "bf16x3", amxStepLosses(t, "bf16x3", true), amxStepLosses(t, "float32", true), 1e-4)
 }
 
 // TestWorkersShareTheVocabulary computes one batch's gradients (label smoothing, dropout) with bfloat16x3 products
-// on two and three workers, the output layer's vocabulary of 110 words shared out between them
-// (Trainer.SplitVocabulary, kernels.OutputTeam) and not, for the RNN and a tied Transformer: the loss must agree
+// (bfloat16 on AVX512-BF16 where AMX does not run) on two and three workers, the output layer's vocabulary of 110
+// words shared out between them (Trainer.SplitVocabulary, kernels.OutputTeam) and not, for the RNN and a tied Transformer: the loss must agree
 // within 1e-6 and every gradient within 1e-5 of the largest (the same products summed in another order), and the
 // two must differ somewhere (the team did run).
 func TestWorkersShareTheVocabulary(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutBF16Products(t, false)
+	bf16x3 := kernels.HasAMX() // bfloat16x3 where AMX runs, bfloat16 on AVX512-BF16 elsewhere
 	for _, kind := range []string{"rnn", TypeTransformer} {
 		for _, workers := range []int{2, 3} {
 			gradients := func(split bool) (StepResult, []float32) {
@@ -166,7 +168,7 @@ func TestWorkersShareTheVocabulary(t *testing.T) {
 				tr := NewTrainer(m, 1e-3, 0, 2)
 				tr.SetWorkers(workers)
 				tr.LabelSmoothing, tr.SplitVocabulary = 0.1, split
-				if err := tr.SetBF16(true); err != nil {
+				if err := tr.SetBF16(bf16x3); err != nil {
 					t.Fatal(err)
 				}
 				res, err := tr.Gradients(b, rand.NewPCG(9, 9))

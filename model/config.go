@@ -169,11 +169,13 @@ type TrainConfig struct {
 	GraphCache int  `yaml:"graph_cache"` // how many compiled batch shapes to keep (each holds its node values)
 	Unfused    bool `yaml:"unfused"`     // graphs are built from gorgonia's own ops instead of the fused kernels: slower, for checking
 	// BF16 multiplies in the output layer (its forward product and both of its backward ones, most of a step's
-	// arithmetic) with bfloat16 terms and float32 sums on Intel AMX's tile registers, about 6× faster than
-	// float32 products there; the weights, the optimizer, the softmax and every other layer stay float32. Each
-	// term is rounded to 8 bits of mantissa, so the numbers differ from float32 training's by that rounding
-	// (docs/speed.md measures the quality). It needs a CPU with AMX-BF16 and Linux's permission for the tile
-	// registers, and float32 weights; training refuses to start otherwise.
+	// arithmetic) with bfloat16 terms and float32 sums: on Intel AMX's tile registers, about 6× faster than
+	// float32 products there, and where AMX does not run on AVX512-BF16's VDPBF16PS, about twice as fast as
+	// float32 products on AMD's Zen 4 and later (slower than them on Intel's CPUs without AMX). The weights, the
+	// optimizer, the softmax and every other layer stay float32. Each term is rounded to 8 bits of mantissa, so
+	// the numbers differ from float32 training's by that rounding (docs/speed.md measures the quality). It needs
+	// a CPU with AMX-BF16 (and Linux's permission for the tile registers) or AVX512-BF16, and float32 weights;
+	// training refuses to start otherwise.
 	BF16 bool `yaml:"bf16"`
 	// BF16x3 runs the output layer's products, the decoder's recurrent ones (its gates' product at each step
 	// and the backward one) and the recurrent layers' weight gradients (decoder and encoder) on Intel AMX as

@@ -83,11 +83,12 @@ func (t *Trainer[T]) SetWorkers(n int) {
 	}
 }
 
-// SetBF16 has the output layer of every worker's graphs multiply on Intel AMX (an AMXOutput in each worker's
-// arena, kernels.OutputXent): in bfloat16, the terms rounded (train.bf16), or split, each term two bfloat16s
-// summed in three products (bfloat16x3, train.bf16x3), when the decoder's recurrent products run on AMX too. The
-// weights, the sums and the optimizer stay float32. It fails, changing nothing, where AMX cannot run or the
-// weights are not float32. Call it after SetWorkers, which starts the workers' arenas afresh.
+// SetBF16 has the output layer of every worker's graphs multiply in bfloat16 (an AMXOutput in each worker's
+// arena, kernels.OutputXent): the terms rounded (train.bf16), on Intel AMX or, where AMX does not run, on
+// AVX512-BF16; or split, each term two bfloat16s summed in three products (bfloat16x3, train.bf16x3), on AMX
+// only, when the decoder's recurrent products run on AMX too. The weights, the sums and the optimizer stay
+// float32. It fails, changing nothing, where those products cannot run or the weights are not float32. Call it
+// after SetWorkers, which starts the workers' arenas afresh.
 func (t *Trainer[T]) SetBF16(split bool) error {
 	if _, ok := any(T(0)).(float32); !ok {
 		return fmt.Errorf("model: bfloat16 products need float32 weights")

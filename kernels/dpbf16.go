@@ -1,0 +1,149 @@
+package kernels
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// The products of AMXOutput's bfloat16 operands (amxA by amxB) on AVX512-BF16's VDPBF16PS, where AMX does not
+// run: the same rounded terms, the same float32 sums of exact products, in another order. VDPBF16PS adds two
+// products into each of 16 float32 sums per instruction, twice as many terms as a float32 FMA.
+
+// dpStrips is how many 16-column strips of b the kernel takes at once: 48 columns, 8 rows, 24 sums in registers.
+const dpStrips = 3
+
+// bf16Product sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, or with add
+// adds that sum to it, leaving c's other values alone: on AMX's tile registers where they run, and on
+// VDPBF16PS (dpMul) elsewhere.
+func bf16Product(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
+	if amxPermit() == nil {
+		return amxMul(a, b, c, ldc, add)
+	}
+	return dpMul(hasBF16, a, b, c, ldc, add)
+}
+
+// bf16Permit returns nil where AMXOutput's products can run, split or not: on AMX, or unsplit on AVX512-BF16
+// (where the recurrent layers' split products, AMXGemm and AMXProduct, cannot), and says why not otherwise.
+func bf16Permit(split bool) error {
+	err := amxPermit()
+	if err == nil || split || !hasBF16 {
+		return err
+	}
+	return nil
+}
+
+// BF16ProductsOn names the instructions that AMXOutput's unsplit (bfloat16) products run on here: "AMX" where
+// its tile registers run, "AVX512-BF16" (VDPBF16PS) where only that extension does, and "" where neither does
+// and NewAMXOutput(false) fails. The two sum the same rounded terms in different orders.
+func BF16ProductsOn() string {
+	switch {
+	case amxPermit() == nil:
+		return "AMX"
+	case hasBF16:
+		return "AVX512-BF16"
+	}
+	return ""
+}
+
+// asUint32 returns the uint32s that the uint16s x make up, two to each, the first in the low half
+// (little-endian). len(x) must be even.
+func asUint32(x []uint16) []uint32 { return unsafe.Slice((*uint32)(unsafe.Pointer(&x[0])), len(x)/2) }
+
+// dpMul is bf16Product on VDPBF16PS (asm, AVX512-BF16) or in plain Go. It sums the k's in chunks of amxChunk,
+// and split (bfloat16x3) in three passes, as amxMul does.
+func dpMul(asm bool, a *amxA, b *amxB, c []float32, ldc int, add bool) error {
+	if a.k != b.k || a.split != b.split {
+		return fmt.Errorf("kernels: dpMul of (%d, %d) by (%d, %d), split %v and %v", a.m, a.k, b.k, b.n, a.split, b.split)
+	}
+	if a.m == 0 || b.n == 0 {
+		return nil
+	}
+	if ldc < b.n || len(c) < (a.m-1)*ldc+b.n {
+		return fmt.Errorf("kernels: dpMul: c of %d values, ldc %d, for (%d, %d)", len(c), ldc, a.m, b.n)
+	}
+	if a.k == 0 {
+		for i := 0; i < a.m && !add; i++ {
+			clear(c[i*ldc : i*ldc+b.n])
+		}
+		return nil
+	}
+	strips := b.np / 16
+	x, xPairs, stripPairs := asUint32(a.data), a.kp/2, b.kp/2
+	var buf [bf16TileRows * dpStrips * 16]float32
+	for i, p := range amxPasses(a, b) {
+		acc := i > 0 || add
+		pairs := p.kBlocks * amxBlock / 2
+		for g := 0; g < strips; g += dpStrips {
+			// The last group overlaps the one before it when the strips do not divide in threes; it sums into
+			// buf, and only its new columns reach c.
+			s0 := max(min(g, strips-dpStrips), 0)
+			from, to := g*16, min((g+dpStrips)*16, b.n)
+			if from >= to { // strips of padding only
+				break
+			}
+			for r := 0; r < a.m; r += bf16TileRows {
+				xs := x[r*xPairs+p.aK/2:]
+				w := b.data[s0*16*stripPairs+p.bK/2*16:]
+				if s0 == g && r+bf16TileRows <= a.m && from+dpStrips*16 <= b.n && asm {
+					dpTile(asm, xs, xPairs, w, stripPairs, pairs, c[r*ldc+from:], ldc, acc)
+					continue
+				}
+				dpTile(asm && strips >= dpStrips, xs, xPairs, w, stripPairs, pairs, buf[:], dpStrips*16, false)
+				for i := r; i < min(r+bf16TileRows, a.m); i++ {
+					row, sums := c[i*ldc+from:i*ldc+to], buf[(i-r)*dpStrips*16+from-s0*16:]
+					if !acc {
+						copy(row, sums)
+						continue
+					}
+					for j := range row {
+						row[j] += sums[j]
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dpTile sets (or with add adds to) c[i*ldc+j], i < 8, j < 48, the sums over pairs pairs of rows i of x (xPairs
+// uint32s apart) by the three strips of w (stripPairs pair rows of 16 apart; strips past the end of w read as
+// zero in plain Go), on the assembly kernel (asm) or in plain Go.
+func dpTile(asm bool, x []uint32, xPairs int, w []uint32, stripPairs, pairs int, c []float32, ldc int, add bool) {
+	if asm {
+		_ = c[(bf16TileRows-1)*ldc+dpStrips*16-1]
+		_ = x[(bf16TileRows-1)*xPairs+pairs-1]
+		_ = w[(dpStrips-1)*stripPairs*16+pairs*16-1]
+		bf16StripTile(&x[0], 4*xPairs, &w[0], 4*stripPairs*16, pairs, &c[0], 4*ldc, boolInt(add))
+		return
+	}
+	for i := 0; i < bf16TileRows; i++ {
+		row := c[i*ldc : i*ldc+dpStrips*16]
+		if !add {
+			clear(row)
+		}
+		if i*xPairs >= len(x) {
+			continue
+		}
+		for s := 0; s < dpStrips; s++ {
+			if s*stripPairs*16 >= len(w) {
+				break
+			}
+			strip := w[s*stripPairs*16:]
+			for k := 0; k < pairs; k++ {
+				xp := x[i*xPairs+k]
+				x0, x1 := FromBF16(uint16(xp)), FromBF16(uint16(xp>>16))
+				for j, wp := range strip[k*16 : (k+1)*16] {
+					row[s*16+j] += x1*FromBF16(uint16(wp>>16)) + x0*FromBF16(uint16(wp))
+				}
+			}
+		}
+	}
+}
+
+// boolInt is 1 for true and 0 for false.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
