@@ -26,9 +26,10 @@ type AMXWeights struct {
 }
 
 // NewAMXWeights rounds the row-major (k, n) matrix w to bfloat16 and packs it for AMX, or returns an error
-// saying why AMX cannot run here (HasAMX). w must hold no NaN.
+// saying why AMX cannot run here (HasAMX). Where AMX does not run but AVX512-BF16 does, Mul multiplies the same
+// packing on VDPBF16PS instead (BF16ProductsOn). w must hold no NaN.
 func NewAMXWeights(w []float32, k, n int) (*AMXWeights, error) {
-	if err := amxPermit(); err != nil {
+	if err := bf16Permit(false); err != nil {
 		return nil, err
 	}
 	if k <= 0 || n <= 0 || len(w) < k*n {
@@ -94,7 +95,8 @@ func (in *AMXInput) Rounded(i int) []uint16 { return in.a.data[i*in.a.kp : i*in.
 // Mul sets c[r*Stride+j] to the float32 sum over k of x̃[r][k]·w̃[k][j] for the first RowsPadded(rows) rows r of
 // in (those past rows hold whatever earlier rounds left, their products to be thrown away) and the columns j of
 // strips [first, last), leaving c's other values alone. c holds at least OutputLen(rows) values. It runs on the
-// tile registers of the calling goroutine's thread, which it locks for the call.
+// tile registers of the calling goroutine's thread, which it locks for the call; where AMX does not run, on
+// VDPBF16PS, for the first rows rows only (the product's other rows are left alone).
 func (w *AMXWeights) Mul(in *AMXInput, rows int, c []float32, first, last int) error {
 	a, b := &in.a, &w.b
 	if a.k != b.k || rows < 0 || rows > a.m || first < 0 || last > w.Strips() || first > last {
@@ -105,6 +107,10 @@ func (w *AMXWeights) Mul(in *AMXInput, rows int, c []float32, first, last int) e
 	}
 	if len(c) < w.OutputLen(rows) {
 		return fmt.Errorf("kernels: AMXWeights.Mul: c of %d values for %d rows of %d", len(c), rows, b.np)
+	}
+	if amxPermit() != nil { // NewAMXWeights checked that VDPBF16PS runs
+		dpStripsMul(hasBF16, a, rows, b, 2*first, 2*last, b.np, c, b.np, false)
+		return nil
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -67,29 +67,37 @@ func dpMul(asm bool, a *amxA, b *amxB, c []float32, ldc int, add bool) error {
 		}
 		return nil
 	}
+	dpStripsMul(asm, a, a.m, b, 0, b.np/16, b.n, c, ldc, add)
+	return nil
+}
+
+// dpStripsMul is dpMul over the first rows rows of a and b's 16-column strips [first, last) only, the shapes
+// already checked: c's columns of those strips, up to cols (b's n, or its padded np), are set or added to, its
+// others left alone.
+func dpStripsMul(asm bool, a *amxA, rows int, b *amxB, first, last, cols int, c []float32, ldc int, add bool) {
 	strips := b.np / 16
 	x, xPairs, stripPairs := asUint32(a.data), a.kp/2, b.kp/2
 	var buf [bf16TileRows * dpStrips * 16]float32
 	for i, p := range amxPasses(a, b) {
 		acc := i > 0 || add
 		pairs := p.kBlocks * amxBlock / 2
-		for g := 0; g < strips; g += dpStrips {
-			// The last group overlaps the one before it when the strips do not divide in threes; it sums into
-			// buf, and only its new columns reach c.
+		for g := first; g < last; g += dpStrips {
+			// A group past the range's or b's last strip starts early enough to take three strips, overlapping
+			// the columns before it; it sums into buf, and only its own columns reach c.
 			s0 := max(min(g, strips-dpStrips), 0)
-			from, to := g*16, min((g+dpStrips)*16, b.n)
+			from, to := g*16, min(min(g+dpStrips, last)*16, cols)
 			if from >= to { // strips of padding only
 				break
 			}
-			for r := 0; r < a.m; r += bf16TileRows {
+			for r := 0; r < rows; r += bf16TileRows {
 				xs := x[r*xPairs+p.aK/2:]
 				w := b.data[s0*16*stripPairs+p.bK/2*16:]
-				if s0 == g && r+bf16TileRows <= a.m && from+dpStrips*16 <= b.n && asm {
+				if s0 == g && r+bf16TileRows <= rows && from+dpStrips*16 == to && asm {
 					dpTile(asm, xs, xPairs, w, stripPairs, pairs, c[r*ldc+from:], ldc, acc)
 					continue
 				}
 				dpTile(asm && strips >= dpStrips, xs, xPairs, w, stripPairs, pairs, buf[:], dpStrips*16, false)
-				for i := r; i < min(r+bf16TileRows, a.m); i++ {
+				for i := r; i < min(r+bf16TileRows, rows); i++ {
 					row, sums := c[i*ldc+from:i*ldc+to], buf[(i-r)*dpStrips*16+from-s0*16:]
 					if !acc {
 						copy(row, sums)
@@ -102,7 +110,6 @@ func dpMul(asm bool, a *amxA, b *amxB, c []float32, ldc int, add bool) error {
 			}
 		}
 	}
-	return nil
 }
 
 // dpTile sets (or with add adds to) c[i*ldc+j], i < 8, j < 48, the sums over pairs pairs of rows i of x (xPairs

@@ -137,8 +137,8 @@ func BenchmarkOutputXent(b *testing.B) {
 }
 
 // BenchmarkOutputXentWorkers times the output layer as training's two workers run it: each called with its half
-// of one step's 874 rows (640 inputs, 5,898 words, chunks of 256), at once, in bfloat16x3 on AMX, the weights
-// packed afresh each iteration (WeightsChanged, as the trainer marks every step). "rows": each takes its rows
+// of one step's 874 rows (640 inputs, 5,898 words, chunks of 256), at once, in bfloat16x3 on AMX (in bfloat16 on
+// AVX512-BF16 where AMX does not run), the weights packed afresh each iteration (WeightsChanged, as the trainer marks every step). "rows": each takes its rows
 // through every word, one packing of the weights shared; "vocabulary" (the default, train.split_vocabulary):
 // the two as an OutputTeam, each taking all 874 rows through its half of the words. GFLOP/s count both workers'
 // three products, float32-equivalent.
@@ -146,9 +146,9 @@ func BenchmarkOutputXentWorkers(b *testing.B) {
 	const n, in, v, chunk = 437, 640, 5898, 256 // a worker's rows
 	rng := rand.New(rand.NewPCG(1, 2))
 	w, bias := normals(rng, in*v, 0.04), normals(rng, v, 0.04)
-	amx, err := NewAMXOutputs(2, true)
+	amx, err := NewAMXOutputs(2, HasAMX())
 	if err != nil {
-		b.Skipf("no AMX: %v", err)
+		b.Skipf("no bfloat16 products here: %v", err)
 	}
 	type work struct {
 		x, dx, dw, db, scratch []float32
