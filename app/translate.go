@@ -652,11 +652,12 @@ func greedyInBF16(m *model.Seq2Seq[float32], opts DecodeOptions) {
 	}
 }
 
-// beamInBF16 makes m's beam search compute the output layer with bfloat16 products on Intel AMX and rescore
-// exactly the words that can be among the best (decoder.Decoder.BeamInBF16) unless opts ask for float32
-// (NoBF16) or a shortlist, or models are an ensemble; only where AMX runs (kernels.HasAMX).
+// beamInBF16 makes m's beam search compute the output layer with bfloat16 products and rescore exactly the
+// words that can be among the best (decoder.Decoder.BeamInBF16) unless opts ask for float32 (NoBF16) or a
+// shortlist, or models are an ensemble; only where that is faster than float32 products: on Intel AMX
+// (kernels.HasAMX) and on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster).
 func beamInBF16(m *model.Seq2Seq[float32], models *model.Ensemble, opts DecodeOptions) {
-	if m.Decoder != nil && len(models.Models) == 1 && !opts.NoBF16 && opts.Shortlist == nil && kernels.HasAMX() {
+	if m.Decoder != nil && len(models.Models) == 1 && !opts.NoBF16 && opts.Shortlist == nil && (kernels.HasAMX() || kernels.BF16Faster()) {
 		m.Decoder.BeamInBF16()
 	}
 }

@@ -23,11 +23,11 @@ func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 	}
 }
 
-// bf16Kernels returns the bf16 products to test: BF16Panels (false) everywhere, and AMX (true) where it runs,
-// logging when it does not.
+// bf16Kernels returns the bf16 products to test: BF16Panels (false) everywhere, and AMXWeights (true) where they
+// run (on AMX, or on AVX512-BF16 without it), logging when they do not.
 func bf16Kernels(t *testing.T) []bool {
-	if !kernels.HasAMX() {
-		t.Log("no AMX here: the AMX product is not tested")
+	if kernels.BF16ProductsOn() == "" {
+		t.Log("no AMX or AVX512-BF16 here: AMXWeights's product is not tested")
 		return []bool{false}
 	}
 	return []bool{false, true}

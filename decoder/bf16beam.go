@@ -51,7 +51,7 @@ func (f *bf16Beam) logits(rows int, x []float32) {
 	v, ld := len(o.bias), o.amx.Stride()
 	f.in.Round(x, oi, 0, rows)
 	if err := o.amx.Mul(f.in, rows, f.c, 0, o.amx.Strips()); err != nil {
-		panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
+		panic(err) // the shapes were made to fit, and NewAMXWeights checked that its products run
 	}
 	for r := 0; r < rows; r++ {
 		f.rescore(r, x[r*oi:(r+1)*oi], f.in.Rounded(r), f.c[r*ld:r*ld+v])
@@ -180,15 +180,16 @@ func (f *bf16Beam) lseBound(row int, logits []float32, lse float64) float64 {
 }
 
 // BeamInBF16 makes beam search (Beam, and BeamShortlist without a shortlist) of this decoder alone compute
-// the output layer with bfloat16 products on Intel AMX where it runs (kernels.HasAMX) and T is float32, and
-// reports whether it does. Each step rescores exactly the words that can be among a row's best (bf16Beam), so
+// the output layer with bfloat16 products where they are faster than float32 ones, on Intel AMX where it runs
+// (kernels.HasAMX) and on AMD's AVX512-BF16 (kernels.BF16Faster, kernels.AMXWeights on VDPBF16PS), and T is
+// float32, and reports whether it does. Each step rescores exactly the words that can be among a row's best (bf16Beam), so
 // the candidates rank as exact logits rank them; their log-probabilities differ from exact ones only by the
 // log-sum-exp's error over the other words, a bound that each Scored carries (Scored.Bound): extensions of one
 // hypothesis rank as exact logits rank them, and extensions of different ones whenever their log-probabilities
 // differ by more than the bounds. Like GreedyInBF16 it copies the output layer's weights once: call it once
 // they are final, and before searches run.
 func (d *Decoder[T]) BeamInBF16() bool {
-	if d.bf16 == nil && kernels.HasAMX() {
+	if d.bf16 == nil && amxWeights() {
 		d.useBF16(true)
 	}
 	d.beamBF16 = d.bf16 != nil && d.bf16.amx != nil

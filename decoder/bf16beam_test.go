@@ -11,10 +11,18 @@ import (
 	"github.com/attend-nmt/attend/param"
 )
 
-// skipWithoutAMX skips t where bf16 products cannot run on AMX.
-func skipWithoutAMX(t *testing.T) {
-	if !kernels.HasAMX() {
-		t.Skip("no AMX here")
+// skipWithoutAMXWeights skips t where kernels.AMXWeights cannot multiply: on AMX, or on AVX512-BF16 without it.
+func skipWithoutAMXWeights(t *testing.T) {
+	if kernels.BF16ProductsOn() == "" {
+		t.Skip("no AMX or AVX512-BF16 here")
+	}
+}
+
+// skipWithoutFasterBF16 skips t where BeamInBF16 keeps float32 products: without AMX, and without AMD's
+// AVX512-BF16.
+func skipWithoutFasterBF16(t *testing.T) {
+	if !kernels.HasAMX() && !kernels.BF16Faster() {
+		t.Skip("bfloat16 products are not faster here")
 	}
 }
 
@@ -25,7 +33,7 @@ func skipWithoutAMX(t *testing.T) {
 // log-sum-exp of the mixed logits within lseBound of the exact one. Rescoring too few words, or none, fails the
 // first check; a bound that forgets the words left in bf16 fails the last.
 func TestBF16BeamRescoresTheBest(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutAMXWeights(t)
 	const k, vocab, rows, width = 37, 500, 45, 5
 	rng := rand.New(rand.NewPCG(10, 11))
 	w := make([]float32, k*vocab)
@@ -123,13 +131,13 @@ func logSumExp64(x []float64) float64 {
 
 // TestBeamInBF16MatchesFloat32 decodes 60 random sentences with a beam of 5 (5-best lists) with a random
 // decoder over 700 words, logits spread as a trained model's, with float32 products and with bf16 products on
-// AMX and rescoring (BeamInBF16). Every bf16 hypothesis that the float32 list also has must have a
+// AMX (or AMD's AVX512-BF16) and rescoring (BeamInBF16). Every bf16 hypothesis that the float32 list also has must have a
 // log-probability within its Bound (plus 1e-4 for float32's own rounding) of float32's; every float32
 // hypothesis whose score is apart from its neighbours' in the 5-best list by more than twice the sentence's
 // largest bound plus that must be at the same place in bf16's list; and most lists must be the same. A
 // rescoring that leaves the best words in bf16 fails the first check.
 func TestBeamInBF16MatchesFloat32(t *testing.T) {
-	skipWithoutAMX(t)
+	skipWithoutFasterBF16(t)
 	const vocab, width, tol = 700, 5, 1e-4
 	set := param.NewSet[float32]()
 	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10}, nil)
@@ -157,7 +165,7 @@ func TestBeamInBF16MatchesFloat32(t *testing.T) {
 	}
 	want := decode()
 	if !d.BeamInBF16() {
-		t.Fatal("BeamInBF16 refused a float32 decoder where AMX runs")
+		t.Fatal("BeamInBF16 refused a float32 decoder where bfloat16 products are faster")
 	}
 	defer func() { d.beamBF16 = false }()
 	got := decode()
