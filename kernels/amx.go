@@ -333,6 +333,28 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 	}
 }
 
+// trivialProduct checks that a and b multiply and that c (rows ldc apart) holds their product, for the product
+// called name (amxMul, dpMul), and computes the product itself where it is trivial: none with no rows or columns,
+// and with no k's zeros (or, with add, c as it is). done reports that nothing is left to compute.
+func trivialProduct(name string, a *amxA, b *amxB, c []float32, ldc int, add bool) (done bool, err error) {
+	if a.k != b.k || a.split != b.split {
+		return true, fmt.Errorf("kernels: %s of (%d, %d) by (%d, %d), split %v and %v", name, a.m, a.k, b.k, b.n, a.split, b.split)
+	}
+	if a.m == 0 || b.n == 0 {
+		return true, nil
+	}
+	if ldc < b.n || len(c) < (a.m-1)*ldc+b.n {
+		return true, fmt.Errorf("kernels: %s: c of %d values, ldc %d, for (%d, %d)", name, len(c), ldc, a.m, b.n)
+	}
+	if a.k == 0 {
+		for i := 0; i < a.m && !add; i++ {
+			clear(c[i*ldc : i*ldc+b.n])
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
 // amxTileConfig returns LDTILECFG's 64 bytes for amxStrip: palette 1 and tiles 0-7 of 16 rows of 64 bytes.
 func amxTileConfig() [64]byte {
 	var cfg [64]byte
@@ -349,14 +371,8 @@ func amxTileConfig() [64]byte {
 // calling goroutine's thread, which it locks for the call. It fails, computing nothing, where the CPU or the OS
 // refuses AMX (amxPermit) or the shapes do not fit.
 func amxMul(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
-	if a.k != b.k || a.split != b.split {
-		return fmt.Errorf("kernels: amxMul of (%d, %d) by (%d, %d), split %v and %v", a.m, a.k, b.k, b.n, a.split, b.split)
-	}
-	if a.m == 0 || b.n == 0 {
-		return nil
-	}
-	if ldc < b.n || len(c) < (a.m-1)*ldc+b.n {
-		return fmt.Errorf("kernels: amxMul: c of %d values, ldc %d, for (%d, %d)", len(c), ldc, a.m, b.n)
+	if done, err := trivialProduct("amxMul", a, b, c, ldc, add); done || err != nil {
+		return err
 	}
 	if err := amxPermit(); err != nil {
 		return err
@@ -364,12 +380,6 @@ func amxMul(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cfg := amxTileConfig()
-	if a.k == 0 {
-		for i := 0; i < a.m && !add; i++ {
-			clear(c[i*ldc : i*ldc+b.n])
-		}
-		return nil
-	}
 	fullM, rest := a.m/amxBlock, a.m%amxBlock
 	lda, panel, pairs := 2*a.kp, 4*16*a.kp/2, a.kp/2
 	full := b.n / amxBlock // strips of 32 whole columns

@@ -125,7 +125,7 @@ func (p *BF16Panels) mulWith(asm bool, rows int, x16 []uint32, c []float32, ldc,
 func (p *BF16Panels) tile(asm bool, x, panel []uint32, c []float32, ldc int) {
 	_ = c[(bf16TileRows-1)*ldc+bf16PanelWidth-1]
 	if asm {
-		bf16Tile(&x[0], 4*p.pairs, &panel[0], p.pairs, &c[0], 4*ldc)
+		bf16Tile(&x[0], 4*p.pairs, &panel[0], 4*16, 4*bf16PanelWidth, p.pairs, &c[0], 4*ldc, 0)
 		return
 	}
 	p.tileGo(x, panel, c, ldc)

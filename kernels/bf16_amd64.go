@@ -25,13 +25,8 @@ func isAMD() bool {
 //go:noescape
 func cpuidVendor() (ebx, ecx, edx uint32)
 
-// bf16Tile is BF16Panels.tile's product on AVX512-BF16 (bf16_amd64.s): xStride and ldc are in bytes, pairs ≥ 1.
+// bf16Tile is the product of BF16Panels.tile and dpTile on AVX512-BF16 (bf16_amd64.s): xStride, stripStride,
+// pairStride and ldc are in bytes, pairs ≥ 1; with add ≠ 0 the sums start from c's values.
 //
 //go:noescape
-func bf16Tile(x *uint32, xStride int, w *uint32, pairs int, c *float32, ldc int)
-
-// bf16StripTile is dpTile's product on AVX512-BF16 (bf16_amd64.s): xStride, stripStride and ldc are in bytes,
-// pairs ≥ 1; with add ≠ 0 the sums start from c's values.
-//
-//go:noescape
-func bf16StripTile(x *uint32, xStride int, w *uint32, stripStride int, pairs int, c *float32, ldc int, add int)
+func bf16Tile(x *uint32, xStride int, w *uint32, stripStride, pairStride int, pairs int, c *float32, ldc int, add int)

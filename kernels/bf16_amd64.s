@@ -6,135 +6,28 @@
 // with register operands; each line's comment is the instruction in Go's operand order. The encodings were
 // checked against GNU as; TestBF16TileMatchesPlainSums fails on a wrong one.
 
-// func bf16Tile(x *uint32, xStride int, w *uint32, pairs int, c *float32, ldc int)
+// func bf16Tile(x *uint32, xStride int, w *uint32, stripStride, pairStride int, pairs int, c *float32, ldc int, add int)
 // c[r][j] = Σ_p x[r][p]·w[p][j] over pairs p < pairs, for rows r < 8 and columns j < 48, where every uint32 holds
-// two bfloat16s (an even-odd pair of the sum's terms), x's rows are xStride bytes apart, w's pair rows are 48
-// uint32s (192 bytes) long and c's rows are ldc bytes apart. The 8×48 sums stay in Z0-Z23 (row r in Z3r-Z3r+2)
-// through the loop; Z24-Z26 hold a pair row of w, Z27-Z31 a row's pair of x broadcast. pairs must be ≥ 1.
-TEXT ·bf16Tile(SB), NOSPLIT, $0-48
-	MOVQ x+0(FP), SI
-	MOVQ xStride+8(FP), R8
-	MOVQ w+16(FP), DI
-	MOVQ pairs+24(FP), CX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R9
-	LEAQ (R8)(R8*2), R10 // 3 rows
-	LEAQ (SI)(R8*4), R11 // row 4
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-loop:
-	VMOVUPS (DI), Z24
-	VMOVUPS 64(DI), Z25
-	VMOVUPS 128(DI), Z26
-	VPBROADCASTD (SI), Z27
-	BYTE $0x62; BYTE $0x92; BYTE $0x26; BYTE $0x40; BYTE $0x52; BYTE $0xc0 // VDPBF16PS Z24, Z27, Z0
-	BYTE $0x62; BYTE $0x92; BYTE $0x26; BYTE $0x40; BYTE $0x52; BYTE $0xc9 // VDPBF16PS Z25, Z27, Z1
-	BYTE $0x62; BYTE $0x92; BYTE $0x26; BYTE $0x40; BYTE $0x52; BYTE $0xd2 // VDPBF16PS Z26, Z27, Z2
-	VPBROADCASTD (SI)(R8*1), Z28
-	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xd8 // VDPBF16PS Z24, Z28, Z3
-	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xe1 // VDPBF16PS Z25, Z28, Z4
-	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z28, Z5
-	VPBROADCASTD (SI)(R8*2), Z29
-	BYTE $0x62; BYTE $0x92; BYTE $0x16; BYTE $0x40; BYTE $0x52; BYTE $0xf0 // VDPBF16PS Z24, Z29, Z6
-	BYTE $0x62; BYTE $0x92; BYTE $0x16; BYTE $0x40; BYTE $0x52; BYTE $0xf9 // VDPBF16PS Z25, Z29, Z7
-	BYTE $0x62; BYTE $0x12; BYTE $0x16; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z29, Z8
-	VPBROADCASTD (SI)(R10*1), Z30
-	BYTE $0x62; BYTE $0x12; BYTE $0xe; BYTE $0x40; BYTE $0x52; BYTE $0xc8 // VDPBF16PS Z24, Z30, Z9
-	BYTE $0x62; BYTE $0x12; BYTE $0xe; BYTE $0x40; BYTE $0x52; BYTE $0xd1 // VDPBF16PS Z25, Z30, Z10
-	BYTE $0x62; BYTE $0x12; BYTE $0xe; BYTE $0x40; BYTE $0x52; BYTE $0xda // VDPBF16PS Z26, Z30, Z11
-	VPBROADCASTD (R11), Z31
-	BYTE $0x62; BYTE $0x12; BYTE $0x6; BYTE $0x40; BYTE $0x52; BYTE $0xe0 // VDPBF16PS Z24, Z31, Z12
-	BYTE $0x62; BYTE $0x12; BYTE $0x6; BYTE $0x40; BYTE $0x52; BYTE $0xe9 // VDPBF16PS Z25, Z31, Z13
-	BYTE $0x62; BYTE $0x12; BYTE $0x6; BYTE $0x40; BYTE $0x52; BYTE $0xf2 // VDPBF16PS Z26, Z31, Z14
-	VPBROADCASTD (R11)(R8*1), Z27
-	BYTE $0x62; BYTE $0x12; BYTE $0x26; BYTE $0x40; BYTE $0x52; BYTE $0xf8 // VDPBF16PS Z24, Z27, Z15
-	BYTE $0x62; BYTE $0x82; BYTE $0x26; BYTE $0x40; BYTE $0x52; BYTE $0xc1 // VDPBF16PS Z25, Z27, Z16
-	BYTE $0x62; BYTE $0x82; BYTE $0x26; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z27, Z17
-	VPBROADCASTD (R11)(R8*2), Z28
-	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xd0 // VDPBF16PS Z24, Z28, Z18
-	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xd9 // VDPBF16PS Z25, Z28, Z19
-	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z28, Z20
-	VPBROADCASTD (R11)(R10*1), Z29
-	BYTE $0x62; BYTE $0x82; BYTE $0x16; BYTE $0x40; BYTE $0x52; BYTE $0xe8 // VDPBF16PS Z24, Z29, Z21
-	BYTE $0x62; BYTE $0x82; BYTE $0x16; BYTE $0x40; BYTE $0x52; BYTE $0xf1 // VDPBF16PS Z25, Z29, Z22
-	BYTE $0x62; BYTE $0x82; BYTE $0x16; BYTE $0x40; BYTE $0x52; BYTE $0xfa // VDPBF16PS Z26, Z29, Z23
-	ADDQ $4, SI
-	ADDQ $4, R11
-	ADDQ $192, DI
-	DECQ CX
-	JNZ loop
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, 128(DX)
-	ADDQ R9, DX
-	VMOVUPS Z3, (DX)
-	VMOVUPS Z4, 64(DX)
-	VMOVUPS Z5, 128(DX)
-	ADDQ R9, DX
-	VMOVUPS Z6, (DX)
-	VMOVUPS Z7, 64(DX)
-	VMOVUPS Z8, 128(DX)
-	ADDQ R9, DX
-	VMOVUPS Z9, (DX)
-	VMOVUPS Z10, 64(DX)
-	VMOVUPS Z11, 128(DX)
-	ADDQ R9, DX
-	VMOVUPS Z12, (DX)
-	VMOVUPS Z13, 64(DX)
-	VMOVUPS Z14, 128(DX)
-	ADDQ R9, DX
-	VMOVUPS Z15, (DX)
-	VMOVUPS Z16, 64(DX)
-	VMOVUPS Z17, 128(DX)
-	ADDQ R9, DX
-	VMOVUPS Z18, (DX)
-	VMOVUPS Z19, 64(DX)
-	VMOVUPS Z20, 128(DX)
-	ADDQ R9, DX
-	VMOVUPS Z21, (DX)
-	VMOVUPS Z22, 64(DX)
-	VMOVUPS Z23, 128(DX)
-	VZEROUPPER
-	RET
-
-// func bf16StripTile(x *uint32, xStride int, w *uint32, stripStride int, pairs int, c *float32, ldc int, add int)
-// bf16Tile on the 16-column strips of an amxB: w's three strips lie stripStride bytes apart, each a run of pair
-// rows of 16 uint32s (64 bytes). With add ≠ 0 the sums start from c's values rather than from zero.
-TEXT ·bf16StripTile(SB), NOSPLIT, $0-64
+// two bfloat16s (an even-odd pair of the sum's terms) and x's rows are xStride bytes apart. w's pair row p is
+// three runs of 16 uint32s, stripStride bytes apart, and the next pair row starts pairStride bytes on: 64 and 192
+// for BF16Panels' panels of 48 columns, the strips' length and 64 for the 16-column strips of an amxB. c's rows
+// are ldc bytes apart; with add ≠ 0 the sums start from c's values rather than from zero. The 8×48 sums stay in
+// Z0-Z23 (row r in Z3r-Z3r+2) through the loop; Z24-Z26 hold a pair row of w, Z27-Z31 a row's pair of x
+// broadcast. pairs must be ≥ 1.
+TEXT ·bf16Tile(SB), NOSPLIT, $0-72
 	MOVQ x+0(FP), SI
 	MOVQ xStride+8(FP), R8
 	MOVQ w+16(FP), DI
 	MOVQ stripStride+24(FP), R12
-	MOVQ pairs+32(FP), CX
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R9
-	MOVQ add+56(FP), R13
+	MOVQ pairStride+32(FP), BX
+	MOVQ pairs+40(FP), CX
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R9
+	MOVQ add+64(FP), R13
 	LEAQ (R8)(R8*2), R10 // 3 rows
 	LEAQ (SI)(R8*4), R11 // row 4
 	TESTQ R13, R13
-	JNZ sload
+	JNZ load
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -159,41 +52,41 @@ TEXT ·bf16StripTile(SB), NOSPLIT, $0-64
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
-	JMP sloop
-sload:
-	MOVQ DX, R14
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	ADDQ R9, R14
-	VMOVUPS (R14), Z3
-	VMOVUPS 64(R14), Z4
-	VMOVUPS 128(R14), Z5
-	ADDQ R9, R14
-	VMOVUPS (R14), Z6
-	VMOVUPS 64(R14), Z7
-	VMOVUPS 128(R14), Z8
-	ADDQ R9, R14
-	VMOVUPS (R14), Z9
-	VMOVUPS 64(R14), Z10
-	VMOVUPS 128(R14), Z11
-	ADDQ R9, R14
-	VMOVUPS (R14), Z12
-	VMOVUPS 64(R14), Z13
-	VMOVUPS 128(R14), Z14
-	ADDQ R9, R14
-	VMOVUPS (R14), Z15
-	VMOVUPS 64(R14), Z16
-	VMOVUPS 128(R14), Z17
-	ADDQ R9, R14
-	VMOVUPS (R14), Z18
-	VMOVUPS 64(R14), Z19
-	VMOVUPS 128(R14), Z20
-	ADDQ R9, R14
-	VMOVUPS (R14), Z21
-	VMOVUPS 64(R14), Z22
-	VMOVUPS 128(R14), Z23
-sloop:
+	JMP loop
+load:
+	MOVQ DX, AX
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	ADDQ R9, AX
+	VMOVUPS (AX), Z3
+	VMOVUPS 64(AX), Z4
+	VMOVUPS 128(AX), Z5
+	ADDQ R9, AX
+	VMOVUPS (AX), Z6
+	VMOVUPS 64(AX), Z7
+	VMOVUPS 128(AX), Z8
+	ADDQ R9, AX
+	VMOVUPS (AX), Z9
+	VMOVUPS 64(AX), Z10
+	VMOVUPS 128(AX), Z11
+	ADDQ R9, AX
+	VMOVUPS (AX), Z12
+	VMOVUPS 64(AX), Z13
+	VMOVUPS 128(AX), Z14
+	ADDQ R9, AX
+	VMOVUPS (AX), Z15
+	VMOVUPS 64(AX), Z16
+	VMOVUPS 128(AX), Z17
+	ADDQ R9, AX
+	VMOVUPS (AX), Z18
+	VMOVUPS 64(AX), Z19
+	VMOVUPS 128(AX), Z20
+	ADDQ R9, AX
+	VMOVUPS (AX), Z21
+	VMOVUPS 64(AX), Z22
+	VMOVUPS 128(AX), Z23
+loop:
 	VMOVUPS (DI), Z24
 	VMOVUPS (DI)(R12*1), Z25
 	VMOVUPS (DI)(R12*2), Z26
@@ -231,9 +124,9 @@ sloop:
 	BYTE $0x62; BYTE $0x82; BYTE $0x16; BYTE $0x40; BYTE $0x52; BYTE $0xfa // VDPBF16PS Z26, Z29, Z23
 	ADDQ $4, SI
 	ADDQ $4, R11
-	ADDQ $64, DI
+	ADDQ BX, DI
 	DECQ CX
-	JNZ sloop
+	JNZ loop
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)

@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"fmt"
-	"unsafe"
-)
+import "unsafe"
 
 // The products of AMXOutput's bfloat16 operands (amxA by amxB) on AVX512-BF16's VDPBF16PS, where AMX does not
 // run: the same rounded terms, the same float32 sums of exact products, in another order. VDPBF16PS adds two
@@ -52,20 +49,8 @@ func asUint32(x []uint16) []uint32 { return unsafe.Slice((*uint32)(unsafe.Pointe
 // dpMul is bf16Product on VDPBF16PS (asm, AVX512-BF16) or in plain Go. It sums the k's in chunks of amxChunk,
 // and split (bfloat16x3) in three passes, as amxMul does.
 func dpMul(asm bool, a *amxA, b *amxB, c []float32, ldc int, add bool) error {
-	if a.k != b.k || a.split != b.split {
-		return fmt.Errorf("kernels: dpMul of (%d, %d) by (%d, %d), split %v and %v", a.m, a.k, b.k, b.n, a.split, b.split)
-	}
-	if a.m == 0 || b.n == 0 {
-		return nil
-	}
-	if ldc < b.n || len(c) < (a.m-1)*ldc+b.n {
-		return fmt.Errorf("kernels: dpMul: c of %d values, ldc %d, for (%d, %d)", len(c), ldc, a.m, b.n)
-	}
-	if a.k == 0 {
-		for i := 0; i < a.m && !add; i++ {
-			clear(c[i*ldc : i*ldc+b.n])
-		}
-		return nil
+	if done, err := trivialProduct("dpMul", a, b, c, ldc, add); done || err != nil {
+		return err
 	}
 	dpStripsMul(asm, a, a.m, b, 0, b.np/16, b.n, c, ldc, add)
 	return nil
@@ -120,7 +105,7 @@ func dpTile(asm bool, x []uint32, xPairs int, w []uint32, stripPairs, pairs int,
 		_ = c[(bf16TileRows-1)*ldc+dpStrips*16-1]
 		_ = x[(bf16TileRows-1)*xPairs+pairs-1]
 		_ = w[(dpStrips-1)*stripPairs*16+pairs*16-1]
-		bf16StripTile(&x[0], 4*xPairs, &w[0], 4*stripPairs*16, pairs, &c[0], 4*ldc, boolInt(add))
+		bf16Tile(&x[0], 4*xPairs, &w[0], 4*stripPairs*16, 4*16, pairs, &c[0], 4*ldc, boolInt(add))
 		return
 	}
 	for i := 0; i < bf16TileRows; i++ {
