@@ -110,7 +110,8 @@ func BenchmarkTrainStepMulti30kWorkers(b *testing.B) {
 
 // BenchmarkTrainStepMulti30kBF16 is BenchmarkTrainStepMulti30k as training runs by default (one worker per thread)
 // with float32 products, with the output layer's and the decoder's products split in bfloat16x3 on AMX
-// (train.bf16x3) and with the output layer's in bfloat16 (train.bf16), the last two skipped where AMX cannot run:
+// (train.bf16x3) and with the output layer's in bfloat16 (train.bf16), the second skipped where AMX cannot run
+// and the third where neither AMX nor AVX512-BF16 can:
 // its GFLOP/s against BenchmarkGemm's is the roofline share of each.
 func BenchmarkTrainStepMulti30kBF16(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
