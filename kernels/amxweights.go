@@ -22,7 +22,8 @@ func AMXStatus() error { return amxPermit() }
 // Products are written to a padded (RowsPadded(rows), Stride) matrix: the row stride is N rounded up to a whole
 // 32, and the products' unit of work is a strip of 32 columns.
 type AMXWeights struct {
-	b amxB
+	b  amxB
+	dp bool // AMX does not run here: Mul multiplies on VDPBF16PS (dpStripsMul)
 }
 
 // NewAMXWeights rounds the row-major (k, n) matrix w to bfloat16 and packs it for AMX, or returns an error
@@ -37,7 +38,7 @@ func NewAMXWeights(w []float32, k, n int) (*AMXWeights, error) {
 	}
 	b := newAMXB(k, n)
 	b.round(w, n, 1)
-	return &AMXWeights{b: *b}, nil
+	return &AMXWeights{b: *b, dp: amxPermit() != nil}, nil
 }
 
 // K is the number of rows of the weights: the inputs' length.
@@ -108,7 +109,7 @@ func (w *AMXWeights) Mul(in *AMXInput, rows int, c []float32, first, last int) e
 	if len(c) < w.OutputLen(rows) {
 		return fmt.Errorf("kernels: AMXWeights.Mul: c of %d values for %d rows of %d", len(c), rows, b.np)
 	}
-	if amxPermit() != nil { // NewAMXWeights checked that VDPBF16PS runs
+	if w.dp { // NewAMXWeights checked that VDPBF16PS runs
 		dpStripsMul(hasBF16, a, rows, b, 2*first, 2*last, b.np, c, b.np, false)
 		return nil
 	}

@@ -123,27 +123,49 @@ func (p *BF16Panels) mulWith(asm bool, rows int, x16 []uint32, c []float32, ldc,
 
 // tile computes one 8-row, 48-column block: c[i*ldc+j] for i < 8, j < 48.
 func (p *BF16Panels) tile(asm bool, x, panel []uint32, c []float32, ldc int) {
-	_ = c[(bf16TileRows-1)*ldc+bf16PanelWidth-1]
-	if asm {
-		bf16Tile(&x[0], 4*p.pairs, &panel[0], 4*16, 4*bf16PanelWidth, p.pairs, &c[0], 4*ldc, 0)
-		return
-	}
-	p.tileGo(x, panel, c, ldc)
+	bf16TileOf(asm, x, p.pairs, panel, 16, bf16PanelWidth, p.pairs, c, ldc, false)
 }
 
-// tileGo is tile in plain Go.
-func (p *BF16Panels) tileGo(x, panel []uint32, c []float32, ldc int) {
+// bf16TileOf sets (or with add adds to) c[i*ldc+j], i < 8, j < 48, the sums over pairs pairs of rows i of x
+// (xPairs uint32s apart) by the pair rows of w, each three runs of 16 uint32s stripStride apart, pairStride
+// apart: 16 and 48 for BF16Panels' panels, a strip's length and 16 for an amxB's strips (dpStripsMul). It runs
+// on the assembly kernel (asm, bf16Tile) or in plain Go, where a run past the end of w reads as zero.
+func bf16TileOf(asm bool, x []uint32, xPairs int, w []uint32, stripStride, pairStride, pairs int, c []float32, ldc int, add bool) {
+	const width = dpStrips * 16
+	_ = c[(bf16TileRows-1)*ldc+width-1]
+	if asm {
+		_ = x[(bf16TileRows-1)*xPairs+pairs-1]
+		_ = w[2*stripStride+(pairs-1)*pairStride+15]
+		bf16Tile(&x[0], 4*xPairs, &w[0], 4*stripStride, 4*pairStride, pairs, &c[0], 4*ldc, boolInt(add))
+		return
+	}
 	for i := 0; i < bf16TileRows; i++ {
-		row := c[i*ldc : i*ldc+bf16PanelWidth]
-		clear(row)
-		for k := 0; k < p.pairs; k++ {
-			xp := x[i*p.pairs+k]
-			x0, x1 := FromBF16(uint16(xp)), FromBF16(uint16(xp>>16))
-			for j, wp := range panel[k*bf16PanelWidth : (k+1)*bf16PanelWidth] {
-				row[j] += x1*FromBF16(uint16(wp>>16)) + x0*FromBF16(uint16(wp))
+		row := c[i*ldc : i*ldc+width]
+		if !add {
+			clear(row)
+		}
+		if i*xPairs >= len(x) {
+			continue
+		}
+		for s := 0; s < dpStrips && s*stripStride < len(w); s++ {
+			for k := 0; k < pairs; k++ {
+				xp := x[i*xPairs+k]
+				x0, x1 := FromBF16(uint16(xp)), FromBF16(uint16(xp>>16))
+				at := s*stripStride + k*pairStride
+				for j, wp := range w[at : at+16] {
+					row[s*16+j] += x1*FromBF16(uint16(wp>>16)) + x0*FromBF16(uint16(wp))
+				}
 			}
 		}
 	}
+}
+
+// boolInt is 1 for true and 0 for false.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // HasBF16 reports whether BF16Panels.Mul runs on the CPU's bfloat16 instructions here. Without them it is a

@@ -25,7 +25,7 @@ func isAMD() bool {
 //go:noescape
 func cpuidVendor() (ebx, ecx, edx uint32)
 
-// bf16Tile is the product of BF16Panels.tile and dpTile on AVX512-BF16 (bf16_amd64.s): xStride, stripStride,
+// bf16Tile is the product of bf16TileOf on AVX512-BF16 (bf16_amd64.s): xStride, stripStride,
 // pairStride and ldc are in bytes, pairs ≥ 1; with add ≠ 0 the sums start from c's values.
 //
 //go:noescape

@@ -9,14 +9,14 @@ import "unsafe"
 // dpStrips is how many 16-column strips of b the kernel takes at once: 48 columns, 8 rows, 24 sums in registers.
 const dpStrips = 3
 
-// bf16Product sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, or with add
+// product sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, or with add
 // adds that sum to it, leaving c's other values alone: on AMX's tile registers where they run, and on
-// VDPBF16PS (dpMul) elsewhere.
-func bf16Product(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
-	if amxPermit() == nil {
-		return amxMul(a, b, c, ldc, add)
+// VDPBF16PS (dpMul) elsewhere, as NewAMXOutput found.
+func (s *AMXOutput) product(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
+	if s.dp {
+		return dpMul(hasBF16, a, b, c, ldc, add)
 	}
-	return dpMul(hasBF16, a, b, c, ldc, add)
+	return amxMul(a, b, c, ldc, add)
 }
 
 // bf16Permit returns nil where AMXOutput's products can run, split or not: on AMX, or unsplit on AVX512-BF16
@@ -46,7 +46,7 @@ func BF16ProductsOn() string {
 // (little-endian). len(x) must be even.
 func asUint32(x []uint16) []uint32 { return unsafe.Slice((*uint32)(unsafe.Pointer(&x[0])), len(x)/2) }
 
-// dpMul is bf16Product on VDPBF16PS (asm, AVX512-BF16) or in plain Go. It sums the k's in chunks of amxChunk,
+// dpMul is AMXOutput.product on VDPBF16PS (asm, AVX512-BF16) or in plain Go. It sums the k's in chunks of amxChunk,
 // and split (bfloat16x3) in three passes, as amxMul does.
 func dpMul(asm bool, a *amxA, b *amxB, c []float32, ldc int, add bool) error {
 	if done, err := trivialProduct("dpMul", a, b, c, ldc, add); done || err != nil {
@@ -78,10 +78,10 @@ func dpStripsMul(asm bool, a *amxA, rows int, b *amxB, first, last, cols int, c 
 				xs := x[r*xPairs+p.aK/2:]
 				w := b.data[s0*16*stripPairs+p.bK/2*16:]
 				if s0 == g && r+bf16TileRows <= rows && from+dpStrips*16 == to && asm {
-					dpTile(asm, xs, xPairs, w, stripPairs, pairs, c[r*ldc+from:], ldc, acc)
+					bf16TileOf(asm, xs, xPairs, w, 16*stripPairs, 16, pairs, c[r*ldc+from:], ldc, acc)
 					continue
 				}
-				dpTile(asm && strips >= dpStrips, xs, xPairs, w, stripPairs, pairs, buf[:], dpStrips*16, false)
+				bf16TileOf(asm && strips >= dpStrips, xs, xPairs, w, 16*stripPairs, 16, pairs, buf[:], dpStrips*16, false)
 				for i := r; i < min(r+bf16TileRows, rows); i++ {
 					row, sums := c[i*ldc+from:i*ldc+to], buf[(i-r)*dpStrips*16+from-s0*16:]
 					if !acc {
@@ -95,47 +95,4 @@ func dpStripsMul(asm bool, a *amxA, rows int, b *amxB, first, last, cols int, c 
 			}
 		}
 	}
-}
-
-// dpTile sets (or with add adds to) c[i*ldc+j], i < 8, j < 48, the sums over pairs pairs of rows i of x (xPairs
-// uint32s apart) by the three strips of w (stripPairs pair rows of 16 apart; strips past the end of w read as
-// zero in plain Go), on the assembly kernel (asm) or in plain Go.
-func dpTile(asm bool, x []uint32, xPairs int, w []uint32, stripPairs, pairs int, c []float32, ldc int, add bool) {
-	if asm {
-		_ = c[(bf16TileRows-1)*ldc+dpStrips*16-1]
-		_ = x[(bf16TileRows-1)*xPairs+pairs-1]
-		_ = w[(dpStrips-1)*stripPairs*16+pairs*16-1]
-		bf16Tile(&x[0], 4*xPairs, &w[0], 4*stripPairs*16, 4*16, pairs, &c[0], 4*ldc, boolInt(add))
-		return
-	}
-	for i := 0; i < bf16TileRows; i++ {
-		row := c[i*ldc : i*ldc+dpStrips*16]
-		if !add {
-			clear(row)
-		}
-		if i*xPairs >= len(x) {
-			continue
-		}
-		for s := 0; s < dpStrips; s++ {
-			if s*stripPairs*16 >= len(w) {
-				break
-			}
-			strip := w[s*stripPairs*16:]
-			for k := 0; k < pairs; k++ {
-				xp := x[i*xPairs+k]
-				x0, x1 := FromBF16(uint16(xp)), FromBF16(uint16(xp>>16))
-				for j, wp := range strip[k*16 : (k+1)*16] {
-					row[s*16+j] += x1*FromBF16(uint16(wp>>16)) + x0*FromBF16(uint16(wp))
-				}
-			}
-		}
-	}
-}
-
-// boolInt is 1 for true and 0 for false.
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

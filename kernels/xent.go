@@ -113,6 +113,7 @@ func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
 // pack w and wᵀ at once, each one of them, and hold one copy between them.
 type AMXOutput struct {
 	split    bool
+	dp       bool            // AMX does not run here: the products run on VDPBF16PS (dpMul)
 	shared   bool            // the weights are packed once after each WeightsChanged, for every AMXOutput made together
 	weights  *amxOutputPacks // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
 	x, xt, g amxA            // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
@@ -166,7 +167,7 @@ func NewAMXOutput(split bool) (*AMXOutput, error) {
 	if err := bf16Permit(split); err != nil {
 		return nil, err
 	}
-	return &AMXOutput{split: split, weights: &amxOutputPacks{}}, nil
+	return &AMXOutput{split: split, dp: amxPermit() != nil, weights: &amxOutputPacks{}}, nil
 }
 
 // NewAMXOutputs returns n scratches of OutputXent's products on AMX, as NewAMXOutput, that share one packing of
@@ -179,9 +180,10 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 	packs := &amxOutputPacks{}
 	packs.team = &OutputTeam{packs: packs}
 	packs.team.cond.L = &packs.team.mu
+	dp := amxPermit() != nil
 	outs := make([]*AMXOutput, n)
 	for i := range outs {
-		outs[i] = &AMXOutput{split: split, shared: true, weights: packs}
+		outs[i] = &AMXOutput{split: split, dp: dp, shared: true, weights: packs}
 	}
 	return outs, nil
 }
@@ -262,7 +264,7 @@ func (q *amxPack) ensure(w []float32, k, n, rs, cs int, split bool) {
 func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
 	p.s.x.fit(rows, in, p.s.split)
 	p.s.x.round(xc, in, 1)
-	mustAMX(bf16Product(&p.s.x, &p.s.weights.w.b, g, v, false))
+	mustAMX(p.s.product(&p.s.x, &p.s.weights.w.b, g, v, false))
 }
 
 // backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
@@ -272,13 +274,13 @@ func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	s.xt.round(xc, 1, in)
 	s.gb.fit(rows, v, s.split)
 	s.gb.round(g, v, 1)
-	mustAMX(bf16Product(&s.xt, &s.gb, dw, v, true))
+	mustAMX(s.product(&s.xt, &s.gb, dw, v, true))
 	s.g.fit(rows, v, s.split)
 	s.g.round(g, v, 1)
-	mustAMX(bf16Product(&s.g, &s.weights.wt.b, dx, in, false))
+	mustAMX(s.product(&s.g, &s.weights.wt.b, dx, in, false))
 }
 
-// mustAMX panics on an error of bf16Product: NewAMXOutput checked that its products run, and OutputXent's
+// mustAMX panics on an error of AMXOutput.product: NewAMXOutput checked that its products run, and OutputXent's
 // shapes fit.
 func mustAMX(err error) {
 	if err != nil {

@@ -289,7 +289,7 @@ func (s *AMXOutput) teamXent(x, w, b []float32, targets []int, pad, n, in, v, ch
 			g, rc := scratch[:rows*words], &t.rounded[ci%members][ci/members]
 			ci++
 			if words > 0 {
-				mustAMX(bf16Product(&rc.x, wp, g, words, false))
+				mustAMX(s.product(&rc.x, wp, g, words, false))
 			}
 			for i := range rows {
 				row, y := g[i*words:(i+1)*words], c.targets[start+i]
@@ -348,14 +348,14 @@ func (s *AMXOutput) teamXent(x, w, b []float32, targets []int, pad, n, in, v, ch
 			// dw[:, lo:hi] += x_cᵀ G;  dx_c (member 0's share, into the rows' own dx; the others' into parts) = G w[:, lo:hi]ᵀ
 			s.gb.fit(rows, words, s.split)
 			s.gb.round(g, words, 1)
-			mustAMX(bf16Product(&rc.xt, &s.gb, dw[lo:], v, true))
+			mustAMX(s.product(&rc.xt, &s.gb, dw[lo:], v, true))
 			s.g.fit(rows, words, s.split)
 			s.g.round(g, words, 1)
 			out := c.dx[start*in:]
 			if r > 0 {
 				out = t.parts[r][at*in:]
 			}
-			mustAMX(bf16Product(&s.g, wtp, out, in, false))
+			mustAMX(s.product(&s.g, wtp, out, in, false))
 		}
 	}
 	if !t.wait() { // every share of dx is in
