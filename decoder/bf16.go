@@ -127,11 +127,12 @@ func (o *bf16Output) score(x []float32, v int) float64 {
 	return kernels.DotF64(x, o.wT[v*o.k:(v+1)*o.k]) + float64(o.bias[v])
 }
 
-// GreedyInBF16 makes greedy search (Greedy, GreedyQueue) score the vocabulary with bfloat16 products where
-// they run on Intel AMX (kernels.HasAMX) or the CPU has AVX512-BF16 (amxWeights says on which), and T is float32, and reports whether it
-// does. The words chosen are those of float64 logits (see bf16Output): the same as float32 products choose but where two words' logits are within float32
-// rounding of each other. It copies the output layer's weights (two copies, 1.5 times their size), so call it
-// once the weights are final: later changes to them are not seen (later calls keep the first copy). Greedy search with a shortlist does not use it.
+// GreedyInBF16 makes greedy search (Greedy, GreedyQueue) score the vocabulary with bfloat16 products where they
+// run on Intel AMX (kernels.HasAMX) or the CPU has AVX512-BF16 (amxWeights says on which), and T is float32, and
+// reports whether it does. The words chosen are those of float64 logits (see bf16Output): the same as float32
+// products choose but where two words' logits are within float32 rounding of each other. It copies the output
+// layer's weights (two copies, 1.5 times their size), so call it once the weights are final: later changes to them
+// are not seen (later calls keep the first copy). Greedy search with a shortlist does not use it.
 func (d *Decoder[T]) GreedyInBF16() bool {
 	if d.bf16 == nil && (kernels.HasAMX() || kernels.HasBF16()) {
 		d.useBF16(amxWeights())

@@ -179,15 +179,15 @@ func (f *bf16Beam) lseBound(row int, logits []float32, lse float64) float64 {
 	return beta + f.rounding[row]
 }
 
-// BeamInBF16 makes beam search (Beam, and BeamShortlist without a shortlist) of this decoder alone compute
-// the output layer with bfloat16 products where they are faster than float32 ones, on Intel AMX where it runs
+// BeamInBF16 makes beam search (Beam, and BeamShortlist without a shortlist) of this decoder alone compute the
+// output layer with bfloat16 products where they are faster than float32 ones, on Intel AMX where it runs
 // (kernels.HasAMX) and on AMD's AVX512-BF16 (kernels.BF16Faster, kernels.AMXWeights on VDPBF16PS), and T is
-// float32, and reports whether it does. Each step rescores exactly the words that can be among a row's best (bf16Beam), so
-// the candidates rank as exact logits rank them; their log-probabilities differ from exact ones only by the
-// log-sum-exp's error over the other words, a bound that each Scored carries (Scored.Bound): extensions of one
-// hypothesis rank as exact logits rank them, and extensions of different ones whenever their log-probabilities
-// differ by more than the bounds. Like GreedyInBF16 it copies the output layer's weights once: call it once
-// they are final, and before searches run.
+// float32, and reports whether it does. Each step rescores exactly the words that can be among a row's best
+// (bf16Beam), so the candidates rank as exact logits rank them; their log-probabilities differ from exact ones
+// only by the log-sum-exp's error over the other words, a bound that each Scored carries (Scored.Bound):
+// extensions of one hypothesis rank as exact logits rank them, and extensions of different ones whenever their
+// log-probabilities differ by more than the bounds. Like GreedyInBF16 it copies the output layer's weights once:
+// call it once they are final, and before searches run.
 func (d *Decoder[T]) BeamInBF16() bool {
 	if d.bf16 == nil && amxWeights() {
 		d.useBF16(true)

@@ -129,13 +129,13 @@ func logSumExp64(x []float64) float64 {
 	return m + math.Log(s)
 }
 
-// TestBeamInBF16MatchesFloat32 decodes 60 random sentences with a beam of 5 (5-best lists) with a random
-// decoder over 700 words, logits spread as a trained model's, with float32 products and with bf16 products on
-// AMX (or AMD's AVX512-BF16) and rescoring (BeamInBF16). Every bf16 hypothesis that the float32 list also has must have a
-// log-probability within its Bound (plus 1e-4 for float32's own rounding) of float32's; every float32
-// hypothesis whose score is apart from its neighbours' in the 5-best list by more than twice the sentence's
-// largest bound plus that must be at the same place in bf16's list; and most lists must be the same. A
-// rescoring that leaves the best words in bf16 fails the first check.
+// TestBeamInBF16MatchesFloat32 decodes 60 random sentences with a beam of 5 (5-best lists) with a random decoder
+// over 700 words, logits spread as a trained model's, with float32 products and with bf16 products on AMX (or
+// AMD's AVX512-BF16) and rescoring (BeamInBF16). Every bf16 hypothesis that the float32 list also has must have a
+// log-probability within its Bound (plus 1e-4 for float32's own rounding) of float32's; every float32 hypothesis
+// whose score is apart from its neighbours' in the 5-best list by more than twice the sentence's largest bound
+// plus that must be at the same place in bf16's list; and most lists must be the same. A rescoring that leaves the
+// best words in bf16 fails the first check.
 func TestBeamInBF16MatchesFloat32(t *testing.T) {
 	skipWithoutFasterBF16(t)
 	const vocab, width, tol = 700, 5, 1e-4

@@ -15,8 +15,8 @@ import "sync"
 //
 // With amx (float32 only; nil: float32 products), the three matrix products take their terms rounded to
 // bfloat16, or split in two (bfloat16x3), and sum them in float32 on Intel AMX's tile registers (AMXOutput), or
-// rounded, where AMX does not run, on AVX512-BF16's VDPBF16PS: x w, G wᵀ and xᵀ G. The softmax, the loss, db and everything outside the products stay float32 (the loss's sums
-// float64).
+// rounded, where AMX does not run, on AVX512-BF16's VDPBF16PS: x w, G wᵀ and xᵀ G. The softmax, the loss, db and
+// everything outside the products stay float32 (the loss's sums float64).
 func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, amx *AMXOutput) (loss float64) {
 	if amx != nil && amx.teamOn() {
 		return amx.teamXent(any(x).([]float32), any(w).([]float32), any(b).([]float32), targets, pad, n, in, v, chunk, smoothing,

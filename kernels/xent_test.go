@@ -136,12 +136,12 @@ func BenchmarkOutputXent(b *testing.B) {
 	}
 }
 
-// BenchmarkOutputXentWorkers times the output layer as training's two workers run it: each called with its half
-// of one step's 874 rows (640 inputs, 5,898 words, chunks of 256), at once, in bfloat16x3 on AMX (in bfloat16 on
-// AVX512-BF16 where AMX does not run), the weights packed afresh each iteration (WeightsChanged, as the trainer marks every step). "rows": each takes its rows
-// through every word, one packing of the weights shared; "vocabulary" (the default, train.split_vocabulary):
-// the two as an OutputTeam, each taking all 874 rows through its half of the words. GFLOP/s count both workers'
-// three products, float32-equivalent.
+// BenchmarkOutputXentWorkers times the output layer as training's two workers run it: each called with its half of
+// one step's 874 rows (640 inputs, 5,898 words, chunks of 256), at once, in bfloat16x3 on AMX (in bfloat16 on
+// AVX512-BF16 where AMX does not run), the weights packed afresh each iteration (WeightsChanged, as the trainer
+// marks every step). "rows": each takes its rows through every word, one packing of the weights shared;
+// "vocabulary" (the default, train.split_vocabulary): the two as an OutputTeam, each taking all 874 rows through
+// its half of the words. GFLOP/s count both workers' three products, float32-equivalent.
 func BenchmarkOutputXentWorkers(b *testing.B) {
 	const n, in, v, chunk = 437, 640, 5898, 256 // a worker's rows
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -251,12 +251,12 @@ func (c xentAMXCase) reference(round func(float64) float64) (loss float64, dx, d
 	return naiveOutputXent(c.x64, c.w64, c.b64, c.targets, xentAMXPad, xentAMXRows, xentAMXIn, xentAMXVocab, xentAMXSmoothing, round)
 }
 
-// TestOutputXentInBF16 runs OutputXent's products on AMX or AVX512-BF16 (AMXOutput) over several chunks, with pad rows and label
-// smoothing, against the float64 computation whose products take their terms rounded to bfloat16 (x, w and the
-// logits' gradient G): each product's terms are then the same, so what remains is float32's summation and
-// softmax, and G's rounding landing on the other side of a bfloat16 boundary (2^-8 of a term). The figures must
-// differ from the float32 products' (the products did run in bfloat16), and a second call, whose operands reuse
-// the first's storage, must give the same bits.
+// TestOutputXentInBF16 runs OutputXent's products on AMX or AVX512-BF16 (AMXOutput) over several chunks, with pad
+// rows and label smoothing, against the float64 computation whose products take their terms rounded to bfloat16
+// (x, w and the logits' gradient G): each product's terms are then the same, so what remains is float32's
+// summation and softmax, and G's rounding landing on the other side of a bfloat16 boundary (2^-8 of a term). The
+// figures must differ from the float32 products' (the products did run in bfloat16), and a second call, whose
+// operands reuse the first's storage, must give the same bits.
 func TestOutputXentInBF16(t *testing.T) {
 	skipWithoutBF16Products(t, false)
 	amx, err := NewAMXOutput(false)

@@ -147,9 +147,9 @@ func TestBF16x3StepsFollowFloat32(t *testing.T) {
 
 // TestWorkersShareTheVocabulary computes one batch's gradients (label smoothing, dropout) with bfloat16x3 products
 // (bfloat16 on AVX512-BF16 where AMX does not run) on two and three workers, the output layer's vocabulary of 110
-// words shared out between them (Trainer.SplitVocabulary, kernels.OutputTeam) and not, for the RNN and a tied Transformer: the loss must agree
-// within 1e-6 and every gradient within 1e-5 of the largest (the same products summed in another order), and the
-// two must differ somewhere (the team did run).
+// words shared out between them (Trainer.SplitVocabulary, kernels.OutputTeam) and not, for the RNN and a tied
+// Transformer: the loss must agree within 1e-6 and every gradient within 1e-5 of the largest (the same products
+// summed in another order), and the two must differ somewhere (the team did run).
 func TestWorkersShareTheVocabulary(t *testing.T) {
 	skipWithoutBF16Products(t, false)
 	bf16x3 := kernels.HasAMX() // bfloat16x3 where AMX runs, bfloat16 on AVX512-BF16 elsewhere
