@@ -35,3 +35,47 @@ func vectorTanh(xs []float32) int {
 	tanhAVX2(xs)
 	return len(xs) &^ 7
 }
+
+// expShiftAVX2 sets the first len(src) &^ 7 values of dst to e**(src[i] − shift), the difference rounded to
+// float32 first (exp_amd64.s). dst is at least as long as src; the two may be one slice.
+//
+//go:noescape
+func expShiftAVX2(dst, src []float32, shift float32)
+
+// vectorExpShift applies expShiftAVX2 where the CPU has it and returns how many leading values it did.
+func vectorExpShift(dst, src []float32, shift float32) int {
+	if !hasAVX2FMA || len(src) < 8 {
+		return 0
+	}
+	expShiftAVX2(dst, src, shift)
+	return len(src) &^ 7
+}
+
+// maxAVX2 takes the first len(xs) &^ 7 values into the eight running maxima m, value i into m[i mod 8], as Max's
+// loop does (exp_amd64.s).
+//
+//go:noescape
+func maxAVX2(xs []float32, m *[8]float32)
+
+// vectorMax applies maxAVX2 where the CPU has it and returns how many leading values it took.
+func vectorMax(xs []float32, m *[8]float32) int {
+	if !hasAVX2FMA || len(xs) < 8 {
+		return 0
+	}
+	maxAVX2(xs, m)
+	return len(xs) &^ 7
+}
+
+// scaleAVX2 multiplies the first len(xs) &^ 7 values by a (exp_amd64.s).
+//
+//go:noescape
+func scaleAVX2(xs []float32, a float32)
+
+// vectorScale applies scaleAVX2 where the CPU has it and returns how many leading values it did.
+func vectorScale(xs []float32, a float32) int {
+	if !hasAVX2FMA || len(xs) < 8 {
+		return 0
+	}
+	scaleAVX2(xs, a)
+	return len(xs) &^ 7
+}

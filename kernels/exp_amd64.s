@@ -287,3 +287,67 @@ tloop:
 	VZEROUPPER
 tdone:
 	RET
+
+// func expShiftAVX2(dst, src []float32, shift float32)
+// Sets the first len(src) &^ 7 values of dst to e**(src − shift), eight at a time: each difference is rounded to
+// float32 first, so a value comes out as storing src − shift and then expAVX2 would make it.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-52
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	SHRQ $3, CX
+	JZ   sdone
+	VBROADCASTSS shift+48(FP), Y5
+	LOAD_EXP_CONSTANTS
+sloop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y5, Y0, Y0
+	EXP_Y0
+	VMOVUPS Y2, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     sloop
+	VZEROUPPER
+sdone:
+	RET
+
+// func maxAVX2(xs []float32, m *[8]float32)
+// Takes the first len(xs) &^ 7 values into the eight running maxima m, value i into m[i mod 8], in order: each
+// becomes the value where the value is larger, as Max's loop does (VMAXPS keeps its second operand, the running
+// maximum, when either is NaN or both are zeros).
+TEXT ·maxAVX2(SB), NOSPLIT, $0-32
+	MOVQ xs_base+0(FP), SI
+	MOVQ xs_len+8(FP), CX
+	MOVQ m+24(FP), DI
+	SHRQ $3, CX
+	JZ   mdone
+	VMOVUPS (DI), Y1
+mloop:
+	VMOVUPS (SI), Y0
+	VMAXPS  Y1, Y0, Y1
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     mloop
+	VMOVUPS Y1, (DI)
+	VZEROUPPER
+mdone:
+	RET
+
+// func scaleAVX2(xs []float32, a float32)
+// Multiplies the first len(xs) &^ 7 values by a, eight at a time.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-28
+	MOVQ xs_base+0(FP), SI
+	MOVQ xs_len+8(FP), CX
+	SHRQ $3, CX
+	JZ   cdone
+	VBROADCASTSS a+24(FP), Y1
+cloop:
+	VMULPS  (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     cloop
+	VZEROUPPER
+cdone:
+	RET

@@ -91,10 +91,7 @@ func SoftmaxRow[T Float](row []T, valid int) (lse float64) {
 	}
 	live := row[:valid]
 	maxv, sum := expShifted(live, live)
-	inv := T(1 / sum)
-	for i := range live {
-		live[i] *= inv
-	}
+	scale(live, T(1/sum))
 	for i := valid; i < len(row); i++ {
 		row[i] = 0
 	}
@@ -128,28 +125,39 @@ func LogSumExps[T Float](rows, scratch [][]T, lse []float64) {
 		for group < 5 && i+group < len(rows) && len(rows[i+group]) == n {
 			group++
 		}
-		var maxv [5]T
+		var src, dst [5][]T
 		for g := range group {
-			maxv[g] = Max(rows[i+g])
+			src[g], dst[g] = rows[i+g], scratch[i+g][:n]
 		}
+		var maxv [5]T
 		var sum [5]float64
-		// Chunks of a multiple of 8 values: ExpSlice gives each value the exp it gives it in the whole row.
-		for from := 0; from < n; from += lseChunk {
-			to := min(from+lseChunk, n)
-			var dst [5][]T
-			for g := range group {
-				dst[g] = scratch[i+g][from:to]
-				for j, v := range rows[i+g][from:to] {
-					dst[g][j] = v - maxv[g]
-				}
-				ExpSlice(dst[g])
-			}
-			addSideBySide(&sum, &dst, group)
-		}
+		expShiftedGroup(&dst, &src, group, &maxv, &sum)
 		for g := range group {
 			lse[i+g] = float64(maxv[g]) + math.Log(sum[g])
 		}
 		i += group
+	}
+}
+
+// expShiftedGroup is expShifted for the first group (1 to 5) rows of src, all of one length (at least 1), into
+// the rows of dst (as long; a row may be its own src), with the same figures to the last bit: maxv[g] and sum[g]
+// are row g's maximum (Max's) and float64 sum. The rows are shifted, exponentiated and added side by side, a
+// chunk of lseChunk values at a time (which stays in the L1 cache), each row's sum in expShifted's order, so that
+// the CPU overlaps the rows' chains of additions instead of waiting for one.
+func expShiftedGroup[T Float](dst, src *[5][]T, group int, maxv *[5]T, sum *[5]float64) {
+	n := len(src[0])
+	for g := range group {
+		maxv[g], sum[g] = Max(src[g]), 0
+	}
+	// Chunks of a multiple of 8 values: shiftedExp gives each value the exp it gives it in the whole row.
+	for from := 0; from < n; from += lseChunk {
+		to := min(from+lseChunk, n)
+		var chunk [5][]T
+		for g := range group {
+			chunk[g] = dst[g][from:to]
+			shiftedExp(chunk[g], src[g][from:to], maxv[g])
+		}
+		addSideBySide(sum, &chunk, group)
 	}
 }
 
@@ -211,15 +219,19 @@ func addSideBySide[T Float](sum *[5]float64, dst *[5][]T, group int) {
 
 // Max returns the largest value of xs (at least one value): the first value, replaced by any later one that is
 // larger, so NaNs after the first value are passed over. It keeps eight running maxima, which the CPU keeps
-// apart, and so runs about three times as fast as one. It is expShifted's maximum too: only a zero maximum can
-// differ from expShifted's, in its sign, which LogSumExp's figure does not see (the shifted values and their
-// exps are the same, and the sign is lost when log Σ ≥ +0 is added).
+// apart, and so runs about three times as fast as one. It is expShifted's maximum: it differs from one running
+// maximum's (the plain loop expShifted had) only where the maximum is a zero, in its sign, which no figure sees
+// (the shifted values and their exps are the same, and the sign is lost when log Σ ≥ +0 is added). In float32 the eight maxima are kept in one
+// AVX2 register where the CPU has it (VMAXPS picks as larger does).
 func Max[T Float](xs []T) T {
 	var m [8]T
 	for i := range m {
 		m[i] = xs[0]
 	}
 	i := 0
+	if f, ok := any(xs).([]float32); ok {
+		i = vectorMax(f, any(&m).(*[8]float32))
+	}
 	for ; i+8 <= len(xs); i += 8 {
 		x := xs[i : i+8 : i+8]
 		m[0], m[1], m[2], m[3] = larger(m[0], x[0]), larger(m[1], x[1]), larger(m[2], x[2]), larger(m[3], x[3])
@@ -250,20 +262,41 @@ func larger[T Float](m, x T) T {
 // expShifted sets dst[i] = exp(src[i] - max(src)) and returns the maximum and the float64 sum of dst. dst and
 // src have the same length (at least 1) and may be the same slice.
 func expShifted[T Float](dst, src []T) (maxv T, sum float64) {
-	maxv = src[0]
-	for _, v := range src {
-		if v > maxv {
-			maxv = v
-		}
-	}
-	for i, v := range src {
-		dst[i] = v - maxv
-	}
-	ExpSlice(dst)
+	maxv = Max(src)
+	shiftedExp(dst, src, maxv)
 	for _, e := range dst {
 		sum += float64(e)
 	}
 	return maxv, sum
+}
+
+// shiftedExp sets dst[i] = exp(src[i] − shift), each difference rounded to T first: bit for bit what storing the
+// differences in dst and calling ExpSlice(dst) makes (in float32 one AVX2 pass where the CPU has it). dst is at
+// least as long as src; the two may be one slice.
+func shiftedExp[T Float](dst, src []T, shift T) {
+	dst = dst[:len(src)]
+	if d, ok := any(dst).([]float32); ok {
+		s, sh := any(src).([]float32), float32(shift)
+		for i := vectorExpShift(d, s, sh); i < len(s); i++ {
+			d[i] = expf(s[i] - sh)
+		}
+		return
+	}
+	for i, v := range src {
+		dst[i] = v - shift
+	}
+	ExpSlice(dst)
+}
+
+// scale multiplies every value of xs by a (in float32 with AVX2 where the CPU has it: the same products).
+func scale[T Float](xs []T, a T) {
+	i := 0
+	if f, ok := any(xs).([]float32); ok {
+		i = vectorScale(f, float32(a))
+	}
+	for ; i < len(xs); i++ {
+		xs[i] *= a
+	}
 }
 
 // AddBias adds bias (n) to every row of x (rows, n).

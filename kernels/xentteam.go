@@ -57,6 +57,48 @@ type teamStats struct {
 	zy        []float64
 }
 
+// rows fills in the stats of the rows of g (len(targets) rows of len(b) logits, the team's rows at, at+1, …):
+// for each row whose target is not pad, it adds b, sums the row (when smoothed), keeps the logit of its target
+// if that falls in the share of the words that starts at word lo, and turns the row into exp(z − max) with its
+// maximum and sum (expShiftedGroup, five rows side by side). A pad row's stats are zeros and its logits are left.
+func (st *teamStats) rows(g, b []float32, targets []int, pad, lo, at int, smoothed bool) {
+	words := len(b)
+	var group [5][]float32
+	var index [5]int
+	n := 0
+	flush := func() {
+		var zsum, sum [5]float64
+		var maxv [5]float32
+		if smoothed {
+			addSideBySide(&zsum, &group, n)
+		}
+		expShiftedGroup(&group, &group, n, &maxv, &sum)
+		for k, i := range index[:n] {
+			st.max[i], st.sum[i], st.zsum[i] = maxv[k], sum[k], zsum[k]
+		}
+		n = 0
+	}
+	for i, y := range targets {
+		st.max[at+i], st.sum[at+i], st.zsum[at+i], st.zy[at+i] = 0, 0, 0, 0
+		if y == pad || words == 0 {
+			continue
+		}
+		row := g[i*words : (i+1)*words]
+		Axpy(1, b, row)
+		if y >= lo && y < lo+words {
+			st.zy[at+i] = float64(row[y-lo])
+		}
+		group[n], index[n] = row, at+i
+		n++
+		if n == len(group) {
+			flush()
+		}
+	}
+	if n > 0 {
+		flush()
+	}
+}
+
 // outputPack is a share of the output layer's weights packed both ways.
 type outputPack struct{ w, wt amxPack }
 
@@ -291,27 +333,7 @@ func (s *AMXOutput) teamXent(x, w, b []float32, targets []int, pad, n, in, v, ch
 			if words > 0 {
 				mustAMX(s.product(&rc.x, wp, g, words, false))
 			}
-			for i := range rows {
-				row, y := g[i*words:(i+1)*words], c.targets[start+i]
-				st.max[at+i], st.sum[at+i], st.zsum[at+i], st.zy[at+i] = 0, 0, 0, 0
-				if y == pad || words == 0 {
-					continue
-				}
-				for j, bj := range b[lo:hi] {
-					row[j] += bj
-				}
-				if smoothing != 0 {
-					var zsum float64
-					for _, z := range row {
-						zsum += float64(z)
-					}
-					st.zsum[at+i] = zsum
-				}
-				if y >= lo && y < hi {
-					st.zy[at+i] = float64(row[y-lo])
-				}
-				st.max[at+i], st.sum[at+i] = expShifted(row, row)
-			}
+			st.rows(g, b[lo:hi], c.targets[start:start+rows], pad, lo, at, smoothing != 0)
 			if !t.wait() { // every member's sums of the chunk's rows are in
 				return math.NaN()
 			}
@@ -325,10 +347,7 @@ func (s *AMXOutput) teamXent(x, w, b []float32, targets []int, pad, n, in, v, ch
 					clear(row)
 					continue
 				}
-				f := float32(math.Exp(float64(st.max[at+i]) - t.lse(at+i)))
-				for j := range row {
-					row[j] *= f
-				}
+				scale(row, float32(math.Exp(float64(st.max[at+i])-t.lse(at+i))))
 				if smoothing != 0 {
 					sp := float32(spread)
 					for j := range row {
@@ -341,9 +360,7 @@ func (s *AMXOutput) teamXent(x, w, b []float32, targets []int, pad, n, in, v, ch
 			}
 			dbs := db[lo:hi]
 			for i := range rows {
-				for j, gj := range g[i*words : (i+1)*words] {
-					dbs[j] += gj
-				}
+				Axpy(1, g[i*words:(i+1)*words], dbs)
 			}
 			// dw[:, lo:hi] += x_cᵀ G;  dx_c (member 0's share, into the rows' own dx; the others' into parts) = G w[:, lo:hi]ᵀ
 			s.gb.fit(rows, words, s.split)
