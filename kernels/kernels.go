@@ -262,12 +262,10 @@ func larger[T Float](m, x T) T {
 // expShifted sets dst[i] = exp(src[i] - max(src)) and returns the maximum and the float64 sum of dst. dst and
 // src have the same length (at least 1) and may be the same slice.
 func expShifted[T Float](dst, src []T) (maxv T, sum float64) {
-	maxv = Max(src)
-	shiftedExp(dst, src, maxv)
-	for _, e := range dst {
-		sum += float64(e)
-	}
-	return maxv, sum
+	var maxs [5]T
+	var sums [5]float64
+	expShiftedGroup(&[5][]T{dst[:len(src)]}, &[5][]T{src}, 1, &maxs, &sums)
+	return maxs[0], sums[0]
 }
 
 // shiftedExp sets dst[i] = exp(src[i] − shift), each difference rounded to T first: bit for bit what storing the

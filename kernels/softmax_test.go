@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -246,6 +247,18 @@ func testXentRows[T Float](t *testing.T) {
 						continue
 					}
 					wantLoss[r] = plainXentRow(row, b, y, smoothing)
+				}
+				for r, y := range targets { // XentRow, xentRows' group of one, on the biased row
+					if y == pad {
+						continue
+					}
+					row := append([]T(nil), logits[r*v:(r+1)*v]...)
+					for j, bj := range b {
+						row[j] += bj
+					}
+					if loss := XentRow(row, y, smoothing); !sameBits(loss, wantLoss[r]) || !slices.EqualFunc(row, want[r*v:(r+1)*v], sameBits[T]) {
+						t.Fatalf("%T, v %d, ε %g: XentRow of row %d gives loss %v, the plain loop %v (or other values)", T(0), v, smoothing, r, loss, wantLoss[r])
+					}
 				}
 				got, gotLoss := append([]T(nil), logits...), make([]float64, rows)
 				for r := range gotLoss {

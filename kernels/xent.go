@@ -289,23 +289,9 @@ const (
 // q = (1−ε)·onehot(y) + ε/V (label smoothing ε). With ε = 0 it is the plain −log softmax(z)_y = lse(z) − z_y, bit
 // for bit. The loss is taken from the logits rather than log(p), which can underflow.
 func XentRow[T Float](row []T, y int, smoothing float64) float64 {
-	hit, spread := 1-smoothing, smoothing/float64(len(row))
-	var zsum float64
-	if smoothing != 0 {
-		for _, z := range row {
-			zsum += float64(z)
-		}
-	}
-	zy := float64(row[y])
-	loss := SoftmaxRow(row, len(row)) - hit*zy - spread*zsum
-	row[y] -= T(hit)
-	if smoothing != 0 {
-		s := T(spread)
-		for j := range row {
-			row[j] -= s
-		}
-	}
-	return loss
+	var losses [1]float64
+	xentGroup(&[5][]T{row}, 1, &[5]int{}, []int{y}, smoothing, losses[:])
+	return losses[0]
 }
 
 // xentRows is XentRow for each row of rows (len(targets) rows of len(b) logits) after adding b to it, with the
@@ -339,7 +325,7 @@ func xentRows[T Float](rows, b []T, targets []int, pad int, smoothing float64, l
 }
 
 // xentGroup is XentRow for the first n rows of group, whose targets are targets[at[g]] and whose losses go to
-// losses[at[g]].
+// losses[at[g]]: XentRow is a group of one.
 func xentGroup[T Float](group *[5][]T, n int, at *[5]int, targets []int, smoothing float64, losses []float64) {
 	v := len(group[0])
 	hit, spread := 1-smoothing, smoothing/float64(v)
