@@ -216,13 +216,6 @@ func (d SearchFlags) Options(stderr io.Writer, path string, ck *model.Checkpoint
 		return DecodeOptions{}, fmt.Errorf("--shortlist is %q: K is %d, but the lexicon keeps at most %d translations of each source word; want K from 0 to %d",
 			d.Shortlist, short.Best, keep, keep)
 	}
-	if short != nil && ens != nil {
-		return DecodeOptions{}, fmt.Errorf("--shortlist with %d models: a shortlist scores a few words of one model's output layer, where an ensemble averages every model's log-probabilities over the whole vocabulary; give one --model, or drop --shortlist",
-			len(ens.Models))
-	}
-	if short != nil && ck.Model.Lexicon == nil {
-		return DecodeOptions{}, fmt.Errorf("--shortlist: %s has no lexicon (it was saved before training had learned one, or trained before attend learned them); add one with: attend lexicon --model %s --src SRC --tgt TGT", path, path)
-	}
 	o := DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.Beam, NBest: d.NBest,
 		Alpha: cfg.Decode.Alpha, Beta: d.Beta, MaxLenRatio: d.MaxLenRatio, ReplaceUnk: d.ReplaceUnk, Shortlist: short,
 		NoBF16: !d.BF16, Ensemble: ens}
@@ -236,6 +229,9 @@ func (d SearchFlags) Options(stderr io.Writer, path string, ck *model.Checkpoint
 		o.Alpha = d.Alpha
 	}
 	if err := o.Validate(); err != nil {
+		return DecodeOptions{}, err
+	}
+	if err := o.CheckModel(path, ck.Model); err != nil {
 		return DecodeOptions{}, err
 	}
 	UseThreads(stderr, d.Threads, "--threads")

@@ -154,7 +154,7 @@ func TestEnsembleRefusals(t *testing.T) {
 	a, e := ensembleOfTwo(t)
 	_, err := TranslateTokens(context.Background(), a, ensembleSentences,
 		DecodeOptions{MaxLen: 8, Batch: 2, Ensemble: e, Shortlist: &lexicon.ShortlistSize{Frequent: 10, Best: 5}})
-	if err == nil || !strings.Contains(err.Error(), "a shortlist with an ensemble of 2 models") {
+	if err == nil || !strings.Contains(err.Error(), "--shortlist with 2 models: a shortlist scores") {
 		t.Fatalf("a shortlist with an ensemble: %v", err)
 	}
 	_, err = TranslateTokens(context.Background(), untrainedModel(t), ensembleSentences, DecodeOptions{MaxLen: 8, Batch: 2, Ensemble: e})

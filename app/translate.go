@@ -481,29 +481,44 @@ func beamBatchSize(batch, beam, vocab int) int {
 }
 
 // searchModels returns the models that translate for m under opts, opts.Ensemble or m alone, after checking
-// that they can: an ensemble led by m, and a shortlist only for one model, which has a lexicon.
+// that m can translate with opts (CheckModel).
 func searchModels(m *model.Seq2Seq[float32], opts DecodeOptions) (*model.Ensemble, error) {
-	e := opts.Ensemble
-	if e == nil {
-		e = model.Single(m)
+	if err := opts.CheckModel("", m); err != nil {
+		return nil, fmt.Errorf("translate: %w", err)
 	}
-	switch {
-	case e.Models[0] != m:
-		return nil, errors.New("translate: the ensemble's first model is not the model translating")
-	case opts.Shortlist != nil && len(e.Models) > 1:
-		return nil, fmt.Errorf("translate: a shortlist with an ensemble of %d models: a shortlist scores a few words of one model's output layer, "+
-			"where an ensemble averages every model's log-probabilities over the whole vocabulary; translate with one model, or without a shortlist", len(e.Models))
-	case opts.Shortlist != nil && m.Transformer != nil:
-		return nil, errors.New("translate: a shortlist with a Transformer (model.type transformer), which has none yet; translate without one")
-	case opts.Shortlist != nil && m.Lexicon == nil:
-		return nil, errNoLexicon
+	if opts.Ensemble == nil {
+		return model.Single(m), nil
 	}
-	return e, nil
+	return opts.Ensemble, nil
 }
 
-// errNoLexicon is the error of a shortlist asked of a model without a lexicon.
-var errNoLexicon = errors.New("translate: the model has no lexicon for a shortlist (it was saved before training had learned one, or trained before attend learned them); " +
-	"add one with: attend lexicon --model M --src SRC --tgt TGT")
+// CheckModel reports why m, the checkpoint name (a path; "" for "the model"), cannot translate with o, or nil
+// when it can: an ensemble (o.Ensemble) must be led by m, and a shortlist (o.Shortlist) needs one recurrent
+// model with a lexicon. It is the one check of a model against the search settings: translate, eval and
+// heatmap make it at start (SearchFlags.Options), serve at start and at each reload, and every translation
+// again before it decodes.
+func (o DecodeOptions) CheckModel(name string, m *model.Seq2Seq[float32]) error {
+	path, flag := name, name
+	if name == "" {
+		path, flag = "the model", "M"
+	}
+	e := o.Ensemble
+	switch {
+	case e != nil && (len(e.Models) == 0 || e.Models[0] != m):
+		return errors.New("the ensemble's first model is not the model translating")
+	case o.Shortlist == nil:
+		return nil
+	case e != nil && len(e.Models) > 1:
+		return fmt.Errorf("--shortlist with %d models: a shortlist scores a few words of one model's output layer, "+
+			"where an ensemble averages every model's log-probabilities over the whole vocabulary; give one --model, or drop --shortlist", len(e.Models))
+	case m.Transformer != nil:
+		return fmt.Errorf("--shortlist: %s is a Transformer (model.type transformer), which has no shortlist yet; translate without --shortlist", path)
+	case m.Lexicon == nil:
+		return fmt.Errorf("--shortlist: %s has no lexicon (it was saved before training had learned one, or trained before attend learned them); "+
+			"add one with: attend lexicon --model %s --src SRC --tgt TGT", path, flag)
+	}
+	return nil
+}
 
 // batchShortlist returns what makes the shortlist of a batch of examples under s: nil for every batch when s is
 // nil. Each row's candidates come from its example's source words; a padding row gets those of an empty source.

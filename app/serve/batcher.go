@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -69,6 +70,13 @@ func (b *batcher) submit(jobs []*job) bool {
 	default:
 	}
 	return true
+}
+
+// closed reports whether the batcher is closing: it takes no more sentences.
+func (b *batcher) closed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closing
 }
 
 // queued is the number of sentences waiting.
@@ -187,6 +195,7 @@ func (j *job) tokensFor(m *loaded) []string {
 func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 	inBatch := map[*job]bool{}
 	defer b.recoverJobs(inBatch)
+	took := false
 	err := app.TranslateStream(m.ck.Model, opts, func() []app.StreamSentence {
 		b.mu.Lock()
 		stop := b.closing
@@ -209,12 +218,20 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 			}}
 		}
 		if len(jobs) > 0 {
+			took = true
 			b.metrics.batch.Observe(float64(len(jobs)))
 		}
 		return sents
 	})
 	if err != nil {
 		b.fail(inBatch, err)
+	}
+	if err != nil && !took {
+		// The stream refused these settings before it took a sentence: the sentences waiting for them fail with
+		// its error now, rather than wait for their timeout while the run loop asks again and again.
+		for _, j := range b.take(opts, math.MaxInt) {
+			j.done(app.Translation{}, err)
+		}
 	}
 }
 

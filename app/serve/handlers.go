@@ -460,6 +460,18 @@ func (s *Server) model(w *recorder, _ *http.Request) {
 	writeJSON(w, http.StatusOK, info)
 }
 
+// healthz answers 200 while the server can translate, and 503 when it cannot: the model being served cannot
+// search with the server's settings (app.DecodeOptions.CheckModel, which New and Reload make too), or the server
+// is shutting down.
 func (s *Server) healthz(w *recorder, _ *http.Request) {
+	if s.batcher.closed() {
+		writeError(w, errorf(http.StatusServiceUnavailable, "%v", errShuttingDown))
+		return
+	}
+	m := s.cur.Load()
+	if err := s.opts.Decode.CheckModel(m.name, m.ck.Model); err != nil {
+		writeError(w, errorf(http.StatusServiceUnavailable, "the model cannot translate: %v", err))
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "step": s.Step(), "queued": s.batcher.queued()})
 }

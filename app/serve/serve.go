@@ -121,7 +121,9 @@ func New(path string, ck *model.Checkpoint, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// use checks that a checkpoint read from the server's path (nil: read it now) can serve the server's settings.
+// use checks that a checkpoint read from the server's path (nil: read it now) can serve the server's settings
+// (app.DecodeOptions.CheckModel, the check translate makes): New refuses to start, and Reload to swap, a model
+// that cannot.
 func (s *Server) use(ck *model.Checkpoint) (*loaded, error) {
 	if ck == nil {
 		var err error
@@ -129,8 +131,8 @@ func (s *Server) use(ck *model.Checkpoint) (*loaded, error) {
 			return nil, err
 		}
 	}
-	if s.opts.Decode.Shortlist != nil && ck.Model.Lexicon == nil {
-		return nil, fmt.Errorf("%s has no lexicon for a shortlist; add one with: attend lexicon --model %s --src SRC --tgt TGT", s.path, s.path)
+	if err := s.opts.Decode.CheckModel(s.path, ck.Model); err != nil {
+		return nil, err
 	}
 	name := filepath.Base(s.path)
 	m := &loaded{ck: ck, name: name, tokenizer: app.Tokenizer(ck.Model, ck.Config.Data.Lowercase),
@@ -142,8 +144,8 @@ func (s *Server) use(ck *model.Checkpoint) (*loaded, error) {
 }
 
 // Reload reads the checkpoint again and serves it from the next batch on; sentences being decoded finish with
-// the old model, none is dropped. A checkpoint that does not load leaves the old model serving, and the error
-// says why.
+// the old model, none is dropped. A checkpoint that does not load, or cannot serve the server's settings (a
+// Transformer where --shortlist is given), leaves the old model serving, and the error says why.
 func (s *Server) Reload() error {
 	m, err := s.use(nil)
 	if err != nil {

@@ -127,6 +127,21 @@ func post(t *testing.T, url, body string) (int, http.Header, []byte) {
 	return resp.StatusCode, resp.Header, raw
 }
 
+// get fetches the server's path and returns the status, the headers and the body.
+func get(t *testing.T, url string) (int, http.Header, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, raw
+}
+
 // translateOK posts a translate request that must succeed and returns its answer.
 func translateOK(t *testing.T, url string, req any) TranslateResponse {
 	t.Helper()

@@ -26,7 +26,7 @@ The API (JSON, versioned under /v1/):
                       → {"translations": [{"translation", "score", "n_best", "attention", "alignments"}, ...]}
   POST /v1/heatmap    {"text": "...", "format": "png"|"svg"|"json", search settings} → the heat map file
   GET  /v1/model      the checkpoint: config, vocabulary sizes, step, what it can do, the server's limits
-  GET  /healthz       {"status": "ok"}
+  GET  /healthz       {"status": "ok"}; 503 while the server stops, or if the model cannot serve the flags
   GET  /metrics       Prometheus metrics: requests by status, latency, batch sizes, queue length, memory
 
 Translations are those of attend translate with the same settings (the search flags below are the defaults
