@@ -230,6 +230,9 @@ func TestBadRequestsGetJSONErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if c.method == "POST" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

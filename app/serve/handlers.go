@@ -113,13 +113,19 @@ func (s *Server) routes() http.Handler {
 		defer s.inFlight.Add(-1)
 		rec := &recorder{ResponseWriter: w}
 		label := r.URL.Path
-		if s.opts.CORS != "" {
-			w.Header().Set("Access-Control-Allow-Origin", s.opts.CORS)
+		if s.cors.enabled() {
+			if origin := s.cors.allowOrigin(r.Header.Get("Origin")); origin != "" {
+				w.Header().Set("Access-Control-Allow-Origin", origin)
+			}
 			w.Header().Set("Vary", "Origin")
 		}
 		rt, api := table[r.URL.Path]
 		switch {
-		case api && r.Method == http.MethodOptions && s.opts.CORS != "":
+		case r.URL.Path != "/healthz" && !s.hosts.allows(r.Host):
+			// A page that points its own name at this server's address (DNS rebinding) sends that name.
+			label = "refused host"
+			writeError(rec, errorf(http.StatusForbidden, "this server does not answer to the host %q; it answers to the names of the address it listens on, and to those --allowed-hosts gives (such as the name a proxy forwards)", r.Host))
+		case api && r.Method == http.MethodOptions && s.cors.enabled():
 			w.Header().Set("Access-Control-Allow-Methods", rt.method+", OPTIONS")
 			w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
 			w.Header().Set("Access-Control-Max-Age", "600")
@@ -172,9 +178,12 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	w.Write(append(body, '\n'))
 }
 
-// readRequest reads a request body up to the limit (past it, 413) and decodes it (decodeRequest; heatmap: a
-// request of the heatmap endpoint).
+// readRequest checks that a request body is JSON (checkContentType: else 415), reads it up to the limit (past
+// it, 413) and decodes it (decodeRequest; heatmap: a request of the heatmap endpoint).
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, heatmap bool) (*TranslateRequest, *apiError) {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	var tooBig *http.MaxBytesError
 	switch {

@@ -59,8 +59,8 @@ type limits struct {
 }
 
 // decodeRequest reads a request body: invalid UTF-8 is 422, malformed JSON, a field of the wrong type, an
-// unknown field, no text or both text and texts, or a setting out of range is 400, and more sentences than the
-// limit 413. heatmap requests take one text and a format.
+// unknown field, a key given twice, a NUL character, no text or both text and texts, or a setting out of range
+// is 400, and more sentences than the limit 413. heatmap requests take one text and a format.
 func decodeRequest(body []byte, lim limits, heatmap bool) (*TranslateRequest, *apiError) {
 	if !utf8.Valid(body) {
 		off := 0
@@ -81,6 +81,12 @@ func decodeRequest(body []byte, lim limits, heatmap bool) (*TranslateRequest, *a
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errorf(http.StatusBadRequest, "the request body has more after its JSON object; send one object such as {\"text\": \"ein Hund läuft.\"}")
+	}
+	if err := checkKeys(body); err != nil {
+		return nil, err
+	}
+	if err := req.checkNUL(); err != nil {
+		return nil, err
 	}
 	if err := req.check(lim, heatmap); err != nil {
 		return nil, err
@@ -157,6 +163,21 @@ func (req *TranslateRequest) check(lim limits, heatmap bool) *apiError {
 		return errorf(http.StatusBadRequest, "max_len is %d; want 1 to %d tokens", *req.MaxLen, lim.maxLen)
 	case req.Threshold != nil && !(*req.Threshold >= 0 && *req.Threshold <= 1):
 		return errorf(http.StatusBadRequest, "threshold is %v; want a weight from 0 (argmax) to 1", *req.Threshold)
+	}
+	return nil
+}
+
+// checkNUL refuses (400) a NUL character in a text of the request, which JSON allows escaped (\u0000) where
+// it refuses it raw: no text holds one. (A format holding one is refused as any other unknown format.)
+func (req *TranslateRequest) checkNUL() *apiError {
+	for i, s := range req.sentences() {
+		if j := strings.IndexByte(s, 0); j >= 0 {
+			which := "text"
+			if req.Texts != nil {
+				which = fmt.Sprintf("texts[%d]", i)
+			}
+			return errorf(http.StatusBadRequest, "%s has a NUL character (\\u0000) at byte %d; send text without it", which, j)
+		}
 	}
 	return nil
 }

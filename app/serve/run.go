@@ -15,19 +15,21 @@ import (
 type RunOptions struct {
 	app.Streams
 	Model, Addr, CORS string
-	MaxBody           int64
-	MaxSentences      int
-	MaxSourceLen      int
-	Queue             int
-	Timeout, Wait     time.Duration
-	Search            app.SearchFlags
+	// AllowedHosts is --allowed-hosts: more names the Host header of a request may give (Options.AllowedHosts).
+	AllowedHosts  string
+	MaxBody       int64
+	MaxSentences  int
+	MaxSourceLen  int
+	Queue         int
+	Timeout, Wait time.Duration
+	Search        app.SearchFlags
 	// Reload reloads the checkpoint from Model each time it receives a signal (SIGHUP), logging the outcome to
 	// Stderr; nil never reloads.
 	Reload <-chan os.Signal
 }
 
-// Run checks o, loads the checkpoint, listens on o.Addr, prints the server's address to o.Stdout and serves
-// until ctx is cancelled (see Server.Serve).
+// Run checks o, loads the checkpoint, listens on o.Addr (warning on o.Stderr when that is every interface),
+// prints the server's address to o.Stdout and serves until ctx is cancelled (see Server.Serve).
 func Run(ctx context.Context, o RunOptions) error {
 	switch {
 	case o.MaxBody < 1:
@@ -52,7 +54,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	srv, err := New(o.Model, ck, Options{Decode: decode, MaxBody: o.MaxBody, MaxSentences: o.MaxSentences,
-		MaxSourceLen: o.MaxSourceLen, Queue: o.Queue, Timeout: o.Timeout, Wait: o.Wait, CORS: o.CORS, Log: o.Stderr})
+		MaxSourceLen: o.MaxSourceLen, Queue: o.Queue, Timeout: o.Timeout, Wait: o.Wait, CORS: o.CORS, Addr: o.Addr, AllowedHosts: o.AllowedHosts, Log: o.Stderr})
 	if err != nil {
 		return err
 	}
@@ -60,6 +62,11 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		srv.Close()
 		return fmt.Errorf("--addr %s: %w", o.Addr, err)
+	}
+	if everyInterface(o.Addr) {
+		fmt.Fprintf(o.Stderr, "attend serve: WARNING: --addr %s listens on EVERY network interface: anyone who can reach this machine\n"+
+			"attend serve: WARNING: can translate with it, unauthenticated, and read its config; give --addr 127.0.0.1:PORT to keep it local,\n"+
+			"attend serve: WARNING: or the address of one interface\n", o.Addr)
 	}
 	fmt.Fprintf(o.Stdout, "attend serve: %s (step %d) on http://%s/ — open it in a browser; Ctrl-C stops\n", o.Model, srv.Step(), l.Addr())
 	go func() {

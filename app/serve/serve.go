@@ -41,8 +41,17 @@ type Options struct {
 	// Wait is how long beam search gathers the sentences of concurrent requests before it starts (default 5 ms;
 	// greedy search takes sentences into its running batch instead).
 	Wait time.Duration
-	// CORS is the origin allowed to call the API from a browser ("" for none: no CORS headers).
+	// CORS are the origins allowed to call the API from a browser, as --cors takes them: "" for none (no CORS
+	// headers), "*" for any, or a comma-separated list of origins (scheme://host[:port], http or https).
 	CORS string
+	// Addr is the address the server listens on (host:port, as --addr; "" is a loopback address). A request's
+	// Host header must name it, or be one of AllowedHosts, else 403: for a loopback address localhost,
+	// *.localhost or a loopback IP address, for every interface (":PORT", "0.0.0.0:PORT", "[::]:PORT") those
+	// and any IP address. /healthz answers whatever the Host.
+	Addr string
+	// AllowedHosts are more names a request's Host header may give (a comma-separated list of host names or IP
+	// addresses, ports ignored, as --allowed-hosts takes them), such as the name a reverse proxy forwards.
+	AllowedHosts string
 	// Log gets one line per request and the server's messages (nil: discarded).
 	Log io.Writer
 }
@@ -97,6 +106,8 @@ type Server struct {
 	metrics *metrics
 	logger  *log.Logger
 	handler http.Handler
+	hosts   *hostPolicy
+	cors    *corsPolicy
 	// inFlight counts the requests being answered.
 	inFlight atomic.Int64
 }
@@ -108,7 +119,15 @@ func New(path string, ck *model.Checkpoint, opts Options) (*Server, error) {
 	if err := opts.Decode.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, path: path, logger: log.New(opts.Log, "", log.LstdFlags)}
+	hosts, err := newHostPolicy(opts.Addr, opts.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	cors, err := newCORSPolicy(opts.CORS)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, path: path, logger: log.New(opts.Log, "", log.LstdFlags), hosts: hosts, cors: cors}
 	m, err := s.use(ck)
 	if err != nil {
 		return nil, err

@@ -34,15 +34,24 @@ of a request). Attention and alignments are given between the white-space words 
 translation: a word's column sums its tokens' columns, a word's row averages its tokens' rows, and two words
 are linked when any of their tokens are; "attention" also holds the token matrix that attend heatmap draws.
 
+Requests must name the server in their Host header (else 403, whatever the path but /healthz): for a
+loopback --addr (the default) localhost, *.localhost, 127.0.0.1 or [::1], with or without the port; for every
+interface (":PORT", "0.0.0.0:PORT", "[::]:PORT", which gets a warning at start) those and any IP address; for
+another address that address; and the names --allowed-hosts adds. A web page that points its own name at the
+server (DNS rebinding) is thus refused. POST bodies must be sent as Content-Type: application/json (else 415;
+curl -H 'Content-Type: application/json'), which a page of another origin cannot send without --cors allowing it.
+
 Sentences of concurrent requests are decoded together: greedy search takes each new sentence into the running
 batch at its first free row, beam search gathers sentences for --wait. Errors are JSON with a message: 400 a
-malformed request, 413 a body over --max-body or more than --max-sentences sentences, 422 a sentence over
---max-source-len tokens or invalid UTF-8, 503 (with Retry-After) when --queue sentences wait, 504 past
+malformed request (a key given twice or a NUL character among them), 403 a Host not served, 413 a body over
+--max-body or more than --max-sentences sentences, 415 a body not sent as application/json, 422 a sentence
+over --max-source-len tokens or invalid UTF-8, 503 (with Retry-After) when --queue sentences wait, 504 past
 --timeout.
 
 SIGINT or SIGTERM stops accepting requests, finishes those in flight and exits 0 (a second one quits at once,
 status 130 or 143); SIGHUP reloads the checkpoint from --model without dropping a request, and a file that
-does not load leaves the old model serving (the log says why).`,
+does not load, or cannot serve with the flags given (a Transformer with --shortlist), leaves the old model
+serving (the log says why).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			hup := make(chan os.Signal, 1)
@@ -55,7 +64,8 @@ does not load leaves the old model serving (the log says why).`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.Model, "model", "", "checkpoint to serve (required)")
 	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fl.StringVar(&o.CORS, "cors", "", "let pages from this origin call the API (e.g. https://example.org); default: no CORS")
+	fl.StringVar(&o.CORS, "cors", "", "let pages from these origins call the API: a comma-separated list of scheme://host[:port] (http or https, no path; e.g. https://example.org,http://localhost:3000), or * for any; null is refused; default: no CORS")
+	fl.StringVar(&o.AllowedHosts, "allowed-hosts", "", "more names the Host header of a request may give, comma-separated (e.g. translate.example.org, the name a reverse proxy forwards); default: only the names of --addr")
 	fl.Int64Var(&o.MaxBody, "max-body", serve.DefaultMaxBody, "largest request body in bytes")
 	fl.IntVar(&o.MaxSentences, "max-sentences", serve.DefaultMaxSentences, "most sentences per request")
 	fl.IntVar(&o.MaxSourceLen, "max-source-len", 0, "most tokens of a sentence (default: the checkpoint's decode.max_len)")
