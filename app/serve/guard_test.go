@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -269,4 +270,31 @@ func TestDuplicateKeysAndNULAreRefused(t *testing.T) {
 	wantJSONError(t, "duplicate key", status, http.StatusBadRequest, raw, "given twice")
 	status, _, raw = post(t, hs.URL+"/v1/heatmap", `{"text": "the \u0000 cat", "format": "png"}`)
 	wantJSONError(t, "NUL", status, http.StatusBadRequest, raw, "NUL character")
+}
+
+// TestUnknownPathsShareALabel: requests for paths the API does not have — one not valid UTF-8 among them, which
+// the metrics library refuses as a label with a panic — get a JSON 404, and count under one label of the
+// metrics, so that a client inventing paths cannot grow them without bound; the log quotes such a path.
+func TestUnknownPathsShareALabel(t *testing.T) {
+	var log syncBuffer
+	opts := testOptions(t)
+	opts.Log = &log
+	s, err := New(testModel, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	for _, path := range []string{"/v1/%8a", "/v1/a", "/v1/b%0Aforged%20line", "/v1"} {
+		status, _, raw := request(t, "GET", hs.URL+path, "", "", "")
+		wantJSONError(t, "GET "+path, status, http.StatusNotFound, raw, "no endpoint")
+	}
+	_, _, raw := request(t, "GET", hs.URL+"/metrics", "", "", "")
+	if n := strings.Count(string(raw), `attend_http_requests_total{code="404",path="/v1/ unknown"} 4`); n != 1 {
+		t.Fatalf("the unknown paths are not counted under one label:\n%s", raw)
+	}
+	if strings.Contains(log.String(), "\nforged line") || !strings.Contains(log.String(), `"/v1/b\nforged line"`) {
+		t.Fatalf("the log does not quote a path with a line break:\n%s", log.String())
+	}
 }

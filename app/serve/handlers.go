@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/app"
@@ -136,7 +139,8 @@ func (s *Server) routes() http.Handler {
 			w.Header().Set("Allow", rt.method)
 			writeError(rec, errorf(http.StatusMethodNotAllowed, "%s takes %s, not %s", r.URL.Path, rt.method, r.Method))
 		case strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1":
-			writeError(rec, errorf(http.StatusNotFound, "no endpoint %s; the API has POST /v1/translate, POST /v1/heatmap and GET /v1/model", r.URL.Path))
+			label = "/v1/ unknown" // one label for every unknown path: a label per path would grow without bound
+			writeError(rec, errorf(http.StatusNotFound, "no endpoint %s; the API has POST /v1/translate, POST /v1/heatmap and GET /v1/model", logPath(r.URL.Path)))
 		default:
 			label = "page"
 			page.ServeHTTP(rec, r)
@@ -147,8 +151,19 @@ func (s *Server) routes() http.Handler {
 		elapsed := time.Since(start)
 		s.metrics.requests.WithLabelValues(label, fmt.Sprint(rec.status)).Inc()
 		s.metrics.latency.WithLabelValues(label).Observe(elapsed.Seconds())
-		s.logger.Printf("%s %s %d %d sentences %.1f ms", r.Method, r.URL.Path, rec.status, rec.sentences, float64(elapsed.Microseconds())/1000)
+		s.logger.Printf("%s %s %d %d sentences %.1f ms", r.Method, logPath(r.URL.Path), rec.status, rec.sentences, float64(elapsed.Microseconds())/1000)
 	})
+}
+
+// logPath is a request's path as the log and messages show it: quoted when it holds what is not printable
+// UTF-8 (a decoded %0A would otherwise start a line of its own in the log).
+func logPath(p string) string {
+	for _, r := range p {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(p)
+		}
+	}
+	return p
 }
 
 // writeJSON answers v as JSON with the status.
