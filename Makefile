@@ -51,7 +51,8 @@ test-mpi:
 FUZZTIME ?= 60s
 FUZZMINIMIZETIME ?= 5s
 FUZZ_TARGETS := data:FuzzTokenize data:FuzzReadTSV data:FuzzReadParallel model:FuzzParseConfig model:FuzzConfigSet \
-	model:FuzzConfigDuplicateKeys model:FuzzLoad model/checkpoint:FuzzRead align:FuzzReadPharaoh app/serve:FuzzDecodeRequest
+	model:FuzzConfigDuplicateKeys model:FuzzLoad model/checkpoint:FuzzRead align:FuzzReadPharaoh app/serve:FuzzDecodeRequest \
+	app/serve:FuzzServeRequest
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; echo "== $$name in ./$$pkg for $(FUZZTIME)"; \
