@@ -8,6 +8,7 @@ bad=""
 for ct in 'text/plain' 'application/x-www-form-urlencoded' 'text/plain; charset=utf-8' 'application/jsonx'; do
   http p "$SERVE_URL/v1/translate" -H "Content-Type: $ct" --data-binary "$body"
   [ "$CODE" = 415 ] && grep -q '"error"' p.body || bad+="Content-Type $ct: $CODE; "
+  [ -f first.body ] || cp p.body first.body
 done
 http none "$SERVE_URL/v1/translate" -H 'Content-Type:' --data-binary "$body"
 [ "$CODE" = 415 ] || bad+="no Content-Type: $CODE; "
@@ -16,4 +17,4 @@ http ok "$SERVE_URL/v1/translate" -H 'Content-Type: application/json; charset=ut
 stop "$SERVE_PID"
 if crashed s; then echo "panic $(first s)"
 elif [ -n "$bad" ]; then echo "wrong ${bad:0:200}"
-else echo "error text/plain refused with 415: $(head -c 120 p.body)"; fi
+else echo "error text/plain refused with 415: $(head -c 120 first.body | tr "\n" " ")"; fi
