@@ -223,6 +223,9 @@ func TestEveryInterfaceWarns(t *testing.T) {
 			t.Fatalf("--addr %s: warned %v, want %v; stdout %q, stderr %q", c.addr, warned, c.warn, stdout.String(), stderr.String())
 		}
 	}
+	if err := Run(context.Background(), RunOptions{Model: testModel, Addr: ""}); err == nil || !strings.Contains(err.Error(), "--addr is empty") {
+		t.Fatalf("--addr \"\" (every interface to net.Listen): %v", err)
+	}
 	for addr, want := range map[string]bool{"[::]:8080": true, "[::1]:8080": false, "192.0.2.7:80": false, "0.0.0.0:1": true, "bad": false} {
 		if everyInterface(addr) != want {
 			t.Fatalf("everyInterface(%q) is %v", addr, !want)

@@ -32,6 +32,9 @@ type RunOptions struct {
 // prints the server's address to o.Stdout and serves until ctx is cancelled (see Server.Serve).
 func Run(ctx context.Context, o RunOptions) error {
 	switch {
+	case o.Addr == "":
+		// net.Listen would take "" for every interface, where Options.Addr takes it for a loopback address.
+		return fmt.Errorf("--addr is empty; want host:port such as 127.0.0.1:8080, or :PORT for every interface")
 	case o.MaxBody < 1:
 		return fmt.Errorf("--max-body is %d; want at least 1 byte", o.MaxBody)
 	case o.MaxSentences < 1:
