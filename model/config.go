@@ -499,11 +499,12 @@ const (
 )
 
 // Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of
-// them at once, joined). The ranges of single keys are keyRules; the checks that tie keys together are here.
+// them at once, joined). Every number key must be finite, read or not (finite); the ranges of single keys are
+// keyRules; the checks that tie keys together are here.
 func (c Config) Validate() error {
-	var errs []error
+	errs, notFinite := finite(c)
 	for _, r := range keyRules() {
-		if r.elsewhere {
+		if r.elsewhere || notFinite[r.key] {
 			continue
 		}
 		if err := r.check(c); err != nil {
