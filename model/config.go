@@ -253,7 +253,8 @@ type DecodeConfig struct {
 	MaxLen int `yaml:"max_len"` // longest output, in tokens
 	Batch  int `yaml:"batch"`   // sentences per decoding batch
 	// Alpha is the GNMT length penalty beam search ranks with by default: log p / ((5+|Y|)/6)^alpha. 0 (what
-	// checkpoints from before this key mean too) ranks by plain log p; translate --alpha overrides it.
+	// checkpoints from before this key mean too) ranks by plain log p; translate --alpha overrides it, within the
+	// same range (0 to 10) as --alpha and serve's requests.
 	Alpha float64 `yaml:"alpha"`
 }
 

@@ -78,7 +78,7 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		{[]string{"data.subword=BPE", "data.merges=10"}, `data.subword is "BPE"; want none or bpe`},
 		{[]string{"data.subword="}, ""},
 		{[]string{"decode.alpha=1.5"}, ""},
-		{[]string{"decode.alpha=-0.5"}, "config: decode.alpha is -0.5; want a finite number, at least 0"},
+		{[]string{"decode.alpha=-0.5"}, "config: decode.alpha is -0.5; want at least 0 and at most 10 (0: no length penalty)"},
 		{[]string{"decode.alpha=+Inf"}, "decode.alpha is +Inf"},
 	} {
 		cfg := Small() // words: the subword cases below switch BPE on

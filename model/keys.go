@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/transformer"
@@ -163,7 +164,7 @@ func keyRules() []keyRule {
 
 		between("decode.max_len", 1, maxLength, ""),
 		between("decode.batch", 1, maxBatch, ""),
-		atLeast("decode.alpha", 0, "0: no length penalty"),
+		{key: "decode.alpha", Range: decoder.AlphaRange()}, // translate --alpha and serve hold to the same range
 	}
 }
 

@@ -142,7 +142,7 @@ func TestRuleText(t *testing.T) {
 		"train.epochs":      "at least 1",
 		"train.lr":          "above 0 and at most 10",
 		"model.dropout":     "at least 0 and below 1",
-		"decode.alpha":      "a finite number, at least 0",
+		"decode.alpha":      "at least 0 and at most 10",
 		"data.max_vocab":    "0 or at least 5",
 		"data.merges":       "between 1 and 1048576 (with data.subword bpe)",
 		"model.temperature": "a finite number, above 0 (with model.attention hard)",
