@@ -268,3 +268,14 @@ func keyValue(top reflect.Value, key string) (reflect.Value, bool) {
 	}
 	return fieldByTag(sec, name)
 }
+
+// KeyRange is the range Validate holds the number key name ("decode.max_len") to, for a command-line flag that
+// stands for the key to hold to as well. It panics for a key without a range, which is a programming error.
+func KeyRange(name string) bound.Range {
+	for _, r := range keyRules() {
+		if r.key == name && r.values == nil && !r.path {
+			return r.Range
+		}
+	}
+	panic("config: no range for key " + name)
+}
