@@ -497,6 +497,9 @@ const (
 	maxThreads = 1 << 8
 	maxMerges  = 1 << 20 // BPE merges (subword-nmt's usual range is 1,000 to 60,000)
 	maxLayers  = 8       // stacked recurrent layers (GNMT, among the deepest, has 8)
+	// maxMemoryMB is a petabyte: data.memory_mb's bytes (× 2^20) then fit an int64 with room to spare, where
+	// 1e300 MB had overflowed to a negative budget and put the whole corpus on disk.
+	maxMemoryMB = 1 << 30
 )
 
 // Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of

@@ -139,7 +139,7 @@ func keyRules() []keyRule {
 		between("data.round_len", 1, maxLength, ""),
 		{key: "data.subword", values: []string{SubwordNone, SubwordBPE}, blank: true},
 		rng("data.merges", bound.Between(1, maxMerges, "the number of BPE merges to learn with data.subword bpe"), "data.subword="+SubwordBPE),
-		atLeast("data.memory_mb", 0, "0: a quarter of the machine's memory"),
+		between("data.memory_mb", 0, maxMemoryMB, "0: a quarter of the machine's memory"),
 
 		atLeast("train.epochs", 1, ""),
 		atLeast("train.max_steps", 0, "0: no limit"),
