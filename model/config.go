@@ -508,7 +508,7 @@ const (
 func (c Config) Validate() error {
 	errs, notFinite := finite(c)
 	for _, r := range keyRules() {
-		if r.elsewhere || notFinite[r.key] {
+		if notFinite[r.key] {
 			continue
 		}
 		if err := r.check(c); err != nil {

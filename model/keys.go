@@ -181,7 +181,11 @@ func (r keyRule) String() string {
 	}
 	if r.when != "" {
 		key, value, _ := strings.Cut(r.when, "=")
-		s += " (with " + key + " " + value + ")"
+		s += " (with " + key + " " + value
+		if r.values == nil && !r.path {
+			s += "; else also 0"
+		}
+		s += ")"
 	}
 	return s
 }
@@ -196,17 +200,36 @@ func (r keyRule) isInt() bool {
 func num(f float64) string { return bound.Num(f) }
 
 // check returns the rule's complaint about cfg, or nil.
+// A number key whose rule holds only under a setting (when) is held, when that setting is otherwise and nothing
+// reads the key, to the same range or 0 (what checkpoints from before the key hold): a value no setting could
+// read (model.window -5, model.temperature -1) is a mistake whichever attention is chosen. Under the setting, a
+// rule checked elsewhere is left to the package that reads the key.
 func (r keyRule) check(cfg Config) error {
 	top := reflect.ValueOf(cfg)
-	if r.when != "" {
-		key, want, _ := strings.Cut(r.when, "=")
-		if v, ok := keyValue(top, key); !ok || fmt.Sprint(v.Interface()) != want {
-			return nil
-		}
-	}
 	v, ok := keyValue(top, r.key)
 	if !ok {
 		panic("config: rule for unknown key " + r.key) // keyRules and Config disagree: a test catches it
+	}
+	if r.when != "" {
+		key, want, _ := strings.Cut(r.when, "=")
+		if w, ok := keyValue(top, key); !ok || fmt.Sprint(w.Interface()) != want {
+			unread := r.Range
+			unread.Zero, unread.Note = true, "read with "+key+" "+want
+			var err error
+			switch v.Kind() {
+			case reflect.Int:
+				err = unread.CheckInt(r.key, v.Int())
+			case reflect.Float64:
+				err = unread.Check(r.key, v.Float())
+			}
+			if err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
+			return nil
+		}
+	}
+	if r.elsewhere {
+		return nil
 	}
 	var err error
 	switch v.Kind() {

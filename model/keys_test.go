@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -144,8 +145,8 @@ func TestRuleText(t *testing.T) {
 		"model.dropout":     "at least 0 and below 1",
 		"decode.alpha":      "at least 0 and at most 10",
 		"data.max_vocab":    "0 or at least 5",
-		"data.merges":       "between 1 and 1048576 (with data.subword bpe)",
-		"model.temperature": "a finite number, above 0 (with model.attention hard)",
+		"data.merges":       "between 1 and 1048576 (with data.subword bpe; else also 0)",
+		"model.temperature": "a finite number, above 0 (with model.attention hard; else also 0)",
 		"data.subword":      "none, bpe",
 	} {
 		if got := rules[key].String(); got != want {
@@ -180,5 +181,41 @@ func TestEveryNumberKeyMustBeFinite(t *testing.T) {
 	}
 	if n < 8 {
 		t.Fatalf("only %d number keys", n)
+	}
+}
+
+// TestUnreadKeysKeepTheirRange: a number key that only some setting reads (model.window, local attention's;
+// model.temperature, hard attention's; model.d_model, a Transformer's...) is still held to its range, or 0,
+// when the setting is otherwise: -1, or a value past the range, is refused naming the key, whichever attention
+// or architecture is chosen; 0 (what checkpoints from before the key hold) and the default are accepted.
+func TestUnreadKeysKeepTheirRange(t *testing.T) {
+	n := 0
+	for _, r := range keyRules() {
+		if r.when == "" || r.values != nil || r.path {
+			continue
+		}
+		n++
+		key, want, _ := strings.Cut(r.when, "=")
+		base := Small()
+		if v, _ := keyValue(reflect.ValueOf(base), key); fmt.Sprint(v.Interface()) == want {
+			t.Fatalf("%s: Small has %s, which reads it", r.key, r.when)
+		}
+		values := map[string]bool{"-1": false, "0": true}
+		if !math.IsInf(r.Max, 1) {
+			values[num(r.Max+1)] = false
+		}
+		for v, ok := range values {
+			cfg := base
+			if err := cfg.Set(r.key + "=" + v); err != nil {
+				t.Fatal(err)
+			}
+			err := cfg.Validate()
+			if ok && err != nil || !ok && (err == nil || !strings.Contains(err.Error(), r.key+" is "+v)) {
+				t.Errorf("%s=%s without %s: %v; want accepted %v", r.key, v, r.when, err, ok)
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("only %d conditional number rules", n)
 	}
 }
