@@ -1,10 +1,9 @@
 // Package bound states and checks the range of a numeric setting (a config key, a command-line flag, a field of
-// a request), so that every one is parsed and checked the same way: NaN and ±Inf are in no range, and a range
+// a request), so that every one is checked the same way: NaN and ±Inf are in no range, and a range
 // says itself in words, for the reference and for the error messages.
 package bound
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -91,31 +90,6 @@ func (r Range) CheckInt(name string, n int64) error {
 		return nil
 	}
 	return fmt.Errorf("%s is %d; want %s", name, n, r.want(true))
-}
-
-// Parse reads text as a number in the range: an error says what is wrong with it (not a number, or out of the
-// range), without the setting's name, which the caller adds.
-func (r Range) Parse(text string) (float64, error) {
-	x, err := strconv.ParseFloat(text, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) { // 1e400 parses, with ErrRange, as +Inf: refused below
-		return 0, fmt.Errorf("%q is not a number; want %s", text, r.want(false))
-	}
-	if !r.Contains(x) {
-		return 0, fmt.Errorf("%s is out of range; want %s", text, r.want(false))
-	}
-	return x, nil
-}
-
-// ParseInt reads text as an integer in the range (see Parse).
-func (r Range) ParseInt(text string) (int64, error) {
-	n, err := strconv.ParseInt(text, 0, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, fmt.Errorf("%q is not an integer; want %s", text, r.want(true))
-	}
-	if err != nil || !r.Contains(float64(n)) {
-		return 0, fmt.Errorf("%s is out of range; want %s", text, r.want(true))
-	}
-	return n, nil
 }
 
 // Num writes a number without needless decimals: 1, 65536, 0.5, 1e-08.
