@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/model"
 )
@@ -182,15 +183,21 @@ func (d SearchFlags) Options(stderr io.Writer, path string, ck *model.Checkpoint
 	if d.NBestGiven && (d.NBest < 1 || d.NBest > d.Beam) {
 		return DecodeOptions{}, fmt.Errorf("--n-best is %d; want 1 to --beam (%d)", d.NBest, d.Beam)
 	}
-	// The penalties' weights, as the config's decode.alpha: an infinite or NaN weight makes every score -Inf,
-	// NaN or 0, and a negative one rewards what the penalty is there to punish.
+	// The penalties' weights and the length ratio, in the ranges the config's decode.alpha and serve's requests
+	// hold to: an infinite or NaN weight makes every score -Inf, NaN or 0, a negative one rewards what the penalty
+	// is there to punish, and a huge ratio's product with a length overflows. (The command line's flags are
+	// checked as they are read; these are for the callers that fill SearchFlags themselves.)
 	for _, p := range []struct {
-		flag, what string
-		given      bool
-		value      float64
-	}{{"alpha", "0: no length penalty", d.AlphaGiven, d.Alpha}, {"beta", "0: no coverage penalty", d.BetaGiven, d.Beta}} {
-		if v := p.value; p.given && (!(v >= 0) || math.IsInf(v, 1)) {
-			return DecodeOptions{}, fmt.Errorf("--%s is %g; want a finite number, at least 0 (%s)", p.flag, v, p.what)
+		flag  string
+		given bool
+		r     bound.Range
+		value float64
+	}{{"alpha", d.AlphaGiven, decoder.AlphaRange(), d.Alpha}, {"beta", d.BetaGiven, decoder.BetaRange(), d.Beta},
+		{"max-len-ratio", true, decoder.LengthRatioRange(), d.MaxLenRatio}} {
+		if p.given {
+			if err := p.r.Check("--"+p.flag, p.value); err != nil {
+				return DecodeOptions{}, err
+			}
 		}
 	}
 	// A beam wider than the target vocabulary keeps no more distinct first words than there are words, and

@@ -132,6 +132,11 @@ func RunTrain(ctx context.Context, o TrainOptions) error {
 		return err
 	}
 	o.Group = group
+	if group.Rank() == 0 && o.Stderr != nil {
+		for _, w := range cfg.RecipeWarnings() {
+			fmt.Fprintf(o.Stderr, "warning: %s\n", w)
+		}
+	}
 	_, err = Train(ctx, o.TrainRequest)
 	var stopped *model.InterruptedError
 	interrupted := errors.As(err, &stopped) || errors.Is(err, ErrStopped)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -393,6 +394,30 @@ func TestUseThreads(t *testing.T) {
 		wantNote := c.asked > cpus
 		if got := strings.Contains(note.String(), fmt.Sprintf("note: --threads %d is more than the", c.asked)); got != wantNote {
 			t.Fatalf("UseThreads(%d) wrote %q", c.asked, note.String())
+		}
+	}
+}
+
+// TestTransformerWithoutWarmupWarns: model.type=transformer set on a recurrent preset (configs/demo.yaml:
+// learning rate 3e-3, no warm-up) trains a Transformer that learns next to nothing; the run says so on stderr
+// in one line, naming configs/transformer.yaml, before its first check. The Transformer preset, and a recurrent
+// model without warm-up, start without a word.
+func TestTransformerWithoutWarmupWarns(t *testing.T) {
+	for _, c := range []struct {
+		config, set string
+		warn        bool
+	}{{"demo.yaml", "model.type=transformer", true}, {"demo.yaml", "", false}, {"transformer.yaml", "", false}} {
+		var stderr bytes.Buffer
+		o := TrainOptions{Stderr: &stderr, TrainRequest: TrainRequest{ConfigFile: filepath.Join("..", "configs", c.config), Stdout: io.Discard}}
+		if c.set != "" {
+			o.Overrides = func(cfg *model.Config) error { return cfg.Set(c.set) }
+		}
+		if err := RunTrain(context.Background(), o); err == nil { // no corpus, no --out: refused after the warning
+			t.Fatalf("%s %s: trained without a corpus", c.config, c.set)
+		}
+		got := stderr.String()
+		if warned := strings.Contains(got, "warning: a Transformer") && strings.Contains(got, "configs/transformer.yaml") && strings.Count(got, "\n") == 1; warned != c.warn {
+			t.Errorf("%s --set %q: stderr %q; want a one-line warning naming configs/transformer.yaml: %v", c.config, c.set, got, c.warn)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -103,8 +102,14 @@ func (o DecodeOptions) Validate() error {
 	}
 	// Checked for greedy search too, which ignores them: a weight that cannot be right is an error whatever the
 	// search.
-	if !(o.Alpha >= 0) || math.IsInf(o.Alpha, 1) || !(o.Beta >= 0) || math.IsInf(o.Beta, 1) {
-		return fmt.Errorf("translate: length penalty alpha %g and coverage penalty beta %g; want finite numbers, 0 or more", o.Alpha, o.Beta)
+	if err := decoder.AlphaRange().Check("length penalty alpha", o.Alpha); err != nil {
+		return fmt.Errorf("translate: %w", err)
+	}
+	if err := decoder.BetaRange().Check("coverage penalty beta", o.Beta); err != nil {
+		return fmt.Errorf("translate: %w", err)
+	}
+	if err := decoder.LengthRatioRange().Check("length ratio", o.MaxLenRatio); err != nil {
+		return fmt.Errorf("translate: %w", err)
 	}
 	if s := o.Shortlist; s != nil && (s.Frequent < 0 || s.Best < 0 || s.Frequent == 0 && s.Best == 0) {
 		return fmt.Errorf("translate: shortlist of %d frequent words and %d per source word; want at least one word", s.Frequent, s.Best)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -30,12 +31,15 @@ func (o BeamOptions) Validate() error {
 		return fmt.Errorf("decoder: n-best %d; want 1 to the beam width %d", o.NBest, o.Width)
 	case o.MaxLen < 1:
 		return fmt.Errorf("decoder: max length %d; want at least 1", o.MaxLen)
-	case o.MaxLenRatio < 0 || math.IsNaN(o.MaxLenRatio) || math.IsInf(o.MaxLenRatio, 0):
-		return fmt.Errorf("decoder: max length ratio %v; want 0 (none) or more", o.MaxLenRatio)
-	case !(o.Alpha >= 0) || math.IsInf(o.Alpha, 1):
-		return fmt.Errorf("decoder: length penalty alpha %v; want a finite number, 0 or more", o.Alpha)
-	case !(o.Beta >= 0) || math.IsInf(o.Beta, 1):
-		return fmt.Errorf("decoder: coverage penalty beta %v; want a finite number, 0 or more", o.Beta)
+	}
+	for _, c := range []struct {
+		what string
+		r    bound.Range
+		x    float64
+	}{{"max length ratio", LengthRatioRange(), o.MaxLenRatio}, {"length penalty alpha", AlphaRange(), o.Alpha}, {"coverage penalty beta", BetaRange(), o.Beta}} {
+		if err := c.r.Check(c.what, c.x); err != nil {
+			return fmt.Errorf("decoder: %w", err)
+		}
 	}
 	return nil
 }
@@ -45,7 +49,12 @@ func (o BeamOptions) limit(srcLen int) int {
 	if o.MaxLenRatio <= 0 {
 		return o.MaxLen
 	}
-	return min(o.MaxLen, max(1, int(math.Ceil(o.MaxLenRatio*float64(srcLen)))))
+	// Compared as floats, so that a product past the int range (a ratio of 1e19, were one let through) saturates
+	// at MaxLen instead of converting to an arbitrary int.
+	if n := math.Ceil(o.MaxLenRatio * float64(srcLen)); n < float64(o.MaxLen) {
+		return max(1, int(n))
+	}
+	return o.MaxLen
 }
 
 // Scored is a hypothesis of Beam with its scores.

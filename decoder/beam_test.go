@@ -169,9 +169,27 @@ func TestBeamLengthLimits(t *testing.T) {
 	}
 }
 
+// TestLengthLimitSaturates: a ratio whose product with the source length passes the int range (1e19 × 5) caps a
+// translation at MaxLen, as any ratio past MaxLen / length does, not at one word (the product's conversion to
+// int had wrapped to a negative number, which max(1, ·) made 1); Validate refuses such a ratio besides.
+func TestLengthLimitSaturates(t *testing.T) {
+	for _, c := range []struct {
+		ratio float64
+		src   int
+		want  int
+	}{{1e19, 5, 80}, {1e300, 16384, 80}, {MaxLengthRatio, 5, 80}, {2, 5, 10}, {0.01, 5, 1}, {16, 5, 80}} {
+		if got := (BeamOptions{MaxLen: 80, MaxLenRatio: c.ratio}).limit(c.src); got != c.want {
+			t.Errorf("ratio %g of %d words: limit %d, want %d", c.ratio, c.src, got, c.want)
+		}
+	}
+}
+
+// TestBeamOptionsRejectsBadSettings: each setting out of its range, α and β past MaxAlpha and MaxBeta among them
+// (an α of 1e308 made every score 0 and the n-best order arbitrary).
 func TestBeamOptionsRejectsBadSettings(t *testing.T) {
 	for _, o := range []BeamOptions{{Width: 0, MaxLen: 5}, {Width: 2, NBest: 3, MaxLen: 5}, {Width: 2, MaxLen: 0},
-		{Width: 2, MaxLen: 5, MaxLenRatio: -1}, {Width: 2, MaxLen: 5, Alpha: -0.1}, {Width: 2, MaxLen: 5, Beta: math.NaN()}} {
+		{Width: 2, MaxLen: 5, MaxLenRatio: -1}, {Width: 2, MaxLen: 5, Alpha: -0.1}, {Width: 2, MaxLen: 5, Beta: math.NaN()},
+		{Width: 2, MaxLen: 5, Alpha: 1e308}, {Width: 2, MaxLen: 5, Beta: 1e308}, {Width: 2, MaxLen: 5, MaxLenRatio: 1e19}} {
 		if o.Validate() == nil {
 			t.Errorf("%+v accepted", o)
 		}

@@ -1,6 +1,30 @@
 package decoder
 
-import "math"
+import (
+	"math"
+
+	"github.com/attend-nmt/attend/internal/bound"
+)
+
+// Largest weights of the penalties and largest length ratio: past them a search setting means nothing more
+// (GNMT's α and β are below 1; an α of 10 already divides a 80-word hypothesis' log-probability by 3e11) and
+// soon means nonsense (an α of 1e308 makes every length penalty +Inf and every score 0, so the ranking is
+// arbitrary).
+const (
+	MaxAlpha       = 10
+	MaxBeta        = 10
+	MaxLengthRatio = 1000
+)
+
+// AlphaRange is the range of GNMT's length-penalty exponent α: decode.alpha, --alpha and a request's alpha all
+// hold to it.
+func AlphaRange() bound.Range { return bound.Between(0, MaxAlpha, "0: no length penalty") }
+
+// BetaRange is the range of GNMT's coverage-penalty weight β (--beta).
+func BetaRange() bound.Range { return bound.Between(0, MaxBeta, "0: no coverage penalty") }
+
+// LengthRatioRange is the range of BeamOptions.MaxLenRatio (--max-len-ratio).
+func LengthRatioRange() bound.Range { return bound.Between(0, MaxLengthRatio, "0: no such limit") }
 
 // LengthPenalty is GNMT's length normalisation (Wu et al. 2016, eq. 14): lp(Y) = ((5 + |Y|) / 6)^α, by which a
 // hypothesis' log-probability is divided. α = 0 gives 1 (no normalisation); larger α favours longer outputs.

@@ -253,7 +253,8 @@ type DecodeConfig struct {
 	MaxLen int `yaml:"max_len"` // longest output, in tokens
 	Batch  int `yaml:"batch"`   // sentences per decoding batch
 	// Alpha is the GNMT length penalty beam search ranks with by default: log p / ((5+|Y|)/6)^alpha. 0 (what
-	// checkpoints from before this key mean too) ranks by plain log p; translate --alpha overrides it.
+	// checkpoints from before this key mean too) ranks by plain log p; translate --alpha overrides it, within the
+	// same range (0 to 10) as --alpha and serve's requests.
 	Alpha float64 `yaml:"alpha"`
 }
 
@@ -496,14 +497,18 @@ const (
 	maxThreads = 1 << 8
 	maxMerges  = 1 << 20 // BPE merges (subword-nmt's usual range is 1,000 to 60,000)
 	maxLayers  = 8       // stacked recurrent layers (GNMT, among the deepest, has 8)
+	// maxMemoryMB is a petabyte: data.memory_mb's bytes (× 2^20) then fit an int64 with room to spare, where
+	// 1e300 MB had overflowed to a negative budget and put the whole corpus on disk.
+	maxMemoryMB = 1 << 30
 )
 
 // Validate reports every setting outside its valid range, each by its key with the range it must lie in (all of
-// them at once, joined). The ranges of single keys are keyRules; the checks that tie keys together are here.
+// them at once, joined). Every number key must be finite, read or not (finite); the ranges of single keys are
+// keyRules; the checks that tie keys together are here.
 func (c Config) Validate() error {
-	var errs []error
+	errs, notFinite := finite(c)
 	for _, r := range keyRules() {
-		if r.elsewhere {
+		if notFinite[r.key] {
 			continue
 		}
 		if err := r.check(c); err != nil {

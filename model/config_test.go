@@ -78,8 +78,10 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		{[]string{"data.subword=BPE", "data.merges=10"}, `data.subword is "BPE"; want none or bpe`},
 		{[]string{"data.subword="}, ""},
 		{[]string{"decode.alpha=1.5"}, ""},
-		{[]string{"decode.alpha=-0.5"}, "config: decode.alpha is -0.5; want a finite number, at least 0"},
+		{[]string{"decode.alpha=-0.5"}, "config: decode.alpha is -0.5; want at least 0 and at most 10 (0: no length penalty)"},
 		{[]string{"decode.alpha=+Inf"}, "decode.alpha is +Inf"},
+		{[]string{"decode.alpha=1e308"}, "decode.alpha is 1e+308"},                                             // every length penalty +Inf, every score 0
+		{[]string{"data.memory_mb=1e300"}, "data.memory_mb is 1e+300; want at least 0 and at most 1073741824"}, // its bytes overflowed an int64
 	} {
 		cfg := Small() // words: the subword cases below switch BPE on
 		for _, set := range c.sets {

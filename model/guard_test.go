@@ -250,6 +250,7 @@ func TestLoadValidatesTheHeaderBeforeAllocating(t *testing.T) {
 		{"huge embedding", func(h map[string]any) { h["config"].(map[string]any)["Model"].(map[string]any)["Emb"] = 1 << 30 }, "model.emb"},
 		{"other width", func(h map[string]any) { h["config"].(map[string]any)["Model"].(map[string]any)["DecHidden"] = 40000 }, "the config implies"},
 		{"bad config", func(h map[string]any) { h["config"].(map[string]any)["Data"].(map[string]any)["Batch"] = -1 }, "data.batch"},
+		{"length penalty past its range", func(h map[string]any) { h["config"].(map[string]any)["Decode"].(map[string]any)["Alpha"] = 1e308 }, "decode.alpha is 1e+308"},
 		{"merges of a model of words", func(h map[string]any) { h["bpe_merges"] = []any{[]any{"a", "b"}} }, "data.subword"},
 		{"lexicon past the target vocabulary", func(h map[string]any) { h["lexicon"] = []any{[]any{4}, []any{5, 100000}} }, "lexicon: row 1 entry 1 is target id 100000"},
 		{"bigger vocabulary", func(h map[string]any) {

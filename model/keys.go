@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/transformer"
 )
 
@@ -76,16 +77,16 @@ func yamlScalar(v reflect.Value) string {
 
 // keyRule is the range a number key must lie in, or the values a string key may take. Validate enforces the
 // rules (except those marked elsewhere) and Keys states them, so the reference and the checks cannot part.
+// Whatever the rules say, a number key is finite (Validate's finite), so that no rule, conditional or checked
+// elsewhere, can let NaN or ±Inf through.
 type keyRule struct {
-	key      string
-	min, max float64  // bounds of a number key; math.Inf(1) as max for none
-	above    bool     // min itself is refused
-	below    bool     // max itself is refused
-	zero     bool     // 0 is accepted too, below min
-	note     string   // what special values mean, added to the error message
-	values   []string // the strings a string key accepts
-	blank    bool     // "" is accepted too, meaning values[0] (as checkpoints from before the key have it)
-	path     bool     // a string key naming a file: any value, "" for none (note says what "" means)
+	key string
+	// Range bounds a number key; its Note says what special values mean (for a path key, what "" means), added
+	// to the error message.
+	bound.Range
+	values []string // the strings a string key accepts
+	blank  bool     // "" is accepted too, meaning values[0] (as checkpoints from before the key have it)
+	path   bool     // a string key naming a file: any value, "" for none (Note says what "" means)
 	// when is "section.key=value": the rule holds only while that key has that value.
 	when string
 	// elsewhere marks a rule that the package using the key checks (through Validate's call to it), so that
@@ -99,14 +100,15 @@ type keyRule struct {
 func keyRules() []keyRule {
 	inf := math.Inf(1)
 	atLeast := func(key string, min float64, note string) keyRule {
-		return keyRule{key: key, min: min, max: inf, note: note}
+		return keyRule{key: key, Range: bound.AtLeast(min, note)}
 	}
 	between := func(key string, min, max float64, note string) keyRule {
-		return keyRule{key: key, min: min, max: max, note: note}
+		return keyRule{key: key, Range: bound.Between(min, max, note)}
 	}
 	fraction := func(key, note string) keyRule { // [0, 1)
-		return keyRule{key: key, min: 0, max: 1, below: true, note: note}
+		return keyRule{key: key, Range: bound.Fraction(note)}
 	}
+	rng := func(key string, r bound.Range, when string) keyRule { return keyRule{key: key, Range: r, when: when} }
 	return []keyRule{
 		{key: "model.type", values: []string{TypeRNN, TypeTransformer}, blank: true},
 		between("model.emb", 1, maxWidth, ""),
@@ -115,33 +117,33 @@ func keyRules() []keyRule {
 		between("model.attn_dim", 1, maxWidth, ""),
 		{key: "model.cell", values: []string{string(encoder.LSTM), string(encoder.GRU)}, elsewhere: true},
 		{key: "model.attention", values: align.Names(), elsewhere: true},
-		{key: "model.window", min: 1, max: inf, when: "model.attention=local", elsewhere: true},
-		{key: "model.heads", min: 1, max: inf, when: "model.attention=multi-head", elsewhere: true},
+		{key: "model.window", Range: bound.AtLeast(1, ""), when: "model.attention=local", elsewhere: true},
+		{key: "model.heads", Range: bound.AtLeast(1, ""), when: "model.attention=multi-head", elsewhere: true},
 		between("model.self_attention_layers", 0, encoder.MaxSelfAttentionLayers, "0: none"),
-		{key: "model.temperature", min: 0, above: true, max: inf, when: "model.attention=hard", elsewhere: true},
+		{key: "model.temperature", Range: bound.Range{Min: 0, Above: true, Max: inf}, when: "model.attention=hard", elsewhere: true},
 		between("model.layers", 0, maxLayers, "stacked recurrent layers of the encoder and of the decoder; 0 counts as 1"),
 		fraction("model.dropout", ""),
-		{key: "model.d_model", min: 1, max: maxWidth, when: "model.type=" + TypeTransformer},
-		{key: "model.ff", min: 1, max: 4 * maxWidth, when: "model.type=" + TypeTransformer},
+		rng("model.d_model", bound.Between(1, maxWidth, ""), "model.type="+TypeTransformer),
+		rng("model.ff", bound.Between(1, 4*maxWidth, ""), "model.type="+TypeTransformer),
 		{key: "model.positions", values: []string{transformer.Sinusoidal, transformer.Learned}, blank: true},
-		{key: "model.max_positions", min: 1, max: maxLength, when: "model.positions=" + transformer.Learned},
-		{key: "model.attention_layer", min: 0, max: maxLayers, note: "0: the last", when: "model.type=" + TypeTransformer},
-		{key: "model.alignment_head", min: 0, max: maxWidth, note: "0: the heads' average; at most model.heads", when: "model.type=" + TypeTransformer},
+		rng("model.max_positions", bound.Between(1, maxLength, ""), "model.positions="+transformer.Learned),
+		rng("model.attention_layer", bound.Between(0, maxLayers, "0: the last"), "model.type="+TypeTransformer),
+		rng("model.alignment_head", bound.Between(0, maxWidth, "0: the heads' average; at most model.heads"), "model.type="+TypeTransformer),
 
 		atLeast("data.min_freq", 1, ""),
-		{key: "data.max_vocab", min: 5, max: inf, zero: true, note: "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>"},
+		{key: "data.max_vocab", Range: bound.Range{Min: 5, Max: inf, Zero: true, Note: "0: no cap; 4 entries are reserved for <pad> <unk> <s> </s>"}},
 		between("data.max_len", 1, maxLength, ""),
 		between("data.batch", 1, maxBatch, ""),
 		atLeast("data.batch_tokens", 0, "0: batches of data.batch sentence pairs"),
 		atLeast("data.bucket_chunk", 1, ""),
 		between("data.round_len", 1, maxLength, ""),
 		{key: "data.subword", values: []string{SubwordNone, SubwordBPE}, blank: true},
-		{key: "data.merges", min: 1, max: maxMerges, when: "data.subword=" + SubwordBPE, note: "the number of BPE merges to learn with data.subword bpe"},
-		atLeast("data.memory_mb", 0, "0: a quarter of the machine's memory"),
+		rng("data.merges", bound.Between(1, maxMerges, "the number of BPE merges to learn with data.subword bpe"), "data.subword="+SubwordBPE),
+		between("data.memory_mb", 0, maxMemoryMB, "0: a quarter of the machine's memory"),
 
 		atLeast("train.epochs", 1, ""),
 		atLeast("train.max_steps", 0, "0: no limit"),
-		{key: "train.lr", min: 0, above: true, max: 10},
+		{key: "train.lr", Range: bound.Range{Min: 0, Above: true, Max: 10}},
 		atLeast("train.clip", 0, "0: no clipping"),
 		atLeast("train.log_every", 1, ""),
 		atLeast("train.save_every", 0, "0: only at epoch ends"),
@@ -157,12 +159,12 @@ func keyRules() []keyRule {
 		atLeast("train.keep_last", 0, "0: keep only --out and the best"),
 		atLeast("train.valid_bleu", 0, "0: no validation BLEU"),
 		{key: "train.best_metric", values: []string{"ppl", "bleu"}, blank: true},
-		{key: "train.guided_alignment", path: true, note: `or auto, the built-in aligner's links; "": none`},
+		{key: "train.guided_alignment", path: true, Range: bound.Range{Note: `or auto, the built-in aligner's links; "": none`}},
 		atLeast("train.guided_alignment_weight", 0, "used with train.guided_alignment"),
 
 		between("decode.max_len", 1, maxLength, ""),
 		between("decode.batch", 1, maxBatch, ""),
-		atLeast("decode.alpha", 0, "0: no length penalty"),
+		{key: "decode.alpha", Range: decoder.AlphaRange()}, // translate --alpha and serve hold to the same range
 	}
 }
 
@@ -171,41 +173,19 @@ func (r keyRule) String() string {
 	var s string
 	switch {
 	case r.path:
-		s = "a file path (" + r.note + ")"
+		s = "a file path (" + r.Note + ")"
 	case r.values != nil:
 		s = strings.Join(r.values, ", ")
 	default:
-		s = r.rangeText()
+		s = r.Text(r.isInt())
 	}
 	if r.when != "" {
 		key, value, _ := strings.Cut(r.when, "=")
-		s += " (with " + key + " " + value + ")"
-	}
-	return s
-}
-
-// rangeText is "between 1 and 8", "at least 0", "above 0 and at most 10", "a finite number, at least 0", or
-// "0 or at least 5".
-func (r keyRule) rangeText() string {
-	lo := "at least " + num(r.min)
-	if r.above {
-		lo = "above " + num(r.min)
-	}
-	var s string
-	switch {
-	case math.IsInf(r.max, 1) && r.isInt():
-		s = lo
-	case math.IsInf(r.max, 1):
-		s = "a finite number, " + lo
-	case r.isInt() && !r.above && !r.below:
-		s = "between " + num(r.min) + " and " + num(r.max)
-	case r.below:
-		s = lo + " and below " + num(r.max)
-	default:
-		s = lo + " and at most " + num(r.max)
-	}
-	if r.zero {
-		s = "0 or " + s
+		s += " (with " + key + " " + value
+		if r.values == nil && !r.path {
+			s += "; else also 0"
+		}
+		s += ")"
 	}
 	return s
 }
@@ -217,32 +197,46 @@ func (r keyRule) isInt() bool {
 }
 
 // num writes a bound without needless decimals.
-func num(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
+func num(f float64) string { return bound.Num(f) }
 
 // check returns the rule's complaint about cfg, or nil.
+// A number key whose rule holds only under a setting (when) is held, when that setting is otherwise and nothing
+// reads the key, to the same range or 0 (what checkpoints from before the key hold): a value no setting could
+// read (model.window -5, model.temperature -1) is a mistake whichever attention is chosen. Under the setting, a
+// rule checked elsewhere is left to the package that reads the key.
 func (r keyRule) check(cfg Config) error {
 	top := reflect.ValueOf(cfg)
-	if r.when != "" {
-		key, want, _ := strings.Cut(r.when, "=")
-		if v, ok := keyValue(top, key); !ok || fmt.Sprint(v.Interface()) != want {
-			return nil
-		}
-	}
 	v, ok := keyValue(top, r.key)
 	if !ok {
 		panic("config: rule for unknown key " + r.key) // keyRules and Config disagree: a test catches it
 	}
-	var x float64
+	if r.when != "" {
+		key, want, _ := strings.Cut(r.when, "=")
+		if w, ok := keyValue(top, key); !ok || fmt.Sprint(w.Interface()) != want {
+			unread := r.Range
+			unread.Zero, unread.Note = true, "read with "+key+" "+want
+			var err error
+			switch v.Kind() {
+			case reflect.Int:
+				err = unread.CheckInt(r.key, v.Int())
+			case reflect.Float64:
+				err = unread.Check(r.key, v.Float())
+			}
+			if err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
+			return nil
+		}
+	}
+	if r.elsewhere {
+		return nil
+	}
+	var err error
 	switch v.Kind() {
 	case reflect.Int:
-		x = float64(v.Int())
+		err = r.CheckInt(r.key, v.Int())
 	case reflect.Float64:
-		x = v.Float()
+		err = r.Check(r.key, v.Float())
 	case reflect.String:
 		if r.path || r.blank && v.String() == "" {
 			return nil
@@ -254,15 +248,30 @@ func (r keyRule) check(cfg Config) error {
 		}
 		return fmt.Errorf("config: %s is %q; want %s", r.key, v.String(), orList(r.values))
 	}
-	inside := (x > r.min || x == r.min && !r.above) && (x < r.max || x == r.max && !r.below) && !math.IsInf(x, 0)
-	if inside || r.zero && x == 0 {
-		return nil
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
-	want := r.rangeText()
-	if r.note != "" {
-		want += " (" + r.note + ")"
+	return nil
+}
+
+// finite returns an error for each number key of cfg that is NaN or ±Inf, whether a rule checks the key or not,
+// and whether or not the model reads it (model.temperature is read by hard attention only): no such value
+// means anything, and the first checkpoint saved would fail to write it (JSON has no NaN). It walks the
+// Config struct, so a number key added later is covered without a word.
+func finite(cfg Config) (errs []error, bad map[string]bool) {
+	bad = map[string]bool{}
+	top := reflect.ValueOf(cfg)
+	for i := range top.NumField() {
+		sec := top.Field(i)
+		for j := range sec.NumField() {
+			if f := sec.Field(j); f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+				key := top.Type().Field(i).Tag.Get("yaml") + "." + sec.Type().Field(j).Tag.Get("yaml")
+				bad[key] = true
+				errs = append(errs, fmt.Errorf("config: %s is %v; want a finite number", key, f.Float()))
+			}
+		}
 	}
-	return fmt.Errorf("config: %s is %v; want %s", r.key, v.Interface(), want)
+	return errs, bad
 }
 
 // orList is "a, b or c".
@@ -281,4 +290,15 @@ func keyValue(top reflect.Value, key string) (reflect.Value, bool) {
 		return reflect.Value{}, false
 	}
 	return fieldByTag(sec, name)
+}
+
+// KeyRange is the range Validate holds the number key name ("decode.max_len") to, for a command-line flag that
+// stands for the key to hold to as well. It panics for a key without a range, which is a programming error.
+func KeyRange(name string) bound.Range {
+	for _, r := range keyRules() {
+		if r.key == name && r.values == nil && !r.path {
+			return r.Range
+		}
+	}
+	panic("config: no range for key " + name)
 }

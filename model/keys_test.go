@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -110,23 +111,23 @@ func TestRulesAreWhatValidateEnforces(t *testing.T) {
 		if r.isInt() {
 			step = 1
 		}
-		try(r, num(r.min+step), true)
-		try(r, num(r.min), !r.above)
-		try(r, num(r.min-step), r.zero && r.min-step == 0)
-		if r.zero {
+		try(r, num(r.Min+step), true)
+		try(r, num(r.Min), !r.Above)
+		try(r, num(r.Min-step), r.Zero && r.Min-step == 0)
+		if r.Zero {
 			try(r, "0", true)
 		}
-		if math.IsInf(r.max, 1) {
+		if math.IsInf(r.Max, 1) {
 			if !r.elsewhere { // model.heads must also divide the widths it splits
-				try(r, num(r.min+1e6), true)
+				try(r, num(r.Min+1e6), true)
 			}
 			if !r.isInt() {
 				try(r, "+Inf", false)
 				try(r, "NaN", false)
 			}
 		} else {
-			try(r, num(r.max), !r.below)
-			try(r, num(r.max+step), false)
+			try(r, num(r.Max), !r.Below)
+			try(r, num(r.Max+step), false)
 		}
 	}
 }
@@ -142,14 +143,79 @@ func TestRuleText(t *testing.T) {
 		"train.epochs":      "at least 1",
 		"train.lr":          "above 0 and at most 10",
 		"model.dropout":     "at least 0 and below 1",
-		"decode.alpha":      "a finite number, at least 0",
+		"decode.alpha":      "at least 0 and at most 10",
 		"data.max_vocab":    "0 or at least 5",
-		"data.merges":       "between 1 and 1048576 (with data.subword bpe)",
-		"model.temperature": "a finite number, above 0 (with model.attention hard)",
+		"data.merges":       "between 1 and 1048576 (with data.subword bpe; else also 0)",
+		"model.temperature": "a finite number, above 0 (with model.attention hard; else also 0)",
 		"data.subword":      "none, bpe",
 	} {
 		if got := rules[key].String(); got != want {
 			t.Errorf("%s: %q, want %q", key, got, want)
 		}
+	}
+}
+
+// TestEveryNumberKeyMustBeFinite sets each number key, through --set and through a YAML file, to NaN and ±Inf:
+// Validate names the key whether or not the model reads it (model.temperature, under additive attention, is
+// read by nobody, and a NaN there used to train until the first save failed to write it).
+func TestEveryNumberKeyMustBeFinite(t *testing.T) {
+	n := 0
+	for _, k := range Keys() {
+		if k.Type != "number" {
+			continue
+		}
+		n++
+		for _, v := range []string{"NaN", "+Inf", "-Inf"} {
+			cfg := Small()
+			if err := cfg.Set(k.Name + "=" + v); err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), k.Name+" is") {
+				t.Errorf("--set %s=%s: Validate says %v, want an error naming %s", k.Name, v, err, k.Name)
+			}
+			_, name, _ := strings.Cut(k.Name, ".")
+			if _, err := parseConfig([]byte(k.Section + ":\n  " + name + ": " + v + "\n")); err == nil || !strings.Contains(err.Error(), k.Name) {
+				t.Errorf("YAML %s: %s: %v, want an error naming %s", k.Name, v, err, k.Name)
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("only %d number keys", n)
+	}
+}
+
+// TestUnreadKeysKeepTheirRange: a number key that only some setting reads (model.window, local attention's;
+// model.temperature, hard attention's; model.d_model, a Transformer's...) is still held to its range, or 0,
+// when the setting is otherwise: -1, or a value past the range, is refused naming the key, whichever attention
+// or architecture is chosen; 0 (what checkpoints from before the key hold) and the default are accepted.
+func TestUnreadKeysKeepTheirRange(t *testing.T) {
+	n := 0
+	for _, r := range keyRules() {
+		if r.when == "" || r.values != nil || r.path {
+			continue
+		}
+		n++
+		key, want, _ := strings.Cut(r.when, "=")
+		base := Small()
+		if v, _ := keyValue(reflect.ValueOf(base), key); fmt.Sprint(v.Interface()) == want {
+			t.Fatalf("%s: Small has %s, which reads it", r.key, r.when)
+		}
+		values := map[string]bool{"-1": false, "0": true}
+		if !math.IsInf(r.Max, 1) {
+			values[num(r.Max+1)] = false
+		}
+		for v, ok := range values {
+			cfg := base
+			if err := cfg.Set(r.key + "=" + v); err != nil {
+				t.Fatal(err)
+			}
+			err := cfg.Validate()
+			if ok && err != nil || !ok && (err == nil || !strings.Contains(err.Error(), r.key+" is "+v)) {
+				t.Errorf("%s=%s without %s: %v; want accepted %v", r.key, v, r.when, err, ok)
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("only %d conditional number rules", n)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/heatmap"
 	"github.com/attend-nmt/attend/model"
 )
@@ -210,6 +211,7 @@ func TestBadRequestsGetJSONErrors(t *testing.T) {
 		{"beam 0", "POST", "/v1/translate", `{"text": "the cat", "beam": 0}`, 400, "beam is 0"},
 		{"n-best over beam", "POST", "/v1/translate", `{"text": "the cat", "beam": 2, "n_best": 3}`, 400, "n_best is 3"},
 		{"negative alpha", "POST", "/v1/translate", `{"text": "the cat", "alpha": -1}`, 400, "alpha is -1"},
+		{"alpha past the shared range", "POST", "/v1/translate", `{"text": "the cat", "alpha": 10.5}`, 400, decoder.AlphaRange().Check("alpha", 10.5).Error()},
 		{"max_len over the server's", "POST", "/v1/translate", fmt.Sprintf(`{"text": "the cat", "max_len": %d}`, opts.Decode.MaxLen+1), 400, "max_len is"},
 		{"threshold", "POST", "/v1/translate", `{"text": "the cat", "threshold": 2}`, 400, "threshold is 2"},
 		{"format on translate", "POST", "/v1/translate", `{"text": "the cat", "format": "png"}`, 400, "format is for /v1/heatmap"},

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/attend-nmt/attend/decoder"
 )
 
 // MaxBeam is the widest beam a request may ask for.
@@ -157,8 +159,8 @@ func (req *TranslateRequest) check(lim limits, heatmap bool) *apiError {
 		return errorf(http.StatusBadRequest, "beam is %d; want 1 (greedy search) to %d", *req.Beam, MaxBeam)
 	case req.NBest != nil && (*req.NBest < 0 || *req.NBest > MaxBeam):
 		return errorf(http.StatusBadRequest, "n_best is %d; want 0 (just the best translation) to the beam width", *req.NBest)
-	case req.Alpha != nil && !(*req.Alpha >= 0 && *req.Alpha <= 10):
-		return errorf(http.StatusBadRequest, "alpha is %v; want a length penalty from 0 (none) to 10", *req.Alpha)
+	case req.Alpha != nil && !decoder.AlphaRange().Contains(*req.Alpha): // the range of --alpha and decode.alpha
+		return errorf(http.StatusBadRequest, "%v", decoder.AlphaRange().Check("alpha", *req.Alpha))
 	case req.MaxLen != nil && (*req.MaxLen < 1 || *req.MaxLen > lim.maxLen):
 		return errorf(http.StatusBadRequest, "max_len is %d; want 1 to %d tokens", *req.MaxLen, lim.maxLen)
 	case req.Threshold != nil && !(*req.Threshold >= 0 && *req.Threshold <= 1):

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/wordalign"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -67,7 +68,7 @@ not scored.`,
 	fl.BoolVar(&o.OneBased, "one-based", false, "the gold file's positions count from 1")
 	fl.StringVar(&o.Reverse, "reverse", "", "target→source checkpoint, for symmetrization")
 	fl.StringVar(&o.Sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical)")
-	fl.Float64Var(&o.Threshold, "threshold", 0, "link every weight at or above this instead of the argmax (0: argmax)")
+	floatVar(fl, &o.Threshold, "threshold", 0, bound.Between(0, 1, "0: the argmax"), "link every weight at or above this instead of the argmax (0: argmax)")
 	fl.BoolVar(&o.DecoderAttn, "decoder-attention", false, "with a model trained with model.full_context_alignment: link by the decoder's attention, not the alignment attention")
 	fl.IntVar(&o.Batch, "batch", 64, "sentences per batch")
 	fl.IntVar(&o.Layer, "layer", 0, "with a Transformer: link by the attention of decoder block N, 1 to model.layers (default: the checkpoint's model.attention_layer)")

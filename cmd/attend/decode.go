@@ -4,7 +4,10 @@ import (
 	"fmt"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/lexicon"
+	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/pflag"
 )
 
@@ -14,21 +17,21 @@ type decodeFlags struct{ app.SearchFlags }
 // register adds the search flags and --n-best.
 func (d *decodeFlags) register(fl *pflag.FlagSet) {
 	d.registerSearch(fl)
-	fl.IntVar(&d.NBest, "n-best", 0, "write the N best translations of each sentence with their scores (N ≤ --beam)")
+	intVar(fl, &d.NBest, "n-best", 0, bound.AtLeast(1, "at most --beam"), "write the N best translations of each sentence with their scores (N ≤ --beam)")
 }
 
 // registerSearch adds the flags that choose the translation: all but --n-best.
 func (d *decodeFlags) registerSearch(fl *pflag.FlagSet) {
-	fl.IntVar(&d.MaxLen, "max-len", 0, "longest translation in tokens (default: the checkpoint's decode.max_len)")
-	fl.Float64Var(&d.MaxLenRatio, "max-len-ratio", 0, "also at most this many times the source length in tokens (0: no such limit)")
-	fl.IntVar(&d.Batch, "batch", 0, "sentences per batch (default: the checkpoint's decode.batch)")
-	fl.IntVar(&d.Beam, "beam", app.DefaultBeam, "beam width; 1 is greedy search (at most the model's target vocabulary: a wider beam is cut to it)")
-	fl.Float64Var(&d.Alpha, "alpha", 0, "GNMT length penalty: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p; default: the checkpoint's decode.alpha)")
-	fl.Float64Var(&d.Beta, "beta", 0, "GNMT coverage penalty weight: add beta·Σ log min(attention to each source word, 1)")
+	intVar(fl, &d.MaxLen, "max-len", 0, model.KeyRange("decode.max_len"), "longest translation in tokens (default: the checkpoint's decode.max_len)")
+	floatVar(fl, &d.MaxLenRatio, "max-len-ratio", 0, decoder.LengthRatioRange(), fmt.Sprintf("also at most this many times the source length in tokens, up to %d (0: no such limit)", decoder.MaxLengthRatio))
+	intVar(fl, &d.Batch, "batch", 0, model.KeyRange("decode.batch"), "sentences per batch (default: the checkpoint's decode.batch)")
+	intVar(fl, &d.Beam, "beam", app.DefaultBeam, bound.AtLeast(1, "1: greedy search"), "beam width; 1 is greedy search (at most the model's target vocabulary: a wider beam is cut to it)")
+	floatVar(fl, &d.Alpha, "alpha", 0, decoder.AlphaRange(), fmt.Sprintf("GNMT length penalty, 0 to %d: rank by log p / ((5+|Y|)/6)^alpha (0: plain log p; default: the checkpoint's decode.alpha)", decoder.MaxAlpha))
+	floatVar(fl, &d.Beta, "beta", 0, decoder.BetaRange(), fmt.Sprintf("GNMT coverage penalty weight, 0 to %d: add beta·Σ log min(attention to each source word, 1)", decoder.MaxBeta))
 	fl.BoolVar(&d.ReplaceUnk, "replace-unk", false, "replace each <unk> by the source word it attended to most")
 	fl.BoolVar(&d.BF16, "bf16", true, "bfloat16 products where they are faster than float32 ones, with exact rescoring: greedy search (Intel's CPUs with AMX; AMD's with AVX512-BF16; any with AVX512-BF16 in a build without OpenBLAS) scores the vocabulary in bfloat16 and rescores the near-best words in float64, which picks float64's best word; beam search of one model without --shortlist (Intel's CPUs with AMX; AMD's with AVX512-BF16) rescores every word that can be among a hypothesis's best in float64, so that scores differ from exact ones only by a bounded error in the normalisation (false: float32 products)")
 	fl.IntVar(&d.Threads, "threads", 0, "CPU threads (default: every core)")
-	fl.IntVar(&d.Layer, "layer", 0, "with a Transformer: report the attention of decoder block N, 1 to model.layers (default: the checkpoint's model.attention_layer)")
+	intVar(fl, &d.Layer, "layer", 0, bound.AtLeast(0, "0: the checkpoint's model.attention_layer"), "with a Transformer: report the attention of decoder block N, 1 to model.layers (default: the checkpoint's model.attention_layer)")
 	fl.StringVar(&d.Shortlist, "shortlist", "", fmt.Sprintf("score only a lexical shortlist: F,K = the F most frequent target words and the K likeliest translations of each source word, of the %d the lexicon keeps (K at most that; e.g. 100,20)", lexicon.DefaultOptions().Keep))
 }
 

@@ -59,7 +59,7 @@ func TestTranslateSearchFlags(t *testing.T) {
 	}{
 		{[]string{"--beam", "0"}, "--beam is 0"},
 		{[]string{"--beam", "2", "--n-best", "3"}, "--n-best is 3"},
-		{[]string{"--max-len-ratio", "-1"}, "max length ratio -1"},
+		{[]string{"--max-len-ratio", "-1"}, "--max-len-ratio is -1"},
 		{[]string{"--alpha", "-1"}, "--alpha is -1"},
 		{[]string{"--threads", "-1"}, "--threads is -1; want 0 (every core) or more"},
 	} {

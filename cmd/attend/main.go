@@ -186,5 +186,6 @@ exits with status 130 (143); a second one quits at once.`,
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
 	root.AddCommand(newServeCmd())
 	progressFlags(root)
+	root.SetFlagErrorFunc(flagError)
 	return root
 }

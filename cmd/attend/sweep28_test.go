@@ -23,9 +23,13 @@ func TestTranslateRefusesImpossibleSearchSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--alpha", "Inf"}, "--alpha is +Inf; want a finite number, at least 0"},
+		{[]string{"--alpha", "Inf"}, "--alpha is +Inf; want at least 0 and at most 10"},
+		{[]string{"--alpha", "1e308", "--n-best", "3"}, "--alpha is 1e+308; want at least 0 and at most 10 (0: no length penalty)"},
+		{[]string{"--beta", "1e308"}, "--beta is 1e+308; want at least 0 and at most 10 (0: no coverage penalty)"},
+		{[]string{"--max-len-ratio", "1e19"}, "--max-len-ratio is 1e+19; want at least 0 and at most 1000 (0: no such limit)"},
+		{[]string{"--max-len-ratio", "NaN"}, "--max-len-ratio is NaN"},
 		{[]string{"--alpha", "NaN"}, "--alpha is NaN"},
-		{[]string{"--beta", "Inf"}, "--beta is +Inf; want a finite number, at least 0"},
+		{[]string{"--beta", "Inf"}, "--beta is +Inf; want at least 0 and at most 10"},
 		{[]string{"--beta", "-Inf"}, "--beta is -Inf"},
 		{[]string{"--beta", "NaN", "--beam", "1"}, "--beta is NaN"},
 		{[]string{"--beta", "-0.5"}, "--beta is -0.5"},

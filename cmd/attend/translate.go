@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/spf13/cobra"
 )
 
@@ -78,7 +79,7 @@ subword, "@@" and all.`,
 	fl.StringVarP(&o.Output, "output", "o", "", "output file (default: standard output)")
 	fl.StringVar(&o.Attention, "attention", "", "write attention matrices as JSON lines to this file")
 	fl.StringVar(&o.Alignments, "alignments", "", "write links between the words of the input and output lines (Pharaoh i-j, 0-based, source first) to this file (a model trained with model.full_context_alignment links, and --attention then shows, its alignment attention)")
-	fl.Float64Var(&o.Threshold, "threshold", 0, "with --alignments: link every weight at or above this instead of the argmax")
+	floatVar(fl, &o.Threshold, "threshold", 0, bound.Between(0, 1, "0: the argmax"), "with --alignments: link every weight at or above this instead of the argmax")
 	decode.register(fl)
 	fl.BoolVar(&o.Tokenized, "tokenized", false, "write the output tokens separated by spaces instead of detokenized text")
 	fl.BoolVar(&o.TokenLevel, "token-level", false, "--alignments and --attention between the model's tokens instead of the white-space words of the input and output lines")
