@@ -36,10 +36,10 @@ sum() {
   if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; else echo missing; fi
 }
 
-# worst V1 V2: the worse of two verdicts (panic, lost, wrong, error, ok, in that order).
+# worst V1 V2: the worse of two verdicts (panic, lost, hang, security, wrong, error, ok, in that order).
 worst() {
   local v
-  for v in panic lost wrong error ok; do
+  for v in panic lost hang security wrong error ok; do
     if [ "$1" = $v ] || [ "$2" = $v ]; then
       echo $v
       return
@@ -61,7 +61,7 @@ remember() {
 }
 
 # judge NAME KEEP ABSENT TEXT...: the verdict line of a run NAME that must be refused before any work: panic if
-# it crashed; lost if a remembered file of KEEP (space-separated) changed; wrong if it hung, if a file of ABSENT
+# it crashed; lost if a remembered file of KEEP (space-separated) changed; hang if it hung; wrong if a file of ABSENT
 # now exists, or if it did not exit 1 with a message holding every TEXT; else error, with the message.
 judge() {
   local name=$1 keep=$2 absent=$3 f w
@@ -70,7 +70,7 @@ judge() {
   for f in $keep; do
     if [ "$(sum "$f")" != "${SUMS[$f]}" ]; then echo "lost $f was changed (exit $RC)"; return; fi
   done
-  if [ "${HUNG:-no}" = yes ]; then echo "wrong still running after its time limit"; return; fi
+  if [ "${HUNG:-no}" = yes ]; then echo "hang still running after its time limit"; return; fi
   for f in $absent; do
     if [ -e "$f" ]; then echo "wrong wrote $f (exit $RC): $(first "$name")"; return; fi
   done

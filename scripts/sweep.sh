@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sweep.sh — replay every case of the reliability sweeps (issues #11 and #28) against an attend binary: one line
+# sweep.sh — replay every case of the reliability sweeps (issues #11, #28 and #51) against an attend binary: one line
 # per case, `case-name  VERDICT  text`, then the counts. Not part of CI: it takes minutes.
 #
 #   MULTI30K=path/to/multi30k scripts/sweep.sh               # builds bin/attend, runs every case
@@ -20,10 +20,14 @@
 #   error  refused or failed with a clear error (the expected answer to bad input)
 #   ok     did the right thing
 #   panic  a Go panic, a crash by signal, an out-of-memory death
-#   lost   a user's file was destroyed, replaced or emptied
-#   wrong  exit 0 or a plausible result, but wrong (a case that runs out of time counts here)
-# The last line is `cases N  errors N  ok N  panic N  lost N  wrong N`; the exit status is 1 when any case is
-# panic, lost or wrong. A case stops every process it starts in the background (timeout kills the process group
+#   lost      a user's file was destroyed, replaced or emptied
+#   hang      still running after its time limit, or after a signal it should have honoured (a case that runs
+#             out of CASE_TIMEOUT counts here)
+#   wrong     exit 0 or a plausible result, but wrong
+#   security  the server answered what it should have refused (another site's Host, a cross-site form post, an
+#             unchecked origin, a malformed request) or exposed more than it said
+# The last line is `cases N  errors N  ok N  panic N  lost N  hang N  wrong N  security N`; the exit status is 1
+# when any case is panic, lost, hang, wrong or security. A case stops every process it starts in the background (timeout kills the process group
 # of a case that runs out of time).
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,7 +68,7 @@ fi
 
 timeout_s=${CASE_TIMEOUT:-120}
 vmem=${SWEEP_VMEM:-8388608}
-declare -A count=([error]=0 [ok]=0 [panic]=0 [lost]=0 [wrong]=0)
+declare -A count=([error]=0 [ok]=0 [panic]=0 [lost]=0 [hang]=0 [wrong]=0 [security]=0)
 cases=0
 for case in "$REPO"/scripts/sweep/*.sh; do
   name=$(basename "$case" .sh)
@@ -85,10 +89,10 @@ for case in "$REPO"/scripts/sweep/*.sh; do
   text=${text# }
   verdict=${verdict%:} # "error: …" reads as "error …"
   case $verdict in
-    error | ok | panic | lost | wrong) ;;
+    error | ok | panic | lost | hang | wrong | security) ;;
     *)
       if [ $status -eq 137 ]; then
-        verdict=wrong text="the case ran out of its ${timeout_s} s"
+        verdict=hang text="the case ran out of its ${timeout_s} s"
       else
         verdict=wrong text="no verdict (exit $status; last line: ${last:0:120})"
       fi
@@ -99,5 +103,5 @@ for case in "$REPO"/scripts/sweep/*.sh; do
   cases=$((cases + 1))
   rm -rf "$dir"
 done
-echo "cases $cases  errors ${count[error]}  ok ${count[ok]}  panic ${count[panic]}  lost ${count[lost]}  wrong ${count[wrong]}"
-[ $((count[panic] + count[lost] + count[wrong])) -eq 0 ]
+echo "cases $cases  errors ${count[error]}  ok ${count[ok]}  panic ${count[panic]}  lost ${count[lost]}  hang ${count[hang]}  wrong ${count[wrong]}  security ${count[security]}"
+[ $((count[panic] + count[lost] + count[hang] + count[wrong] + count[security])) -eq 0 ]

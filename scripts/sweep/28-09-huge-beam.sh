@@ -4,7 +4,7 @@ for beam in 10000000 5000; do
   (ulimit -v 4194304; echo 'ein mann .' | timeout 60 "$ATTEND" translate --model base.ckpt --beam $beam >out 2>err)
   code=$?
   if crashed $code err; then echo "panic: --beam $beam: $(grep -m1 -E 'panic:|fatal error:' err)"; exit; fi
-  [ $code -eq 124 ] && { echo "wrong: --beam $beam still running after 60 s"; exit; }
+  [ $code -eq 124 ] && { echo "hang: --beam $beam still running after 60 s"; exit; }
   if [ $code -ne 0 ]; then
     grep -q -- '--beam' err && { echo "error: $(tail -1 err)"; exit; }
     echo "wrong: --beam $beam: exit $code without naming --beam: $(tail -1 err)"; exit

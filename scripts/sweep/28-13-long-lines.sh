@@ -11,7 +11,7 @@ for cmd in "align --src p.de --tgt p.en" "eval --src p.de --ref p.en --perplexit
   code=$?
   took=$((SECONDS - start))
   if crashed $code err; then echo "panic: $name: $(grep -m1 -E 'panic:|fatal error:' err)"; exit; fi
-  [ $code -eq 124 ] && { echo "wrong: $name still running after 90 s"; exit; }
+  [ $code -eq 124 ] && { echo "hang: $name still running after 90 s"; exit; }
   [ $code -eq 0 ] || { echo "error: $name refused the file: $(tail -1 err)"; exit; }
   grep -q 'p.de and p.en line 4: ' err || { echo "wrong: $name finished in ${took}s without a warning naming line 4"; exit; }
   seen+=("$name ${took}s")

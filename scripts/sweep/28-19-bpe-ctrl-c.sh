@@ -15,7 +15,7 @@ kill -INT $pid
 for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $pid 2>/dev/null; then
   stop $pid
-  a="wrong bpe learn still running 10 s after Ctrl-C"
+  a="hang bpe learn still running 10 s after Ctrl-C"
 else
   wait $pid
   RC=$?

@@ -6,7 +6,7 @@ for set in "--set model.temperature=NaN" "--set model.temperature=+Inf" "--set t
   rm -f m.ckpt
   limited 100 t $T --out m.ckpt $set
   crashed t && { echo "panic: train $set: $(first t)"; exit; }
-  [ "$HUNG" = yes ] && { echo "wrong: train $set still running after 100 s"; exit; }
+  [ "$HUNG" = yes ] && { echo "hang: train $set still running after 100 s"; exit; }
   key=$(echo "$set" | sed -E 's/.*--set ([a-z_.]+)=.*/\1/; s/--config nan.yaml/model.temperature/')
   if [ "$RC" -eq 0 ]; then echo "wrong: train $set trained and saved"; exit; fi
   said t "json: unsupported value" && { echo "lost: train $set ran its steps and could not save them: $(first t)"; exit; }

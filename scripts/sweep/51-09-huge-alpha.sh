@@ -6,7 +6,7 @@ n=0
 for cmd in "translate --model base.ckpt --input in.de --n-best 3" "eval --model base.ckpt --src in.de --ref in.en"; do
   limited 60 r $ATTEND $cmd --alpha 1e308
   crashed r && { echo "panic: $cmd: $(first r)"; exit; }
-  [ "$HUNG" = yes ] && { echo "wrong: $cmd --alpha 1e308 still running after 60 s"; exit; }
+  [ "$HUNG" = yes ] && { echo "hang: $cmd --alpha 1e308 still running after 60 s"; exit; }
   if [ "$RC" -eq 0 ]; then echo "wrong: ${cmd%% *} --alpha 1e308 accepted: $(head -n 1 r.out | cut -c1-80)"; exit; fi
   said r "--alpha is" || { echo "wrong: ${cmd%% *}: exit $RC without naming --alpha: $(first r)"; exit; }
   n=$((n + 1))

@@ -11,7 +11,7 @@ for flag in "translate --model base.ckpt --input in.de --alpha" "translate --mod
   for v in NaN +Inf -Inf 1e308 -1; do
     limited 60 r $ATTEND $flag "$v"
     crashed r && { echo "panic: $flag $v: $(first r)"; exit; }
-    [ "$HUNG" = yes ] && { echo "wrong: $flag $v still running after 60 s"; exit; }
+    [ "$HUNG" = yes ] && { echo "hang: $flag $v still running after 60 s"; exit; }
     [ "$RC" -eq 0 ] && { echo "wrong: ${flag%% *} $name $v accepted"; exit; }
     said r "$name is" || { echo "wrong: ${flag%% *} $name $v: exit $RC without \"$name is\": $(first r)"; exit; }
     n=$((n + 1))

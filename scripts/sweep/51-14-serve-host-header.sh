@@ -25,5 +25,5 @@ else
   bad+="--allowed-hosts: $(first a); "
 fi
 if crashed s; then echo "panic $(first s)"
-elif [ -n "$bad" ]; then echo "wrong ${bad:0:200}"
+elif [ -n "$bad" ]; then echo "security ${bad:0:200}"
 else echo "error Host evil.example.com refused with 403: $(head -c 120 evil.body | tr "\n" " ")"; fi

@@ -16,5 +16,5 @@ http ok "$SERVE_URL/v1/translate" -H 'Content-Type: application/json; charset=ut
 [ "$CODE" = 200 ] || bad+="application/json; charset=utf-8: $CODE $(head -c 80 ok.body | tr "\n" " "); "
 stop "$SERVE_PID"
 if crashed s; then echo "panic $(first s)"
-elif [ -n "$bad" ]; then echo "wrong ${bad:0:200}"
+elif [ -n "$bad" ]; then echo "security ${bad:0:200}"
 else echo "error text/plain refused with 415: $(head -c 120 first.body | tr "\n" " ")"; fi

@@ -15,5 +15,5 @@ for addr in :0 0.0.0.0:0 '[::]:0' 127.0.0.1:0; do
     grep -qF "WARNING: --addr $addr listens on EVERY network interface" s.err || bad+="--addr $addr: no warning; "
   fi
 done
-if [ -n "$bad" ]; then echo "wrong ${bad:0:200}"
+if [ -n "$bad" ]; then echo "security ${bad:0:200}"
 else echo "ok --addr :0, 0.0.0.0:0 and [::]:0 warn on stderr at start (WARNING: … listens on EVERY network interface); 127.0.0.1:0 does not"; fi

@@ -4,7 +4,7 @@
 msgs=()
 for v in null 'not a url' 'https://example.org/app' 'ftp://example.org' 'https://a.example.org,null'; do
   serve_start bad --model base.ckpt --cors "$v"
-  if [ -n "$SERVE_PID" ]; then stop "$SERVE_PID"; echo "wrong --cors '$v' accepted"; exit; fi
+  if [ -n "$SERVE_PID" ]; then stop "$SERVE_PID"; echo "security --cors '$v' accepted"; exit; fi
   HUNG=no
   line=$(judge bad "" "" --cors)
   [ "${line%% *}" = error ] || { echo "$line (--cors '$v')"; exit; }
@@ -19,4 +19,4 @@ for origin in https://a.example.org http://localhost:3000; do
   [ "$got" = "$origin" ] || bad+="Origin $origin answered with '$got'; "
 done
 stop "$SERVE_PID"
-if [ -n "$bad" ]; then echo "wrong $bad"; else echo "error ${msgs[0]}; ${msgs[1]}"; fi
+if [ -n "$bad" ]; then echo "security $bad"; else echo "error ${msgs[0]}; ${msgs[1]}"; fi

@@ -12,5 +12,5 @@ for body in '{"text": "ein mann .", "text": "eine frau ."}' '{"text": "ein mann 
 done
 stop "$SERVE_PID"
 if crashed s; then echo "panic $(first s)"
-elif [ -n "$bad" ]; then echo "wrong ${bad:0:220}"
+elif [ -n "$bad" ]; then echo "security ${bad:0:220}"
 else echo "error ${msgs:0:220}"; fi
