@@ -283,6 +283,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		}
 	}
 	if !lead {
+		Started(ctx) // model.Train saves the position when ctx is cancelled
 		return model.Train(ctx, opts)
 	}
 	if n := req.Group.Size(); n > 1 {
@@ -595,6 +596,7 @@ func trainWithMetrics(ctx context.Context, opts model.TrainOptions, metricsPath 
 		return model.Summary{}, fmt.Errorf("metrics: %w", err)
 	}
 	opts.Metrics = mf
+	Started(ctx) // model.Train saves the position when ctx is cancelled
 	sum, err := model.Train(ctx, opts)
 	if cerr := mf.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("metrics: %w", cerr)

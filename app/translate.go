@@ -261,6 +261,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	if pause <= 0 {
 		pause = DefaultPause
 	}
+	Started(ctx) // what is translated is written as it goes, and stays
 	lines := readLines(req.Input, req.InputName)
 	opts := TextOptions{Decode: req.Decode, Lowercase: req.Lowercase, Tokenized: req.Tokenized, TokenLevel: req.TokenLevel}
 	out := bufio.NewWriter(req.Output)

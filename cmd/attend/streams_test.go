@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,5 +53,78 @@ func TestEndlessInputIsRefused(t *testing.T) {
 					code, took.Round(time.Millisecond), zero, c.limit, stderr)
 			}
 		})
+	}
+}
+
+// TestSignalBeforeTheWorkQuitsAtOnce is issue #51's case 5: a command blocked opening a FIFO that no one writes
+// (so before its work has started) printed "stopping at the next safe point" at the first SIGINT or SIGTERM and
+// went on waiting forever. It must exit at once with 130 (143). A command that has started and waits for input on
+// a FIFO whose writer is silent (translate, bpe apply) stops at the first signal too.
+func TestSignalBeforeTheWorkQuitsAtOnce(t *testing.T) {
+	ckpt, dir, _ := trainTiny(t)
+	src, tgt := filepath.Join(dir, "train.src"), filepath.Join(dir, "train.tgt")
+	codes := filepath.Join(dir, "codes.bpe")
+	writeFile(t, codes, "#version: 0.2\na b\n")
+	n := 0
+	fifo := func() string {
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("fifo%d", n))
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		return path
+	}
+	for _, c := range []struct {
+		name   string
+		args   func() (args []string, fifo string)
+		writer bool // a writer opens the FIFO and stays silent: the command has started and waits for a line
+	}{
+		{"translate --model", func() ([]string, string) { f := fifo(); return []string{"translate", "--model", f}, f }, false},
+		{"translate --input", func() ([]string, string) { f := fifo(); return []string{"translate", "--model", ckpt, "--input", f}, f }, false},
+		{"serve --model", func() ([]string, string) { f := fifo(); return []string{"serve", "--model", f, "--addr", "127.0.0.1:0"}, f }, false},
+		{"train --config", func() ([]string, string) {
+			f := fifo()
+			return []string{"train", "--config", f, "--src", src, "--tgt", tgt, "--out", filepath.Join(dir, "f.ckpt")}, f
+		}, false},
+		{"train --src", func() ([]string, string) {
+			f := fifo()
+			return []string{"train", "--config", "../../configs/demo.yaml", "--src", f, "--tgt", tgt, "--out", filepath.Join(dir, "g.ckpt")}, f
+		}, false},
+		{"eval --hyp", func() ([]string, string) { f := fifo(); return []string{"eval", "--hyp", f, "--ref", tgt}, f }, false},
+		{"bpe apply --codes", func() ([]string, string) { f := fifo(); return []string{"bpe", "apply", "--codes", f, "--input", src}, f }, false},
+		{"heatmap --input", func() ([]string, string) {
+			f := fifo()
+			return []string{"heatmap", "--model", ckpt, "--input", f, "--out-dir", filepath.Join(dir, "gallery")}, f
+		}, false},
+		{"translate --input, started", func() ([]string, string) { f := fifo(); return []string{"translate", "--model", ckpt, "--input", f}, f }, true},
+		{"bpe apply --input, started", func() ([]string, string) { f := fifo(); return []string{"bpe", "apply", "--codes", codes, "--input", f}, f }, true},
+	} {
+		for _, s := range []struct {
+			sig  os.Signal
+			code int
+		}{{os.Interrupt, 130}, {syscall.SIGTERM, 143}} {
+			t.Run(fmt.Sprintf("%s/%v", c.name, s.sig), func(t *testing.T) {
+				args, path := c.args()
+				cmd := exec.Command(attendBin, args...)
+				var stderr lockedBuffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				if c.writer {
+					// Opening the FIFO for writing returns once the command has opened it for reading.
+					w, err := os.OpenFile(path, os.O_WRONLY, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer w.Close()
+				}
+				time.Sleep(500 * time.Millisecond) // time to block in open(2) or in the first read
+				cmd.Process.Signal(s.sig)
+				if code := waitExit(t, cmd, 5*time.Second); code != s.code {
+					t.Fatalf("exit %d after a %v (-1: still running 5 s later), want %d; stderr:\n%s", code, s.sig, s.code, stderr.String())
+				}
+			})
+		}
 	}
 }
