@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,46 +66,33 @@ func TestSignalBeforeTheWorkQuitsAtOnce(t *testing.T) {
 	src, tgt := filepath.Join(dir, "train.src"), filepath.Join(dir, "train.tgt")
 	codes := filepath.Join(dir, "codes.bpe")
 	writeFile(t, codes, "#version: 0.2\na b\n")
-	n := 0
-	fifo := func() string {
-		n++
-		path := filepath.Join(dir, fmt.Sprintf("fifo%d", n))
-		if err := syscall.Mkfifo(path, 0o600); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
-		return path
-	}
 	for _, c := range []struct {
 		name   string
-		args   func() (args []string, fifo string)
-		writer bool // a writer opens the FIFO and stays silent: the command has started and waits for a line
+		args   []string // "FIFO" stands for a new FIFO
+		writer bool     // a writer opens the FIFO and stays silent: the command has started and waits for a line
 	}{
-		{"translate --model", func() ([]string, string) { f := fifo(); return []string{"translate", "--model", f}, f }, false},
-		{"translate --input", func() ([]string, string) { f := fifo(); return []string{"translate", "--model", ckpt, "--input", f}, f }, false},
-		{"serve --model", func() ([]string, string) { f := fifo(); return []string{"serve", "--model", f, "--addr", "127.0.0.1:0"}, f }, false},
-		{"train --config", func() ([]string, string) {
-			f := fifo()
-			return []string{"train", "--config", f, "--src", src, "--tgt", tgt, "--out", filepath.Join(dir, "f.ckpt")}, f
-		}, false},
-		{"train --src", func() ([]string, string) {
-			f := fifo()
-			return []string{"train", "--config", "../../configs/demo.yaml", "--src", f, "--tgt", tgt, "--out", filepath.Join(dir, "g.ckpt")}, f
-		}, false},
-		{"eval --hyp", func() ([]string, string) { f := fifo(); return []string{"eval", "--hyp", f, "--ref", tgt}, f }, false},
-		{"bpe apply --codes", func() ([]string, string) { f := fifo(); return []string{"bpe", "apply", "--codes", f, "--input", src}, f }, false},
-		{"heatmap --input", func() ([]string, string) {
-			f := fifo()
-			return []string{"heatmap", "--model", ckpt, "--input", f, "--out-dir", filepath.Join(dir, "gallery")}, f
-		}, false},
-		{"translate --input, started", func() ([]string, string) { f := fifo(); return []string{"translate", "--model", ckpt, "--input", f}, f }, true},
-		{"bpe apply --input, started", func() ([]string, string) { f := fifo(); return []string{"bpe", "apply", "--codes", codes, "--input", f}, f }, true},
+		{"translate --model", []string{"translate", "--model", "FIFO"}, false},
+		{"translate --input", []string{"translate", "--model", ckpt, "--input", "FIFO"}, false},
+		{"serve --model", []string{"serve", "--model", "FIFO", "--addr", "127.0.0.1:0"}, false},
+		{"train --config", []string{"train", "--config", "FIFO", "--src", src, "--tgt", tgt, "--out", filepath.Join(dir, "f.ckpt")}, false},
+		{"train --src", []string{"train", "--config", "../../configs/demo.yaml", "--src", "FIFO", "--tgt", tgt, "--out", filepath.Join(dir, "g.ckpt")}, false},
+		{"eval --hyp", []string{"eval", "--hyp", "FIFO", "--ref", tgt}, false},
+		{"bpe apply --codes", []string{"bpe", "apply", "--codes", "FIFO", "--input", src}, false},
+		{"heatmap --input", []string{"heatmap", "--model", ckpt, "--input", "FIFO", "--out-dir", filepath.Join(dir, "gallery")}, false},
+		{"translate --input, started", []string{"translate", "--model", ckpt, "--input", "FIFO"}, true},
+		{"bpe apply --input, started", []string{"bpe", "apply", "--codes", codes, "--input", "FIFO"}, true},
 	} {
 		for _, s := range []struct {
 			sig  os.Signal
 			code int
 		}{{os.Interrupt, 130}, {syscall.SIGTERM, 143}} {
 			t.Run(fmt.Sprintf("%s/%v", c.name, s.sig), func(t *testing.T) {
-				args, path := c.args()
+				path := filepath.Join(t.TempDir(), "fifo")
+				if err := syscall.Mkfifo(path, 0o600); err != nil {
+					t.Skipf("mkfifo: %v", err)
+				}
+				args := slices.Clone(c.args)
+				args[slices.Index(args, "FIFO")] = path
 				cmd := exec.Command(attendBin, args...)
 				var stderr lockedBuffer
 				cmd.Stderr = &stderr
