@@ -112,6 +112,9 @@ func (e *Ensemble[T]) Beam(mems []*Memory[T], bos, eos int, opts decoder.BeamOpt
 	}
 	es := e.start(mems, mem.Rows*opts.Width)
 	for sel.Rows() > 0 {
+		if opts.Stopped() {
+			return nil, decoder.ErrStopped
+		}
 		es.step(sel.Prev())
 		if sel.Choose(es.logits, es.weights[0]) {
 			es.reorder(sel.From())
