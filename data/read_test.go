@@ -462,7 +462,10 @@ func TestEndlessLineIsRefusedAtTheLimit(t *testing.T) {
 			_, err := ReadParallel(writeFile(t, dir, "p.de", "a\n"+long+"\n"), writeFile(t, dir, "p.en", "a\nb\n"), WhitespaceTokenizer{})
 			return err
 		}},
-		{"tsv", func() error { _, err := ReadTSV(writeFile(t, dir, "p.tsv.gz", "a\tb\n"+long), WhitespaceTokenizer{}); return err }},
+		{"tsv", func() error {
+			_, err := ReadTSV(writeFile(t, dir, "p.tsv.gz", "a\tb\n"+long), WhitespaceTokenizer{})
+			return err
+		}},
 		{"bpe", func() error { _, err := ReadBPE(strings.NewReader("#version: 0.2\n"+long), "codes.bpe"); return err }},
 		{"word counts", func() error {
 			_, _, err := WordCounts(context.Background(), []string{writeFile(t, dir, "w.txt", "a\n"+long)}, WhitespaceTokenizer{}, 1, nil)
