@@ -20,9 +20,9 @@ type BeamOptions struct {
 	MaxLenRatio float64
 	Alpha       float64 // GNMT length penalty exponent (0: rank by plain log-probability)
 	Beta        float64 // GNMT coverage penalty weight (0: none)
-	// Stop, when closed (a context's Done), stops the search before its next step: Beam then returns ErrStopped
-	// and no hypotheses. A wide beam's steps are long, and a batch's search may take many of them; nil never
-	// stops it.
+	// Stop, when closed (a context's Done), stops the search before its next step (or the choice of the step's
+	// words): Beam then returns ErrStopped and no hypotheses. A wide beam's steps are long, and a batch's search
+	// may take many of them; nil never stops it.
 	Stop <-chan struct{}
 }
 
@@ -207,6 +207,9 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 					b.fast.spread(sents, k)
 				}
 			}
+		}
+		if opts.Stopped() { // and once more between the step's two long parts, the products and the choice
+			return nil, ErrStopped
 		}
 		keptBlocks := b.chooseAll(t, logits, width, words, short)
 		// New row r continues old row from[r]: gather each member's states into its next, then move the kept
