@@ -42,7 +42,7 @@ func (c *cancelAfter) when() time.Time {
 // wide as the vocabulary waited for the whole search (37 s) and then threw the finished translations away
 // ("interrupted after 0 sentences"). A one-word sentence, whose search ends at its first step (--max-len-ratio
 // 1), comes before a long one whose search would take 200 wide steps; the context is cancelled the moment the
-// first is done. Translate must return within a second or two with ctx's error, having written the first
+// first is done. Translate must return within a step or so with ctx's error, having written the first
 // sentence's translation, the same as an uncancelled run writes.
 func TestTranslateStopsAWideBeamAtOnceAndWritesWhatItFinished(t *testing.T) {
 	t.Run("recurrent", func(t *testing.T) { testStopsAWideBeam(t, tinyTrainConfig().Model) })
@@ -106,7 +106,10 @@ func testStopsAWideBeam(t *testing.T, cfg model.ModelConfig) {
 	if r.n != 1 || out.String() != first.String() {
 		t.Fatalf("cancelled after the first sentence: %d written, %q; want 1, %q", r.n, out.String(), first.String())
 	}
-	if took > 2*time.Second {
-		t.Fatalf("Translate returned %v after the cancel; want well within 2 s", took.Round(time.Millisecond))
+	// Alone it returns within 0.2 s (one wide step at most); the bound leaves room for a loaded machine, and
+	// stays below the 7 s (recurrent) and 48 s (Transformer) that the whole search took before.
+	t.Logf("returned %v after the cancel", took.Round(time.Millisecond))
+	if took > 5*time.Second {
+		t.Fatalf("Translate returned %v after the cancel; want within a wide step (5 s at most)", took.Round(time.Millisecond))
 	}
 }
