@@ -1,12 +1,13 @@
 package align
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/attend-nmt/attend/data"
 )
 
 // ErrBadLink is the cause of a ParseError for a field that is not a Pharaoh link "i-j" or "ipj" of
@@ -88,18 +89,17 @@ func ParsePharaoh(line string, oneBased bool) ([]Link, error) {
 // ReadPharaoh reads a Pharaoh alignment file, one sentence per line; name is used in errors, which are
 // *ParseError values naming the line.
 func ReadPharaoh(r io.Reader, name string, oneBased bool) ([][]Link, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	lines := data.NewLines(r, name)
 	var out [][]Link
-	for line := 1; sc.Scan(); line++ {
-		links, err := ParsePharaoh(sc.Text(), oneBased)
+	for lines.Scan() {
+		links, err := ParsePharaoh(lines.Text(), oneBased)
 		if err != nil {
-			return nil, &ParseError{File: name, Line: line, Err: err}
+			return nil, &ParseError{File: name, Line: lines.Line(), Err: err}
 		}
 		out = append(out, links)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("align: read %s: %w", name, err)
+	if err := lines.Err(); err != nil {
+		return nil, err // a *data.ParseError, naming the file and the line
 	}
 	return out, nil
 }

@@ -73,6 +73,7 @@ type SubwordRequest struct {
 // piped in is answered at once. A cancelled ctx stops it at once with ctx's error; what was written stays. It
 // returns the number of lines written.
 func ApplySubwords(ctx context.Context, req SubwordRequest) (int, error) {
+	Started(ctx) // what is written stays
 	lines := readLines(req.Input, req.InputName)
 	out := bufio.NewWriter(req.Output)
 	seen := map[string][]string{} // each distinct word is segmented once
@@ -162,6 +163,7 @@ func RunBPELearn(ctx context.Context, o BPEOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	Started(ctx) // a signal now waits for the merges to be written whole
 	_, err = b.WriteTo(w)
 	return err
 }

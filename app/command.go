@@ -255,11 +255,15 @@ func (d SearchFlags) lengthLimit(cfg model.Config) int {
 }
 
 // inputLines counts the lines of an input, for a progress total: of the file at path (.gz read through), or,
-// when path is empty, of stdin when it is a regular file (from where it stands, without moving it). It is 0
-// when that is not known (a pipe, a terminal) or the file cannot be read (the command then reports that itself).
+// when path is empty, of stdin, when it is a regular file (stdin from where it stands, without moving it). It is
+// 0 when that is not known (a pipe, a FIFO, a terminal, a device such as /dev/zero, which would never end) or
+// the file cannot be read (the command then reports that itself).
 func inputLines(path string, stdin io.Reader) int64 {
 	var r io.Reader
 	if path != "" {
+		if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
+			return 0 // a FIFO's lines are the command's to read; /dev/zero has no end to count to
+		}
 		f, err := data.Open(path)
 		if err != nil {
 			return 0

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/model"
 )
 
@@ -21,8 +22,8 @@ func MachineMemory() (n int64, source string, ok bool) {
 		n, source, ok = parseMeminfo(f)
 		f.Close()
 	}
-	if limit, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		used, _ := os.ReadFile("/sys/fs/cgroup/memory.current")
+	if limit, err := data.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		used, _ := data.ReadFile("/sys/fs/cgroup/memory.current")
 		if room, cok := cgroupRoom(limit, used); cok && (!ok || room < n) {
 			return room, "the room under the cgroup's memory.max", true
 		}

@@ -1,10 +1,10 @@
 package app
 
 import (
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/attend-nmt/attend/data"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,7 +16,7 @@ func machineMemory() int64 {
 	if unix.Sysinfo(&info) == nil {
 		total = int64(info.Totalram) * int64(info.Unit)
 	}
-	if raw, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+	if raw, err := data.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
 		if limit, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil && limit > 0 && (total == 0 || limit < total) {
 			total = limit
 		}

@@ -39,7 +39,8 @@ type TextOptions struct {
 // the translation text is then data.Detokenize(Output), or Output joined by spaces with opts.Tokenized.
 //
 // The search is opts.Decode's (see TranslateTokens); the translations are the same whatever the units. A
-// cancelled ctx stops it between batches with ctx's error.
+// cancelled ctx stops it as it stops TranslateTokens: with ctx's error and the translations of the lines before
+// the first it did not finish.
 func TranslateText(ctx context.Context, m *model.Seq2Seq[float32], lines []string, opts TextOptions) ([]Translation, error) {
 	tok := modelTokenizer(m, opts.Lowercase)
 	if opts.TokenLevel {
@@ -53,10 +54,7 @@ func TranslateText(ctx context.Context, m *model.Seq2Seq[float32], lines []strin
 		words[i] = nonNil(data.WhitespaceTokenizer{}.Tokenize(text))
 	}
 	pieces, srcWord := splitSentences(m, tok, words)
-	out, err := translatePieces(ctx, m, pieces, opts.Decode)
-	if err != nil {
-		return nil, err
-	}
+	out, err := translatePieces(ctx, m, pieces, opts.Decode) // with ctx's error, those of a prefix of lines
 	for i, tr := range out {
 		outWords, outWord := textWords(m, tr.Output, opts.Tokenized)
 		w := toGivenWords(tr, words[i], srcWord[i], outWords, outWord)
@@ -70,7 +68,7 @@ func TranslateText(ctx context.Context, m *model.Seq2Seq[float32], lines []strin
 		}
 		out[i] = w
 	}
-	return out, nil
+	return out, err
 }
 
 // samePieces reports whether every word is one piece, the word itself.

@@ -3,6 +3,7 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -287,6 +288,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		}
 	}
 	if !lead {
+		Started(ctx) // model.Train saves the position when ctx is cancelled
 		return model.Train(ctx, opts)
 	}
 	if n := req.Group.Size(); n > 1 {
@@ -599,6 +601,7 @@ func trainWithMetrics(ctx context.Context, opts model.TrainOptions, metricsPath 
 		return model.Summary{}, fmt.Errorf("metrics: %w", err)
 	}
 	opts.Metrics = mf
+	Started(ctx) // model.Train saves the position when ctx is cancelled
 	sum, err := model.Train(ctx, opts)
 	if cerr := mf.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("metrics: %w", cerr)
@@ -677,24 +680,34 @@ func sides(pairs []data.Pair) (src, tgt [][]string) {
 // a crash), which a run resumed from a checkpoint of that step logs again: the log then follows the run that
 // the weights went through. The log is rewritten through a temporary file; a missing log is left missing.
 func trimMetrics(path string, step int) error {
-	old, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
+	defer f.Close()
 	var kept bytes.Buffer
-	for _, line := range bytes.SplitAfter(old, []byte("\n")) {
+	var read int
+	br := bufio.NewReader(f)
+	for n := 1; ; n++ {
+		line, err := data.ReadLine(br) // a line of at most data.MaxLineBytes: the log is not read whole
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("metrics: %s line %d: %w", path, n, err)
+		}
+		read += len(line)
 		var rec struct {
 			Step *int `json:"step"`
 		}
-		if !bytes.HasSuffix(line, []byte("\n")) || json.Unmarshal(line, &rec) != nil || rec.Step != nil && *rec.Step > step {
-			continue
+		if strings.HasSuffix(line, "\n") && json.Unmarshal([]byte(line), &rec) == nil && (rec.Step == nil || *rec.Step <= step) {
+			kept.WriteString(line)
 		}
-		kept.Write(line)
+		if err == io.EOF {
+			break
+		}
 	}
-	if kept.Len() == len(old) {
+	if kept.Len() == read {
 		return nil
 	}
 	err = checkpoint.WriteFile(path, func(w io.Writer) error {

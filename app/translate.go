@@ -256,8 +256,8 @@ func readLines(r io.Reader, name string) <-chan inputLine {
 // Translate reads sentences and writes one translation per input line (an empty line gives an empty line), in
 // order, as it goes: it collects a window of lines — windowBatchesPerCore batches per core, or whatever arrived before
 // input paused for req.Pause — translates the window on every core, writes it, and flushes. A
-// cancelled ctx stops it between batches with ctx's error; what was translated before stays written. It
-// returns the number of sentences written.
+// cancelled ctx stops it with ctx's error, a beam search before its next step: every sentence translated before
+// the first that was not is written first. It returns the number of sentences written.
 func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	if err := req.Decode.Validate(); err != nil {
 		return 0, err
@@ -266,6 +266,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	if pause <= 0 {
 		pause = DefaultPause
 	}
+	Started(ctx) // what is translated is written as it goes, and stays
 	lines := readLines(req.Input, req.InputName)
 	opts := TextOptions{Decode: req.Decode, Lowercase: req.Lowercase, Tokenized: req.Tokenized, TokenLevel: req.TokenLevel}
 	out := bufio.NewWriter(req.Output)
@@ -285,10 +286,9 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return written, err
 		}
+		// Cancelled, TranslateText returns ctx's error with the window's first translations, those it finished:
+		// they are written before the error is returned.
 		trs, err := TranslateText(ctx, req.Model, window, opts)
-		if err != nil {
-			return written, err
-		}
 		for _, tr := range trs {
 			if req.Decode.NBest > 0 {
 				WriteNBest(out, written, tr, text)
@@ -313,6 +313,9 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 			if err := links.Flush(); err != nil {
 				return written, fmt.Errorf("write alignments: %w", err)
 			}
+		}
+		if err != nil {
+			return written, err
 		}
 		if inputErr != nil {
 			return written, inputErr
@@ -357,8 +360,9 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 // TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
 // batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order.
 // Greedy search keeps a batch of opts.Batch rows per core full, stepped on all cores together, refilling the rows
-// of ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it between batches
-// with ctx's error. A model trained on subwords splits the words of sents with its merges and joins its output
+// of ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it, a beam search
+// before its next step, with ctx's error and the translations of the sentences before the first it did not
+// finish (a prefix of sents, maybe empty), which the caller may write. A model trained on subwords splits the words of sents with its merges and joins its output
 // back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
 // that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
@@ -383,14 +387,14 @@ func TranslateWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tok
 		return nil, err
 	}
 	pieces, wordOf := splitSentences(m, tok, sents)
-	out, err := translatePieces(ctx, m, pieces, opts)
-	if err != nil || wordOf == nil {
+	out, err := translatePieces(ctx, m, pieces, opts) // with ctx's error, the translations of a prefix of sents
+	if wordOf == nil {
 		return out, err
 	}
 	for i, tr := range out {
 		out[i] = toWords(tr, nonNil(sents[i]), wordOf[i])
 	}
-	return out, nil
+	return out, err
 }
 
 // translatePieces is TranslateTokens on the model's own tokens.
@@ -401,6 +405,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	}
 	out := make([]Translation, len(sents))
 	ids := make([][]int, len(sents)) // the chosen translation's target ids
+	done := make([]bool, len(sents)) // the sentences translated, for a search stopped by ctx
 	var examples []data.Example
 	var index []int // position in sents of each example
 	for i, s := range sents {
@@ -409,6 +414,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		}
 		out[i] = Translation{Source: s, Output: []string{}, Attention: [][]float32{}}
 		if len(s) == 0 {
+			done[i] = true
 			continue
 		}
 		examples = append(examples, data.Example{Src: m.SrcVocab.Encode(s)})
@@ -456,14 +462,28 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		models.GreedyQueue(opts.Batch*cores, cores, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 			ids[i] = h.Tokens
+			done[i] = true
 			opts.progress(1)
 		})
 	} else {
 		beamInBF16(m, models, opts)
-		beamBatches(ctx, models, batches, index, sents, opts, out, ids, shortlist)
+		beamBatches(ctx, models, batches, index, sents, opts, out, ids, done, shortlist)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	stopped := ctx.Err()
+	if stopped != nil {
+		// Keep the sentences translated before the first that was not: the caller writes them in order.
+		n := 0
+		for n < len(done) && done[n] {
+			n++
+		}
+		out, ids = out[:n], ids[:n]
+		k := 0
+		for k < len(index) && index[k] < n {
+			k++
+		}
+		examples, index = examples[:k], index[:k]
+		// The forced pass of those few sentences is short, and finishes them as asked.
+		ctx = context.WithoutCancel(ctx)
 	}
 	heads, alignment := opts.Heads && hasHeads(m), opts.Alignment && m.Decoder != nil && m.Decoder.AlignW != nil
 	if heads || alignment {
@@ -471,7 +491,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, stopped
 }
 
 // maxBeamLogits bounds the logits of one beam-search batch, batch × beam rows of the target vocabulary's width
@@ -550,11 +570,14 @@ func shortlistOf(m *model.Seq2Seq[float32], rows *decoder.OutputRows[float32], e
 }
 
 // beamBatches runs beam search with models over batches, one batch per core at a time, writing the translation
-// of sentence index[k] of each batch into out and its target ids into ids. It stops taking batches when ctx is
-// cancelled.
+// of sentence index[k] of each batch into out, its target ids into ids, and true into done. When ctx is
+// cancelled it stops taking batches, and the searches under way stop before their next step, their sentences
+// left undone.
 func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Batch, index []int, sents [][]string, opts DecodeOptions, out []Translation, ids [][]int,
-	shortlist func(*data.Batch) *decoder.Shortlist[float32]) {
+	done []bool, shortlist func(*data.Batch) *decoder.Shortlist[float32]) {
 	m := models.Models[0]
+	beam := opts.beamOptions()
+	beam.Stop = ctx.Done()
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(batches)); w++ {
@@ -568,11 +591,15 @@ func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Bat
 						i := index[b.Index[r]]
 						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 						ids[i] = h.Tokens
+						done[i] = true
 					}
 					opts.progress(b.Real)
 					continue
 				}
-				lists, err := models.Beam(b, opts.beamOptions(), shortlist(b))
+				lists, err := models.Beam(b, beam, shortlist(b))
+				if errors.Is(err, decoder.ErrStopped) {
+					continue // ctx was cancelled: the batch's sentences stay undone
+				}
 				if err != nil {
 					panic(err) // Validate checked the options, searchModels the shortlist
 				}
@@ -586,6 +613,7 @@ func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Bat
 					}
 					out[i] = tr
 					ids[i] = best.Tokens
+					done[i] = true
 				}
 				opts.progress(b.Real)
 			}

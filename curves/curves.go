@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/heatmap"
 	"github.com/attend-nmt/attend/internal/plural"
 )
@@ -59,10 +60,10 @@ type record struct {
 // wrapping ErrNoSteps.
 func Read(r io.Reader, name string) (*Curves, error) {
 	c := &Curves{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
+	lines := data.NewLines(r, name)
+	for lines.Scan() {
+		line := lines.Line()
+		text := strings.TrimSpace(lines.Text())
 		if text == "" {
 			continue
 		}
@@ -106,8 +107,8 @@ func Read(r io.Reader, name string) (*Curves, error) {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("curves: read %s: %w", name, err)
+	if err := lines.Err(); err != nil {
+		return nil, err // a *data.ParseError, naming the file and the line
 	}
 	if len(c.Loss) == 0 {
 		return nil, fmt.Errorf("curves: %s: %w", name, ErrNoSteps)

@@ -2,6 +2,7 @@ package data
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -33,6 +34,74 @@ var ErrInvalidUTF8 = errors.New("invalid UTF-8")
 // ErrCRLineEndings is the cause of a ParseError for a last line that holds carriage returns: a file whose lines
 // end in CR alone (as old Mac files do) reads as one line.
 var ErrCRLineEndings = errors.New(`carriage returns (CR) inside the line, which runs to the end of the file: the file has CR line endings; convert them with tr '\r' '\n'`)
+
+// MaxLineBytes is the longest line, without its terminator, that attend reads from any text file: corpora,
+// input to translate, references and hypotheses, BPE merges, alignment files, metrics logs. 1 MiB is some
+// hundred times the longest line of a real corpus (a few KB: a long sentence or a paragraph) and fits a
+// 150,000-word line, yet keeps a file without newlines (/dev/zero, a binary file given by mistake) from being
+// read into memory whole: such a line is an error (ErrLineTooLong) as soon as it passes the limit.
+const MaxLineBytes = 1 << 20
+
+// ErrLineTooLong is the cause of a ParseError for a line longer than MaxLineBytes.
+var ErrLineTooLong = fmt.Errorf("longer than %d bytes (1 MiB), the most attend reads as one line: is it a text file of one sentence a line?", MaxLineBytes)
+
+// MaxFileBytes is the largest file attend reads whole into memory as text (a YAML config): 16 MiB, thousands
+// of times a real config, so that a special file (/dev/zero) or a wrong path fails at once (ErrFileTooLarge).
+const MaxFileBytes = 16 << 20
+
+// ErrFileTooLarge is the error of ReadFile for a file larger than MaxFileBytes.
+var ErrFileTooLarge = fmt.Errorf("larger than %d bytes (16 MiB), the most attend reads whole: is it a text file?", MaxFileBytes)
+
+// ReadFile reads the file at path whole, as os.ReadFile does, but reads no more than MaxFileBytes of it: a
+// larger file (or an endless one, such as /dev/zero) gives an error that wraps ErrFileTooLarge and names path.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err // *os.PathError names the path
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(raw) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: %w", path, ErrFileTooLarge)
+	}
+	return raw, nil
+}
+
+// ReadLine reads one line from br, with its terminator ("\n", when it has one), as br.ReadString('\n') does,
+// but refuses a line of more than MaxLineBytes before its terminator with ErrLineTooLong, having read no more
+// than that much of it. At the end of the input it returns the last line (without a terminator) and io.EOF.
+// Every reader of lines in attend reads through it, so that none holds an endless line in memory.
+func ReadLine(br *bufio.Reader) (string, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n := len(line) + len(chunk)
+		if err == bufio.ErrBufferFull {
+			// The line goes on; its last byte may be the "\r" of a "\r\n", which does not count.
+			if n-1 > MaxLineBytes {
+				return "", ErrLineTooLong
+			}
+			line = append(line, chunk...)
+			continue
+		}
+		if err == nil { // the terminator, "\n" or "\r\n", does not count
+			n--
+			if bytes.HasSuffix(chunk, []byte("\r\n")) || len(chunk) == 1 && bytes.HasSuffix(line, []byte("\r")) {
+				n--
+			}
+		}
+		if n > MaxLineBytes {
+			return "", ErrLineTooLong
+		}
+		if line == nil {
+			return string(chunk), err
+		}
+		return string(append(line, chunk...)), err
+	}
+}
 
 // ErrNoTab is the cause of a ParseError for a line of a one-file corpus that is not blank but has neither a tab
 // nor a " ||| " between source and target, so no second column.
@@ -75,8 +144,9 @@ func (g *gzipFile) Close() error {
 }
 
 // lineReader yields the lines of a stream one at a time, without the line terminator ("\n" or "\r\n") and
-// without a byte order mark on line 1, checked for UTF-8. Lines may be of any length. A carriage return inside
-// the last line, which has no terminator, is an error: lines ending in CR alone would read as one line.
+// without a byte order mark on line 1, checked for UTF-8. Lines may be up to MaxLineBytes long (ReadLine). A
+// carriage return inside the last line, which has no terminator, is an error: lines ending in CR alone would
+// read as one line.
 type lineReader struct {
 	name string
 	r    *bufio.Reader
@@ -94,7 +164,7 @@ func (l *lineReader) next() bool {
 	if l.err != nil {
 		return false
 	}
-	s, err := l.r.ReadString('\n')
+	s, err := ReadLine(l.r)
 	if err == io.EOF && s == "" {
 		return false
 	}

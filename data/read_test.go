@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -394,6 +395,107 @@ func BenchmarkReadParallel(b *testing.B) {
 		pairs, err := ReadParallel(srcPath, tgtPath, tok)
 		if err != nil || len(pairs) != 10000 {
 			b.Fatalf("%d pairs, %v", len(pairs), err)
+		}
+	}
+}
+
+// endless is an io.Reader of bytes without a newline, as /dev/zero is, that counts what it gave: 64 times
+// MaxLineBytes of them, then io.EOF, so that a reader that takes the line whole fails the test instead of the
+// machine.
+type endless struct {
+	b    byte
+	read int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= 64*MaxLineBytes {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), 64*MaxLineBytes-e.read)]
+	for i := range p {
+		p[i] = e.b
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestEndlessLineIsRefusedAtTheLimit is issue #51's case 1: a stream without newlines (/dev/zero) grew a line in
+// memory without bound. Every reader of lines stops just past MaxLineBytes with ErrLineTooLong, naming the file
+// and the line; a line of exactly MaxLineBytes (with or without "\r\n") is still read.
+func TestEndlessLineIsRefusedAtTheLimit(t *testing.T) {
+	for _, b := range []byte{0, 'a'} {
+		src := &endless{b: b}
+		lines := NewLines(io.MultiReader(strings.NewReader("erste zeile\n"), src), "zero.de")
+		n := 0
+		for lines.Scan() {
+			n++
+		}
+		var perr *ParseError
+		if err := lines.Err(); !errors.Is(err, ErrLineTooLong) || !errors.As(err, &perr) || perr.File != "zero.de" || perr.Line != 2 || n != 1 {
+			t.Fatalf("byte %#x: %d lines, then %v; want line 1, then a ParseError of zero.de line 2 wrapping ErrLineTooLong", b, n, err)
+		}
+		if src.read > 2*MaxLineBytes {
+			t.Fatalf("byte %#x: read %d bytes of an endless line before refusing it; want about %d", b, src.read, MaxLineBytes)
+		}
+	}
+	for _, end := range []string{"", "\n", "\r\n"} {
+		line := strings.Repeat("x", MaxLineBytes)
+		next := "y\n" // a line after it; none after a last line without its terminator
+		if end == "" {
+			next = ""
+		}
+		got, err := ReadLines(strings.NewReader(line+end+next), "max.txt", WhitespaceTokenizer{})
+		if err != nil || len(got) != 1+len(next)/2 || len(got[0][0]) != MaxLineBytes {
+			t.Fatalf("a line of MaxLineBytes ending %q: %d lines, %v", end, len(got), err)
+		}
+		if _, err := ReadLines(strings.NewReader("x"+line+end), "over.txt", WhitespaceTokenizer{}); !errors.Is(err, ErrLineTooLong) {
+			t.Fatalf("a line of MaxLineBytes+1 ending %q: %v; want ErrLineTooLong", end, err)
+		}
+	}
+	dir := t.TempDir()
+	long := strings.Repeat("wort ", MaxLineBytes/5+1)
+	for _, c := range []struct {
+		name string
+		read func() error
+	}{
+		{"parallel", func() error {
+			_, err := ReadParallel(writeFile(t, dir, "p.de", "a\n"+long+"\n"), writeFile(t, dir, "p.en", "a\nb\n"), WhitespaceTokenizer{})
+			return err
+		}},
+		{"tsv", func() error {
+			_, err := ReadTSV(writeFile(t, dir, "p.tsv.gz", "a\tb\n"+long), WhitespaceTokenizer{})
+			return err
+		}},
+		{"bpe", func() error { _, err := ReadBPE(strings.NewReader("#version: 0.2\n"+long), "codes.bpe"); return err }},
+		{"word counts", func() error {
+			_, _, err := WordCounts(context.Background(), []string{writeFile(t, dir, "w.txt", "a\n"+long)}, WhitespaceTokenizer{}, 1, nil)
+			return err
+		}},
+	} {
+		var perr *ParseError
+		if err := c.read(); !errors.Is(err, ErrLineTooLong) || !errors.As(err, &perr) || perr.Line != 2 {
+			t.Errorf("%s: %v; want a ParseError of line 2 wrapping ErrLineTooLong", c.name, err)
+		}
+	}
+}
+
+// TestReadFileRefusesWhatIsTooLarge: a whole-file read (a config) stops at MaxFileBytes, naming the file.
+func TestReadFileRefusesWhatIsTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	small := writeFile(t, dir, "c.yaml", "train:\n  epochs: 1\n")
+	if raw, err := ReadFile(small); err != nil || string(raw) != "train:\n  epochs: 1\n" {
+		t.Fatalf("ReadFile(%s) = %q, %v", small, raw, err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(big); !errors.Is(err, ErrFileTooLarge) || !strings.Contains(err.Error(), big) {
+		t.Fatalf("ReadFile of %d bytes: %v; want ErrFileTooLarge naming the file", MaxFileBytes+1, err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := ReadFile("/dev/zero"); !errors.Is(err, ErrFileTooLarge) {
+			t.Fatalf("ReadFile(/dev/zero): %v; want ErrFileTooLarge", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -20,6 +21,23 @@ type BeamOptions struct {
 	MaxLenRatio float64
 	Alpha       float64 // GNMT length penalty exponent (0: rank by plain log-probability)
 	Beta        float64 // GNMT coverage penalty weight (0: none)
+	// Stop, when closed (a context's Done), stops the search before its next step (or the choice of the step's
+	// words): Beam then returns ErrStopped and no hypotheses. A wide beam's steps are long, and a batch's search
+	// may take many of them; nil never stops it.
+	Stop <-chan struct{}
+}
+
+// ErrStopped is the error of a beam search stopped by BeamOptions.Stop.
+var ErrStopped = errors.New("decoder: beam search stopped")
+
+// Stopped reports whether o.Stop is closed: a search checks it before every step.
+func (o BeamOptions) Stopped() bool {
+	select {
+	case <-o.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // Validate reports a setting out of range.
@@ -165,6 +183,9 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 		logits[0], b.stride = any(b.fast.c).([]T), b.fast.o.amx.Stride() // the logits are bf16Beam's
 	}
 	for t := 0; len(b.live) > 0; t++ {
+		if opts.Stopped() {
+			return nil, ErrStopped
+		}
 		n := len(b.live) * k
 		width := v // logits per row
 		if words != nil {
@@ -195,6 +216,9 @@ func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 					b.fast.spread(sents, k)
 				}
 			}
+		}
+		if opts.Stopped() { // and once more between the step's two long parts, the products and the choice
+			return nil, ErrStopped
 		}
 		keptBlocks := b.chooseAll(t, logits, width, words, short)
 		// New row r continues old row from[r]: gather each member's states into its next, then move the kept

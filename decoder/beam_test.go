@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -363,5 +364,23 @@ func testShortCut[E interface{ ~float32 | ~float64 }](t *testing.T) {
 	}
 	if _, ok := shortCut[E](math.NaN(), 0, 0); ok {
 		t.Fatalf("%T: a cut of NaN", E(0))
+	}
+}
+
+// TestBeamStopsWhenStopIsClosed: a closed BeamOptions.Stop ends the search before its next step with
+// ErrStopped (issue #51's case 6: a wide beam's search went on for 37 s after Ctrl-C); a nil one never does.
+func TestBeamStopsWhenStopIsClosed(t *testing.T) {
+	d := bigramDecoder(t, map[int]map[int]float64{
+		tokBOS: {tokA: 0.6, tokB: 0.4},
+		tokA:   {tokB: 0.9, tokEOS: 0.1},
+		tokB:   {tokA: 0.9, tokEOS: 0.1},
+	})
+	stop := make(chan struct{})
+	close(stop)
+	if hyps, err := d.Beam(zeroEncoding(2, 5), []int{3, 5}, tokBOS, tokEOS, BeamOptions{Width: 2, MaxLen: 50, Stop: stop}); !errors.Is(err, ErrStopped) || hyps != nil {
+		t.Fatalf("stopped search: %d lists, %v; want none and ErrStopped", len(hyps), err)
+	}
+	if hyps, err := d.Beam(zeroEncoding(2, 5), []int{3, 5}, tokBOS, tokEOS, BeamOptions{Width: 2, MaxLen: 50}); err != nil || len(hyps) != 2 {
+		t.Fatalf("search without Stop: %d lists, %v", len(hyps), err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/param"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -285,7 +284,7 @@ func Small() Config {
 // key given twice, and values of the wrong type, are errors naming the file, the line and the key.
 func LoadConfig(path string) (Config, error) {
 	cfg := Default()
-	raw, err := os.ReadFile(path)
+	raw, err := data.ReadFile(path) // at most data.MaxFileBytes: not /dev/zero into memory
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}

@@ -112,7 +112,13 @@ func (e *Ensemble[T]) Beam(mems []*Memory[T], bos, eos int, opts decoder.BeamOpt
 	}
 	es := e.start(mems, mem.Rows*opts.Width)
 	for sel.Rows() > 0 {
+		if opts.Stopped() {
+			return nil, decoder.ErrStopped
+		}
 		es.step(sel.Prev())
+		if opts.Stopped() { // and once more between the step's two long parts, the products and the choice
+			return nil, decoder.ErrStopped
+		}
 		if sel.Choose(es.logits, es.weights[0]) {
 			es.reorder(sel.From())
 		}

@@ -72,6 +72,7 @@ func Run(ctx context.Context, o RunOptions) error {
 			"attend serve: WARNING: or the address of one interface\n", o.Addr)
 	}
 	fmt.Fprintf(o.Stdout, "attend serve: %s (step %d) on http://%s/ — open it in a browser; Ctrl-C stops\n", o.Model, srv.Step(), l.Addr())
+	app.Started(ctx) // a signal now lets the requests in flight finish (Serve)
 	go func() {
 		for {
 			select {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"unicode"
 
+	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/backend"
 	"github.com/spf13/cobra"
 )
@@ -24,9 +25,10 @@ func main() {
 }
 
 // attendMain runs one attend command line and returns the process's exit status: 0 on success, 1 on an error, and
-// 128 + the signal's number (130 for SIGINT, 143 for SIGTERM) when a signal stopped the command. The first
-// SIGINT or SIGTERM cancels the command's context, so that it stops at its next safe point (training saves its
-// position first); a second one exits at once.
+// 128 + the signal's number (130 for SIGINT, 143 for SIGTERM) when a signal stopped the command. Until the
+// command says that its work has started (app.Started), the first SIGINT or SIGTERM exits at once. Afterwards
+// it cancels the command's context, so that it stops at its next safe point (training saves its position
+// first); a second one exits at once.
 func attendMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, caught, stop := withSignals(stderr)
 	defer stop()
@@ -65,14 +67,23 @@ func reportError(stderr io.Writer, err error, sig os.Signal) {
 	}
 }
 
-// withSignals returns a context cancelled by the first SIGINT or SIGTERM, a function that reports which signal
-// that was (nil if none came), and a function that stops listening. A second signal exits the process at once.
+// withSignals returns a context cancelled by the first SIGINT or SIGTERM once the command has started its work, a
+// function that reports which signal that was (nil if none came), and a function that stops listening. The
+// context carries the notice app.Started gives (app.WithStartNotice): before it, the first signal exits the
+// process at once with 128 + its number, since the command has nothing to save and may be blocked where no
+// context reaches (opening a FIFO that no one writes); after it, a second signal exits at once.
 func withSignals(stderr io.Writer) (context.Context, func() os.Signal, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	var mu sync.Mutex
 	var first os.Signal
+	started := false
+	ctx = app.WithStartNotice(ctx, func() {
+		mu.Lock()
+		started = true
+		mu.Unlock()
+	})
 	go func() {
 		sig, ok := <-sigs
 		if !ok {
@@ -80,7 +91,12 @@ func withSignals(stderr io.Writer) (context.Context, func() os.Signal, func()) {
 		}
 		mu.Lock()
 		first = sig
+		safePoint := started
 		mu.Unlock()
+		if !safePoint {
+			fmt.Fprintf(stderr, "\nattend: %v: quitting now (nothing to save yet)\n", sig)
+			os.Exit(exitStatus(sig))
+		}
 		cancel()
 		fmt.Fprintf(stderr, "\nattend: %v: stopping at the next safe point (send it again to quit at once)\n", sig)
 		if sig, ok = <-sigs; ok {
@@ -177,8 +193,9 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
 Long flags take two dashes (--model); the common ones have Marian's short forms: -m --model, -i --input,
 -o --output (or --out), -c --config.
 
-Ctrl-C (or SIGTERM) stops any command at its next safe point — training saves its exact position first — and
-exits with status 130 (143); a second one quits at once.`,
+Ctrl-C (or SIGTERM) stops any command and exits with status 130 (143): at once while it has nothing to keep,
+at its next safe point once it has — training saves its exact position first, translate writes every finished
+sentence — and then a second one quits at once.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
