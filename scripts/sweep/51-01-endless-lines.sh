@@ -15,7 +15,7 @@ for cmd in "train --config $REPO/configs/demo.yaml --src /dev/zero --tgt s.en --
   (ulimit -v 4194304; exec timeout -k 5 30 $ATTEND $cmd >run$n.out 2>run$n.err)
   RC=$?
   if crashed run$n; then lines+=("panic $name: exit $RC: $(grep -m1 -E 'panic:|fatal error:|out of memory' run$n.err)"); continue; fi
-  if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then lines+=("wrong $name still running after 30 s"); continue; fi
+  if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then lines+=("hang $name still running after 30 s"); continue; fi
   if [ "$RC" -ne 1 ] || ! said run$n /dev/zero; then lines+=("wrong $name: exit $RC without naming /dev/zero: $(first run$n)"); continue; fi
   lines+=("error $name")
 done

@@ -16,7 +16,7 @@ for cmd in "translate --model FIFO" "translate --model base.ckpt --input FIFO" "
     for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
     if kill -0 $pid 2>/dev/null; then
       stop $pid
-      lines+=("wrong $name: still running 5 s after the signal")
+      lines+=("hang $name: still running 5 s after the signal")
       continue
     fi
     wait $pid

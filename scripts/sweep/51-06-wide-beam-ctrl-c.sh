@@ -16,11 +16,11 @@ kill -INT $pid
 start=$(date +%s%N)
 for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
 took=$((($(date +%s%N) - start) / 1000000))
-if kill -0 $pid 2>/dev/null; then stop $pid; echo "wrong still running 15 s after Ctrl-C"; exit; fi
+if kill -0 $pid 2>/dev/null; then stop $pid; echo "hang still running 15 s after Ctrl-C"; exit; fi
 wait $pid
 RC=$?
 if grep -qE '^panic: |^fatal error: ' tr.err; then echo "panic $(grep -m1 -E '^panic: |^fatal error: ' tr.err)"; exit; fi
 if [ "$RC" -ne 130 ]; then echo "wrong exit $RC after Ctrl-C, want 130: $(tail -1 tr.err)"; exit; fi
 if [ "$(wc -l <out.txt)" -ne 1 ]; then echo "wrong stopped in ${took} ms but wrote $(wc -l <out.txt) lines, want the finished one: $(tail -1 tr.err)"; exit; fi
-if [ "$took" -gt 2000 ]; then echo "wrong took ${took} ms to stop after Ctrl-C"; exit; fi
+if [ "$took" -gt 2000 ]; then echo "hang took ${took} ms to stop after Ctrl-C"; exit; fi
 echo "ok stopped ${took} ms after Ctrl-C, the finished sentence written ($(tail -1 tr.err | sed 's/^attend: //'))"
