@@ -211,6 +211,26 @@ func Load(path string) (*Checkpoint, error) {
 	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil
 }
 
+// ReadProgress returns the training position stored in the checkpoint at path, from its header alone
+// (checkpoint.ReadHeader: neither the weights nor the checksum are read): a quick look at whose a file is.
+func ReadProgress(path string) (Progress, error) {
+	raw, err := checkpoint.ReadHeader(path)
+	if err != nil {
+		return Progress{}, err
+	}
+	var h struct {
+		Format   string   `json:"format"`
+		Progress Progress `json:"progress"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Progress{}, fmt.Errorf("load %s: header: %w", path, err)
+	}
+	if h.Format != formatName {
+		return Progress{}, fmt.Errorf("load %s: not an attend model (format %q)", path, h.Format)
+	}
+	return h.Progress, nil
+}
+
 // checkTables checks, in one place and before anything is allocated for them, every table of the checkpoint
 // f whose size the config and the vocabularies src and tgt imply: the tensors (the embeddings, the output
 // layer, every weight, and Adam's two moments of each: present, each of the shape its config implies, and
