@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -303,5 +304,38 @@ func TestAlignReadsTheFullContextAlignment(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Errorf("every translation is empty: nothing to compare")
+	}
+}
+
+// TestHeatmapAlignmentNeedsAnAlignmentAttention is issue #51's case 11: heatmap --alignment on a model without
+// an alignment attention (model.full_context_alignment off) is refused, naming the model and the key, rather
+// than drawing the decoder's attention as if it were the alignment attention; a model with one draws it.
+func TestHeatmapAlignmentNeedsAnAlignmentAttention(t *testing.T) {
+	dir := t.TempDir()
+	train, _ := writeCorpus(t, dir, 7)
+	ctx := context.Background()
+	for _, full := range []bool{false, true} {
+		cfg := tinyTrainConfig()
+		cfg.Train.MaxSteps, cfg.Model.FullContextAlignment = 2, full
+		if full {
+			cfg.Train.GuidedAlignment = model.GuideAuto // full_context_alignment needs it
+		}
+		ckpt := filepath.Join(dir, fmt.Sprintf("full-%v.ckpt", full))
+		if _, err := Train(ctx, TrainRequest{Config: cfg, Train: train, Out: ckpt, Stdout: &bytes.Buffer{}}); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, fmt.Sprintf("full-%v.json", full))
+		err := RunHeatmap(ctx, HeatmapOptions{Streams: Streams{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, Models: []string{ckpt},
+			Text: "the cat sees the dog", Out: out, Alignment: true, Search: SearchFlags{Beam: 1}})
+		switch {
+		case full && err != nil:
+			t.Errorf("a model with an alignment attention: %v", err)
+		case !full && (err == nil || !strings.Contains(err.Error(), "--alignment: "+ckpt+" has no alignment attention") ||
+			!strings.Contains(err.Error(), "model.full_context_alignment")):
+			t.Errorf("a model without an alignment attention: %v, want a refusal naming it", err)
+		}
+		if _, serr := os.Stat(out); (serr == nil) != full {
+			t.Errorf("full_context_alignment %v: %s written: %v", full, out, serr == nil)
+		}
 	}
 }

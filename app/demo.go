@@ -62,7 +62,8 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	}
 	out := filepath.Join(req.Dir, "demo.ckpt")
 	start := time.Now()
-	_, err := Train(ctx, TrainRequest{Config: req.Config, Out: out, Stdout: req.Stdout, Recorder: req.Recorder,
+	// The demo owns its directory: a second run replaces the first's corpus, checkpoints and pictures.
+	_, err := Train(ctx, TrainRequest{Config: req.Config, Out: out, Stdout: req.Stdout, Recorder: req.Recorder, Overwrite: true,
 		Train: Corpus{Src: filepath.Join(req.Dir, "train.src"), Tgt: filepath.Join(req.Dir, "train.tgt")},
 		Valid: Corpus{Src: filepath.Join(req.Dir, "valid.src"), Tgt: filepath.Join(req.Dir, "valid.tgt")}})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -56,6 +57,51 @@ func readGuideLinks(ctx context.Context, req TrainRequest, cfg model.Config, sta
 		}
 		return g, nil
 	}
+}
+
+// guideOwner is the NamedPath.Own of the links of train.guided_alignment auto at GuidePath(out): a file of links
+// is attend's own when a checkpoint records its SHA-256 (model.Progress.GuideSHA256) — the checkpoint the run
+// resumes from (start), or the one at out or its best — or when it is the resumed run's file of links, which the
+// run reads instead of writing.
+func guideOwner(out string, start *model.Checkpoint) func(string) error {
+	return func(path string) error {
+		var recorded []string
+		if start != nil {
+			if start.Progress.GuideFile != "" && samePath(start.Progress.GuideFile, path) {
+				return nil
+			}
+			recorded = append(recorded, start.Progress.GuideSHA256)
+		}
+		for _, ck := range []string{out, model.BestPath(out)} {
+			if prog, err := model.ReadProgress(ck); err == nil {
+				recorded = append(recorded, prog.GuideSHA256)
+			}
+		}
+		sum, err := fileSHA256(path)
+		if err != nil {
+			return fmt.Errorf("cannot be read (%w)", err)
+		}
+		for _, r := range recorded {
+			if r == sum {
+				return nil
+			}
+		}
+		return fmt.Errorf("is not a file of links attend wrote (no checkpoint of %s or %s records its SHA-256)", out, model.BestPath(out))
+	}
+}
+
+// fileSHA256 is the SHA-256 of the file at path (hex).
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
 // readGuideFile reads a Pharaoh file of 0-based links, hashing it as it goes.

@@ -1,13 +1,19 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/attend-nmt/attend/model/checkpoint"
 )
 
 // NamedPath is a file path with the flag or role that named it ("--out"), for messages. Every command lists
@@ -27,18 +33,35 @@ type NamedPath struct {
 	// Example is a file name that fits this output ("model.ckpt"), offered when Path is a directory; without
 	// one the message asks for a file in that directory.
 	Example string
+	// Own, on an output, tells a file attend may replace there from one it must not: nil for a file the user
+	// named to be written whatever it holds (translate --output); for a kind only attend writes (a checkpoint,
+	// the metrics log, the lock file) and for every file attend names itself beside another (NAME.align,
+	// NAME.best.ckpt, NAME.step-N.ckpt …), a check (OwnCheckpoint, OwnMetrics, OwnLock, or one of the
+	// command's) that returns nil when the existing file at the given path is attend's own, else what it is
+	// instead ("is not an attend checkpoint …"). An empty file is anyone's. With Pattern, every existing file
+	// the pattern matches is checked.
+	Own func(path string) error
+	// Keep, on an output whose existing file (not empty) attend may replace, refuses to replace it all the
+	// same: it holds work a user wants (a trained model that a new run would overwrite). The error is the role,
+	// the path and Keep, which says what the file holds and how to go on ("holds a trained model; …").
+	Keep string
 }
 
 // CheckOutputs makes sure, before any work, that running the command can destroy nothing and that its outputs
 // can be written. It refuses, naming both roles and paths:
+//
 //   - an output that exists and is not a regular file: a directory, a device such as /dev/null, a named pipe
-//     (opening one would block), a socket (checked with Stat, before anything is opened);
+//     (opening one would block), a socket (checked with Stat, before anything is opened), a symbolic link
+//     that leads nowhere;
 //   - an output that is the same file as an input (by path, or through links), or that an output pattern
 //     would cover, unless both are Replaceable;
-//   - two outputs that are the same file, or a file and a pattern that covers it.
+//   - two outputs that are the same file, or a file and a pattern that covers it;
+//   - an existing file that is not the output's kind (NamedPath.Own: a stray NAME.align, notes at a checkpoint's
+//     path), or that holds work to keep (NamedPath.Keep: a trained model a new run would replace).
 //
 // Then it creates the outputs' directories and checks that each is writable and takes new files (checkpoints
-// are written to a temporary beside them). Empty paths are skipped. Pattern outputs are only compared.
+// are written to a temporary beside them). Empty paths are skipped. Pattern outputs are compared, and the files
+// they match checked by Own and Keep.
 func CheckOutputs(outputs, inputs []NamedPath) error {
 	for i, out := range outputs {
 		if out.Path == "" {
@@ -73,6 +96,11 @@ func CheckOutputs(outputs, inputs []NamedPath) error {
 		}
 	}
 	for _, out := range outputs {
+		if err := checkOwner(out); err != nil {
+			return err
+		}
+	}
+	for _, out := range outputs {
 		if out.Path == "" || out.Pattern {
 			continue
 		}
@@ -87,10 +115,17 @@ func CheckOutputs(outputs, inputs []NamedPath) error {
 }
 
 // checkKind refuses an output that exists and is not a regular file. Stat follows links: a link to /dev/null
-// is a device too. Nothing is opened, so a named pipe cannot block the check.
+// is a device too, and a link that leads nowhere (its target missing, or a loop) is refused, since writing
+// would replace the link with a regular file (or create a file wherever it points). Nothing is opened, so a
+// named pipe cannot block the check.
 func checkKind(out NamedPath) error {
 	info, err := os.Stat(out.Path)
 	if err != nil {
+		if link, lerr := os.Lstat(out.Path); lerr == nil && link.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(out.Path)
+			return fmt.Errorf("%s %s is a symbolic link that leads nowhere (to %s: %v): attend writes only regular files; give the path of one",
+				out.Role, out.Path, target, errors.Unwrap(err))
+		}
 		return nil // missing (it will be created), or a failure that the writability probe reports
 	}
 	switch mode := info.Mode(); {
@@ -104,6 +139,103 @@ func checkKind(out NamedPath) error {
 	default:
 		return fmt.Errorf("%s %s is %s, not a regular file: attend writes only regular files; give the path of one", out.Role, out.Path, describeMode(mode))
 	}
+}
+
+// checkOwner refuses to replace an existing file (not empty) of out that out.Own says is not attend's own, or
+// that out.Keep keeps; for a Pattern, each file it matches. Only regular files are judged (checkKind refuses
+// the others); reading the start of one cannot block.
+func checkOwner(out NamedPath) error {
+	if out.Path == "" || out.Own == nil && out.Keep == "" {
+		return nil
+	}
+	paths := []string{out.Path}
+	if out.Pattern {
+		paths, _ = filepath.Glob(out.Path) // the only error is a malformed pattern, which GlobOf never makes
+	}
+	for _, path := range paths {
+		if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
+			continue
+		}
+		if out.Own != nil {
+			if err := out.Own(path); err != nil {
+				return fmt.Errorf("%s %s %v; attend replaces only the files it wrote: move it away (or remove it) to let attend write there",
+					out.Role, path, err)
+			}
+		}
+		if out.Keep != "" {
+			return fmt.Errorf("%s %s %s", out.Role, path, out.Keep)
+		}
+	}
+	return nil
+}
+
+// readHead returns the first n bytes of the file at path (fewer when it is shorter).
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return head[:k], nil
+}
+
+// OwnCheckpoint is a NamedPath.Own for checkpoints: the file must start as every attend checkpoint does
+// (checkpoint.HasMagic).
+func OwnCheckpoint(path string) error {
+	head, err := readHead(path, 64)
+	if err != nil {
+		return fmt.Errorf("cannot be read (%w)", err)
+	}
+	if !checkpoint.HasMagic(head) {
+		return fmt.Errorf("is not an attend checkpoint (it starts with %q)", firstLine(head, 24))
+	}
+	return nil
+}
+
+// OwnMetrics is a NamedPath.Own for metrics logs: the file's first line must be a JSON record of attend's
+// (an object with a "step"), or the start of one cut short by a crash.
+func OwnMetrics(path string) error {
+	head, err := readHead(path, 64<<10)
+	if err != nil {
+		return fmt.Errorf("cannot be read (%w)", err)
+	}
+	line, _, complete := bytes.Cut(head, []byte("\n"))
+	if !complete && len(head) < 64<<10 && bytes.HasPrefix(line, []byte(`{"`)) {
+		return nil // the first record, cut short
+	}
+	var rec struct {
+		Step *int `json:"step"`
+	}
+	if json.Unmarshal(line, &rec) != nil || rec.Step == nil {
+		return fmt.Errorf("is not a metrics log of attend's (its first line is %q, not a JSON record with a \"step\")", firstLine(head, 40))
+	}
+	return nil
+}
+
+// OwnLock is a NamedPath.Own for lock files (checkpoint.TryLock): the file must hold a process id.
+func OwnLock(path string) error {
+	head, err := readHead(path, 64)
+	if err != nil {
+		return fmt.Errorf("cannot be read (%w)", err)
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(string(head))); err != nil || n <= 0 {
+		return fmt.Errorf("is not a lock file of attend's (it holds %q, not a process id)", firstLine(head, 24))
+	}
+	return nil
+}
+
+// firstLine is the start of the first line of head, at most n bytes, for messages.
+func firstLine(head []byte, n int) string {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	if len(line) > n {
+		line = line[:n]
+	}
+	return string(line)
 }
 
 // describeMode names the kind of a file that is not regular, with its article.
@@ -198,12 +330,12 @@ func globEscape(s string) string {
 }
 
 // CheckpointOutputs are the files written when a checkpoint is saved at path, for CheckOutputs: the file itself
-// (Replaceable: written atomically) and its temporaries.
+// (Replaceable: written atomically; it replaces only a checkpoint, OwnCheckpoint) and its temporaries.
 func CheckpointOutputs(role, path string) []NamedPath {
 	if path == "" {
 		return nil
 	}
-	return []NamedPath{{Role: role, Path: path, Replaceable: true, Example: "model.ckpt"}, TemporariesOf(role, path)}
+	return []NamedPath{{Role: role, Path: path, Replaceable: true, Example: "model.ckpt", Own: OwnCheckpoint}, TemporariesOf(role, path)}
 }
 
 // TemporariesOf is the pattern of the temporary files through which path is written atomically

@@ -113,3 +113,92 @@ func TestCheckOutputsRefusesWhatWouldDestroyAFile(t *testing.T) {
 		t.Fatalf("the named pipe is gone: %v", err)
 	}
 }
+
+// TestCheckOutputsRefusesALinkToNowhere is issue #51's case 19: an output that is a symbolic link to a missing
+// file (or a loop) would be replaced by a regular file, or create one wherever it points: refused like the
+// other outputs that are not regular files, and the link stays.
+func TestCheckOutputsRefusesALinkToNowhere(t *testing.T) {
+	dir := t.TempDir()
+	dangling, loop := filepath.Join(dir, "d.ckpt"), filepath.Join(dir, "loop.txt")
+	if err := os.Symlink(filepath.Join(dir, "missing", "m.ckpt"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []NamedPath{CheckpointOutputs("--out", dangling)[0], {Role: "--output", Path: loop}} {
+		err := CheckOutputs([]NamedPath{out}, nil)
+		if err == nil || !strings.Contains(err.Error(), out.Role+" "+out.Path+" is a symbolic link that leads nowhere") {
+			t.Errorf("CheckOutputs(%s) = %v, want a refusal of the link", out.Path, err)
+		}
+		if info, err := os.Lstat(out.Path); err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a link (%v)", out.Path, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("the link's target directory was created")
+	}
+}
+
+// TestCheckOutputsReplacesOnlyAttendsOwnFiles is issue #51's cases 2 and 4 at the guard: an output with Own
+// replaces only a file of attend's of its kind (or an empty one), for a pattern every file it matches; Keep
+// refuses even attend's own, saying how to go on; outputs without either replace anything regular.
+func TestCheckOutputsReplacesOnlyAttendsOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	notes, empty, ckpt := write("notes.ckpt", "my notes\n"), write("empty.ckpt", ""), write("c.ckpt", "ATTNCKPT\x01\x00\x00\x00rest")
+	metrics := write("m.metrics.jsonl", `{"event":"step","step":5,"loss":3}`+"\n")
+	cut := write("cut.metrics.jsonl", `{"event":"st`)
+	text := write("t.metrics.jsonl", "step 5 loss 3\n")
+	lock, badLock := write("m.lock", "1234\n"), write("b.lock", "keep me")
+	write("s.step-10.ckpt", "ATTNCKPT\x01\x00\x00\x00")
+	write("s.step-20.ckpt", "not one")
+	steps := GlobOf(filepath.Join(dir, "s.step-"), ".ckpt")
+	type np = NamedPath
+	cases := []struct {
+		name string
+		out  NamedPath
+		want []string // all in the error; none: accepted
+	}{
+		{"notes at a checkpoint's path", CheckpointOutputs("--out", notes)[0], []string{"--out " + notes + " is not an attend checkpoint", `"my notes"`, "move it away"}},
+		{"an empty file", CheckpointOutputs("--out", empty)[0], nil},
+		{"a checkpoint", CheckpointOutputs("--out", ckpt)[0], nil},
+		{"a missing file", CheckpointOutputs("--out", filepath.Join(dir, "new.ckpt"))[0], nil},
+		{"a checkpoint kept", np{Role: "--out", Path: ckpt, Own: OwnCheckpoint, Keep: "holds a trained model; --overwrite replaces it"},
+			[]string{"--out " + ckpt + " holds a trained model; --overwrite replaces it"}},
+		{"an empty file is not kept", np{Role: "--out", Path: empty, Own: OwnCheckpoint, Keep: "holds a trained model"}, nil},
+		{"a metrics log", np{Role: "the metrics file", Path: metrics, Own: OwnMetrics}, nil},
+		{"a metrics log cut short", np{Role: "the metrics file", Path: cut, Own: OwnMetrics}, nil},
+		{"text at the metrics log's path", np{Role: "the metrics file", Path: text, Own: OwnMetrics}, []string{"the metrics file " + text + " is not a metrics log"}},
+		{"a lock file", np{Role: "the lock file", Path: lock, Own: OwnLock}, nil},
+		{"text at the lock file's path", np{Role: "the lock file", Path: badLock, Own: OwnLock}, []string{"the lock file " + badLock + " is not a lock file", `"keep me"`}},
+		{"a stray file among the step checkpoints", np{Role: "the step checkpoints", Path: steps, Pattern: true, Own: OwnCheckpoint},
+			[]string{"the step checkpoints " + filepath.Join(dir, "s.step-20.ckpt") + " is not an attend checkpoint"}},
+		{"a file the user named", np{Role: "--output", Path: notes}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckOutputs([]NamedPath{c.out}, nil)
+			switch {
+			case c.want == nil && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != nil && err == nil:
+				t.Fatalf("accepted, want an error mentioning %q", c.want)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	if raw, err := os.ReadFile(notes); err != nil || string(raw) != "my notes\n" {
+		t.Fatalf("the notes changed: %q, %v", raw, err)
+	}
+}

@@ -87,6 +87,12 @@ type TrainRequest struct {
 	// ForceMemory trains even when the model's estimated memory (model.TrainingMemory) is more than the machine
 	// has (MachineMemory), with a warning instead of the refusal.
 	ForceMemory bool
+	// Overwrite lets a run replace the checkpoints of another run at Out (Out itself, NAME.best.ckpt and the step
+	// checkpoints of train.keep_last): without it a run that does not continue them (Resume is not one of
+	// them) is refused before any work, since it would overwrite a trained model. With it, the step
+	// checkpoints of the run it replaces are removed once the lock of Out is taken, so that train.keep_last
+	// keeps the new run's. Files that are not attend's (NamedPath.Own) are never replaced.
+	Overwrite bool
 
 	// lexiconAfterTraining holds the lexicon back until training has ended, for tests of checkpoints written
 	// before it is ready.
@@ -325,11 +331,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 // as the model), the metrics log and NAME.align. Only the lead process writes checkpoints, so only it locks them
 // and judges their temporaries. It returns the function that releases the lock.
 func prepareOutputs(req TrainRequest, cfg model.Config, start *model.Checkpoint, metricsPath string, valid Corpus, stored bool) (func(), error) {
-	guideFile := ""
-	if start != nil {
-		guideFile = start.Progress.GuideFile
-	}
-	outputs, inputs := trainFiles(req, cfg, metricsPath, valid, stored, guideFile)
+	outputs, inputs := trainFiles(req, cfg, start, metricsPath, valid, stored)
 	if err := CheckOutputs(outputs, inputs); err != nil {
 		return nil, err
 	}
@@ -357,30 +359,77 @@ func prepareOutputs(req TrainRequest, cfg model.Config, start *model.Checkpoint,
 			return nil, err
 		}
 	}
+	if req.Overwrite && !continuesRun(req) {
+		if err := removeStepCheckpoints(req.Stdout, req.Out); err != nil {
+			unlock()
+			return nil, err
+		}
+	}
 	return unlock, nil
+}
+
+// continuesRun reports whether req resumes from one of the checkpoints of the run at req.Out (--out itself, its
+// best checkpoint or one of its step checkpoints): the files beside --out are then that run's, to go on with.
+func continuesRun(req TrainRequest) bool {
+	if req.Resume == "" {
+		return false
+	}
+	dir, name := filepath.Split(req.Out)
+	steps := NamedPath{Path: GlobOf(dir+strings.TrimSuffix(name, ".ckpt")+".step-", ".ckpt"), Pattern: true}
+	return samePath(req.Resume, req.Out) || samePath(req.Resume, model.BestPath(req.Out)) || covers(steps, req.Resume)
+}
+
+// removeStepCheckpoints removes the step checkpoints of train.keep_last at out (model.StepCheckpoints) of the run
+// that --overwrite replaces: left, they would outnumber the new run's, which keep_last would remove instead.
+func removeStepCheckpoints(w io.Writer, out string) error {
+	steps, err := model.StepCheckpoints(out)
+	if err != nil {
+		return err
+	}
+	for _, s := range steps {
+		path := model.StepPath(out, s)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--overwrite: %w", err)
+		}
+		fmt.Fprintf(w, "removed %s, a step checkpoint of the run --overwrite replaces\n", path)
+	}
+	return nil
 }
 
 // trainFiles lists every file a training run writes — the checkpoint, the best one, the step checkpoints of
 // train.keep_last, the temporaries of all three, the metrics log and its temporary, the lock file, the CPU
 // profile, the links of train.guided_alignment auto (GuidePath) and their temporary — and every file it reads —
-// the corpora, the config file, the checkpoint it resumes from, the links of train.guided_alignment (with auto,
-// the resumed run's, guideFile) — for CheckOutputs. stored says that valid comes from the resumed checkpoint.
-func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Corpus, stored bool, guideFile string) (outputs, inputs []NamedPath) {
+// the corpora, the config file, the checkpoint it resumes from (start), the links of train.guided_alignment
+// (with auto, the resumed run's) — for CheckOutputs. stored says that valid comes from the resumed checkpoint.
+// Each file the run names itself may replace only a file of attend's of its kind (NamedPath.Own), and the
+// checkpoints of another run only with req.Overwrite (NamedPath.Keep).
+func trainFiles(req TrainRequest, cfg model.Config, start *model.Checkpoint, metricsPath string, valid Corpus, stored bool) (outputs, inputs []NamedPath) {
 	dir, name := filepath.Split(req.Out)
 	stem := strings.TrimSuffix(name, ".ckpt")
-	outputs = append(CheckpointOutputs("--out", req.Out), CheckpointOutputs("the best checkpoint", model.BestPath(req.Out))...)
+	out, best := CheckpointOutputs("--out", req.Out), CheckpointOutputs("the best checkpoint", model.BestPath(req.Out))
+	steps := NamedPath{Role: "the step checkpoints (train.keep_last)", Path: GlobOf(dir+stem+".step-", ".ckpt"), Pattern: true, Replaceable: true, Own: OwnCheckpoint}
+	if !req.Overwrite && !continuesRun(req) {
+		other := "holds a trained model of another run, which this one would replace; `--resume` it to continue that run, `--overwrite` to replace it (or give another --out)"
+		out[0].Keep, best[0].Keep, steps.Keep = other, other, other
+		if req.Resume == "" {
+			out[0].Keep = fmt.Sprintf("holds a trained model; `--resume %s` continues it, `--overwrite` replaces it (or give another --out)", req.Out)
+		}
+		if valid.Empty() {
+			best[0].Keep = "" // not written by this run
+		}
+	}
+	outputs = append(out, best...)
 	if cfg.Train.KeepLast > 0 {
-		outputs = append(outputs,
-			NamedPath{Role: "the step checkpoints (train.keep_last)", Path: GlobOf(dir+stem+".step-", ".ckpt"), Pattern: true, Replaceable: true},
+		outputs = append(outputs, steps,
 			NamedPath{Role: "the temporary files of the step checkpoints", Path: GlobOf(dir+"."+stem+".step-", ""), Pattern: true})
 	}
 	metricsRole := "--metrics"
 	if req.MetricsPath == "" {
 		metricsRole = "the metrics file"
 	}
-	outputs = append(outputs, NamedPath{Role: metricsRole, Path: metricsPath, Example: "metrics.jsonl"},
+	outputs = append(outputs, NamedPath{Role: metricsRole, Path: metricsPath, Example: "metrics.jsonl", Own: OwnMetrics},
 		TemporariesOf(metricsRole, metricsPath),
-		NamedPath{Role: "the lock file of --out", Path: model.LockPath(req.Out)},
+		NamedPath{Role: "the lock file of --out", Path: model.LockPath(req.Out), Own: OwnLock},
 		NamedPath{Role: "--cpuprofile", Path: req.CPUProfile, Example: "cpu.prof"})
 
 	validRoles := [3]string{"--valid-src", "--valid-tgt", "--valid-data"}
@@ -397,7 +446,11 @@ func trainFiles(req TrainRequest, cfg model.Config, metricsPath string, valid Co
 	// The links are written whole and renamed into place, and a resumed run reads its own before writing any.
 	guide := GuidePath(req.Out)
 	const guideRole = "the links of train.guided_alignment auto"
-	outputs = append(outputs, NamedPath{Role: guideRole, Path: guide, Replaceable: true}, TemporariesOf(guideRole, guide))
+	outputs = append(outputs, NamedPath{Role: guideRole, Path: guide, Replaceable: true, Own: guideOwner(req.Out, start)}, TemporariesOf(guideRole, guide))
+	guideFile := ""
+	if start != nil {
+		guideFile = start.Progress.GuideFile
+	}
 	inputs = append(inputs, NamedPath{Role: "the links of train.guided_alignment auto of the resumed run", Path: guideFile, Replaceable: true})
 	return outputs, inputs
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -419,5 +420,116 @@ func TestTransformerWithoutWarmupWarns(t *testing.T) {
 		if warned := strings.Contains(got, "warning: a Transformer") && strings.Contains(got, "configs/transformer.yaml") && strings.Count(got, "\n") == 1; warned != c.warn {
 			t.Errorf("%s --set %q: stderr %q; want a one-line warning naming configs/transformer.yaml: %v", c.config, c.set, got, c.warn)
 		}
+	}
+}
+
+// TestTrainRefusesToReplaceAnotherRunsModel is issue #51's case 4: a run whose --out holds a trained model, and
+// that does not continue it, is refused before any work with the two ways on (--resume, --overwrite), and so is
+// one resumed from elsewhere into it and one that would replace another run's best checkpoint; Overwrite
+// replaces them, and a run resumed from one of the run's own checkpoints goes ahead.
+func TestTrainRefusesToReplaceAnotherRunsModel(t *testing.T) {
+	dir := t.TempDir()
+	train, valid := writeCorpus(t, dir, 3)
+	cfg := tinyTrainConfig()
+	cfg.Train.MaxSteps, cfg.Train.KeepLast = 2, 2
+	out, other := filepath.Join(dir, "m.ckpt"), filepath.Join(dir, "o.ckpt")
+	ctx := context.Background()
+	if _, err := Train(ctx, TrainRequest{Config: cfg, Train: train, Valid: valid, Out: out, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Train(ctx, TrainRequest{Config: cfg, Train: train, Out: other, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string][32]byte{}
+	for _, p := range []string{out, model.BestPath(out), model.StepPath(out, 2), other} {
+		sums[p] = fileSum(t, p)
+	}
+	unchanged := func() {
+		t.Helper()
+		for p, s := range sums {
+			if fileSum(t, p) != s {
+				t.Fatalf("%s changed", p)
+			}
+		}
+	}
+	refused := []struct {
+		name string
+		req  TrainRequest
+		want []string
+	}{
+		{"a new run", TrainRequest{Out: out}, []string{"--out " + out + " holds a trained model", "`--resume " + out + "` continues it", "`--overwrite` replaces it"}},
+		{"a run resumed from another", TrainRequest{Out: out, Resume: other, Overrides: func(c *model.Config) error { c.Train.MaxSteps = 4; return nil }}, []string{"--out " + out + " holds a trained model of another run", "`--overwrite`"}},
+		{"another run's best", TrainRequest{Out: filepath.Join(dir, "b.ckpt"), Valid: valid}, []string{"the best checkpoint"}},
+	}
+	if err := os.Link(model.BestPath(out), filepath.Join(dir, "b.best.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			req := c.req
+			req.Config, req.Train, req.Stdout = cfg, train, &bytes.Buffer{}
+			_, err := Train(ctx, req)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q lacks %q", err, w)
+				}
+			}
+			unchanged()
+		})
+	}
+	// A run resumed from the run's best checkpoint continues that run.
+	more := func(c *model.Config) error { c.Train.MaxSteps = 3; return nil }
+	if _, err := Train(ctx, TrainRequest{Config: cfg, Overrides: more, Train: train, Out: out, Resume: model.BestPath(out), Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatalf("resumed from the best checkpoint: %v", err)
+	}
+	var stdout bytes.Buffer
+	if _, err := Train(ctx, TrainRequest{Config: cfg, Train: train, Out: out, Overwrite: true, Stdout: &stdout}); err != nil {
+		t.Fatalf("with Overwrite: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "removed "+model.StepPath(out, 3)+", a step checkpoint of the run --overwrite replaces") {
+		t.Errorf("the old run's step checkpoints are not removed:\n%s", stdout.String())
+	}
+	if steps, err := model.StepCheckpoints(out); err != nil || !slices.Equal(steps, []int{2}) {
+		t.Errorf("step checkpoints %v (%v), want the new run's [2]", steps, err)
+	}
+}
+
+// TestTrainReplacesOnlyItsOwnFilesBesideTheCheckpoint is issue #51's case 2 and its class: a file that attend
+// did not write where a run writes one of its own beside --out (NAME.align of train.guided_alignment auto, the
+// best checkpoint, the metrics log, the lock file, a step checkpoint) is refused before any work and left as
+// it was, while the run's own NAME.align (its SHA-256 in the checkpoint) is replaced by a run that replaces the
+// checkpoint.
+func TestTrainReplacesOnlyItsOwnFilesBesideTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	train, valid := writeCorpus(t, dir, 4)
+	cfg := tinyTrainConfig()
+	cfg.Train.MaxSteps, cfg.Train.KeepLast, cfg.Train.GuidedAlignment = 2, 1, model.GuideAuto
+	ctx := context.Background()
+	for _, name := range []string{"ua.align", "ub.best.ckpt", "uc.metrics.jsonl", "ud.lock", "ue.step-7.ckpt"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("notes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, name[:2]+".ckpt")
+		_, err := Train(ctx, TrainRequest{Config: cfg, Train: train, Valid: valid, Out: out, Overwrite: true, Stdout: &bytes.Buffer{}})
+		if err == nil || !strings.Contains(err.Error(), path+" is not ") || !strings.Contains(err.Error(), "move it away") {
+			t.Errorf("%s: Train = %v, want a refusal naming it", name, err)
+		}
+		if raw, err := os.ReadFile(path); err != nil || string(raw) != "notes\n" {
+			t.Errorf("%s changed: %q, %v", name, raw, err)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: the refused run wrote %s", name, out)
+		}
+	}
+	out := filepath.Join(dir, "g.ckpt")
+	if _, err := Train(ctx, TrainRequest{Config: cfg, Train: train, Out: out, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Train(ctx, TrainRequest{Config: cfg, Train: train, Out: out, Overwrite: true, Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatalf("a run replacing its own links: %v", err)
 	}
 }

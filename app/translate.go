@@ -485,7 +485,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		// The forced pass of those few sentences is short, and finishes them as asked.
 		ctx = context.WithoutCancel(ctx)
 	}
-	heads, alignment := opts.Heads && hasHeads(m), opts.Alignment && m.Decoder != nil && m.Decoder.AlignW != nil
+	heads, alignment := opts.Heads && hasHeads(m), opts.Alignment && hasAlignment(m)
 	if heads || alignment {
 		if err := addForced(ctx, m, out, examples, index, ids, opts.Batch, heads, alignment); err != nil {
 			return nil, err
@@ -712,6 +712,10 @@ func beamInBF16(m *model.Seq2Seq[float32], models *model.Ensemble, opts DecodeOp
 
 // hasHeads reports whether m's translations have attention heads to show (DecodeOptions.Heads): several heads
 // of multi-head attention or of a Transformer's attention layer, or self-attention layers in the encoder.
+// hasAlignment reports whether m has an alignment attention (model.full_context_alignment) besides its
+// decoder's.
+func hasAlignment(m *model.Seq2Seq[float32]) bool { return m.Decoder != nil && m.Decoder.AlignW != nil }
+
 func hasHeads(m *model.Seq2Seq[float32]) bool {
 	if m.Transformer != nil {
 		return m.Transformer.Cfg.Heads > 1

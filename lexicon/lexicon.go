@@ -398,17 +398,26 @@ func (m *model1) table(keep int) *Table {
 	return tab
 }
 
-// Check reports a table that does not fit vocabularies of srcSize and tgtSize words, naming the first bad entry.
+// Check reports a table that does not fit vocabularies of srcSize and tgtSize words, naming the first bad entry:
+// a target id outside the target vocabulary or twice in a row, or another number of rows than source words
+// (Learn gives every source id a row, empty for a word never seen; a table with fewer would leave words without
+// candidates, one with more would have rows no word reads).
 func (t *Table) Check(srcSize, tgtSize int) error {
-	if len(t.Best) > srcSize {
-		return fmt.Errorf("lexicon: %d source rows for a vocabulary of %d", len(t.Best), srcSize)
-	}
+	seen := make(map[int32]int)
 	for s, ts := range t.Best {
+		clear(seen)
 		for k, id := range ts {
 			if id < 0 || int(id) >= tgtSize {
 				return fmt.Errorf("lexicon: row %d entry %d is target id %d, outside the vocabulary of %d", s, k, id, tgtSize)
 			}
+			if j, dup := seen[id]; dup {
+				return fmt.Errorf("lexicon: row %d holds target id %d twice (entries %d and %d)", s, id, j, k)
+			}
+			seen[id] = k
 		}
+	}
+	if len(t.Best) != srcSize {
+		return fmt.Errorf("lexicon: %d source rows for a vocabulary of %d; want one row per source word", len(t.Best), srcSize)
 	}
 	return nil
 }

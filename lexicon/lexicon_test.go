@@ -211,6 +211,13 @@ func TestCheck(t *testing.T) {
 	if err := tab.Check(1, 9); err == nil || !strings.Contains(err.Error(), "2 source rows for a vocabulary of 1") {
 		t.Errorf("more rows than source words: %v", err)
 	}
+	// Issue #51's case 12: fewer rows than source words, or an id twice in a row, does not fit either.
+	if err := tab.Check(3, 9); err == nil || !strings.Contains(err.Error(), "2 source rows for a vocabulary of 3") {
+		t.Errorf("fewer rows than source words: %v", err)
+	}
+	if err := (&Table{Best: [][]int32{{4, 6, 4}}}).Check(1, 9); err == nil || !strings.Contains(err.Error(), "row 0 holds target id 4 twice (entries 0 and 2)") {
+		t.Errorf("an id twice: %v", err)
+	}
 }
 
 // randomCorpus is n pairs over vocabularies of the given sizes, with repeated words, empty sources and a few

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -253,6 +254,23 @@ func TestLoadValidatesTheHeaderBeforeAllocating(t *testing.T) {
 		{"length penalty past its range", func(h map[string]any) { h["config"].(map[string]any)["Decode"].(map[string]any)["Alpha"] = 1e308 }, "decode.alpha is 1e+308"},
 		{"merges of a model of words", func(h map[string]any) { h["bpe_merges"] = []any{[]any{"a", "b"}} }, "data.subword"},
 		{"lexicon past the target vocabulary", func(h map[string]any) { h["lexicon"] = []any{[]any{4}, []any{5, 100000}} }, "lexicon: row 1 entry 1 is target id 100000"},
+		// Issue #51's case 12: a lexicon of another shape than the vocabularies, which --shortlist would read.
+		{"lexicon with fewer rows than source words", func(h map[string]any) { h["lexicon"] = []any{[]any{4}, []any{5}} },
+			"lexicon: 2 source rows for a vocabulary of"},
+		{"lexicon with more rows than source words", func(h map[string]any) { h["lexicon"] = lexiconRows(len(h["src_vocab"].([]any))+1, nil) },
+			"source rows for a vocabulary of"},
+		{"lexicon with an id twice in a row", func(h map[string]any) { h["lexicon"] = lexiconRows(len(h["src_vocab"].([]any)), []any{4, 5, 4}) },
+			"lexicon: row 0 holds target id 4 twice"},
+		{"lexicon with a row longer than a lexicon keeps", func(h map[string]any) {
+			for i := range 60 {
+				h["tgt_vocab"] = append(h["tgt_vocab"].([]any), fmt.Sprintf("zz%d", i))
+			}
+			var long []any
+			for id := range 51 {
+				long = append(long, id)
+			}
+			h["lexicon"] = lexiconRows(len(h["src_vocab"].([]any)), long)
+		}, "lexicon: row 0 holds 51 target ids, more than the 50 a lexicon keeps"},
 		{"bigger vocabulary", func(h map[string]any) {
 			h["tgt_vocab"] = append(h["tgt_vocab"].([]any), "zz1", "zz2")
 		}, "the config implies"},
@@ -306,6 +324,18 @@ func TestResumeAfterInterruptedValidationValidatesFirst(t *testing.T) {
 	if _, err := os.Stat(BestPath(path)); err != nil {
 		t.Fatalf("no best checkpoint after the resumed validation: %v", err)
 	}
+}
+
+// lexiconRows is a lexicon of n rows for a checkpoint's header, the first first and the others empty.
+func lexiconRows(n int, first []any) []any {
+	rows := make([]any, n)
+	for i := range rows {
+		rows[i] = []any{}
+	}
+	if n > 0 && first != nil {
+		rows[0] = first
+	}
+	return rows
 }
 
 // writeEditedHeader writes to path the checkpoint good with its JSON header changed by edit, and returns path.

@@ -170,32 +170,9 @@ func Load(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	var lex *lexicon.Table
-	if h.Lexicon != nil {
-		lex = &lexicon.Table{Best: h.Lexicon}
-		if err := lex.Check(src.Size(), tgt.Size()); err != nil {
-			return nil, fmt.Errorf("load %s: %w", path, err)
-		}
-	}
-	// Compare every tensor the config implies with what the file holds before allocating anything: the
-	// checksum protects against corruption, not against a crafted header asking for huge sizes.
-	implied, err := newModel[float32](h.Config.Model, src, tgt, param.NewShapeSet[float32](), nil)
+	lex, err := h.checkTables(f, src, tgt)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	for _, prefix := range []string{"", "adam.m.", "adam.v."} {
-		for _, t := range implied.Params.List() {
-			stored, ok := f.Tensor(prefix + t.Name)
-			if !ok {
-				return nil, fmt.Errorf("load %s: tensor %s missing", path, prefix+t.Name)
-			}
-			if !slices.Equal(stored.Shape, t.Shape) {
-				return nil, fmt.Errorf("load %s: tensor %s has shape %v, the config implies %v", path, prefix+t.Name, stored.Shape, t.Shape)
-			}
-		}
-	}
-	if want := 3 * len(implied.Params.List()); len(f.Tensors) != want {
-		return nil, fmt.Errorf("load %s: file holds %d tensors, the config implies %d", path, len(f.Tensors), want)
 	}
 	m, err := New[float32](h.Config.Model, src, tgt)
 	if err != nil {
@@ -232,6 +209,68 @@ func Load(path string) (*Checkpoint, error) {
 		}
 	}
 	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil
+}
+
+// ReadProgress returns the training position stored in the checkpoint at path, from its header alone
+// (checkpoint.ReadHeader: neither the weights nor the checksum are read): a quick look at whose a file is.
+func ReadProgress(path string) (Progress, error) {
+	raw, err := checkpoint.ReadHeader(path)
+	if err != nil {
+		return Progress{}, err
+	}
+	var h struct {
+		Format   string   `json:"format"`
+		Progress Progress `json:"progress"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Progress{}, fmt.Errorf("load %s: header: %w", path, err)
+	}
+	if h.Format != formatName {
+		return Progress{}, fmt.Errorf("load %s: not an attend model (format %q)", path, h.Format)
+	}
+	return h.Progress, nil
+}
+
+// checkTables checks, in one place and before anything is allocated for them, every table of the checkpoint
+// f whose size the config and the vocabularies src and tgt imply: the tensors (the embeddings, the output
+// layer, every weight, and Adam's two moments of each: present, each of the shape its config implies, and
+// nothing else) and the lexicon (lexicon.Table.Check: one row per source word, each of at most
+// lexicon.DefaultOptions().Keep distinct target ids in the vocabulary). The subword merges are checked
+// against the config by subwords. It returns the lexicon (nil when the file holds none). The checksum protects
+// against corruption, not against a crafted header asking for huge sizes or a table of another shape.
+func (h header) checkTables(f *checkpoint.File, src, tgt *data.Vocab) (*lexicon.Table, error) {
+	var lex *lexicon.Table
+	if h.Lexicon != nil {
+		lex = &lexicon.Table{Best: h.Lexicon}
+		if err := lex.Check(src.Size(), tgt.Size()); err != nil {
+			return nil, err
+		}
+		keep := lexicon.DefaultOptions().Keep
+		for s, row := range lex.Best {
+			if len(row) > keep {
+				return nil, fmt.Errorf("lexicon: row %d holds %d target ids, more than the %d a lexicon keeps", s, len(row), keep)
+			}
+		}
+	}
+	implied, err := newModel[float32](h.Config.Model, src, tgt, param.NewShapeSet[float32](), nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, prefix := range []string{"", "adam.m.", "adam.v."} {
+		for _, t := range implied.Params.List() {
+			stored, ok := f.Tensor(prefix + t.Name)
+			if !ok {
+				return nil, fmt.Errorf("tensor %s missing", prefix+t.Name)
+			}
+			if !slices.Equal(stored.Shape, t.Shape) {
+				return nil, fmt.Errorf("tensor %s has shape %v, the config implies %v", prefix+t.Name, stored.Shape, t.Shape)
+			}
+		}
+	}
+	if want := 3 * len(implied.Params.List()); len(f.Tensors) != want {
+		return nil, fmt.Errorf("file holds %d tensors, the config implies %d", len(f.Tensors), want)
+	}
+	return lex, nil
 }
 
 // subwords returns the stored merges, checked against data.subword and data.merges: present exactly when the

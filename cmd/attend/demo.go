@@ -18,7 +18,8 @@ agreement, whose correct alignment is known; trains the demo model on it (a coup
 translates the held-out test set; and prints exact-match accuracy and the alignment error rate of the attention
 against the generator's gold alignment. Everything it writes goes to --out: the corpus (with test.align, the
 gold), checkpoints, metrics, heatmap.png (the attention of one test sentence: the reordering shows as an
-off-diagonal pattern) and heatmaps/index.html (a gallery of the first test sentences).`,
+off-diagonal pattern) and heatmaps/index.html (a gallery of the first test sentences). The directory is the
+demo's: a second run replaces what the first wrote there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req.Config = app.DemoConfig()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -202,7 +203,8 @@ func TestSecondRunOnTheSameOutIsRefused(t *testing.T) {
 	if raw, err := os.ReadFile(lock); err != nil || strings.TrimSpace(string(raw)) != pid {
 		t.Fatalf("the killed run's lock file holds %q (%v), want its process id", raw, err)
 	}
-	if stdout, stderr, code := run(t, "", args("2", "10")...); code != 0 || !strings.Contains(stdout, "done: 10 steps") {
+	// The killed run may have saved a checkpoint: replacing it is what a new run on its --out means.
+	if stdout, stderr, code := run(t, "", append(args("2", "10"), "--overwrite")...); code != 0 || !strings.Contains(stdout, "done: 10 steps") {
 		t.Fatalf("run after the first was killed: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
@@ -363,5 +365,63 @@ func TestMessagesCountInTheRightNumber(t *testing.T) {
 	}
 	if _, stderr, code := run(t, "a b\n", "translate", "--model", ckpt, "--output", dir); code != 1 || !strings.Contains(stderr, "such as "+filepath.Join(dir, "translations.txt")) {
 		t.Errorf("translate --output DIR: exit %d, stderr %q; want a file name that fits a translation", code, stderr)
+	}
+}
+
+// TestOutputsReplaceOnlyWhatTheyMay is issue #51's cases 4 and 19 through the binary: a second train on the
+// --out of a trained model exits 1 naming --resume and --overwrite and leaves the model as it was, and
+// --overwrite replaces it; a symbolic link that leads nowhere given as train --out or lexicon --out is refused and
+// stays a link.
+func TestOutputsReplaceOnlyWhatTheyMay(t *testing.T) {
+	dir := t.TempDir()
+	train, valid, test := synth.Split(200, 10, 5, 51)
+	if err := synth.WriteFiles(dir, train, valid, test); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "m.ckpt")
+	args := func(out string, extra ...string) []string {
+		return append([]string{"train", "--config", "../../configs/demo.yaml", "--src", filepath.Join(dir, "train.src"),
+			"--tgt", filepath.Join(dir, "train.tgt"), "--out", out, "--no-progress", "--max-steps", "2",
+			"--set", "model.emb=8", "--set", "model.enc_hidden=8", "--set", "model.dec_hidden=8", "--set", "model.attn_dim=8"}, extra...)
+	}
+	if _, stderr, code := run(t, "", args(ckpt)...); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	before := snapshot(t, dir)
+	_, stderr, code := run(t, "", args(ckpt, "--seed", "2")...)
+	if code != 1 || !strings.Contains(stderr, "--out "+ckpt+" holds a trained model; `--resume "+ckpt+"` continues it, `--overwrite` replaces it") {
+		t.Fatalf("a second run on the model: exit %d, stderr %q; want a refusal naming --resume and --overwrite", code, stderr)
+	}
+	if after := snapshot(t, dir); !maps.Equal(before, after) {
+		t.Fatalf("the refused run changed the directory:\n%v\n%v", before, after)
+	}
+	if stdout, stderr, code := run(t, "", args(ckpt, "--seed", "2", "--overwrite")...); code != 0 || !strings.Contains(stdout, "done: 2 steps") {
+		t.Fatalf("--overwrite: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if snapshot(t, dir)["m.ckpt"] == before["m.ckpt"] {
+		t.Fatal("--overwrite left the model as it was")
+	}
+
+	for _, c := range []struct{ name, link, target string }{
+		{"train", filepath.Join(dir, "d.ckpt"), filepath.Join(dir, "nowhere", "d.ckpt")},
+		{"lexicon", filepath.Join(dir, "e.ckpt"), filepath.Join(dir, "missing.ckpt")},
+	} {
+		if err := os.Symlink(c.target, c.link); err != nil {
+			t.Fatal(err)
+		}
+		argv := args(c.link)
+		if c.name == "lexicon" {
+			argv = []string{"lexicon", "--model", ckpt, "--src", filepath.Join(dir, "train.src"), "--tgt", filepath.Join(dir, "train.tgt"), "--out", c.link}
+		}
+		_, stderr, code := run(t, "", argv...)
+		if code != 1 || !strings.Contains(stderr, "--out "+c.link+" is a symbolic link that leads nowhere") {
+			t.Errorf("%s --out a link to nowhere: exit %d, stderr %q", c.name, code, stderr)
+		}
+		if info, err := os.Lstat(c.link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s replaced the link %s (%v)", c.name, c.link, err)
+		}
+		if _, err := os.Lstat(c.target); err == nil {
+			t.Errorf("%s created %s through the link", c.name, c.target)
+		}
 	}
 }

@@ -57,7 +57,7 @@ with their ensemble, as translate does: the words are the ensemble's, the attent
 	fl.IntVar(&o.Limit, "limit", 50, "with --input, draw at most this many sentences (0: all)")
 	decode.registerSearch(fl)
 	fl.BoolVar(&o.Tokenized, "tokenized", false, "the text is tokenized: its words are split on white space only")
-	fl.BoolVar(&o.Alignment, "alignment", false, "draw a model's alignment attention (model.full_context_alignment), which knows each output word, instead of the decoder's attention")
+	fl.BoolVar(&o.Alignment, "alignment", false, "draw a model's alignment attention (model.full_context_alignment), which knows each output word, instead of the decoder's attention; refused for a model without one")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }

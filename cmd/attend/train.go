@@ -21,6 +21,7 @@ type trainFlags struct {
 	noProgress              bool // plain log lines even on a terminal
 	noValid                 bool // no validation, even on resume
 	forceMemory             bool // train even when the estimated memory is more than the machine has
+	overwrite               bool // replace the checkpoints of another run at --out
 	cpuProfile              string
 }
 
@@ -41,8 +42,10 @@ links, which it writes to NAME.align beside --out; --resume reads them from ther
 
 Before any work, every file it will write (--out and the files beside it, --metrics, --cpuprofile) is checked
 against every file it reads (the corpora, --config, --resume) and against each other: none may be the same file
-as another, except --out and --resume (a run continued in place), and none may be a directory, a device or a
-named pipe.
+as another, except --out and --resume (a run continued in place), and none may be a directory, a device, a
+named pipe or a symbolic link that leads nowhere. A file there that attend did not write (notes at NAME.align,
+text at --out) is never replaced. A trained model at --out (or its best or step checkpoints) is replaced only
+by a run that continues it (--resume) or with --overwrite.
 
 Every config key can be set with --set section.key=value, e.g. --set model.cell=gru --set train.lr=5e-4.
 
@@ -56,7 +59,7 @@ more than a tenth of a side's tokens <unk>.`,
 			err := app.RunTrain(cmd.Context(), app.TrainOptions{Stderr: cmd.ErrOrStderr(), TrainRequest: app.TrainRequest{
 				ConfigFile: f.config, Overrides: func(c *model.Config) error { return applyTrainFlags(cmd, &f, c) },
 				Train: f.corpus, Valid: f.valid, NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics,
-				CPUProfile: f.cpuProfile, Stdout: cmd.OutOrStdout(), ForceMemory: f.forceMemory,
+				CPUProfile: f.cpuProfile, Stdout: cmd.OutOrStdout(), ForceMemory: f.forceMemory, Overwrite: f.overwrite,
 				Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress)}})
 			var reported *app.ReportedError
 			var stopped *model.InterruptedError
@@ -80,6 +83,7 @@ more than a tenth of a side's tokens <unk>.`,
 	fl.BoolVar(&f.noValid, "no-valid", false, "no validation, even when resuming a run that validated")
 	fl.StringVarP(&f.out, "out", "o", "", "checkpoint to write (required)")
 	fl.StringVar(&f.resume, "resume", "", "checkpoint to continue training from (validates on the files its run validated on, unless --valid-* or --no-valid say otherwise)")
+	fl.BoolVar(&f.overwrite, "overwrite", false, "replace the trained model at --out (and its best and step checkpoints) with a new run; without it such a run is refused (--resume continues it)")
 	fl.StringVar(&f.metrics, "metrics", "", "metrics JSON-lines file (default: beside --out)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a config key: section.key=value (repeatable)")
 	fl.IntVar(&f.epochs, "epochs", 0, "number of epochs (train.epochs)")

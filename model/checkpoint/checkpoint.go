@@ -625,3 +625,43 @@ func (d *decoder) float64s(values []float64) error {
 	}
 	return nil
 }
+
+// HasMagic reports whether head, the first bytes of a file, starts as every checkpoint does: the magic, or a
+// piece of it when head is shorter. The rest is not checked (see Read).
+func HasMagic(head []byte) bool {
+	n := min(len(head), len(magic))
+	return n > 0 && string(head[:n]) == magic[:n]
+}
+
+// ReadHeader returns the JSON header of the checkpoint at path without reading its tensors or checking its
+// checksum: a quick look at what a file holds (the run and its position), not a verified read (see Read).
+func ReadHeader(path string) ([]byte, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	defer file.Close()
+	info, err := file.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	prefix := make([]byte, prefixLen+8)
+	if _, err := io.ReadFull(file, prefix); err != nil || !HasMagic(prefix) {
+		return nil, fmt.Errorf("checkpoint %s: not an attend checkpoint, or truncated", path)
+	}
+	if version := binary.LittleEndian.Uint32(prefix[len(magic):]); version != FormatVersion {
+		return nil, fmt.Errorf("checkpoint %s: %w %d (this build reads version %d)", path, ErrVersion, version, FormatVersion)
+	}
+	n := binary.LittleEndian.Uint64(prefix[prefixLen:])
+	if n > uint64(info.Size()) {
+		return nil, fmt.Errorf("checkpoint %s: header length %d exceeds the file's %d bytes", path, n, info.Size())
+	}
+	header := make([]byte, n)
+	if _, err := io.ReadFull(file, header); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: header: %w", path, err)
+	}
+	if !json.Valid(header) {
+		return nil, fmt.Errorf("checkpoint %s: header is not valid JSON", path)
+	}
+	return header, nil
+}

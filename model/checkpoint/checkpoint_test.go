@@ -536,3 +536,29 @@ func TestEncodeGivesTheBytesWriteWrites(t *testing.T) {
 		t.Fatalf("Encode of an invalid header: %v", err)
 	}
 }
+
+// TestReadHeaderAndHasMagic checks the quick looks at a file that the output guard takes: HasMagic knows a
+// checkpoint (or the start of one) by its first bytes, and ReadHeader returns the header of a checkpoint without
+// its tensors, refusing what is not one or whose header length runs past the end.
+func TestReadHeaderAndHasMagic(t *testing.T) {
+	path, content := writeSample(t)
+	for _, c := range []struct {
+		head string
+		want bool
+	}{{string(content[:40]), true}, {"ATTN", true}, {"", false}, {"notes\n", false}, {"ATTNCKPX", false}} {
+		if got := HasMagic([]byte(c.head)); got != c.want {
+			t.Errorf("HasMagic(%q) = %v, want %v", c.head, got, c.want)
+		}
+	}
+	header, err := ReadHeader(path)
+	if err != nil || !bytes.Equal(header, sample().Header) {
+		t.Fatalf("ReadHeader = %q, %v; want the sample's header", header, err)
+	}
+	long := bytes.Clone(content)
+	binary.LittleEndian.PutUint64(long[prefixLen:], uint64(len(content)+1))
+	for name, bad := range map[string][]byte{"notes": []byte("notes about a model\n"), "a header past the end": long, "the magic alone": []byte(magic)} {
+		if _, err := ReadHeader(writeBytes(t, bad)); err == nil {
+			t.Errorf("ReadHeader of %s: no error", name)
+		}
+	}
+}

@@ -1,5 +1,5 @@
 # 28-06: a second run on the --out of a running one is refused, naming the first's process; once the first is
-# killed with SIGKILL its lock is stale and a third run goes ahead.
+# killed with SIGKILL its lock is stale and a third run (with --overwrite: the killed one may have saved) goes ahead.
 . "$REPO/scripts/sweep-lib.sh"
 $T --valid-src va.de --valid-tgt va.en --out same.ckpt --seed 1 --max-steps 2000 >one.out 2>one.err &
 p1=$!
@@ -23,7 +23,8 @@ elif [ "$RC" -eq 1 ] && said two "process $p1"; then
 else
   a="wrong exit $RC: $(first two)"
 fi
-limited 60 three $T --out same.ckpt --seed 3
+# The killed run may have saved a checkpoint there: a new run replaces it with --overwrite (issue #51's case 4).
+limited 60 three $T --out same.ckpt --seed 3 --overwrite
 if crashed three; then
   b="panic $(first three)"
 elif [ "$RC" -eq 0 ]; then
