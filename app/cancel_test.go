@@ -41,7 +41,7 @@ func (c *cancelAfter) when() time.Time {
 // TestTranslateStopsAWideBeamAtOnceAndWritesWhatItFinished is issue #51's case 6: Ctrl-C during a beam search as
 // wide as the vocabulary waited for the whole search (37 s) and then threw the finished translations away
 // ("interrupted after 0 sentences"). A one-word sentence, whose search ends at its first step (--max-len-ratio
-// 1), comes before a long one whose search would take 200 wide steps; the context is cancelled the moment the
+// 1), comes before a long one whose search would take 600 wide steps; the context is cancelled the moment the
 // first is done. Translate must return within a step or so with ctx's error, having written the first
 // sentence's translation, the same as an uncancelled run writes.
 func TestTranslateStopsAWideBeamAtOnceAndWritesWhatItFinished(t *testing.T) {
@@ -65,12 +65,12 @@ func testStopsAWideBeam(t *testing.T, cfg model.ModelConfig) {
 	}
 	m.Init(rand.New(rand.NewPCG(51, 6)))
 	if m.Transformer != nil {
-		// Never </s>: the long sentence's search runs all its 200 steps rather than settling at an empty
+		// Never </s>: the long sentence's search runs all its 600 steps rather than settling at an empty
 		// translation, as this random Transformer's does.
 		m.Transformer.OutB.Data[data.EOSID] = -1e4
 	}
-	long := strings.Join(words[:200], " ")
-	decode := DecodeOptions{MaxLen: 200, Batch: 1, Beam: m.TgtVocab.Size(), MaxLenRatio: 1}
+	long := strings.Join(words[:600], " ")
+	decode := DecodeOptions{MaxLen: 600, Batch: 1, Beam: m.TgtVocab.Size(), MaxLenRatio: 1}
 
 	var first bytes.Buffer
 	if _, err := Translate(context.Background(), TranslateRequest{Model: m, Input: strings.NewReader("w7\n"), InputName: "one",
@@ -106,10 +106,11 @@ func testStopsAWideBeam(t *testing.T, cfg model.ModelConfig) {
 	if r.n != 1 || out.String() != first.String() {
 		t.Fatalf("cancelled after the first sentence: %d written, %q; want 1, %q", r.n, out.String(), first.String())
 	}
-	// Alone it returns within 0.2 s (one wide step at most); the bound leaves room for a loaded machine, and
-	// stays below the 7 s (recurrent) and 48 s (Transformer) that the whole search took before.
+	// Alone it returns within 0.2 s (one wide step at most); the bound leaves room for a loaded machine (6.6 s
+	// was seen with a load average of 13), and stays below the 21 s (recurrent) and minutes (Transformer) that
+	// the whole search of 600 steps took before.
 	t.Logf("returned %v after the cancel", took.Round(time.Millisecond))
-	if took > 5*time.Second {
-		t.Fatalf("Translate returned %v after the cancel; want within a wide step (5 s at most)", took.Round(time.Millisecond))
+	if took > 15*time.Second {
+		t.Fatalf("Translate returned %v after the cancel; want within a wide step (15 s at most)", took.Round(time.Millisecond))
 	}
 }
