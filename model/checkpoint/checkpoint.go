@@ -339,42 +339,44 @@ func encode(w io.Writer, f *File) error {
 // truncated)"; they wrap ErrChecksum or ErrVersion where those apply, and the os error when the file cannot
 // be opened.
 func Read(path string) (*File, error) {
-	file, err := os.Open(path)
+	file, size, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return nil, err
 	}
 	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	if info.IsDir() {
-		return nil, fmt.Errorf("checkpoint %s: is a directory, not a checkpoint file", path)
-	}
-	f, err := decode(file, info.Size())
+	f, err := decode(file, size)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return f, nil
 }
 
+// open opens the checkpoint file at path for Read and ReadHeader and returns its size; a directory is refused.
+func open(path string) (*os.File, int64, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	info, err := file.Stat()
+	if err == nil && info.IsDir() {
+		err = fmt.Errorf("checkpoint %s: is a directory, not a checkpoint file", path)
+	} else if err != nil {
+		err = fmt.Errorf("checkpoint: %w", err)
+	}
+	if err != nil {
+		file.Close()
+		return nil, 0, err
+	}
+	return file, info.Size(), nil
+}
+
 // decode reads a whole checkpoint of size bytes from r. It parses while hashing, then checks the checksum. A
 // checksum mismatch is reported in preference to a parse error, because it is the root cause: a flipped bit
 // in a length field shows up as a nonsensical length, but the honest diagnosis is a corrupt file.
 func decode(r io.Reader, size int64) (*File, error) {
-	head := make([]byte, prefixLen)
-	n, _ := io.ReadFull(r, head)
-	head = head[:n]
-	switch {
-	case len(head) < len(magic) && bytes.HasPrefix([]byte(magic), head):
-		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
-	case !bytes.HasPrefix(head, []byte(magic)):
-		return nil, errors.New("not an attend checkpoint (bad magic)")
-	case len(head) < prefixLen:
-		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
-	}
-	if version := binary.LittleEndian.Uint32(head[len(magic):]); version != FormatVersion {
-		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, version, FormatVersion)
+	head, err := readPrefix(r, size)
+	if err != nil {
+		return nil, err
 	}
 	if size < int64(prefixLen+sha256.Size) {
 		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
@@ -399,6 +401,25 @@ func decode(r io.Reader, size int64) (*File, error) {
 		return nil, parseErr
 	}
 	return f, nil
+}
+
+// readPrefix reads the magic and the version from the start of r, a file of size bytes, and checks them.
+func readPrefix(r io.Reader, size int64) ([]byte, error) {
+	head := make([]byte, prefixLen)
+	n, _ := io.ReadFull(r, head)
+	head = head[:n]
+	switch {
+	case len(head) < len(magic) && bytes.HasPrefix([]byte(magic), head):
+		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
+	case !bytes.HasPrefix(head, []byte(magic)):
+		return nil, errors.New("not an attend checkpoint (bad magic)")
+	case len(head) < prefixLen:
+		return nil, fmt.Errorf("file is truncated (%d bytes)", size)
+	}
+	if version := binary.LittleEndian.Uint32(head[len(magic):]); version != FormatVersion {
+		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, version, FormatVersion)
+	}
+	return head, nil
 }
 
 // checkSum reads the trailer from r and compares it with sum.
@@ -636,25 +657,21 @@ func HasMagic(head []byte) bool {
 // ReadHeader returns the JSON header of the checkpoint at path without reading its tensors or checking its
 // checksum: a quick look at what a file holds (the run and its position), not a verified read (see Read).
 func ReadHeader(path string) ([]byte, error) {
-	file, err := os.Open(path)
+	file, size, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return nil, err
 	}
 	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+	if _, err := readPrefix(file, size); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	prefix := make([]byte, prefixLen+8)
-	if _, err := io.ReadFull(file, prefix); err != nil || !HasMagic(prefix) {
-		return nil, fmt.Errorf("checkpoint %s: not an attend checkpoint, or truncated", path)
+	length := make([]byte, 8)
+	if _, err := io.ReadFull(file, length); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: file is truncated (%d bytes)", path, size)
 	}
-	if version := binary.LittleEndian.Uint32(prefix[len(magic):]); version != FormatVersion {
-		return nil, fmt.Errorf("checkpoint %s: %w %d (this build reads version %d)", path, ErrVersion, version, FormatVersion)
-	}
-	n := binary.LittleEndian.Uint64(prefix[prefixLen:])
-	if n > uint64(info.Size()) {
-		return nil, fmt.Errorf("checkpoint %s: header length %d exceeds the file's %d bytes", path, n, info.Size())
+	n := binary.LittleEndian.Uint64(length)
+	if n > uint64(size) {
+		return nil, fmt.Errorf("checkpoint %s: header length %d exceeds the file's %d bytes", path, n, size)
 	}
 	header := make([]byte, n)
 	if _, err := io.ReadFull(file, header); err != nil {
