@@ -215,29 +215,13 @@ func (r keyRule) check(cfg Config) error {
 		if w, ok := keyValue(top, key); !ok || fmt.Sprint(w.Interface()) != want {
 			unread := r.Range
 			unread.Zero, unread.Note = true, "read with "+key+" "+want
-			var err error
-			switch v.Kind() {
-			case reflect.Int:
-				err = unread.CheckInt(r.key, v.Int())
-			case reflect.Float64:
-				err = unread.Check(r.key, v.Float())
-			}
-			if err != nil {
-				return fmt.Errorf("config: %w", err)
-			}
-			return nil
+			return checkNumber(unread, r.key, v)
 		}
 	}
 	if r.elsewhere {
 		return nil
 	}
-	var err error
-	switch v.Kind() {
-	case reflect.Int:
-		err = r.CheckInt(r.key, v.Int())
-	case reflect.Float64:
-		err = r.Check(r.key, v.Float())
-	case reflect.String:
+	if v.Kind() == reflect.String {
 		if r.path || r.blank && v.String() == "" {
 			return nil
 		}
@@ -247,6 +231,19 @@ func (r keyRule) check(cfg Config) error {
 			}
 		}
 		return fmt.Errorf("config: %s is %q; want %s", r.key, v.String(), orList(r.values))
+	}
+	return checkNumber(r.Range, r.key, v)
+}
+
+// checkNumber returns nil when v, the value of the int or float64 key, lies in rng, else the range's complaint;
+// a value of any other kind is not a number and passes.
+func checkNumber(rng bound.Range, key string, v reflect.Value) error {
+	var err error
+	switch v.Kind() {
+	case reflect.Int:
+		err = rng.CheckInt(key, v.Int())
+	case reflect.Float64:
+		err = rng.Check(key, v.Float())
 	}
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
