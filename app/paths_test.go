@@ -93,17 +93,7 @@ func TestCheckOutputsRefusesWhatWouldDestroyAFile(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("CheckOutputs still running after 10 s (did it open a named pipe?)")
 			}
-			switch {
-			case c.want == nil && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.want != nil && err == nil:
-				t.Fatalf("accepted, want an error mentioning %q", c.want)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Fatalf("error %q lacks %q", err, w)
-				}
-			}
+			requireRefusal(t, err, c.want)
 		})
 	}
 	if raw, err := os.ReadFile(src); err != nil || string(raw) != "data\n" {
@@ -185,20 +175,26 @@ func TestCheckOutputsReplacesOnlyAttendsOwnFiles(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := CheckOutputs([]NamedPath{c.out}, nil)
-			switch {
-			case c.want == nil && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.want != nil && err == nil:
-				t.Fatalf("accepted, want an error mentioning %q", c.want)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Fatalf("error %q lacks %q", err, w)
-				}
-			}
+			requireRefusal(t, err, c.want)
 		})
 	}
 	if raw, err := os.ReadFile(notes); err != nil || string(raw) != "my notes\n" {
 		t.Fatalf("the notes changed: %q, %v", raw, err)
+	}
+}
+
+// requireRefusal fails t unless err holds every text of want, or is nil when want is.
+func requireRefusal(t *testing.T, err error, want []string) {
+	t.Helper()
+	switch {
+	case want == nil && err != nil:
+		t.Fatalf("refused: %v", err)
+	case want != nil && err == nil:
+		t.Fatalf("accepted, want an error mentioning %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %q lacks %q", err, w)
+		}
 	}
 }

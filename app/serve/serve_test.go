@@ -116,21 +116,20 @@ func (b *syncBuffer) String() string {
 func post(t *testing.T, url, body string) (int, http.Header, []byte) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, raw
+	return answer(t, resp, err)
 }
 
 // get fetches the server's path and returns the status, the headers and the body.
 func get(t *testing.T, url string) (int, http.Header, []byte) {
 	t.Helper()
 	resp, err := http.Get(url)
+	return answer(t, resp, err)
+}
+
+// answer reads the whole of a response (failing t if the request or the read failed) and returns its status,
+// headers and body.
+func answer(t *testing.T, resp *http.Response, err error) (int, http.Header, []byte) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
