@@ -3,6 +3,7 @@ package transformer
 import (
 	"fmt"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -24,8 +25,8 @@ func maskAt[T kernels.Float](masks [][]T, l int) []T {
 // encBlockCache is what one encoder block's forward pass keeps.
 type encBlockCache[T kernels.Float] struct {
 	ln1, ln2 normCache[T]
-	self     *attnCache[T]
-	ff       ffCache[T]
+	self     *block.Cache[T]
+	ff       *block.FeedForward[T]
 }
 
 // encPass is one run of the encoder's forward pass: its inputs and every block's cache, in arena memory that
@@ -66,19 +67,19 @@ func (m *Model[T]) encodeForward(w encWeights[T], src, lengths []int, rows, srcL
 		bw, pre := w.blocks[l], fmt.Sprintf("%s.%d", name, l)
 		p.blocks = append(p.blocks, encBlockCache[T]{
 			ln1: newNormCache(a, pre+".ln1", n, d), ln2: newNormCache(a, pre+".ln2", n, d),
-			self: newAttnCache(a, pre+".self", rows, srcLen, srcLen, d, m.Cfg.Heads, lengths, lengths, false),
-			ff:   ffCache[T]{n: n, dim: d, inner: m.Cfg.FF, act: a.Get(pre+".act", n*m.Cfg.FF)}})
+			self: block.NewCache(a, pre+".self", m.attention(), rows, srcLen, srcLen, lengths, lengths, false),
+			ff:   block.NewFeedForward(a, pre+".act", n, d, m.Cfg.FF)})
 		c := &p.blocks[l]
 		// x += Drop(SelfAttn(LN1(x)))
 		c.ln1.forward(bw.norm1, x, n, d)
-		c.self.forward(bw.self, c.ln1.h, c.ln1.h, y)
+		c.self.Forward(bw.self, c.ln1.h, c.ln1.h, y, false)
 		next := a.Get(pre+".x1", n*d)
 		copy(next, x)
 		addDropped(next, y, maskAt(masks.self, l), rows, srcLen, d)
 		x = next
 		// x += Drop(FFN(LN2(x)))
 		c.ln2.forward(bw.norm2, x, n, d)
-		c.ff.forward(bw.ff, c.ln2.h, y)
+		c.ff.Forward(bw.ff, c.ln2.h, y, false)
 		next = a.Get(pre+".x2", n*d)
 		copy(next, x)
 		addDropped(next, y, maskAt(masks.ff, l), rows, srcLen, d)

@@ -3,6 +3,7 @@ package transformer
 import (
 	"fmt"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -15,8 +16,8 @@ type decMasks[T kernels.Float] struct {
 // decBlockCache is what one decoder block's forward pass keeps.
 type decBlockCache[T kernels.Float] struct {
 	ln1, ln2, ln3 normCache[T]
-	self, cross   *attnCache[T]
-	ff            ffCache[T]
+	self, cross   *block.Cache[T]
+	ff            *block.FeedForward[T]
 }
 
 // decPass is one run of the decoder's forward pass by teacher forcing.
@@ -59,21 +60,21 @@ func (m *Model[T]) decodeForward(w decWeights[T], mem []T, srcLengths []int, src
 		bw, pre := w.blocks[l], fmt.Sprintf("%s.%d", name, l)
 		p.blocks = append(p.blocks, decBlockCache[T]{
 			ln1: newNormCache(a, pre+".ln1", n, d), ln2: newNormCache(a, pre+".ln2", n, d), ln3: newNormCache(a, pre+".ln3", n, d),
-			self:  newAttnCache(a, pre+".self", rows, tgtLen, tgtLen, d, m.Cfg.Heads, nil, nil, true),
-			cross: newAttnCache(a, pre+".cross", rows, tgtLen, srcLen, d, m.Cfg.Heads, srcLengths, nil, false),
-			ff:    ffCache[T]{n: n, dim: d, inner: m.Cfg.FF, act: a.Get(pre+".act", n*m.Cfg.FF)}})
+			self:  block.NewCache(a, pre+".self", m.attention(), rows, tgtLen, tgtLen, nil, nil, true),
+			cross: block.NewCache(a, pre+".cross", m.attention(), rows, tgtLen, srcLen, srcLengths, nil, false),
+			ff:    block.NewFeedForward(a, pre+".act", n, d, m.Cfg.FF)})
 		c := &p.blocks[l]
 		// y += Drop(CausalSelfAttn(LN1(y)))
 		c.ln1.forward(bw.norm1, x, n, d)
-		c.self.forward(bw.self, c.ln1.h, c.ln1.h, y)
+		c.self.Forward(bw.self, c.ln1.h, c.ln1.h, y, false)
 		x = residual(pre+".x1", x, maskAt(masks.self, l))
 		// y += Drop(CrossAttn(LN2(y), mem))
 		c.ln2.forward(bw.norm2, x, n, d)
-		c.cross.forward(bw.cross, c.ln2.h, mem, y)
+		c.cross.Forward(bw.cross, c.ln2.h, mem, y, false)
 		x = residual(pre+".x2", x, maskAt(masks.cross, l))
 		// y += Drop(FFN(LN3(y)))
 		c.ln3.forward(bw.norm3, x, n, d)
-		c.ff.forward(bw.ff, c.ln3.h, y)
+		c.ff.Forward(bw.ff, c.ln3.h, y, false)
 		x = residual(pre+".x3", x, maskAt(masks.ff, l))
 	}
 	// out = LN(y)
@@ -111,7 +112,7 @@ func (m *Model[T]) Force(mem *Memory[T], tgtIn []int, tgtLen int) *Forced[T] {
 		c := p.blocks[l].cross
 		for j := 0; j < m.Cfg.Heads; j++ {
 			w := make([]T, n*s)
-			c.headWeights(w, j)
+			c.HeadWeights(w, j)
 			f.Cross = append(f.Cross, w)
 		}
 	}

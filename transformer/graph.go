@@ -93,7 +93,7 @@ func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPa
 		Shape: tensor.ScalarShape(),
 		Forward: func(in [][]T, out []T) {
 			weights = p.Arena.Get(name+".weights", len(in[1]))
-			(*pass).blocks[m.Cfg.AttentionLayer].cross.headWeights(weights, head)
+			(*pass).blocks[m.Cfg.AttentionLayer].cross.HeadWeights(weights, head)
 			out[0] = T(align.GuideLoss(weights, in[1]))
 		},
 		Backward: func(in [][]T, g []T) [][]T {
@@ -102,7 +102,7 @@ func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPa
 			clear(dWeights)
 			align.GuideBackward(weights, in[1], g[0], dWeights)
 			c := (*pass).blocks[m.Cfg.AttentionLayer].cross
-			c.dWeights, c.weightHead = dWeights, head
+			c.DWeights, c.WeightHead = dWeights, head
 			grads := [][]T{p.Arena.Get(name+".ddec", len(in[0])), p.Arena.Get(name+".dguide", len(in[1]))}
 			clear(grads[0])
 			clear(grads[1])

@@ -153,7 +153,7 @@ func plainGuidedLoss[T kernels.Float](m *Model[T], b testBatch, ms *masks[T], sm
 	for t := 0; t < b.tgtLen; t++ {
 		for r := 0; r < b.rows; r++ {
 			for i := 0; i < b.srcLen; i++ {
-				a := float64(c.att[(r*m.Cfg.Heads+j)*s2+t*b.srcLen+i]) // (B, NH, T, S)
+				a := float64(c.Att[(r*m.Cfg.Heads+j)*s2+t*b.srcLen+i]) // (B, NH, T, S)
 				guided -= float64(g.gold[(t*b.rows+r)*b.srcLen+i]) * math.Log(a+align.GuideEpsilon)
 			}
 		}

@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
@@ -231,6 +232,13 @@ func (m *Model[T]) Init(rng *rand.Rand) {
 		xavier(m.OutW, d, m.Cfg.TgtVocab)
 	}
 	clear(m.OutB.Data)
+}
+
+// attention is the shape of every attention of the model: NH heads over the width D, each projection one
+// (D, D) matrix with head j in columns [j·HD, (j+1)·HD).
+func (m *Model[T]) attention() block.Attention {
+	d := m.Cfg.Dim
+	return block.Attention{Heads: m.Cfg.Heads, HeadDim: m.HeadDim(), QueryDim: d, MemDim: d, OutDim: d}
 }
 
 // HeadDim is the width of one attention head, D/NH.

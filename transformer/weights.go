@@ -1,6 +1,7 @@
 package transformer
 
 import (
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
@@ -14,9 +15,9 @@ type encWeights[T kernels.Float] struct {
 
 type encBlockWeights[T kernels.Float] struct {
 	norm1 normWeights[T]
-	self  attnWeights[T]
+	self  block.Weights[T]
 	norm2 normWeights[T]
-	ff    ffWeights[T]
+	ff    block.FFWeights[T]
 }
 
 // decWeights is the decoder's weights (or their gradients) as slices, the output layer excluded.
@@ -28,11 +29,11 @@ type decWeights[T kernels.Float] struct {
 
 type decBlockWeights[T kernels.Float] struct {
 	norm1 normWeights[T]
-	self  attnWeights[T]
+	self  block.Weights[T]
 	norm2 normWeights[T]
-	cross attnWeights[T]
+	cross block.Weights[T]
 	norm3 normWeights[T]
-	ff    ffWeights[T]
+	ff    block.FFWeights[T]
 }
 
 // encoderTensors lists the encoder's parameters in a fixed order: the order of the encoder op's inputs and of
@@ -103,12 +104,12 @@ func (c *cursor[T]) next() []T {
 
 func (c *cursor[T]) norm() normWeights[T] { return normWeights[T]{gain: c.next(), bias: c.next()} }
 
-func (c *cursor[T]) attention() attnWeights[T] {
-	return attnWeights[T]{qW: c.next(), qB: c.next(), kW: c.next(), kB: c.next(), vW: c.next(), vB: c.next(), oW: c.next(), oB: c.next()}
+func (c *cursor[T]) attention() block.Weights[T] {
+	return block.Weights[T]{QW: c.next(), QB: c.next(), KW: c.next(), KB: c.next(), VW: c.next(), VB: c.next(), OW: c.next(), OB: c.next()}
 }
 
-func (c *cursor[T]) ff() ffWeights[T] {
-	return ffWeights[T]{w1: c.next(), b1: c.next(), w2: c.next(), b2: c.next()}
+func (c *cursor[T]) ff() block.FFWeights[T] {
+	return block.FFWeights[T]{W1: c.next(), B1: c.next(), W2: c.next(), B2: c.next()}
 }
 
 // encWeightsOf reads w, slices in the order of encoderTensors.
