@@ -145,15 +145,24 @@ func projectBackward[T kernels.Float](a Attention, w, x, dy []T, n, in int, dx, 
 }
 
 // Forward writes into out (B·Lq, OutDim) the attention of the queries from x over the keys and values from m
-// (x and m may be the same), or, with accumulate, adds it to out: out += C W_O, then b_O. With m nil it
-// projects only the queries and reads the keys and values already in K and V (a step's cache).
+// (x and m may be the same), or, with accumulate, adds it to out: out += C W_O, then b_O. m holds every key's
+// input (B·Lk, MemDim), or, over a step's cache (KeyStride apart), only the last position's (B, MemDim), whose
+// keys and values it appends; with m nil it reads the keys and values already in K and V.
 func (c *Cache[T]) Forward(w Weights[T], x, m, out []T, accumulate bool) {
-	nq, nk, width := c.Rows*c.Lq, c.Rows*c.Lk, c.Width()
+	nq, width := c.Rows*c.Lq, c.Width()
 	c.X, c.M = x, m
 	Project(c.Attention, w.QW, w.QB, x, nq, c.QueryDim, c.Q, width)
-	if m != nil {
-		Project(c.Attention, w.KW, w.KB, m, nk, c.MemDim, c.K, c.LdK)
-		Project(c.Attention, w.VW, w.VB, m, nk, c.MemDim, c.V, c.LdK)
+	switch {
+	case m == nil:
+	case c.KeyStride == c.Lk*c.LdK && c.KeyRows == nil && len(m) == c.Rows*c.Lk*c.MemDim:
+		Project(c.Attention, w.KW, w.KB, m, c.Rows*c.Lk, c.MemDim, c.K, c.LdK)
+		Project(c.Attention, w.VW, w.VB, m, c.Rows*c.Lk, c.MemDim, c.V, c.LdK)
+	case c.KeyRows == nil && len(m) == c.Rows*c.MemDim:
+		at := (c.Lk - 1) * c.LdK
+		Project(c.Attention, w.KW, w.KB, m, c.Rows, c.MemDim, c.K[at:], c.KeyStride)
+		Project(c.Attention, w.VW, w.VB, m, c.Rows, c.MemDim, c.V[at:], c.KeyStride)
+	default:
+		panic(fmt.Sprintf("block: Attention.Forward over %d rows × %d keys got %d inputs of keys", c.Rows, c.Lk, len(m)))
 	}
 	c.attend()
 	beta := T(0)

@@ -14,19 +14,15 @@ type encMasks[T kernels.Float] struct {
 	self, ff [][]T // per block: on the self-attention's and on the feed-forward layer's output
 }
 
+// at is the masks of block l's sub-layers.
+func (m encMasks[T]) at(l int) [][]T { return [][]T{maskAt(m.self, l), maskAt(m.ff, l)} }
+
 // maskAt is masks[l], or nil past its end.
 func maskAt[T kernels.Float](masks [][]T, l int) []T {
 	if l < len(masks) {
 		return masks[l]
 	}
 	return nil
-}
-
-// encBlockCache is what one encoder block's forward pass keeps.
-type encBlockCache[T kernels.Float] struct {
-	ln1, ln2 normCache[T]
-	self     *block.Cache[T]
-	ff       *block.FeedForward[T]
 }
 
 // encPass is one run of the encoder's forward pass: its inputs and every block's cache, in arena memory that
@@ -36,15 +32,10 @@ type encPass[T kernels.Float] struct {
 	src, lengths      []int
 	masks             encMasks[T]
 	emb               embedding[T]
-	blocks            []encBlockCache[T]
-	final             normCache[T] // final.h is the memory, padded rows set to 0
+	blocks            []*block.BlockCache[T]
+	final             block.Norm[T] // final.H is the memory, padded rows set to 0
 	arena             *kernels.Arena[T]
 	name              string
-}
-
-// newNormCache takes a layer norm's buffers for n rows from a.
-func newNormCache[T kernels.Float](a *kernels.Arena[T], name string, n, d int) normCache[T] {
-	return normCache[T]{h: a.Get(name+".h", n*d), mean: a.Get(name+".mean", n), rstd: a.Get(name+".rstd", n)}
 }
 
 // encodeForward runs the encoder over src (time-major S×B) and writes its output into mem (B·S, D), the rows of
@@ -62,32 +53,15 @@ func (m *Model[T]) encodeForward(w encWeights[T], src, lengths []int, rows, srcL
 	sinusoid := a.Get(name+".sinusoid", srcLen*d)
 	p.emb.sinusoids(sinusoid, srcLen)
 	p.emb.forward(x, src, rows, srcLen, masks.emb, sinusoid)
-	y := a.Get(name+".y", n*d) // each sub-layer's output before its residual add
 	for l := range m.Enc {
-		bw, pre := w.blocks[l], fmt.Sprintf("%s.%d", name, l)
-		p.blocks = append(p.blocks, encBlockCache[T]{
-			ln1: newNormCache(a, pre+".ln1", n, d), ln2: newNormCache(a, pre+".ln2", n, d),
-			self: block.NewCache(a, pre+".self", m.attention(), rows, srcLen, srcLen, lengths, lengths, false),
-			ff:   block.NewFeedForward(a, pre+".act", n, d, m.Cfg.FF)})
-		c := &p.blocks[l]
-		// x += Drop(SelfAttn(LN1(x)))
-		c.ln1.forward(bw.norm1, x, n, d)
-		c.self.Forward(bw.self, c.ln1.h, c.ln1.h, y, false)
-		next := a.Get(pre+".x1", n*d)
-		copy(next, x)
-		addDropped(next, y, maskAt(masks.self, l), rows, srcLen, d)
-		x = next
-		// x += Drop(FFN(LN2(x)))
-		c.ln2.forward(bw.norm2, x, n, d)
-		c.ff.Forward(bw.ff, c.ln2.h, y, false)
-		next = a.Get(pre+".x2", n*d)
-		copy(next, x)
-		addDropped(next, y, maskAt(masks.ff, l), rows, srcLen, d)
-		x = next
+		// x += Drop(SelfAttn(LN1(x)));  x += Drop(FFN(LN2(x)))
+		c := block.NewBlockCache(a, fmt.Sprintf("%s.%d", name, l), m.block(false), rows, srcLen, 0, lengths, nil)
+		x = c.Forward(w.blocks[l], x, nil, masks.at(l), false)
+		p.blocks = append(p.blocks, c)
 	}
 	// mem = LN(x), padded rows 0
-	p.final = normCache[T]{h: mem, mean: a.Get(name+".ln.mean", n), rstd: a.Get(name+".ln.rstd", n)}
-	p.final.forward(w.norm, x, n, d)
+	p.final = block.Norm[T]{H: mem, Mean: a.Get(name+".ln.mean", n), Rstd: a.Get(name+".ln.rstd", n)}
+	p.final.Forward(w.norm, x, n, d)
 	clearPadded(mem, lengths, rows, srcLen, d)
 	return p
 }

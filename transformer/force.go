@@ -13,11 +13,9 @@ type decMasks[T kernels.Float] struct {
 	self, cross, ff [][]T // per block
 }
 
-// decBlockCache is what one decoder block's forward pass keeps.
-type decBlockCache[T kernels.Float] struct {
-	ln1, ln2, ln3 normCache[T]
-	self, cross   *block.Cache[T]
-	ff            *block.FeedForward[T]
+// at is the masks of block l's sub-layers.
+func (m decMasks[T]) at(l int) [][]T {
+	return [][]T{maskAt(m.self, l), maskAt(m.cross, l), maskAt(m.ff, l)}
 }
 
 // decPass is one run of the decoder's forward pass by teacher forcing.
@@ -26,8 +24,8 @@ type decPass[T kernels.Float] struct {
 	tgtIn                     []int
 	masks                     decMasks[T]
 	emb                       embedding[T]
-	blocks                    []decBlockCache[T]
-	final                     normCache[T] // final.h (B·T, D) is the decoder's output
+	blocks                    []*block.BlockCache[T]
+	final                     block.Norm[T] // final.H (B·T, D) is the decoder's output
 	arena                     *kernels.Arena[T]
 	name                      string
 }
@@ -48,38 +46,15 @@ func (m *Model[T]) decodeForward(w decWeights[T], mem []T, srcLengths []int, src
 	sinusoid := a.Get(name+".sinusoid", tgtLen*d)
 	p.emb.sinusoids(sinusoid, tgtLen)
 	p.emb.forward(x, tgtIn, rows, tgtLen, masks.emb, sinusoid)
-	y := a.Get(name+".y", n*d)
-	// residual returns a copy of x with y ⊙ mask added: the residual stream after a sub-layer.
-	residual := func(buf string, x, mask []T) []T {
-		next := a.Get(buf, n*d)
-		copy(next, x)
-		addDropped(next, y, mask, rows, tgtLen, d)
-		return next
-	}
 	for l := range m.Dec {
-		bw, pre := w.blocks[l], fmt.Sprintf("%s.%d", name, l)
-		p.blocks = append(p.blocks, decBlockCache[T]{
-			ln1: newNormCache(a, pre+".ln1", n, d), ln2: newNormCache(a, pre+".ln2", n, d), ln3: newNormCache(a, pre+".ln3", n, d),
-			self:  block.NewCache(a, pre+".self", m.attention(), rows, tgtLen, tgtLen, nil, nil, true),
-			cross: block.NewCache(a, pre+".cross", m.attention(), rows, tgtLen, srcLen, srcLengths, nil, false),
-			ff:    block.NewFeedForward(a, pre+".act", n, d, m.Cfg.FF)})
-		c := &p.blocks[l]
-		// y += Drop(CausalSelfAttn(LN1(y)))
-		c.ln1.forward(bw.norm1, x, n, d)
-		c.self.Forward(bw.self, c.ln1.h, c.ln1.h, y, false)
-		x = residual(pre+".x1", x, maskAt(masks.self, l))
-		// y += Drop(CrossAttn(LN2(y), mem))
-		c.ln2.forward(bw.norm2, x, n, d)
-		c.cross.Forward(bw.cross, c.ln2.h, mem, y, false)
-		x = residual(pre+".x2", x, maskAt(masks.cross, l))
-		// y += Drop(FFN(LN3(y)))
-		c.ln3.forward(bw.norm3, x, n, d)
-		c.ff.Forward(bw.ff, c.ln3.h, y, false)
-		x = residual(pre+".x3", x, maskAt(masks.ff, l))
+		// y += Drop(CausalSelfAttn(LN1(y)));  y += Drop(CrossAttn(LN2(y), mem));  y += Drop(FFN(LN3(y)))
+		c := block.NewBlockCache(a, fmt.Sprintf("%s.%d", name, l), m.block(true), rows, tgtLen, srcLen, nil, srcLengths)
+		x = c.Forward(w.blocks[l], x, mem, masks.at(l), false)
+		p.blocks = append(p.blocks, c)
 	}
 	// out = LN(y)
-	p.final = newNormCache(a, name+".ln", n, d)
-	p.final.forward(w.norm, x, n, d)
+	p.final = block.NewNorm(a, name+".ln", n, d)
+	p.final.Forward(w.norm, x, n, d)
 	return p
 }
 
@@ -105,11 +80,11 @@ func (m *Model[T]) Force(mem *Memory[T], tgtIn []int, tgtLen int) *Forced[T] {
 	n := rows * tgtLen
 	p := m.decodeForward(m.decWeightsOf(dataOf(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, decMasks[T]{}, kernels.NewArena[T](), "dec")
 	out := make([]T, n*d)
-	transpose(out, p.final.h, rows, tgtLen, d)
+	transpose(out, p.final.H, rows, tgtLen, d)
 	f := &Forced[T]{Logits: make([]T, n*v)}
 	m.logits(out, n, f.Logits)
 	for l := range p.blocks {
-		c := p.blocks[l].cross
+		c := p.blocks[l].Cross
 		for j := 0; j < m.Cfg.Heads; j++ {
 			w := make([]T, n*s)
 			c.HeadWeights(w, j)

@@ -93,7 +93,7 @@ func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPa
 		Shape: tensor.ScalarShape(),
 		Forward: func(in [][]T, out []T) {
 			weights = p.Arena.Get(name+".weights", len(in[1]))
-			(*pass).blocks[m.Cfg.AttentionLayer].cross.HeadWeights(weights, head)
+			(*pass).blocks[m.Cfg.AttentionLayer].Cross.HeadWeights(weights, head)
 			out[0] = T(align.GuideLoss(weights, in[1]))
 		},
 		Backward: func(in [][]T, g []T) [][]T {
@@ -101,7 +101,7 @@ func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPa
 			dWeights := p.Arena.Get(name+".dweights", len(in[1]))
 			clear(dWeights)
 			align.GuideBackward(weights, in[1], g[0], dWeights)
-			c := (*pass).blocks[m.Cfg.AttentionLayer].cross
+			c := (*pass).blocks[m.Cfg.AttentionLayer].Cross
 			c.DWeights, c.WeightHead = dWeights, head
 			grads := [][]T{p.Arena.Get(name+".ddec", len(in[0])), p.Arena.Get(name+".dguide", len(in[1]))}
 			clear(grads[0])
@@ -202,7 +202,7 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 				dm.ff = append(dm.ff, maskValue(in, at, 3+3*l))
 			}
 			*pass = m.decodeForward(m.decWeightsOf(in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
-			transpose(out, (*pass).final.h, rows, tgtLen, d)
+			transpose(out, (*pass).final.H, rows, tgtLen, d)
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 1, tensors, in)

@@ -11,68 +11,6 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 )
 
-// normWeights is one layer norm's gain and bias (or their gradients).
-type normWeights[T kernels.Float] struct{ gain, bias []T }
-
-// normCache is one pre-norm sub-layer's input and its layer norm, h = LayerNorm(x), with the statistics the
-// backward pass reads.
-type normCache[T kernels.Float] struct {
-	x, h       []T // (N, D); x is not a copy: the residual stream's buffer before the sub-layer
-	mean, rstd []T // (N)
-}
-
-// forward sets x and h = LayerNorm(x) over n rows of width d.
-func (c *normCache[T]) forward(w normWeights[T], x []T, n, d int) {
-	c.x = x
-	kernels.LayerNorm(c.h, c.mean, c.rstd, x, w.gain, w.bias, n, d)
-}
-
-// backward adds the gradient of x into dx, and those of the gain and bias into dw, given dh; tmp is (N, D)
-// scratch.
-func (c *normCache[T]) backward(w, dw normWeights[T], dh, dx, tmp []T, n, d int) {
-	// forward: h = (x − mean)·rstd ⊙ gain + bias
-	kernels.LayerNormBackward(tmp, dw.gain, dw.bias, dh, c.x, c.mean, c.rstd, w.gain, n, d)
-	for i, g := range tmp[:n*d] {
-		dx[i] += g
-	}
-}
-
-// addDropped adds y ⊙ mask into x (both (B·L, D) batch-major; mask time-major (L, B, D), nil: no dropout): a
-// sub-layer's output joining the residual stream. y is left unchanged.
-func addDropped[T kernels.Float](x, y, mask []T, rows, steps, d int) {
-	if mask == nil {
-		for i, v := range y[:rows*steps*d] {
-			x[i] += v
-		}
-		return
-	}
-	for r := 0; r < rows; r++ {
-		for i := 0; i < steps; i++ {
-			xr, yr, mr := x[(r*steps+i)*d:][:d], y[(r*steps+i)*d:][:d], mask[(i*rows+r)*d:][:d]
-			for u := range xr {
-				xr[u] += yr[u] * mr[u]
-			}
-		}
-	}
-}
-
-// dropped returns g ⊙ mask (batch-major g, time-major mask) in out, or g itself when mask is nil: the gradient
-// of a sub-layer's output from that of the residual stream after it.
-func dropped[T kernels.Float](g, mask, out []T, rows, steps, d int) []T {
-	if mask == nil {
-		return g
-	}
-	for r := 0; r < rows; r++ {
-		for i := 0; i < steps; i++ {
-			gr, or, mr := g[(r*steps+i)*d:][:d], out[(r*steps+i)*d:][:d], mask[(i*rows+r)*d:][:d]
-			for u := range gr {
-				or[u] = gr[u] * mr[u]
-			}
-		}
-	}
-	return out[:rows*steps*d]
-}
-
 // embedding is one side's embedding layer: x = (√D · E[w] + P) ⊙ mask over ids time-major (L×B), x batch-major.
 type embedding[T kernels.Float] struct {
 	table, pos []T // (V, D); the learned positions (MaxPositions, D), or nil for sinusoidal ones

@@ -30,14 +30,15 @@ type State[T kernels.Float] struct {
 	spareSrc       []int // where Reorder gathers src
 
 	// Scratch of Step, rowCap rows.
-	x, h, q, ctx []T   // (rows, D): the residual stream, a layer norm's output, queries, the heads' contexts
-	mean, rstd   []T   // (rows): a layer norm's statistics (unread)
-	hidden       []T   // (rows, F): the feed-forward layer's inner activations
-	att          []T   // (rows, NH, max(posCap, S)): the heads' attention weights
-	keyLen       []int // (rows): the real length of each row's sentence
-	position     []T   // (D): the positions' encoding of the step
-	attn         block.Cache[T]
+	x, h, q, ctx []T            // (rows, D): the residual stream, a layer norm's output, queries, the heads' contexts
+	mean, rstd   []T            // (rows): a layer norm's statistics (unread)
+	hidden       []T            // (rows, F): the feed-forward layer's inner activations
+	att          []T            // (rows, NH, max(posCap, S)): the heads' attention weights
+	keyLen       []int          // (rows): the real length of each row's sentence
+	position     []T            // (D): the positions' encoding of the step
+	self, cross  block.Cache[T] // the step's attentions, over the caches above
 	ffn          block.FeedForward[T]
+	block        block.BlockCache[T] // the step's decoder block
 }
 
 // minPositions is the positions a state's self-attention caches first have room for; they double when full.
@@ -58,8 +59,8 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 	for _, b := range st.w.blocks {
 		k, v := make([]T, n*d), make([]T, n*d)
 		// K = mem W_K + b_K;  V = mem W_V + b_V  over every position of every sentence
-		block.Project(m.attention(), b.cross.KW, b.cross.KB, mem.States, n, d, k, d)
-		block.Project(m.attention(), b.cross.VW, b.cross.VB, mem.States, n, d, v, d)
+		block.Project(m.attention(), b.Cross.KW, b.Cross.KB, mem.States, n, d, k, d)
+		block.Project(m.attention(), b.Cross.VW, b.Cross.VB, mem.States, n, d, v, d)
 		st.crossK, st.crossV = append(st.crossK, k), append(st.crossV, v)
 	}
 	st.selfK, st.selfV = make([][]T, len(m.Dec)), make([][]T, len(m.Dec))
@@ -79,21 +80,20 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	x, h := st.x[:n*d], st.h[:n*d]
 	m.embedStep(st, x, prev, t)
 	for l := range m.Dec {
-		b := &m.Dec[l]
-		// y += SelfAttn(LN1(y)), its keys and values of position t added to the cache
-		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm1.Gain.Data, b.Norm1.Bias.Data, n, d)
-		m.selfAttention(st, l, h, x)
-		// y += CrossAttn(LN2(y), mem)
-		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm2.Gain.Data, b.Norm2.Bias.Data, n, d)
-		var reported []T
-		if l == m.Cfg.AttentionLayer {
-			reported = weights[:n*s]
+		// y += SelfAttn(LN1(y)), its keys and values of position t added to the cache;
+		// y += CrossAttn(LN2(y), mem);  y += FFN(LN3(y))
+		self := m.stepAttention(st, &st.self, st.selfK[l], st.selfV[l], t+1, st.posCap*d)
+		cross := m.stepAttention(st, &st.cross, st.crossK[l], st.crossV[l], s, s*d)
+		cross.KeyRows, cross.KeyLen = st.src, st.keyLen[:n]
+		for r, g := range st.src[:n] {
+			cross.KeyLen[r] = st.mem.Lengths[g]
 		}
-		m.crossAttention(st, l, h, x, reported)
-		// y += FFN(LN3(y)) = ReLU(LN3(y) W_1 + b_1) W_2 + b_2
-		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm3.Gain.Data, b.Norm3.Bias.Data, n, d)
 		st.ffn = block.FeedForward[T]{N: n, Dim: d, Inner: m.Cfg.FF, Act: st.hidden[:n*m.Cfg.FF]}
-		st.ffn.Forward(st.w.blocks[l].ff, h, x, true)
+		st.block.SetStep(m.block(true), n, self, cross, &st.ffn, h, st.mean, st.rstd)
+		st.block.Forward(st.w.blocks[l], x, nil, nil, true)
+		if l == m.Cfg.AttentionLayer {
+			m.report(cross, weights[:n*s])
+		}
 	}
 	// logits = LN(y) W_out + b_out, with W_out = E_tgtᵀ when tied
 	kernels.LayerNorm(h, st.mean, st.rstd, x, m.DecNorm.Gain.Data, m.DecNorm.Bias.Data, n, d)
@@ -119,45 +119,21 @@ func (m *Model[T]) embedStep(st *State[T], x []T, prev []int, t int) {
 	}
 }
 
-// attention returns the step's attention of the rows' queries (one position each) over lk cached keys and
-// values (K and V, row r's first key at r·stride), in the state's scratch.
-func (m *Model[T]) stepAttention(st *State[T], k, v []T, lk, stride int) *block.Cache[T] {
+// stepAttention sets c up as the step's attention of the rows' queries (one position each) over lk cached
+// keys and values (k and v, row r's first key at r·stride), in the state's scratch.
+func (m *Model[T]) stepAttention(st *State[T], c *block.Cache[T], k, v []T, lk, stride int) *block.Cache[T] {
 	n, d := st.Rows, m.Cfg.Dim
-	st.attn = block.Cache[T]{Attention: m.attention(), Rows: n, Lq: 1, Lk: lk, Q: st.q[:n*d], Ctx: st.ctx[:n*d],
+	*c = block.Cache[T]{Attention: m.attention(), Rows: n, Lq: 1, Lk: lk, Q: st.q[:n*d], Ctx: st.ctx[:n*d],
 		K: k, V: v, LdK: d, KeyStride: stride, Att: st.att[:n*m.Cfg.Heads*lk]}
-	return &st.attn
+	return c
 }
 
-// selfAttention adds the causal self-attention of block l at position t = st.pos to the residual stream x for
-// every row, from h = LN1(y): it appends K = h W_K + b_K and V = h W_V + b_V to each row's cache, then attends
-// from Q = h W_Q + b_Q over positions 0 … t.
-func (m *Model[T]) selfAttention(st *State[T], l int, h, x []T) {
-	w := st.w.blocks[l].self
-	n, d, t, ld := st.Rows, m.Cfg.Dim, st.pos, st.posCap*m.Cfg.Dim
-	// Row r's key and value of position t go to (r·posCap + t)·D: rows ld apart.
-	keys, values := st.selfK[l], st.selfV[l]
-	block.Project(m.attention(), w.KW, w.KB, h, n, d, keys[t*d:], ld)
-	block.Project(m.attention(), w.VW, w.VB, h, n, d, values[t*d:], ld)
-	m.stepAttention(st, keys, values, t+1, ld).Forward(w, h, nil, x, true)
-}
-
-// crossAttention adds the cross-attention of block l to the residual stream x for every row, from h = LN2(y):
-// the queries Q = h W_Q + b_Q over the keys and values of the row's sentence, its padded positions masked. When
-// reported is not nil, it writes into it (rows × S) the weights reported as where the model looked: averaged
-// over the heads, or head Cfg.AlignmentHead's.
-func (m *Model[T]) crossAttention(st *State[T], l int, h, x, reported []T) {
-	n, s := st.Rows, st.mem.SrcLen
-	c := m.stepAttention(st, st.crossK[l], st.crossV[l], s, s*m.Cfg.Dim)
-	c.KeyRows, c.KeyLen = st.src, st.keyLen[:n]
-	for r, g := range st.src[:n] {
-		c.KeyLen[r] = st.mem.Lengths[g]
-	}
-	c.Forward(st.w.blocks[l].cross, h, nil, x, true)
-	if reported == nil {
-		return
-	}
+// report writes into reported (rows × S) the weights of the step's cross-attention c reported as where the
+// model looked: averaged over the heads, or head Cfg.AlignmentHead's (0 past the row's source length).
+func (m *Model[T]) report(c *block.Cache[T], reported []T) {
+	s := c.Lk
 	clear(reported)
-	for r := 0; r < n; r++ {
+	for r := 0; r < c.Rows; r++ {
 		valid := c.Keys(r)
 		for j := 0; j < m.Cfg.Heads; j++ {
 			if wj := T(m.Cfg.reportWeight(j)); wj != 0 {

@@ -241,6 +241,12 @@ func (m *Model[T]) attention() block.Attention {
 	return block.Attention{Heads: m.Cfg.Heads, HeadDim: m.HeadDim(), QueryDim: d, MemDim: d, OutDim: d}
 }
 
+// block is the shape of the encoder's blocks, or with cross the decoder's: pre-norm, the decoder's
+// self-attention causal.
+func (m *Model[T]) block(cross bool) block.Block {
+	return block.Block{Attention: m.attention(), FF: m.Cfg.FF, Cross: cross, Causal: cross}
+}
+
 // HeadDim is the width of one attention head, D/NH.
 func (m *Model[T]) HeadDim() int { return m.Cfg.Dim / m.Cfg.Heads }
 

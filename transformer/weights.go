@@ -9,31 +9,15 @@ import (
 // encWeights is the encoder's weights (or their gradients) as slices.
 type encWeights[T kernels.Float] struct {
 	emb, pos []T // pos nil with sinusoidal positions
-	blocks   []encBlockWeights[T]
-	norm     normWeights[T]
-}
-
-type encBlockWeights[T kernels.Float] struct {
-	norm1 normWeights[T]
-	self  block.Weights[T]
-	norm2 normWeights[T]
-	ff    block.FFWeights[T]
+	blocks   []block.BlockWeights[T]
+	norm     block.NormWeights[T]
 }
 
 // decWeights is the decoder's weights (or their gradients) as slices, the output layer excluded.
 type decWeights[T kernels.Float] struct {
 	emb, pos []T
-	blocks   []decBlockWeights[T]
-	norm     normWeights[T]
-}
-
-type decBlockWeights[T kernels.Float] struct {
-	norm1 normWeights[T]
-	self  block.Weights[T]
-	norm2 normWeights[T]
-	cross block.Weights[T]
-	norm3 normWeights[T]
-	ff    block.FFWeights[T]
+	blocks   []block.BlockWeights[T]
+	norm     block.NormWeights[T]
 }
 
 // encoderTensors lists the encoder's parameters in a fixed order: the order of the encoder op's inputs and of
@@ -102,7 +86,9 @@ func (c *cursor[T]) next() []T {
 	return c.w[c.i-1]
 }
 
-func (c *cursor[T]) norm() normWeights[T] { return normWeights[T]{gain: c.next(), bias: c.next()} }
+func (c *cursor[T]) norm() block.NormWeights[T] {
+	return block.NormWeights[T]{Gain: c.next(), Bias: c.next()}
+}
 
 func (c *cursor[T]) attention() block.Weights[T] {
 	return block.Weights[T]{QW: c.next(), QB: c.next(), KW: c.next(), KB: c.next(), VW: c.next(), VB: c.next(), OW: c.next(), OB: c.next()}
@@ -120,7 +106,8 @@ func (m *Model[T]) encWeightsOf(w [][]T) encWeights[T] {
 		e.pos = c.next()
 	}
 	for range m.Enc {
-		e.blocks = append(e.blocks, encBlockWeights[T]{norm1: c.norm(), self: c.attention(), norm2: c.norm(), ff: c.ff()})
+		n1, self, n2, ff := c.norm(), c.attention(), c.norm(), c.ff()
+		e.blocks = append(e.blocks, block.BlockWeights[T]{Norms: []block.NormWeights[T]{n1, n2}, Self: self, FF: ff})
 	}
 	e.norm = c.norm()
 	return e
@@ -134,8 +121,8 @@ func (m *Model[T]) decWeightsOf(w [][]T) decWeights[T] {
 		e.pos = c.next()
 	}
 	for range m.Dec {
-		e.blocks = append(e.blocks, decBlockWeights[T]{norm1: c.norm(), self: c.attention(), norm2: c.norm(),
-			cross: c.attention(), norm3: c.norm(), ff: c.ff()})
+		n1, self, n2, cross, n3, ff := c.norm(), c.attention(), c.norm(), c.attention(), c.norm(), c.ff()
+		e.blocks = append(e.blocks, block.BlockWeights[T]{Norms: []block.NormWeights[T]{n1, n2, n3}, Self: self, Cross: cross, FF: ff})
 	}
 	e.norm = c.norm()
 	return e
