@@ -21,6 +21,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -75,13 +76,18 @@ func (b *Block[T]) Params() []*param.Tensor[T] {
 		b.Norm1Gain, b.Norm1Bias, b.FF1W, b.FF1B, b.FF2W, b.FF2B, b.Norm2Gain, b.Norm2Bias}
 }
 
-// blockWeights is one block's weights (or their gradients) as slices, in the order of Block.Params.
-type blockWeights[T kernels.Float] struct {
-	qW, qB, kW, kB, vW, vB, oW, oB, n1G, n1B, f1W, f1B, f2W, f2B, n2G, n2B []T
+// blockWeights is one block's weights (or their gradients), w in the order of Block.Params.
+func blockWeights[T kernels.Float](w [][]T) block.BlockWeights[T] {
+	return block.BlockWeights[T]{
+		Self:  block.Weights[T]{QW: w[0], QB: w[1], KW: w[2], KB: w[3], VW: w[4], VB: w[5], OW: w[6], OB: w[7]},
+		Norms: []block.NormWeights[T]{{Gain: w[8], Bias: w[9]}, {Gain: w[14], Bias: w[15]}},
+		FF:    block.FFWeights[T]{W1: w[10], B1: w[11], W2: w[12], B2: w[13]}}
 }
 
-func toBlockWeights[T kernels.Float](w [][]T) blockWeights[T] {
-	return blockWeights[T]{w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]}
+// block is the shape of every block: post-norm, each head's projections a block of its own.
+func (s *SelfAttention[T]) block() block.Block {
+	return block.Block{Attention: block.Attention{Heads: s.Heads, HeadDim: s.HeadDim, QueryDim: s.Dim, MemDim: s.Dim, OutDim: s.Dim, PerHead: true},
+		FF: s.FFN, PostNorm: true}
 }
 
 // SelfAttention is a stack of Transformer blocks over a memory of width Dim.
@@ -161,27 +167,14 @@ func (s *SelfAttention[T]) Weights() [][]T {
 	return out
 }
 
-// blockCache is what one block's forward pass keeps for its backward pass.
-type blockCache[T kernels.Float] struct {
-	x                   []T // (N, D) the block's input (not a copy: the previous block's out, or the memory)
-	q, k, v, ctx        []T // (N, D) each; head j in columns [j·HD, (j+1)·HD)
-	att                 []T // (B, NH, S, S): softmax weights, 0 on padded keys and on padded query rows
-	res1, y1, res2, out []T // (N, D): x + attention, its layer norm, y1 + feed-forward, its layer norm (masked)
-	mean1, rstd1        []T // (N) statistics of the first layer norm
-	mean2, rstd2        []T // (N) and of the second
-	act                 []T // (N, F) ReLU(y1 W_1 + b_1)
-	rows, srcLen        int
-	lengths             []int
-	dim, heads, headDim int
-	ffn                 int
-	arena               *kernels.Arena[T] // also holds the backward pass's scratch, under name
-	name                string
-}
-
 // SelfAttentionCache is what SelfAttention.Forward keeps for Backward: every block's input and intermediate
 // values, in arena memory that the next Forward with the same arena and name overwrites.
 type SelfAttentionCache[T kernels.Float] struct {
-	blocks []*blockCache[T]
+	blocks       []*block.BlockCache[T]
+	lengths      []int
+	rows, srcLen int
+	arena        *kernels.Arena[T] // also holds the backward pass's scratch, under name
+	name         string
 }
 
 // Blocks is the number of blocks the cache holds.
@@ -191,13 +184,20 @@ func (c *SelfAttentionCache[T]) Blocks() int { return len(c.blocks) }
 // query position i of sentence r over the key positions (0 on padded keys, all 0 for padded queries), copied
 // out of the cache.
 func (c *SelfAttentionCache[T]) Weights(l, j int) []T {
-	b := c.blocks[l]
-	out := make([]T, b.rows*b.srcLen*b.srcLen)
-	s2 := b.srcLen * b.srcLen
-	for r := 0; r < b.rows; r++ {
-		copy(out[r*s2:(r+1)*s2], b.att[(r*b.heads+j)*s2:][:s2])
+	b := c.blocks[l].Self
+	out := make([]T, c.rows*c.srcLen*c.srcLen)
+	s2 := c.srcLen * c.srcLen
+	for r := 0; r < c.rows; r++ {
+		copy(out[r*s2:(r+1)*s2], b.Att[(r*b.Heads+j)*s2:][:s2])
 	}
 	return out
+}
+
+// maskPadded zeroes the rows of x (N, D) at positions past their sentence's length: the blocks' outputs there.
+func (c *SelfAttentionCache[T]) maskPadded(x []T, d int) {
+	for r := 0; r < c.rows; r++ {
+		clear(x[(r*c.srcLen+max(0, min(c.lengths[r], c.srcLen)))*d : (r+1)*c.srcLen*d])
+	}
 }
 
 // Forward runs the blocks over memory (B, S, D) batch-major, lengths the rows' real lengths, and writes the
@@ -210,13 +210,13 @@ func (s *SelfAttention[T]) Forward(weights [][]T, memory []T, lengths []int, row
 		panic(fmt.Sprintf("encoder: SelfAttention.Forward got memory %d, out %d, %d lengths, %d weights for %d×%d×%d and %d blocks",
 			len(memory), len(out), len(lengths), len(weights), rows, srcLen, s.Dim, len(s.Blocks)))
 	}
-	cache := &SelfAttentionCache[T]{}
+	cache := &SelfAttentionCache[T]{lengths: lengths, rows: rows, srcLen: srcLen, arena: arena, name: name}
 	x := memory
 	for l := range s.Blocks {
-		c := s.newBlockCache(arena, fmt.Sprintf("%s.%d", name, l), rows, srcLen, lengths)
-		c.forward(toBlockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x)
+		c := block.NewBlockCache(arena, fmt.Sprintf("%s.%d", name, l), s.block(), rows, srcLen, 0, lengths, nil)
+		x = c.Forward(blockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x, nil, nil, false)
+		cache.maskPadded(x, s.Dim)
 		cache.blocks = append(cache.blocks, c)
-		x = c.out
 	}
 	copy(out, x)
 	return cache
@@ -224,164 +224,19 @@ func (s *SelfAttention[T]) Forward(weights [][]T, memory []T, lengths []int, row
 
 // Backward adds the gradients of the weights into grads (same order and shapes as weights) and writes the
 // gradient of the memory into dMemory, given dOut, the gradient of Forward's out (its rows at padded positions
-// are ignored: those outputs are constant 0). It reads what cache kept.
+// are ignored: those outputs are constant 0). It reads what cache kept. b_K's gradient stays 0, its exact value
+// (block.Cache.Backward says why).
 func (s *SelfAttention[T]) Backward(weights [][]T, cache *SelfAttentionCache[T], dOut, dMemory []T, grads [][]T) {
 	if len(grads) != len(weights) || len(dOut) != len(dMemory) {
 		panic(fmt.Sprintf("encoder: SelfAttention.Backward got %d grads for %d weights, dOut %d, dMemory %d", len(grads), len(weights), len(dOut), len(dMemory)))
 	}
-	d := dOut
+	scratch := block.NewBlockScratch(cache.arena, cache.name+".grad", cache.blocks[0])
+	copy(dMemory, dOut)
 	for l := len(s.Blocks) - 1; l >= 0; l-- {
-		c := cache.blocks[l]
-		c.backward(toBlockWeights(weights[l*blockTensors:(l+1)*blockTensors]), toBlockWeights(grads[l*blockTensors:(l+1)*blockTensors]), d, dMemory)
-		if l > 0 {
-			d = c.arena.Get(c.name+".dx", len(dMemory))
-			copy(d, dMemory)
-		}
-	}
-}
-
-func (s *SelfAttention[T]) newBlockCache(a *kernels.Arena[T], name string, rows, srcLen int, lengths []int) *blockCache[T] {
-	n, d, f := rows*srcLen, s.Dim, s.FFN
-	get := func(part string, size int) []T { return a.Get(name+"."+part, size) }
-	return &blockCache[T]{rows: rows, srcLen: srcLen, lengths: lengths, dim: d, heads: s.Heads, headDim: s.HeadDim, ffn: f,
-		arena: a, name: name,
-		q: get("q", n*d), k: get("k", n*d), v: get("v", n*d), ctx: get("ctx", n*d),
-		att:  get("att", rows*s.Heads*srcLen*srcLen),
-		res1: get("res1", n*d), y1: get("y1", n*d), res2: get("res2", n*d), out: get("out", n*d),
-		mean1: get("mean1", n), rstd1: get("rstd1", n), mean2: get("mean2", n), rstd2: get("rstd2", n),
-		act: get("act", n*f)}
-}
-
-// realLen is row r's length clipped to [0, srcLen].
-func (c *blockCache[T]) realLen(r int) int { return max(0, min(c.lengths[r], c.srcLen)) }
-
-// forward runs one block on x (N, D).
-func (c *blockCache[T]) forward(w blockWeights[T], x []T) {
-	n, d, hd, f, s := c.rows*c.srcLen, c.dim, c.headDim, c.ffn, c.srcLen
-	c.x = x
-	// Q_j = x W_Q,j + b_Q,j (and K, V): each head's columns of one (N, D) buffer.
-	for j := 0; j < c.heads; j++ {
-		kernels.Linear(x, w.qW[j*d*hd:(j+1)*d*hd], n, d, hd, c.q[j*hd:], d)
-		kernels.Linear(x, w.kW[j*d*hd:(j+1)*d*hd], n, d, hd, c.k[j*hd:], d)
-		kernels.Linear(x, w.vW[j*d*hd:(j+1)*d*hd], n, d, hd, c.v[j*hd:], d)
-	}
-	kernels.AddBias(c.q, n, d, w.qB)
-	kernels.AddBias(c.k, n, d, w.kB)
-	kernels.AddBias(c.v, n, d, w.vB)
-	// A_j = softmax(Q_j K_jᵀ / √HD) over the L real positions of each sentence; C_j = A_j V_j. Only the L × L
-	// block is computed: padded keys and padded query rows keep weight 0, and padded rows of C stay 0.
-	clear(c.att)
-	clear(c.ctx)
-	scale := T(1 / math.Sqrt(float64(hd)))
-	for r := 0; r < c.rows; r++ {
-		L, base := c.realLen(r), r*s*d
-		if L == 0 {
-			continue
-		}
-		for j := 0; j < c.heads; j++ {
-			a := c.att[(r*c.heads+j)*s*s:][:s*s]
-			kernels.Gemm(false, true, L, L, hd, scale, c.q[base+j*hd:], d, c.k[base+j*hd:], d, 0, a, s)
-			for i := 0; i < L; i++ {
-				kernels.SoftmaxRow(a[i*s:(i+1)*s], L)
-			}
-			kernels.Gemm(false, false, L, hd, L, 1, a, s, c.v[base+j*hd:], d, 0, c.ctx[base+j*hd:], d)
-		}
-	}
-	// res1 = x + C W_O + b_O;  y1 = LayerNorm(res1)
-	copy(c.res1, x)
-	kernels.Gemm(false, false, n, d, d, 1, c.ctx, d, w.oW, d, 1, c.res1, d)
-	kernels.AddBias(c.res1, n, d, w.oB)
-	kernels.LayerNorm(c.y1, c.mean1, c.rstd1, c.res1, w.n1G, w.n1B, n, d)
-	// act = ReLU(y1 W_1 + b_1);  res2 = y1 + act W_2 + b_2;  out = LayerNorm(res2), padded rows 0
-	kernels.Linear(c.y1, w.f1W, n, d, f, c.act, f)
-	kernels.AddBias(c.act, n, f, w.f1B)
-	for i, a := range c.act {
-		if a < 0 {
-			c.act[i] = 0
-		}
-	}
-	copy(c.res2, c.y1)
-	kernels.Gemm(false, false, n, d, f, 1, c.act, f, w.f2W, d, 1, c.res2, d)
-	kernels.AddBias(c.res2, n, d, w.f2B)
-	kernels.LayerNorm(c.out, c.mean2, c.rstd2, c.res2, w.n2G, w.n2B, n, d)
-	c.maskPadded(c.out, d)
-}
-
-// maskPadded zeroes the rows (width wide) of x (N, width) at positions past their sentence's length.
-func (c *blockCache[T]) maskPadded(x []T, width int) {
-	for r := 0; r < c.rows; r++ {
-		clear(x[(r*c.srcLen+c.realLen(r))*width : (r+1)*c.srcLen*width])
-	}
-}
-
-// backward adds the block's weight gradients into dw and writes the gradient of its input x into dx, given
-// dOut, the gradient of its output.
-func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
-	n, d, hd, f, s := c.rows*c.srcLen, c.dim, c.headDim, c.ffn, c.srcLen
-	get := func(part string, size int) []T { return c.arena.Get(c.name+"."+part, size) }
-	dRes, dY1, dCtx := get("dRes", n*d), get("dY1", n*d), get("dCtx", n*d)
-	dQ, dK, dV, dAct, dAtt := get("dQ", n*d), get("dK", n*d), get("dV", n*d), get("dAct", n*f), get("dAtt", s*s)
-	// forward: out = LayerNorm(res2) with padded rows set to 0, so those rows pass no gradient.
-	dOutMasked := get("dOut", n*d)
-	copy(dOutMasked, dOut)
-	c.maskPadded(dOutMasked, d)
-	kernels.LayerNormBackward(dRes, dw.n2G, dw.n2B, dOutMasked, c.res2, c.mean2, c.rstd2, w.n2G, n, d)
-	// forward: res2 = y1 + act W_2 + b_2, so dy1 = dres2, dW_2 += actᵀ dres2, dact = dres2 W_2ᵀ
-	copy(dY1, dRes)
-	kernels.AddColumnSums(dw.f2B, dRes, n, d)
-	clear(dAct)
-	kernels.LinearBackward(c.act, w.f2W, dRes, n, f, d, d, dAct, dw.f2W)
-	// forward: act = ReLU(h), so dh = dact where act > 0
-	for i, a := range c.act {
-		if a <= 0 {
-			dAct[i] = 0
-		}
-	}
-	// forward: h = y1 W_1 + b_1
-	kernels.AddColumnSums(dw.f1B, dAct, n, f)
-	kernels.LinearBackward(c.y1, w.f1W, dAct, n, d, f, f, dY1, dw.f1W)
-	// forward: y1 = LayerNorm(res1)
-	kernels.LayerNormBackward(dRes, dw.n1G, dw.n1B, dY1, c.res1, c.mean1, c.rstd1, w.n1G, n, d)
-	// forward: res1 = x + C W_O + b_O, so dx = dres1, dW_O += Cᵀ dres1, dC = dres1 W_Oᵀ
-	copy(dx, dRes)
-	kernels.AddColumnSums(dw.oB, dRes, n, d)
-	clear(dCtx)
-	kernels.LinearBackward(c.ctx, w.oW, dRes, n, d, d, d, dCtx, dw.oW)
-	// forward: C_j = A_j V_j with A_j = softmax(e), e = Q_j K_jᵀ / √HD
-	clear(dQ)
-	clear(dK)
-	clear(dV)
-	scale := T(1 / math.Sqrt(float64(hd)))
-	for r := 0; r < c.rows; r++ {
-		L, base := c.realLen(r), r*s*d
-		if L == 0 {
-			continue
-		}
-		for j := 0; j < c.heads; j++ {
-			a := c.att[(r*c.heads+j)*s*s:][:s*s]
-			off := base + j*hd
-			// dA = dC_j V_jᵀ;  dV_j += A_jᵀ dC_j
-			kernels.Gemm(false, true, L, L, hd, 1, dCtx[off:], d, c.v[off:], d, 0, dAtt, s)
-			kernels.Gemm(true, false, L, hd, L, 1, a, s, dCtx[off:], d, 1, dV[off:], d)
-			// de_i = a_i (dA_i − Σ_k a_k dA_k), row by row
-			for i := 0; i < L; i++ {
-				dr := dAtt[i*s : i*s+L]
-				kernels.SoftmaxRowBackward(a[i*s:i*s+L], dr, dr)
-			}
-			// dQ_j += de K_j / √HD;  dK_j += deᵀ Q_j / √HD
-			kernels.Gemm(false, false, L, hd, L, scale, dAtt, s, c.k[off:], d, 1, dQ[off:], d)
-			kernels.Gemm(true, false, L, hd, L, scale, dAtt, s, c.q[off:], d, 1, dK[off:], d)
-		}
-	}
-	// forward: Q_j = x W_Q,j + b_Q,j (and K, V)
-	kernels.AddColumnSums(dw.qB, dQ, n, d)
-	kernels.AddColumnSums(dw.kB, dK, n, d)
-	kernels.AddColumnSums(dw.vB, dV, n, d)
-	for j := 0; j < c.heads; j++ {
-		blk := func(t []T) []T { return t[j*d*hd : (j+1)*d*hd] }
-		kernels.LinearBackward(c.x, blk(w.qW), dQ[j*hd:], n, d, hd, d, dx, blk(dw.qW))
-		kernels.LinearBackward(c.x, blk(w.kW), dK[j*hd:], n, d, hd, d, dx, blk(dw.kW))
-		kernels.LinearBackward(c.x, blk(w.vW), dV[j*hd:], n, d, hd, d, dx, blk(dw.vW))
+		// forward: the block's output with padded rows set to 0, so those rows pass no gradient
+		cache.maskPadded(dMemory, s.Dim)
+		at := func(w [][]T) block.BlockWeights[T] { return blockWeights(w[l*blockTensors : (l+1)*blockTensors]) }
+		cache.blocks[l].Backward(at(weights), at(grads), dMemory, nil, nil, scratch)
 	}
 }
 
