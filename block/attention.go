@@ -131,16 +131,16 @@ func Project[T kernels.Float](a Attention, w, b, x []T, n, in int, out []T, ldo 
 	}
 }
 
-// projectBackward adds into dx the gradient of Project's x and into dw that of W, given dy (n, NH·HD).
-func projectBackward[T kernels.Float](a Attention, w, x, dy []T, n, in int, dx, dw []T) {
+// ProjectBackward adds into dx the gradient of Project's x and into dw that of W, given dy (n rows, ldy apart).
+func ProjectBackward[T kernels.Float](a Attention, w, x, dy []T, n, in, ldy int, dx, dw []T) {
 	hd, width := a.HeadDim, a.Width()
 	if !a.PerHead {
-		kernels.LinearBackward(x, w, dy, n, in, width, width, dx, dw)
+		kernels.LinearBackward(x, w, dy, n, in, width, ldy, dx, dw)
 		return
 	}
 	for j := 0; j < a.Heads; j++ {
 		blk := func(t []T) []T { return t[j*in*hd : (j+1)*in*hd] }
-		kernels.LinearBackward(x, blk(w), dy[j*hd:], n, in, hd, width, dx, blk(dw))
+		kernels.LinearBackward(x, blk(w), dy[j*hd:], n, in, hd, ldy, dx, blk(dw))
 	}
 }
 
@@ -200,41 +200,44 @@ func (c *Cache[T]) attend() {
 	}
 }
 
-// Scratch is the backward pass's scratch of one attention: dCtx, dQ (B·Lq, NH·HD), dK, dV (B·Lk, NH·HD), dA
-// (Lq, Lk).
-type Scratch[T kernels.Float] struct{ dCtx, dQ, dK, dV, dA []T }
+// Scratch is the backward pass's scratch of one attention: dCtx, dQ (B·Lq, NH·HD), dK, dV (laid out as K and V),
+// dA (Lq, Lk). An attention whose keys and values were given (Forward's m nil) takes their gradients in DK and
+// DV, its caller's, which Backward adds to.
+type Scratch[T kernels.Float] struct{ DCtx, DQ, DK, DV, DA []T }
 
 // NewScratch takes the scratch of c's backward pass from arena under names starting with name; attentions whose
 // backward passes run one after the other may share one.
 func NewScratch[T kernels.Float](arena *kernels.Arena[T], name string, c *Cache[T]) Scratch[T] {
 	nq, nk := c.Rows*c.Lq*c.Width(), c.Rows*c.Lk*c.Width()
-	return Scratch[T]{dCtx: arena.Get(name+".dctx", nq), dQ: arena.Get(name+".dq", nq), dK: arena.Get(name+".dk", nk),
-		dV: arena.Get(name+".dv", nk), dA: arena.Get(name+".da", c.Lq*c.Lk)}
+	return Scratch[T]{DCtx: arena.Get(name+".dctx", nq), DQ: arena.Get(name+".dq", nq), DK: arena.Get(name+".dk", nk),
+		DV: arena.Get(name+".dv", nk), DA: arena.Get(name+".da", c.Lq*c.Lk)}
 }
 
 // Backward adds the gradients of the weights into dw, of x into dx and of m into dm (dx and dm may be the same
 // buffer, for self-attention), given dOut, the gradient of Forward's out (read only). It reads what the last
-// Forward (with keys and values laid out batch-major) kept.
+// Forward kept; after one with m nil, it adds the gradients of the keys and values into s.DK and s.DV instead.
 //
 // b_K's gradient is left at 0, its exact value: b_K adds q_i·b_K to every score of query i, which the softmax
 // does not see (each row of dE sums to 0). The column sums of dK would be rounding noise instead, which Adam,
 // dividing by its own scale, turns into steps of the full learning rate that differ from one summation order
 // (workers, MPI processes) to another; so b_K stays where Init or a checkpoint put it.
 func (c *Cache[T]) Backward(w, dw Weights[T], dOut, dx, dm []T, s Scratch[T]) {
-	if c.LdK != c.Width() || c.KeyStride != c.Lk*c.Width() || c.KeyRows != nil {
+	if c.M != nil && (c.LdK != c.Width() || c.KeyStride != c.Lk*c.Width() || c.KeyRows != nil) {
 		panic(fmt.Sprintf("block: Attention.Backward over a step's cache (LdK %d, KeyStride %d)", c.LdK, c.KeyStride))
 	}
-	hd, width, lk := c.HeadDim, c.Width(), c.Lk
+	hd, width, lk, ldk := c.HeadDim, c.Width(), c.Lk, c.LdK
 	nq, nk := c.Rows*c.Lq, c.Rows*c.Lk
 	// forward: out = C W_O + b_O, so dW_O += Cᵀ dout, db_O += Σ dout, dC = dout W_Oᵀ
 	if dw.OB != nil {
 		kernels.AddColumnSums(dw.OB, dOut, nq, c.OutDim)
 	}
-	clear(s.dCtx)
-	kernels.LinearBackward(c.Ctx, w.OW, dOut, nq, width, c.OutDim, c.OutDim, s.dCtx, dw.OW)
-	clear(s.dQ)
-	clear(s.dK)
-	clear(s.dV)
+	clear(s.DCtx)
+	kernels.LinearBackward(c.Ctx, w.OW, dOut, nq, width, c.OutDim, c.OutDim, s.DCtx, dw.OW)
+	clear(s.DQ)
+	if c.M != nil {
+		clear(s.DK[:nk*width])
+		clear(s.DV[:nk*width])
+	}
 	scale := T(1 / math.Sqrt(float64(hd)))
 	s2 := c.Lq * lk
 	for r := 0; r < c.Rows; r++ {
@@ -242,17 +245,17 @@ func (c *Cache[T]) Backward(w, dw Weights[T], dOut, dx, dm []T, s Scratch[T]) {
 		if nQ == 0 {
 			continue
 		}
-		qBase, kBase := r*c.Lq*width, r*lk*width
+		qBase, kBase := r*c.Lq*width, c.keyBase(r)
 		for j := 0; j < c.Heads; j++ {
 			a := c.Att[(r*c.Heads+j)*s2:][:s2]
 			qo, ko := qBase+j*hd, kBase+j*hd
 			// forward: C_j = A_j V_j, so dA = dC_j V_jᵀ and dV_j += A_jᵀ dC_j
-			kernels.Gemm(false, true, nQ, L, hd, 1, s.dCtx[qo:], width, c.V[ko:], width, 0, s.dA, lk)
-			kernels.Gemm(true, false, L, hd, nQ, 1, a, lk, s.dCtx[qo:], width, 1, s.dV[ko:], width)
+			kernels.Gemm(false, true, nQ, L, hd, 1, s.DCtx[qo:], width, c.V[ko:], ldk, 0, s.DA, lk)
+			kernels.Gemm(true, false, L, hd, nQ, 1, a, lk, s.DCtx[qo:], width, 1, s.DV[ko:], ldk)
 			// a loss on A_j from outside (guided alignment) adds its gradient: dA += DWeights
 			if c.DWeights != nil && j == c.WeightHead {
 				for i := 0; i < nQ; i++ {
-					row, extra := s.dA[i*lk:i*lk+L], c.DWeights[(i*c.Rows+r)*lk:][:L]
+					row, extra := s.DA[i*lk:i*lk+L], c.DWeights[(i*c.Rows+r)*lk:][:L]
 					for k, g := range extra {
 						row[k] += g
 					}
@@ -260,22 +263,25 @@ func (c *Cache[T]) Backward(w, dw Weights[T], dOut, dx, dm []T, s Scratch[T]) {
 			}
 			// forward: A_j = softmax(E) row by row, so dE_i = a_i ⊙ (dA_i − a_i·dA_i) (0 where a_i is 0)
 			for i := 0; i < nQ; i++ {
-				row := s.dA[i*lk : i*lk+L]
+				row := s.DA[i*lk : i*lk+L]
 				kernels.SoftmaxRowBackward(a[i*lk:i*lk+L], row, row)
 			}
 			// forward: E = Q_j K_jᵀ / √HD, so dQ_j += dE K_j / √HD and dK_j += dEᵀ Q_j / √HD
-			kernels.Gemm(false, false, nQ, hd, L, scale, s.dA, lk, c.K[ko:], width, 1, s.dQ[qo:], width)
-			kernels.Gemm(true, false, L, hd, nQ, scale, s.dA, lk, c.Q[qo:], width, 1, s.dK[ko:], width)
+			kernels.Gemm(false, false, nQ, hd, L, scale, s.DA, lk, c.K[ko:], ldk, 1, s.DQ[qo:], width)
+			kernels.Gemm(true, false, L, hd, nQ, scale, s.DA, lk, c.Q[qo:], width, 1, s.DK[ko:], ldk)
 		}
 	}
 	// forward: Q = x W_Q + b_Q, K = m W_K + b_K, V = m W_V + b_V (b_K's gradient stays 0: see above)
 	if dw.QB != nil {
-		kernels.AddColumnSums(dw.QB, s.dQ, nq, width)
+		kernels.AddColumnSums(dw.QB, s.DQ, nq, width)
+	}
+	ProjectBackward(c.Attention, w.QW, c.X, s.DQ, nq, c.QueryDim, width, dx, dw.QW)
+	if c.M == nil {
+		return
 	}
 	if dw.VB != nil {
-		kernels.AddColumnSums(dw.VB, s.dV, nk, width)
+		kernels.AddColumnSums(dw.VB, s.DV, nk, width)
 	}
-	projectBackward(c.Attention, w.QW, c.X, s.dQ, nq, c.QueryDim, dx, dw.QW)
-	projectBackward(c.Attention, w.KW, c.M, s.dK, nk, c.MemDim, dm, dw.KW)
-	projectBackward(c.Attention, w.VW, c.M, s.dV, nk, c.MemDim, dm, dw.VW)
+	ProjectBackward(c.Attention, w.KW, c.M, s.DK, nk, c.MemDim, width, dm, dw.KW)
+	ProjectBackward(c.Attention, w.VW, c.M, s.DV, nk, c.MemDim, width, dm, dw.VW)
 }

@@ -305,32 +305,18 @@ func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, leng
 // Graph adds the blocks to a training graph built from gorgonia's own ops, over batch-major halves fwd and bwd
 // (B, S, H): the autodiff reference of the fused op. It returns the new halves, batch-major.
 func (s *SelfAttention[T]) Graph(p *graph.Params[T], fwd, bwd *G.Node, lengths *[]int, rows, srcLen int) (*G.Node, *G.Node) {
-	n, d, hd, half := rows*srcLen, s.Dim, s.HeadDim, s.Dim/2
+	n, d, half := rows*srcLen, s.Dim, s.Dim/2
 	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
 	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
 	flat := func(x *G.Node, w int) *G.Node { return G.Must(G.Reshape(x, []int{n, w})) }
 	x := graph.Concat[T]([]*G.Node{flat(fwd, half), flat(bwd, half)})
-	scale := G.NewConstant(T(1 / math.Sqrt(float64(hd))))
 	for l := range s.Blocks {
 		b := &s.Blocks[l]
-		var attn *G.Node
-		for j := 0; j < s.Heads; j++ {
-			project := func(w, bias *param.Tensor[T]) *G.Node {
-				y := graph.AddBias[T](mul(x, p.View(w, j*d*hd, d, hd)), p.View(bias, j*hd, hd))
-				return G.Must(G.Reshape(y, []int{rows, srcLen, hd}))
-			}
-			q, k, v := project(b.QueryW, b.QueryB), project(b.KeyW, b.KeyB), project(b.ValueW, b.ValueB)
-			scores := G.Must(G.Mul(G.Must(G.BatchedMatMul(q, k, false, true)), scale))
-			a := graph.SelfMaskedSoftmax[T](G.Must(G.Reshape(scores, []int{n, srcLen})), lengths, srcLen)
-			c := G.Must(G.BatchedMatMul(G.Must(G.Reshape(a, []int{rows, srcLen, srcLen})), v))
-			term := mul(G.Must(G.Reshape(c, []int{n, hd})), p.View(b.OutW, j*hd*d, hd, d))
-			if attn == nil {
-				attn = term
-			} else {
-				attn = add(attn, term)
-			}
-		}
-		y1 := graph.LayerNorm(p, add(x, graph.AddBias[T](attn, p.Whole(b.OutB))), b.Norm1Gain, b.Norm1Bias, n, d)
+		attn, _ := block.Graph(p, s.block().Attention, block.Tensors[T]{QW: b.QueryW, QB: b.QueryB, KW: b.KeyW, KB: b.KeyB,
+			VW: b.ValueW, VB: b.ValueB, OW: b.OutW, OB: b.OutB}, x, x, rows, srcLen, srcLen, func(scores *G.Node) *G.Node {
+			return graph.SelfMaskedSoftmax[T](scores, lengths, srcLen)
+		})
+		y1 := graph.LayerNorm(p, add(x, attn), b.Norm1Gain, b.Norm1Bias, n, d)
 		act := G.Must(G.Rectify(graph.AddBias[T](mul(y1, p.Whole(b.FF1W)), p.Whole(b.FF1B))))
 		res2 := add(y1, graph.AddBias[T](mul(act, p.Whole(b.FF2W)), p.Whole(b.FF2B)))
 		x = graph.MaskPositions[T](graph.LayerNorm(p, res2, b.Norm2Gain, b.Norm2Bias, n, d), lengths, srcLen)

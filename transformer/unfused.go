@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -149,33 +150,11 @@ func (u unfused[T]) embed(table, pos *param.Tensor[T], ids *[]int, steps int, ma
 	return u.drop(x, mask, steps)
 }
 
-// attention is the multi-head attention a of the queries from x (B·Lq, D) over the keys and values from mem
-// (B·Lk, D), both batch-major: head j reads columns [j·HD, (j+1)·HD) of Q = x W_Q + b_Q, K = mem W_K + b_K and
-// V = mem W_V + b_V, its weights are softmax(Q_j K_jᵀ / √HD) (B·Lq, Lk), masked by softmax, and
-// a = [A_1 V_1 … A_NH V_NH] W_O + b_O. It returns a and every head's weights.
+// attention is the multi-head attention (block.Graph) of the queries from x (B·Lq, D) over the keys and values
+// from mem (B·Lk, D), both batch-major, masked by softmax. It returns it and every head's weights.
 func (u unfused[T]) attention(w *Attention[T], x, mem *G.Node, lq, lk int, softmax func(scores *G.Node) *G.Node) (*G.Node, []*G.Node) {
-	hd, p := u.m.HeadDim(), u.p
-	project := func(in *G.Node, weight, bias *param.Tensor[T]) *G.Node {
-		return graph.AddBias[T](G.Must(G.Mul(in, p.Whole(weight))), p.Whole(bias))
-	}
-	q, k, v := project(x, w.QueryW, w.QueryB), project(mem, w.KeyW, w.KeyB), project(mem, w.ValueW, w.ValueB)
-	scale := G.NewConstant(T(1 / math.Sqrt(float64(hd))))
-	head := func(m *G.Node, j, steps int) *G.Node {
-		return G.Must(G.Reshape(graph.Columns[T](m, j*hd, (j+1)*hd), []int{u.rows, steps, hd}))
-	}
-	contexts := make([]*G.Node, u.m.Cfg.Heads)
-	weights := make([]*G.Node, u.m.Cfg.Heads)
-	for j := range contexts {
-		scores := G.Must(G.Mul(G.Must(G.BatchedMatMul(head(q, j, lq), head(k, j, lk), false, true)), scale))
-		weights[j] = softmax(G.Must(G.Reshape(scores, []int{u.rows * lq, lk})))
-		c := G.Must(G.BatchedMatMul(G.Must(G.Reshape(weights[j], []int{u.rows, lq, lk})), head(v, j, lk)))
-		contexts[j] = G.Must(G.Reshape(c, []int{u.rows * lq, hd}))
-	}
-	ctx := contexts[0]
-	if len(contexts) > 1 {
-		ctx = graph.Concat[T](contexts)
-	}
-	return graph.AddBias[T](G.Must(G.Mul(ctx, p.Whole(w.OutW))), p.Whole(w.OutB)), weights
+	return block.Graph(u.p, u.m.attention(), block.Tensors[T]{QW: w.QueryW, QB: w.QueryB, KW: w.KeyW, KB: w.KeyB,
+		VW: w.ValueW, VB: w.ValueB, OW: w.OutW, OB: w.OutB}, x, mem, u.rows, lq, lk, softmax)
 }
 
 // feedForward is ReLU(h W_1 + b_1) W_2 + b_2.

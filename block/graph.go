@@ -1,0 +1,58 @@
+package block
+
+import (
+	"math"
+
+	"github.com/attend-nmt/attend/graph"
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
+	G "gorgonia.org/gorgonia"
+)
+
+// Tensors is one attention's parameters, laid out as Weights says (a nil bias is none).
+type Tensors[T kernels.Float] struct{ QW, QB, KW, KB, VW, VB, OW, OB *param.Tensor[T] }
+
+// Graph adds the multi-head attention a to a gorgonia training graph, built from gorgonia's own ops for the
+// autodiff reference (train.unfused=true): the queries from x (B·Lq, QueryDim) over the keys and values from
+// mem (B·Lk, MemDim), both batch-major, head j's weights softmax(Q_j K_jᵀ / √HD) as the caller's softmax
+// masks them ((B·Lq, Lk) scores in, weights out), and out = [A_1 V_1 … A_NH V_NH] W_O + b_O (B·Lq, OutDim), as
+// Cache.Forward computes. It returns out and every head's weights.
+func Graph[T kernels.Float](p *graph.Params[T], a Attention, w Tensors[T], x, mem *G.Node, rows, lq, lk int, softmax func(scores *G.Node) *G.Node) (*G.Node, []*G.Node) {
+	hd, width := a.HeadDim, a.Width()
+	reshape := func(n *G.Node, shape ...int) *G.Node { return G.Must(G.Reshape(n, shape)) }
+	// project returns head j's projection (B, steps, HD) of in (B·steps, dim) for every j.
+	project := func(in *G.Node, weight, bias *param.Tensor[T], dim, steps int) func(j int) *G.Node {
+		if a.PerHead {
+			return func(j int) *G.Node {
+				y := G.Must(G.Mul(in, p.View(weight, j*dim*hd, dim, hd)))
+				if bias != nil {
+					y = graph.AddBias[T](y, p.View(bias, j*hd, hd))
+				}
+				return reshape(y, rows, steps, hd)
+			}
+		}
+		y := G.Must(G.Mul(in, p.View(weight, 0, dim, width)))
+		if bias != nil {
+			y = graph.AddBias[T](y, p.View(bias, 0, width))
+		}
+		return func(j int) *G.Node { return reshape(graph.Columns[T](y, j*hd, (j+1)*hd), rows, steps, hd) }
+	}
+	q, k, v := project(x, w.QW, w.QB, a.QueryDim, lq), project(mem, w.KW, w.KB, a.MemDim, lk), project(mem, w.VW, w.VB, a.MemDim, lk)
+	scale := G.NewConstant(T(1 / math.Sqrt(float64(hd))))
+	contexts := make([]*G.Node, a.Heads)
+	weights := make([]*G.Node, a.Heads)
+	for j := range contexts {
+		scores := G.Must(G.Mul(G.Must(G.BatchedMatMul(q(j), k(j), false, true)), scale))
+		weights[j] = softmax(reshape(scores, rows*lq, lk))
+		contexts[j] = reshape(G.Must(G.BatchedMatMul(reshape(weights[j], rows, lq, lk), v(j))), rows*lq, hd)
+	}
+	ctx := contexts[0]
+	if len(contexts) > 1 {
+		ctx = graph.Concat[T](contexts)
+	}
+	out := G.Must(G.Mul(ctx, p.View(w.OW, 0, width, a.OutDim)))
+	if w.OB != nil {
+		out = graph.AddBias[T](out, p.View(w.OB, 0, a.OutDim))
+	}
+	return out, weights
+}
