@@ -56,3 +56,52 @@ func Graph[T kernels.Float](p *graph.Params[T], a Attention, w Tensors[T], x, me
 	}
 	return out, weights
 }
+
+// NormTensors is one layer norm's gain and bias.
+type NormTensors[T kernels.Float] struct{ Gain, Bias *param.Tensor[T] }
+
+// FFTensors is one feed-forward layer's parameters, as FFWeights.
+type FFTensors[T kernels.Float] struct{ W1, B1, W2, B2 *param.Tensor[T] }
+
+// BlockTensors is one block's parameters, as BlockWeights.
+type BlockTensors[T kernels.Float] struct {
+	Norms       []NormTensors[T]
+	Self, Cross Tensors[T]
+	FF          FFTensors[T]
+}
+
+// GraphBlock adds the block b to a gorgonia training graph, built from gorgonia's own ops as BlockCache.Forward
+// computes it: x (B·L, D) batch-major, over the memory mem (B·memSteps, D; read with Cross only); the
+// self-attention's scores masked by selfSoftmax and the cross-attention's by crossSoftmax (Graph); drop(k, y)
+// the dropout of sub-layer k's output y (nil: none). It returns the block's output and the cross-attention's
+// heads' weights (nil without Cross).
+func GraphBlock[T kernels.Float](p *graph.Params[T], b Block, w BlockTensors[T], x, mem *G.Node, rows, steps, memSteps int,
+	selfSoftmax, crossSoftmax func(scores *G.Node) *G.Node, drop func(k int, y *G.Node) *G.Node) (*G.Node, []*G.Node) {
+	n := rows * steps
+	var crossWeights []*G.Node
+	sublayer := func(k int, h *G.Node) *G.Node {
+		var y *G.Node
+		switch {
+		case k == 0:
+			y, _ = Graph(p, b.Attention, w.Self, h, h, rows, steps, steps, selfSoftmax)
+		case k == 1 && b.Cross:
+			y, crossWeights = Graph(p, b.Attention, w.Cross, h, mem, rows, steps, memSteps, crossSoftmax)
+		default: // ReLU(h W_1 + b_1) W_2 + b_2
+			act := G.Must(G.Rectify(graph.AddBias[T](G.Must(G.Mul(h, p.Whole(w.FF.W1))), p.Whole(w.FF.B1))))
+			y = graph.AddBias[T](G.Must(G.Mul(act, p.Whole(w.FF.W2))), p.Whole(w.FF.B2))
+		}
+		if drop != nil {
+			y = drop(k, y)
+		}
+		return y
+	}
+	for k := 0; k < b.sublayers(); k++ {
+		norm := func(x *G.Node) *G.Node { return graph.LayerNorm(p, x, w.Norms[k].Gain, w.Norms[k].Bias, n, b.OutDim) }
+		if b.PostNorm { // x = LN(x + Drop(f(x)))
+			x = norm(G.Must(G.Add(x, sublayer(k, x))))
+		} else { // x += Drop(f(LN(x)))
+			x = G.Must(G.Add(x, sublayer(k, norm(x))))
+		}
+	}
+	return x, crossWeights
+}

@@ -305,21 +305,18 @@ func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, leng
 // Graph adds the blocks to a training graph built from gorgonia's own ops, over batch-major halves fwd and bwd
 // (B, S, H): the autodiff reference of the fused op. It returns the new halves, batch-major.
 func (s *SelfAttention[T]) Graph(p *graph.Params[T], fwd, bwd *G.Node, lengths *[]int, rows, srcLen int) (*G.Node, *G.Node) {
-	n, d, half := rows*srcLen, s.Dim, s.Dim/2
-	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
-	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
+	n, half := rows*srcLen, s.Dim/2
 	flat := func(x *G.Node, w int) *G.Node { return G.Must(G.Reshape(x, []int{n, w})) }
 	x := graph.Concat[T]([]*G.Node{flat(fwd, half), flat(bwd, half)})
 	for l := range s.Blocks {
 		b := &s.Blocks[l]
-		attn, _ := block.Graph(p, s.block().Attention, block.Tensors[T]{QW: b.QueryW, QB: b.QueryB, KW: b.KeyW, KB: b.KeyB,
-			VW: b.ValueW, VB: b.ValueB, OW: b.OutW, OB: b.OutB}, x, x, rows, srcLen, srcLen, func(scores *G.Node) *G.Node {
+		w := block.BlockTensors[T]{Norms: []block.NormTensors[T]{{Gain: b.Norm1Gain, Bias: b.Norm1Bias}, {Gain: b.Norm2Gain, Bias: b.Norm2Bias}},
+			Self: block.Tensors[T]{QW: b.QueryW, QB: b.QueryB, KW: b.KeyW, KB: b.KeyB, VW: b.ValueW, VB: b.ValueB, OW: b.OutW, OB: b.OutB},
+			FF:   block.FFTensors[T]{W1: b.FF1W, B1: b.FF1B, W2: b.FF2W, B2: b.FF2B}}
+		x, _ = block.GraphBlock(p, s.block(), w, x, nil, rows, srcLen, 0, func(scores *G.Node) *G.Node {
 			return graph.SelfMaskedSoftmax[T](scores, lengths, srcLen)
-		})
-		y1 := graph.LayerNorm(p, add(x, attn), b.Norm1Gain, b.Norm1Bias, n, d)
-		act := G.Must(G.Rectify(graph.AddBias[T](mul(y1, p.Whole(b.FF1W)), p.Whole(b.FF1B))))
-		res2 := add(y1, graph.AddBias[T](mul(act, p.Whole(b.FF2W)), p.Whole(b.FF2B)))
-		x = graph.MaskPositions[T](graph.LayerNorm(p, res2, b.Norm2Gain, b.Norm2Bias, n, d), lengths, srcLen)
+		}, nil, nil)
+		x = graph.MaskPositions[T](x, lengths, srcLen)
 	}
 	split := func(from int) *G.Node {
 		return G.Must(G.Reshape(graph.Columns[T](x, from, from+half), []int{rows, srcLen, half}))

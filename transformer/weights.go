@@ -66,6 +66,29 @@ func ffTensors[T kernels.Float](f FeedForward[T]) []*param.Tensor[T] {
 	return []*param.Tensor[T]{f.W1, f.B1, f.W2, f.B2}
 }
 
+// tensors is the block's parameters as block.GraphBlock takes them.
+func (b *EncoderBlock[T]) tensors() block.BlockTensors[T] {
+	return block.BlockTensors[T]{Norms: []block.NormTensors[T]{b.Norm1.tensors(), b.Norm2.tensors()}, Self: b.Self.tensors(), FF: b.FF.tensors()}
+}
+
+// tensors is the block's parameters as block.GraphBlock takes them.
+func (b *DecoderBlock[T]) tensors() block.BlockTensors[T] {
+	return block.BlockTensors[T]{Norms: []block.NormTensors[T]{b.Norm1.tensors(), b.Norm2.tensors(), b.Norm3.tensors()},
+		Self: b.Self.tensors(), Cross: b.Cross.tensors(), FF: b.FF.tensors()}
+}
+
+func (n Norm[T]) tensors() block.NormTensors[T] {
+	return block.NormTensors[T]{Gain: n.Gain, Bias: n.Bias}
+}
+
+func (a Attention[T]) tensors() block.Tensors[T] {
+	return block.Tensors[T]{QW: a.QueryW, QB: a.QueryB, KW: a.KeyW, KB: a.KeyB, VW: a.ValueW, VB: a.ValueB, OW: a.OutW, OB: a.OutB}
+}
+
+func (f FeedForward[T]) tensors() block.FFTensors[T] {
+	return block.FFTensors[T]{W1: f.W1, B1: f.B1, W2: f.W2, B2: f.B2}
+}
+
 // dataOf returns the data of each tensor.
 func dataOf[T kernels.Float](tensors []*param.Tensor[T]) [][]T {
 	out := make([][]T, len(tensors))
