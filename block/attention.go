@@ -1,7 +1,8 @@
 // Package block is the Transformer block and its parts, each written once for align's multi-head score, the
 // encoder's self-attention layers and the Transformer: multi-head attention (a forward pass that keeps its
 // cache, its backward pass, and a step over cached keys and values), the feed-forward layer, and the block with
-// a pre-/post-norm switch.
+// a pre-/post-norm switch, in plain Go, and the same attention and block built from gorgonia's ops (Graph,
+// GraphBlock) as the autodiff reference.
 //
 // Activations are batch-major: row r·L+i of an (N, width) buffer is position i of sentence r, N = B·L. Letters
 // as in llm.c: B rows, NH heads, HD the width of one head, D = NH·HD, F the feed-forward layer's inner width.

@@ -105,3 +105,58 @@ func GraphBlock[T kernels.Float](p *graph.Params[T], b Block, w BlockTensors[T],
 	}
 	return x, crossWeights
 }
+
+// List lists t's tensors in the order of the block's weights: pre-norm, each sub-layer's layer norm (gain,
+// bias) and then its tensors; post-norm, its tensors and then its layer norm. An attention's are W_Q, b_Q, W_K,
+// b_K, W_V, b_V, W_O, b_O; the feed-forward layer's W1, B1, W2, B2.
+func List[T kernels.Float](b Block, t BlockTensors[T]) []*param.Tensor[T] {
+	var out []*param.Tensor[T]
+	for k := 0; k < b.sublayers(); k++ {
+		norm := []*param.Tensor[T]{t.Norms[k].Gain, t.Norms[k].Bias}
+		a := t.Self
+		if k == 1 && b.Cross {
+			a = t.Cross
+		}
+		sub := []*param.Tensor[T]{a.QW, a.QB, a.KW, a.KB, a.VW, a.VB, a.OW, a.OB}
+		if k == b.sublayers()-1 {
+			sub = []*param.Tensor[T]{t.FF.W1, t.FF.B1, t.FF.W2, t.FF.B2}
+		}
+		if b.PostNorm {
+			norm, sub = sub, norm
+		}
+		out = append(append(out, norm...), sub...)
+	}
+	return out
+}
+
+// Read returns one block's weights (or their gradients) from the front of w, slices in List's order, and the
+// rest of w.
+func Read[T kernels.Float](b Block, w [][]T) (BlockWeights[T], [][]T) {
+	var bw BlockWeights[T]
+	next := func() []T {
+		v := w[0]
+		w = w[1:]
+		return v
+	}
+	norm := func() { bw.Norms = append(bw.Norms, NormWeights[T]{Gain: next(), Bias: next()}) }
+	for k := 0; k < b.sublayers(); k++ {
+		if !b.PostNorm {
+			norm()
+		}
+		switch {
+		case k == b.sublayers()-1:
+			bw.FF = FFWeights[T]{W1: next(), B1: next(), W2: next(), B2: next()}
+		default:
+			a := Weights[T]{QW: next(), QB: next(), KW: next(), KB: next(), VW: next(), VB: next(), OW: next(), OB: next()}
+			if k == 0 {
+				bw.Self = a
+			} else {
+				bw.Cross = a
+			}
+		}
+		if b.PostNorm {
+			norm()
+		}
+	}
+	return bw, w
+}

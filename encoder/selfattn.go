@@ -12,9 +12,10 @@ package encoder
 //	y1  = LayerNorm(x + C W_O + b_O)
 //	out = LayerNorm(y1 + ReLU(y1 W_1 + b_1) W_2 + b_2),  rows of padded positions set to 0
 //
-// The plain-Go pair SelfAttention.Forward / Backward is the one implementation that inference and the fused
-// training op share; SelfAttention.Graph builds the same block from gorgonia's ops for train.unfused=true, the
-// autodiff reference the hand-written backward is tested against.
+// Each is block's post-norm block, its heads' projections blocks of their own (block.Attention.PerHead): the
+// plain-Go pair SelfAttention.Forward / Backward, which inference and the fused training op share, runs
+// block.BlockCache; SelfAttention.Graph builds the same blocks from gorgonia's ops (block.GraphBlock) for
+// train.unfused=true, the autodiff reference the hand-written backward is tested against.
 
 import (
 	"fmt"
@@ -38,7 +39,7 @@ const FFNMultiplier = 2
 // MaxSelfAttentionLayers is the most blocks model.self_attention_layers may ask for.
 const MaxSelfAttentionLayers = 8
 
-// blockTensors is the number of parameter tensors of one block, in the order of Block.Params.
+// blockTensors is the number of parameter tensors of one block (block.List).
 const blockTensors = 16
 
 // CheckSelfAttention reports settings that self-attention layers cannot take: a number of layers outside 0 to
@@ -53,35 +54,10 @@ func CheckSelfAttention(layers, heads, memDim int) error {
 	return nil
 }
 
-// Block holds one Transformer block's parameters. Head j's query, key and value projections are block j of
-// QueryW, KeyW and ValueW, and its output projection the rows [j·HD, (j+1)·HD) of OutW, so that a head's weights
-// are contiguous (the gorgonia graph binds each as one view).
-type Block[T kernels.Float] struct {
-	QueryW, KeyW, ValueW *param.Tensor[T] // (NH, D, HD)
-	QueryB, KeyB, ValueB *param.Tensor[T] // (D): head j at [j·HD, (j+1)·HD)
-	OutW                 *param.Tensor[T] // (D, D)
-	OutB                 *param.Tensor[T] // (D)
-	Norm1Gain, Norm1Bias *param.Tensor[T] // (D): the layer norm after attention
-	FF1W                 *param.Tensor[T] // (D, F)
-	FF1B                 *param.Tensor[T] // (F)
-	FF2W                 *param.Tensor[T] // (F, D)
-	FF2B                 *param.Tensor[T] // (D)
-	Norm2Gain, Norm2Bias *param.Tensor[T] // (D): the layer norm after the feed-forward layer
-}
-
-// Params lists the block's tensors in a fixed order, the order of the weight and gradient slices that Forward
-// and Backward take.
-func (b *Block[T]) Params() []*param.Tensor[T] {
-	return []*param.Tensor[T]{b.QueryW, b.QueryB, b.KeyW, b.KeyB, b.ValueW, b.ValueB, b.OutW, b.OutB,
-		b.Norm1Gain, b.Norm1Bias, b.FF1W, b.FF1B, b.FF2W, b.FF2B, b.Norm2Gain, b.Norm2Bias}
-}
-
-// blockWeights is one block's weights (or their gradients), w in the order of Block.Params.
-func blockWeights[T kernels.Float](w [][]T) block.BlockWeights[T] {
-	return block.BlockWeights[T]{
-		Self:  block.Weights[T]{QW: w[0], QB: w[1], KW: w[2], KB: w[3], VW: w[4], VB: w[5], OW: w[6], OB: w[7]},
-		Norms: []block.NormWeights[T]{{Gain: w[8], Bias: w[9]}, {Gain: w[14], Bias: w[15]}},
-		FF:    block.FFWeights[T]{W1: w[10], B1: w[11], W2: w[12], B2: w[13]}}
+// blockWeights is one block's weights (or their gradients), w in the order of Params.
+func (s *SelfAttention[T]) blockWeights(w [][]T) block.BlockWeights[T] {
+	bw, _ := block.Read(s.block(), w)
+	return bw
 }
 
 // block is the shape of every block: post-norm, each head's projections a block of its own.
@@ -90,10 +66,13 @@ func (s *SelfAttention[T]) block() block.Block {
 		FF: s.FFN, PostNorm: true}
 }
 
-// SelfAttention is a stack of Transformer blocks over a memory of width Dim.
+// SelfAttention is a stack of Transformer blocks over a memory of width Dim. In each, head j's query, key and
+// value projections are block j of W_Q, W_K and W_V (NH, D, HD), their biases (D) hold head j at
+// [j·HD, (j+1)·HD), and its output projection is the rows [j·HD, (j+1)·HD) of W_O (D, D), so that a head's
+// weights are contiguous (the gorgonia graph binds each as one view).
 type SelfAttention[T kernels.Float] struct {
 	Dim, Heads, HeadDim, FFN int
-	Blocks                   []Block[T]
+	Blocks                   []block.BlockTensors[T]
 }
 
 // NewSelfAttention registers layers blocks over a memory of width dim in set, named "enc.self.L.*" for block L
@@ -107,25 +86,27 @@ func NewSelfAttention[T kernels.Float](set *param.Set[T], layers, dim, heads int
 	s := &SelfAttention[T]{Dim: dim, Heads: heads, HeadDim: hd, FFN: f}
 	for l := 0; l < layers; l++ {
 		name := func(n string) string { return fmt.Sprintf("enc.self.%d.%s", l, n) }
-		s.Blocks = append(s.Blocks, Block[T]{
-			QueryW: set.Add(name("w_q"), heads, dim, hd), QueryB: set.Add(name("b_q"), dim),
-			KeyW: set.Add(name("w_k"), heads, dim, hd), KeyB: set.Add(name("b_k"), dim),
-			ValueW: set.Add(name("w_v"), heads, dim, hd), ValueB: set.Add(name("b_v"), dim),
-			OutW: set.Add(name("w_o"), dim, dim), OutB: set.Add(name("b_o"), dim),
-			Norm1Gain: set.Add(name("ln1_g"), dim), Norm1Bias: set.Add(name("ln1_b"), dim),
-			FF1W: set.Add(name("w_ff1"), dim, f), FF1B: set.Add(name("b_ff1"), f),
-			FF2W: set.Add(name("w_ff2"), f, dim), FF2B: set.Add(name("b_ff2"), dim),
-			Norm2Gain: set.Add(name("ln2_g"), dim), Norm2Bias: set.Add(name("ln2_b"), dim),
-		})
+		// registered in the order of Params (block.List's, post-norm)
+		self := block.Tensors[T]{QW: set.Add(name("w_q"), heads, dim, hd), QB: set.Add(name("b_q"), dim),
+			KW: set.Add(name("w_k"), heads, dim, hd), KB: set.Add(name("b_k"), dim),
+			VW: set.Add(name("w_v"), heads, dim, hd), VB: set.Add(name("b_v"), dim),
+			OW: set.Add(name("w_o"), dim, dim), OB: set.Add(name("b_o"), dim)}
+		norm1 := block.NormTensors[T]{Gain: set.Add(name("ln1_g"), dim), Bias: set.Add(name("ln1_b"), dim)}
+		ff := block.FFTensors[T]{W1: set.Add(name("w_ff1"), dim, f), B1: set.Add(name("b_ff1"), f),
+			W2: set.Add(name("w_ff2"), f, dim), B2: set.Add(name("b_ff2"), dim)}
+		norm2 := block.NormTensors[T]{Gain: set.Add(name("ln2_g"), dim), Bias: set.Add(name("ln2_b"), dim)}
+		s.Blocks = append(s.Blocks, block.BlockTensors[T]{Norms: []block.NormTensors[T]{norm1, norm2}, Self: self, FF: ff})
 	}
 	return s
 }
 
-// Params lists every block's tensors, block by block, each in the order of Block.Params.
+// Params lists every block's tensors, block by block, each in block.List's order (post-norm): w_q, b_q, w_k,
+// b_k, w_v, b_v, w_o, b_o, ln1_g, ln1_b, w_ff1, b_ff1, w_ff2, b_ff2, ln2_g, ln2_b, the order of the weight and
+// gradient slices that Forward and Backward take.
 func (s *SelfAttention[T]) Params() []*param.Tensor[T] {
 	var out []*param.Tensor[T]
-	for i := range s.Blocks {
-		out = append(out, s.Blocks[i].Params()...)
+	for _, b := range s.Blocks {
+		out = append(out, block.List(s.block(), b)...)
 	}
 	return out
 }
@@ -137,19 +118,19 @@ func (s *SelfAttention[T]) Params() []*param.Tensor[T] {
 func (s *SelfAttention[T]) Init(rng *rand.Rand) {
 	xavier := math.Sqrt(6 / float64(2*s.Dim))
 	for i := range s.Blocks {
-		b := &s.Blocks[i]
-		for _, w := range []*param.Tensor[T]{b.QueryW, b.KeyW, b.ValueW} {
+		b, a, ff := &s.Blocks[i], s.Blocks[i].Self, s.Blocks[i].FF
+		for _, w := range []*param.Tensor[T]{a.QW, a.KW, a.VW} {
 			param.Uniform(w, xavier, rng)
 		}
-		for _, z := range []*param.Tensor[T]{b.QueryB, b.KeyB, b.ValueB, b.OutB, b.Norm1Bias, b.Norm2Bias} {
+		for _, z := range []*param.Tensor[T]{a.QB, a.KB, a.VB, a.OB, b.Norms[0].Bias, b.Norms[1].Bias} {
 			clear(z.Data)
 		}
-		param.Uniform(b.OutW, param.InvSqrt(s.Dim), rng)
-		param.Uniform(b.FF1W, param.InvSqrt(s.Dim), rng)
-		param.Uniform(b.FF1B, param.InvSqrt(s.Dim), rng)
-		param.Uniform(b.FF2W, param.InvSqrt(s.FFN), rng)
-		param.Uniform(b.FF2B, param.InvSqrt(s.FFN), rng)
-		for _, g := range []*param.Tensor[T]{b.Norm1Gain, b.Norm2Gain} {
+		param.Uniform(a.OW, param.InvSqrt(s.Dim), rng)
+		param.Uniform(ff.W1, param.InvSqrt(s.Dim), rng)
+		param.Uniform(ff.B1, param.InvSqrt(s.Dim), rng)
+		param.Uniform(ff.W2, param.InvSqrt(s.FFN), rng)
+		param.Uniform(ff.B2, param.InvSqrt(s.FFN), rng)
+		for _, g := range []*param.Tensor[T]{b.Norms[0].Gain, b.Norms[1].Gain} {
 			for j := range g.Data {
 				g.Data[j] = 1
 			}
@@ -214,7 +195,7 @@ func (s *SelfAttention[T]) Forward(weights [][]T, memory []T, lengths []int, row
 	x := memory
 	for l := range s.Blocks {
 		c := block.NewBlockCache(arena, fmt.Sprintf("%s.%d", name, l), s.block(), rows, srcLen, 0, lengths, nil)
-		x = c.Forward(blockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x, nil, nil, false)
+		x = c.Forward(s.blockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x, nil, nil, false)
 		cache.maskPadded(x, s.Dim)
 		cache.blocks = append(cache.blocks, c)
 	}
@@ -235,7 +216,7 @@ func (s *SelfAttention[T]) Backward(weights [][]T, cache *SelfAttentionCache[T],
 	for l := len(s.Blocks) - 1; l >= 0; l-- {
 		// forward: the block's output with padded rows set to 0, so those rows pass no gradient
 		cache.maskPadded(dMemory, s.Dim)
-		at := func(w [][]T) block.BlockWeights[T] { return blockWeights(w[l*blockTensors : (l+1)*blockTensors]) }
+		at := func(w [][]T) block.BlockWeights[T] { return s.blockWeights(w[l*blockTensors : (l+1)*blockTensors]) }
 		cache.blocks[l].Backward(at(weights), at(grads), dMemory, nil, nil, scratch)
 	}
 }
@@ -309,11 +290,7 @@ func (s *SelfAttention[T]) Graph(p *graph.Params[T], fwd, bwd *G.Node, lengths *
 	flat := func(x *G.Node, w int) *G.Node { return G.Must(G.Reshape(x, []int{n, w})) }
 	x := graph.Concat[T]([]*G.Node{flat(fwd, half), flat(bwd, half)})
 	for l := range s.Blocks {
-		b := &s.Blocks[l]
-		w := block.BlockTensors[T]{Norms: []block.NormTensors[T]{{Gain: b.Norm1Gain, Bias: b.Norm1Bias}, {Gain: b.Norm2Gain, Bias: b.Norm2Bias}},
-			Self: block.Tensors[T]{QW: b.QueryW, QB: b.QueryB, KW: b.KeyW, KB: b.KeyB, VW: b.ValueW, VB: b.ValueB, OW: b.OutW, OB: b.OutB},
-			FF:   block.FFTensors[T]{W1: b.FF1W, B1: b.FF1B, W2: b.FF2W, B2: b.FF2B}}
-		x, _ = block.GraphBlock(p, s.block(), w, x, nil, rows, srcLen, 0, func(scores *G.Node) *G.Node {
+		x, _ = block.GraphBlock(p, s.block(), s.Blocks[l], x, nil, rows, srcLen, 0, func(scores *G.Node) *G.Node {
 			return graph.SelfMaskedSoftmax[T](scores, lengths, srcLen)
 		}, nil, nil)
 		x = graph.MaskPositions[T](x, lengths, srcLen)

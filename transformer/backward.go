@@ -7,7 +7,7 @@ import "github.com/attend-nmt/attend/block"
 
 // backward adds into dw the gradients of the encoder's weights given dMem (B·S, D), the gradient of its output
 // (its rows at padded positions are ignored: those outputs are constant 0). dw.emb and dw.pos are dense.
-func (p *encPass[T]) backward(w, dw encWeights[T], dMem []T) {
+func (p *encPass[T]) backward(w, dw stackWeights[T], dMem []T) {
 	rows, steps, d := p.rows, p.srcLen, p.dim
 	n, a := rows*steps, p.arena
 	s := block.NewBlockScratch(a, p.name, p.blocks[0])
@@ -27,7 +27,7 @@ func (p *encPass[T]) backward(w, dw encWeights[T], dMem []T) {
 
 // backward adds into dw the gradients of the decoder's weights and writes into dMem (B·S, D) the gradient of the
 // memory, given dOut (B·T, D), the gradient of the pass's output final.H. dw.emb and dw.pos are dense.
-func (p *decPass[T]) backward(w, dw decWeights[T], dOut, dMem []T) {
+func (p *decPass[T]) backward(w, dw stackWeights[T], dOut, dMem []T) {
 	rows, steps, d := p.rows, p.tgtLen, p.dim
 	n, a := rows*steps, p.arena
 	s := block.NewBlockScratch(a, p.name, p.blocks[0])

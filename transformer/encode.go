@@ -41,7 +41,7 @@ type encPass[T kernels.Float] struct {
 // encodeForward runs the encoder over src (time-major S×B) and writes its output into mem (B·S, D), the rows of
 // padded positions 0. Buffers come from a under names starting with name; src, lengths and the masks must stay
 // unchanged until the pass's backward has run.
-func (m *Model[T]) encodeForward(w encWeights[T], src, lengths []int, rows, srcLen int, masks encMasks[T], mem []T, a *kernels.Arena[T], name string) *encPass[T] {
+func (m *Model[T]) encodeForward(w stackWeights[T], src, lengths []int, rows, srcLen int, masks encMasks[T], mem []T, a *kernels.Arena[T], name string) *encPass[T] {
 	d, n := m.Cfg.Dim, rows*srcLen
 	if len(src) != n || len(lengths) != rows || len(mem) != n*d {
 		panic(fmt.Sprintf("transformer: encoder over %d ids, %d lengths, memory %d for %d×%d×%d", len(src), len(lengths), len(mem), rows, srcLen, d))
@@ -77,6 +77,6 @@ func clearPadded[T kernels.Float](x []T, lengths []int, rows, steps, width int) 
 // Encode runs the encoder over a batch without dropout: src time-major (S×B, data.Batch.Src), lengths (B).
 func (m *Model[T]) Encode(src []int, lengths []int, rows, srcLen int) *Memory[T] {
 	mem := &Memory[T]{Rows: rows, SrcLen: srcLen, Lengths: append([]int(nil), lengths...), States: make([]T, rows*srcLen*m.Cfg.Dim)}
-	m.encodeForward(m.encWeightsOf(dataOf(m.encoderTensors())), src, mem.Lengths, rows, srcLen, encMasks[T]{}, mem.States, kernels.NewArena[T](), "enc")
+	m.encodeForward(m.weightsOf(false, dataOf(m.encoderTensors())), src, mem.Lengths, rows, srcLen, encMasks[T]{}, mem.States, kernels.NewArena[T](), "enc")
 	return mem
 }

@@ -34,7 +34,7 @@ type decPass[T kernels.Float] struct {
 // (B·S, D) whose rows have srcLengths real positions. Its output (B·T, D) batch-major is the pass's final.h.
 // Buffers come from a under names starting with name; the inputs must stay unchanged until the pass's backward
 // has run.
-func (m *Model[T]) decodeForward(w decWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks decMasks[T], a *kernels.Arena[T], name string) *decPass[T] {
+func (m *Model[T]) decodeForward(w stackWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks decMasks[T], a *kernels.Arena[T], name string) *decPass[T] {
 	d, n := m.Cfg.Dim, rows*tgtLen
 	if len(tgtIn) != n || len(srcLengths) != rows || len(mem) != rows*srcLen*d {
 		panic(fmt.Sprintf("transformer: decoder over %d ids, %d lengths, memory %d for %d×%d×%d (source %d)", len(tgtIn), len(srcLengths), len(mem), rows, tgtLen, d, srcLen))
@@ -78,7 +78,7 @@ type Forced[T kernels.Float] struct {
 func (m *Model[T]) Force(mem *Memory[T], tgtIn []int, tgtLen int) *Forced[T] {
 	d, v, rows, s := m.Cfg.Dim, m.Cfg.TgtVocab, mem.Rows, mem.SrcLen
 	n := rows * tgtLen
-	p := m.decodeForward(m.decWeightsOf(dataOf(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, decMasks[T]{}, kernels.NewArena[T](), "dec")
+	p := m.decodeForward(m.weightsOf(true, dataOf(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, decMasks[T]{}, kernels.NewArena[T](), "dec")
 	out := make([]T, n*d)
 	transpose(out, p.final.H, rows, tgtLen, d)
 	f := &Forced[T]{Logits: make([]T, n*v)}

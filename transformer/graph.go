@@ -169,11 +169,11 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 				em.self = append(em.self, maskValue(in, at, 1+2*l))
 				em.ff = append(em.ff, maskValue(in, at, 2+2*l))
 			}
-			pass = m.encodeForward(m.encWeightsOf(in[:len(tensors)]), *src, *lengths, rows, srcLen, em, out, p.Arena, name)
+			pass = m.encodeForward(m.weightsOf(false, in[:len(tensors)]), *src, *lengths, rows, srcLen, em, out, p.Arena, name)
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 0, tensors, in)
-			pass.backward(m.encWeightsOf(in[:len(tensors)]), m.encWeightsOf(grads[:len(tensors)]), g)
+			pass.backward(m.weightsOf(false, in[:len(tensors)]), m.weightsOf(false, grads[:len(tensors)]), g)
 			return grads
 		},
 	}, inputs...)
@@ -201,14 +201,14 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 				dm.cross = append(dm.cross, maskValue(in, at, 2+3*l))
 				dm.ff = append(dm.ff, maskValue(in, at, 3+3*l))
 			}
-			*pass = m.decodeForward(m.decWeightsOf(in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
+			*pass = m.decodeForward(m.weightsOf(true, in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
 			transpose(out, (*pass).final.H, rows, tgtLen, d)
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 1, tensors, in)
 			dOut := p.Arena.Get(name+".dout", n*d)
 			transpose(dOut, g, tgtLen, rows, d)
-			(*pass).backward(m.decWeightsOf(in[1:1+len(tensors)]), m.decWeightsOf(grads[1:1+len(tensors)]), dOut, grads[0])
+			(*pass).backward(m.weightsOf(true, in[1:1+len(tensors)]), m.weightsOf(true, grads[1:1+len(tensors)]), dOut, grads[0])
 			return grads
 		},
 	}, inputs...), pass

@@ -1,9 +1,9 @@
 package transformer
 
-// The sub-layers the encoder and decoder stacks are built from, each a plain-Go forward pass that keeps what
-// its backward pass reads, llm.c style. Activations are batch-major: row r·L+i of an (N, width) buffer is
-// position i of sentence r, N = B·L. The dropout masks are time-major, as the trainer draws them: value
-// (i·B+r)·D+u masks column u of position i of sentence r.
+// The embedding layers, the one part of the stacks that is not a block (package block has those), a plain-Go
+// forward pass and its backward pass, llm.c style. Activations are batch-major: row r·L+i of an (N, width)
+// buffer is position i of sentence r, N = B·L. The dropout masks are time-major, as the trainer draws them:
+// value (i·B+r)·D+u masks column u of position i of sentence r.
 
 import (
 	"math"

@@ -22,7 +22,7 @@ type State[T kernels.Float] struct {
 	pos int   // positions decoded so far, the same for every row
 
 	d, ff, heads   int // the model's width, feed-forward width and heads
-	w              decWeights[T]
+	w              stackWeights[T]
 	rowCap, posCap int   // the rows and positions selfK and selfV have room for
 	selfK, selfV   [][]T // per block: (rowCap, posCap, D), row r's position t at (r·posCap + t)·D
 	spareK, spareV [][]T // the same shapes, where Reorder gathers rows that move out of order; nil until needed
@@ -52,7 +52,7 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 		panic(fmt.Sprintf("transformer: a memory of %d×%d positions with %d states and %d lengths", mem.Rows, mem.SrcLen, len(mem.States), len(mem.Lengths)))
 	}
 	st := &State[T]{Rows: mem.Rows, mem: mem, src: make([]int, mem.Rows), spareSrc: make([]int, mem.Rows),
-		d: d, ff: m.Cfg.FF, heads: m.Cfg.Heads, position: make([]T, d), w: m.decWeightsOf(dataOf(m.decoderTensors()))}
+		d: d, ff: m.Cfg.FF, heads: m.Cfg.Heads, position: make([]T, d), w: m.weightsOf(true, dataOf(m.decoderTensors()))}
 	for r := range st.src {
 		st.src[r] = r
 	}
