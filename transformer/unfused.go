@@ -41,8 +41,7 @@ func (m *Model[T]) UnfusedGraph(p *graph.Params[T], src, srcLengths, tgtIn, tgtO
 	// encoder: x = (√D · E_src[w] + P) ⊙ m, then the blocks
 	x := u.embed(m.SrcEmb, m.SrcPos, src, srcLen, encMasks[0])
 	for l := range m.Enc {
-		b := &m.Enc[l]
-		x, _ = block.GraphBlock(p, m.block(false), b.tensors(), x, nil, rows, srcLen, 0, func(scores *G.Node) *G.Node {
+		x, _ = block.GraphBlock(p, m.block(false), m.Enc[l], x, nil, rows, srcLen, 0, func(scores *G.Node) *G.Node {
 			return graph.SelfMaskedSoftmax[T](scores, srcLengths, srcLen)
 		}, nil, func(k int, y *G.Node) *G.Node { return u.drop(y, encMasks[1+2*l+k], srcLen) })
 	}
@@ -52,9 +51,8 @@ func (m *Model[T]) UnfusedGraph(p *graph.Params[T], src, srcLengths, tgtIn, tgtO
 	y := u.embed(m.TgtEmb, m.TgtPos, tgtIn, tgtLen, decMasks[0])
 	var guidedWeights *G.Node // (B·T, S): the weights guided alignment trains
 	for l := range m.Dec {
-		b := &m.Dec[l]
 		var weights []*G.Node
-		y, weights = block.GraphBlock(p, m.block(true), b.tensors(), y, mem, rows, tgtLen, srcLen, func(scores *G.Node) *G.Node {
+		y, weights = block.GraphBlock(p, m.block(true), m.Dec[l], y, mem, rows, tgtLen, srcLen, func(scores *G.Node) *G.Node {
 			return graph.AttentionSoftmax[T](scores, nil, tgtLen, true)
 		}, func(scores *G.Node) *G.Node {
 			return graph.AttentionSoftmax[T](scores, srcLengths, tgtLen, false)

@@ -17,26 +17,18 @@ type stackWeights[T kernels.Float] struct {
 // encoderTensors lists the encoder's parameters in a fixed order: the order of the encoder op's inputs and of
 // weightsOf's slices. The encoder's embeddings come first.
 func (m *Model[T]) encoderTensors() []*param.Tensor[T] {
-	var blocks []block.BlockTensors[T]
-	for _, b := range m.Enc {
-		blocks = append(blocks, b.tensors())
-	}
-	return m.stackTensors(false, m.SrcEmb, m.SrcPos, blocks, m.EncNorm)
+	return m.stackTensors(false, m.SrcEmb, m.SrcPos, m.Enc, m.EncNorm)
 }
 
 // decoderTensors lists the decoder's parameters (without the output layer) in the order of weightsOf's slices.
 // The target embeddings come first.
 func (m *Model[T]) decoderTensors() []*param.Tensor[T] {
-	var blocks []block.BlockTensors[T]
-	for _, b := range m.Dec {
-		blocks = append(blocks, b.tensors())
-	}
-	return m.stackTensors(true, m.TgtEmb, m.TgtPos, blocks, m.DecNorm)
+	return m.stackTensors(true, m.TgtEmb, m.TgtPos, m.Dec, m.DecNorm)
 }
 
 // stackTensors lists a stack's parameters: the embeddings, the positions (when learned), every block's
 // (block.List) and the final layer norm's.
-func (m *Model[T]) stackTensors(decoder bool, emb, pos *param.Tensor[T], blocks []block.BlockTensors[T], norm Norm[T]) []*param.Tensor[T] {
+func (m *Model[T]) stackTensors(decoder bool, emb, pos *param.Tensor[T], blocks []block.BlockTensors[T], norm block.NormTensors[T]) []*param.Tensor[T] {
 	out := []*param.Tensor[T]{emb}
 	if pos != nil {
 		out = append(out, pos)
@@ -45,27 +37,6 @@ func (m *Model[T]) stackTensors(decoder bool, emb, pos *param.Tensor[T], blocks 
 		out = append(out, block.List(m.block(decoder), b)...)
 	}
 	return append(out, norm.Gain, norm.Bias)
-}
-
-// tensors is the block's parameters as package block takes them.
-func (b *EncoderBlock[T]) tensors() block.BlockTensors[T] {
-	return block.BlockTensors[T]{Norms: []block.NormTensors[T]{b.Norm1.tensors(), b.Norm2.tensors()}, Self: b.Self.tensors(), FF: b.FF.tensors()}
-}
-
-// tensors is the block's parameters as package block takes them.
-func (b *DecoderBlock[T]) tensors() block.BlockTensors[T] {
-	return block.BlockTensors[T]{Norms: []block.NormTensors[T]{b.Norm1.tensors(), b.Norm2.tensors(), b.Norm3.tensors()},
-		Self: b.Self.tensors(), Cross: b.Cross.tensors(), FF: b.FF.tensors()}
-}
-
-func (n Norm[T]) tensors() block.NormTensors[T] { return block.NormTensors[T]{Gain: n.Gain, Bias: n.Bias} }
-
-func (a Attention[T]) tensors() block.Tensors[T] {
-	return block.Tensors[T]{QW: a.QueryW, QB: a.QueryB, KW: a.KeyW, KB: a.KeyB, VW: a.ValueW, VB: a.ValueB, OW: a.OutW, OB: a.OutB}
-}
-
-func (f FeedForward[T]) tensors() block.FFTensors[T] {
-	return block.FFTensors[T]{W1: f.W1, B1: f.B1, W2: f.W2, B2: f.B2}
 }
 
 // dataOf returns the data of each tensor.
