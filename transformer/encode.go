@@ -25,44 +25,54 @@ func maskAt[T kernels.Float](masks [][]T, l int) []T {
 	return nil
 }
 
-// encPass is one run of the encoder's forward pass: its inputs and every block's cache, in arena memory that
-// the next pass under the same name overwrites.
-type encPass[T kernels.Float] struct {
-	rows, srcLen, dim int
-	src, lengths      []int
-	masks             encMasks[T]
-	emb               embedding[T]
-	blocks            []*block.BlockCache[T]
-	final             block.Norm[T] // final.H is the memory, padded rows set to 0
-	arena             *kernels.Arena[T]
-	name              string
+// pass is one run of the encoder's or the decoder's forward pass: its inputs and every block's cache, in arena
+// memory that the next pass under the same name overwrites.
+type pass[T kernels.Float] struct {
+	rows, steps, dim int
+	ids, lengths     []int // lengths: the encoder's real lengths (its outputs past them are 0); nil for the decoder
+	embMask          []T
+	masks            func(l int) [][]T // block l's sub-layers' dropout masks
+	emb              embedding[T]
+	blocks           []*block.BlockCache[T]
+	final            block.Norm[T] // final.H is the output
+	arena            *kernels.Arena[T]
+	name             string
 }
 
 // encodeForward runs the encoder over src (time-major S×B) and writes its output into mem (B·S, D), the rows of
 // padded positions 0. Buffers come from a under names starting with name; src, lengths and the masks must stay
 // unchanged until the pass's backward has run.
-func (m *Model[T]) encodeForward(w stackWeights[T], src, lengths []int, rows, srcLen int, masks encMasks[T], mem []T, a *kernels.Arena[T], name string) *encPass[T] {
+func (m *Model[T]) encodeForward(w stackWeights[T], src, lengths []int, rows, srcLen int, masks encMasks[T], mem []T, a *kernels.Arena[T], name string) *pass[T] {
 	d, n := m.Cfg.Dim, rows*srcLen
 	if len(src) != n || len(lengths) != rows || len(mem) != n*d {
 		panic(fmt.Sprintf("transformer: encoder over %d ids, %d lengths, memory %d for %d×%d×%d", len(src), len(lengths), len(mem), rows, srcLen, d))
 	}
-	p := &encPass[T]{rows: rows, srcLen: srcLen, dim: d, src: src, lengths: lengths, masks: masks,
+	// x += Drop(SelfAttn(LN1(x)));  x += Drop(FFN(LN2(x)))
+	return m.stackForward(false, w, src, lengths, rows, srcLen, nil, nil, 0, masks.emb, masks.at, mem, a, name)
+}
+
+// stackForward runs the encoder's stack, or with decoder the decoder's over the memory mem (B·memSteps, D) whose
+// rows have memLengths real positions: x = (√D · E[w] + P) ⊙ embMask over the ids (time-major L×B), then the
+// blocks, then out = LN(x) (B·L, D), the rows of the encoder's padded positions (lengths) 0.
+func (m *Model[T]) stackForward(decoder bool, w stackWeights[T], ids, lengths []int, rows, steps int, mem []T, memLengths []int, memSteps int,
+	embMask []T, masks func(l int) [][]T, out []T, a *kernels.Arena[T], name string) *pass[T] {
+	d, n := m.Cfg.Dim, rows*steps
+	p := &pass[T]{rows: rows, steps: steps, dim: d, ids: ids, lengths: lengths, embMask: embMask, masks: masks,
 		emb: embedding[T]{table: w.emb, pos: w.pos, dim: d}, arena: a, name: name}
-	// x = (√D · E_src[w] + P) ⊙ mask
 	x := a.Get(name+".x", n*d)
-	sinusoid := a.Get(name+".sinusoid", srcLen*d)
-	p.emb.sinusoids(sinusoid, srcLen)
-	p.emb.forward(x, src, rows, srcLen, masks.emb, sinusoid)
-	for l := range m.Enc {
-		// x += Drop(SelfAttn(LN1(x)));  x += Drop(FFN(LN2(x)))
-		c := block.NewBlockCache(a, fmt.Sprintf("%s.%d", name, l), m.block(false), rows, srcLen, 0, lengths, nil)
-		x = c.Forward(w.blocks[l], x, nil, masks.at(l), false)
+	sinusoid := a.Get(name+".sinusoid", steps*d)
+	p.emb.sinusoids(sinusoid, steps)
+	p.emb.forward(x, ids, rows, steps, embMask, sinusoid)
+	for l, bw := range w.blocks {
+		c := block.NewBlockCache(a, fmt.Sprintf("%s.%d", name, l), m.block(decoder), rows, steps, memSteps, lengths, memLengths)
+		x = c.Forward(bw, x, mem, masks(l), false)
 		p.blocks = append(p.blocks, c)
 	}
-	// mem = LN(x), padded rows 0
-	p.final = block.Norm[T]{H: mem, Mean: a.Get(name+".ln.mean", n), Rstd: a.Get(name+".ln.rstd", n)}
+	p.final = block.Norm[T]{H: out, Mean: a.Get(name+".ln.mean", n), Rstd: a.Get(name+".ln.rstd", n)}
 	p.final.Forward(w.norm, x, n, d)
-	clearPadded(mem, lengths, rows, srcLen, d)
+	if lengths != nil {
+		clearPadded(out, lengths, rows, steps, d)
+	}
 	return p
 }
 

@@ -3,7 +3,6 @@ package transformer
 import (
 	"fmt"
 
-	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -18,44 +17,17 @@ func (m decMasks[T]) at(l int) [][]T {
 	return [][]T{maskAt(m.self, l), maskAt(m.cross, l), maskAt(m.ff, l)}
 }
 
-// decPass is one run of the decoder's forward pass by teacher forcing.
-type decPass[T kernels.Float] struct {
-	rows, tgtLen, srcLen, dim int
-	tgtIn                     []int
-	masks                     decMasks[T]
-	emb                       embedding[T]
-	blocks                    []*block.BlockCache[T]
-	final                     block.Norm[T] // final.H (B·T, D) is the decoder's output
-	arena                     *kernels.Arena[T]
-	name                      string
-}
-
 // decodeForward runs the decoder over tgtIn (time-major T×B) by teacher forcing, reading the memory mem
-// (B·S, D) whose rows have srcLengths real positions. Its output (B·T, D) batch-major is the pass's final.h.
+// (B·S, D) whose rows have srcLengths real positions. Its output (B·T, D) batch-major is the pass's final.H.
 // Buffers come from a under names starting with name; the inputs must stay unchanged until the pass's backward
 // has run.
-func (m *Model[T]) decodeForward(w stackWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks decMasks[T], a *kernels.Arena[T], name string) *decPass[T] {
+func (m *Model[T]) decodeForward(w stackWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks decMasks[T], a *kernels.Arena[T], name string) *pass[T] {
 	d, n := m.Cfg.Dim, rows*tgtLen
 	if len(tgtIn) != n || len(srcLengths) != rows || len(mem) != rows*srcLen*d {
 		panic(fmt.Sprintf("transformer: decoder over %d ids, %d lengths, memory %d for %d×%d×%d (source %d)", len(tgtIn), len(srcLengths), len(mem), rows, tgtLen, d, srcLen))
 	}
-	p := &decPass[T]{rows: rows, tgtLen: tgtLen, srcLen: srcLen, dim: d, tgtIn: tgtIn, masks: masks,
-		emb: embedding[T]{table: w.emb, pos: w.pos, dim: d}, arena: a, name: name}
-	// y = (√D · E_tgt[w] + P) ⊙ mask
-	x := a.Get(name+".x", n*d)
-	sinusoid := a.Get(name+".sinusoid", tgtLen*d)
-	p.emb.sinusoids(sinusoid, tgtLen)
-	p.emb.forward(x, tgtIn, rows, tgtLen, masks.emb, sinusoid)
-	for l := range m.Dec {
-		// y += Drop(CausalSelfAttn(LN1(y)));  y += Drop(CrossAttn(LN2(y), mem));  y += Drop(FFN(LN3(y)))
-		c := block.NewBlockCache(a, fmt.Sprintf("%s.%d", name, l), m.block(true), rows, tgtLen, srcLen, nil, srcLengths)
-		x = c.Forward(w.blocks[l], x, mem, masks.at(l), false)
-		p.blocks = append(p.blocks, c)
-	}
-	// out = LN(y)
-	p.final = block.NewNorm(a, name+".ln", n, d)
-	p.final.Forward(w.norm, x, n, d)
-	return p
+	// y += Drop(CausalSelfAttn(LN1(y)));  y += Drop(CrossAttn(LN2(y), mem));  y += Drop(FFN(LN3(y)))
+	return m.stackForward(true, w, tgtIn, nil, rows, tgtLen, mem, srcLengths, srcLen, masks.emb, masks.at, a.Get(name+".ln.h", n*d), a, name)
 }
 
 // transpose writes src (A, B, width), its first two axes swapped, into dst (B, A, width): batch-major rows to

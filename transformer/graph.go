@@ -83,7 +83,7 @@ func (m *Model[T]) guidedHead() int {
 // Cfg.AttentionLayer's cross-attention, gathered (T, B, S) time-major like guide. Its backward pass runs before
 // the decoder op's (it reads dec's output) and gives that attention the loss's gradient on those weights, which
 // the decoder op's backward pass carries down; dec itself gets a zero gradient from it.
-func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPass[T]) *G.Node {
+func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **pass[T]) *G.Node {
 	s := guide.Shape()
 	const name = "tf.guided"
 	head := m.guidedHead()
@@ -159,7 +159,7 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 	}
 	inputs, at, present := maskInputs(inputs, masks)
 	const name = "tf.enc"
-	var pass *encPass[T]
+	var pass *pass[T]
 	return graph.Fused(graph.FusedOp[T]{
 		Name:  fmt.Sprintf("TransformerEncoder(%d,%d,%d,%d,%d,%s,%d,%d,%s)", m.Cfg.Dim, m.Cfg.Heads, m.Cfg.FF, m.Cfg.Layers, m.Cfg.SrcVocab, m.Cfg.Positions, rows, srcLen, present),
 		Shape: tensor.Shape{rows * srcLen, m.Cfg.Dim},
@@ -173,7 +173,7 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 0, tensors, in)
-			pass.backward(m.weightsOf(false, in[:len(tensors)]), m.weightsOf(false, grads[:len(tensors)]), g)
+			pass.backward(m.weightsOf(false, in[:len(tensors)]), m.weightsOf(false, grads[:len(tensors)]), g, nil)
 			return grads
 		},
 	}, inputs...)
@@ -181,7 +181,7 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 
 // decoderOp adds the decoder stack as one fused op over the memory node mem; its output is the final states
 // (T·B, D), time-major. The op's last forward pass is returned too, for guidedOp.
-func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn *[]int, rows, srcLen, tgtLen int, masks []*G.Node) (*G.Node, **decPass[T]) {
+func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn *[]int, rows, srcLen, tgtLen int, masks []*G.Node) (*G.Node, **pass[T]) {
 	tensors := m.decoderTensors()
 	inputs := []*G.Node{mem}
 	for _, t := range tensors {
@@ -190,7 +190,7 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 	inputs, at, present := maskInputs(inputs, masks)
 	const name = "tf.dec"
 	d, n := m.Cfg.Dim, rows*tgtLen
-	pass := new(*decPass[T])
+	pass := new(*pass[T])
 	return graph.Fused(graph.FusedOp[T]{
 		Name:  fmt.Sprintf("TransformerDecoder(%d,%d,%d,%d,%d,%s,%d,%d,%d,%s)", d, m.Cfg.Heads, m.Cfg.FF, m.Cfg.Layers, m.Cfg.TgtVocab, m.Cfg.Positions, rows, srcLen, tgtLen, present),
 		Shape: tensor.Shape{n, d},
