@@ -70,7 +70,9 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 
 // Step decodes one position for every row: prev[r] is row r's previous word (BOS at the first step); it writes
 // logits (rows × V_tgt) and weights (rows × S): the cross-attention of decoder block m.Cfg.AttentionLayer,
-// averaged over its heads or its head m.Cfg.AlignmentHead alone (0 past the row's source length). A step costs one position, not the whole prefix.
+// averaged over its heads or its head m.Cfg.AlignmentHead alone (0 past the row's source length). A step
+// costs one position, not the whole prefix: it is the decoder's forward pass (block.BlockCache.Forward) over the
+// cached keys and values.
 func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	n, d, t, s := st.Rows, m.Cfg.Dim, st.pos, st.mem.SrcLen
 	if len(prev) != n || len(logits) < n*m.Cfg.TgtVocab || len(weights) < n*s {
@@ -79,15 +81,15 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	st.fit(n, t+1)
 	x, h := st.x[:n*d], st.h[:n*d]
 	m.embedStep(st, x, prev, t)
+	for r, g := range st.src[:n] {
+		st.keyLen[r] = st.mem.Lengths[g]
+	}
 	for l := range m.Dec {
-		// y += SelfAttn(LN1(y)), its keys and values of position t added to the cache;
-		// y += CrossAttn(LN2(y), mem);  y += FFN(LN3(y))
+		// the decoder's block, in place: y += SelfAttn(LN1(y)), its keys and values of position t added to the
+		// cache;  y += CrossAttn(LN2(y), mem);  y += FFN(LN3(y))
 		self := m.stepAttention(st, &st.self, st.selfK[l], st.selfV[l], t+1, st.posCap*d)
 		cross := m.stepAttention(st, &st.cross, st.crossK[l], st.crossV[l], s, s*d)
 		cross.KeyRows, cross.KeyLen = st.src, st.keyLen[:n]
-		for r, g := range st.src[:n] {
-			cross.KeyLen[r] = st.mem.Lengths[g]
-		}
 		st.ffn = block.FeedForward[T]{N: n, Dim: d, Inner: m.Cfg.FF, Act: st.hidden[:n*m.Cfg.FF]}
 		st.block.SetStep(m.block(true), n, self, cross, &st.ffn, h, st.mean, st.rstd)
 		st.block.Forward(st.w.blocks[l], x, nil, nil, true)
