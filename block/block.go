@@ -76,7 +76,7 @@ type BlockCache[T kernels.Float] struct {
 	FF          *FeedForward[T]
 	norms       []Norm[T]
 	streams     [][]T // the residual stream after each sub-layer (pre-norm), or its sum before the norm (post-norm)
-	y           []T   // a sub-layer's output before dropout
+	y           []T   // a sub-layer's output before dropout, read within Forward only: the blocks share it
 }
 
 // NewBlockCache takes a block's buffers from arena under names starting with name, for rows × steps positions
@@ -87,7 +87,7 @@ func NewBlockCache[T kernels.Float](arena *kernels.Arena[T], name string, b Bloc
 	n, d := rows*steps, b.OutDim
 	c := &BlockCache[T]{Block: b, Rows: rows, Steps: steps,
 		Self: NewCache(arena, name+".self", b.Attention, rows, steps, steps, keyLen, keyLen, b.Causal),
-		FF:   NewFeedForward(arena, name+".act", n, d, b.FF), y: arena.Get(name+".y", n*d)}
+		FF:   NewFeedForward(arena, name+".act", n, d, b.FF), y: arena.Get("block.y", n*d)}
 	if b.Cross {
 		c.Cross = NewCache(arena, name+".cross", b.Attention, rows, steps, memSteps, memLen, nil, false)
 	}
