@@ -12,15 +12,17 @@ package encoder
 //	y1  = LayerNorm(x + C W_O + b_O)
 //	out = LayerNorm(y1 + ReLU(y1 W_1 + b_1) W_2 + b_2),  rows of padded positions set to 0
 //
-// The plain-Go pair SelfAttention.Forward / Backward is the one implementation that inference and the fused
-// training op share; SelfAttention.Graph builds the same block from gorgonia's ops for train.unfused=true, the
-// autodiff reference the hand-written backward is tested against.
+// Each is block's post-norm block, its heads' projections blocks of their own (block.Attention.PerHead): the
+// plain-Go pair SelfAttention.Forward / Backward, which inference and the fused training op share, runs
+// block.BlockCache; SelfAttention.Graph builds the same blocks from gorgonia's ops (block.GraphBlock) for
+// train.unfused=true, the autodiff reference the hand-written backward is tested against.
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -37,7 +39,7 @@ const FFNMultiplier = 2
 // MaxSelfAttentionLayers is the most blocks model.self_attention_layers may ask for.
 const MaxSelfAttentionLayers = 8
 
-// blockTensors is the number of parameter tensors of one block, in the order of Block.Params.
+// blockTensors is the number of parameter tensors of one block (block.List).
 const blockTensors = 16
 
 // CheckSelfAttention reports settings that self-attention layers cannot take: a number of layers outside 0 to
@@ -52,42 +54,25 @@ func CheckSelfAttention(layers, heads, memDim int) error {
 	return nil
 }
 
-// Block holds one Transformer block's parameters. Head j's query, key and value projections are block j of
-// QueryW, KeyW and ValueW, and its output projection the rows [j·HD, (j+1)·HD) of OutW, so that a head's weights
-// are contiguous (the gorgonia graph binds each as one view).
-type Block[T kernels.Float] struct {
-	QueryW, KeyW, ValueW *param.Tensor[T] // (NH, D, HD)
-	QueryB, KeyB, ValueB *param.Tensor[T] // (D): head j at [j·HD, (j+1)·HD)
-	OutW                 *param.Tensor[T] // (D, D)
-	OutB                 *param.Tensor[T] // (D)
-	Norm1Gain, Norm1Bias *param.Tensor[T] // (D): the layer norm after attention
-	FF1W                 *param.Tensor[T] // (D, F)
-	FF1B                 *param.Tensor[T] // (F)
-	FF2W                 *param.Tensor[T] // (F, D)
-	FF2B                 *param.Tensor[T] // (D)
-	Norm2Gain, Norm2Bias *param.Tensor[T] // (D): the layer norm after the feed-forward layer
+// blockWeights is one block's weights (or their gradients), w in the order of Params.
+func (s *SelfAttention[T]) blockWeights(w [][]T) block.BlockWeights[T] {
+	bw, _ := block.Read(s.block(), w)
+	return bw
 }
 
-// Params lists the block's tensors in a fixed order, the order of the weight and gradient slices that Forward
-// and Backward take.
-func (b *Block[T]) Params() []*param.Tensor[T] {
-	return []*param.Tensor[T]{b.QueryW, b.QueryB, b.KeyW, b.KeyB, b.ValueW, b.ValueB, b.OutW, b.OutB,
-		b.Norm1Gain, b.Norm1Bias, b.FF1W, b.FF1B, b.FF2W, b.FF2B, b.Norm2Gain, b.Norm2Bias}
+// block is the shape of every block: post-norm, each head's projections a block of its own.
+func (s *SelfAttention[T]) block() block.Block {
+	return block.Block{Attention: block.Attention{Heads: s.Heads, HeadDim: s.HeadDim, QueryDim: s.Dim, MemDim: s.Dim, OutDim: s.Dim, PerHead: true},
+		FF: s.FFN, PostNorm: true}
 }
 
-// blockWeights is one block's weights (or their gradients) as slices, in the order of Block.Params.
-type blockWeights[T kernels.Float] struct {
-	qW, qB, kW, kB, vW, vB, oW, oB, n1G, n1B, f1W, f1B, f2W, f2B, n2G, n2B []T
-}
-
-func toBlockWeights[T kernels.Float](w [][]T) blockWeights[T] {
-	return blockWeights[T]{w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]}
-}
-
-// SelfAttention is a stack of Transformer blocks over a memory of width Dim.
+// SelfAttention is a stack of Transformer blocks over a memory of width Dim. In each, head j's query, key and
+// value projections are block j of W_Q, W_K and W_V (NH, D, HD), their biases (D) hold head j at
+// [j·HD, (j+1)·HD), and its output projection is the rows [j·HD, (j+1)·HD) of W_O (D, D), so that a head's
+// weights are contiguous (the gorgonia graph binds each as one view).
 type SelfAttention[T kernels.Float] struct {
 	Dim, Heads, HeadDim, FFN int
-	Blocks                   []Block[T]
+	Blocks                   []block.BlockTensors[T]
 }
 
 // NewSelfAttention registers layers blocks over a memory of width dim in set, named "enc.self.L.*" for block L
@@ -101,25 +86,27 @@ func NewSelfAttention[T kernels.Float](set *param.Set[T], layers, dim, heads int
 	s := &SelfAttention[T]{Dim: dim, Heads: heads, HeadDim: hd, FFN: f}
 	for l := 0; l < layers; l++ {
 		name := func(n string) string { return fmt.Sprintf("enc.self.%d.%s", l, n) }
-		s.Blocks = append(s.Blocks, Block[T]{
-			QueryW: set.Add(name("w_q"), heads, dim, hd), QueryB: set.Add(name("b_q"), dim),
-			KeyW: set.Add(name("w_k"), heads, dim, hd), KeyB: set.Add(name("b_k"), dim),
-			ValueW: set.Add(name("w_v"), heads, dim, hd), ValueB: set.Add(name("b_v"), dim),
-			OutW: set.Add(name("w_o"), dim, dim), OutB: set.Add(name("b_o"), dim),
-			Norm1Gain: set.Add(name("ln1_g"), dim), Norm1Bias: set.Add(name("ln1_b"), dim),
-			FF1W: set.Add(name("w_ff1"), dim, f), FF1B: set.Add(name("b_ff1"), f),
-			FF2W: set.Add(name("w_ff2"), f, dim), FF2B: set.Add(name("b_ff2"), dim),
-			Norm2Gain: set.Add(name("ln2_g"), dim), Norm2Bias: set.Add(name("ln2_b"), dim),
-		})
+		// registered in the order of Params (block.List's, post-norm)
+		self := block.Tensors[T]{QW: set.Add(name("w_q"), heads, dim, hd), QB: set.Add(name("b_q"), dim),
+			KW: set.Add(name("w_k"), heads, dim, hd), KB: set.Add(name("b_k"), dim),
+			VW: set.Add(name("w_v"), heads, dim, hd), VB: set.Add(name("b_v"), dim),
+			OW: set.Add(name("w_o"), dim, dim), OB: set.Add(name("b_o"), dim)}
+		norm1 := block.NormTensors[T]{Gain: set.Add(name("ln1_g"), dim), Bias: set.Add(name("ln1_b"), dim)}
+		ff := block.FFTensors[T]{W1: set.Add(name("w_ff1"), dim, f), B1: set.Add(name("b_ff1"), f),
+			W2: set.Add(name("w_ff2"), f, dim), B2: set.Add(name("b_ff2"), dim)}
+		norm2 := block.NormTensors[T]{Gain: set.Add(name("ln2_g"), dim), Bias: set.Add(name("ln2_b"), dim)}
+		s.Blocks = append(s.Blocks, block.BlockTensors[T]{Norms: []block.NormTensors[T]{norm1, norm2}, Self: self, FF: ff})
 	}
 	return s
 }
 
-// Params lists every block's tensors, block by block, each in the order of Block.Params.
+// Params lists every block's tensors, block by block, each in block.List's order (post-norm): w_q, b_q, w_k,
+// b_k, w_v, b_v, w_o, b_o, ln1_g, ln1_b, w_ff1, b_ff1, w_ff2, b_ff2, ln2_g, ln2_b, the order of the weight and
+// gradient slices that Forward and Backward take.
 func (s *SelfAttention[T]) Params() []*param.Tensor[T] {
 	var out []*param.Tensor[T]
-	for i := range s.Blocks {
-		out = append(out, s.Blocks[i].Params()...)
+	for _, b := range s.Blocks {
+		out = append(out, block.List(s.block(), b)...)
 	}
 	return out
 }
@@ -131,19 +118,19 @@ func (s *SelfAttention[T]) Params() []*param.Tensor[T] {
 func (s *SelfAttention[T]) Init(rng *rand.Rand) {
 	xavier := math.Sqrt(6 / float64(2*s.Dim))
 	for i := range s.Blocks {
-		b := &s.Blocks[i]
-		for _, w := range []*param.Tensor[T]{b.QueryW, b.KeyW, b.ValueW} {
+		b, a, ff := &s.Blocks[i], s.Blocks[i].Self, s.Blocks[i].FF
+		for _, w := range []*param.Tensor[T]{a.QW, a.KW, a.VW} {
 			param.Uniform(w, xavier, rng)
 		}
-		for _, z := range []*param.Tensor[T]{b.QueryB, b.KeyB, b.ValueB, b.OutB, b.Norm1Bias, b.Norm2Bias} {
+		for _, z := range []*param.Tensor[T]{a.QB, a.KB, a.VB, a.OB, b.Norms[0].Bias, b.Norms[1].Bias} {
 			clear(z.Data)
 		}
-		param.Uniform(b.OutW, param.InvSqrt(s.Dim), rng)
-		param.Uniform(b.FF1W, param.InvSqrt(s.Dim), rng)
-		param.Uniform(b.FF1B, param.InvSqrt(s.Dim), rng)
-		param.Uniform(b.FF2W, param.InvSqrt(s.FFN), rng)
-		param.Uniform(b.FF2B, param.InvSqrt(s.FFN), rng)
-		for _, g := range []*param.Tensor[T]{b.Norm1Gain, b.Norm2Gain} {
+		param.Uniform(a.OW, param.InvSqrt(s.Dim), rng)
+		param.Uniform(ff.W1, param.InvSqrt(s.Dim), rng)
+		param.Uniform(ff.B1, param.InvSqrt(s.Dim), rng)
+		param.Uniform(ff.W2, param.InvSqrt(s.FFN), rng)
+		param.Uniform(ff.B2, param.InvSqrt(s.FFN), rng)
+		for _, g := range []*param.Tensor[T]{b.Norms[0].Gain, b.Norms[1].Gain} {
 			for j := range g.Data {
 				g.Data[j] = 1
 			}
@@ -161,27 +148,14 @@ func (s *SelfAttention[T]) Weights() [][]T {
 	return out
 }
 
-// blockCache is what one block's forward pass keeps for its backward pass.
-type blockCache[T kernels.Float] struct {
-	x                   []T // (N, D) the block's input (not a copy: the previous block's out, or the memory)
-	q, k, v, ctx        []T // (N, D) each; head j in columns [j·HD, (j+1)·HD)
-	att                 []T // (B, NH, S, S): softmax weights, 0 on padded keys and on padded query rows
-	res1, y1, res2, out []T // (N, D): x + attention, its layer norm, y1 + feed-forward, its layer norm (masked)
-	mean1, rstd1        []T // (N) statistics of the first layer norm
-	mean2, rstd2        []T // (N) and of the second
-	act                 []T // (N, F) ReLU(y1 W_1 + b_1)
-	rows, srcLen        int
-	lengths             []int
-	dim, heads, headDim int
-	ffn                 int
-	arena               *kernels.Arena[T] // also holds the backward pass's scratch, under name
-	name                string
-}
-
 // SelfAttentionCache is what SelfAttention.Forward keeps for Backward: every block's input and intermediate
 // values, in arena memory that the next Forward with the same arena and name overwrites.
 type SelfAttentionCache[T kernels.Float] struct {
-	blocks []*blockCache[T]
+	blocks       []*block.BlockCache[T]
+	lengths      []int
+	rows, srcLen int
+	arena        *kernels.Arena[T] // also holds the backward pass's scratch, under name
+	name         string
 }
 
 // Blocks is the number of blocks the cache holds.
@@ -191,13 +165,20 @@ func (c *SelfAttentionCache[T]) Blocks() int { return len(c.blocks) }
 // query position i of sentence r over the key positions (0 on padded keys, all 0 for padded queries), copied
 // out of the cache.
 func (c *SelfAttentionCache[T]) Weights(l, j int) []T {
-	b := c.blocks[l]
-	out := make([]T, b.rows*b.srcLen*b.srcLen)
-	s2 := b.srcLen * b.srcLen
-	for r := 0; r < b.rows; r++ {
-		copy(out[r*s2:(r+1)*s2], b.att[(r*b.heads+j)*s2:][:s2])
+	b := c.blocks[l].Self
+	out := make([]T, c.rows*c.srcLen*c.srcLen)
+	s2 := c.srcLen * c.srcLen
+	for r := 0; r < c.rows; r++ {
+		copy(out[r*s2:(r+1)*s2], b.Att[(r*b.Heads+j)*s2:][:s2])
 	}
 	return out
+}
+
+// maskPadded zeroes the rows of x (N, D) at positions past their sentence's length: the blocks' outputs there.
+func (c *SelfAttentionCache[T]) maskPadded(x []T, d int) {
+	for r := 0; r < c.rows; r++ {
+		clear(x[(r*c.srcLen+max(0, min(c.lengths[r], c.srcLen)))*d : (r+1)*c.srcLen*d])
+	}
 }
 
 // Forward runs the blocks over memory (B, S, D) batch-major, lengths the rows' real lengths, and writes the
@@ -210,13 +191,13 @@ func (s *SelfAttention[T]) Forward(weights [][]T, memory []T, lengths []int, row
 		panic(fmt.Sprintf("encoder: SelfAttention.Forward got memory %d, out %d, %d lengths, %d weights for %d×%d×%d and %d blocks",
 			len(memory), len(out), len(lengths), len(weights), rows, srcLen, s.Dim, len(s.Blocks)))
 	}
-	cache := &SelfAttentionCache[T]{}
+	cache := &SelfAttentionCache[T]{lengths: lengths, rows: rows, srcLen: srcLen, arena: arena, name: name}
 	x := memory
 	for l := range s.Blocks {
-		c := s.newBlockCache(arena, fmt.Sprintf("%s.%d", name, l), rows, srcLen, lengths)
-		c.forward(toBlockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x)
+		c := block.NewBlockCache(arena, fmt.Sprintf("%s.%d", name, l), s.block(), rows, srcLen, 0, lengths, nil)
+		x = c.Forward(s.blockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x, nil, nil, false)
+		cache.maskPadded(x, s.Dim)
 		cache.blocks = append(cache.blocks, c)
-		x = c.out
 	}
 	copy(out, x)
 	return cache
@@ -224,164 +205,19 @@ func (s *SelfAttention[T]) Forward(weights [][]T, memory []T, lengths []int, row
 
 // Backward adds the gradients of the weights into grads (same order and shapes as weights) and writes the
 // gradient of the memory into dMemory, given dOut, the gradient of Forward's out (its rows at padded positions
-// are ignored: those outputs are constant 0). It reads what cache kept.
+// are ignored: those outputs are constant 0). It reads what cache kept. b_K's gradient stays 0, its exact value
+// (block.Cache.Backward says why).
 func (s *SelfAttention[T]) Backward(weights [][]T, cache *SelfAttentionCache[T], dOut, dMemory []T, grads [][]T) {
 	if len(grads) != len(weights) || len(dOut) != len(dMemory) {
 		panic(fmt.Sprintf("encoder: SelfAttention.Backward got %d grads for %d weights, dOut %d, dMemory %d", len(grads), len(weights), len(dOut), len(dMemory)))
 	}
-	d := dOut
+	scratch := block.NewBlockScratch(cache.arena, cache.name+".grad", cache.blocks[0])
+	copy(dMemory, dOut)
 	for l := len(s.Blocks) - 1; l >= 0; l-- {
-		c := cache.blocks[l]
-		c.backward(toBlockWeights(weights[l*blockTensors:(l+1)*blockTensors]), toBlockWeights(grads[l*blockTensors:(l+1)*blockTensors]), d, dMemory)
-		if l > 0 {
-			d = c.arena.Get(c.name+".dx", len(dMemory))
-			copy(d, dMemory)
-		}
-	}
-}
-
-func (s *SelfAttention[T]) newBlockCache(a *kernels.Arena[T], name string, rows, srcLen int, lengths []int) *blockCache[T] {
-	n, d, f := rows*srcLen, s.Dim, s.FFN
-	get := func(part string, size int) []T { return a.Get(name+"."+part, size) }
-	return &blockCache[T]{rows: rows, srcLen: srcLen, lengths: lengths, dim: d, heads: s.Heads, headDim: s.HeadDim, ffn: f,
-		arena: a, name: name,
-		q: get("q", n*d), k: get("k", n*d), v: get("v", n*d), ctx: get("ctx", n*d),
-		att:  get("att", rows*s.Heads*srcLen*srcLen),
-		res1: get("res1", n*d), y1: get("y1", n*d), res2: get("res2", n*d), out: get("out", n*d),
-		mean1: get("mean1", n), rstd1: get("rstd1", n), mean2: get("mean2", n), rstd2: get("rstd2", n),
-		act: get("act", n*f)}
-}
-
-// realLen is row r's length clipped to [0, srcLen].
-func (c *blockCache[T]) realLen(r int) int { return max(0, min(c.lengths[r], c.srcLen)) }
-
-// forward runs one block on x (N, D).
-func (c *blockCache[T]) forward(w blockWeights[T], x []T) {
-	n, d, hd, f, s := c.rows*c.srcLen, c.dim, c.headDim, c.ffn, c.srcLen
-	c.x = x
-	// Q_j = x W_Q,j + b_Q,j (and K, V): each head's columns of one (N, D) buffer.
-	for j := 0; j < c.heads; j++ {
-		kernels.Linear(x, w.qW[j*d*hd:(j+1)*d*hd], n, d, hd, c.q[j*hd:], d)
-		kernels.Linear(x, w.kW[j*d*hd:(j+1)*d*hd], n, d, hd, c.k[j*hd:], d)
-		kernels.Linear(x, w.vW[j*d*hd:(j+1)*d*hd], n, d, hd, c.v[j*hd:], d)
-	}
-	kernels.AddBias(c.q, n, d, w.qB)
-	kernels.AddBias(c.k, n, d, w.kB)
-	kernels.AddBias(c.v, n, d, w.vB)
-	// A_j = softmax(Q_j K_jᵀ / √HD) over the L real positions of each sentence; C_j = A_j V_j. Only the L × L
-	// block is computed: padded keys and padded query rows keep weight 0, and padded rows of C stay 0.
-	clear(c.att)
-	clear(c.ctx)
-	scale := T(1 / math.Sqrt(float64(hd)))
-	for r := 0; r < c.rows; r++ {
-		L, base := c.realLen(r), r*s*d
-		if L == 0 {
-			continue
-		}
-		for j := 0; j < c.heads; j++ {
-			a := c.att[(r*c.heads+j)*s*s:][:s*s]
-			kernels.Gemm(false, true, L, L, hd, scale, c.q[base+j*hd:], d, c.k[base+j*hd:], d, 0, a, s)
-			for i := 0; i < L; i++ {
-				kernels.SoftmaxRow(a[i*s:(i+1)*s], L)
-			}
-			kernels.Gemm(false, false, L, hd, L, 1, a, s, c.v[base+j*hd:], d, 0, c.ctx[base+j*hd:], d)
-		}
-	}
-	// res1 = x + C W_O + b_O;  y1 = LayerNorm(res1)
-	copy(c.res1, x)
-	kernels.Gemm(false, false, n, d, d, 1, c.ctx, d, w.oW, d, 1, c.res1, d)
-	kernels.AddBias(c.res1, n, d, w.oB)
-	kernels.LayerNorm(c.y1, c.mean1, c.rstd1, c.res1, w.n1G, w.n1B, n, d)
-	// act = ReLU(y1 W_1 + b_1);  res2 = y1 + act W_2 + b_2;  out = LayerNorm(res2), padded rows 0
-	kernels.Linear(c.y1, w.f1W, n, d, f, c.act, f)
-	kernels.AddBias(c.act, n, f, w.f1B)
-	for i, a := range c.act {
-		if a < 0 {
-			c.act[i] = 0
-		}
-	}
-	copy(c.res2, c.y1)
-	kernels.Gemm(false, false, n, d, f, 1, c.act, f, w.f2W, d, 1, c.res2, d)
-	kernels.AddBias(c.res2, n, d, w.f2B)
-	kernels.LayerNorm(c.out, c.mean2, c.rstd2, c.res2, w.n2G, w.n2B, n, d)
-	c.maskPadded(c.out, d)
-}
-
-// maskPadded zeroes the rows (width wide) of x (N, width) at positions past their sentence's length.
-func (c *blockCache[T]) maskPadded(x []T, width int) {
-	for r := 0; r < c.rows; r++ {
-		clear(x[(r*c.srcLen+c.realLen(r))*width : (r+1)*c.srcLen*width])
-	}
-}
-
-// backward adds the block's weight gradients into dw and writes the gradient of its input x into dx, given
-// dOut, the gradient of its output.
-func (c *blockCache[T]) backward(w, dw blockWeights[T], dOut, dx []T) {
-	n, d, hd, f, s := c.rows*c.srcLen, c.dim, c.headDim, c.ffn, c.srcLen
-	get := func(part string, size int) []T { return c.arena.Get(c.name+"."+part, size) }
-	dRes, dY1, dCtx := get("dRes", n*d), get("dY1", n*d), get("dCtx", n*d)
-	dQ, dK, dV, dAct, dAtt := get("dQ", n*d), get("dK", n*d), get("dV", n*d), get("dAct", n*f), get("dAtt", s*s)
-	// forward: out = LayerNorm(res2) with padded rows set to 0, so those rows pass no gradient.
-	dOutMasked := get("dOut", n*d)
-	copy(dOutMasked, dOut)
-	c.maskPadded(dOutMasked, d)
-	kernels.LayerNormBackward(dRes, dw.n2G, dw.n2B, dOutMasked, c.res2, c.mean2, c.rstd2, w.n2G, n, d)
-	// forward: res2 = y1 + act W_2 + b_2, so dy1 = dres2, dW_2 += actᵀ dres2, dact = dres2 W_2ᵀ
-	copy(dY1, dRes)
-	kernels.AddColumnSums(dw.f2B, dRes, n, d)
-	clear(dAct)
-	kernels.LinearBackward(c.act, w.f2W, dRes, n, f, d, d, dAct, dw.f2W)
-	// forward: act = ReLU(h), so dh = dact where act > 0
-	for i, a := range c.act {
-		if a <= 0 {
-			dAct[i] = 0
-		}
-	}
-	// forward: h = y1 W_1 + b_1
-	kernels.AddColumnSums(dw.f1B, dAct, n, f)
-	kernels.LinearBackward(c.y1, w.f1W, dAct, n, d, f, f, dY1, dw.f1W)
-	// forward: y1 = LayerNorm(res1)
-	kernels.LayerNormBackward(dRes, dw.n1G, dw.n1B, dY1, c.res1, c.mean1, c.rstd1, w.n1G, n, d)
-	// forward: res1 = x + C W_O + b_O, so dx = dres1, dW_O += Cᵀ dres1, dC = dres1 W_Oᵀ
-	copy(dx, dRes)
-	kernels.AddColumnSums(dw.oB, dRes, n, d)
-	clear(dCtx)
-	kernels.LinearBackward(c.ctx, w.oW, dRes, n, d, d, d, dCtx, dw.oW)
-	// forward: C_j = A_j V_j with A_j = softmax(e), e = Q_j K_jᵀ / √HD
-	clear(dQ)
-	clear(dK)
-	clear(dV)
-	scale := T(1 / math.Sqrt(float64(hd)))
-	for r := 0; r < c.rows; r++ {
-		L, base := c.realLen(r), r*s*d
-		if L == 0 {
-			continue
-		}
-		for j := 0; j < c.heads; j++ {
-			a := c.att[(r*c.heads+j)*s*s:][:s*s]
-			off := base + j*hd
-			// dA = dC_j V_jᵀ;  dV_j += A_jᵀ dC_j
-			kernels.Gemm(false, true, L, L, hd, 1, dCtx[off:], d, c.v[off:], d, 0, dAtt, s)
-			kernels.Gemm(true, false, L, hd, L, 1, a, s, dCtx[off:], d, 1, dV[off:], d)
-			// de_i = a_i (dA_i − Σ_k a_k dA_k), row by row
-			for i := 0; i < L; i++ {
-				dr := dAtt[i*s : i*s+L]
-				kernels.SoftmaxRowBackward(a[i*s:i*s+L], dr, dr)
-			}
-			// dQ_j += de K_j / √HD;  dK_j += deᵀ Q_j / √HD
-			kernels.Gemm(false, false, L, hd, L, scale, dAtt, s, c.k[off:], d, 1, dQ[off:], d)
-			kernels.Gemm(true, false, L, hd, L, scale, dAtt, s, c.q[off:], d, 1, dK[off:], d)
-		}
-	}
-	// forward: Q_j = x W_Q,j + b_Q,j (and K, V)
-	kernels.AddColumnSums(dw.qB, dQ, n, d)
-	kernels.AddColumnSums(dw.kB, dK, n, d)
-	kernels.AddColumnSums(dw.vB, dV, n, d)
-	for j := 0; j < c.heads; j++ {
-		blk := func(t []T) []T { return t[j*d*hd : (j+1)*d*hd] }
-		kernels.LinearBackward(c.x, blk(w.qW), dQ[j*hd:], n, d, hd, d, dx, blk(dw.qW))
-		kernels.LinearBackward(c.x, blk(w.kW), dK[j*hd:], n, d, hd, d, dx, blk(dw.kW))
-		kernels.LinearBackward(c.x, blk(w.vW), dV[j*hd:], n, d, hd, d, dx, blk(dw.vW))
+		// forward: the block's output with padded rows set to 0, so those rows pass no gradient
+		cache.maskPadded(dMemory, s.Dim)
+		at := func(w [][]T) block.BlockWeights[T] { return s.blockWeights(w[l*blockTensors : (l+1)*blockTensors]) }
+		cache.blocks[l].Backward(at(weights), at(grads), dMemory, nil, nil, scratch)
 	}
 }
 
@@ -450,35 +286,14 @@ func (s *SelfAttention[T]) fusedGraph(p *graph.Params[T], fwd, bwd *G.Node, leng
 // Graph adds the blocks to a training graph built from gorgonia's own ops, over batch-major halves fwd and bwd
 // (B, S, H): the autodiff reference of the fused op. It returns the new halves, batch-major.
 func (s *SelfAttention[T]) Graph(p *graph.Params[T], fwd, bwd *G.Node, lengths *[]int, rows, srcLen int) (*G.Node, *G.Node) {
-	n, d, hd, half := rows*srcLen, s.Dim, s.HeadDim, s.Dim/2
-	mul := func(a, b *G.Node) *G.Node { return G.Must(G.Mul(a, b)) }
-	add := func(a, b *G.Node) *G.Node { return G.Must(G.Add(a, b)) }
+	n, half := rows*srcLen, s.Dim/2
 	flat := func(x *G.Node, w int) *G.Node { return G.Must(G.Reshape(x, []int{n, w})) }
 	x := graph.Concat[T]([]*G.Node{flat(fwd, half), flat(bwd, half)})
-	scale := G.NewConstant(T(1 / math.Sqrt(float64(hd))))
 	for l := range s.Blocks {
-		b := &s.Blocks[l]
-		var attn *G.Node
-		for j := 0; j < s.Heads; j++ {
-			project := func(w, bias *param.Tensor[T]) *G.Node {
-				y := graph.AddBias[T](mul(x, p.View(w, j*d*hd, d, hd)), p.View(bias, j*hd, hd))
-				return G.Must(G.Reshape(y, []int{rows, srcLen, hd}))
-			}
-			q, k, v := project(b.QueryW, b.QueryB), project(b.KeyW, b.KeyB), project(b.ValueW, b.ValueB)
-			scores := G.Must(G.Mul(G.Must(G.BatchedMatMul(q, k, false, true)), scale))
-			a := graph.SelfMaskedSoftmax[T](G.Must(G.Reshape(scores, []int{n, srcLen})), lengths, srcLen)
-			c := G.Must(G.BatchedMatMul(G.Must(G.Reshape(a, []int{rows, srcLen, srcLen})), v))
-			term := mul(G.Must(G.Reshape(c, []int{n, hd})), p.View(b.OutW, j*hd*d, hd, d))
-			if attn == nil {
-				attn = term
-			} else {
-				attn = add(attn, term)
-			}
-		}
-		y1 := graph.LayerNorm(p, add(x, graph.AddBias[T](attn, p.Whole(b.OutB))), b.Norm1Gain, b.Norm1Bias, n, d)
-		act := G.Must(G.Rectify(graph.AddBias[T](mul(y1, p.Whole(b.FF1W)), p.Whole(b.FF1B))))
-		res2 := add(y1, graph.AddBias[T](mul(act, p.Whole(b.FF2W)), p.Whole(b.FF2B)))
-		x = graph.MaskPositions[T](graph.LayerNorm(p, res2, b.Norm2Gain, b.Norm2Bias, n, d), lengths, srcLen)
+		x, _ = block.GraphBlock(p, s.block(), s.Blocks[l], x, nil, rows, srcLen, 0, func(scores *G.Node) *G.Node {
+			return graph.SelfMaskedSoftmax[T](scores, lengths, srcLen)
+		}, nil, nil)
+		x = graph.MaskPositions[T](x, lengths, srcLen)
 	}
 	split := func(from int) *G.Node {
 		return G.Must(G.Reshape(graph.Columns[T](x, from, from+half), []int{rows, srcLen, half}))

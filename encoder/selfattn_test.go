@@ -48,7 +48,7 @@ func newSelfAttn[T kernels.Float](c selfAttnCase, seed uint64) (*SelfAttention[T
 
 func isGain[T kernels.Float](s *SelfAttention[T], p *param.Tensor[T]) bool {
 	for i := range s.Blocks {
-		if p == s.Blocks[i].Norm1Gain || p == s.Blocks[i].Norm2Gain {
+		if p == s.Blocks[i].Norms[0].Gain || p == s.Blocks[i].Norms[1].Gain {
 			return true
 		}
 	}

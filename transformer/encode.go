@@ -3,6 +3,7 @@ package transformer
 import (
 	"fmt"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -13,6 +14,9 @@ type encMasks[T kernels.Float] struct {
 	self, ff [][]T // per block: on the self-attention's and on the feed-forward layer's output
 }
 
+// at is the masks of block l's sub-layers.
+func (m encMasks[T]) at(l int) [][]T { return [][]T{maskAt(m.self, l), maskAt(m.ff, l)} }
+
 // maskAt is masks[l], or nil past its end.
 func maskAt[T kernels.Float](masks [][]T, l int) []T {
 	if l < len(masks) {
@@ -21,73 +25,54 @@ func maskAt[T kernels.Float](masks [][]T, l int) []T {
 	return nil
 }
 
-// encBlockCache is what one encoder block's forward pass keeps.
-type encBlockCache[T kernels.Float] struct {
-	ln1, ln2 normCache[T]
-	self     *attnCache[T]
-	ff       ffCache[T]
-}
-
-// encPass is one run of the encoder's forward pass: its inputs and every block's cache, in arena memory that
-// the next pass under the same name overwrites.
-type encPass[T kernels.Float] struct {
-	rows, srcLen, dim int
-	src, lengths      []int
-	masks             encMasks[T]
-	emb               embedding[T]
-	blocks            []encBlockCache[T]
-	final             normCache[T] // final.h is the memory, padded rows set to 0
-	arena             *kernels.Arena[T]
-	name              string
-}
-
-// newNormCache takes a layer norm's buffers for n rows from a.
-func newNormCache[T kernels.Float](a *kernels.Arena[T], name string, n, d int) normCache[T] {
-	return normCache[T]{h: a.Get(name+".h", n*d), mean: a.Get(name+".mean", n), rstd: a.Get(name+".rstd", n)}
+// pass is one run of the encoder's or the decoder's forward pass: its inputs and every block's cache, in arena
+// memory that the next pass under the same name overwrites.
+type pass[T kernels.Float] struct {
+	rows, steps, dim int
+	ids, lengths     []int // lengths: the encoder's real lengths (its outputs past them are 0); nil for the decoder
+	embMask          []T
+	masks            func(l int) [][]T // block l's sub-layers' dropout masks
+	emb              embedding[T]
+	blocks           []*block.BlockCache[T]
+	final            block.Norm[T] // final.H is the output
+	arena            *kernels.Arena[T]
+	name             string
 }
 
 // encodeForward runs the encoder over src (time-major S×B) and writes its output into mem (B·S, D), the rows of
 // padded positions 0. Buffers come from a under names starting with name; src, lengths and the masks must stay
 // unchanged until the pass's backward has run.
-func (m *Model[T]) encodeForward(w encWeights[T], src, lengths []int, rows, srcLen int, masks encMasks[T], mem []T, a *kernels.Arena[T], name string) *encPass[T] {
+func (m *Model[T]) encodeForward(w stackWeights[T], src, lengths []int, rows, srcLen int, masks encMasks[T], mem []T, a *kernels.Arena[T], name string) *pass[T] {
 	d, n := m.Cfg.Dim, rows*srcLen
 	if len(src) != n || len(lengths) != rows || len(mem) != n*d {
 		panic(fmt.Sprintf("transformer: encoder over %d ids, %d lengths, memory %d for %d×%d×%d", len(src), len(lengths), len(mem), rows, srcLen, d))
 	}
-	p := &encPass[T]{rows: rows, srcLen: srcLen, dim: d, src: src, lengths: lengths, masks: masks,
+	// x += Drop(SelfAttn(LN1(x)));  x += Drop(FFN(LN2(x)))
+	return m.stackForward(false, w, src, lengths, rows, srcLen, nil, nil, 0, masks.emb, masks.at, mem, a, name)
+}
+
+// stackForward runs the encoder's stack, or with decoder the decoder's over the memory mem (B·memSteps, D) whose
+// rows have memLengths real positions: x = (√D · E[w] + P) ⊙ embMask over the ids (time-major L×B), then the
+// blocks, then out = LN(x) (B·L, D), the rows of the encoder's padded positions (lengths) 0.
+func (m *Model[T]) stackForward(decoder bool, w stackWeights[T], ids, lengths []int, rows, steps int, mem []T, memLengths []int, memSteps int,
+	embMask []T, masks func(l int) [][]T, out []T, a *kernels.Arena[T], name string) *pass[T] {
+	d, n := m.Cfg.Dim, rows*steps
+	p := &pass[T]{rows: rows, steps: steps, dim: d, ids: ids, lengths: lengths, embMask: embMask, masks: masks,
 		emb: embedding[T]{table: w.emb, pos: w.pos, dim: d}, arena: a, name: name}
-	// x = (√D · E_src[w] + P) ⊙ mask
 	x := a.Get(name+".x", n*d)
-	sinusoid := a.Get(name+".sinusoid", srcLen*d)
-	p.emb.sinusoids(sinusoid, srcLen)
-	p.emb.forward(x, src, rows, srcLen, masks.emb, sinusoid)
-	y := a.Get(name+".y", n*d) // each sub-layer's output before its residual add
-	for l := range m.Enc {
-		bw, pre := w.blocks[l], fmt.Sprintf("%s.%d", name, l)
-		p.blocks = append(p.blocks, encBlockCache[T]{
-			ln1: newNormCache(a, pre+".ln1", n, d), ln2: newNormCache(a, pre+".ln2", n, d),
-			self: newAttnCache(a, pre+".self", rows, srcLen, srcLen, d, m.Cfg.Heads, lengths, lengths, false),
-			ff:   ffCache[T]{n: n, dim: d, inner: m.Cfg.FF, act: a.Get(pre+".act", n*m.Cfg.FF)}})
-		c := &p.blocks[l]
-		// x += Drop(SelfAttn(LN1(x)))
-		c.ln1.forward(bw.norm1, x, n, d)
-		c.self.forward(bw.self, c.ln1.h, c.ln1.h, y)
-		next := a.Get(pre+".x1", n*d)
-		copy(next, x)
-		addDropped(next, y, maskAt(masks.self, l), rows, srcLen, d)
-		x = next
-		// x += Drop(FFN(LN2(x)))
-		c.ln2.forward(bw.norm2, x, n, d)
-		c.ff.forward(bw.ff, c.ln2.h, y)
-		next = a.Get(pre+".x2", n*d)
-		copy(next, x)
-		addDropped(next, y, maskAt(masks.ff, l), rows, srcLen, d)
-		x = next
+	sinusoid := a.Get(name+".sinusoid", steps*d)
+	p.emb.sinusoids(sinusoid, steps)
+	p.emb.forward(x, ids, rows, steps, embMask, sinusoid)
+	for l, bw := range w.blocks {
+		c := block.NewBlockCache(a, fmt.Sprintf("%s.%d", name, l), m.block(decoder), rows, steps, memSteps, lengths, memLengths)
+		x = c.Forward(bw, x, mem, masks(l), false)
+		p.blocks = append(p.blocks, c)
 	}
-	// mem = LN(x), padded rows 0
-	p.final = normCache[T]{h: mem, mean: a.Get(name+".ln.mean", n), rstd: a.Get(name+".ln.rstd", n)}
-	p.final.forward(w.norm, x, n, d)
-	clearPadded(mem, lengths, rows, srcLen, d)
+	p.final = block.Norm[T]{H: out, Mean: a.Get(name+".ln.mean", n), Rstd: a.Get(name+".ln.rstd", n)}
+	p.final.Forward(w.norm, x, n, d)
+	if lengths != nil {
+		clearPadded(out, lengths, rows, steps, d)
+	}
 	return p
 }
 
@@ -102,6 +87,6 @@ func clearPadded[T kernels.Float](x []T, lengths []int, rows, steps, width int) 
 // Encode runs the encoder over a batch without dropout: src time-major (S×B, data.Batch.Src), lengths (B).
 func (m *Model[T]) Encode(src []int, lengths []int, rows, srcLen int) *Memory[T] {
 	mem := &Memory[T]{Rows: rows, SrcLen: srcLen, Lengths: append([]int(nil), lengths...), States: make([]T, rows*srcLen*m.Cfg.Dim)}
-	m.encodeForward(m.encWeightsOf(dataOf(m.encoderTensors())), src, mem.Lengths, rows, srcLen, encMasks[T]{}, mem.States, kernels.NewArena[T](), "enc")
+	m.encodeForward(m.weightsOf(false, dataOf(m.encoderTensors())), src, mem.Lengths, rows, srcLen, encMasks[T]{}, mem.States, kernels.NewArena[T](), "enc")
 	return mem
 }

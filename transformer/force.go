@@ -12,74 +12,22 @@ type decMasks[T kernels.Float] struct {
 	self, cross, ff [][]T // per block
 }
 
-// decBlockCache is what one decoder block's forward pass keeps.
-type decBlockCache[T kernels.Float] struct {
-	ln1, ln2, ln3 normCache[T]
-	self, cross   *attnCache[T]
-	ff            ffCache[T]
-}
-
-// decPass is one run of the decoder's forward pass by teacher forcing.
-type decPass[T kernels.Float] struct {
-	rows, tgtLen, srcLen, dim int
-	tgtIn                     []int
-	masks                     decMasks[T]
-	emb                       embedding[T]
-	blocks                    []decBlockCache[T]
-	final                     normCache[T] // final.h (B·T, D) is the decoder's output
-	arena                     *kernels.Arena[T]
-	name                      string
+// at is the masks of block l's sub-layers.
+func (m decMasks[T]) at(l int) [][]T {
+	return [][]T{maskAt(m.self, l), maskAt(m.cross, l), maskAt(m.ff, l)}
 }
 
 // decodeForward runs the decoder over tgtIn (time-major T×B) by teacher forcing, reading the memory mem
-// (B·S, D) whose rows have srcLengths real positions. Its output (B·T, D) batch-major is the pass's final.h.
+// (B·S, D) whose rows have srcLengths real positions. Its output (B·T, D) batch-major is the pass's final.H.
 // Buffers come from a under names starting with name; the inputs must stay unchanged until the pass's backward
 // has run.
-func (m *Model[T]) decodeForward(w decWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks decMasks[T], a *kernels.Arena[T], name string) *decPass[T] {
+func (m *Model[T]) decodeForward(w stackWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks decMasks[T], a *kernels.Arena[T], name string) *pass[T] {
 	d, n := m.Cfg.Dim, rows*tgtLen
 	if len(tgtIn) != n || len(srcLengths) != rows || len(mem) != rows*srcLen*d {
 		panic(fmt.Sprintf("transformer: decoder over %d ids, %d lengths, memory %d for %d×%d×%d (source %d)", len(tgtIn), len(srcLengths), len(mem), rows, tgtLen, d, srcLen))
 	}
-	p := &decPass[T]{rows: rows, tgtLen: tgtLen, srcLen: srcLen, dim: d, tgtIn: tgtIn, masks: masks,
-		emb: embedding[T]{table: w.emb, pos: w.pos, dim: d}, arena: a, name: name}
-	// y = (√D · E_tgt[w] + P) ⊙ mask
-	x := a.Get(name+".x", n*d)
-	sinusoid := a.Get(name+".sinusoid", tgtLen*d)
-	p.emb.sinusoids(sinusoid, tgtLen)
-	p.emb.forward(x, tgtIn, rows, tgtLen, masks.emb, sinusoid)
-	y := a.Get(name+".y", n*d)
-	// residual returns a copy of x with y ⊙ mask added: the residual stream after a sub-layer.
-	residual := func(buf string, x, mask []T) []T {
-		next := a.Get(buf, n*d)
-		copy(next, x)
-		addDropped(next, y, mask, rows, tgtLen, d)
-		return next
-	}
-	for l := range m.Dec {
-		bw, pre := w.blocks[l], fmt.Sprintf("%s.%d", name, l)
-		p.blocks = append(p.blocks, decBlockCache[T]{
-			ln1: newNormCache(a, pre+".ln1", n, d), ln2: newNormCache(a, pre+".ln2", n, d), ln3: newNormCache(a, pre+".ln3", n, d),
-			self:  newAttnCache(a, pre+".self", rows, tgtLen, tgtLen, d, m.Cfg.Heads, nil, nil, true),
-			cross: newAttnCache(a, pre+".cross", rows, tgtLen, srcLen, d, m.Cfg.Heads, srcLengths, nil, false),
-			ff:    ffCache[T]{n: n, dim: d, inner: m.Cfg.FF, act: a.Get(pre+".act", n*m.Cfg.FF)}})
-		c := &p.blocks[l]
-		// y += Drop(CausalSelfAttn(LN1(y)))
-		c.ln1.forward(bw.norm1, x, n, d)
-		c.self.forward(bw.self, c.ln1.h, c.ln1.h, y)
-		x = residual(pre+".x1", x, maskAt(masks.self, l))
-		// y += Drop(CrossAttn(LN2(y), mem))
-		c.ln2.forward(bw.norm2, x, n, d)
-		c.cross.forward(bw.cross, c.ln2.h, mem, y)
-		x = residual(pre+".x2", x, maskAt(masks.cross, l))
-		// y += Drop(FFN(LN3(y)))
-		c.ln3.forward(bw.norm3, x, n, d)
-		c.ff.forward(bw.ff, c.ln3.h, y)
-		x = residual(pre+".x3", x, maskAt(masks.ff, l))
-	}
-	// out = LN(y)
-	p.final = newNormCache(a, name+".ln", n, d)
-	p.final.forward(w.norm, x, n, d)
-	return p
+	// y += Drop(CausalSelfAttn(LN1(y)));  y += Drop(CrossAttn(LN2(y), mem));  y += Drop(FFN(LN3(y)))
+	return m.stackForward(true, w, tgtIn, nil, rows, tgtLen, mem, srcLengths, srcLen, masks.emb, masks.at, a.Get(name+".ln.h", n*d), a, name)
 }
 
 // transpose writes src (A, B, width), its first two axes swapped, into dst (B, A, width): batch-major rows to
@@ -102,16 +50,16 @@ type Forced[T kernels.Float] struct {
 func (m *Model[T]) Force(mem *Memory[T], tgtIn []int, tgtLen int) *Forced[T] {
 	d, v, rows, s := m.Cfg.Dim, m.Cfg.TgtVocab, mem.Rows, mem.SrcLen
 	n := rows * tgtLen
-	p := m.decodeForward(m.decWeightsOf(dataOf(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, decMasks[T]{}, kernels.NewArena[T](), "dec")
+	p := m.decodeForward(m.weightsOf(true, dataOf(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, decMasks[T]{}, kernels.NewArena[T](), "dec")
 	out := make([]T, n*d)
-	transpose(out, p.final.h, rows, tgtLen, d)
+	transpose(out, p.final.H, rows, tgtLen, d)
 	f := &Forced[T]{Logits: make([]T, n*v)}
 	m.logits(out, n, f.Logits)
 	for l := range p.blocks {
-		c := p.blocks[l].cross
+		c := p.blocks[l].Cross
 		for j := 0; j < m.Cfg.Heads; j++ {
 			w := make([]T, n*s)
-			c.headWeights(w, j)
+			c.HeadWeights(w, j)
 			f.Cross = append(f.Cross, w)
 		}
 	}

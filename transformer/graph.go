@@ -83,7 +83,7 @@ func (m *Model[T]) guidedHead() int {
 // Cfg.AttentionLayer's cross-attention, gathered (T, B, S) time-major like guide. Its backward pass runs before
 // the decoder op's (it reads dec's output) and gives that attention the loss's gradient on those weights, which
 // the decoder op's backward pass carries down; dec itself gets a zero gradient from it.
-func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPass[T]) *G.Node {
+func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **pass[T]) *G.Node {
 	s := guide.Shape()
 	const name = "tf.guided"
 	head := m.guidedHead()
@@ -93,7 +93,7 @@ func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPa
 		Shape: tensor.ScalarShape(),
 		Forward: func(in [][]T, out []T) {
 			weights = p.Arena.Get(name+".weights", len(in[1]))
-			(*pass).blocks[m.Cfg.AttentionLayer].cross.headWeights(weights, head)
+			(*pass).blocks[m.Cfg.AttentionLayer].Cross.HeadWeights(weights, head)
 			out[0] = T(align.GuideLoss(weights, in[1]))
 		},
 		Backward: func(in [][]T, g []T) [][]T {
@@ -101,8 +101,8 @@ func (m *Model[T]) guidedOp(p *graph.Params[T], dec, guide *G.Node, pass **decPa
 			dWeights := p.Arena.Get(name+".dweights", len(in[1]))
 			clear(dWeights)
 			align.GuideBackward(weights, in[1], g[0], dWeights)
-			c := (*pass).blocks[m.Cfg.AttentionLayer].cross
-			c.dWeights, c.weightHead = dWeights, head
+			c := (*pass).blocks[m.Cfg.AttentionLayer].Cross
+			c.DWeights, c.WeightHead = dWeights, head
 			grads := [][]T{p.Arena.Get(name+".ddec", len(in[0])), p.Arena.Get(name+".dguide", len(in[1]))}
 			clear(grads[0])
 			clear(grads[1])
@@ -159,7 +159,7 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 	}
 	inputs, at, present := maskInputs(inputs, masks)
 	const name = "tf.enc"
-	var pass *encPass[T]
+	var pass *pass[T]
 	return graph.Fused(graph.FusedOp[T]{
 		Name:  fmt.Sprintf("TransformerEncoder(%d,%d,%d,%d,%d,%s,%d,%d,%s)", m.Cfg.Dim, m.Cfg.Heads, m.Cfg.FF, m.Cfg.Layers, m.Cfg.SrcVocab, m.Cfg.Positions, rows, srcLen, present),
 		Shape: tensor.Shape{rows * srcLen, m.Cfg.Dim},
@@ -169,11 +169,11 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 				em.self = append(em.self, maskValue(in, at, 1+2*l))
 				em.ff = append(em.ff, maskValue(in, at, 2+2*l))
 			}
-			pass = m.encodeForward(m.encWeightsOf(in[:len(tensors)]), *src, *lengths, rows, srcLen, em, out, p.Arena, name)
+			pass = m.encodeForward(m.weightsOf(false, in[:len(tensors)]), *src, *lengths, rows, srcLen, em, out, p.Arena, name)
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 0, tensors, in)
-			pass.backward(m.encWeightsOf(in[:len(tensors)]), m.encWeightsOf(grads[:len(tensors)]), g)
+			pass.backward(m.weightsOf(false, in[:len(tensors)]), m.weightsOf(false, grads[:len(tensors)]), g, nil)
 			return grads
 		},
 	}, inputs...)
@@ -181,7 +181,7 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 
 // decoderOp adds the decoder stack as one fused op over the memory node mem; its output is the final states
 // (T·B, D), time-major. The op's last forward pass is returned too, for guidedOp.
-func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn *[]int, rows, srcLen, tgtLen int, masks []*G.Node) (*G.Node, **decPass[T]) {
+func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn *[]int, rows, srcLen, tgtLen int, masks []*G.Node) (*G.Node, **pass[T]) {
 	tensors := m.decoderTensors()
 	inputs := []*G.Node{mem}
 	for _, t := range tensors {
@@ -190,7 +190,7 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 	inputs, at, present := maskInputs(inputs, masks)
 	const name = "tf.dec"
 	d, n := m.Cfg.Dim, rows*tgtLen
-	pass := new(*decPass[T])
+	pass := new(*pass[T])
 	return graph.Fused(graph.FusedOp[T]{
 		Name:  fmt.Sprintf("TransformerDecoder(%d,%d,%d,%d,%d,%s,%d,%d,%d,%s)", d, m.Cfg.Heads, m.Cfg.FF, m.Cfg.Layers, m.Cfg.TgtVocab, m.Cfg.Positions, rows, srcLen, tgtLen, present),
 		Shape: tensor.Shape{n, d},
@@ -201,14 +201,14 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 				dm.cross = append(dm.cross, maskValue(in, at, 2+3*l))
 				dm.ff = append(dm.ff, maskValue(in, at, 3+3*l))
 			}
-			*pass = m.decodeForward(m.decWeightsOf(in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
-			transpose(out, (*pass).final.h, rows, tgtLen, d)
+			*pass = m.decodeForward(m.weightsOf(true, in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
+			transpose(out, (*pass).final.H, rows, tgtLen, d)
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 1, tensors, in)
 			dOut := p.Arena.Get(name+".dout", n*d)
 			transpose(dOut, g, tgtLen, rows, d)
-			(*pass).backward(m.decWeightsOf(in[1:1+len(tensors)]), m.decWeightsOf(grads[1:1+len(tensors)]), dOut, grads[0])
+			(*pass).backward(m.weightsOf(true, in[1:1+len(tensors)]), m.weightsOf(true, grads[1:1+len(tensors)]), dOut, grads[0])
 			return grads
 		},
 	}, inputs...), pass

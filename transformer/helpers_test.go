@@ -139,21 +139,21 @@ func plainGuidedLoss[T kernels.Float](m *Model[T], b testBatch, ms *masks[T], sm
 	}
 	a := kernels.NewArena[T]()
 	mem := make([]T, b.rows*b.srcLen*d)
-	m.encodeForward(m.encWeightsOf(dataOf(m.encoderTensors())), b.src, b.srcLengths, b.rows, b.srcLen, em, mem, a, "enc")
-	p := m.decodeForward(m.decWeightsOf(dataOf(m.decoderTensors())), mem, b.srcLengths, b.srcLen, b.tgtIn, b.rows, b.tgtLen, dm, a, "dec")
+	m.encodeForward(m.weightsOf(false, dataOf(m.encoderTensors())), b.src, b.srcLengths, b.rows, b.srcLen, em, mem, a, "enc")
+	p := m.decodeForward(m.weightsOf(true, dataOf(m.decoderTensors())), mem, b.srcLengths, b.srcLen, b.tgtIn, b.rows, b.tgtLen, dm, a, "dec")
 	out := make([]T, n*d)
-	transpose(out, p.final.h, b.rows, b.tgtLen, d)
+	transpose(out, p.final.H, b.rows, b.tgtLen, d)
 	logits := make([]T, n*v)
 	m.logits(out, n, logits)
 	loss = xentOf(logits, b.tgtOut, v, smoothing)
 	if g == nil {
 		return loss, 0
 	}
-	c, s2, j := p.blocks[m.Cfg.AttentionLayer].cross, b.tgtLen*b.srcLen, m.Cfg.AlignmentHead-1
+	c, s2, j := p.blocks[m.Cfg.AttentionLayer].Cross, b.tgtLen*b.srcLen, m.Cfg.AlignmentHead-1
 	for t := 0; t < b.tgtLen; t++ {
 		for r := 0; r < b.rows; r++ {
 			for i := 0; i < b.srcLen; i++ {
-				a := float64(c.att[(r*m.Cfg.Heads+j)*s2+t*b.srcLen+i]) // (B, NH, T, S)
+				a := float64(c.Att[(r*m.Cfg.Heads+j)*s2+t*b.srcLen+i]) // (B, NH, T, S)
 				guided -= float64(g.gold[(t*b.rows+r)*b.srcLen+i]) * math.Log(a+align.GuideEpsilon)
 			}
 		}

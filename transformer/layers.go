@@ -1,140 +1,15 @@
 package transformer
 
-// The sub-layers the encoder and decoder stacks are built from, each a plain-Go forward pass that keeps what
-// its backward pass reads, llm.c style. Activations are batch-major: row r·L+i of an (N, width) buffer is
-// position i of sentence r, N = B·L. The dropout masks are time-major, as the trainer draws them: value
-// (i·B+r)·D+u masks column u of position i of sentence r.
+// The embedding layers, the one part of the stacks that is not a block (package block has those), a plain-Go
+// forward pass and its backward pass, llm.c style. Activations are batch-major: row r·L+i of an (N, width)
+// buffer is position i of sentence r, N = B·L. The dropout masks are time-major, as the trainer draws them:
+// value (i·B+r)·D+u masks column u of position i of sentence r.
 
 import (
 	"math"
 
 	"github.com/attend-nmt/attend/kernels"
 )
-
-// normWeights is one layer norm's gain and bias (or their gradients).
-type normWeights[T kernels.Float] struct{ gain, bias []T }
-
-// attnWeights is one attention's projections (or their gradients), each (D, D) or (D).
-type attnWeights[T kernels.Float] struct{ qW, qB, kW, kB, vW, vB, oW, oB []T }
-
-// ffWeights is one feed-forward layer's weights (or their gradients): W1 (D, F), B1 (F), W2 (F, D), B2 (D).
-type ffWeights[T kernels.Float] struct{ w1, b1, w2, b2 []T }
-
-// normCache is one pre-norm sub-layer's input and its layer norm, h = LayerNorm(x), with the statistics the
-// backward pass reads.
-type normCache[T kernels.Float] struct {
-	x, h       []T // (N, D); x is not a copy: the residual stream's buffer before the sub-layer
-	mean, rstd []T // (N)
-}
-
-// forward sets x and h = LayerNorm(x) over n rows of width d.
-func (c *normCache[T]) forward(w normWeights[T], x []T, n, d int) {
-	c.x = x
-	kernels.LayerNorm(c.h, c.mean, c.rstd, x, w.gain, w.bias, n, d)
-}
-
-// backward adds the gradient of x into dx, and those of the gain and bias into dw, given dh; tmp is (N, D)
-// scratch.
-func (c *normCache[T]) backward(w, dw normWeights[T], dh, dx, tmp []T, n, d int) {
-	// forward: h = (x − mean)·rstd ⊙ gain + bias
-	kernels.LayerNormBackward(tmp, dw.gain, dw.bias, dh, c.x, c.mean, c.rstd, w.gain, n, d)
-	for i, g := range tmp[:n*d] {
-		dx[i] += g
-	}
-}
-
-// ffCache is what one feed-forward layer's forward pass keeps.
-type ffCache[T kernels.Float] struct {
-	n, dim, inner int
-	h             []T // (N, D) the input (not a copy)
-	act           []T // (N, F) ReLU(h W1 + b1)
-}
-
-// forward writes out = ReLU(h W1 + b1) W2 + b2 (N, D).
-func (c *ffCache[T]) forward(w ffWeights[T], h, out []T) {
-	n, d, f := c.n, c.dim, c.inner
-	c.h = h
-	kernels.Linear(h, w.w1, n, d, f, c.act, f)
-	kernels.AddBias(c.act, n, f, w.b1)
-	for i, a := range c.act {
-		c.act[i] = max(a, 0)
-	}
-	kernels.Linear(c.act, w.w2, n, f, d, out, d)
-	kernels.AddBias(out, n, d, w.b2)
-}
-
-// backward adds the gradients of the weights into dw and of h into dh, given dOut (read only); dAct is (N, F)
-// scratch.
-func (c *ffCache[T]) backward(w, dw ffWeights[T], dOut, dh, dAct []T) {
-	n, d, f := c.n, c.dim, c.inner
-	// forward: out = act W2 + b2
-	kernels.AddColumnSums(dw.b2, dOut, n, d)
-	clear(dAct)
-	kernels.LinearBackward(c.act, w.w2, dOut, n, f, d, d, dAct, dw.w2)
-	// forward: act = ReLU(pre) = max(pre, +0), so dpre = dact where act > 0
-	reluMask(dAct, c.act)
-	// forward: pre = h W1 + b1
-	kernels.AddColumnSums(dw.b1, dAct, n, f)
-	kernels.LinearBackward(c.h, w.w1, dAct, n, d, f, f, dh, dw.w1)
-}
-
-// reluMask zeroes dAct where act, a ReLU's output (+0 or positive), is 0. It tests the bits rather than
-// branching, since the signs are random and a branch mispredicts half the time: x | −x has its top bit set
-// exactly when x ≠ 0.
-func reluMask[T kernels.Float](dAct, act []T) {
-	switch a := any(act).(type) {
-	case []float32:
-		d := any(dAct).([]float32)[:len(a)]
-		for i, v := range a {
-			x := math.Float32bits(v)
-			keep := uint32(int32(x|-x) >> 31)
-			d[i] = math.Float32frombits(math.Float32bits(d[i]) & keep)
-		}
-	case []float64:
-		d := any(dAct).([]float64)[:len(a)]
-		for i, v := range a {
-			x := math.Float64bits(v)
-			keep := uint64(int64(x|-x) >> 63)
-			d[i] = math.Float64frombits(math.Float64bits(d[i]) & keep)
-		}
-	}
-}
-
-// addDropped adds y ⊙ mask into x (both (B·L, D) batch-major; mask time-major (L, B, D), nil: no dropout): a
-// sub-layer's output joining the residual stream. y is left unchanged.
-func addDropped[T kernels.Float](x, y, mask []T, rows, steps, d int) {
-	if mask == nil {
-		for i, v := range y[:rows*steps*d] {
-			x[i] += v
-		}
-		return
-	}
-	for r := 0; r < rows; r++ {
-		for i := 0; i < steps; i++ {
-			xr, yr, mr := x[(r*steps+i)*d:][:d], y[(r*steps+i)*d:][:d], mask[(i*rows+r)*d:][:d]
-			for u := range xr {
-				xr[u] += yr[u] * mr[u]
-			}
-		}
-	}
-}
-
-// dropped returns g ⊙ mask (batch-major g, time-major mask) in out, or g itself when mask is nil: the gradient
-// of a sub-layer's output from that of the residual stream after it.
-func dropped[T kernels.Float](g, mask, out []T, rows, steps, d int) []T {
-	if mask == nil {
-		return g
-	}
-	for r := 0; r < rows; r++ {
-		for i := 0; i < steps; i++ {
-			gr, or, mr := g[(r*steps+i)*d:][:d], out[(r*steps+i)*d:][:d], mask[(i*rows+r)*d:][:d]
-			for u := range gr {
-				or[u] = gr[u] * mr[u]
-			}
-		}
-	}
-	return out[:rows*steps*d]
-}
 
 // embedding is one side's embedding layer: x = (√D · E[w] + P) ⊙ mask over ids time-major (L×B), x batch-major.
 type embedding[T kernels.Float] struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -20,7 +21,8 @@ type State[T kernels.Float] struct {
 	src []int // src[r] is the memory row (sentence) that row r reads
 	pos int   // positions decoded so far, the same for every row
 
-	d, ff          int   // the model's width and feed-forward width
+	d, ff, heads   int // the model's width, feed-forward width and heads
+	w              stackWeights[T]
 	rowCap, posCap int   // the rows and positions selfK and selfV have room for
 	selfK, selfV   [][]T // per block: (rowCap, posCap, D), row r's position t at (r·posCap + t)·D
 	spareK, spareV [][]T // the same shapes, where Reorder gathers rows that move out of order; nil until needed
@@ -28,11 +30,15 @@ type State[T kernels.Float] struct {
 	spareSrc       []int // where Reorder gathers src
 
 	// Scratch of Step, rowCap rows.
-	x, h, q, ctx []T // (rows, D): the residual stream, a layer norm's output, queries, the heads' contexts
-	mean, rstd   []T // (rows): a layer norm's statistics (unread)
-	hidden       []T // (rows, F): the feed-forward layer's inner activations
-	scores       []T // one row's attention scores, max(posCap, S)
-	position     []T // (D): the positions' encoding of the step
+	x, h, q, ctx []T            // (rows, D): the residual stream, a layer norm's output, queries, the heads' contexts
+	mean, rstd   []T            // (rows): a layer norm's statistics (unread)
+	hidden       []T            // (rows, F): the feed-forward layer's inner activations
+	att          []T            // (rows, NH, max(posCap, S)): the heads' attention weights
+	keyLen       []int          // (rows): the real length of each row's sentence
+	position     []T            // (D): the positions' encoding of the step
+	self, cross  block.Cache[T] // the step's attentions, over the caches above
+	ffn          block.FeedForward[T]
+	block        block.BlockCache[T] // the step's decoder block
 }
 
 // minPositions is the positions a state's self-attention caches first have room for; they double when full.
@@ -46,17 +52,15 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 		panic(fmt.Sprintf("transformer: a memory of %d×%d positions with %d states and %d lengths", mem.Rows, mem.SrcLen, len(mem.States), len(mem.Lengths)))
 	}
 	st := &State[T]{Rows: mem.Rows, mem: mem, src: make([]int, mem.Rows), spareSrc: make([]int, mem.Rows),
-		d: d, ff: m.Cfg.FF, position: make([]T, d)}
+		d: d, ff: m.Cfg.FF, heads: m.Cfg.Heads, position: make([]T, d), w: m.weightsOf(true, dataOf(m.decoderTensors()))}
 	for r := range st.src {
 		st.src[r] = r
 	}
-	for _, b := range m.Dec {
+	for _, b := range st.w.blocks {
 		k, v := make([]T, n*d), make([]T, n*d)
 		// K = mem W_K + b_K;  V = mem W_V + b_V  over every position of every sentence
-		kernels.Linear(mem.States, b.Cross.KeyW.Data, n, d, d, k, d)
-		kernels.AddBias(k, n, d, b.Cross.KeyB.Data)
-		kernels.Linear(mem.States, b.Cross.ValueW.Data, n, d, d, v, d)
-		kernels.AddBias(v, n, d, b.Cross.ValueB.Data)
+		block.Project(m.attention(), b.Cross.KW, b.Cross.KB, mem.States, n, d, k, d)
+		block.Project(m.attention(), b.Cross.VW, b.Cross.VB, mem.States, n, d, v, d)
 		st.crossK, st.crossV = append(st.crossK, k), append(st.crossV, v)
 	}
 	st.selfK, st.selfV = make([][]T, len(m.Dec)), make([][]T, len(m.Dec))
@@ -66,7 +70,9 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 
 // Step decodes one position for every row: prev[r] is row r's previous word (BOS at the first step); it writes
 // logits (rows × V_tgt) and weights (rows × S): the cross-attention of decoder block m.Cfg.AttentionLayer,
-// averaged over its heads or its head m.Cfg.AlignmentHead alone (0 past the row's source length). A step costs one position, not the whole prefix.
+// averaged over its heads or its head m.Cfg.AlignmentHead alone (0 past the row's source length). A step
+// costs one position, not the whole prefix: it is the decoder's forward pass (block.BlockCache.Forward) over the
+// cached keys and values.
 func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	n, d, t, s := st.Rows, m.Cfg.Dim, st.pos, st.mem.SrcLen
 	if len(prev) != n || len(logits) < n*m.Cfg.TgtVocab || len(weights) < n*s {
@@ -75,23 +81,21 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	st.fit(n, t+1)
 	x, h := st.x[:n*d], st.h[:n*d]
 	m.embedStep(st, x, prev, t)
+	for r, g := range st.src[:n] {
+		st.keyLen[r] = st.mem.Lengths[g]
+	}
 	for l := range m.Dec {
-		b := &m.Dec[l]
-		// y += SelfAttn(LN1(y)), its keys and values of position t added to the cache
-		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm1.Gain.Data, b.Norm1.Bias.Data, n, d)
-		m.selfAttention(st, l, h)
-		m.project(&b.Self, st.ctx[:n*d], x, n)
-		// y += CrossAttn(LN2(y), mem)
-		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm2.Gain.Data, b.Norm2.Bias.Data, n, d)
-		var reported []T
+		// the decoder's block, in place: y += SelfAttn(LN1(y)), its keys and values of position t added to the
+		// cache;  y += CrossAttn(LN2(y), mem);  y += FFN(LN3(y))
+		self := m.stepAttention(st, &st.self, st.selfK[l], st.selfV[l], t+1, st.posCap*d)
+		cross := m.stepAttention(st, &st.cross, st.crossK[l], st.crossV[l], s, s*d)
+		cross.KeyRows, cross.KeyLen = st.src, st.keyLen[:n]
+		st.ffn = block.FeedForward[T]{N: n, Dim: d, Inner: m.Cfg.FF, Act: st.hidden[:n*m.Cfg.FF]}
+		st.block.SetStep(m.block(true), n, self, cross, &st.ffn, h, st.mean, st.rstd)
+		st.block.Forward(st.w.blocks[l], x, nil, nil, true)
 		if l == m.Cfg.AttentionLayer {
-			reported = weights[:n*s]
+			m.report(cross, weights[:n*s])
 		}
-		m.crossAttention(st, l, h, reported)
-		m.project(&b.Cross, st.ctx[:n*d], x, n)
-		// y += FFN(LN3(y)) = ReLU(LN3(y) W_1 + b_1) W_2 + b_2
-		kernels.LayerNorm(h, st.mean, st.rstd, x, b.Norm3.Gain.Data, b.Norm3.Bias.Data, n, d)
-		m.feedForward(st, &b.FF, h, x, n)
 	}
 	// logits = LN(y) W_out + b_out, with W_out = E_tgtᵀ when tied
 	kernels.LayerNorm(h, st.mean, st.rstd, x, m.DecNorm.Gain.Data, m.DecNorm.Bias.Data, n, d)
@@ -117,93 +121,30 @@ func (m *Model[T]) embedStep(st *State[T], x []T, prev []int, t int) {
 	}
 }
 
-// selfAttention computes the causal self-attention of block l at position t = st.pos for every row from h =
-// LN1(y): it appends K = h W_K + b_K and V = h W_V + b_V to each row's cache and writes into st.ctx the heads'
-// contexts of the queries Q = h W_Q + b_Q over positions 0 … t.
-func (m *Model[T]) selfAttention(st *State[T], l int, h []T) {
-	a := &m.Dec[l].Self
-	n, d, t, ld := st.Rows, m.Cfg.Dim, st.pos, st.posCap*m.Cfg.Dim
-	q := st.q[:n*d]
-	kernels.Linear(h, a.QueryW.Data, n, d, d, q, d)
-	kernels.AddBias(q, n, d, a.QueryB.Data)
-	// Row r's key and value of position t go to (r·posCap + t)·D: rows ld apart.
-	keys, values := st.selfK[l], st.selfV[l]
-	kernels.Linear(h, a.KeyW.Data, n, d, d, keys[t*d:], ld)
-	kernels.AddBiasStrided(keys[t*d:], n, ld, a.KeyB.Data)
-	kernels.Linear(h, a.ValueW.Data, n, d, d, values[t*d:], ld)
-	kernels.AddBiasStrided(values[t*d:], n, ld, a.ValueB.Data)
-	for r := 0; r < n; r++ {
-		m.attend(q[r*d:], keys[r*ld:], values[r*ld:], t+1, st.scores, st.ctx[r*d:], nil)
-	}
+// stepAttention sets c up as the step's attention of the rows' queries (one position each) over lk cached
+// keys and values (k and v, row r's first key at r·stride), in the state's scratch.
+func (m *Model[T]) stepAttention(st *State[T], c *block.Cache[T], k, v []T, lk, stride int) *block.Cache[T] {
+	n, d := st.Rows, m.Cfg.Dim
+	*c = block.Cache[T]{Attention: m.attention(), Rows: n, Lq: 1, Lk: lk, Q: st.q[:n*d], Ctx: st.ctx[:n*d],
+		K: k, V: v, LdK: d, KeyStride: stride, Att: st.att[:n*m.Cfg.Heads*lk]}
+	return c
 }
 
-// crossAttention computes the cross-attention of block l for every row from h = LN2(y): the queries Q = h W_Q +
-// b_Q over the keys and values of the row's sentence, its padded positions masked; it writes into st.ctx the
-// heads' contexts and, when reported is not nil, into reported (rows × S) the weights reported as where the
-// model looked: averaged over the heads, or head Cfg.AlignmentHead's.
-func (m *Model[T]) crossAttention(st *State[T], l int, h, reported []T) {
-	a := &m.Dec[l].Cross
-	n, d, s := st.Rows, m.Cfg.Dim, st.mem.SrcLen
-	q := st.q[:n*d]
-	kernels.Linear(h, a.QueryW.Data, n, d, d, q, d)
-	kernels.AddBias(q, n, d, a.QueryB.Data)
-	for r := 0; r < n; r++ {
-		g := st.src[r]
-		var w []T
-		if reported != nil {
-			w = reported[r*s : (r+1)*s]
-			clear(w)
-		}
-		m.attend(q[r*d:], st.crossK[l][g*s*d:], st.crossV[l][g*s*d:], min(st.mem.Lengths[g], s), st.scores, st.ctx[r*d:], w)
-	}
-}
-
-// attend computes one row's multi-head attention over its first valid keys and values (rows D apart in keys
-// and values): for each head j, the weights a = softmax_τ(q_j · k_j[τ] / √HD) and the context Σ_τ a[τ] v_j[τ]
-// into ctx's columns [j·HD, (j+1)·HD); with no key at all (an empty source), a context of 0, as Force gives.
-// scores is scratch of valid values. When reported is not nil, it adds each head's a times its weight in the
-// reported attention (Config.reportWeight: 1/NH, or 1 for the alignment head alone) into its first valid values.
-func (m *Model[T]) attend(q, keys, values []T, valid int, scores, ctx, reported []T) {
-	d, hd := m.Cfg.Dim, m.HeadDim()
-	if valid == 0 {
-		clear(ctx[:d])
-		return
-	}
-	scale := T(1 / math.Sqrt(float64(hd)))
-	scores = scores[:valid]
-	for j := 0; j < m.Cfg.Heads; j++ {
-		c := j * hd
-		kernels.Gemm(false, true, 1, valid, hd, scale, q[c:], hd, keys[c:], d, 0, scores, valid)
-		kernels.SoftmaxRow(scores, valid)
-		kernels.Gemm(false, false, 1, hd, valid, 1, scores, valid, values[c:], d, 0, ctx[c:], hd)
-		if wj := T(m.Cfg.reportWeight(j)); wj != 0 {
-			for i := range reported[:min(len(reported), valid)] {
-				reported[i] += wj * scores[i]
+// report writes into reported (rows × S) the weights of the step's cross-attention c reported as where the
+// model looked: averaged over the heads, or head Cfg.AlignmentHead's (0 past the row's source length).
+func (m *Model[T]) report(c *block.Cache[T], reported []T) {
+	s := c.Lk
+	clear(reported)
+	for r := 0; r < c.Rows; r++ {
+		valid := c.Keys(r)
+		for j := 0; j < m.Cfg.Heads; j++ {
+			if wj := T(m.Cfg.reportWeight(j)); wj != 0 {
+				for i, a := range c.Att[(r*m.Cfg.Heads+j)*s:][:valid] {
+					reported[r*s+i] += wj * a
+				}
 			}
 		}
 	}
-}
-
-// project adds the attention's output projection of the heads' contexts ctx to the residual stream x (rows, D):
-// x += ctx W_O + b_O.
-func (m *Model[T]) project(a *Attention[T], ctx, x []T, n int) {
-	d := m.Cfg.Dim
-	kernels.Gemm(false, false, n, d, d, 1, ctx, d, a.OutW.Data, d, 1, x, d)
-	kernels.AddBias(x, n, d, a.OutB.Data)
-}
-
-// feedForward adds the feed-forward layer of h to the residual stream x (rows, D): x += ReLU(h W_1 + b_1) W_2 +
-// b_2.
-func (m *Model[T]) feedForward(st *State[T], f *FeedForward[T], h, x []T, n int) {
-	d, ff := m.Cfg.Dim, m.Cfg.FF
-	hid := st.hidden[:n*ff]
-	kernels.Linear(h, f.W1.Data, n, d, ff, hid, ff)
-	kernels.AddBias(hid, n, ff, f.B1.Data)
-	for i, v := range hid {
-		hid[i] = max(v, 0)
-	}
-	kernels.Gemm(false, false, n, d, ff, 1, hid, ff, f.W2.Data, d, 1, x, d)
-	kernels.AddBias(x, n, d, f.B2.Data)
 }
 
 // Reorder makes new row r continue old row from[r] (its caches and memory); len(from) becomes the row count.
@@ -293,5 +234,6 @@ func (st *State[T]) grow(rowCap, posCap int) {
 	st.x, st.h, st.q, st.ctx = make([]T, rowCap*d), make([]T, rowCap*d), make([]T, rowCap*d), make([]T, rowCap*d)
 	st.hidden = make([]T, rowCap*st.ff)
 	st.mean, st.rstd = make([]T, rowCap), make([]T, rowCap)
-	st.scores = make([]T, max(posCap, st.mem.SrcLen))
+	st.att = make([]T, rowCap*st.heads*max(posCap, st.mem.SrcLen))
+	st.keyLen = make([]int, rowCap)
 }

@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
@@ -86,54 +87,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Attention is one multi-head attention's projections: Q = x W_Q + b_Q, K = m W_K + b_K, V = m W_V + b_V, each
-// (D, D) with head j in columns [j·HD, (j+1)·HD), and the output projection C W_O + b_O of the heads' contexts C
-// side by side.
-type Attention[T kernels.Float] struct {
-	QueryW, KeyW, ValueW, OutW *param.Tensor[T] // (D, D)
-	QueryB, KeyB, ValueB, OutB *param.Tensor[T] // (D)
-}
-
-// Norm is one layer normalisation's gain and bias, (D) each.
-type Norm[T kernels.Float] struct {
-	Gain, Bias *param.Tensor[T]
-}
-
-// FeedForward is one position-wise feed-forward layer: W1 (D, F), B1 (F), W2 (F, D), B2 (D).
-type FeedForward[T kernels.Float] struct {
-	W1, B1, W2, B2 *param.Tensor[T]
-}
-
-// EncoderBlock is one encoder block: self-attention and the feed-forward layer, each after its layer norm.
-type EncoderBlock[T kernels.Float] struct {
-	Norm1 Norm[T]
-	Self  Attention[T]
-	Norm2 Norm[T]
-	FF    FeedForward[T]
-}
-
-// DecoderBlock is one decoder block: causal self-attention, attention over the encoder's output (cross-attention)
-// and the feed-forward layer, each after its layer norm.
-type DecoderBlock[T kernels.Float] struct {
-	Norm1 Norm[T]
-	Self  Attention[T]
-	Norm2 Norm[T]
-	Cross Attention[T]
-	Norm3 Norm[T]
-	FF    FeedForward[T]
-}
-
 // Model is the Transformer's parameters.
 type Model[T kernels.Float] struct {
 	Cfg            Config
 	SrcEmb, TgtEmb *param.Tensor[T] // (V_src, D), (V_tgt, D)
 	SrcPos, TgtPos *param.Tensor[T] // (MaxPositions, D) with learned positions; nil with sinusoidal ones
-	Enc            []EncoderBlock[T]
-	EncNorm        Norm[T] // after the last encoder block
-	Dec            []DecoderBlock[T]
-	DecNorm        Norm[T]          // after the last decoder block
-	OutW           *param.Tensor[T] // (D, V_tgt); nil when tied to TgtEmb
-	OutB           *param.Tensor[T] // (V_tgt)
+	// Enc and Dec are the encoder's and decoder's blocks: layer norms, attentions (Q = x W_Q + b_Q, K = m W_K +
+	// b_K, V = m W_V + b_V, each (D, D) with head j in columns [j·HD, (j+1)·HD), and the output projection
+	// C W_O + b_O of the heads' contexts C side by side) and feed-forward layers (W1 (D, F), B1 (F), W2 (F, D),
+	// B2 (D)); a decoder block's Cross attends over the encoder's output.
+	Enc, Dec         []block.BlockTensors[T]
+	EncNorm, DecNorm block.NormTensors[T] // after the last encoder block, and after the last decoder block
+	OutW             *param.Tensor[T]     // (D, V_tgt); nil when tied to TgtEmb
+	OutB             *param.Tensor[T]     // (V_tgt)
 }
 
 // New registers a Transformer's parameters in set, all named "tf.…", and returns it with zero weights; call
@@ -147,27 +113,31 @@ func New[T kernels.Float](set *param.Set[T], cfg Config) (*Model[T], error) {
 	if cfg.Positions == Learned {
 		m.SrcPos, m.TgtPos = set.Add("tf.src_pos", cfg.MaxPositions, d), set.Add("tf.tgt_pos", cfg.MaxPositions, d)
 	}
-	norm := func(name string) Norm[T] { return Norm[T]{Gain: set.Add(name+"_g", d), Bias: set.Add(name+"_b", d)} }
-	attention := func(name string) Attention[T] {
-		return Attention[T]{
-			QueryW: set.Add(name+".w_q", d, d), QueryB: set.Add(name+".b_q", d),
-			KeyW: set.Add(name+".w_k", d, d), KeyB: set.Add(name+".b_k", d),
-			ValueW: set.Add(name+".w_v", d, d), ValueB: set.Add(name+".b_v", d),
-			OutW: set.Add(name+".w_o", d, d), OutB: set.Add(name+".b_o", d)}
+	norm := func(name string) block.NormTensors[T] {
+		return block.NormTensors[T]{Gain: set.Add(name+"_g", d), Bias: set.Add(name+"_b", d)}
 	}
-	ff := func(name string) FeedForward[T] {
-		return FeedForward[T]{W1: set.Add(name+".w_1", d, f), B1: set.Add(name+".b_1", f),
+	attention := func(name string) block.Tensors[T] {
+		return block.Tensors[T]{
+			QW: set.Add(name+".w_q", d, d), QB: set.Add(name+".b_q", d),
+			KW: set.Add(name+".w_k", d, d), KB: set.Add(name+".b_k", d),
+			VW: set.Add(name+".w_v", d, d), VB: set.Add(name+".b_v", d),
+			OW: set.Add(name+".w_o", d, d), OB: set.Add(name+".b_o", d)}
+	}
+	ff := func(name string) block.FFTensors[T] {
+		return block.FFTensors[T]{W1: set.Add(name+".w_1", d, f), B1: set.Add(name+".b_1", f),
 			W2: set.Add(name+".w_2", f, d), B2: set.Add(name+".b_2", d)}
 	}
+	// each block's tensors registered in block.List's order (pre-norm)
 	for l := 0; l < cfg.Layers; l++ {
 		p := fmt.Sprintf("tf.enc.%d.", l)
-		m.Enc = append(m.Enc, EncoderBlock[T]{Norm1: norm(p + "ln1"), Self: attention(p + "self"), Norm2: norm(p + "ln2"), FF: ff(p + "ff")})
+		n1, self, n2, feed := norm(p+"ln1"), attention(p+"self"), norm(p+"ln2"), ff(p+"ff")
+		m.Enc = append(m.Enc, block.BlockTensors[T]{Norms: []block.NormTensors[T]{n1, n2}, Self: self, FF: feed})
 	}
 	m.EncNorm = norm("tf.enc.ln")
 	for l := 0; l < cfg.Layers; l++ {
 		p := fmt.Sprintf("tf.dec.%d.", l)
-		m.Dec = append(m.Dec, DecoderBlock[T]{Norm1: norm(p + "ln1"), Self: attention(p + "self"), Norm2: norm(p + "ln2"),
-			Cross: attention(p + "cross"), Norm3: norm(p + "ln3"), FF: ff(p + "ff")})
+		n1, self, n2, cross, n3, feed := norm(p+"ln1"), attention(p+"self"), norm(p+"ln2"), attention(p+"cross"), norm(p+"ln3"), ff(p+"ff")
+		m.Dec = append(m.Dec, block.BlockTensors[T]{Norms: []block.NormTensors[T]{n1, n2, n3}, Self: self, Cross: cross, FF: feed})
 	}
 	m.DecNorm = norm("tf.dec.ln")
 	if !cfg.TieOutput {
@@ -191,46 +161,52 @@ func (m *Model[T]) Init(rng *rand.Rand) {
 		param.Normal(m.TgtPos, std, rng)
 	}
 	xavier := func(t *param.Tensor[T], in, out int) { param.Uniform(t, math.Sqrt(6/float64(in+out)), rng) }
-	norm := func(n Norm[T]) {
+	norm := func(n block.NormTensors[T]) {
 		for j := range n.Gain.Data {
 			n.Gain.Data[j] = 1
 		}
 		clear(n.Bias.Data)
 	}
-	attention := func(a Attention[T]) {
-		for _, w := range []*param.Tensor[T]{a.QueryW, a.KeyW, a.ValueW, a.OutW} {
+	attention := func(a block.Tensors[T]) {
+		for _, w := range []*param.Tensor[T]{a.QW, a.KW, a.VW, a.OW} {
 			xavier(w, d, d)
 		}
-		for _, b := range []*param.Tensor[T]{a.QueryB, a.KeyB, a.ValueB, a.OutB} {
+		for _, b := range []*param.Tensor[T]{a.QB, a.KB, a.VB, a.OB} {
 			clear(b.Data)
 		}
 	}
-	ff := func(x FeedForward[T]) {
-		xavier(x.W1, d, f)
-		xavier(x.W2, f, d)
-		clear(x.B1.Data)
-		clear(x.B2.Data)
-	}
-	for _, b := range m.Enc {
-		norm(b.Norm1)
+	for i, b := range append(append([]block.BlockTensors[T](nil), m.Enc...), m.Dec...) {
 		attention(b.Self)
-		norm(b.Norm2)
-		ff(b.FF)
+		if i >= len(m.Enc) {
+			attention(b.Cross)
+		}
+		xavier(b.FF.W1, d, f)
+		xavier(b.FF.W2, f, d)
+		clear(b.FF.B1.Data)
+		clear(b.FF.B2.Data)
+		for _, n := range b.Norms {
+			norm(n)
+		}
 	}
 	norm(m.EncNorm)
-	for _, b := range m.Dec {
-		norm(b.Norm1)
-		attention(b.Self)
-		norm(b.Norm2)
-		attention(b.Cross)
-		norm(b.Norm3)
-		ff(b.FF)
-	}
 	norm(m.DecNorm)
 	if m.OutW != nil {
 		xavier(m.OutW, d, m.Cfg.TgtVocab)
 	}
 	clear(m.OutB.Data)
+}
+
+// attention is the shape of every attention of the model: NH heads over the width D, each projection one
+// (D, D) matrix with head j in columns [j·HD, (j+1)·HD).
+func (m *Model[T]) attention() block.Attention {
+	d := m.Cfg.Dim
+	return block.Attention{Heads: m.Cfg.Heads, HeadDim: m.HeadDim(), QueryDim: d, MemDim: d, OutDim: d}
+}
+
+// block is the shape of the encoder's blocks, or with cross the decoder's: pre-norm, the decoder's
+// self-attention causal.
+func (m *Model[T]) block(cross bool) block.Block {
+	return block.Block{Attention: m.attention(), FF: m.Cfg.FF, Cross: cross, Causal: cross}
 }
 
 // HeadDim is the width of one attention head, D/NH.

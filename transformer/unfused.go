@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -40,13 +41,9 @@ func (m *Model[T]) UnfusedGraph(p *graph.Params[T], src, srcLengths, tgtIn, tgtO
 	// encoder: x = (√D · E_src[w] + P) ⊙ m, then the blocks
 	x := u.embed(m.SrcEmb, m.SrcPos, src, srcLen, encMasks[0])
 	for l := range m.Enc {
-		b := &m.Enc[l]
-		h := graph.LayerNorm(p, x, b.Norm1.Gain, b.Norm1.Bias, ns, d)
-		a, _ := u.attention(&b.Self, h, h, srcLen, srcLen, func(scores *G.Node) *G.Node {
+		x, _ = block.GraphBlock(p, m.block(false), m.Enc[l], x, nil, rows, srcLen, 0, func(scores *G.Node) *G.Node {
 			return graph.SelfMaskedSoftmax[T](scores, srcLengths, srcLen)
-		})
-		x = u.residual(x, a, encMasks[1+2*l], srcLen)
-		x = u.residual(x, u.feedForward(&b.FF, graph.LayerNorm(p, x, b.Norm2.Gain, b.Norm2.Bias, ns, d)), encMasks[2+2*l], srcLen)
+		}, nil, func(k int, y *G.Node) *G.Node { return u.drop(y, encMasks[1+2*l+k], srcLen) })
 	}
 	mem := graph.MaskPositions[T](graph.LayerNorm(p, x, m.EncNorm.Gain, m.EncNorm.Bias, ns, d), srcLengths, srcLen)
 
@@ -54,21 +51,15 @@ func (m *Model[T]) UnfusedGraph(p *graph.Params[T], src, srcLengths, tgtIn, tgtO
 	y := u.embed(m.TgtEmb, m.TgtPos, tgtIn, tgtLen, decMasks[0])
 	var guidedWeights *G.Node // (B·T, S): the weights guided alignment trains
 	for l := range m.Dec {
-		b := &m.Dec[l]
-		h := graph.LayerNorm(p, y, b.Norm1.Gain, b.Norm1.Bias, nt, d)
-		a, _ := u.attention(&b.Self, h, h, tgtLen, tgtLen, func(scores *G.Node) *G.Node {
+		var weights []*G.Node
+		y, weights = block.GraphBlock(p, m.block(true), m.Dec[l], y, mem, rows, tgtLen, srcLen, func(scores *G.Node) *G.Node {
 			return graph.AttentionSoftmax[T](scores, nil, tgtLen, true)
-		})
-		y = u.residual(y, a, decMasks[1+3*l], tgtLen)
-		h = graph.LayerNorm(p, y, b.Norm2.Gain, b.Norm2.Bias, nt, d)
-		a, weights := u.attention(&b.Cross, h, mem, tgtLen, srcLen, func(scores *G.Node) *G.Node {
+		}, func(scores *G.Node) *G.Node {
 			return graph.AttentionSoftmax[T](scores, srcLengths, tgtLen, false)
-		})
+		}, func(k int, y *G.Node) *G.Node { return u.drop(y, decMasks[1+3*l+k], tgtLen) })
 		if guide != nil && l == m.Cfg.AttentionLayer {
 			guidedWeights = weights[m.guidedHead()]
 		}
-		y = u.residual(y, a, decMasks[2+3*l], tgtLen)
-		y = u.residual(y, u.feedForward(&b.FF, graph.LayerNorm(p, y, b.Norm3.Gain, b.Norm3.Bias, nt, d)), decMasks[3+3*l], tgtLen)
 	}
 	out := u.timeMajor(graph.LayerNorm(p, y, m.DecNorm.Gain, m.DecNorm.Bias, nt, d), tgtLen, d)
 
@@ -116,11 +107,6 @@ func (u unfused[T]) drop(x, mask *G.Node, steps int) *G.Node {
 	return G.Must(G.HadamardProd(x, u.batchMajor(mask, steps, u.m.Cfg.Dim)))
 }
 
-// residual is x + y ⊙ mask: a sub-layer's output y joining the residual stream x.
-func (u unfused[T]) residual(x, y, mask *G.Node, steps int) *G.Node {
-	return G.Must(G.Add(x, u.drop(y, mask, steps)))
-}
-
 // embed is one side's embedding layer, (√D · E[w] + P) ⊙ mask (B·L, D) batch-major over the ids (time-major
 // L×B): the lookup is graph.Embed's, the positions P are sinusoids or the rows of the learned table pos (its
 // last row for positions past it), picked by a constant one-hot matrix.
@@ -147,40 +133,4 @@ func (u unfused[T]) embed(table, pos *param.Tensor[T], ids *[]int, steps int, ma
 	}
 	x := G.Must(G.Reshape(graph.AddBias[T](e, positions), []int{u.rows * steps, d}))
 	return u.drop(x, mask, steps)
-}
-
-// attention is the multi-head attention a of the queries from x (B·Lq, D) over the keys and values from mem
-// (B·Lk, D), both batch-major: head j reads columns [j·HD, (j+1)·HD) of Q = x W_Q + b_Q, K = mem W_K + b_K and
-// V = mem W_V + b_V, its weights are softmax(Q_j K_jᵀ / √HD) (B·Lq, Lk), masked by softmax, and
-// a = [A_1 V_1 … A_NH V_NH] W_O + b_O. It returns a and every head's weights.
-func (u unfused[T]) attention(w *Attention[T], x, mem *G.Node, lq, lk int, softmax func(scores *G.Node) *G.Node) (*G.Node, []*G.Node) {
-	hd, p := u.m.HeadDim(), u.p
-	project := func(in *G.Node, weight, bias *param.Tensor[T]) *G.Node {
-		return graph.AddBias[T](G.Must(G.Mul(in, p.Whole(weight))), p.Whole(bias))
-	}
-	q, k, v := project(x, w.QueryW, w.QueryB), project(mem, w.KeyW, w.KeyB), project(mem, w.ValueW, w.ValueB)
-	scale := G.NewConstant(T(1 / math.Sqrt(float64(hd))))
-	head := func(m *G.Node, j, steps int) *G.Node {
-		return G.Must(G.Reshape(graph.Columns[T](m, j*hd, (j+1)*hd), []int{u.rows, steps, hd}))
-	}
-	contexts := make([]*G.Node, u.m.Cfg.Heads)
-	weights := make([]*G.Node, u.m.Cfg.Heads)
-	for j := range contexts {
-		scores := G.Must(G.Mul(G.Must(G.BatchedMatMul(head(q, j, lq), head(k, j, lk), false, true)), scale))
-		weights[j] = softmax(G.Must(G.Reshape(scores, []int{u.rows * lq, lk})))
-		c := G.Must(G.BatchedMatMul(G.Must(G.Reshape(weights[j], []int{u.rows, lq, lk})), head(v, j, lk)))
-		contexts[j] = G.Must(G.Reshape(c, []int{u.rows * lq, hd}))
-	}
-	ctx := contexts[0]
-	if len(contexts) > 1 {
-		ctx = graph.Concat[T](contexts)
-	}
-	return graph.AddBias[T](G.Must(G.Mul(ctx, p.Whole(w.OutW))), p.Whole(w.OutB)), weights
-}
-
-// feedForward is ReLU(h W_1 + b_1) W_2 + b_2.
-func (u unfused[T]) feedForward(f *FeedForward[T], h *G.Node) *G.Node {
-	p := u.p
-	act := G.Must(G.Rectify(graph.AddBias[T](G.Must(G.Mul(h, p.Whole(f.W1))), p.Whole(f.B1))))
-	return graph.AddBias[T](G.Must(G.Mul(act, p.Whole(f.W2))), p.Whole(f.B2))
 }

@@ -1,84 +1,42 @@
 package transformer
 
 import (
+	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
 )
 
-// encWeights is the encoder's weights (or their gradients) as slices.
-type encWeights[T kernels.Float] struct {
+// stackWeights is the encoder's or the decoder's weights (or their gradients) as slices, the output layer
+// excluded.
+type stackWeights[T kernels.Float] struct {
 	emb, pos []T // pos nil with sinusoidal positions
-	blocks   []encBlockWeights[T]
-	norm     normWeights[T]
-}
-
-type encBlockWeights[T kernels.Float] struct {
-	norm1 normWeights[T]
-	self  attnWeights[T]
-	norm2 normWeights[T]
-	ff    ffWeights[T]
-}
-
-// decWeights is the decoder's weights (or their gradients) as slices, the output layer excluded.
-type decWeights[T kernels.Float] struct {
-	emb, pos []T
-	blocks   []decBlockWeights[T]
-	norm     normWeights[T]
-}
-
-type decBlockWeights[T kernels.Float] struct {
-	norm1 normWeights[T]
-	self  attnWeights[T]
-	norm2 normWeights[T]
-	cross attnWeights[T]
-	norm3 normWeights[T]
-	ff    ffWeights[T]
+	blocks   []block.BlockWeights[T]
+	norm     block.NormWeights[T]
 }
 
 // encoderTensors lists the encoder's parameters in a fixed order: the order of the encoder op's inputs and of
-// encWeightsOf's slices. The encoder's embeddings come first.
+// weightsOf's slices. The encoder's embeddings come first.
 func (m *Model[T]) encoderTensors() []*param.Tensor[T] {
-	out := []*param.Tensor[T]{m.SrcEmb}
-	if m.SrcPos != nil {
-		out = append(out, m.SrcPos)
-	}
-	for _, b := range m.Enc {
-		out = append(out, normTensors(b.Norm1)...)
-		out = append(out, attnTensors(b.Self)...)
-		out = append(out, normTensors(b.Norm2)...)
-		out = append(out, ffTensors(b.FF)...)
-	}
-	return append(out, normTensors(m.EncNorm)...)
+	return m.stackTensors(false, m.SrcEmb, m.SrcPos, m.Enc, m.EncNorm)
 }
 
-// decoderTensors lists the decoder's parameters (without the output layer) in the order of decWeightsOf's
-// slices. The target embeddings come first.
+// decoderTensors lists the decoder's parameters (without the output layer) in the order of weightsOf's slices.
+// The target embeddings come first.
 func (m *Model[T]) decoderTensors() []*param.Tensor[T] {
-	out := []*param.Tensor[T]{m.TgtEmb}
-	if m.TgtPos != nil {
-		out = append(out, m.TgtPos)
+	return m.stackTensors(true, m.TgtEmb, m.TgtPos, m.Dec, m.DecNorm)
+}
+
+// stackTensors lists a stack's parameters: the embeddings, the positions (when learned), every block's
+// (block.List) and the final layer norm's.
+func (m *Model[T]) stackTensors(decoder bool, emb, pos *param.Tensor[T], blocks []block.BlockTensors[T], norm block.NormTensors[T]) []*param.Tensor[T] {
+	out := []*param.Tensor[T]{emb}
+	if pos != nil {
+		out = append(out, pos)
 	}
-	for _, b := range m.Dec {
-		out = append(out, normTensors(b.Norm1)...)
-		out = append(out, attnTensors(b.Self)...)
-		out = append(out, normTensors(b.Norm2)...)
-		out = append(out, attnTensors(b.Cross)...)
-		out = append(out, normTensors(b.Norm3)...)
-		out = append(out, ffTensors(b.FF)...)
+	for _, b := range blocks {
+		out = append(out, block.List(m.block(decoder), b)...)
 	}
-	return append(out, normTensors(m.DecNorm)...)
-}
-
-func normTensors[T kernels.Float](n Norm[T]) []*param.Tensor[T] {
-	return []*param.Tensor[T]{n.Gain, n.Bias}
-}
-
-func attnTensors[T kernels.Float](a Attention[T]) []*param.Tensor[T] {
-	return []*param.Tensor[T]{a.QueryW, a.QueryB, a.KeyW, a.KeyB, a.ValueW, a.ValueB, a.OutW, a.OutB}
-}
-
-func ffTensors[T kernels.Float](f FeedForward[T]) []*param.Tensor[T] {
-	return []*param.Tensor[T]{f.W1, f.B1, f.W2, f.B2}
+	return append(out, norm.Gain, norm.Bias)
 }
 
 // dataOf returns the data of each tensor.
@@ -90,52 +48,19 @@ func dataOf[T kernels.Float](tensors []*param.Tensor[T]) [][]T {
 	return out
 }
 
-// cursor reads slices in order.
-type cursor[T kernels.Float] struct {
-	w [][]T
-	i int
-}
-
-func (c *cursor[T]) next() []T {
-	c.i++
-	return c.w[c.i-1]
-}
-
-func (c *cursor[T]) norm() normWeights[T] { return normWeights[T]{gain: c.next(), bias: c.next()} }
-
-func (c *cursor[T]) attention() attnWeights[T] {
-	return attnWeights[T]{qW: c.next(), qB: c.next(), kW: c.next(), kB: c.next(), vW: c.next(), vB: c.next(), oW: c.next(), oB: c.next()}
-}
-
-func (c *cursor[T]) ff() ffWeights[T] {
-	return ffWeights[T]{w1: c.next(), b1: c.next(), w2: c.next(), b2: c.next()}
-}
-
-// encWeightsOf reads w, slices in the order of encoderTensors.
-func (m *Model[T]) encWeightsOf(w [][]T) encWeights[T] {
-	c := &cursor[T]{w: w}
-	e := encWeights[T]{emb: c.next()}
+// weightsOf reads w, slices in the order of encoderTensors (or, with decoder, decoderTensors).
+// (The stacks have as many blocks, and learned positions both or neither.)
+func (m *Model[T]) weightsOf(decoder bool, w [][]T) stackWeights[T] {
+	e := stackWeights[T]{emb: w[0]}
+	w = w[1:]
 	if m.SrcPos != nil {
-		e.pos = c.next()
+		e.pos, w = w[0], w[1:]
 	}
 	for range m.Enc {
-		e.blocks = append(e.blocks, encBlockWeights[T]{norm1: c.norm(), self: c.attention(), norm2: c.norm(), ff: c.ff()})
+		var b block.BlockWeights[T]
+		b, w = block.Read(m.block(decoder), w)
+		e.blocks = append(e.blocks, b)
 	}
-	e.norm = c.norm()
-	return e
-}
-
-// decWeightsOf reads w, slices in the order of decoderTensors.
-func (m *Model[T]) decWeightsOf(w [][]T) decWeights[T] {
-	c := &cursor[T]{w: w}
-	e := decWeights[T]{emb: c.next()}
-	if m.TgtPos != nil {
-		e.pos = c.next()
-	}
-	for range m.Dec {
-		e.blocks = append(e.blocks, decBlockWeights[T]{norm1: c.norm(), self: c.attention(), norm2: c.norm(),
-			cross: c.attention(), norm3: c.norm(), ff: c.ff()})
-	}
-	e.norm = c.norm()
+	e.norm = block.NormWeights[T]{Gain: w[0], Bias: w[1]}
 	return e
 }
