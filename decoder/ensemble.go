@@ -52,20 +52,18 @@ func (d *Decoder[T]) single() *Ensemble[T] { return &Ensemble[T]{members: []*Dec
 // Greedy is Decoder.Greedy with the ensemble: encs are the members' encoder outputs of the batch, in order.
 func (e *Ensemble[T]) Greedy(encs []*encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
 	e.checkEncs(len(encs))
-	return e.greedy(&Block[T]{Enc: encs[0], Others: encs[1:], Lengths: lengths}, bos, eos, maxLen)
-}
-
-// GreedyQueue is Decoder.GreedyQueue with the ensemble: each block carries the first member's encoder output in
-// Enc and the other members' in Others. The blocks must not have a shortlist.
-func (e *Ensemble[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
-	e.greedyQueue(rows, threads, next, bos, eos, maxLen, done)
+	return e.greedy(&Block[T]{Enc: encs[0], Others: encs[1:], Lengths: lengths}, kernels.Products{}, bos, eos, maxLen)
 }
 
 // Beam is Decoder.Beam with the ensemble: encs are the members' encoder outputs of the batch, in order. A
 // hypothesis' LogProb is the mean of the members' log-probabilities of it.
 func (e *Ensemble[T]) Beam(encs []*encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions) ([][]Scored, error) {
 	e.checkEncs(len(encs))
-	return e.beam(encs, lengths, bos, eos, opts, nil)
+	sessions := make([]Session[T], len(encs))
+	for i, d := range e.members {
+		sessions[i] = d.Session(encs[i], lengths)
+	}
+	return beam(sessions, e.mean, lengths[:encs[0].Rows], encs[0].SrcLen, e.members[0].Cfg.Vocab, bos, eos, opts, Output[T]{})
 }
 
 // checkEncs panics unless there is one encoder output per member: a caller's mistake.

@@ -36,18 +36,18 @@ type Block[T kernels.Float] struct {
 // so the work of a step shrinks with the number of sentences still being decoded. It is GreedyQueue over one
 // block.
 func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
-	return d.single().greedy(&Block[T]{Enc: enc, Lengths: lengths}, bos, eos, maxLen)
+	return d.single().greedy(&Block[T]{Enc: enc, Lengths: lengths}, kernels.Products{}, bos, eos, maxLen)
 }
 
-// greedy decodes block, all of whose rows are sentences (its IDs are set here), as Greedy.
-func (e *Ensemble[T]) greedy(block *Block[T], bos, eos, maxLen int) []Hypothesis {
+// greedy decodes block, all of whose rows are sentences (its IDs are set here), as Greedy, on products.
+func (e *Ensemble[T]) greedy(block *Block[T], products kernels.Products, bos, eos, maxLen int) []Hypothesis {
 	rows := block.Enc.Rows
 	hyps := make([]Hypothesis, rows)
 	block.IDs = make([]int, rows)
 	for r := range block.IDs {
 		block.IDs[r] = r
 	}
-	e.greedyQueue(rows, 1, func() *Block[T] {
+	e.GreedyQueue(rows, 1, products, func() *Block[T] {
 		b := block
 		block = nil
 		return b
@@ -79,12 +79,27 @@ func (e *Ensemble[T]) greedy(block *Block[T], bos, eos, maxLen int) []Hypothesis
 //
 // After the first steps, a step allocates nothing: the words and attention of each row are kept in buffers
 // that are reused, and copied out once per sentence.
-func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
-	d.single().greedyQueue(rows, threads, next, bos, eos, maxLen, done)
+//
+// The output layer is chosen once, here, from products: bfloat16 ones (not Products.Float32) score the
+// vocabulary in bfloat16 and rescore the words near the best exactly (bf16Output), for a decoder alone whose
+// blocks have no shortlist; float32 products use the decoder's own output layer.
+func (d *Decoder[T]) GreedyQueue(rows, threads int, products kernels.Products, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+	d.single().GreedyQueue(rows, threads, products, next, bos, eos, maxLen, done)
 }
 
-// greedyQueue is GreedyQueue with the ensemble's members, each stepping its own state of the batch's rows.
-func (e *Ensemble[T]) greedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+// GreedyQueue is Decoder.GreedyQueue with the ensemble: each block carries the first member's encoder output in
+// Enc and the other members' in Others, each member stepping its own state of the batch's rows. The blocks of
+// several members must not have a shortlist, and they score in float32 whatever the products.
+func (e *Ensemble[T]) GreedyQueue(rows, threads int, products kernels.Products, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+	var fast *bf16Output
+	if !e.mean {
+		fast = e.members[0].bf16For(products)
+	}
+	e.greedyQueue(rows, threads, fast, next, bos, eos, maxLen, done)
+}
+
+// greedyQueue is GreedyQueue with the output layer in bfloat16 fast, or the members' own with nil.
+func (e *Ensemble[T]) greedyQueue(rows, threads int, fast *bf16Output, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
 	if maxLen < 1 {
 		for b := next(); b != nil; b = next() {
 			for _, id := range b.IDs {
@@ -116,8 +131,8 @@ func (e *Ensemble[T]) greedyQueue(rows, threads int, next func() *Block[T], bos,
 			g.parts[p] = greedyPart[T]{mean: make([]float64, v), exps: make([]T, v), logits: make([][]T, len(g.models))}
 		}
 	}
-	if first := g.models[0]; first.d.bf16 != nil && !e.mean {
-		g.fast = first.d.bf16
+	if first := g.models[0]; fast != nil {
+		g.fast = fast
 		g.outIn32, g.logits32, g.ld = any(first.outIn).([]float32), any(first.logits).([]float32), first.d.Cfg.Vocab
 		if g.fast.amx != nil {
 			g.amxIn = kernels.NewAMXInput(rows, first.d.OutIn())
@@ -302,7 +317,7 @@ type greedySearch[T kernels.Float] struct {
 	parts []greedyPart[T] // what each goroutine stepping the batch needs beyond the members' views
 	best  []int           // the best word of each row at this step
 	short *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
-	// fast is the output layer in bfloat16 (Decoder.GreedyInBF16), or nil; with it, x16 (BF16Panels) or amxIn
+	// fast is the output layer in bfloat16 (GreedyQueue's products), or nil; with it, x16 (BF16Panels) or amxIn
 	// (AMX) holds the first member's outIn rounded to bf16, outIn32 is its outIn as the float32 slice it is, and
 	// logits32 the bf16 logits, ld apart: its logits (ld = Vocab), or AMX's padded product (ld its Stride).
 	fast              *bf16Output
