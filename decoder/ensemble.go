@@ -90,3 +90,6 @@ func MeanLogProbs[T kernels.Float](mean []float64, logits [][]T, exps []T) {
 		mean[i] /= n
 	}
 }
+
+// Ensemble is the search of d alone as an Ensemble, which ranks by d's logits (GreedyQueue and Beam as d's own).
+func (d *Decoder[T]) Ensemble() *Ensemble[T] { return d.single() }
