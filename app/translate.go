@@ -520,7 +520,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		// The forced pass of those few sentences is short, and finishes them as asked.
 		ctx = context.WithoutCancel(ctx)
 	}
-	heads, alignment := opts.Heads && m.HasHeads(), opts.Alignment && hasAlignment(m)
+	heads, alignment := opts.Heads && m.HasHeads(), opts.Alignment && m.HasAlignment()
 	if heads || alignment {
 		if err := addForced(ctx, m, out, examples, index, ids, opts.Batch, heads, alignment); err != nil {
 			return nil, err
@@ -726,7 +726,3 @@ func argmax(xs []float32) int {
 	}
 	return best
 }
-
-// hasAlignment reports whether m has an alignment attention (model.full_context_alignment) besides its
-// decoder's.
-func hasAlignment(m *model.Seq2Seq[float32]) bool { return m.Decoder != nil && m.Decoder.AlignW != nil }

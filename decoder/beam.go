@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/kernels"
 )
@@ -101,20 +100,6 @@ type beamNode struct {
 type candidate struct {
 	logProb    float64
 	row, token int
-}
-
-// Beam decodes a batch with beam search (Beam on the decoder's Session of enc; lengths are the real source
-// lengths of the rows) with the decoder's own float32 output layer.
-func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions) ([][]Scored, error) {
-	return d.BeamShortlist(enc, lengths, bos, eos, opts, nil)
-}
-
-// BeamShortlist is Beam where each sentence (row of enc) may use only the candidate words that short lists for
-// it (nil: every word): the batch's logits are computed for the union of its sentences' candidates, and each
-// sentence's log-probabilities are normalised over its own candidates (so its scores are those of a model that
-// knows only those words).
-func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions, short *Shortlist[T]) ([][]Scored, error) {
-	return Beam([]Session[T]{d.Session(enc, lengths)}, lengths[:enc.Rows], enc.SrcLen, d.Cfg.Vocab, bos, eos, opts, Output[T]{Shortlist: short})
 }
 
 // beamState is the search state of Beam and BeamSelection beyond the model's: each row's hypothesis (its score, last

@@ -3,7 +3,6 @@ package decoder
 import (
 	"fmt"
 
-	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -48,30 +47,6 @@ func NewEnsemble[T kernels.Float](members ...*Decoder[T]) (*Ensemble[T], error) 
 
 // single is the search of one decoder: an Ensemble of d alone that ranks by d's logits.
 func (d *Decoder[T]) single() *Ensemble[T] { return &Ensemble[T]{members: []*Decoder[T]{d}} }
-
-// Greedy is Decoder.Greedy with the ensemble: encs are the members' encoder outputs of the batch, in order.
-func (e *Ensemble[T]) Greedy(encs []*encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
-	e.checkEncs(len(encs))
-	return e.greedy(&Block[T]{Enc: encs[0], Others: encs[1:], Lengths: lengths}, kernels.Products{}, bos, eos, maxLen)
-}
-
-// Beam is Decoder.Beam with the ensemble: encs are the members' encoder outputs of the batch, in order. A
-// hypothesis' LogProb is the mean of the members' log-probabilities of it.
-func (e *Ensemble[T]) Beam(encs []*encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions) ([][]Scored, error) {
-	e.checkEncs(len(encs))
-	sessions := make([]Session[T], len(encs))
-	for i, d := range e.members {
-		sessions[i] = d.Session(encs[i], lengths)
-	}
-	return beam(sessions, e.mean, lengths[:encs[0].Rows], encs[0].SrcLen, e.members[0].Cfg.Vocab, bos, eos, opts, Output[T]{})
-}
-
-// checkEncs panics unless there is one encoder output per member: a caller's mistake.
-func (e *Ensemble[T]) checkEncs(n int) {
-	if n != len(e.members) {
-		panic(fmt.Sprintf("decoder: %d encoder outputs for an ensemble of %d decoders", n, len(e.members)))
-	}
-}
 
 // MeanLogProbs writes into mean (len(logits[0]) values) the mean over the members of each word's
 // log-probability, logits[m] being member m's logits of one row: each member's logits minus their log-sum-exp,

@@ -31,30 +31,6 @@ type Block[T kernels.Float] struct {
 	Shortlist *Shortlist[T]
 }
 
-// Greedy decodes a batch by taking the most likely word at every step, starting from bos, until every row has
-// produced eos or maxLen words. lengths are the real source lengths of the rows. Finished rows leave the batch,
-// so the work of a step shrinks with the number of sentences still being decoded. It is GreedyQueue over one
-// block.
-func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
-	return d.single().greedy(&Block[T]{Enc: enc, Lengths: lengths}, kernels.Products{}, bos, eos, maxLen)
-}
-
-// greedy decodes block, all of whose rows are sentences (its IDs are set here), as Greedy, on products.
-func (e *Ensemble[T]) greedy(block *Block[T], products kernels.Products, bos, eos, maxLen int) []Hypothesis {
-	rows := block.Enc.Rows
-	hyps := make([]Hypothesis, rows)
-	block.IDs = make([]int, rows)
-	for r := range block.IDs {
-		block.IDs[r] = r
-	}
-	e.GreedyQueue(rows, 1, products, func() *Block[T] {
-		b := block
-		block = nil
-		return b
-	}, bos, eos, maxLen, func(id int, h Hypothesis) { hyps[id] = h })
-	return hyps
-}
-
 // GreedyQueue decodes greedily, as Greedy does, every sentence of the blocks that next returns (nil when there
 // are no more), in a batch of at most rows rows that is kept full: when a sentence ends, its row is refilled
 // at once with the next sentence of the queue, whose encoder states, keys, length and initial decoder state
@@ -382,15 +358,7 @@ type greedyRow struct {
 
 // hypothesis copies out the row's sentence, whose source has srcLen words.
 func (r *greedyRow) hypothesis(finished bool, srcLen int) Hypothesis {
-	h := Hypothesis{Finished: finished, Attention: make([][]float32, r.steps)}
-	if len(r.tokens) > 0 {
-		h.Tokens = append([]int(nil), r.tokens...)
-	}
-	flat := append(make([]float32, 0, len(r.attn)), r.attn...)
-	for i := range h.Attention {
-		h.Attention[i] = flat[i*srcLen : (i+1)*srcLen : (i+1)*srcLen]
-	}
-	return h
+	return hypothesis(append([]int(nil), r.tokens...), append(make([]float32, 0, len(r.attn)), r.attn...), r.steps, finished, srcLen)
 }
 
 // fill puts the next sentence of the queue into row k, which must be the first free row, and reports whether

@@ -68,7 +68,7 @@ func TestEnsembleOfAModelWithItself(t *testing.T) {
 	}
 	b := data.MakeBatches(examples[:7], data.BatchOptions{BatchSize: 7}, nil)[0]
 	opts := decoder.BeamOptions{Width: 4, NBest: 4, MaxLen: 12, MaxLenRatio: 1.5, Alpha: 0.6, Beta: 0.2}
-	want, err := m.Decoder.Beam(m.Encode(&b), b.SrcLengths, data.BOSID, data.EOSID, opts)
+	want, err := beamOf(m, &b, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

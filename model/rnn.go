@@ -98,6 +98,8 @@ func (n rnnNet[T]) describe(m *Seq2Seq[T]) string {
 		layers, m.Cfg.Cell, m.Cfg.EncHidden, self, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), plural.Count(m.Params.Len(), "parameter"))
 }
 
+func (n rnnNet[T]) alignment() bool { return n.dec.AlignW != nil }
+
 func (n rnnNet[T]) heads() bool { return n.dec.HeadCount() > 1 || n.enc.Self != nil }
 
 func (n rnnNet[T]) setAttentionLayer(int) error {

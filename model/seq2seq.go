@@ -15,6 +15,7 @@ import (
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/param"
 	"github.com/attend-nmt/attend/transformer"
+	G "gorgonia.org/gorgonia"
 )
 
 // Seq2Seq is the encoder, the attention and the decoder over one parameter set, with the vocabularies they index
@@ -54,8 +55,13 @@ type net[T kernels.Float] interface {
 	describe(m *Seq2Seq[T]) string
 	// heads reports whether translations have attention heads to show (Seq2Seq.HasHeads).
 	heads() bool
+	// alignment reports whether the model has an alignment attention (Seq2Seq.HasAlignment).
+	alignment() bool
 	// setAttentionLayer is Seq2Seq.SetAttentionLayer.
 	setAttentionLayer(layer int) error
+	// graph builds the training graph of a batch shape into tg, whose params and feed slices are made, with the
+	// dropout masks that mask makes and guided alignment's gold guide (nil without), and compiles it.
+	graph(tg *trainGraph[T], cfg ModelConfig, s shape, fused bool, lossOpts decoder.GraphLoss, mask maskFunc, guide *G.Node) (*trainGraph[T], error)
 }
 
 // New builds a model with zero weights; call Init or load a checkpoint.
@@ -141,6 +147,10 @@ func (m *Seq2Seq[T]) Describe() string { return m.net.describe(m) }
 // HasHeads reports whether the model's translations have attention heads to show: several heads of multi-head
 // attention or of a Transformer's attention layer, or self-attention layers in the encoder.
 func (m *Seq2Seq[T]) HasHeads() bool { return m.net.heads() }
+
+// HasAlignment reports whether the model has an alignment attention (model.full_context_alignment) besides its
+// decoder's: Force then gives its weights (Forced.Alignment).
+func (m *Seq2Seq[T]) HasAlignment() bool { return m.net.alignment() }
 
 // SetAttentionLayer makes a Transformer report the attention of decoder block layer (1 to model.layers) as where
 // it looked, in place of model.attention_layer's: heat maps, alignments and --attention then read that block

@@ -9,6 +9,7 @@ import (
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/transformer"
+	G "gorgonia.org/gorgonia"
 )
 
 // transformerConfig is the shape of m's Transformer (model.type transformer) over vocabularies of srcV and tgtV
@@ -110,6 +111,8 @@ func (n transformerNet[T]) describe(m *Seq2Seq[T]) string {
 		m.SrcVocab.Size(), m.TgtVocab.Size(), plural.Count(m.Params.Len(), "parameter"))
 }
 
+func (n transformerNet[T]) alignment() bool { return false }
+
 func (n transformerNet[T]) heads() bool { return n.tf.Cfg.Heads > 1 }
 
 func (n transformerNet[T]) setAttentionLayer(layer int) error {
@@ -118,4 +121,21 @@ func (n transformerNet[T]) setAttentionLayer(layer int) error {
 	}
 	n.tf.Cfg.AttentionLayer = layer - 1
 	return nil
+}
+
+// graph builds the Transformer's training graph into tg (see net.graph).
+func (n transformerNet[T]) graph(tg *trainGraph[T], _ ModelConfig, s shape, fused bool, lossOpts decoder.GraphLoss, mask maskFunc, guide *G.Node) (*trainGraph[T], error) {
+	if guide != nil && n.tf.Cfg.AlignmentHead == 0 {
+		return nil, fmt.Errorf("model: guided alignment of a Transformer trains one head of its attention: set model.alignment_head")
+	}
+	// Every mask of a Transformer is (steps, rows, d_model); unfused, the stacks are gorgonia's ops.
+	d := n.tf.Cfg.Dim
+	tf := func(name string, steps int) *G.Node { return mask(name, steps, d, steps, s.rows, d) }
+	build := n.tf.Graph
+	if !fused {
+		build = n.tf.UnfusedGraph
+	}
+	tg.loss, tg.guided = build(tg.params, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf,
+		lossOpts.LabelSmoothing, data.PadID, guide, lossOpts.GuideWeight)
+	return tg.compile()
 }
