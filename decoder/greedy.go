@@ -221,62 +221,75 @@ func (g *greedySearch[T]) run(p, phase int) {
 			sl := m.mem.SrcLen
 			m.d.advance(&view.st, g.prev[from:to], &view.mem, view.buf, m.weights[from*sl:to*sl])
 		}
-		if g.fast != nil && g.short == nil {
-			if g.amxIn != nil {
-				g.amxIn.Round(g.outIn32, first.d.OutIn(), from, to)
-			} else {
-				g.fast.panels.RoundInput(g.x16, g.outIn32, first.d.OutIn(), from, to)
-			}
+		if g.round != nil {
+			g.round(from, to)
 		}
 	case phaseOutput:
-		if sl := g.short; sl != nil {
-			m := len(sl.ids)
-			sl.output(n, first.outIn, first.logits[:n*m], m*p/parts, m*(p+1)/parts)
-			return
-		}
-		if g.fast != nil && g.amxIn != nil {
-			amx := g.fast.amx
-			strips := amx.Strips()
-			first, last := strips*p/parts, strips*(p+1)/parts
-			if err := amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
-				panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
-			}
-			from, to := amx.Columns(first, last)
-			kernels.AddBiasStrided(g.logits32[from:], n, g.ld, g.fast.bias[from:to])
-			return
-		}
-		if g.fast != nil {
-			v := first.d.Cfg.Vocab
-			panels := g.fast.panels.Panels()
-			first, last := panels*p/parts, panels*(p+1)/parts
-			g.fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
-			from, to := g.fast.panels.Columns(first, last)
-			kernels.AddBiasStrided(g.logits32[from:], n, v, g.fast.bias[from:to])
-			return
-		}
-		for _, m := range g.models {
-			v := m.d.Cfg.Vocab
-			m.d.output(n, m.outIn, m.logits[:n*v], v*p/parts, v*(p+1)/parts)
-		}
+		g.output(p, parts, n)
 	case phaseSelect:
 		part := &g.parts[p]
 		for k := from; k < to; k++ {
-			if sl := g.short; sl != nil {
-				m := len(sl.ids)
-				g.best[k] = sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
-			} else if g.fast != nil {
-				v, oi := first.d.Cfg.Vocab, first.d.OutIn()
-				g.best[k], _ = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*g.ld:k*g.ld+v])
-			} else if g.e.mean {
-				v := first.d.Cfg.Vocab
+			g.best[k] = g.pick(part, k)
+		}
+	}
+}
+
+// chooseOutput decides, once, when the first block enters (its shortlist, if any, made), how the search
+// computes the output layer: round readies a share of the rows' inputs for it (nil: nothing to ready), output
+// computes part p of parts of the logits of the batch's n rows, and pick returns row k's best word.
+func (g *greedySearch[T]) chooseOutput() {
+	first := g.models[0]
+	v, oi := first.d.Cfg.Vocab, first.d.OutIn()
+	switch sl, fast := g.short, g.fast; {
+	case sl != nil: // the shortlist's words, in float32
+		g.output = func(p, parts, n int) {
+			m := len(sl.ids)
+			sl.output(n, first.outIn, first.logits[:n*m], m*p/parts, m*(p+1)/parts)
+		}
+		g.pick = func(_ *greedyPart[T], k int) int {
+			m := len(sl.ids)
+			return sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
+		}
+	case fast != nil: // bfloat16 products, the near-best words rescored
+		if g.amxIn != nil {
+			g.round = func(from, to int) { g.amxIn.Round(g.outIn32, oi, from, to) }
+			g.output = func(p, parts, n int) {
+				strips := fast.amx.Strips()
+				first, last := strips*p/parts, strips*(p+1)/parts
+				if err := fast.amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
+					panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
+				}
+				from, to := fast.amx.Columns(first, last)
+				kernels.AddBiasStrided(g.logits32[from:], n, g.ld, fast.bias[from:to])
+			}
+		} else {
+			g.round = func(from, to int) { fast.panels.RoundInput(g.x16, g.outIn32, oi, from, to) }
+			g.output = func(p, parts, n int) {
+				panels := fast.panels.Panels()
+				first, last := panels*p/parts, panels*(p+1)/parts
+				fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
+				from, to := fast.panels.Columns(first, last)
+				kernels.AddBiasStrided(g.logits32[from:], n, v, fast.bias[from:to])
+			}
+		}
+		g.pick = func(_ *greedyPart[T], k int) int {
+			word, _ := fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*g.ld:k*g.ld+v])
+			return word
+		}
+	default: // the members' own float32 output layers
+		g.output = func(p, parts, n int) {
+			for _, m := range g.models {
+				m.d.output(n, m.outIn, m.logits[:n*v], v*p/parts, v*(p+1)/parts)
+			}
+		}
+		g.pick = func(_ *greedyPart[T], k int) int { return kernels.Argmax(first.logits[k*v : (k+1)*v]) }
+		if g.e.mean {
+			g.pick = func(part *greedyPart[T], k int) int {
 				for i, m := range g.models {
 					part.logits[i] = m.logits[k*v : (k+1)*v]
 				}
 				MeanLogProbs(part.mean, part.logits, part.exps)
-				g.best[k] = kernels.Argmax(part.mean)
-			} else {
-				v := first.d.Cfg.Vocab
-				g.best[k] = kernels.Argmax(first.logits[k*v : (k+1)*v])
+				return kernels.Argmax(part.mean)
 			}
 		}
 	}
@@ -301,12 +314,16 @@ type greedySearch[T kernels.Float] struct {
 	amxIn             *kernels.AMXInput
 	ld                int
 	outIn32, logits32 []float32
-	wake              chan int      // a phase for a helper goroutine
-	idle              chan struct{} // a helper's phase is done
-	bufLen            int           // the source length the members' scratch and weights were made for
-	prev              []int
-	slots             []greedyRow
-	dead              []bool
+	// The output layer, as chooseOutput decided.
+	round  func(from, to int)
+	output func(p, parts, n int)
+	pick   func(part *greedyPart[T], k int) int
+	wake   chan int      // a phase for a helper goroutine
+	idle   chan struct{} // a helper's phase is done
+	bufLen int           // the source length the members' scratch and weights were made for
+	prev   []int
+	slots  []greedyRow
+	dead   []bool
 
 	// The block whose sentences enter the batch next, from its row cursor on.
 	block    *Block[T]
@@ -436,7 +453,9 @@ func (g *greedySearch[T]) useShortlist(block *Block[T]) {
 	case sl != nil && g.short == nil:
 		g.short = newShortlist(sl.Output, d.Cfg.Vocab, d.OutIn())
 	}
-	g.blocks++
+	if g.blocks++; g.blocks == 1 {
+		g.chooseOutput()
+	}
 }
 
 // fit sets the batch to n rows, pads it to the longest source among them and makes sure Step's scratch is

@@ -205,35 +205,41 @@ func beam[T kernels.Float](sessions []Session[T], mean bool, lengths []int, srcL
 	if b.fast = fast; fast != nil {
 		logits[0], b.stride = any(fast.c).([]T), fast.o.amx.Stride() // the logits are bf16Beam's
 	}
+	// step computes member i's logits and attention weights w of the step's n rows, on the output layer chosen
+	// above; spread moves the first step's logits of sentence j to its first beam's row, j·k.
+	step := func(i, n int, w []T) { sessions[i].Step(b.prev[:n], logits[i][:n*width], w[:n*srcLen]) }
+	spread := func() {
+		for _, l := range logits {
+			spreadRows(l, width, sents, k)
+		}
+	}
+	switch {
+	case fast != nil:
+		step = func(_, n int, w []T) { fast.logits(n, any(adv.advance(b.prev[:n], w[:n*srcLen])).([]float32)) }
+		spread = func() {
+			spreadRows(fast.c, b.stride, sents, k)
+			fast.spread(sents, k)
+		}
+	case words != nil:
+		step = func(_, n int, w []T) {
+			words.output(n, adv.advance(b.prev[:n], w[:n*srcLen]), logits[0][:n*width], 0, width)
+		}
+	}
 	from := make([]int, rows)
 	for t, n := 0, sents; len(b.live) > 0; t++ { // n rows this step: one per sentence at the first
 		if opts.Stopped() {
 			return nil, ErrStopped
 		}
-		for i, ses := range sessions {
+		for i := range sessions {
 			w := weights
 			if i > 0 {
 				w = others
 			}
-			switch {
-			case fast != nil:
-				fast.logits(n, any(adv.advance(b.prev[:n], w[:n*srcLen])).([]float32))
-			case words != nil:
-				words.output(n, adv.advance(b.prev[:n], w[:n*srcLen]), logits[0][:n*width], 0, width)
-			default:
-				ses.Step(b.prev[:n], logits[i][:n*width], w[:n*srcLen])
-			}
+			step(i, n, w)
 		}
 		if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
 			spreadRows(weights, srcLen, sents, k)
-			if fast == nil {
-				for _, l := range logits {
-					spreadRows(l, width, sents, k)
-				}
-			} else {
-				spreadRows(fast.c, b.stride, sents, k)
-				fast.spread(sents, k)
-			}
+			spread()
 		}
 		if opts.Stopped() { // and once more between the step's two long parts, the products and the choice
 			return nil, ErrStopped
