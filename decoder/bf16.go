@@ -38,8 +38,8 @@ type bf16Output struct {
 }
 
 // newBF16Output makes the bf16 output layer of the row-major (k, vocab) weights w and the bias b, its products
-// on AMX with amx (which must run here: kernels.HasAMX) and on BF16Panels without, or returns nil when a weight
-// or bias is not finite (their bound would be meaningless).
+// on kernels.AMXWeights with amx (AMX, or VDPBF16PS where AMX does not run) and on BF16Panels without, or
+// returns nil when a weight or bias is not finite (their bound would be meaningless) or the products cannot run.
 func newBF16Output(w, b []float32, k, vocab int, amx bool) *bf16Output {
 	o := &bf16Output{wT: make([]float32, vocab*k), bias: slices.Clone(b), k: k}
 	var maxNorm float64
