@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"fmt"
+	"github.com/attend-nmt/attend/kernels"
 	"io"
 	"os"
 	"strconv"
@@ -225,7 +226,7 @@ func (d SearchFlags) Options(stderr io.Writer, path string, ck *model.Checkpoint
 	}
 	o := DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.Beam, NBest: d.NBest,
 		Alpha: cfg.Decode.Alpha, Beta: d.Beta, MaxLenRatio: d.MaxLenRatio, ReplaceUnk: d.ReplaceUnk, Shortlist: short,
-		NoBF16: !d.BF16, Ensemble: ens}
+		Precision: bf16Precision(d.BF16), Ensemble: ens}
 	if d.MaxLen > 0 {
 		o.MaxLen = d.MaxLen
 	}
@@ -305,4 +306,12 @@ func inputLines(path string, stdin io.Reader) int64 {
 		lines++ // a last line without its newline
 	}
 	return lines
+}
+
+// bf16Precision is the precision --bf16 asked for, until --precision replaces it: auto, or float32 with false.
+func bf16Precision(bf16 bool) kernels.Precision {
+	if bf16 {
+		return kernels.PrecisionAuto
+	}
+	return kernels.PrecisionFloat32
 }

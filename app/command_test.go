@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"github.com/attend-nmt/attend/kernels"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,8 +40,8 @@ func TestSearchFlagsOptionsChecksGivenFlagsAndFillsTheCheckpointsDefaults(t *tes
 		{name: "shortlist beyond the lexicon", flags: SearchFlags{Beam: 1, Shortlist: "1,1000"}, wantErr: "the lexicon keeps at most"},
 		{name: "shortlist without a lexicon", flags: SearchFlags{Beam: 1, Shortlist: "10,2"}, wantErr: "m.ckpt has no lexicon"},
 		{name: "checkpoint's defaults", flags: SearchFlags{Beam: 1, BF16: true, Alpha: 2}, check: func(t *testing.T, o DecodeOptions, _ string) {
-			if o.MaxLen != 33 || o.Batch != 17 || o.Alpha != 0.6 || o.NoBF16 {
-				t.Errorf("max len %d, batch %d, alpha %g, no bf16 %v; want the checkpoint's 33, 17, 0.6 and bf16 on", o.MaxLen, o.Batch, o.Alpha, o.NoBF16)
+			if o.MaxLen != 33 || o.Batch != 17 || o.Alpha != 0.6 || o.Precision != kernels.PrecisionAuto {
+				t.Errorf("max len %d, batch %d, alpha %g, precision %q; want the checkpoint's 33, 17, 0.6 and auto", o.MaxLen, o.Batch, o.Alpha, o.Precision)
 			}
 		}},
 		{name: "flags given", flags: SearchFlags{Beam: 1, MaxLen: 4, Batch: 2, Alpha: 0, AlphaGiven: true}, check: func(t *testing.T, o DecodeOptions, _ string) {

@@ -92,7 +92,7 @@ func testEnsembleTranslatesAsItsSearch(t *testing.T, two func(*testing.T) (*mode
 		differ := false
 		for i, s := range ensembleSentences {
 			b := data.MakeBatches([]data.Example{{Src: a.SrcVocab.Encode(s)}}, data.BatchOptions{BatchSize: 1}, nil)[0]
-			lists, err := e.Beam(&b, decoder.BeamOptions{Width: beam, NBest: beam, MaxLen: 8, Alpha: 0.5}, nil)
+			lists, err := e.Beam(&b, decoder.BeamOptions{Width: beam, NBest: beam, MaxLen: 8, Alpha: 0.5}, decoder.Output[float32]{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,7 +61,7 @@ func RunHeatmap(ctx context.Context, o HeatmapOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Alignment && !hasAlignment(ck.Model) {
+	if o.Alignment && !ck.Model.HasAlignment() {
 		// Drawing the decoder's attention under --alignment would pass it off as the alignment attention.
 		return fmt.Errorf("--alignment: %s has no alignment attention (it was trained without model.full_context_alignment); leave out --alignment to draw its decoder's attention",
 			o.Models[0])

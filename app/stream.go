@@ -54,17 +54,20 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	if err != nil {
 		return err
 	}
-	if m.Transformer != nil {
-		return streamInBatches(m, opts, next)
+	if opts, err = opts.choose(); err != nil {
+		return err
+	}
+	if !models.Queues() {
+		return streamInBatches(m, models, opts, next)
 	}
 	if threads := backend.BLASThreads(); threads > 1 {
 		backend.SetBLASThreads(1)
 		defer backend.SetBLASThreads(threads)
 	}
-	greedyInBF16(m, opts)
+	products, _ := opts.search(nil)
 	var rows *decoder.OutputRows[float32]
 	if opts.Shortlist != nil {
-		rows = m.Decoder.NewOutputRows()
+		rows = m.OutputRows()
 	}
 	// entering holds what the batch has not taken yet of next's answers: their blocks, encoded one at a time.
 	type block struct {
@@ -115,7 +118,7 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		return blk
 	}
 	cores := max(1, runtime.GOMAXPROCS(0))
-	models.GreedyQueue(opts.Batch*cores, cores, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+	models.GreedyQueue(opts.Batch*cores, cores, products, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 		s := inBatch[i]
 		delete(inBatch, i)
 		s.done(s.translation(m, h, opts.ReplaceUnk))
@@ -162,9 +165,10 @@ func WordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int,
 	return wordAttention(attn, srcWord, srcWords, outWord, outWords)
 }
 
-// streamInBatches is TranslateStream for a Transformer, whose greedy search decodes a batch from start to end:
-// each answer of next is translated in batches of opts.Batch, and next is asked again when they are done.
-func streamInBatches(m *model.Seq2Seq[float32], opts DecodeOptions, next func() []StreamSentence) error {
+// streamInBatches is TranslateStream for models that do not refill rows (model.Ensemble.Queues: a Transformer),
+// whose greedy search decodes a batch from start to end: each answer of next is translated in batches of
+// opts.Batch, and next is asked again when they are done.
+func streamInBatches(m *model.Seq2Seq[float32], models *model.Ensemble, opts DecodeOptions, next func() []StreamSentence) error {
 	for {
 		waiting := next()
 		if len(waiting) == 0 {
@@ -182,7 +186,11 @@ func streamInBatches(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 			examples = append(examples, data.Example{Src: m.SrcVocab.Encode(sent.pieces)})
 		}
 		for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: opts.Batch}, nil) {
-			for r, h := range m.Greedy(&b, opts.MaxLen) {
+			hyps, err := models.Greedy(&b, opts.MaxLen, nil)
+			if err != nil {
+				return err
+			}
+			for r, h := range hyps {
 				s := sents[b.Index[r]]
 				s.done(s.translation(m, h, opts.ReplaceUnk))
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/attend-nmt/attend/kernels"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -72,7 +73,7 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 	}{
 		{subwords, validSents, DecodeOptions{MaxLen: 12, Batch: 3}},
 		{subwords, validSents, DecodeOptions{MaxLen: 12, Batch: 4, Shortlist: &lexicon.ShortlistSize{Frequent: 5, Best: 3}}},
-		{words, randomSents, DecodeOptions{MaxLen: 7, Batch: 2, NoBF16: true}},
+		{words, randomSents, DecodeOptions{MaxLen: 7, Batch: 2, Precision: kernels.PrecisionFloat32}},
 		{words, randomSents, DecodeOptions{MaxLen: 7, Batch: 2, ReplaceUnk: true}},
 	} {
 		m, sents, opts := c.m, c.sents, c.opts

@@ -69,9 +69,13 @@ type DecodeOptions struct {
 	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
 	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
 	Shortlist *lexicon.ShortlistSize
-	// NoBF16 keeps greedy and beam search on float32 products where they would use bfloat16 ones and rescoring
-	// (decoder.Decoder.GreedyInBF16, decoder.Decoder.BeamInBF16).
-	NoBF16 bool
+	// Precision is the products the search multiplies on (kernels.Choose; "" is auto): with bfloat16 ones, greedy
+	// search of recurrent models without a shortlist scores the vocabulary in bfloat16 and rescores the near-best
+	// words exactly, and so does beam search of one recurrent model without a shortlist (decoder.Output).
+	// float32 is the bit-for-bit reference.
+	Precision kernels.Precision
+	// products are Precision's, once chosen (choose); nil until then.
+	products *kernels.Products
 	// Progress, when not nil, is told how many sentences were just translated, as they are (an empty one at
 	// once), for a progress display. It may be called from several goroutines at a time.
 	Progress Counter
@@ -121,6 +125,31 @@ func (o DecodeOptions) Validate() error {
 		return fmt.Errorf("translate: %w", err)
 	}
 	return nil
+}
+
+// choose returns o with its products chosen from o.Precision (kernels.Choose), once: an error for a setting
+// this CPU cannot do.
+func (o DecodeOptions) choose() (DecodeOptions, error) {
+	if o.products != nil {
+		return o, nil
+	}
+	p, err := kernels.Choose(o.Precision)
+	if err != nil {
+		return o, fmt.Errorf("translate: %w", err)
+	}
+	o.products = &p
+	return o, nil
+}
+
+// search returns how greedy search (its products) and beam search (its decoder.Output) compute the output
+// layer, decided once from o's products (choose must have run): bfloat16 products where they were chosen, but
+// for greedy search with a shortlist, which scores a few words in float32.
+func (o DecodeOptions) search(shortlist *decoder.Shortlist[float32]) (greedy kernels.Products, beam decoder.Output[float32]) {
+	greedy = *o.products
+	if o.Shortlist != nil {
+		greedy = kernels.Float32Products()
+	}
+	return greedy, decoder.Output[float32]{Products: *o.products, Shortlist: shortlist}
 }
 
 // greedy is true when the settings ask for nothing greedy search cannot do: it gives the same result as a
@@ -260,6 +289,10 @@ func readLines(r io.Reader, name string) <-chan inputLine {
 // the first that was not is written first. It returns the number of sentences written.
 func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	if err := req.Decode.Validate(); err != nil {
+		return 0, err
+	}
+	var err error
+	if req.Decode, err = req.Decode.choose(); err != nil {
 		return 0, err
 	}
 	pause := req.Pause
@@ -403,6 +436,9 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 	if err != nil {
 		return nil, err
 	}
+	if opts, err = opts.choose(); err != nil {
+		return nil, err
+	}
 	out := make([]Translation, len(sents))
 	ids := make([][]int, len(sents)) // the chosen translation's target ids
 	done := make([]bool, len(sents)) // the sentences translated, for a search stopped by ctx
@@ -436,7 +472,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		defer backend.SetBLASThreads(threads)
 	}
 	shortlist := batchShortlist(m, examples, opts.Shortlist)
-	if opts.greedy() && m.Transformer == nil {
+	if opts.greedy() && models.Queues() {
 		// One batch of opts.Batch rows per core, stepped together by a goroutine per core with single-threaded
 		// products (decoder.GreedyQueue with threads: each advances its share of the rows, computes its share of
 		// the vocabulary for all of them, then picks the best words of its rows), refilled from the queue of
@@ -458,15 +494,14 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 			blk.Shortlist = shortlist(b)
 			return blk
 		}
-		greedyInBF16(m, opts)
-		models.GreedyQueue(opts.Batch*cores, cores, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+		products, _ := opts.search(nil)
+		models.GreedyQueue(opts.Batch*cores, cores, products, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
 			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 			ids[i] = h.Tokens
 			done[i] = true
 			opts.progress(1)
 		})
 	} else {
-		beamInBF16(m, models, opts)
 		beamBatches(ctx, models, batches, index, sents, opts, out, ids, done, shortlist)
 	}
 	stopped := ctx.Err()
@@ -485,7 +520,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		// The forced pass of those few sentences is short, and finishes them as asked.
 		ctx = context.WithoutCancel(ctx)
 	}
-	heads, alignment := opts.Heads && hasHeads(m), opts.Alignment && hasAlignment(m)
+	heads, alignment := opts.Heads && m.HasHeads(), opts.Alignment && m.HasAlignment()
 	if heads || alignment {
 		if err := addForced(ctx, m, out, examples, index, ids, opts.Batch, heads, alignment); err != nil {
 			return nil, err
@@ -536,7 +571,7 @@ func (o DecodeOptions) CheckModel(name string, m *model.Seq2Seq[float32]) error 
 	case e != nil && len(e.Models) > 1:
 		return fmt.Errorf("--shortlist with %d models: a shortlist scores a few words of one model's output layer, "+
 			"where an ensemble averages every model's log-probabilities over the whole vocabulary; give one --model, or drop --shortlist", len(e.Models))
-	case m.Transformer != nil:
+	case !m.CanShortlist():
 		return fmt.Errorf("--shortlist: %s is a Transformer (model.type transformer), which has no shortlist yet; translate without --shortlist", path)
 	case m.Lexicon == nil:
 		return fmt.Errorf("--shortlist: %s has no lexicon (it was saved before training had learned one, or trained before attend learned them); "+
@@ -552,7 +587,7 @@ func batchShortlist(m *model.Seq2Seq[float32], examples []data.Example, s *lexic
 	if s == nil {
 		return func(*data.Batch) *decoder.Shortlist[float32] { return nil }
 	}
-	rows := m.Decoder.NewOutputRows()
+	rows := m.OutputRows()
 	return func(b *data.Batch) *decoder.Shortlist[float32] { return shortlistOf(m, rows, examples, *s, b) }
 }
 
@@ -586,8 +621,12 @@ func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Bat
 			defer wg.Done()
 			for bi := range next {
 				b := &batches[bi]
-				if opts.greedy() { // a Transformer's (or Transformers' ensemble's) greedy search, a batch at a time
-					for r, h := range models.Greedy(b, opts.MaxLen) {
+				if opts.greedy() { // greedy search a batch at a time, of models that do not refill rows (Queues)
+					hyps, err := models.Greedy(b, opts.MaxLen, ctx.Done())
+					if errors.Is(err, decoder.ErrStopped) {
+						continue // ctx was cancelled: the batch's sentences stay undone
+					}
+					for r, h := range hyps {
 						i := index[b.Index[r]]
 						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
 						ids[i] = h.Tokens
@@ -596,7 +635,8 @@ func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Bat
 					opts.progress(b.Real)
 					continue
 				}
-				lists, err := models.Beam(b, beam, shortlist(b))
+				_, output := opts.search(shortlist(b))
+				lists, err := models.Beam(b, beam, output)
 				if errors.Is(err, decoder.ErrStopped) {
 					continue // ctx was cancelled: the batch's sentences stay undone
 				}
@@ -685,40 +725,4 @@ func argmax(xs []float32) int {
 		}
 	}
 	return best
-}
-
-// greedyInBF16 makes m's greedy search score the vocabulary with bfloat16 products
-// (decoder.Decoder.GreedyInBF16) unless opts ask for float32 (NoBF16) or a shortlist, and only where that is
-// faster than float32 products: where they run on Intel AMX's tile registers (kernels.HasAMX, about seven times
-// OpenBLAS's float32 products), on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster), and on any CPU with
-// AVX512-BF16 in a build whose float32 products run on gonum's pure-Go BLAS (backend.BLASCore is empty) rather
-// than OpenBLAS. On Intel's CPUs without AMX OpenBLAS's sgemm was measured faster than the AVX512-BF16 kernel
-// (docs/speed.md).
-func greedyInBF16(m *model.Seq2Seq[float32], opts DecodeOptions) {
-	if m.Decoder != nil && !opts.NoBF16 && opts.Shortlist == nil && (kernels.HasAMX() || kernels.HasBF16() && (kernels.BF16Faster() || backend.BLASCore() == "")) {
-		m.Decoder.GreedyInBF16()
-	}
-}
-
-// beamInBF16 makes m's beam search compute the output layer with bfloat16 products and rescore exactly the
-// words that can be among the best (decoder.Decoder.BeamInBF16) unless opts ask for float32 (NoBF16) or a
-// shortlist, or models are an ensemble; only where that is faster than float32 products: on Intel AMX
-// (kernels.HasAMX) and on AMD's CPUs with AVX512-BF16 (kernels.BF16Faster).
-func beamInBF16(m *model.Seq2Seq[float32], models *model.Ensemble, opts DecodeOptions) {
-	if m.Decoder != nil && len(models.Models) == 1 && !opts.NoBF16 && opts.Shortlist == nil && (kernels.HasAMX() || kernels.BF16Faster()) {
-		m.Decoder.BeamInBF16()
-	}
-}
-
-// hasHeads reports whether m's translations have attention heads to show (DecodeOptions.Heads): several heads
-// of multi-head attention or of a Transformer's attention layer, or self-attention layers in the encoder.
-// hasAlignment reports whether m has an alignment attention (model.full_context_alignment) besides its
-// decoder's.
-func hasAlignment(m *model.Seq2Seq[float32]) bool { return m.Decoder != nil && m.Decoder.AlignW != nil }
-
-func hasHeads(m *model.Seq2Seq[float32]) bool {
-	if m.Transformer != nil {
-		return m.Transformer.Cfg.Heads > 1
-	}
-	return m.Decoder.HeadCount() > 1 || m.Encoder.Self != nil
 }

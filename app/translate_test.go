@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/attend-nmt/attend/kernels"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -137,6 +138,23 @@ func TestShortlistNeedsALexicon(t *testing.T) {
 		DecodeOptions{MaxLen: 5, Batch: 4, Shortlist: &lexicon.ShortlistSize{Frequent: 10, Best: 5}})
 	if err == nil || !strings.Contains(err.Error(), "attend lexicon --model") {
 		t.Fatalf("TranslateTokens with a shortlist and no lexicon: %v", err)
+	}
+}
+
+// TestTranslateRefusesAPrecisionTheCPUCannotDo: a precision that kernels.Choose refuses here is an error of
+// Translate, naming it, and every precision it takes translates the line.
+func TestTranslateRefusesAPrecisionTheCPUCannotDo(t *testing.T) {
+	for _, p := range []kernels.Precision{kernels.PrecisionAuto, kernels.PrecisionFloat32, kernels.PrecisionBF16, kernels.PrecisionBF16x3} {
+		_, refused := kernels.Choose(p)
+		var out strings.Builder
+		_, err := Translate(context.Background(), TranslateRequest{Model: untrainedModel(t), Input: strings.NewReader("a b\n"), Output: &out,
+			Decode: DecodeOptions{MaxLen: 5, Batch: 4, Precision: p}})
+		if (err != nil) != (refused != nil) || err != nil && !strings.Contains(err.Error(), string(p)) {
+			t.Errorf("precision %s: Translate gave %v; kernels.Choose %v", p, err, refused)
+		}
+		if err == nil && strings.Count(out.String(), "\n") != 1 {
+			t.Errorf("precision %s: %q translated", p, out.String())
+		}
 	}
 }
 

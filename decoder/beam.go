@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/kernels"
 )
@@ -83,7 +82,7 @@ type Scored struct {
 	// CoveragePenalty(Attention, β).
 	Score float64
 	// Bound is how far LogProb may be from the log-probability that exact logits give, with the output layer
-	// in bfloat16 (Decoder.BeamInBF16): the sum of its steps' bounds (bf16Beam); Score's is Bound divided by the
+	// in bfloat16 (Output.Products): the sum of its steps' bounds (bf16Beam); Score's is Bound divided by the
 	// length penalty. 0 with the model's own products.
 	Bound float64
 }
@@ -103,154 +102,7 @@ type candidate struct {
 	row, token int
 }
 
-// Beam decodes a batch with beam search and returns, for each row, up to opts.NBest hypotheses sorted by
-// Score, best first; lengths are the real source lengths of the rows. Each sentence keeps opts.Width live
-// hypotheses, all in one batch of rows×Width decoder rows. At every step each sentence's Width·Vocab
-// extensions are ranked by log-probability; those among the best Width that end in eos are set aside as
-// finished, and the best Width that do not become the next live hypotheses. A sentence is done when Width
-// hypotheses have finished, or at its length limit, where its live hypotheses are set aside unfinished; done
-// sentences leave the batch. With Width 1 it is exactly Greedy. Every hypothesis keeps the attention rows of
-// its own words (and of its </s>), cut to its source length.
-func (d *Decoder[T]) Beam(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions) ([][]Scored, error) {
-	return d.BeamShortlist(enc, lengths, bos, eos, opts, nil)
-}
-
-// BeamShortlist is Beam where each sentence (row of enc) may use only the candidate words that short lists for
-// it (nil: every word): the batch's logits are computed for the union of its sentences' candidates, and each
-// sentence's log-probabilities are normalised over its own candidates (so its scores are those of a model that
-// knows only those words).
-func (d *Decoder[T]) BeamShortlist(enc *encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions, short *Shortlist[T]) ([][]Scored, error) {
-	return d.single().beam([]*encoder.Output[T]{enc}, lengths, bos, eos, opts, short)
-}
-
-// beamModel is one member's share of a beam search: its memory and state of the batch's rows, the state of the
-// next step's rows, its memory and state of the first step (one row per sentence), its scratch, and its logits
-// and attention weights of the step.
-type beamModel[T kernels.Float] struct {
-	d               *Decoder[T]
-	mem, mem0       *Memory[T]
-	st, next, st0   *State[T]
-	buf             *Scratch[T]
-	logits, weights []T
-}
-
-// beam is BeamShortlist with the ensemble's members, encs their encoder outputs of the batch; a shortlist only
-// with one decoder that ranks by its logits (not e.mean).
-func (e *Ensemble[T]) beam(encs []*encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions, short *Shortlist[T]) ([][]Scored, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	first := e.members[0]
-	k, v, srcLen, sents := opts.Width, first.Cfg.Vocab, encs[0].SrcLen, encs[0].Rows
-	var words *shortlist[T] // the batch's candidates, fixed for the search
-	if short != nil {
-		if e.mean {
-			panic("decoder: an Ensemble's beam search got a shortlist")
-		}
-		short.check(sents, v)
-		words = newShortlist(short.Output, v, first.OutIn())
-		for _, c := range short.Candidates[:sents] {
-			words.add(c)
-		}
-	}
-	// Row s·k + b of the search batch is beam b of sentence s: the memory repeated k times. The first step, whose
-	// k beams of a sentence are one and the same, takes one row per sentence (st0, mem0).
-	rows := sents * k
-	fast := e.beamBF16Rows(rows, k, words != nil) // bf16 logits on AMX, or nil
-	models := make([]beamModel[T], len(e.members))
-	logits := make([][]T, len(e.members)) // each member's logits, for the ranking
-	for i, d := range e.members {
-		if encs[i].Rows != sents || encs[i].SrcLen != srcLen {
-			panic(fmt.Sprintf("decoder: beam search got encoder outputs of %d×%d and %d×%d", sents, srcLen, encs[i].Rows, encs[i].SrcLen))
-		}
-		// Each member's memory moves its own rows, lengths included: a lengths slice shared by two members
-		// would move twice.
-		mem0, st0 := d.Start(encs[i], slices.Clone(lengths[:sents]))
-		models[i] = beamModel[T]{d: d, mem: repeatMemory(mem0, k), mem0: mem0, st0: st0, st: d.newState(rows, srcLen), next: d.newState(rows, srcLen),
-			buf: d.NewScratch(rows, srcLen), weights: make([]T, rows*srcLen)}
-		if fast == nil {
-			models[i].logits = make([]T, rows*v)
-		}
-		logits[i] = models[i].logits
-	}
-	meanOf := 0 // members whose mean ranks the words; 0 when the one decoder's logits rank them
-	if e.mean {
-		meanOf = len(e.members)
-	}
-	b := newBeamState[T](v, meanOf, rows, srcLen, lengths, bos, eos, opts)
-	b.weights = models[0].weights // the hypotheses keep the first member's attention
-	if b.fast = fast; fast != nil {
-		logits[0], b.stride = any(b.fast.c).([]T), b.fast.o.amx.Stride() // the logits are bf16Beam's
-	}
-	for t := 0; len(b.live) > 0; t++ {
-		if opts.Stopped() {
-			return nil, ErrStopped
-		}
-		n := len(b.live) * k
-		width := v // logits per row
-		if words != nil {
-			width = len(words.ids)
-		}
-		for i := range models {
-			m := &models[i]
-			m.st.Rows, m.next.Rows, m.mem.Rows = n, n, n
-			st, mem, stepRows := m.st, m.mem, n
-			if t == 0 {
-				st, mem, stepRows = m.st0, m.mem0, sents
-			}
-			if b.fast != nil {
-				m.d.advance(st, b.prev[:stepRows], mem, m.buf, m.weights[:stepRows*srcLen])
-				b.fast.logits(stepRows, any(m.buf.outIn).([]float32))
-			} else if words != nil {
-				m.d.advance(st, b.prev[:stepRows], mem, m.buf, m.weights[:stepRows*srcLen])
-				words.output(stepRows, m.buf.outIn, m.logits[:stepRows*width], 0, width)
-			} else {
-				m.d.Step(st, b.prev[:stepRows], mem, m.buf, m.logits[:stepRows*v], m.weights[:stepRows*srcLen])
-			}
-			if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
-				spreadRows(m.weights, srcLen, sents, k)
-				if b.fast == nil {
-					spreadRows(m.logits, width, sents, k)
-				} else {
-					spreadRows(b.fast.c, b.stride, sents, k)
-					b.fast.spread(sents, k)
-				}
-			}
-		}
-		if opts.Stopped() { // and once more between the step's two long parts, the products and the choice
-			return nil, ErrStopped
-		}
-		keptBlocks := b.chooseAll(t, logits, width, words, short)
-		// New row r continues old row from[r]: gather each member's states into its next, then move the kept
-		// blocks' memory to the front. Memory rows are the same for all the beams of a sentence, so only whole
-		// blocks move.
-		n = keptBlocks * k
-		for i := range models {
-			m := &models[i]
-			if t == 0 { // the first step's rows are st0's, one per sentence
-				for r, f := range b.from[:n] {
-					m.next.CopyRow(r, m.st0, f/k)
-				}
-			} else {
-				for r, f := range b.from[:n] {
-					m.next.CopyRow(r, m.st, f)
-				}
-			}
-			m.st, m.next = m.next, m.st
-			for to, j := range b.keptFrom[:keptBlocks] {
-				if to != j {
-					for beam := 0; beam < k; beam++ {
-						m.mem.CopyRow(to*k+beam, m.mem, j*k+beam)
-					}
-				}
-			}
-		}
-		b.advance(n)
-	}
-	return b.best(max(opts.NBest, 1)), nil
-}
-
-// beamState is the search state of BeamShortlist and BeamSelection beyond the model's: each row's hypothesis (its score, last
+// beamState is the search state of Beam and BeamSelection beyond the model's: each row's hypothesis (its score, last
 // word and last node in the tree), the tree of words, the finished hypotheses of each sentence, and the rows
 // chosen for the next step.
 type beamState[T kernels.Float] struct {
@@ -272,7 +124,7 @@ type beamState[T kernels.Float] struct {
 	from, nextTok, nextNode []int
 	nextScore               []float64
 
-	// fast is the output layer in bfloat16 on AMX (Decoder.BeamInBF16), or nil. bound is the bound of each
+	// fast is the output layer in bfloat16 on AMX (Output.Products), or nil. bound is the bound of each
 	// row's log-probability (Scored.Bound), stepBound that of the step's words' log-probabilities of each row,
 	// nextBound the next step's rows' bound; all 0 without fast.
 	fast                        *bf16Beam
@@ -589,18 +441,6 @@ func nextDown[E kernels.Float](c E) E {
 		return E(math.Nextafter32(f, float32(math.Inf(-1))))
 	}
 	return E(math.Nextafter(float64(c), math.Inf(-1)))
-}
-
-// repeatMemory returns mem with each row repeated k times in a row, in buffers of its own (the search moves its
-// rows).
-func repeatMemory[T kernels.Float](mem *Memory[T], k int) *Memory[T] {
-	rows := mem.Rows * k
-	out := &Memory[T]{Rows: rows, SrcLen: mem.SrcLen, MemDim: mem.MemDim, KeyWidth: mem.KeyWidth,
-		States: make([]T, rows*mem.SrcLen*mem.MemDim), Keys: make([]T, rows*mem.SrcLen*mem.KeyWidth), Lengths: make([]int, rows)}
-	for r := range rows {
-		out.CopyRow(r, mem, r/k)
-	}
-	return out
 }
 
 // spreadRows moves rows 0 … sents-1 of x, width values each, to rows 0, k, 2k, …: the first step's row of each

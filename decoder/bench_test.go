@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"github.com/attend-nmt/attend/kernels"
 	"math/rand/v2"
 	"testing"
 
@@ -54,11 +55,12 @@ func BenchmarkSearch(b *testing.B) {
 	})
 	b.Run("greedy-bf16", func(b *testing.B) {
 		d := benchDecoder(b, 1)
-		if !d.GreedyInBF16() {
-			b.Skip("no AVX512-BF16")
+		products, err := kernels.Choose(kernels.PrecisionBF16)
+		if err != nil {
+			b.Skip(err)
 		}
 		for b.Loop() {
-			d.Greedy(enc, lengths, queueBOS, queueEOS, benchMaxLen)
+			d.single().greedy(&Block[float32]{Enc: enc, Lengths: lengths}, products, queueBOS, queueEOS, benchMaxLen)
 		}
 	})
 	b.Run("beam5", func(b *testing.B) {

@@ -38,8 +38,8 @@ type bf16Output struct {
 }
 
 // newBF16Output makes the bf16 output layer of the row-major (k, vocab) weights w and the bias b, its products
-// on AMX with amx (which must run here: kernels.HasAMX) and on BF16Panels without, or returns nil when a weight
-// or bias is not finite (their bound would be meaningless).
+// on kernels.AMXWeights with amx (AMX, or VDPBF16PS where AMX does not run) and on BF16Panels without, or
+// returns nil when a weight or bias is not finite (their bound would be meaningless) or the products cannot run.
 func newBF16Output(w, b []float32, k, vocab int, amx bool) *bf16Output {
 	o := &bf16Output{wT: make([]float32, vocab*k), bias: slices.Clone(b), k: k}
 	var maxNorm float64
@@ -127,24 +127,22 @@ func (o *bf16Output) score(x []float32, v int) float64 {
 	return kernels.DotF64(x, o.wT[v*o.k:(v+1)*o.k]) + float64(o.bias[v])
 }
 
-// GreedyInBF16 makes greedy search (Greedy, GreedyQueue) score the vocabulary with bfloat16 products where they
-// run on Intel AMX (kernels.HasAMX) or the CPU has AVX512-BF16 (amxWeights says on which), and T is float32, and
-// reports whether it does. The words chosen are those of float64 logits (see bf16Output): the same as float32
-// products choose but where two words' logits are within float32 rounding of each other. It copies the output
-// layer's weights (two copies, 1.5 times their size), so call it once the weights are final: later changes to them
-// are not seen (later calls keep the first copy). Greedy search with a shortlist does not use it.
-func (d *Decoder[T]) GreedyInBF16() bool {
-	if d.bf16 == nil && (kernels.HasAMX() || kernels.HasBF16()) {
-		d.useBF16(amxWeights())
+// bf16For returns the output layer in bfloat16 (bf16Output, on kernels.AMXWeights, which runs on AVX512-BF16
+// where AMX does not) for a search on products p, or nil for float32 products, when T is not float32 or when a
+// weight is not finite. The words chosen are those of float64 logits: the same as float32 products choose but
+// where two words' logits are within float32 rounding of each other. It copies the output layer's weights (two
+// copies, 1.5 times their size) at its first call, which later calls share: call it once the weights are final.
+func (d *Decoder[T]) bf16For(p kernels.Products) *bf16Output {
+	if p.Float32() {
+		return nil
 	}
-	return d.bf16 != nil
+	d.bf16Mu.Lock()
+	defer d.bf16Mu.Unlock()
+	if d.bf16 == nil {
+		d.useBF16(true)
+	}
+	return d.bf16
 }
-
-// amxWeights reports whether the bf16 output layer multiplies on kernels.AMXWeights, which beam search needs
-// (BeamInBF16): where AMX runs, and on AMD's AVX512-BF16 (kernels.BF16Faster), where AMXWeights multiplies on
-// VDPBF16PS. Greedy and beam search then share one output layer whichever of them comes first. Elsewhere (an
-// Intel CPU with AVX512-BF16 but no AMX, in a build without OpenBLAS) greedy search multiplies on BF16Panels.
-func amxWeights() bool { return kernels.HasAMX() || kernels.BF16Faster() }
 
 // useBF16 makes d.bf16 from the output layer when T is float32, on AMX with amx (where it runs) and on
 // BF16Panels on any CPU without (tests use it without AVX512-BF16).

@@ -185,7 +185,7 @@ func testGreedyInBF16MatchesFloat32(t *testing.T, after, amx bool) {
 			i++
 			return blocks[i-1]
 		}
-		d.GreedyQueue(7, threads, next, queueBOS, queueEOS, 15, func(id int, h Hypothesis) {
+		d.single().greedyQueue(7, threads, d.bf16, next, queueBOS, queueEOS, 15, func(id int, h Hypothesis) {
 			got[id] = fmt.Sprint(h.Tokens, h.Finished, h.Attention)
 		})
 		return got

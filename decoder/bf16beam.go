@@ -6,7 +6,7 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 )
 
-// bf16Beam is one beam search's output layer on bfloat16 products on Intel AMX (Decoder.BeamInBF16), with the
+// bf16Beam is one beam search's output layer on bfloat16 products on Intel AMX (a beam search of a Decoder alone on bfloat16 Output.Products), with the
 // words that can matter rescored exactly. Beam search needs every word's log-probability: the logit minus the
 // log-sum-exp of the whole row. So each row's logits are computed on AMX (bfloat16 terms, float32 sums), each
 // within δ_r of its exact value, δ_r the bound of bf16Beam.bound: the rounding that took place,
@@ -177,31 +177,4 @@ func (f *bf16Beam) lseBound(row int, logits []float32, lse float64) float64 {
 		beta = delta
 	}
 	return beta + f.rounding[row]
-}
-
-// BeamInBF16 makes beam search (Beam, and BeamShortlist without a shortlist) of this decoder alone compute the
-// output layer with bfloat16 products where they are faster than float32 ones, on Intel AMX where it runs
-// (kernels.HasAMX) and on AMD's AVX512-BF16 (kernels.BF16Faster, kernels.AMXWeights on VDPBF16PS), and T is
-// float32, and reports whether it does. Each step rescores exactly the words that can be among a row's best
-// (bf16Beam), so the candidates rank as exact logits rank them; their log-probabilities differ from exact ones
-// only by the log-sum-exp's error over the other words, a bound that each Scored carries (Scored.Bound):
-// extensions of one hypothesis rank as exact logits rank them, and extensions of different ones whenever their
-// log-probabilities differ by more than the bounds. Like GreedyInBF16 it copies the output layer's weights once:
-// call it once they are final, and before searches run.
-func (d *Decoder[T]) BeamInBF16() bool {
-	if d.bf16 == nil && amxWeights() {
-		d.useBF16(true)
-	}
-	d.beamBF16 = d.bf16 != nil && d.bf16.amx != nil
-	return d.beamBF16
-}
-
-// beamBF16Rows returns the bf16 scratch of a beam search over rows rows of width k by e, or nil when it runs on
-// its decoder's own products: with several members, a shortlist, or without BeamInBF16.
-func (e *Ensemble[T]) beamBF16Rows(rows, k int, short bool) *bf16Beam {
-	d := e.members[0]
-	if len(e.members) != 1 || short || !d.beamBF16 {
-		return nil
-	}
-	return newBF16Beam(d.bf16, rows, k)
 }

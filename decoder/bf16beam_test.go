@@ -18,7 +18,7 @@ func skipWithoutAMXWeights(t *testing.T) {
 	}
 }
 
-// skipWithoutFasterBF16 skips t where BeamInBF16 keeps float32 products: without AMX, and without AMD's
+// skipWithoutFasterBF16 skips t where translate keeps beam search on float32 products: without AMX, and without AMD's
 // AVX512-BF16.
 func skipWithoutFasterBF16(t *testing.T) {
 	if !kernels.HasAMX() && !kernels.BF16Faster() {
@@ -131,7 +131,7 @@ func logSumExp64(x []float64) float64 {
 
 // TestBeamInBF16MatchesFloat32 decodes 60 random sentences with a beam of 5 (5-best lists) with a random decoder
 // over 700 words, logits spread as a trained model's, with float32 products and with bf16 products on AMX (or
-// AMD's AVX512-BF16) and rescoring (BeamInBF16). Every bf16 hypothesis that the float32 list also has must have a
+// AMD's AVX512-BF16) and rescoring (Output.Products). Every bf16 hypothesis that the float32 list also has must have a
 // log-probability within its Bound (plus 1e-4 for float32's own rounding) of float32's; every float32 hypothesis
 // whose score is apart from its neighbours' in the 5-best list by more than twice the sentence's largest bound
 // plus that must be at the same place in bf16's list; and most lists must be the same. A rescoring that leaves the
@@ -152,10 +152,11 @@ func TestBeamInBF16MatchesFloat32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 8))
 	blocks := float32Blocks(randomBlocks(rng, randomLengths(rng, 6, 10, 9)))
 	opts := BeamOptions{Width: width, NBest: width, MaxLen: 12}
-	decode := func() [][]Scored {
+	decode := func(products kernels.Products) [][]Scored {
 		var out [][]Scored
 		for _, b := range blocks {
-			lists, err := d.Beam(b.Enc, b.Lengths, queueBOS, queueEOS, opts)
+			lists, err := Beam([]Session[float32]{d.Session(b.Enc, b.Lengths)}, b.Lengths[:b.Enc.Rows], b.Enc.SrcLen, vocab, queueBOS, queueEOS, opts,
+				Output[float32]{Products: products})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,12 +164,12 @@ func TestBeamInBF16MatchesFloat32(t *testing.T) {
 		}
 		return out
 	}
-	want := decode()
-	if !d.BeamInBF16() {
-		t.Fatal("BeamInBF16 refused a float32 decoder where bfloat16 products are faster")
+	want := decode(kernels.Float32Products())
+	products, err := kernels.Choose(kernels.PrecisionBF16)
+	if err != nil {
+		t.Fatalf("bf16 products refused where they are faster: %v", err)
 	}
-	defer func() { d.beamBF16 = false }()
-	got := decode()
+	got := decode(products)
 	var same, clear, matched int // clear: float32 hypotheses apart from their neighbours
 	var worst, largest float64   // the largest error as a share of its bound; the largest bound
 	for s := range want {

@@ -1,12 +1,15 @@
 // Package decoder predicts target words one step at a time from the previous word, the decoder state and the
 // attention context: the decoder step (step.go; translation and the fused training op share it), teacher-forced
-// scoring, and greedy and beam search, which return the attention weights of every emitted word, over one
-// decoder or an ensemble of them (ensemble.go).
+// scoring, and greedy and beam search (search.go), which return the attention weights of every emitted word,
+// written once on the Session interface that this decoder and the Transformer implement, over one model or an
+// ensemble of them; the greedy queue (GreedyQueue), which refills a row as soon as its sentence ends, is the
+// recurrent decoder's own.
 package decoder
 
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/encoder"
@@ -85,8 +88,8 @@ type Decoder[T kernels.Float] struct {
 	// attention's query (Config.FullContextAlignment); nil without.
 	AlignW *param.Tensor[T]
 
-	bf16     *bf16Output // greedy search's output layer in bfloat16 (GreedyInBF16, BeamInBF16), or nil
-	beamBF16 bool        // beam search computes its output layer with bf16 (on AMX): BeamInBF16
+	bf16   *bf16Output // the searches' output layer in bfloat16 (bf16For), or nil until one asks for it
+	bf16Mu sync.Mutex  // guards bf16
 }
 
 // New registers the decoder's parameters in set ("tgt_emb", "bridge.*", "attn.*", "dec.*", "out.*", and

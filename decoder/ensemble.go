@@ -3,7 +3,6 @@ package decoder
 import (
 	"fmt"
 
-	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -49,32 +48,6 @@ func NewEnsemble[T kernels.Float](members ...*Decoder[T]) (*Ensemble[T], error) 
 // single is the search of one decoder: an Ensemble of d alone that ranks by d's logits.
 func (d *Decoder[T]) single() *Ensemble[T] { return &Ensemble[T]{members: []*Decoder[T]{d}} }
 
-// Greedy is Decoder.Greedy with the ensemble: encs are the members' encoder outputs of the batch, in order.
-func (e *Ensemble[T]) Greedy(encs []*encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
-	e.checkEncs(len(encs))
-	return e.greedy(&Block[T]{Enc: encs[0], Others: encs[1:], Lengths: lengths}, bos, eos, maxLen)
-}
-
-// GreedyQueue is Decoder.GreedyQueue with the ensemble: each block carries the first member's encoder output in
-// Enc and the other members' in Others. The blocks must not have a shortlist.
-func (e *Ensemble[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
-	e.greedyQueue(rows, threads, next, bos, eos, maxLen, done)
-}
-
-// Beam is Decoder.Beam with the ensemble: encs are the members' encoder outputs of the batch, in order. A
-// hypothesis' LogProb is the mean of the members' log-probabilities of it.
-func (e *Ensemble[T]) Beam(encs []*encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions) ([][]Scored, error) {
-	e.checkEncs(len(encs))
-	return e.beam(encs, lengths, bos, eos, opts, nil)
-}
-
-// checkEncs panics unless there is one encoder output per member: a caller's mistake.
-func (e *Ensemble[T]) checkEncs(n int) {
-	if n != len(e.members) {
-		panic(fmt.Sprintf("decoder: %d encoder outputs for an ensemble of %d decoders", n, len(e.members)))
-	}
-}
-
 // MeanLogProbs writes into mean (len(logits[0]) values) the mean over the members of each word's
 // log-probability, logits[m] being member m's logits of one row: each member's logits minus their log-sum-exp,
 // in float64, summed, then divided by the number of members (so one member gives exactly its own
@@ -92,3 +65,6 @@ func MeanLogProbs[T kernels.Float](mean []float64, logits [][]T, exps []T) {
 		mean[i] /= n
 	}
 }
+
+// Ensemble is the search of d alone as an Ensemble, which ranks by d's logits (GreedyQueue and Beam as d's own).
+func (d *Decoder[T]) Ensemble() *Ensemble[T] { return d.single() }

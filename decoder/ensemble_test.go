@@ -2,6 +2,7 @@ package decoder
 
 import (
 	"fmt"
+	"github.com/attend-nmt/attend/kernels"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -156,10 +157,10 @@ func checkEnsembleOfOne[T interface{ ~float32 | ~float64 }](t *testing.T, d *Dec
 		t.Fatal(err)
 	}
 	for _, threads := range []int{1, 2} {
-		queue := func(search func(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(int, Hypothesis))) []Hypothesis {
+		queue := func(search func(rows, threads int, products kernels.Products, next func() *Block[T], bos, eos, maxLen int, done func(int, Hypothesis))) []Hypothesis {
 			got := make([]Hypothesis, enc.Rows)
 			block := &Block[T]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3, 4, 5, 6}}
-			search(3, threads, func() *Block[T] {
+			search(3, threads, kernels.Products{}, func() *Block[T] {
 				b := block
 				block = nil
 				return b
@@ -226,7 +227,7 @@ func TestEnsembleGreedyAveragesLogProbs(t *testing.T) {
 	}
 	for _, threads := range []int{1, 2} {
 		got := map[int]Hypothesis{}
-		e.GreedyQueue(3, threads, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
+		e.GreedyQueue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
 		for id, want := range wants {
 			h := got[id]
 			if !slices.Equal(h.Tokens, want.Tokens) || h.Finished != want.Finished {

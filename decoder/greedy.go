@@ -31,30 +31,6 @@ type Block[T kernels.Float] struct {
 	Shortlist *Shortlist[T]
 }
 
-// Greedy decodes a batch by taking the most likely word at every step, starting from bos, until every row has
-// produced eos or maxLen words. lengths are the real source lengths of the rows. Finished rows leave the batch,
-// so the work of a step shrinks with the number of sentences still being decoded. It is GreedyQueue over one
-// block.
-func (d *Decoder[T]) Greedy(enc *encoder.Output[T], lengths []int, bos, eos, maxLen int) []Hypothesis {
-	return d.single().greedy(&Block[T]{Enc: enc, Lengths: lengths}, bos, eos, maxLen)
-}
-
-// greedy decodes block, all of whose rows are sentences (its IDs are set here), as Greedy.
-func (e *Ensemble[T]) greedy(block *Block[T], bos, eos, maxLen int) []Hypothesis {
-	rows := block.Enc.Rows
-	hyps := make([]Hypothesis, rows)
-	block.IDs = make([]int, rows)
-	for r := range block.IDs {
-		block.IDs[r] = r
-	}
-	e.greedyQueue(rows, 1, func() *Block[T] {
-		b := block
-		block = nil
-		return b
-	}, bos, eos, maxLen, func(id int, h Hypothesis) { hyps[id] = h })
-	return hyps
-}
-
 // GreedyQueue decodes greedily, as Greedy does, every sentence of the blocks that next returns (nil when there
 // are no more), in a batch of at most rows rows that is kept full: when a sentence ends, its row is refilled
 // at once with the next sentence of the queue, whose encoder states, keys, length and initial decoder state
@@ -79,12 +55,27 @@ func (e *Ensemble[T]) greedy(block *Block[T], bos, eos, maxLen int) []Hypothesis
 //
 // After the first steps, a step allocates nothing: the words and attention of each row are kept in buffers
 // that are reused, and copied out once per sentence.
-func (d *Decoder[T]) GreedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
-	d.single().greedyQueue(rows, threads, next, bos, eos, maxLen, done)
+//
+// The output layer is chosen once, here, from products: bfloat16 ones (not Products.Float32) score the
+// vocabulary in bfloat16 and rescore the words near the best exactly (bf16Output), for a decoder alone whose
+// blocks have no shortlist; float32 products use the decoder's own output layer.
+func (d *Decoder[T]) GreedyQueue(rows, threads int, products kernels.Products, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+	d.single().GreedyQueue(rows, threads, products, next, bos, eos, maxLen, done)
 }
 
-// greedyQueue is GreedyQueue with the ensemble's members, each stepping its own state of the batch's rows.
-func (e *Ensemble[T]) greedyQueue(rows, threads int, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+// GreedyQueue is Decoder.GreedyQueue with the ensemble: each block carries the first member's encoder output in
+// Enc and the other members' in Others, each member stepping its own state of the batch's rows. The blocks of
+// several members must not have a shortlist, and they score in float32 whatever the products.
+func (e *Ensemble[T]) GreedyQueue(rows, threads int, products kernels.Products, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
+	var fast *bf16Output
+	if !e.mean {
+		fast = e.members[0].bf16For(products)
+	}
+	e.greedyQueue(rows, threads, fast, next, bos, eos, maxLen, done)
+}
+
+// greedyQueue is GreedyQueue with the output layer in bfloat16 fast, or the members' own with nil.
+func (e *Ensemble[T]) greedyQueue(rows, threads int, fast *bf16Output, next func() *Block[T], bos, eos, maxLen int, done func(id int, h Hypothesis)) {
 	if maxLen < 1 {
 		for b := next(); b != nil; b = next() {
 			for _, id := range b.IDs {
@@ -116,8 +107,8 @@ func (e *Ensemble[T]) greedyQueue(rows, threads int, next func() *Block[T], bos,
 			g.parts[p] = greedyPart[T]{mean: make([]float64, v), exps: make([]T, v), logits: make([][]T, len(g.models))}
 		}
 	}
-	if first := g.models[0]; first.d.bf16 != nil && !e.mean {
-		g.fast = first.d.bf16
+	if first := g.models[0]; fast != nil {
+		g.fast = fast
 		g.outIn32, g.logits32, g.ld = any(first.outIn).([]float32), any(first.logits).([]float32), first.d.Cfg.Vocab
 		if g.fast.amx != nil {
 			g.amxIn = kernels.NewAMXInput(rows, first.d.OutIn())
@@ -230,62 +221,75 @@ func (g *greedySearch[T]) run(p, phase int) {
 			sl := m.mem.SrcLen
 			m.d.advance(&view.st, g.prev[from:to], &view.mem, view.buf, m.weights[from*sl:to*sl])
 		}
-		if g.fast != nil && g.short == nil {
-			if g.amxIn != nil {
-				g.amxIn.Round(g.outIn32, first.d.OutIn(), from, to)
-			} else {
-				g.fast.panels.RoundInput(g.x16, g.outIn32, first.d.OutIn(), from, to)
-			}
+		if g.round != nil {
+			g.round(from, to)
 		}
 	case phaseOutput:
-		if sl := g.short; sl != nil {
-			m := len(sl.ids)
-			sl.output(n, first.outIn, first.logits[:n*m], m*p/parts, m*(p+1)/parts)
-			return
-		}
-		if g.fast != nil && g.amxIn != nil {
-			amx := g.fast.amx
-			strips := amx.Strips()
-			first, last := strips*p/parts, strips*(p+1)/parts
-			if err := amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
-				panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
-			}
-			from, to := amx.Columns(first, last)
-			kernels.AddBiasStrided(g.logits32[from:], n, g.ld, g.fast.bias[from:to])
-			return
-		}
-		if g.fast != nil {
-			v := first.d.Cfg.Vocab
-			panels := g.fast.panels.Panels()
-			first, last := panels*p/parts, panels*(p+1)/parts
-			g.fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
-			from, to := g.fast.panels.Columns(first, last)
-			kernels.AddBiasStrided(g.logits32[from:], n, v, g.fast.bias[from:to])
-			return
-		}
-		for _, m := range g.models {
-			v := m.d.Cfg.Vocab
-			m.d.output(n, m.outIn, m.logits[:n*v], v*p/parts, v*(p+1)/parts)
-		}
+		g.output(p, parts, n)
 	case phaseSelect:
 		part := &g.parts[p]
 		for k := from; k < to; k++ {
-			if sl := g.short; sl != nil {
-				m := len(sl.ids)
-				g.best[k] = sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
-			} else if g.fast != nil {
-				v, oi := first.d.Cfg.Vocab, first.d.OutIn()
-				g.best[k], _ = g.fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*g.ld:k*g.ld+v])
-			} else if g.e.mean {
-				v := first.d.Cfg.Vocab
+			g.best[k] = g.pick(part, k)
+		}
+	}
+}
+
+// chooseOutput decides, once, when the first block enters (its shortlist, if any, made), how the search
+// computes the output layer: round readies a share of the rows' inputs for it (nil: nothing to ready), output
+// computes part p of parts of the logits of the batch's n rows, and pick returns row k's best word.
+func (g *greedySearch[T]) chooseOutput() {
+	first := g.models[0]
+	v, oi := first.d.Cfg.Vocab, first.d.OutIn()
+	switch sl, fast := g.short, g.fast; {
+	case sl != nil: // the shortlist's words, in float32
+		g.output = func(p, parts, n int) {
+			m := len(sl.ids)
+			sl.output(n, first.outIn, first.logits[:n*m], m*p/parts, m*(p+1)/parts)
+		}
+		g.pick = func(_ *greedyPart[T], k int) int {
+			m := len(sl.ids)
+			return sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
+		}
+	case fast != nil: // bfloat16 products, the near-best words rescored
+		if g.amxIn != nil {
+			g.round = func(from, to int) { g.amxIn.Round(g.outIn32, oi, from, to) }
+			g.output = func(p, parts, n int) {
+				strips := fast.amx.Strips()
+				first, last := strips*p/parts, strips*(p+1)/parts
+				if err := fast.amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
+					panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
+				}
+				from, to := fast.amx.Columns(first, last)
+				kernels.AddBiasStrided(g.logits32[from:], n, g.ld, fast.bias[from:to])
+			}
+		} else {
+			g.round = func(from, to int) { fast.panels.RoundInput(g.x16, g.outIn32, oi, from, to) }
+			g.output = func(p, parts, n int) {
+				panels := fast.panels.Panels()
+				first, last := panels*p/parts, panels*(p+1)/parts
+				fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
+				from, to := fast.panels.Columns(first, last)
+				kernels.AddBiasStrided(g.logits32[from:], n, v, fast.bias[from:to])
+			}
+		}
+		g.pick = func(_ *greedyPart[T], k int) int {
+			word, _ := fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*g.ld:k*g.ld+v])
+			return word
+		}
+	default: // the members' own float32 output layers
+		g.output = func(p, parts, n int) {
+			for _, m := range g.models {
+				m.d.output(n, m.outIn, m.logits[:n*v], v*p/parts, v*(p+1)/parts)
+			}
+		}
+		g.pick = func(_ *greedyPart[T], k int) int { return kernels.Argmax(first.logits[k*v : (k+1)*v]) }
+		if g.e.mean {
+			g.pick = func(part *greedyPart[T], k int) int {
 				for i, m := range g.models {
 					part.logits[i] = m.logits[k*v : (k+1)*v]
 				}
 				MeanLogProbs(part.mean, part.logits, part.exps)
-				g.best[k] = kernels.Argmax(part.mean)
-			} else {
-				v := first.d.Cfg.Vocab
-				g.best[k] = kernels.Argmax(first.logits[k*v : (k+1)*v])
+				return kernels.Argmax(part.mean)
 			}
 		}
 	}
@@ -302,7 +306,7 @@ type greedySearch[T kernels.Float] struct {
 	parts []greedyPart[T] // what each goroutine stepping the batch needs beyond the members' views
 	best  []int           // the best word of each row at this step
 	short *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
-	// fast is the output layer in bfloat16 (Decoder.GreedyInBF16), or nil; with it, x16 (BF16Panels) or amxIn
+	// fast is the output layer in bfloat16 (GreedyQueue's products), or nil; with it, x16 (BF16Panels) or amxIn
 	// (AMX) holds the first member's outIn rounded to bf16, outIn32 is its outIn as the float32 slice it is, and
 	// logits32 the bf16 logits, ld apart: its logits (ld = Vocab), or AMX's padded product (ld its Stride).
 	fast              *bf16Output
@@ -310,12 +314,16 @@ type greedySearch[T kernels.Float] struct {
 	amxIn             *kernels.AMXInput
 	ld                int
 	outIn32, logits32 []float32
-	wake              chan int      // a phase for a helper goroutine
-	idle              chan struct{} // a helper's phase is done
-	bufLen            int           // the source length the members' scratch and weights were made for
-	prev              []int
-	slots             []greedyRow
-	dead              []bool
+	// The output layer, as chooseOutput decided.
+	round  func(from, to int)
+	output func(p, parts, n int)
+	pick   func(part *greedyPart[T], k int) int
+	wake   chan int      // a phase for a helper goroutine
+	idle   chan struct{} // a helper's phase is done
+	bufLen int           // the source length the members' scratch and weights were made for
+	prev   []int
+	slots  []greedyRow
+	dead   []bool
 
 	// The block whose sentences enter the batch next, from its row cursor on.
 	block    *Block[T]
@@ -367,15 +375,7 @@ type greedyRow struct {
 
 // hypothesis copies out the row's sentence, whose source has srcLen words.
 func (r *greedyRow) hypothesis(finished bool, srcLen int) Hypothesis {
-	h := Hypothesis{Finished: finished, Attention: make([][]float32, r.steps)}
-	if len(r.tokens) > 0 {
-		h.Tokens = append([]int(nil), r.tokens...)
-	}
-	flat := append(make([]float32, 0, len(r.attn)), r.attn...)
-	for i := range h.Attention {
-		h.Attention[i] = flat[i*srcLen : (i+1)*srcLen : (i+1)*srcLen]
-	}
-	return h
+	return hypothesis(append([]int(nil), r.tokens...), append(make([]float32, 0, len(r.attn)), r.attn...), r.steps, finished, srcLen)
 }
 
 // fill puts the next sentence of the queue into row k, which must be the first free row, and reports whether
@@ -453,7 +453,9 @@ func (g *greedySearch[T]) useShortlist(block *Block[T]) {
 	case sl != nil && g.short == nil:
 		g.short = newShortlist(sl.Output, d.Cfg.Vocab, d.OutIn())
 	}
-	g.blocks++
+	if g.blocks++; g.blocks == 1 {
+		g.chooseOutput()
+	}
 }
 
 // fit sets the batch to n rows, pads it to the longest source among them and makes sure Step's scratch is

@@ -117,7 +117,7 @@ func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 				set.Pack()
 				d.Init(rand.New(rand.NewPCG(seed, 1)))
 				got = map[int]Hypothesis{}
-				d.GreedyQueue(3, threads, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) {
+				d.GreedyQueue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) {
 					if _, twice := got[id]; twice {
 						t.Fatalf("sentence %d came back twice", id)
 					}
@@ -210,7 +210,7 @@ func TestGreedyQueueAllocatesPerSentence(t *testing.T) {
 	allocs := func(maxLen int) float64 {
 		return testing.AllocsPerRun(5, func() {
 			block := &Block[float32]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3}}
-			d.GreedyQueue(rows, 2, func() *Block[float32] {
+			d.GreedyQueue(rows, 2, kernels.Products{}, func() *Block[float32] {
 				b := block
 				block = nil
 				return b
@@ -273,7 +273,7 @@ func TestGreedyQueueTakesSentencesThatArriveLater(t *testing.T) {
 		script := []*Block[float64]{blocks[0], {}, {}, {}, blocks[1], {}, blocks[2]}
 		asked := 0
 		got := map[int]Hypothesis{}
-		d.GreedyQueue(4, threads, func() *Block[float64] {
+		d.GreedyQueue(4, threads, kernels.Products{}, func() *Block[float64] {
 			asked++
 			if len(script) == 0 {
 				return nil
@@ -296,7 +296,7 @@ func TestGreedyQueueTakesSentencesThatArriveLater(t *testing.T) {
 		}
 		// A "none yet" when no sentence is in the batch ends the search at once.
 		calls := 0
-		d.GreedyQueue(4, threads, func() *Block[float64] { calls++; return &Block[float64]{} }, queueBOS, queueEOS, maxLen,
+		d.GreedyQueue(4, threads, kernels.Products{}, func() *Block[float64] { calls++; return &Block[float64]{} }, queueBOS, queueEOS, maxLen,
 			func(int, Hypothesis) { t.Fatal("a sentence came out of an empty queue") })
 		if calls != 1 {
 			t.Fatalf("threads %d: next asked %d times with an empty batch, want 1", threads, calls)

@@ -2,6 +2,7 @@ package decoder
 
 import (
 	"fmt"
+	"github.com/attend-nmt/attend/kernels"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -30,7 +31,7 @@ func TestGreedyQueueShortlist(t *testing.T) {
 	}
 	decode := func(blocks []*Block[float64], threads int) map[int]Hypothesis {
 		got := map[int]Hypothesis{}
-		d.GreedyQueue(3, threads, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
+		d.GreedyQueue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
 		return got
 	}
 	withCandidates := func(b *Block[float64], pick func(id int) []int) *Block[float64] {
@@ -206,7 +207,7 @@ func TestBeamShortlist(t *testing.T) {
 	}
 	greedy := map[int]Hypothesis{}
 	block := &Block[float64]{Enc: b.Enc, Lengths: b.Lengths, IDs: b.IDs, Shortlist: short}
-	d.GreedyQueue(len(b.IDs), 1, queueOf([]*Block[float64]{block}), queueBOS, queueEOS, 8, func(id int, h Hypothesis) { greedy[id] = h })
+	d.GreedyQueue(len(b.IDs), 1, kernels.Products{}, queueOf([]*Block[float64]{block}), queueBOS, queueEOS, 8, func(id int, h Hypothesis) { greedy[id] = h })
 	for r, id := range b.IDs {
 		if fmt.Sprint(one[r][0].Tokens) != fmt.Sprint(greedy[id].Tokens) {
 			t.Fatalf("sentence %d: beam 1 %v, greedy %v under the same shortlist", r, one[r][0].Tokens, greedy[id].Tokens)

@@ -49,7 +49,7 @@ func beamTestConfigs() map[string]ModelConfig {
 
 func beam(t *testing.T, m *Seq2Seq[float64], b *data.Batch, opts decoder.BeamOptions) [][]decoder.Scored {
 	t.Helper()
-	hyps, err := m.Decoder.Beam(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, opts)
+	hyps, err := beamOf(m, b, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,33 +36,7 @@ func (m *Seq2Seq[T]) Force(b *data.Batch) []Forced {
 	if b.TgtOut == nil {
 		panic("model: Force of a batch without targets")
 	}
-	if m.Transformer != nil {
-		return forceTransformer(m, b)
-	}
-	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
-	enc := m.Encode(b)
-	f := m.Decoder.TeacherForcedAll(enc, b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen)
-	srcLen, nh := b.SrcLen, m.Decoder.HeadCount()
-	out := make([]Forced, b.Real)
-	forcedSteps(out, b, f.Logits, m.TgtVocab.Size(), func(r, step int) {
-		n := b.SrcLengths[r]
-		out[r].Attention = append(out[r].Attention, float32Row(f.Weights, step*srcLen, n))
-		if f.Alignment != nil {
-			out[r].Alignment = append(out[r].Alignment, float32Row(f.Alignment, step*srcLen, n))
-		}
-		if f.Heads != nil {
-			if out[r].Heads == nil {
-				out[r].Heads = make([][][]float32, nh)
-			}
-			for j := range out[r].Heads {
-				out[r].Heads[j] = append(out[r].Heads[j], float32Row(f.Heads, (step*nh+j)*srcLen, n))
-			}
-		}
-	})
-	if enc.Self != nil {
-		addSelfAttention(out, enc.Self, m.Encoder.Self.Heads, b.SrcLengths, srcLen)
-	}
-	return out
+	return m.net.force(b, m.TgtVocab.Size())
 }
 
 // addSelfAttention copies out of cache the self-attention weights of each row r of out, whose real words are

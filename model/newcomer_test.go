@@ -213,14 +213,14 @@ func TestNewcomerScoreTrainsThroughTheRegistry(t *testing.T) {
 				t.Fatalf("40 steps took the loss from %.4f to %.4f, want below 70%% of the start", first, last)
 			}
 
-			greedy := m.Decoder.Greedy(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, 6)
-			beam, err := m.Decoder.Beam(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, decoder.BeamOptions{Width: 1, MaxLen: 6})
+			greedy := m.Greedy(b, 6)
+			beam, err := beamOf(m, b, decoder.BeamOptions{Width: 1, MaxLen: 6})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for r := 0; r < b.Real; r++ {
 				one := oneRow(b, r)
-				alone := m.Decoder.Greedy(m.Encode(one), one.SrcLengths, data.BOSID, data.EOSID, 6)[0]
+				alone := m.Greedy(one, 6)[0]
 				if !slices.Equal(greedy[r].Tokens, alone.Tokens) || !slices.Equal(beam[r][0].Tokens, alone.Tokens) {
 					t.Fatalf("row %d: greedy in the batch %v, beam of width 1 %v, greedy alone %v", r, greedy[r].Tokens, beam[r][0].Tokens, alone.Tokens)
 				}

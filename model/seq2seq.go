@@ -4,7 +4,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -12,11 +11,11 @@ import (
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
-	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/lexicon"
 	"github.com/attend-nmt/attend/param"
 	"github.com/attend-nmt/attend/transformer"
+	G "gorgonia.org/gorgonia"
 )
 
 // Seq2Seq is the encoder, the attention and the decoder over one parameter set, with the vocabularies they index
@@ -36,6 +35,33 @@ type Seq2Seq[T kernels.Float] struct {
 	Encoder     *encoder.Encoder[T]
 	Decoder     *decoder.Decoder[T]
 	Transformer *transformer.Model[T]
+	// net is what the model type does: an encoder and a stepper (decoder.Session) behind one interface,
+	// chosen once by newModel.
+	net net[T]
+}
+
+// net is what differs between the model types (rnn.go, transformer.go), so that no other code asks which type
+// a model is: newModel picks it.
+type net[T kernels.Float] interface {
+	// init draws fresh weights.
+	init(rng *rand.Rand)
+	// session encodes a batch, without dropout, and starts decoding its rows.
+	session(b *data.Batch) decoder.Session[T]
+	// forcedLogits are a batch's logits under teacher forcing, without dropout: (TgtLen, Rows, V), time-major.
+	forcedLogits(b *data.Batch) []T
+	// force is Seq2Seq.Force.
+	force(b *data.Batch, vocab int) []Forced
+	// describe is Seq2Seq.Describe.
+	describe(m *Seq2Seq[T]) string
+	// heads reports whether translations have attention heads to show (Seq2Seq.HasHeads).
+	heads() bool
+	// alignment reports whether the model has an alignment attention (Seq2Seq.HasAlignment).
+	alignment() bool
+	// setAttentionLayer is Seq2Seq.SetAttentionLayer.
+	setAttentionLayer(layer int) error
+	// graph builds the training graph of a batch shape into tg, whose params and feed slices are made, with the
+	// dropout masks that mask makes and guided alignment's gold guide (nil without), and compiles it.
+	graph(tg *trainGraph[T], cfg ModelConfig, s shape, fused bool, lossOpts decoder.GraphLoss, mask maskFunc, guide *G.Node) (*trainGraph[T], error)
 }
 
 // New builds a model with zero weights; call Init or load a checkpoint.
@@ -53,7 +79,7 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 			return nil, err
 		}
 		set.Pack()
-		return &Seq2Seq[T]{Cfg: cfg, SrcVocab: src, TgtVocab: tgt, Params: set, Transformer: tf}, nil
+		return &Seq2Seq[T]{Cfg: cfg, SrcVocab: src, TgtVocab: tgt, Params: set, Transformer: tf, net: transformerNet[T]{tf}}, nil
 	}
 	if err := encoder.Cell(cfg.Cell).Validate(); err != nil {
 		return nil, err
@@ -71,42 +97,26 @@ func newModel[T kernels.Float](cfg ModelConfig, src, tgt *data.Vocab, set *param
 		return nil, err
 	}
 	set.Pack() // one buffer for all weights; the graphs' views are taken later
-	return &Seq2Seq[T]{Cfg: cfg, SrcVocab: src, TgtVocab: tgt, Params: set, Encoder: enc, Decoder: dec}, nil
+	return &Seq2Seq[T]{Cfg: cfg, SrcVocab: src, TgtVocab: tgt, Params: set, Encoder: enc, Decoder: dec, net: rnnNet[T]{enc, dec}}, nil
 }
 
 // Init draws fresh weights from rng, as PyTorch initialises the same layers.
-func (m *Seq2Seq[T]) Init(rng *rand.Rand) {
-	if m.Transformer != nil {
-		m.Transformer.Init(rng)
-		return
-	}
-	m.Encoder.Init(rng)
-	m.Decoder.Init(rng)
-}
+func (m *Seq2Seq[T]) Init(rng *rand.Rand) { m.net.init(rng) }
 
-// Encode runs the recurrent encoder over a batch; a Transformer encodes with EncodeTransformer.
-func (m *Seq2Seq[T]) Encode(b *data.Batch) *encoder.Output[T] {
-	return m.Encoder.Forward(b.Src, b.SrcLengths, b.Rows, b.SrcLen)
-}
+// Session encodes a batch, without dropout, and starts decoding its rows: the decoder.Session that
+// decoder.Greedy and decoder.Beam search on.
+func (m *Seq2Seq[T]) Session(b *data.Batch) decoder.Session[T] { return m.net.session(b) }
 
 // Greedy translates the real rows of a batch greedily, at most maxLen words each.
 func (m *Seq2Seq[T]) Greedy(b *data.Batch, maxLen int) []decoder.Hypothesis {
-	if m.Transformer != nil {
-		return m.Transformer.Greedy(m.EncodeTransformer(b), data.BOSID, data.EOSID, maxLen)[:b.Real]
-	}
-	hyps := m.Decoder.Greedy(m.Encode(b), b.SrcLengths, data.BOSID, data.EOSID, maxLen)
+	hyps, _ := decoder.Greedy([]decoder.Session[T]{m.Session(b)}, b.SrcLengths[:b.Rows], b.SrcLen, m.TgtVocab.Size(), data.BOSID, data.EOSID, maxLen, nil)
 	return hyps[:b.Real]
 }
 
 // Loss returns the summed cross-entropy of a batch's target words under teacher forcing, without dropout, and
 // the number of words it covers: the validation loss, computed by the plain-Go forward pass.
 func (m *Seq2Seq[T]) Loss(b *data.Batch) (sum float64, tokens int) {
-	var logits []T
-	if m.Transformer != nil {
-		logits = m.Transformer.Force(m.EncodeTransformer(b), b.TgtIn, b.TgtLen).Logits
-	} else {
-		logits, _ = m.Decoder.TeacherForced(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
-	}
+	logits := m.net.forcedLogits(b)
 	v := m.TgtVocab.Size()
 	for i, y := range b.TgtOut {
 		if y == data.PadID {
@@ -132,25 +142,18 @@ func logSumExp[T kernels.Float](row []T) float64 {
 }
 
 // Describe is a one-line summary of the model's size.
-func (m *Seq2Seq[T]) Describe() string {
-	if m.Transformer != nil {
-		c := m.Transformer.Cfg
-		tied := ""
-		if c.TieOutput {
-			tied = ", tied output layer"
-		}
-		return fmt.Sprintf("Transformer of %s each side, width %d, %s, feed-forward %d, %s positions%s, vocab %d→%d, %s",
-			plural.Count(c.Layers, "block"), c.Dim, plural.Count(c.Heads, "head"), c.FF, m.Cfg.Positions, tied,
-			m.SrcVocab.Size(), m.TgtVocab.Size(), plural.Count(m.Params.Len(), "parameter"))
-	}
-	self := ""
-	if n := m.Cfg.SelfAttentionLayers; n > 0 {
-		self = fmt.Sprintf(" + %s of %s", plural.Count(n, "self-attention layer"), plural.Count(m.Cfg.Heads, "head"))
-	}
-	layers := ""
-	if n := m.Cfg.Layers; n > 1 {
-		layers = fmt.Sprintf("%d layers of ", n)
-	}
-	return fmt.Sprintf("%s%s encoder %d×2%s, decoder %d, attention %s %d, emb %d, vocab %d→%d, %s",
-		layers, m.Cfg.Cell, m.Cfg.EncHidden, self, m.Cfg.DecHidden, m.Cfg.Attention, m.Cfg.AttnDim, m.Cfg.Emb, m.SrcVocab.Size(), m.TgtVocab.Size(), plural.Count(m.Params.Len(), "parameter"))
-}
+func (m *Seq2Seq[T]) Describe() string { return m.net.describe(m) }
+
+// HasHeads reports whether the model's translations have attention heads to show: several heads of multi-head
+// attention or of a Transformer's attention layer, or self-attention layers in the encoder.
+func (m *Seq2Seq[T]) HasHeads() bool { return m.net.heads() }
+
+// HasAlignment reports whether the model has an alignment attention (model.full_context_alignment) besides its
+// decoder's: Force then gives its weights (Forced.Alignment).
+func (m *Seq2Seq[T]) HasAlignment() bool { return m.net.alignment() }
+
+// SetAttentionLayer makes a Transformer report the attention of decoder block layer (1 to model.layers) as where
+// it looked, in place of model.attention_layer's: heat maps, alignments and --attention then read that block
+// (averaged over its heads, or its head model.alignment_head alone).
+// A recurrent model has no such blocks: an error.
+func (m *Seq2Seq[T]) SetAttentionLayer(layer int) error { return m.net.setAttentionLayer(layer) }

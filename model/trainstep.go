@@ -39,6 +39,10 @@ type trainGraph[T kernels.Float] struct {
 	lastUse         int
 }
 
+// maskFunc makes the input node of a dropout mask of (steps, rows, width), time-major, named name; dims is how
+// the graph shapes it. It returns nil without dropout.
+type maskFunc func(name string, steps, width int, dims ...int) *G.Node
+
 // buildGraph compiles the training graph of a shape, with the fused kernels or the unfused gorgonia composition,
 // scoring outputs as lossOpts says. With dropout 0 no masks are built. A graph whose node hashes collide is
 // built again with another salt (graph.ErrHashCollision).
@@ -65,7 +69,7 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 	p.Salt = salt
 	// mask is the input node of a dropout mask of (steps, rows, width), time-major; dims is how the graph shapes
 	// it (the output layer's reads the steps and rows as one dimension).
-	mask := func(name string, steps, width int, dims ...int) *G.Node {
+	var mask maskFunc = func(name string, steps, width int, dims ...int) *G.Node {
 		if m.Cfg.Dropout == 0 {
 			return nil
 		}
@@ -81,39 +85,30 @@ func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.Grap
 		tg.guide = p.Arena.Get("guide", s.tgtLen*s.rows*s.srcLen) // refilled every run
 		guide = p.Input("guide", tg.guide, s.tgtLen, s.rows, s.srcLen)
 	}
-	if m.Transformer != nil {
-		if guide != nil && m.Transformer.Cfg.AlignmentHead == 0 {
-			return nil, fmt.Errorf("model: guided alignment of a Transformer trains one head of its attention: set model.alignment_head")
-		}
-		// Every mask of a Transformer is (steps, rows, d_model); unfused, the stacks are gorgonia's ops.
-		d := m.Transformer.Cfg.Dim
-		tf := func(name string, steps int) *G.Node { return mask(name, steps, d, steps, s.rows, d) }
-		build := m.Transformer.Graph
-		if !fused {
-			build = m.Transformer.UnfusedGraph
-		}
-		tg.loss, tg.guided = build(p, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf,
-			lossOpts.LabelSmoothing, data.PadID, guide, lossOpts.GuideWeight)
-		return tg.compile()
-	}
-	e, half, h := m.Cfg.Emb, m.Cfg.EncHidden, m.Cfg.DecHidden
+	return m.net.graph(tg, m.Cfg, s, fused, lossOpts, mask, guide)
+}
+
+// graph builds the recurrent model's training graph into tg (see net.graph).
+func (n rnnNet[T]) graph(tg *trainGraph[T], cfg ModelConfig, s shape, fused bool, lossOpts decoder.GraphLoss, mask maskFunc, guide *G.Node) (*trainGraph[T], error) {
+	p := tg.params
+	e, half, h := cfg.Emb, cfg.EncHidden, cfg.DecHidden
 	encMasks := encoder.GraphMasks{Emb: mask("drop.src_emb", s.srcLen, e, s.srcLen, s.rows, e)}
-	for l := 2; l <= m.Cfg.Layers; l++ { // (nil masks without dropout)
+	for l := 2; l <= cfg.Layers; l++ { // (nil masks without dropout)
 		encMasks.Between = append(encMasks.Between, mask(fmt.Sprintf("drop.enc.l%d", l), s.srcLen, 2*half, s.srcLen, s.rows, 2*half))
 	}
-	enc := m.Encoder.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, encMasks, fused)
+	enc := n.enc.Graph(p, &tg.src, &tg.srcLengths, s.rows, s.srcLen, encMasks, fused)
 	steps := s.tgtLen * s.rows
 	masks := decoder.GraphMasks{Emb: mask("drop.tgt_emb", s.tgtLen, e, s.tgtLen, s.rows, e),
 		Out: mask("drop.out", s.tgtLen, h+2*half+e, steps, h+2*half+e)}
-	for l := 2; l <= m.Cfg.Layers; l++ {
+	for l := 2; l <= cfg.Layers; l++ {
 		masks.Between = append(masks.Between, mask(fmt.Sprintf("drop.dec.l%d", l), s.tgtLen, h+2*half, s.tgtLen, s.rows, h+2*half))
 	}
-	if sampler, ok := m.Decoder.Attn.(align.Sampler); ok && sampler.Samples() {
+	if sampler, ok := n.dec.Attn.(align.Sampler); ok && sampler.Samples() {
 		tg.noise = p.Arena.Get("attn.noise", s.tgtLen*s.rows*s.srcLen) // refilled every run, like the masks
 		masks.Noise = p.Input("attn.noise", tg.noise, s.tgtLen, s.rows, s.srcLen)
 	}
 	masks.Guide = guide
-	loss, guided, attention := m.Decoder.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
+	loss, guided, attention := n.dec.Graph(p, enc, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, masks, lossOpts, fused)
 	tg.loss, tg.guided, tg.encOut, tg.attention = loss, guided, enc, attention
 	return tg.compile()
 }

@@ -2,10 +2,14 @@ package model
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/transformer"
+	G "gorgonia.org/gorgonia"
 )
 
 // transformerConfig is the shape of m's Transformer (model.type transformer) over vocabularies of srcV and tgtV
@@ -45,20 +49,33 @@ func (m ModelConfig) validateTransformer(t TrainConfig) []error {
 	return errs
 }
 
-// EncodeTransformer runs a Transformer's encoder over a batch, without dropout.
-func (m *Seq2Seq[T]) EncodeTransformer(b *data.Batch) *transformer.Memory[T] {
-	return m.Transformer.Encode(b.Src, b.SrcLengths, b.Rows, b.SrcLen)
+// transformerNet is the Transformer (model.type transformer).
+type transformerNet[T kernels.Float] struct{ tf *transformer.Model[T] }
+
+func (n transformerNet[T]) init(rng *rand.Rand) { n.tf.Init(rng) }
+
+// encode runs the Transformer's encoder over a batch, without dropout.
+func (n transformerNet[T]) encode(b *data.Batch) *transformer.Memory[T] {
+	return n.tf.Encode(b.Src, b.SrcLengths, b.Rows, b.SrcLen)
 }
 
-// forceTransformer is Force for a Transformer: the attention is the cross-attention of the decoder block
+func (n transformerNet[T]) session(b *data.Batch) decoder.Session[T] {
+	return n.tf.Session(n.encode(b))
+}
+
+func (n transformerNet[T]) forcedLogits(b *data.Batch) []T {
+	return n.tf.Force(n.encode(b), b.TgtIn, b.TgtLen).Logits
+}
+
+// force is Seq2Seq.Force for a Transformer: the attention is the cross-attention of the decoder block
 // model.attention_layer, averaged over its heads or model.alignment_head's alone, and Heads are all its heads
 // (the attention is the search's Hypothesis.Attention).
-func forceTransformer[T kernels.Float](m *Seq2Seq[T], b *data.Batch) []Forced {
-	f := m.Transformer.Force(m.EncodeTransformer(b), b.TgtIn, b.TgtLen)
-	srcLen, nh, head := b.SrcLen, m.Transformer.Cfg.Heads, m.Transformer.Cfg.AlignmentHead
-	heads := f.Cross[m.Transformer.Cfg.AttentionLayer*nh:][:nh]
+func (n transformerNet[T]) force(b *data.Batch, vocab int) []Forced {
+	f := n.tf.Force(n.encode(b), b.TgtIn, b.TgtLen)
+	srcLen, nh, head := b.SrcLen, n.tf.Cfg.Heads, n.tf.Cfg.AlignmentHead
+	heads := f.Cross[n.tf.Cfg.AttentionLayer*nh:][:nh]
 	out := make([]Forced, b.Real)
-	forcedSteps(out, b, f.Logits, m.TgtVocab.Size(), func(r, step int) {
+	forcedSteps(out, b, f.Logits, vocab, func(r, step int) {
 		n := b.SrcLengths[r]
 		reported := make([]float32, n)
 		if nh > 1 && out[r].Heads == nil {
@@ -83,17 +100,42 @@ func forceTransformer[T kernels.Float](m *Seq2Seq[T], b *data.Batch) []Forced {
 	return out
 }
 
-// SetAttentionLayer makes a Transformer report the attention of decoder block layer (1 to model.layers) as where
-// it looked, in place of model.attention_layer's: heat maps, alignments and --attention then read that block
-// (averaged over its heads, or its head model.alignment_head alone).
-// A recurrent model has no such blocks: an error.
-func (m *Seq2Seq[T]) SetAttentionLayer(layer int) error {
-	if m.Transformer == nil {
-		return fmt.Errorf("the model is recurrent (model.type %s) and has one attention, not decoder blocks to choose among", TypeRNN)
+func (n transformerNet[T]) describe(m *Seq2Seq[T]) string {
+	c := n.tf.Cfg
+	tied := ""
+	if c.TieOutput {
+		tied = ", tied output layer"
 	}
-	if n := m.Transformer.Cfg.Layers; layer < 1 || layer > n {
-		return fmt.Errorf("the Transformer has decoder blocks 1 to %d, not %d", n, layer)
+	return fmt.Sprintf("Transformer of %s each side, width %d, %s, feed-forward %d, %s positions%s, vocab %d→%d, %s",
+		plural.Count(c.Layers, "block"), c.Dim, plural.Count(c.Heads, "head"), c.FF, m.Cfg.Positions, tied,
+		m.SrcVocab.Size(), m.TgtVocab.Size(), plural.Count(m.Params.Len(), "parameter"))
+}
+
+func (n transformerNet[T]) alignment() bool { return false }
+
+func (n transformerNet[T]) heads() bool { return n.tf.Cfg.Heads > 1 }
+
+func (n transformerNet[T]) setAttentionLayer(layer int) error {
+	if l := n.tf.Cfg.Layers; layer < 1 || layer > l {
+		return fmt.Errorf("the Transformer has decoder blocks 1 to %d, not %d", l, layer)
 	}
-	m.Transformer.Cfg.AttentionLayer = layer - 1
+	n.tf.Cfg.AttentionLayer = layer - 1
 	return nil
+}
+
+// graph builds the Transformer's training graph into tg (see net.graph).
+func (n transformerNet[T]) graph(tg *trainGraph[T], _ ModelConfig, s shape, fused bool, lossOpts decoder.GraphLoss, mask maskFunc, guide *G.Node) (*trainGraph[T], error) {
+	if guide != nil && n.tf.Cfg.AlignmentHead == 0 {
+		return nil, fmt.Errorf("model: guided alignment of a Transformer trains one head of its attention: set model.alignment_head")
+	}
+	// Every mask of a Transformer is (steps, rows, d_model); unfused, the stacks are gorgonia's ops.
+	d := n.tf.Cfg.Dim
+	tf := func(name string, steps int) *G.Node { return mask(name, steps, d, steps, s.rows, d) }
+	build := n.tf.Graph
+	if !fused {
+		build = n.tf.UnfusedGraph
+	}
+	tg.loss, tg.guided = build(tg.params, &tg.src, &tg.srcLengths, &tg.tgtIn, &tg.tgtOut, s.rows, s.srcLen, s.tgtLen, tf,
+		lossOpts.LabelSmoothing, data.PadID, guide, lossOpts.GuideWeight)
+	return tg.compile()
 }

@@ -190,17 +190,3 @@ func TestEnsembleGreedyTakesTheMeansArgmax(t *testing.T) {
 		}
 	}
 }
-
-// TestNewEnsembleRefusesOtherVocabularies: members must share the target vocabulary's size, and there must be one.
-func TestNewEnsembleRefusesOtherVocabularies(t *testing.T) {
-	a, _ := newTestModel[float64](t, stepConfigs[0], 1)
-	cfg := stepConfigs[1]
-	cfg.TgtVocab++
-	b, _ := newTestModel[float64](t, cfg, 2)
-	if _, err := NewEnsemble(a, b); err == nil {
-		t.Error("an ensemble of target vocabularies of 11 and 12 words accepted")
-	}
-	if _, err := NewEnsemble[float64](); err == nil {
-		t.Error("an ensemble of no models accepted")
-	}
-}

@@ -259,7 +259,7 @@ func (s *Server) run(w *recorder, r *http.Request, req *TranslateRequest) (*tran
 	m := s.cur.Load()
 	// A model with full-context alignment links by its alignment attention, as translate --alignments does; the
 	// attention returned beside the links is then that attention too.
-	opts.Alignment = req.Alignments && m.ck.Model.Decoder != nil && m.ck.Model.Decoder.AlignW != nil
+	opts.Alignment = req.Alignments && m.ck.Model.HasAlignment()
 	texts := req.sentences()
 	w.sentences = len(texts)
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)

@@ -1,0 +1,262 @@
+package decoder
+
+import (
+	"fmt"
+
+	"github.com/attend-nmt/attend/kernels"
+)
+
+// Session is one model's decoding of a batch of sentences, started from its encoder's states of them with one
+// row per sentence: the one interface that greedy search (Greedy), beam search (Beam) and ensembles, which step
+// one Session per member side by side, are written on. The recurrent decoder (Decoder.Session) and the
+// Transformer implement it.
+type Session[T kernels.Float] interface {
+	// Step decodes one position of every row, prev[r] being row r's previous word (bos at the first step): it
+	// writes the logits (len(prev) rows of the target vocabulary) and the attention weights over the source that
+	// the hypotheses keep (len(prev) rows of the batch's padded source length; 0 past a row's source length).
+	Step(prev []int, logits, weights []T)
+	// Reorder makes new row r continue old row from[r]: the rows are then len(from), which may be more than
+	// before (beam search's first step spreads each sentence to its beams) or fewer (ended rows leave).
+	Reorder(from []int)
+}
+
+// advancer is a Session whose output layer a search may compute itself, with a shortlist or bfloat16 products:
+// the recurrent decoder's (found by type assertion; a Session without it scores with its own Step).
+type advancer[T kernels.Float] interface {
+	Session[T]
+	// advance is Step up to the output layer: it returns the output layer's input, len(prev) rows of OutIn.
+	advance(prev []int, weights []T) []T
+	// decoder is the Decoder whose output layer that input feeds.
+	decoder() *Decoder[T]
+}
+
+// Output is how a search computes its output layer, decided once when it starts: with Products in bfloat16 (not
+// Products.Float32), a model alone whose Session lets the search compute its output layer (a recurrent decoder)
+// scores the vocabulary on bfloat16 products and rescores the words near the best exactly (see bf16Output and
+// bf16Beam); with a Shortlist, such a model scores only each sentence's candidate words (and then in float32).
+// The zero value is the model's own float32 output layer.
+type Output[T kernels.Float] struct {
+	Products  kernels.Products
+	Shortlist *Shortlist[T]
+}
+
+// Greedy decodes the sentences of sessions, one Session per member of an ensemble (one for a model alone), each
+// started on that member's encoder states of the same sentences, whose source lengths are lengths, padded to
+// srcLen, by taking the most likely word at every step (the lowest id on ties), over a target vocabulary of
+// vocab words, from bos until each has produced eos or maxLen words. Several members rank words by the mean of
+// their log-probabilities (MeanLogProbs). A hypothesis keeps its words without eos, one row of the first
+// member's attention (cut to its source length) per word and for the final eos, and whether it ended with eos.
+// Ended sentences leave the batch (Reorder), so later steps cost only the sentences still being decoded. When
+// stop is closed (nil never is) the search stops before its next step with ErrStopped.
+func Greedy[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab, bos, eos, maxLen int, stop <-chan struct{}) ([]Hypothesis, error) {
+	rows, v, s := len(lengths), vocab, srcLen
+	hyps := make([]Hypothesis, rows)
+	if maxLen < 1 || rows == 0 {
+		return hyps, nil
+	}
+	mean := len(sessions) > 1
+	logits := make([][]T, len(sessions))
+	for i := range logits {
+		logits[i] = make([]T, rows*v)
+	}
+	weights, others := make([]T, rows*s), make([]T, rows*s) // the first member's, the others' (unread)
+	sent, prev := make([]int, rows), make([]int, rows)      // each row's sentence and previous word
+	tokens, attn := make([][]int, rows), make([][]float32, rows)
+	for r := range sent {
+		sent[r], prev[r] = r, bos
+	}
+	var meanLP []float64 // a row's mean log-probabilities, memberRows each member's logits of it
+	var exps []T
+	memberRows := make([][]T, len(sessions))
+	if mean {
+		meanLP, exps = make([]float64, v), make([]T, v)
+	}
+	live := make([]int, 0, rows)
+	for step, n := 1, rows; n > 0; step++ {
+		if (BeamOptions{Stop: stop}).Stopped() {
+			return nil, ErrStopped
+		}
+		for i, ses := range sessions {
+			w := weights
+			if i > 0 {
+				w = others
+			}
+			ses.Step(prev[:n], logits[i][:n*v], w[:n*s])
+		}
+		live = live[:0]
+		for r, i := range sent[:n] {
+			var best int
+			if mean {
+				for k, l := range logits {
+					memberRows[k] = l[r*v : (r+1)*v]
+				}
+				MeanLogProbs(meanLP, memberRows, exps)
+				best = kernels.Argmax(meanLP)
+			} else {
+				best = kernels.Argmax(logits[0][r*v : (r+1)*v])
+			}
+			length := lengths[i]
+			for _, w := range weights[r*s : r*s+length] {
+				attn[i] = append(attn[i], float32(w))
+			}
+			if best != eos {
+				tokens[i] = append(tokens[i], best)
+				prev[r] = best
+			}
+			if best == eos || step >= maxLen {
+				hyps[i] = hypothesis(tokens[i], attn[i], step, best == eos, length)
+				continue
+			}
+			live = append(live, r)
+		}
+		if len(live) < n && len(live) > 0 {
+			for _, ses := range sessions {
+				ses.Reorder(live)
+			}
+			for to, r := range live {
+				sent[to], prev[to] = sent[r], prev[r]
+			}
+		}
+		n = len(live)
+	}
+	return hyps, nil
+}
+
+// hypothesis is a finished sentence of Greedy: its words, and its steps rows of attention of length weights
+// each, flat in attn.
+func hypothesis(tokens []int, attn []float32, steps int, finished bool, length int) Hypothesis {
+	h := Hypothesis{Tokens: tokens, Finished: finished, Attention: make([][]float32, steps)}
+	for i := range h.Attention {
+		h.Attention[i] = attn[i*length : (i+1)*length : (i+1)*length]
+	}
+	return h
+}
+
+// Beam decodes the sentences of sessions (as Greedy: one Session per member, one row per sentence, of source
+// lengths lengths padded to srcLen, over vocab words) with beam search, and returns, for each sentence, up to
+// opts.NBest hypotheses sorted by Score, best first. Each sentence keeps opts.Width live hypotheses, rows j·Width
+// … j·Width+Width-1 of the j-th sentence still searched (the first step decodes one row per sentence). At every
+// step each sentence's Width·vocab extensions are ranked by log-probability (several members: the mean of
+// theirs, so that a hypothesis' LogProb is the mean of the members' log-probabilities of it); those among the
+// best Width that end in eos are set aside as finished, and the best Width that do not become the next live
+// hypotheses, each Session following them with Reorder. A sentence is done when Width hypotheses have
+// finished, at its length limit, where its live hypotheses are set aside unfinished, or once its n-best list can
+// no longer change; done sentences leave the batch. With Width 1 it is exactly Greedy. Every hypothesis keeps
+// the first member's attention rows of its own words (and of its </s>), cut to its source length.
+//
+// out says how a model alone computes its output layer (Output): a shortlist makes each sentence use only its
+// candidate words, its log-probabilities normalised over them. A shortlist needs one model whose Session lets
+// the search compute its output layer: an error otherwise. So do out's options out of range.
+func Beam[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab, bos, eos int, opts BeamOptions, out Output[T]) ([][]Scored, error) {
+	return beam(sessions, len(sessions) > 1, lengths, srcLen, vocab, bos, eos, opts, out)
+}
+
+// beam is Beam, ranking by the mean of the members' log-probabilities when mean is set.
+func beam[T kernels.Float](sessions []Session[T], mean bool, lengths []int, srcLen, v, bos, eos int, opts BeamOptions, out Output[T]) ([][]Scored, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	k, sents := opts.Width, len(lengths)
+	for _, l := range lengths {
+		if l > srcLen {
+			return nil, fmt.Errorf("decoder: a source length of %d in a batch padded to %d positions", l, srcLen)
+		}
+	}
+	adv, _ := sessions[0].(advancer[T]) // the output layer the search computes itself: a model alone's
+	if len(sessions) > 1 || mean {
+		adv = nil
+	}
+	rows := sents * k
+	var words *shortlist[T] // the batch's candidates, fixed for the search
+	var fast *bf16Beam      // the output layer on bf16 products, or nil
+	short := out.Shortlist
+	switch {
+	case short != nil && adv == nil:
+		return nil, fmt.Errorf("decoder: a shortlist with %d models, or with a model whose output layer a search cannot compute", len(sessions))
+	case short != nil:
+		d := adv.decoder()
+		short.check(sents, v)
+		words = newShortlist(short.Output, v, d.OutIn())
+		for _, c := range short.Candidates[:sents] {
+			words.add(c)
+		}
+	case adv != nil:
+		if o := adv.decoder().bf16For(out.Products); o != nil && o.amx != nil {
+			fast = newBF16Beam(o, rows, k)
+		}
+	}
+	width := v // logits per row
+	if words != nil {
+		width = len(words.ids)
+	}
+	logits := make([][]T, len(sessions)) // each member's logits, for the ranking
+	for i := range logits {
+		if fast == nil || i > 0 {
+			logits[i] = make([]T, rows*width)
+		}
+	}
+	weights, others := make([]T, rows*srcLen), make([]T, rows*srcLen) // the first member's; the others' (unread)
+	meanOf := 0                                                       // members whose mean ranks the words; 0 when one model's logits rank them
+	if mean {
+		meanOf = len(sessions)
+	}
+	b := newBeamState[T](v, meanOf, rows, srcLen, lengths, bos, eos, opts)
+	b.weights = weights // the hypotheses keep the first member's attention
+	if b.fast = fast; fast != nil {
+		logits[0], b.stride = any(fast.c).([]T), fast.o.amx.Stride() // the logits are bf16Beam's
+	}
+	// step computes member i's logits and attention weights w of the step's n rows, on the output layer chosen
+	// above; spread moves the first step's logits of sentence j to its first beam's row, j·k.
+	step := func(i, n int, w []T) { sessions[i].Step(b.prev[:n], logits[i][:n*width], w[:n*srcLen]) }
+	spread := func() {
+		for _, l := range logits {
+			spreadRows(l, width, sents, k)
+		}
+	}
+	switch {
+	case fast != nil:
+		step = func(_, n int, w []T) { fast.logits(n, any(adv.advance(b.prev[:n], w[:n*srcLen])).([]float32)) }
+		spread = func() {
+			spreadRows(fast.c, b.stride, sents, k)
+			fast.spread(sents, k)
+		}
+	case words != nil:
+		step = func(_, n int, w []T) {
+			words.output(n, adv.advance(b.prev[:n], w[:n*srcLen]), logits[0][:n*width], 0, width)
+		}
+	}
+	from := make([]int, rows)
+	for t, n := 0, sents; len(b.live) > 0; t++ { // n rows this step: one per sentence at the first
+		if opts.Stopped() {
+			return nil, ErrStopped
+		}
+		for i := range sessions {
+			w := weights
+			if i > 0 {
+				w = others
+			}
+			step(i, n, w)
+		}
+		if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
+			spreadRows(weights, srcLen, sents, k)
+			spread()
+		}
+		if opts.Stopped() { // and once more between the step's two long parts, the products and the choice
+			return nil, ErrStopped
+		}
+		n = b.chooseAll(t, logits, width, words, short) * k
+		if n > 0 { // new row r continues old row from[r]: at the first step, row j·k's sentence is row j
+			for r, f := range b.from[:n] {
+				if t == 0 {
+					f /= k
+				}
+				from[r] = f
+			}
+			for _, ses := range sessions {
+				ses.Reorder(from[:n])
+			}
+		}
+		b.advance(n)
+	}
+	return b.best(max(opts.NBest, 1)), nil
+}

@@ -1,0 +1,103 @@
+package decoder
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// bigram is the smallest model type there can be, added through the Session interface alone: its logits of the
+// next word depend only on the previous word (a table of vocab × vocab), and it attends to source position
+// prev mod the row's source length. Its rows carry no state, so Reorder only counts them.
+type bigram struct {
+	table   []float64
+	vocab   int
+	lengths []int // each row's source length, moved by Reorder
+	srcLen  int
+}
+
+func (b *bigram) Step(prev []int, logits, weights []float64) {
+	if len(prev) != len(b.lengths) {
+		panic(fmt.Sprintf("bigram: %d words for %d rows", len(prev), len(b.lengths)))
+	}
+	for r, p := range prev {
+		copy(logits[r*b.vocab:(r+1)*b.vocab], b.table[p*b.vocab:(p+1)*b.vocab])
+		row := weights[r*b.srcLen : (r+1)*b.srcLen]
+		clear(row)
+		row[p%b.lengths[r]] = 1
+	}
+}
+
+func (b *bigram) Reorder(from []int) {
+	lengths := make([]int, len(from))
+	for r, f := range from {
+		lengths[r] = b.lengths[f]
+	}
+	b.lengths = lengths
+}
+
+// TestNewModelTypeThroughSessions searches with a model type defined here (bigram): greedy search follows the
+// table's argmax from bos, beam search of width 1 finds the same words, a wider beam's best hypothesis scores at
+// least as well, an ensemble of the model with itself translates as the model alone, and a shortlist, which
+// needs a model whose output layer the search computes, is refused.
+func TestNewModelTypeThroughSessions(t *testing.T) {
+	const vocab, bos, eos, maxLen, srcLen = 9, 0, 1, 7, 5
+	rng := rand.New(rand.NewPCG(3, 4))
+	table := make([]float64, vocab*vocab)
+	for i := range table {
+		table[i] = 3 * rng.NormFloat64()
+	}
+	lengths := []int{5, 2, 4}
+	start := func() Session[float64] {
+		return &bigram{table: table, vocab: vocab, lengths: append([]int(nil), lengths...), srcLen: srcLen}
+	}
+	greedy, err := Greedy([]Session[float64]{start()}, lengths, srcLen, vocab, bos, eos, maxLen, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, prev := []int{}, bos // every sentence starts from bos, so all find the same words
+	for len(want) < maxLen {
+		best := 0
+		for w := range vocab {
+			if table[prev*vocab+w] > table[prev*vocab+best] {
+				best = w
+			}
+		}
+		if best == eos {
+			break
+		}
+		want, prev = append(want, best), best
+	}
+	for s, h := range greedy {
+		if fmt.Sprint(h.Tokens) != fmt.Sprint(want) || len(h.Attention[0]) != lengths[s] {
+			t.Fatalf("sentence %d: greedy found %v with %d attention weights, the table's argmax is %v", s, h.Tokens, len(h.Attention[0]), want)
+		}
+	}
+	twice, err := Greedy([]Session[float64]{start(), start()}, lengths, srcLen, vocab, bos, eos, maxLen, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(twice) != fmt.Sprint(greedy) {
+		t.Fatalf("the ensemble of the model with itself found %v, the model %v", twice, greedy)
+	}
+	one, err := Beam([]Session[float64]{start()}, lengths, srcLen, vocab, bos, eos, BeamOptions{Width: 1, MaxLen: maxLen}, Output[float64]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide, err := Beam([]Session[float64]{start()}, lengths, srcLen, vocab, bos, eos, BeamOptions{Width: 4, NBest: 2, MaxLen: maxLen}, Output[float64]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Beam([]Session[float64]{start()}, lengths, srcLen, vocab, bos, eos, BeamOptions{Width: 2, MaxLen: maxLen},
+		Output[float64]{Shortlist: &Shortlist[float64]{}}); err == nil {
+		t.Error("a shortlist of a model whose output layer the search cannot compute was taken")
+	}
+	for s := range lengths {
+		if fmt.Sprint(one[s][0].Tokens) != fmt.Sprint(want) {
+			t.Fatalf("sentence %d: a beam of 1 found %v, greedy %v", s, one[s][0].Tokens, want)
+		}
+		if len(wide[s]) != 2 || wide[s][0].Score < one[s][0].Score {
+			t.Fatalf("sentence %d: a beam of 4 found %d hypotheses, the best scoring %v; a beam of 1 %v", s, len(wide[s]), wide[s][0].Score, one[s][0].Score)
+		}
+	}
+}
