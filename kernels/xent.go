@@ -193,19 +193,6 @@ func (s *AMXOutput) WeightsChanged() {
 // Split reports whether the products are bfloat16x3 (NewAMXOutput(true)).
 func (s *AMXOutput) Split() bool { return s.split }
 
-// AMXOutputBytes is the memory of n AMXOutputs made together (NewAMXOutputs; one for NewAMXOutput) for an output
-// layer of in inputs and v words and chunks of chunk rows, split (bfloat16x3) or not: one packing of the weights
-// (their team's shares lie in its storage) and each one's chunk operands. It leaves out the team's rows rounded
-// for AMX and its shares of dx, split about (n+1) × the batch's rows × in float32s.
-func AMXOutputBytes(in, v, chunk int, split bool, n int) int {
-	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
-	bytes := 2 * (2*in*v + n*(2*chunk*in+2*chunk*v))
-	if split { // two bfloat16s a value
-		return 2 * bytes
-	}
-	return bytes
-}
-
 // amxProducts are OutputXent's products on an AMXOutput whose weights are packed for the call.
 type amxProducts struct{ s *AMXOutput }
 

@@ -34,7 +34,7 @@ type Trainer[T kernels.Float] struct {
 	// step, since compiled graphs keep them. With several workers Guide is called from their goroutines at once.
 	Guide       func(i int) []align.Link
 	GuideWeight float64
-	// SplitVocabulary has several workers on AMX (SetBF16) share the output layer's vocabulary out between them
+	// SplitVocabulary has several workers in bfloat16 (SetProducts) share the output layer's vocabulary out between them
 	// rather than each take its rows through all of it (kernels.OutputTeam, train.split_vocabulary): the same
 	// sums in another order. Set it before the first step.
 	SplitVocabulary bool
@@ -83,18 +83,21 @@ func (t *Trainer[T]) SetWorkers(n int) {
 	}
 }
 
-// SetBF16 has the output layer of every worker's graphs multiply in bfloat16 (an AMXOutput in each worker's
-// arena, kernels.OutputXent): the terms rounded (train.bf16), on Intel AMX or, where AMX does not run, on
-// AVX512-BF16; or split, each term two bfloat16s summed in three products (bfloat16x3, train.bf16x3), on AMX
-// only, when the decoder's recurrent products run on AMX too. The weights, the sums and the optimizer stay
-// float32. It fails, changing nothing, where those products cannot run or the weights are not float32. Call it
-// after SetWorkers, which starts the workers' arenas afresh.
-func (t *Trainer[T]) SetBF16(split bool) error {
+// SetProducts has every worker's graphs multiply in products. In bfloat16 the output layer runs on an
+// AMXOutput in each worker's arena (kernels.OutputXent): the terms rounded (kernels.BF16), on Intel AMX or on
+// AVX512-BF16; or split, each term two bfloat16s summed in three products (kernels.BF16x3), on AMX, when the
+// decoder's recurrent products run on AMX too. The weights, the sums and the optimizer stay float32. It fails,
+// changing nothing, where the weights are not float32 and the products are not. Call it after SetWorkers, which
+// starts the workers' arenas afresh.
+func (t *Trainer[T]) SetProducts(products kernels.Products) error {
+	if products.Float32() {
+		return nil
+	}
 	if _, ok := any(T(0)).(float32); !ok {
 		return fmt.Errorf("model: bfloat16 products need float32 weights")
 	}
 	// The workers share one packing of the output layer's weights, made once a step (runWorkers).
-	scratch, err := kernels.NewAMXOutputs(len(t.workers), split)
+	scratch, err := kernels.NewAMXOutputs(len(t.workers), products.Format() == kernels.BF16x3)
 	if err != nil {
 		return err
 	}
@@ -264,7 +267,7 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 }
 
 // outputTeam is the team of the workers' output layers (kernels.OutputTeam) when they share the vocabulary out:
-// with several workers on AMX (SetBF16) and SplitVocabulary set, in fused graphs. nil: each worker's output layer
+// with several workers in bfloat16 (SetProducts) and SplitVocabulary set, in fused graphs. nil: each worker's output layer
 // takes its own rows through the whole vocabulary.
 func (t *Trainer[T]) outputTeam() *kernels.OutputTeam {
 	amx := t.workers[0].arena.AMX
