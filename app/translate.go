@@ -69,6 +69,9 @@ type DecodeOptions struct {
 	// Shortlist, when set, restricts each sentence to the target words its lexical shortlist lists (see package
 	// lexicon): the model's Lexicon gives each source word's candidates. Nil scores the whole vocabulary.
 	Shortlist *lexicon.ShortlistSize
+	// Precision is the number format of the output layer's products (--precision; "" is auto), which
+	// kernels.Choose turns into the products search multiplies in.
+	Precision kernels.Precision
 	// NoBF16 keeps greedy and beam search on float32 products where they would use bfloat16 ones and rescoring
 	// (decoder.Decoder.GreedyInBF16, decoder.Decoder.BeamInBF16).
 	NoBF16 bool
