@@ -9,9 +9,6 @@ import (
 // AMX-BF16, the build is linux/amd64 without purego, and Linux grants the process the tile registers.
 func HasAMX() bool { return amxPermit() == nil }
 
-// AMXStatus returns nil where HasAMX is true, and otherwise says why AMX does not run here.
-func AMXStatus() error { return amxPermit() }
-
 // AMXWeights is a (K, N) weight matrix rounded to bfloat16 (to nearest, ties to even) once and packed for
 // products on Intel AMX, for many products with the same weights: a decoder's output layer. Each product of two
 // bfloat16 terms is exact in float32, so a result is off the float64 sum of the rounded terms by float32

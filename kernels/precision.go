@@ -176,3 +176,14 @@ func (p Products) String() string {
 	}
 	return name + " on AVX512-BF16"
 }
+
+// Here describes, for `attend version`, the products precision auto chooses on this CPU, and whether AMX runs
+// here or why not: two lines.
+func Here() string {
+	auto, _ := Choose(PrecisionAuto) // auto always has a choice
+	amx := "bfloat16 products on the tile registers"
+	if err := amxPermit(); err != nil {
+		amx = fmt.Sprintf("not used (%v)", err)
+	}
+	return fmt.Sprintf("products: %s (precision auto: train.precision, --precision)\nAMX: %s", auto, amx)
+}
