@@ -136,8 +136,8 @@ func BenchmarkAMXGemm(b *testing.B) {
 	}
 }
 
-// TestAMXGemmsShareTheWeights packs weights in the AMXGemms of one name of two workers' arenas (their AMX made
-// together, NewAMXOutputs), at once on two goroutines, each from its own copy of the weights, and multiplies each
+// TestAMXGemmsShareTheWeights packs weights in the AMXGemms of one name of two workers' Multipliers (made
+// together, NewMultipliers), at once on two goroutines, each from its own copy of the weights, and multiplies each
 // worker's rows: the products must equal an AMXGemm of its own's bit for bit, with one packing between the two
 // (the second Pack finds the weights packed). After the weights change, WeightsChanged must have the next Pack
 // pack them afresh; without it the old packing stays, which the test checks too.
@@ -145,15 +145,13 @@ func TestAMXGemmsShareTheWeights(t *testing.T) {
 	skipWithoutAMX(t)
 	const m, k, n = 40, 70, 96
 	rng := rand.New(rand.NewPCG(31, 32))
-	scratch, err := NewAMXOutputs(2, true)
+	muls, err := NewMultipliers(Products{format: BF16x3, amx: true}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gemms [2]*AMXGemm
 	for i := range gemms {
-		arena := NewArena[float32]()
-		arena.AMX = scratch[i]
-		gemms[i] = arena.AMXGemm("w")
+		gemms[i] = muls[i].AMXGemm("w")
 	}
 	if gemms[0].shared == nil || gemms[0].shared != gemms[1].shared {
 		t.Fatal("the workers' AMXGemms of one name do not share a packing")
@@ -199,6 +197,6 @@ func TestAMXGemmsShareTheWeights(t *testing.T) {
 		w[j] *= 1.5
 	}
 	check("without WeightsChanged, the old packing", run(), old)
-	scratch[1].WeightsChanged()
+	muls[1].Output.WeightsChanged()
 	check("after WeightsChanged", run(), w)
 }

@@ -68,26 +68,25 @@ func TestAMXProductMatchesFloat64(t *testing.T) {
 	}
 }
 
-// TestArenaAMXProduct checks that an arena hands out an AMXProduct only where its AMX products are split
-// (bfloat16x3), one for each name.
-func TestArenaAMXProduct(t *testing.T) {
+// TestMultiplierAMXProduct checks that a Multiplier hands out an AMXProduct only where its products are
+// bfloat16x3, one for each name.
+func TestMultiplierAMXProduct(t *testing.T) {
 	skipWithoutAMX(t)
-	if NewArena[float32]().AMXProduct("w") != nil {
-		t.Error("an arena without AMX gives an AMXProduct")
+	if (*Multiplier)(nil).AMXProduct("w") != nil {
+		t.Error("a nil Multiplier gives an AMXProduct")
 	}
-	for _, split := range []bool{false, true} {
-		s, err := NewAMXOutput(split)
+	for _, format := range []Format{Float32, BF16, BF16x3} {
+		muls, err := NewMultipliers(Products{format: format, amx: format != Float32}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		arena := NewArena[float32]()
-		arena.AMX = s
-		p := arena.AMXProduct("w")
+		m, split := muls[0], format == BF16x3
+		p := m.AMXProduct("w")
 		if (p != nil) != split {
-			t.Fatalf("split=%v: AMXProduct gives %v", split, p)
+			t.Fatalf("%v: AMXProduct gives %v", format, p)
 		}
-		if split && (!p.split || arena.AMXProduct("w") != p || arena.AMXProduct("v") == p) {
-			t.Error("the arena's AMXProducts are not split, one for each name")
+		if split && (!p.split || m.AMXProduct("w") != p || m.AMXProduct("v") == p) {
+			t.Error("the Multiplier's AMXProducts are not split, one for each name")
 		}
 	}
 }

@@ -321,7 +321,11 @@ func replacedPrecision(bf16, bf16x3 *bool) (p kernels.Precision, note string) {
 			old = append(old, fmt.Sprintf("%s: %v", k.name, *k.v))
 		}
 	}
-	return p, fmt.Sprintf("%s is replaced by train.precision; read as train.precision: %s", strings.Join(old, " and "), p)
+	verb := "is"
+	if len(old) > 1 {
+		verb = "are"
+	}
+	return p, fmt.Sprintf("%s %s replaced by train.precision; read as train.precision: %s", strings.Join(old, " and "), verb, p)
 }
 
 // decodeStrict sets the keys present in raw on cfg. It walks the YAML tree itself rather than letting yaml.v3

@@ -50,7 +50,8 @@ type Trainer[T kernels.Float] struct {
 // the batch being stepped.
 type worker[T kernels.Float] struct {
 	cache []*trainGraph[T]
-	arena *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph of the worker
+	arena *kernels.Arena[T]   // the fused ops' scratch, shared by every cached graph of the worker
+	mul   *kernels.Multiplier // what its products multiply with beside float32 BLAS (SetWorkers, SetProducts)
 	uses  int
 	part  data.Batch     // its rows of the batch in progress
 	tg    *trainGraph[T] // the graph that runs them (nil: no target words in them)
@@ -78,9 +79,21 @@ func (t *Trainer[T]) SetWorkers(n int) {
 	t.workers = make([]*worker[T], max(n, 1))
 	for i := range t.workers {
 		t.workers[i] = &worker[T]{arena: kernels.NewArena[T]()}
-		// Products on one thread: the decoder's gate products run on weights packed once a step (PackWeights).
-		t.workers[i].arena.SingleThreaded = n > 1
 	}
+	// Products on one thread: the decoder's gate products run on weights packed once a step (PackWeights).
+	t.setMultipliers(kernels.Float32Products()) // float32 products never fail
+}
+
+// setMultipliers gives the workers multipliers of products (kernels.NewMultipliers), or fails, changing nothing.
+func (t *Trainer[T]) setMultipliers(products kernels.Products) error {
+	muls, err := kernels.NewMultipliers(products, len(t.workers))
+	if err != nil {
+		return err
+	}
+	for i, w := range t.workers {
+		w.mul = muls[i]
+	}
+	return nil
 }
 
 // SetProducts has every worker's graphs multiply in products. In bfloat16 the output layer runs on an
@@ -97,14 +110,7 @@ func (t *Trainer[T]) SetProducts(products kernels.Products) error {
 		return fmt.Errorf("model: bfloat16 products need float32 weights")
 	}
 	// The workers share one packing of the output layer's weights, made once a step (runWorkers).
-	scratch, err := kernels.NewAMXOutputs(len(t.workers), products.Format() == kernels.BF16x3)
-	if err != nil {
-		return err
-	}
-	for i, w := range t.workers {
-		w.arena.AMX = scratch[i]
-	}
-	return nil
+	return t.setMultipliers(products)
 }
 
 // StepResult reports one optimizer step.
@@ -142,7 +148,7 @@ func (t *Trainer[T]) accumulate(b *data.Batch, rng rand.Source, tokens int, squa
 		clear(squares)
 		return 0, 0, nil
 	}
-	if amx := t.workers[0].arena.AMX; amx != nil {
+	if amx := t.workers[0].mul.OutputScratch(); amx != nil {
 		amx.WeightsChanged() // the workers share its packing of the output layer's weights: pack them afresh
 	}
 	var graphs []*trainGraph[T]
@@ -234,7 +240,7 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 		var members []*kernels.AMXOutput
 		for _, w := range t.workers {
 			if w.tg != nil {
-				members = append(members, w.arena.AMX)
+				members = append(members, w.mul.OutputScratch())
 			}
 		}
 		team.Begin(members)
@@ -270,7 +276,7 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 // with several workers in bfloat16 (SetProducts) and SplitVocabulary set, in fused graphs. nil: each worker's output layer
 // takes its own rows through the whole vocabulary.
 func (t *Trainer[T]) outputTeam() *kernels.OutputTeam {
-	amx := t.workers[0].arena.AMX
+	amx := t.workers[0].mul.OutputScratch()
 	if len(t.workers) < 2 || amx == nil || t.Unfused || !t.SplitVocabulary {
 		return nil
 	}
@@ -417,7 +423,7 @@ func (t *Trainer[T]) reserve(w *worker[T], rows, srcLen, tgtLen int) (*trainGrap
 	for i := range b.TgtIn {
 		b.TgtIn[i], b.TgtOut[i] = data.UnkID, data.UnkID
 	}
-	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), w.arena)
+	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), w.arena, w.mul)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +455,7 @@ func (w *worker[T]) graphFor(t *Trainer[T], s shape) (*trainGraph[T], error) {
 		w.cache[oldest].vm.Close()
 		w.cache = append(w.cache[:oldest], w.cache[oldest+1:]...)
 	}
-	tg, err := t.Model.buildGraph(s, !t.Unfused, t.lossOpts(), w.arena)
+	tg, err := t.Model.buildGraph(s, !t.Unfused, t.lossOpts(), w.arena, w.mul)
 	if err != nil {
 		return nil, err
 	}
