@@ -119,7 +119,7 @@ func (p Products) Float32() bool { return p.format == Float32 }
 func (p Products) AMX() bool { return p.amx }
 
 // PacksWeights reports whether single-threaded float32 products by weights packed once for many calls run on a
-// PackedGemm here (Arena.PackWeights): where AVX-512 runs, unless the products are bfloat16x3, whose recurrent
+// PackedGemm here (PackWeights): where AVX-512 runs, unless the products are bfloat16x3, whose recurrent
 // products pack their weights on AMX instead.
 func (p Products) PacksWeights() bool { return p.format != BF16x3 && hasAVX512 }
 
@@ -140,7 +140,7 @@ func (p Products) OutputBytes(in, v, chunk, workers int) int64 {
 }
 
 // PackedWeightBytes is the memory of a (k, n) weight matrix packed both ways for the products of workers
-// workers (Arena.PackWeights): in bfloat16x3 one packing on AMX for all of them, two bfloat16s a value; else,
+// workers (PackWeights): in bfloat16x3 one packing on AMX for all of them, two bfloat16s a value; else,
 // with several workers where PacksWeights, each worker's PackedGemm, float32 in panels of 48 columns; else none.
 func (p Products) PackedWeightBytes(k, n, workers int64) int64 {
 	switch {
@@ -154,7 +154,7 @@ func (p Products) PackedWeightBytes(k, n, workers int64) int64 {
 }
 
 // WeightGradientBytes is the memory of one worker's operands for a weight gradient xᵀ·dy in these products, x
-// (rows, in) and dy (rows, out) (Arena.AMXProduct): in bfloat16x3 both split, padded to whole blocks; else none.
+// (rows, in) and dy (rows, out) (Multiplier.AMXProduct): in bfloat16x3 both split, padded to whole blocks; else none.
 func (p Products) WeightGradientBytes(rows, in, out int64) int64 {
 	if p.format != BF16x3 {
 		return 0

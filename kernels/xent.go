@@ -88,7 +88,7 @@ func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
 
 // AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers (or, rounded and where AMX
 // does not run, on AVX512-BF16's VDPBF16PS, which reads the same packed operands): the weights packed both ways
-// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.bf16) each term is rounded to
+// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.precision bf16) each term is rounded to
 // bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is off the
 // float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference from
 // float32 products. Split (bfloat16x3, NewAMXOutput(true)) each term is two bfloat16s, x ≈ hi + lo, and each
@@ -112,7 +112,7 @@ type AMXOutput struct {
 }
 
 // amxOutputPacks are the output layer's weights packed both ways, w for x w and wᵀ for G wᵀ, and the packings of
-// other weights that AMXGemms share between the workers (Arena.AMXGemm), by name.
+// other weights that AMXGemms share between the workers (Multiplier.AMXGemm), by name.
 type amxOutputPacks struct {
 	w, wt amxPack
 	mu    sync.Mutex // guards gemms
@@ -178,7 +178,7 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 }
 
 // WeightsChanged says that the weights have changed since the last call of OutputXent, so that AMXOutputs made
-// together (NewAMXOutputs) pack them again, and so do the AMXGemms of their arenas (Arena.AMXGemm). Call it while
+// together (NewAMXOutputs) pack them again, and so do the AMXGemms of their Multipliers (Multiplier.AMXGemm). Call it while
 // none of them is in use.
 func (s *AMXOutput) WeightsChanged() {
 	p := s.weights

@@ -180,7 +180,7 @@ func (t TrainConfig) Products() (kernels.Products, error) {
 
 // PacksDecoderGates reports whether training cfg's model with workers workers in products runs the recurrent
 // decoder's gate products on float32 weights packed once a step (kernels.PackedGemm, through
-// kernels.Arena.PackWeights): with several workers (whose products run on one thread each), where the products
+// kernels.PackWeights): with several workers (whose products run on one thread each), where the products
 // pack them (kernels.Products.PacksWeights).
 func PacksDecoderGates(cfg Config, workers int, products kernels.Products) bool {
 	return workers > 1 && !cfg.Model.IsTransformer() && products.PacksWeights()
