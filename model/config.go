@@ -502,6 +502,11 @@ func (c *Config) Set(assignment string) error {
 		return fmt.Errorf("config: --set %q: no section %q (want %s)", assignment, section, tagList(top.Type()))
 	}
 	field, ok := fieldByTag(sec, name)
+	if b, err := strconv.ParseBool(value); !ok && section == "train" && (name == "bf16" || name == "bf16x3") && err == nil {
+		old := map[string]*bool{name: &b}
+		p, _ := replacedPrecision(old["bf16"], old["bf16x3"])
+		return fmt.Errorf("config: --set %q: train.%s is replaced by train.precision: --set train.precision=%s", assignment, name, p)
+	}
 	if !ok {
 		return fmt.Errorf("config: --set %q: section %s has no key %q (it has %s)", assignment, section, name, tagList(sec.Type()))
 	}

@@ -220,3 +220,13 @@ func TestReplacedPrecisionKeys(t *testing.T) {
 		t.Fatalf("precision fp16: %v, want an error naming train.precision", err)
 	}
 }
+
+// TestSetReplacedPrecisionKey refuses --set train.bf16 and train.bf16x3, saying which train.precision to set.
+func TestSetReplacedPrecisionKey(t *testing.T) {
+	for set, want := range map[string]string{"train.bf16=true": "train.precision=bf16", "train.bf16x3=false": "train.precision=float32"} {
+		cfg := Default()
+		if err := cfg.Set(set); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %s: %v, want an error saying --set %s", set, err, want)
+		}
+	}
+}
