@@ -1,12 +1,13 @@
 package main
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/attend-nmt/attend/kernels"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 // TestTranslateSearchFlags runs translate through the binary with the search flags: greedy (--beam 1) and a
@@ -137,12 +138,13 @@ func TestPrecisionFlag(t *testing.T) {
 		{[]string{"--bf16=false", "--precision", "bf16"}, kernels.PrecisionBF16},
 	} {
 		var d decodeFlags
-		fl := pflag.NewFlagSet("translate", pflag.ContinueOnError)
-		d.register(fl)
-		if err := fl.Parse(c.args); err != nil {
+		cmd := &cobra.Command{Use: "translate"}
+		cmd.SetErr(io.Discard)
+		d.register(cmd.Flags())
+		if err := cmd.ParseFlags(c.args); err != nil {
 			t.Fatal(err)
 		}
-		if got := d.given(fl).Precision; got != c.want {
+		if got := d.given(cmd).Precision; got != c.want {
 			t.Errorf("%v: precision %q, want %q", c.args, got, c.want)
 		}
 	}
