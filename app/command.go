@@ -140,9 +140,9 @@ type SearchFlags struct {
 	Alpha, Beta   float64
 	MaxLenRatio   float64
 	ReplaceUnk    bool
-	Shortlist     string // "FREQUENT,BEST", or "" for the whole vocabulary
-	BF16          bool
-	Threads       int // 0: every core
+	Shortlist     string            // "FREQUENT,BEST", or "" for the whole vocabulary
+	Precision     kernels.Precision // --precision: the output layer's products (kernels.Choose)
+	Threads       int               // 0: every core
 	// Layer is the Transformer decoder block whose attention is reported (1 to model.layers; 0: the checkpoint's
 	// model.attention_layer).
 	Layer int
@@ -216,6 +216,10 @@ func (d SearchFlags) Options(stderr io.Writer, path string, ck *model.Checkpoint
 			return DecodeOptions{}, fmt.Errorf("--layer %d: %w", d.Layer, err)
 		}
 	}
+	precision, err := kernels.ParsePrecision(string(d.Precision))
+	if err != nil {
+		return DecodeOptions{}, fmt.Errorf("--precision: %w", err)
+	}
 	short, err := parseShortlist(d.Shortlist)
 	if err != nil {
 		return DecodeOptions{}, err
@@ -226,7 +230,7 @@ func (d SearchFlags) Options(stderr io.Writer, path string, ck *model.Checkpoint
 	}
 	o := DecodeOptions{MaxLen: cfg.Decode.MaxLen, Batch: cfg.Decode.Batch, Beam: d.Beam, NBest: d.NBest,
 		Alpha: cfg.Decode.Alpha, Beta: d.Beta, MaxLenRatio: d.MaxLenRatio, ReplaceUnk: d.ReplaceUnk, Shortlist: short,
-		Precision: bf16Precision(d.BF16), Ensemble: ens}
+		Precision: precision, Ensemble: ens}
 	if d.MaxLen > 0 {
 		o.MaxLen = d.MaxLen
 	}
@@ -306,12 +310,4 @@ func inputLines(path string, stdin io.Reader) int64 {
 		lines++ // a last line without its newline
 	}
 	return lines
-}
-
-// bf16Precision is the precision --bf16 asked for, until --precision replaces it: auto, or float32 with false.
-func bf16Precision(bf16 bool) kernels.Precision {
-	if bf16 {
-		return kernels.PrecisionAuto
-	}
-	return kernels.PrecisionFloat32
 }

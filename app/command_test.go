@@ -39,7 +39,7 @@ func TestSearchFlagsOptionsChecksGivenFlagsAndFillsTheCheckpointsDefaults(t *tes
 		{name: "bad shortlist", flags: SearchFlags{Beam: 1, Shortlist: "100"}, wantErr: `--shortlist is "100"; want F,K`},
 		{name: "shortlist beyond the lexicon", flags: SearchFlags{Beam: 1, Shortlist: "1,1000"}, wantErr: "the lexicon keeps at most"},
 		{name: "shortlist without a lexicon", flags: SearchFlags{Beam: 1, Shortlist: "10,2"}, wantErr: "m.ckpt has no lexicon"},
-		{name: "checkpoint's defaults", flags: SearchFlags{Beam: 1, BF16: true, Alpha: 2}, check: func(t *testing.T, o DecodeOptions, _ string) {
+		{name: "checkpoint's defaults", flags: SearchFlags{Beam: 1, Alpha: 2}, check: func(t *testing.T, o DecodeOptions, _ string) {
 			if o.MaxLen != 33 || o.Batch != 17 || o.Alpha != 0.6 || o.Precision != kernels.PrecisionAuto {
 				t.Errorf("max len %d, batch %d, alpha %g, precision %q; want the checkpoint's 33, 17, 0.6 and auto", o.MaxLen, o.Batch, o.Alpha, o.Precision)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/heatmap"
 	"github.com/attend-nmt/attend/internal/plural"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/metrics"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
@@ -24,7 +25,7 @@ func DemoConfig() model.Config {
 	m.Emb, m.EncHidden, m.DecHidden, m.AttnDim, m.Dropout = 32, 64, 128, 64, 0.1
 	cfg.Data = model.DataConfig{Lowercase: true, MinFreq: 1, MaxLen: 30, Batch: 32, BucketChunk: 100, RoundLen: 2, Subword: model.SubwordNone}
 	cfg.Train = model.TrainConfig{Epochs: 6, LR: 3e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 16, MaxBadSteps: 10, BestMetric: "ppl",
-		GuidedAlignmentWeight: 0.1, BF16x3: true, SplitVocabulary: true}
+		GuidedAlignmentWeight: 0.1, Precision: kernels.PrecisionAuto, SplitVocabulary: true}
 	cfg.Decode = model.DecodeConfig{MaxLen: 30, Batch: 64}
 	return cfg
 }

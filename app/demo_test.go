@@ -13,7 +13,7 @@ import (
 )
 
 func TestDemoConfigFileMatchesBuiltIn(t *testing.T) {
-	cfg, err := model.LoadConfig("../configs/demo.yaml")
+	cfg, _, err := model.LoadConfig("../configs/demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,7 @@ type TrainRequest struct {
 	// lexiconAfterTraining holds the lexicon back until training has ended, for tests of checkpoints written
 	// before it is ready.
 	lexiconAfterTraining bool
+	products             kernels.Products // chosen once by Train from train.precision
 }
 
 // TrainOptions is everything `attend train` reads from its command line: a TrainRequest whose Config is read
@@ -122,9 +123,10 @@ func (e *ReportedError) Unwrap() error { return e.Err }
 // returns a stop as a *ReportedError: every process stopped at the same step, and the lead reports it.
 func RunTrain(ctx context.Context, o TrainOptions) error {
 	cfg := model.Default()
+	var notes []string // replaced keys of the config file, read as their replacements
 	if o.ConfigFile != "" {
 		var err error
-		if cfg, err = model.LoadConfig(o.ConfigFile); err != nil {
+		if cfg, notes, err = model.LoadConfig(o.ConfigFile); err != nil {
 			return err
 		}
 	}
@@ -140,7 +142,7 @@ func RunTrain(ctx context.Context, o TrainOptions) error {
 	}
 	o.Group = group
 	if group.Rank() == 0 && o.Stderr != nil {
-		for _, w := range cfg.RecipeWarnings() {
+		for _, w := range append(notes, cfg.RecipeWarnings()...) {
 			fmt.Fprintf(o.Stderr, "warning: %s\n", w)
 		}
 	}
@@ -188,6 +190,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if err != nil {
 		return model.Summary{}, err
 	}
+	if req.products, err = cfg.Train.Products(); err != nil { // the run's one choice, which every part of it uses
+		return model.Summary{}, err
+	}
 	if req.Out == "" {
 		return model.Summary{}, fmt.Errorf("no output checkpoint path (--out)")
 	}
@@ -230,7 +235,8 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		gold.lines = nil // guide has the links of the pairs kept: those of the others can go
 	}
 	defer corpus.Close()
-	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group, Workers: trainWorkers(cfg.Train)}
+	opts := model.TrainOptions{Config: cfg, Out: req.Out, Recorder: req.Recorder, Group: req.Group, Workers: trainWorkers(cfg.Train),
+		Products: &req.products}
 	if start != nil {
 		opts.Model, opts.Adam, opts.Progress = start.Model, start.Adam, start.Progress
 		fmt.Fprintf(req.Stdout, "resuming %s at epoch %d, step %d\n", req.Resume, start.Progress.Epoch+1, start.Progress.Step)
@@ -249,16 +255,16 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if opts.Workers > 1 {
 		fmt.Fprintf(req.Stdout, "workers: %d step each batch together, each with single-threaded products (train.workers)\n", opts.Workers)
 	}
-	if _, line := trainProducts(cfg.Train); line != "" {
+	if line := trainProducts(req.products); line != "" {
 		fmt.Fprintln(req.Stdout, line)
 	}
-	if model.PacksDecoderGates(cfg, opts.Workers) {
+	if model.PacksDecoderGates(cfg, opts.Workers, req.products) {
 		fmt.Fprintln(req.Stdout, "decoder: its gates' products on float32 weights packed once a step (AVX-512)")
 	}
-	if sharesVocabulary(cfg.Train, opts.Workers) {
+	if sharesVocabulary(cfg.Train, opts.Workers, req.products) {
 		fmt.Fprintln(req.Stdout, "output layer: each worker takes every worker's rows through its share of the vocabulary (train.split_vocabulary)")
 	}
-	arithmetic := trainArithmetic(cfg, opts.Workers)
+	arithmetic := trainArithmetic(cfg, opts.Workers, req.products)
 	if was := opts.Progress.Arithmetic; start != nil && was != "" && was != arithmetic {
 		fmt.Fprintf(req.Stdout, "note: the checkpoint's steps were computed with %s, this run's with %s: it goes on from where the "+
 			"checkpoint stopped, but rounds otherwise, so it will not repeat an uninterrupted run bit for bit\n", was, arithmetic)
@@ -549,38 +555,38 @@ func useThreads(stdout io.Writer, train *model.TrainConfig) int {
 // whose threads useThreads has set.
 func trainWorkers(train model.TrainConfig) int { return train.WorkerCount(runtime.GOMAXPROCS(0)) }
 
-// trainProducts names the products a run with train multiplies in, and the line of the training header that
-// says so (empty for float32 products, which need no line).
-func trainProducts(train model.TrainConfig) (name, line string) {
-	switch {
-	case train.BF16:
-		name = "bfloat16 products on " + kernels.BF16ProductsOn()
-		return name, "output layer: " + name + ", float32 weights and sums (train.bf16)"
-	case model.UsesBF16x3(train):
-		return "bfloat16x3 products on AMX", "output layer, decoder and recurrent weight gradients: bfloat16x3 products on AMX, float32 weights and sums (train.bf16x3)"
+// trainProducts is the line of the training header that says which products a run multiplies in (empty for
+// float32 products, which need no line).
+func trainProducts(products kernels.Products) string {
+	switch products.Format() {
+	case kernels.BF16:
+		return "output layer: " + products.String() + ", float32 weights and sums (train.precision)"
+	case kernels.BF16x3:
+		return "output layer, decoder and recurrent weight gradients: " + products.String() + ", float32 weights and sums (train.precision)"
 	}
-	return "float32 products", ""
+	return ""
 }
 
-// trainArithmetic describes how a run with train and workers computes its sums, for Progress.Arithmetic: the
-// BLAS, the elementwise kernels, the products on AMX and the workers, each of which changes how sums round.
-func trainArithmetic(cfg model.Config, workers int) string {
-	train := cfg.Train
-	products, _ := trainProducts(train)
-	if model.PacksDecoderGates(cfg, workers) {
-		products += ", decoder gates packed"
+// trainArithmetic describes how a run with cfg, workers and products computes its sums, for
+// Progress.Arithmetic: the BLAS, the elementwise kernels, the products and the workers, each of which changes how
+// sums round.
+func trainArithmetic(cfg model.Config, workers int, products kernels.Products) string {
+	name := products.String()
+	if model.PacksDecoderGates(cfg, workers, products) {
+		name += ", decoder gates packed"
 	}
-	a := fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), products, plural.Count(workers, "worker"))
-	if sharesVocabulary(train, workers) {
+	a := fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), name, plural.Count(workers, "worker"))
+	if sharesVocabulary(cfg.Train, workers, products) {
 		a += " sharing out the vocabulary"
 	}
 	return a
 }
 
-// sharesVocabulary reports whether a run with train and workers shares the output layer's vocabulary out between
-// its workers (train.split_vocabulary): with several workers whose output layers multiply on AMX.
-func sharesVocabulary(train model.TrainConfig, workers int) bool {
-	return train.SplitVocabulary && workers > 1 && (train.BF16 || model.UsesBF16x3(train))
+// sharesVocabulary reports whether a run with train, workers and products shares the output layer's vocabulary
+// out between its workers (train.split_vocabulary): with several workers whose output layers multiply in
+// bfloat16.
+func sharesVocabulary(train model.TrainConfig, workers int, products kernels.Products) bool {
+	return train.SplitVocabulary && workers > 1 && !products.Float32()
 }
 
 // newModel builds the vocabularies of the corpus and a model over them, initialised from train.seed.
@@ -613,7 +619,7 @@ func newModel(ctx context.Context, req TrainRequest, cfg model.Config, corpus *d
 // fitsInMemory checks the estimated memory of training cfg's model over src and tgt (model.TrainingMemory)
 // against the machine's (MachineMemory); resumed says the weights and moments are loaded already.
 func fitsInMemory(req TrainRequest, cfg model.Config, src, tgt *data.Vocab, resumed bool) error {
-	est, err := model.TrainingMemory(cfg, src, tgt, trainWorkers(cfg.Train))
+	est, err := model.TrainingMemory(cfg, src, tgt, trainWorkers(cfg.Train), req.products)
 	if err != nil {
 		return err
 	}
@@ -684,6 +690,9 @@ func trainConfig(req TrainRequest) (model.Config, *model.Checkpoint, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
+	}
+	for _, note := range ck.Notes {
+		fmt.Fprintf(req.Stdout, "resume: %s: %s\n", req.Resume, note)
 	}
 	changes, err := model.CheckResume(ck.Config, cfg, ck.Progress)
 	if err != nil {

@@ -26,8 +26,8 @@ func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 // bf16Kernels returns the bf16 products to test: BF16Panels (false) everywhere, and AMXWeights (true) where they
 // run (on AMX, or on AVX512-BF16 without it), logging when they do not.
 func bf16Kernels(t *testing.T) []bool {
-	if kernels.BF16ProductsOn() == "" {
-		t.Log("no AMX or AVX512-BF16 here: AMXWeights's product is not tested")
+	if _, err := kernels.Choose(kernels.PrecisionBF16); err != nil {
+		t.Logf("AMXWeights's product is not tested: %v", err)
 		return []bool{false}
 	}
 	return []bool{false, true}
@@ -209,7 +209,7 @@ func testGreedyInBF16MatchesFloat32(t *testing.T, after, amx bool) {
 			t.Fatalf("%d sentences, %d distinct beginnings: the test decodes too little to compare", len(want), len(words))
 		}
 	}
-	if !kernels.HasBF16() {
-		t.Log("no AVX512-BF16 here: checked the plain-Go bf16 product")
+	if p, err := kernels.Choose(kernels.PrecisionBF16); err != nil || p.AMX() {
+		t.Log("no AVX512-BF16 products here: checked the plain-Go bf16 product")
 	}
 }

@@ -13,15 +13,15 @@ import (
 
 // skipWithoutAMXWeights skips t where kernels.AMXWeights cannot multiply: on AMX, or on AVX512-BF16 without it.
 func skipWithoutAMXWeights(t *testing.T) {
-	if kernels.BF16ProductsOn() == "" {
-		t.Skip("no AMX or AVX512-BF16 here")
+	if _, err := kernels.Choose(kernels.PrecisionBF16); err != nil {
+		t.Skip(err)
 	}
 }
 
 // skipWithoutFasterBF16 skips t where translate keeps beam search on float32 products: without AMX, and without AMD's
 // AVX512-BF16.
 func skipWithoutFasterBF16(t *testing.T) {
-	if !kernels.HasAMX() && !kernels.BF16Faster() {
+	if p, _ := kernels.Choose(kernels.PrecisionAuto); p.Float32() {
 		t.Skip("bfloat16 products are not faster here")
 	}
 }

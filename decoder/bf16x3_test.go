@@ -12,7 +12,7 @@ import (
 )
 
 // TestFusedDecoderInBF16x3 runs the fused decoder in float32 with its gate products and weight gradients on AMX split
-// in bfloat16x3 (an arena whose AMX products are split: Arena.AMXGemm, AMXProduct) and with float32 products, forward
+// in bfloat16x3 (a kernels.Multiplier of bfloat16x3 products: AMXGemm, AMXProduct) and with float32 products, forward
 // and backward, against the same decoder in float64: the AMX run must stay within 1e-4 of float64's outputs and
 // gradients (each product's terms off by a relative 2^-16 at most; a single bfloat16 rounding, 2^-9, would not pass),
 // within 30 times the float32 run's worst error plus 3·2^-17 (a split term's own error, which a product on AMX carries
@@ -20,8 +20,8 @@ import (
 // summation errs by a few 2^-24 only), and differ from the float32 run (the gates did run on AMX). Widths of 64 and
 // more make the products whole and partial AMX blocks.
 func TestFusedDecoderInBF16x3(t *testing.T) {
-	if !kernels.HasAMX() {
-		t.Skip("no AMX here")
+	if _, err := kernels.Choose(kernels.PrecisionBF16x3); err != nil {
+		t.Skip(err)
 	}
 	for _, c := range []seqCase{
 		{steps: 5, rows: 3, srcLen: 6, emb: 40, mem: 48, hid: 64, attn: 16, lengths: []int{6, 2, 4}},
@@ -36,14 +36,19 @@ func TestFusedDecoderInBF16x3(t *testing.T) {
 			var outs [2][]float32
 			var grads [2]map[string][]float32
 			for i, split := range []bool{false, true} {
-				arena := kernels.NewArena[float32]()
+				var mul *kernels.Multiplier
 				if split {
-					var err error
-					if arena.AMX, err = kernels.NewAMXOutput(true); err != nil {
+					products, err := kernels.Choose(kernels.PrecisionBF16x3)
+					if err != nil {
 						t.Fatal(err)
 					}
+					muls, err := kernels.NewMultipliers(products, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					mul = muls[0]
 				}
-				outs[i], grads[i], _ = c.runFloat32(t, in, dOut, arena)
+				outs[i], grads[i], _ = c.runFloat32(t, in, dOut, mul)
 			}
 			worst := func(name string, got []float32, want []float64) (float64, float64) {
 				err, scale := worstError(got, want)
@@ -93,7 +98,7 @@ func repeatLengths(n, srcLen int) []int {
 // runFloat32 runs c's decoder with in's weights and inputs in float32 on arena (whose settings choose the gates'
 // products), and returns the outputs and the gradients of Σ dOut ⊙ out by name, as backward names them: emb,
 // fwd, bwd and the decoder's fused parameters; and the teacher that ran them.
-func (c seqCase) runFloat32(t *testing.T, in seqInputs, dOut []float64, arena *kernels.Arena[float32]) ([]float32, map[string][]float32, *teacher[float32]) {
+func (c seqCase) runFloat32(t *testing.T, in seqInputs, dOut []float64, mul *kernels.Multiplier) ([]float32, map[string][]float32, *teacher[float32]) {
 	set := param.NewSet[float32]()
 	d, err := New(set, in.d.Cfg, nil)
 	if err != nil {
@@ -112,7 +117,7 @@ func (c seqCase) runFloat32(t *testing.T, in seqInputs, dOut []float64, arena *k
 		}
 		return y
 	}
-	tc := &teacher[float32]{d: d, steps: c.steps, rows: c.rows, srcLen: c.srcLen, arena: arena}
+	tc := &teacher[float32]{d: d, steps: c.steps, rows: c.rows, srcLen: c.srcLen, arena: kernels.NewArena[float32](), mul: mul}
 	emb, fwd, bwd := to32(in.emb), to32(in.fwd), to32(in.bwd)
 	out := make([]float32, c.steps*c.rows*(c.hid+c.mem))
 	tc.forward(emb, fwd, bwd, c.lengths, out)

@@ -23,6 +23,7 @@ type teacher[T kernels.Float] struct {
 	d                   *Decoder[T]
 	steps, rows, srcLen int
 	arena               *kernels.Arena[T]
+	mul                 *kernels.Multiplier // the products' multiplier (nil: float32 on the BLAS)
 	st                  *State[T]
 	mem                 *Memory[T]
 	buf                 *Scratch[T]
@@ -134,7 +135,7 @@ func (tc *teacher[T]) forward(emb, fwd, bwd []T, lengths []int, out []T) {
 	d.Attn.Keys(mem.States, lengths, rows, mem.SrcLen, mem.Keys)
 	d.gateWeights(tc.buf.gateW)
 	gi := d.InputWidth() + h
-	tc.buf.gateProduct = tc.arena.PackWeights("dec.gateW", tc.buf.gateW, gi, 4*h, false)
+	tc.buf.gateProduct = kernels.PackWeights(tc.mul, "dec.gateW", tc.buf.gateW, gi, 4*h, false)
 	for t := 0; t < tc.steps; t++ {
 		c.t = t
 		d.step(st, mem, emb[t*rows*e:(t+1)*rows*e], tc.buf, c.slot(c.weights, nil, rows, mem.SrcLen), c)
@@ -179,15 +180,15 @@ func (tc *teacher[T]) backward(dOut, dEmb, dFwd, dBwd []T, grad func(*param.Tens
 	for _, p := range d.Attn.Params() {
 		g.dAttn = append(g.dAttn, grad(p))
 	}
-	tc.buf.gateProductT = tc.arena.PackWeights("dec.gateWT", tc.buf.gateW, 4*h, d.InputWidth()+h, true)
+	tc.buf.gateProductT = kernels.PackWeights(tc.mul, "dec.gateWT", tc.buf.gateW, 4*h, d.InputWidth()+h, true)
 	for t := tc.steps - 1; t >= 0; t-- {
 		c.t = t
 		d.stepBackward(mem, tc.buf, dOut[t*rows*(h+md):(t+1)*rows*(h+md)], c, g)
 	}
 	// Weight gradients over all steps at once: dW += xᵀ dG for each gate's block of rows of W, on AMX split
-	// (bfloat16x3) where the arena's products are.
+	// (bfloat16x3) where the multiplier's products are.
 	tb, in, gi, ui := tc.steps*rows, d.InputWidth(), d.InputWidth()+h, h+md
-	amx := tc.arena.AMXProduct("dec.dW")
+	amx := tc.mul.AMXProduct("dec.dW")
 	kernels.GateGradients(amx, tb, 4, h, g.dG, 4*h, kernels.GateInput[T]{X: c.gateIn, LDX: gi, M: in, DW: grad(d.InputW)},
 		kernels.GateInput[T]{X: c.gateIn[in:], LDX: gi, M: h, DW: grad(d.HiddenW)})
 	kernels.AddColumnSums(grad(d.Bias), g.dG, tb, 4*h)
@@ -255,7 +256,7 @@ func (d *Decoder[T]) fusedParams() []*param.Tensor[T] {
 func (d *Decoder[T]) fusedOp(p *graph.Params[T], emb, fwd, bwd, noise *G.Node, between []*G.Node, lengths *[]int) (*G.Node, *teacher[T]) {
 	steps, rows, srcLen := emb.Shape()[0], emb.Shape()[1], fwd.Shape()[0]-2
 	h, md := d.Cfg.Hidden, d.Cfg.MemDim
-	tc := &teacher[T]{d: d, steps: steps, rows: rows, srcLen: srcLen, arena: p.Arena}
+	tc := &teacher[T]{d: d, steps: steps, rows: rows, srcLen: srcLen, arena: p.Arena, mul: p.Multiplier}
 	params := d.fusedParams()
 	nodes := []*G.Node{emb, fwd, bwd}
 	index := make(map[*param.Tensor[T]]int, len(params))

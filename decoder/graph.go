@@ -64,7 +64,7 @@ func (d *Decoder[T]) Graph(p *graph.Params[T], enc *encoder.GraphOutput, srcLeng
 	outputLayer := func(parts []*G.Node) *G.Node {
 		if fused {
 			// The concatenation and the dropout happen inside the op, in its scratch: no (N, features) nodes.
-			return graph.OutputXent[T](p.Arena, parts, masks.Out, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0, lossOpts.LabelSmoothing)
+			return graph.OutputXent[T](p, parts, masks.Out, p.Whole(d.OutW), p.Whole(d.OutB), tgtOut, 0, lossOpts.LabelSmoothing)
 		}
 		outIn := drop(graph.Concat[T](parts), masks.Out)
 		logits := graph.AddBias[T](mul(outIn, p.Whole(d.OutW)), p.Whole(d.OutB))

@@ -15,7 +15,7 @@ import (
 // their worst error, and a floor of float32's rounding of the largest value), and both gate products did run on
 // the packed weights.
 func TestFusedDecoderOnPackedWeights(t *testing.T) {
-	if !kernels.PackedGemmRuns() {
+	if !kernels.Float32Products().PacksWeights() {
 		t.Skip("no AVX-512 here")
 	}
 	for _, c := range []seqCase{
@@ -28,10 +28,12 @@ func TestFusedDecoderOnPackedWeights(t *testing.T) {
 			want, tc := c.run(in)
 			dOut := gradcheck.Random(rng, len(want), 1)
 			wantGrads := in.backward(tc, dOut)
-			blasOut, blasGrads, _ := c.runFloat32(t, in, dOut, kernels.NewArena[float32]())
-			arena := kernels.NewArena[float32]()
-			arena.SingleThreaded = true
-			packedOut, packedGrads, packed := c.runFloat32(t, in, dOut, arena)
+			blasOut, blasGrads, _ := c.runFloat32(t, in, dOut, nil)
+			muls, err := kernels.NewMultipliers(kernels.Float32Products(), 2) // two workers: products on one thread
+			if err != nil {
+				t.Fatal(err)
+			}
+			packedOut, packedGrads, packed := c.runFloat32(t, in, dOut, muls[0])
 			for _, p := range []kernels.WeightProduct{packed.buf.gateProduct, packed.buf.gateProductT} {
 				if _, ok := p.(*kernels.PackedGemm); !ok {
 					t.Fatalf("a gate product ran on %T, not on packed weights", p)

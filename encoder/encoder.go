@@ -190,7 +190,7 @@ func (e *Encoder[T]) Forward(src []int, lengths []int, rows, srcLen int) *Output
 		}
 		states, finalH, finalC := make([]T, srcLen*rows*h), make([]T, rows*h), make([]T, rows*h)
 		for dir, d := range layer.directions() {
-			rec := newRecurrence[T](e.Cfg.Cell, srcLen, rows, in, h, dir == 1, nil, "")
+			rec := newRecurrence[T](e.Cfg.Cell, srcLen, rows, in, h, dir == 1, nil, nil, "")
 			rec.forward(d.weights(), x, lengths, states, finalH, finalC, nil)
 			for r := 0; r < rows; r++ {
 				for t := 0; t < srcLen; t++ {

@@ -17,7 +17,7 @@ func fusedDirection[T kernels.Float](p *graph.Params[T], cell Cell, x *G.Node, d
 	steps, rows, in := x.Shape()[0], x.Shape()[1], x.Shape()[2]
 	hid := d.HiddenW.Shape[1]
 	prefix := fmt.Sprintf("enc.l%d.%v", layer, reverse)
-	rec := newRecurrence[T](cell, steps, rows, in, hid, reverse, p.Arena, prefix)
+	rec := newRecurrence[T](cell, steps, rows, in, hid, reverse, p.Arena, p.Multiplier, prefix)
 	var cache *recCache[T]
 	inputs := []*G.Node{x, p.Whole(d.InputW), p.Whole(d.HiddenW), p.Whole(d.Bias)}
 	if d.HiddenBias != nil {

@@ -28,7 +28,7 @@ type recurrence[T kernels.Float] struct {
 	gx, gh           []T
 	h, c, hNew, cNew []T // (B, H)
 	get              func(name string, n int) []T
-	arena            *kernels.Arena[T] // the buffers' arena, or nil: backward's weight gradients on its AMXProduct
+	mul              *kernels.Multiplier // a training worker's, or nil: backward's weight gradients on its AMXProduct
 }
 
 // recCache is what a direction's forward pass keeps for its backward pass, for every position (time-major):
@@ -54,15 +54,15 @@ func (d Direction[T]) weights() dirWeights[T] {
 }
 
 // newRecurrence prepares one shape. Its buffers come from arena under names starting with name (taken afresh by
-// every forward pass), or are allocated when arena is nil.
-func newRecurrence[T kernels.Float](cell Cell, steps, rows, in, hidden int, reverse bool, arena *kernels.Arena[T], name string) *recurrence[T] {
+// every forward pass), or are allocated when arena is nil; mul (nil: none) is the multiplier of its products.
+func newRecurrence[T kernels.Float](cell Cell, steps, rows, in, hidden int, reverse bool, arena *kernels.Arena[T], mul *kernels.Multiplier, name string) *recurrence[T] {
 	get := func(string, int) []T { return nil }
 	if arena == nil {
 		get = func(_ string, n int) []T { return make([]T, n) }
 	} else {
 		get = func(part string, n int) []T { return arena.Get(name+"."+part, n) }
 	}
-	return &recurrence[T]{cell: cell, steps: steps, rows: rows, in: in, hidden: hidden, reverse: reverse, get: get, arena: arena}
+	return &recurrence[T]{cell: cell, steps: steps, rows: rows, in: in, hidden: hidden, reverse: reverse, get: get, mul: mul}
 }
 
 // newCache takes the buffers of a cache for the recurrence's shape.
@@ -206,12 +206,9 @@ func (s *recurrence[T]) backward(w dirWeights[T], x []T, lengths []int, cache *r
 		}
 	}
 	// Weight gradients over all positions at once: dW_ih[g] += xᵀ dG_g, dW_hh[g] += hPrevᵀ dG_g (GRU: dGh_g), on
-	// AMX split (bfloat16x3) where the arena's products are; the biases' column sums, and dx = Σ_g dG_g W_ih[g]ᵀ.
+	// AMX split (bfloat16x3) where the multiplier's products are; the biases' column sums, and dx = Σ_g dG_g W_ih[g]ᵀ.
 	n := S * B
-	var amx *kernels.AMXProduct
-	if s.arena != nil {
-		amx = s.arena.AMXProduct("enc.dW")
-	}
+	amx := s.mul.AMXProduct("enc.dW")
 	hiddenIn := kernels.GateInput[T]{X: cache.hPrev, LDX: H, M: H, DW: dw.hiddenW}
 	input := kernels.GateInput[T]{X: x, LDX: I, M: I, DW: dw.inputW}
 	if dGh != nil {

@@ -114,7 +114,7 @@ func widen(x []float32) []float64 {
 
 // runRec runs the forward pass in T, with a cache (training) or without (inference).
 func runRec[T kernels.Float](c recCase, reverse, keep bool, x []float64, w dirWeights[float64]) (out, finalH, finalC []T) {
-	rec := newRecurrence[T](c.cell, c.steps, c.rows, c.in, c.hid, reverse, kernels.NewArena[T](), "t")
+	rec := newRecurrence[T](c.cell, c.steps, c.rows, c.in, c.hid, reverse, kernels.NewArena[T](), nil, "t")
 	var cache *recCache[T]
 	if keep {
 		cache = rec.newCache()
@@ -170,7 +170,7 @@ func newRecLoss(c recCase, reverse bool, rng *rand.Rand) *recLoss {
 	l.x, l.w = c.inputs(rng)
 	n := c.steps * c.rows * c.hid
 	l.rOut, l.rH, l.rC = gradcheck.Random(rng, n, 1), gradcheck.Random(rng, c.rows*c.hid, 1), gradcheck.Random(rng, c.rows*c.hid, 1)
-	l.rec = newRecurrence[float64](c.cell, c.steps, c.rows, c.in, c.hid, reverse, kernels.NewArena[float64](), "t")
+	l.rec = newRecurrence[float64](c.cell, c.steps, c.rows, c.in, c.hid, reverse, kernels.NewArena[float64](), nil, "t")
 	l.out, l.finalH, l.finalC = make([]float64, n), make([]float64, c.rows*c.hid), make([]float64, c.rows*c.hid)
 	return l
 }
@@ -289,8 +289,8 @@ func TestRecurrenceMatchesGraph(t *testing.T) {
 // gradients must be within 1e-4 of the largest float64 value (each term off by a relative 3·2^-17 at most) and
 // its weight gradients differ from the float32 run's (the products did run on AMX).
 func TestRecurrenceWeightGradientsInBF16x3(t *testing.T) {
-	if !kernels.HasAMX() {
-		t.Skip("no AMX here")
+	if _, err := kernels.Choose(kernels.PrecisionBF16x3); err != nil {
+		t.Skip(err)
 	}
 	for _, cell := range []Cell{LSTM, GRU} {
 		c := recCase{cell, 6, 9, 40, 36, []int{6, 1, 3, 5, 6, 2, 4, 6, 0}}
@@ -299,15 +299,19 @@ func TestRecurrenceWeightGradientsInBF16x3(t *testing.T) {
 			l := newRecLoss(c, true, rng)
 			wantDx, wantDw := l.grads()
 			run := func(split bool) (dx []float32, dw dirWeights[float32]) {
-				arena := kernels.NewArena[float32]()
+				var mul *kernels.Multiplier
 				if split {
-					s, err := kernels.NewAMXOutput(true)
+					products, err := kernels.Choose(kernels.PrecisionBF16x3)
 					if err != nil {
 						t.Fatal(err)
 					}
-					arena.AMX = s
+					muls, err := kernels.NewMultipliers(products, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					mul = muls[0]
 				}
-				rec := newRecurrence[float32](c.cell, c.steps, c.rows, c.in, c.hid, true, arena, "t")
+				rec := newRecurrence[float32](c.cell, c.steps, c.rows, c.in, c.hid, true, kernels.NewArena[float32](), mul, "t")
 				cache := rec.newCache()
 				w := dirWeights[float32]{inputW: convert[float32](l.w.inputW), hiddenW: convert[float32](l.w.hiddenW),
 					bias: convert[float32](l.w.bias), hiddenBias: convert[float32](l.w.hiddenBias)}

@@ -40,7 +40,7 @@ const OutputChunk = 256
 //	x = concat(parts) ⊙ mask;  dparts_i = (dx ⊙ mask)[:, off_i : off_i+d_i]
 //
 // The mask gets a zero gradient: it is an input, not a parameter.
-func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask, w, b *G.Node, targets *[]int, pad int, smoothing float64) *G.Node {
+func OutputXent[T kernels.Float](p *Params[T], parts []*G.Node, mask, w, b *G.Node, targets *[]int, pad int, smoothing float64) *G.Node {
 	n, v := parts[0].Shape()[0], w.Shape()[1]
 	widths, offsets := make([]int, len(parts)), make([]int, len(parts))
 	in := 0
@@ -62,6 +62,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 		}
 		inputs = append(inputs, mask)
 	}
+	arena := p.Arena
 	var dx, dw, db []T
 	var realRows, realTargets []int // the rows whose target is not pad, and their targets (reused across runs)
 	name := fmt.Sprintf("OutputXent(%d,%v,%d,%v,%g)", n, widths, v, masked, smoothing)
@@ -94,7 +95,7 @@ func OutputXent[T kernels.Float](arena *kernels.Arena[T], parts []*G.Node, mask,
 			wv, bv := vals[len(parts)], vals[len(parts)+1]
 			dx, dw, db = arena.Get("xent.dx", n*in)[:rows*in], arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
 			scratch := arena.Get("xent.logits", min(OutputChunk, n)*v)
-			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, OutputChunk, smoothing, dx, dw, db, scratch, arena.AMX))
+			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, OutputChunk, smoothing, dx, dw, db, scratch, p.Multiplier.OutputScratch()))
 		},
 		Backward: func(vals [][]T, grad []T) [][]T {
 			scale := grad[0]

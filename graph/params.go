@@ -17,6 +17,9 @@ type Params[T kernels.Float] struct {
 	Graph *G.ExprGraph
 	// Arena holds the scratch of the fused ops; graphs that never run at the same time share one.
 	Arena *kernels.Arena[T]
+	// Multiplier is what the fused ops multiply with beside float32 BLAS (nil: only that): a training worker's,
+	// as its products ask (kernels.NewMultipliers).
+	Multiplier *kernels.Multiplier
 	// Salt, when not 0, is written into the names of the parameter and input nodes, which changes the hash of
 	// every node that depends on them: a graph whose hashes collide (ErrHashCollision) is built again with
 	// another salt.

@@ -13,7 +13,7 @@ import (
 // exact in float32, so c is off the float64 sum of the rounded terms by float32 summation only. Split
 // (bfloat16x3), each float32 term is two bfloat16s, hi + lo, and c sums the three products lo·hi + hi·lo + hi·hi:
 // terms off by a relative 2^-16 at most, at three products' cost. The training output layer (AMXOutput,
-// train.bf16 and train.bf16x3), the decoder's gates in training (AMXGemm, train.bf16x3) and greedy and beam
+// train.precision bf16 and bf16x3), the decoder's gates in training (AMXGemm, bf16x3) and greedy and beam
 // search (AMXWeights) multiply with it.
 
 const amxBlock = 32 // rows and columns of the block of c that amxStrip keeps in four tiles, and k's per step

@@ -7,7 +7,8 @@ import "fmt"
 // every step. Its terms are rounded to bfloat16 or, split (bfloat16x3), held as two bfloat16s each and summed
 // hi·hi + hi·lo + lo·hi (see AMXOutput), in float32. Its storage grows to the largest operands and stays.
 //
-// An AMXGemm of training's workers (Arena.AMXGemm) shares its packing of the weights with the other workers':
+// The zero value packs weights of its own; it must be used only where AMX runs. An AMXGemm of training's
+// workers (Multiplier.AMXGemm) shares its packing of the weights with the other workers':
 // the first Pack after WeightsChanged packs them, and the others find them packed.
 type AMXGemm struct {
 	w      amxB     // the packed weights, (k, n), of an AMXGemm of its own
@@ -15,17 +16,9 @@ type AMXGemm struct {
 	x      amxA     // the left operand of the last product
 }
 
-// NewAMXGemm returns an empty AMXGemm, or an error saying why AMX cannot run here.
-func NewAMXGemm() (*AMXGemm, error) {
-	if err := amxPermit(); err != nil {
-		return nil, err
-	}
-	return &AMXGemm{}, nil
-}
-
 // Pack rounds, or splits, and packs the weights (k, n) for Mul: w is row-major (k, n), or with transposed the
 // row-major (n, k) matrix whose transpose they are. w must hold no NaN. Where the packing is shared between
-// workers (Arena.AMXGemm), only the first Pack after WeightsChanged reads w, so every worker's w must hold the
+// workers (Multiplier.AMXGemm), only the first Pack after WeightsChanged reads w, so every worker's w must hold the
 // same weights.
 func (g *AMXGemm) Pack(w []float32, k, n int, transposed, split bool) {
 	if len(w) < k*n {

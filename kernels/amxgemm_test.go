@@ -15,10 +15,7 @@ import (
 // outside the product left alone. One AMXGemm packs every shape in turn, so stale storage would show.
 func TestAMXGemmMatchesFloat64(t *testing.T) {
 	skipWithoutAMX(t)
-	g, err := NewAMXGemm()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := &AMXGemm{}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range []struct {
 		m, k, n    int
@@ -112,10 +109,10 @@ func BenchmarkAMXGemm(b *testing.B) {
 		})
 		for _, split := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/amx-split=%v", s.name, split), func(b *testing.B) {
-				g, err := NewAMXGemm()
-				if err != nil {
+				if err := amxPermit(); err != nil {
 					b.Skip(err)
 				}
+				g := &AMXGemm{}
 				g.Pack(w, s.k, s.n, s.transposed, split)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
@@ -124,10 +121,10 @@ func BenchmarkAMXGemm(b *testing.B) {
 				gflops(b)
 			})
 			b.Run(fmt.Sprintf("%s/pack-split=%v", s.name, split), func(b *testing.B) {
-				g, err := NewAMXGemm()
-				if err != nil {
+				if err := amxPermit(); err != nil {
 					b.Skip(err)
 				}
+				g := &AMXGemm{}
 				for i := 0; i < b.N; i++ {
 					g.Pack(w, s.k, s.n, s.transposed, split)
 				}
@@ -136,8 +133,8 @@ func BenchmarkAMXGemm(b *testing.B) {
 	}
 }
 
-// TestAMXGemmsShareTheWeights packs weights in the AMXGemms of one name of two workers' arenas (their AMX made
-// together, NewAMXOutputs), at once on two goroutines, each from its own copy of the weights, and multiplies each
+// TestAMXGemmsShareTheWeights packs weights in the AMXGemms of one name of two workers' Multipliers (made
+// together, NewMultipliers), at once on two goroutines, each from its own copy of the weights, and multiplies each
 // worker's rows: the products must equal an AMXGemm of its own's bit for bit, with one packing between the two
 // (the second Pack finds the weights packed). After the weights change, WeightsChanged must have the next Pack
 // pack them afresh; without it the old packing stays, which the test checks too.
@@ -145,15 +142,13 @@ func TestAMXGemmsShareTheWeights(t *testing.T) {
 	skipWithoutAMX(t)
 	const m, k, n = 40, 70, 96
 	rng := rand.New(rand.NewPCG(31, 32))
-	scratch, err := NewAMXOutputs(2, true)
+	muls, err := NewMultipliers(Products{format: BF16x3, amx: true}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gemms [2]*AMXGemm
 	for i := range gemms {
-		arena := NewArena[float32]()
-		arena.AMX = scratch[i]
-		gemms[i] = arena.AMXGemm("w")
+		gemms[i] = muls[i].AMXGemm("w")
 	}
 	if gemms[0].shared == nil || gemms[0].shared != gemms[1].shared {
 		t.Fatal("the workers' AMXGemms of one name do not share a packing")
@@ -176,10 +171,7 @@ func TestAMXGemmsShareTheWeights(t *testing.T) {
 		return got
 	}
 	own := func(w []float32, i int) []float32 {
-		g, err := NewAMXGemm()
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := &AMXGemm{}
 		g.Pack(w, k, n, false, true)
 		c := make([]float32, m*n)
 		g.Mul(x[i], m, k, c, n, false)
@@ -199,6 +191,6 @@ func TestAMXGemmsShareTheWeights(t *testing.T) {
 		w[j] *= 1.5
 	}
 	check("without WeightsChanged, the old packing", run(), old)
-	scratch[1].WeightsChanged()
+	muls[1].Output.WeightsChanged()
 	check("after WeightsChanged", run(), w)
 }

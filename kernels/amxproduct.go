@@ -7,32 +7,14 @@ import "fmt"
 // (dW += xᵀ·dG). Its terms are rounded to bfloat16 or, split (bfloat16x3), held as two bfloat16s each and summed
 // hi·hi + hi·lo + lo·hi (see AMXOutput), in float32. Its storage grows to the largest operands and stays.
 //
-// MulTN is the whole product. A layer whose gradient is several products by one right operand, a block of
-// columns of b for each gate's block of W, rounds b once (RoundB) and each left operand once (RoundA) and adds
-// each block with AddTo.
+// A layer whose gradient is several products by one right operand, a block of columns of b for each gate's
+// block of W, rounds b once (RoundB) and each left operand once (RoundA) and adds each block with AddTo. The
+// zero value rounds to bfloat16; Multiplier.AMXProduct hands out split ones where AMX runs.
 type AMXProduct struct {
 	split   bool
 	a       amxA      // aᵀ (m, k), the left operand (RoundA)
 	b       amxB      // b (k, n), the right operand (RoundB)
 	partial []float32 // a block of columns not starting at a whole 32 of b (AddTo)
-}
-
-// NewAMXProduct returns an empty AMXProduct, rounding to bfloat16 or split (bfloat16x3), or an error saying why
-// AMX cannot run here.
-func NewAMXProduct(split bool) (*AMXProduct, error) {
-	if err := amxPermit(); err != nil {
-		return nil, err
-	}
-	return &AMXProduct{split: split}, nil
-}
-
-// MulTN adds aᵀ·b to c, as Gemm(true, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc) with the terms rounded or
-// split: a is row-major (k, m), b row-major (k, n) and c (m, n), with leading dimensions lda, ldb and ldc. Values
-// of c outside the product are left alone. a and b must hold no NaN.
-func (p *AMXProduct) MulTN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	p.RoundB(n, k, b, ldb)
-	p.RoundA(m, k, a, lda)
-	p.AddTo(0, n, c, ldc)
 }
 
 // RoundA rounds, or splits, aᵀ (m, k) as the left operand of the products that follow (AddTo): a is row-major

@@ -16,10 +16,7 @@ import (
 // turn, so stale storage would show.
 func TestAMXProductMatchesFloat64(t *testing.T) {
 	skipWithoutAMX(t)
-	p, err := NewAMXProduct(true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := &AMXProduct{split: true}
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, s := range []struct{ m, n, k, block int }{
 		{45, 50, 33, 0}, {7, 17, 1, 0}, {64, 96, 437, 0}, {33, 130, 70, 0}, {40, 96, 61, 24}, {37, 128, 300, 32}, {1, 1, 1, 0},
@@ -30,7 +27,9 @@ func TestAMXProductMatchesFloat64(t *testing.T) {
 		a, b, c := normals(rng, k*lda, 1), normals(rng, k*ldb, 0.1), normals(rng, m*ldc, 1)
 		c0 := append([]float32(nil), c...)
 		if s.block == 0 {
-			p.MulTN(m, n, k, a, lda, b, ldb, c, ldc)
+			p.RoundB(n, k, b, ldb)
+			p.RoundA(m, k, a, lda)
+			p.AddTo(0, n, c, ldc)
 		} else {
 			p.RoundB(n, k, b, ldb)
 			p.RoundA(m, k, a, lda)
@@ -68,26 +67,25 @@ func TestAMXProductMatchesFloat64(t *testing.T) {
 	}
 }
 
-// TestArenaAMXProduct checks that an arena hands out an AMXProduct only where its AMX products are split
-// (bfloat16x3), one for each name.
-func TestArenaAMXProduct(t *testing.T) {
+// TestMultiplierAMXProduct checks that a Multiplier hands out an AMXProduct only where its products are
+// bfloat16x3, one for each name.
+func TestMultiplierAMXProduct(t *testing.T) {
 	skipWithoutAMX(t)
-	if NewArena[float32]().AMXProduct("w") != nil {
-		t.Error("an arena without AMX gives an AMXProduct")
+	if (*Multiplier)(nil).AMXProduct("w") != nil {
+		t.Error("a nil Multiplier gives an AMXProduct")
 	}
-	for _, split := range []bool{false, true} {
-		s, err := NewAMXOutput(split)
+	for _, format := range []Format{Float32, BF16, BF16x3} {
+		muls, err := NewMultipliers(Products{format: format, amx: format != Float32}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		arena := NewArena[float32]()
-		arena.AMX = s
-		p := arena.AMXProduct("w")
+		m, split := muls[0], format == BF16x3
+		p := m.AMXProduct("w")
 		if (p != nil) != split {
-			t.Fatalf("split=%v: AMXProduct gives %v", split, p)
+			t.Fatalf("%v: AMXProduct gives %v", format, p)
 		}
-		if split && (!p.split || arena.AMXProduct("w") != p || arena.AMXProduct("v") == p) {
-			t.Error("the arena's AMXProducts are not split, one for each name")
+		if split && (!p.split || m.AMXProduct("w") != p || m.AMXProduct("v") == p) {
+			t.Error("the Multiplier's AMXProducts are not split, one for each name")
 		}
 	}
 }
@@ -122,10 +120,10 @@ func BenchmarkAMXProduct(b *testing.B) {
 			gflops(b)
 		})
 		b.Run(s.name+"/amx", func(b *testing.B) {
-			p, err := NewAMXProduct(true)
-			if err != nil {
+			if err := amxPermit(); err != nil {
 				b.Skip(err)
 			}
+			p := &AMXProduct{split: true}
 			for i := 0; i < b.N; i++ {
 				p.RoundB(gw, s.k, dG, gw)
 				p.RoundA(s.in, s.k, x, gi)
@@ -140,14 +138,16 @@ func BenchmarkAMXProduct(b *testing.B) {
 			gflops(b)
 		})
 		b.Run(s.name+"/amx-whole", func(b *testing.B) {
-			p, err := NewAMXProduct(true)
-			if err != nil {
+			if err := amxPermit(); err != nil {
 				b.Skip(err)
 			}
+			p := &AMXProduct{split: true}
 			whole := make([]float32, gi*gw)
 			for i := 0; i < b.N; i++ {
 				clear(whole)
-				p.MulTN(gi, gw, s.k, x, gi, dG, gw, whole, gw)
+				p.RoundB(gw, s.k, dG, gw)
+				p.RoundA(gi, s.k, x, gi)
+				p.AddTo(0, gw, whole, gw)
 				for r := 0; r < gi; r++ {
 					dst, at := dIn, r
 					if r >= s.in {

@@ -5,13 +5,6 @@ import (
 	"runtime"
 )
 
-// HasAMX reports whether bfloat16 products run on Intel AMX's tile registers here (AMXWeights): the CPU has
-// AMX-BF16, the build is linux/amd64 without purego, and Linux grants the process the tile registers.
-func HasAMX() bool { return amxPermit() == nil }
-
-// AMXStatus returns nil where HasAMX is true, and otherwise says why AMX does not run here.
-func AMXStatus() error { return amxPermit() }
-
 // AMXWeights is a (K, N) weight matrix rounded to bfloat16 (to nearest, ties to even) once and packed for
 // products on Intel AMX, for many products with the same weights: a decoder's output layer. Each product of two
 // bfloat16 terms is exact in float32, so a result is off the float64 sum of the rounded terms by float32
@@ -27,8 +20,8 @@ type AMXWeights struct {
 }
 
 // NewAMXWeights rounds the row-major (k, n) matrix w to bfloat16 and packs it for AMX, or returns an error
-// saying why AMX cannot run here (HasAMX). Where AMX does not run but AVX512-BF16 does, Mul multiplies the same
-// packing on VDPBF16PS instead (BF16ProductsOn). w must hold no NaN.
+// saying why AMX cannot run here. Where AMX does not run but AVX512-BF16 does, Mul multiplies the same
+// packing on VDPBF16PS instead. w must hold no NaN.
 func NewAMXWeights(w []float32, k, n int) (*AMXWeights, error) {
 	if err := bf16Permit(false); err != nil {
 		return nil, err

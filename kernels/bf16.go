@@ -87,7 +87,7 @@ func (p *BF16Panels) RoundInput(dst []uint32, x []float32, ldx, from, to int) {
 
 // Mul sets c[r*ldc+j] to the float32 sum over k of x̃[r][k]·w̃[k][j] for rows r < rows of the rounded input x16
 // (from RoundInput) and the columns j of panels [first, last), leaving c's other values as they were. It runs
-// on AVX512-BF16 where the CPU has it (HasBF16) and in plain Go, far slower, elsewhere.
+// on AVX512-BF16 where the CPU has it (hasBF16) and in plain Go, far slower, elsewhere.
 func (p *BF16Panels) Mul(rows int, x16 []uint32, c []float32, ldc, first, last int) {
 	p.mulWith(hasBF16, rows, x16, c, ldc, first, last)
 }
@@ -167,14 +167,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-
-// HasBF16 reports whether BF16Panels.Mul runs on the CPU's bfloat16 instructions here. Without them it is a
-// plain-Go loop, correct but slower than a float32 product.
-func HasBF16() bool { return hasBF16 }
-
-// BF16Faster reports whether BF16Panels.Mul is faster here than float32 products of the same size: where the CPU
-// has AVX512-BF16 and is AMD's (Zen 4 and later). On Intel's CPUs with AVX512-BF16 the instruction was measured
-// slower than float32 FMAs, so callers that choose bfloat16 for speed keep float32 there, unless the CPU has
-// AMX (HasAMX): its tile registers (AMXWeights) run bfloat16 products several times as fast as float32 ones, and
-// the decoder's bfloat16 greedy search uses them instead of BF16Panels.
-func BF16Faster() bool { return bf16Faster }

@@ -113,7 +113,7 @@ func BenchmarkDecodeOutputLayer(b *testing.B) {
 		gflops(b)
 	})
 	b.Run("bf16", func(b *testing.B) {
-		if !HasBF16() {
+		if !hasBF16 {
 			b.Skip("no AVX512-BF16 on this CPU")
 		}
 		p := NewBF16Panels(w, k, n)

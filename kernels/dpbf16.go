@@ -29,19 +29,6 @@ func bf16Permit(split bool) error {
 	return nil
 }
 
-// BF16ProductsOn names the instructions that AMXOutput's unsplit (bfloat16) products run on here: "AMX" where
-// its tile registers run, "AVX512-BF16" (VDPBF16PS) where only that extension does, and "" where neither does
-// and NewAMXOutput(false) fails. The two sum the same rounded terms in different orders.
-func BF16ProductsOn() string {
-	switch {
-	case amxPermit() == nil:
-		return "AMX"
-	case hasBF16:
-		return "AVX512-BF16"
-	}
-	return ""
-}
-
 // asUint32 returns the uint32s that the uint16s x make up, two to each, the first in the low half
 // (little-endian). len(x) must be even.
 func asUint32(x []uint16) []uint32 { return unsafe.Slice((*uint32)(unsafe.Pointer(&x[0])), len(x)/2) }

@@ -22,16 +22,13 @@ const packedBlock = 1024
 // PackedGemm packs the weights once, in panels of 48 columns, and multiplies them with AVX-512 (f32Tile). Each
 // sum is taken in blocks of 1,024 terms in order of k: a block's terms summed from zero with one fused
 // multiply-add a term, the blocks then added in order (to c's old value first, with add). The sums are the same
-// whatever m and however the rows are shared out. Where AVX-512 cannot run (PackedGemmRuns), the same sums are
+// whatever m and however the rows are shared out. Where AVX-512 cannot run (Products.PacksWeights), the same sums are
 // taken in Go, slowly: the type is then for tests. Once packed, Mul may run on several goroutines at once. Its
 // storage grows to the largest weights and stays.
 type PackedGemm struct {
 	w    []float32 // panels of packedCols columns, each (k, packedCols), zeros past n
 	k, n int
 }
-
-// PackedGemmRuns reports whether PackedGemm's products run on AVX-512 here.
-func PackedGemmRuns() bool { return hasAVX512 }
 
 // Pack packs the weights (k, n) for Mul: w is row-major (k, n), or with transposed the row-major (n, k) matrix
 // whose transpose they are.

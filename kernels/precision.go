@@ -25,6 +25,11 @@ const (
 	PrecisionBF16x3 Precision = "bf16x3"
 )
 
+// Precisions lists the settings of Precision, auto first.
+func Precisions() []string {
+	return []string{string(PrecisionAuto), string(PrecisionFloat32), string(PrecisionBF16), string(PrecisionBF16x3)}
+}
+
 // ParsePrecision returns the setting s names, or an error listing the settings. The empty string is auto.
 func ParsePrecision(s string) (Precision, error) {
 	if s == "" {
@@ -113,13 +118,72 @@ func (p Products) Float32() bool { return p.format == Float32 }
 // bfloat16 ones on AVX512-BF16's VDPBF16PS).
 func (p Products) AMX() bool { return p.amx }
 
-// String describes the products in a few words, for `attend version` and a run's header.
+// PacksWeights reports whether single-threaded float32 products by weights packed once for many calls run on a
+// PackedGemm here (PackWeights): where AVX-512 runs, unless the products are bfloat16x3, whose recurrent
+// products pack their weights on AMX instead.
+func (p Products) PacksWeights() bool { return p.format != BF16x3 && hasAVX512 }
+
+// OutputBytes is the scratch memory that the output layers of workers workers take in these products beyond
+// float32's, for in inputs, v words and chunks of chunk rows: none for float32 products; in bfloat16 one packing
+// of the weights both ways (shared) and each worker's chunk operands, two bfloat16s a value in bfloat16x3. It
+// leaves out a team's rows rounded for AMX and its shares of dx, about (workers+1) × the rows × in float32s.
+func (p Products) OutputBytes(in, v, chunk, workers int) int64 {
+	if p.Float32() {
+		return 0
+	}
+	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
+	bytes := int64(2 * (2*in*v + workers*(2*chunk*in+2*chunk*v)))
+	if p.format == BF16x3 {
+		return 2 * bytes
+	}
+	return bytes
+}
+
+// PackedWeightBytes is the memory of a (k, n) weight matrix packed both ways for the products of workers
+// workers (PackWeights): in bfloat16x3 one packing on AMX for all of them, two bfloat16s a value; else,
+// with several workers where PacksWeights, each worker's PackedGemm, float32 in panels of 48 columns; else none.
+func (p Products) PackedWeightBytes(k, n, workers int64) int64 {
+	switch {
+	case p.format == BF16x3:
+		return 2 * 2 * 2 * k * n
+	case workers > 1 && p.PacksWeights():
+		panels := func(cols int64) int64 { return (cols + packedCols - 1) / packedCols * packedCols }
+		return workers * 4 * (k*panels(n) + n*panels(k))
+	}
+	return 0
+}
+
+// WeightGradientBytes is the memory of one worker's operands for a weight gradient xᵀ·dy in these products, x
+// (rows, in) and dy (rows, out) (Multiplier.AMXProduct): in bfloat16x3 both split, padded to whole blocks; else none.
+func (p Products) WeightGradientBytes(rows, in, out int64) int64 {
+	if p.format != BF16x3 {
+		return 0
+	}
+	up := func(x int64) int64 { return (x + amxBlock - 1) / amxBlock * amxBlock }
+	return 2 * 2 * up(rows) * (up(in) + up(out))
+}
+
+// String describes the products in a few words, for `attend version`, a run's header and its arithmetic
+// (Progress.Arithmetic, which checkpoints of earlier versions recorded in the same words): "float32 products",
+// "bfloat16 products on AVX512-BF16", "bfloat16x3 products on AMX".
 func (p Products) String() string {
+	name := map[Format]string{Float32: "float32", BF16: "bfloat16", BF16x3: "bfloat16x3"}[p.format] + " products"
 	switch {
 	case p.format == Float32:
-		return "float32 products"
+		return name
 	case p.amx:
-		return p.format.String() + " products on AMX"
+		return name + " on AMX"
 	}
-	return p.format.String() + " products on AVX512-BF16 (VDPBF16PS)"
+	return name + " on AVX512-BF16"
+}
+
+// Here describes, for `attend version`, the products precision auto chooses on this CPU, and whether AMX runs
+// here or why not: two lines.
+func Here() string {
+	auto, _ := Choose(PrecisionAuto) // auto always has a choice
+	amx := "bfloat16 products on the tile registers"
+	if err := amxPermit(); err != nil {
+		amx = fmt.Sprintf("not used (%v)", err)
+	}
+	return fmt.Sprintf("products: %s (precision auto: train.precision, --precision)\nAMX: %s", auto, amx)
 }

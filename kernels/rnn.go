@@ -55,7 +55,7 @@ type GateInput[T Float] struct {
 
 // GateGradients adds to each input's weight gradient its gates' products over n rows at once: block k of DW +=
 // Xᵀ·dG[:, k*H:(k+1)*H] for every gate k, with dG (n, gates*H) row-major with leading dimension ldg, the
-// gradient of the pre-activations. With amx (T float32 only: Arena.AMXProduct) the products run on AMX,
+// gradient of the pre-activations. With amx (T float32 only: Multiplier.AMXProduct) the products run on AMX,
 // dG rounded once for every input and each X once for every gate; with nil, on Gemm, one product a gate.
 func GateGradients[T Float](amx *AMXProduct, n, gates, hidden int, dG []T, ldg int, inputs ...GateInput[T]) {
 	if amx == nil {

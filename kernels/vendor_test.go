@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestIsAMDAgreesWithProcCPUInfo holds CPUID's vendor, which decides BF16Faster, to the kernel's vendor_id.
+// TestIsAMDAgreesWithProcCPUInfo holds CPUID's vendor, which decides bf16Faster, to the kernel's vendor_id.
 func TestIsAMDAgreesWithProcCPUInfo(t *testing.T) {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {

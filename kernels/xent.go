@@ -88,7 +88,7 @@ func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
 
 // AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers (or, rounded and where AMX
 // does not run, on AVX512-BF16's VDPBF16PS, which reads the same packed operands): the weights packed both ways
-// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.bf16) each term is rounded to
+// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.precision bf16) each term is rounded to
 // bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is off the
 // float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference from
 // float32 products. Split (bfloat16x3, NewAMXOutput(true)) each term is two bfloat16s, x ≈ hi + lo, and each
@@ -112,7 +112,7 @@ type AMXOutput struct {
 }
 
 // amxOutputPacks are the output layer's weights packed both ways, w for x w and wᵀ for G wᵀ, and the packings of
-// other weights that AMXGemms share between the workers (Arena.AMXGemm), by name.
+// other weights that AMXGemms share between the workers (Multiplier.AMXGemm), by name.
 type amxOutputPacks struct {
 	w, wt amxPack
 	mu    sync.Mutex // guards gemms
@@ -151,7 +151,7 @@ type amxPack struct {
 // NewAMXOutput returns the scratch of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), or an
 // error saying why AMX cannot run here (a CPU without AMX-BF16, another architecture, or an OS that refuses the
 // tile registers). Unsplit, where AMX does not run but AVX512-BF16 does, its products run on VDPBF16PS
-// (BF16ProductsOn). It packs the weights at every call.
+// (Choose says which). It packs the weights at every call.
 func NewAMXOutput(split bool) (*AMXOutput, error) {
 	if err := bf16Permit(split); err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 }
 
 // WeightsChanged says that the weights have changed since the last call of OutputXent, so that AMXOutputs made
-// together (NewAMXOutputs) pack them again, and so do the AMXGemms of their arenas (Arena.AMXGemm). Call it while
+// together (NewAMXOutputs) pack them again, and so do the AMXGemms of their Multipliers (Multiplier.AMXGemm). Call it while
 // none of them is in use.
 func (s *AMXOutput) WeightsChanged() {
 	p := s.weights
@@ -192,19 +192,6 @@ func (s *AMXOutput) WeightsChanged() {
 
 // Split reports whether the products are bfloat16x3 (NewAMXOutput(true)).
 func (s *AMXOutput) Split() bool { return s.split }
-
-// AMXOutputBytes is the memory of n AMXOutputs made together (NewAMXOutputs; one for NewAMXOutput) for an output
-// layer of in inputs and v words and chunks of chunk rows, split (bfloat16x3) or not: one packing of the weights
-// (their team's shares lie in its storage) and each one's chunk operands. It leaves out the team's rows rounded
-// for AMX and its shares of dx, split about (n+1) × the batch's rows × in float32s.
-func AMXOutputBytes(in, v, chunk int, split bool, n int) int {
-	in, v, chunk = amxRoundUp(in), amxRoundUp(v), amxRoundUp(chunk)
-	bytes := 2 * (2*in*v + n*(2*chunk*in+2*chunk*v))
-	if split { // two bfloat16s a value
-		return 2 * bytes
-	}
-	return bytes
-}
 
 // amxProducts are OutputXent's products on an AMXOutput whose weights are packed for the call.
 type amxProducts struct{ s *AMXOutput }

@@ -146,7 +146,7 @@ func BenchmarkOutputXentWorkers(b *testing.B) {
 	const n, in, v, chunk = 437, 640, 5898, 256 // a worker's rows
 	rng := rand.New(rand.NewPCG(1, 2))
 	w, bias := normals(rng, in*v, 0.04), normals(rng, v, 0.04)
-	amx, err := NewAMXOutputs(2, HasAMX())
+	amx, err := NewAMXOutputs(2, amxPermit() == nil)
 	if err != nil {
 		b.Skipf("no bfloat16 products here: %v", err)
 	}

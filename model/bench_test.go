@@ -146,7 +146,7 @@ func BenchmarkTrainStepMulti30kVariants(b *testing.B) {
 }
 
 // benchmarkTrainStepMulti30k times training steps of model on Multi30k batches with workers workers, their
-// products in float32 or on AMX, "bf16" or "bf16x3" (Trainer.SetBF16), as products says.
+// products in float32 or on AMX, "bf16" or "bf16x3" (Trainer.SetProducts), as products says.
 func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int, products string) {
 	multi30k := corpora.Multi30k(b, "train.de", "train.en")
 	pairs, err := data.ReadParallel(filepath.Join(multi30k, "train.de"), filepath.Join(multi30k, "train.en"), data.NewRegexTokenizer(true))
@@ -171,10 +171,8 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int, pr
 	tr := NewTrainer(m, 1e-3, 1, cfg.Train.GraphCache)
 	tr.SetWorkers(workers)
 	tr.SplitVocabulary = cfg.Train.SplitVocabulary
-	if products != "float32" {
-		if err := tr.SetBF16(products == "bf16x3"); err != nil {
-			b.Fatal(err)
-		}
+	if err := tr.SetProducts(chooseProducts(b, products)); err != nil {
+		b.Fatal(err)
 	}
 	// Dropout draws from a *rand.PCG, as attend train's do: its long masks are drawn on every core.
 	dropout := rand.NewPCG(1, 2)

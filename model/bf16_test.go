@@ -12,7 +12,7 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 )
 
-// skipWithoutBF16Products skips a test of train.bf16 (split false: AMX or AVX512-BF16) or of train.bf16x3 (split
+// skipWithoutBF16Products skips a test of train.precision bf16 (split false: AMX or AVX512-BF16) or bf16x3 (split
 // true: AMX) on a machine where those products cannot run.
 func skipWithoutBF16Products(t *testing.T, split bool) {
 	t.Helper()
@@ -21,12 +21,22 @@ func skipWithoutBF16Products(t *testing.T, split bool) {
 	}
 }
 
+// chooseProducts returns the products precision chooses here (kernels.Choose), failing tb where it cannot run.
+func chooseProducts(tb testing.TB, precision string) kernels.Products {
+	tb.Helper()
+	p, err := kernels.Choose(kernels.Precision(precision))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 // TestBF16TrainingLearnsTheTinyTask trains the tiny copying task with the output layer's products in bfloat16
 // (train.bf16) to 100% exact match, as float32 training does (TestTinyCorpusIsLearned), with two workers.
 func TestBF16TrainingLearnsTheTinyTask(t *testing.T) {
 	skipWithoutBF16Products(t, false)
 	cfg := tinyConfig()
-	cfg.Train.MaxSteps, cfg.Train.BF16 = 300, true
+	cfg.Train.MaxSteps, cfg.Train.Precision = 300, kernels.PrecisionBF16
 	m, examples := tinySetup(t, cfg, tinyCorpus(24, 1))
 	if acc := exactMatch(m, examples); acc > 0.2 {
 		t.Fatalf("untrained model already gets %.0f%% right", 100*acc)
@@ -41,7 +51,7 @@ func TestBF16TrainingLearnsTheTinyTask(t *testing.T) {
 }
 
 // amxStepLosses steps the tiny task's batches (dropout 0.1, input feeding as feeding says) on two workers with
-// products as products says, "float32", "bf16" or "bf16x3" (Trainer.SetBF16), and returns every step's loss.
+// products as products says, "float32", "bf16" or "bf16x3" (Trainer.SetProducts), and returns every step's loss.
 func amxStepLosses(t *testing.T, products string, feeding bool) []float64 {
 	cfg := tinyConfig()
 	cfg.Model.Dropout, cfg.Model.InputFeeding = 0.1, feeding
@@ -49,10 +59,8 @@ func amxStepLosses(t *testing.T, products string, feeding bool) []float64 {
 	plan := data.MakeBatches(examples, data.BatchOptions{BatchSize: 8, ChunkBatches: 2, Shuffle: true}, rand.New(rand.NewPCG(1, 1)))
 	tr := NewTrainer(m, 1e-2, 1, 2)
 	tr.SetWorkers(2)
-	if products != "float32" {
-		if err := tr.SetBF16(products == "bf16x3"); err != nil {
-			t.Fatal(err)
-		}
+	if err := tr.SetProducts(chooseProducts(t, products)); err != nil {
+		t.Fatal(err)
 	}
 	var out []float64
 	for i := range plan {
@@ -92,8 +100,15 @@ func TestBF16StepsFollowFloat32(t *testing.T) {
 // TestBF16NeedsFloat32 refuses bfloat16 products for a float64 model, with a message.
 func TestBF16NeedsFloat32(t *testing.T) {
 	m := newTestModel[float64](t, tinyConfig().Model, 9, 11, 1)
-	if err := NewTrainer(m, 1e-3, 0, 2).SetBF16(false); err == nil || !strings.Contains(err.Error(), "float32") {
-		t.Fatalf("SetBF16 on float64 weights: %v", err)
+	p := kernels.Products{} // bfloat16 products need not run here to be refused
+	if avail, err := kernels.Choose(kernels.PrecisionBF16); err == nil {
+		p = avail
+	}
+	if p.Float32() {
+		t.Skip("no bfloat16 products here")
+	}
+	if err := NewTrainer(m, 1e-3, 0, 2).SetProducts(p); err == nil || !strings.Contains(err.Error(), "float32") {
+		t.Fatalf("SetProducts on float64 weights: %v", err)
 	}
 }
 
@@ -110,7 +125,7 @@ func TestBF16TrainsATransformer(t *testing.T) {
 		tr := NewTrainer(m, 1e-2, 1, 2)
 		tr.LabelSmoothing = 0.1
 		if bf16 {
-			if err := tr.SetBF16(false); err != nil {
+			if err := tr.SetProducts(chooseProducts(t, "bf16")); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -137,7 +152,7 @@ func TestBF16TrainsATransformer(t *testing.T) {
 }
 
 // TestBF16x3StepsFollowFloat32 steps the same batches, dropout included, with float32 products and with the
-// output layer's and the decoder's products split in bfloat16x3 on AMX (Trainer.SetBF16(true)), two workers
+// output layer's and the decoder's products split in bfloat16x3 on AMX (Trainer.SetProducts), two workers
 // each: every loss must be within 1e-4 of float32's (terms off by a relative 2^-16 at most, where train.bf16's
 // single rounding moves them by 2^-9 and its losses by up to 1%), and differ from it somewhere (AMX did run).
 func TestBF16x3StepsFollowFloat32(t *testing.T) {
@@ -152,7 +167,10 @@ func TestBF16x3StepsFollowFloat32(t *testing.T) {
 // summed in another order), and the two must differ somewhere (the team did run).
 func TestWorkersShareTheVocabulary(t *testing.T) {
 	skipWithoutBF16Products(t, false)
-	bf16x3 := kernels.HasAMX() // bfloat16x3 where AMX runs, bfloat16 on AVX512-BF16 elsewhere
+	products := chooseProducts(t, "bf16") // bfloat16x3 where AMX runs, bfloat16 on AVX512-BF16 elsewhere
+	if auto := chooseProducts(t, "auto"); auto.Format() == kernels.BF16x3 {
+		products = auto
+	}
 	for _, kind := range []string{"rnn", TypeTransformer} {
 		for _, workers := range []int{2, 3} {
 			gradients := func(split bool) (StepResult, []float32) {
@@ -168,7 +186,7 @@ func TestWorkersShareTheVocabulary(t *testing.T) {
 				tr := NewTrainer(m, 1e-3, 0, 2)
 				tr.SetWorkers(workers)
 				tr.LabelSmoothing, tr.SplitVocabulary = 0.1, split
-				if err := tr.SetBF16(bf16x3); err != nil {
+				if err := tr.SetProducts(products); err != nil {
 					t.Fatal(err)
 				}
 				res, err := tr.Gradients(b, rand.NewPCG(9, 9))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/encoder"
+	"github.com/attend-nmt/attend/kernels"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -167,25 +168,20 @@ type TrainConfig struct {
 	Workers    int  `yaml:"workers"`
 	GraphCache int  `yaml:"graph_cache"` // how many compiled batch shapes to keep (each holds its node values)
 	Unfused    bool `yaml:"unfused"`     // graphs are built from gorgonia's own ops instead of the fused kernels: slower, for checking
-	// BF16 multiplies in the output layer (its forward product and both of its backward ones, most of a step's
-	// arithmetic) with bfloat16 terms and float32 sums: on Intel AMX's tile registers, about 6× faster than
-	// float32 products there, and where AMX does not run on AVX512-BF16's VDPBF16PS, about twice as fast as
-	// float32 products on AMD's Zen 4 and later (slower than them on Intel's CPUs without AMX). The weights, the
-	// optimizer, the softmax and every other layer stay float32. Each term is rounded to 8 bits of mantissa, so
-	// the numbers differ from float32 training's by that rounding (docs/speed.md measures the quality). It needs
-	// a CPU with AMX-BF16 (and Linux's permission for the tile registers) or AVX512-BF16, and float32 weights;
-	// training refuses to start otherwise.
-	BF16 bool `yaml:"bf16"`
-	// BF16x3 runs the output layer's products, the decoder's recurrent ones (its gates' product at each step
-	// and the backward one) and the recurrent layers' weight gradients (decoder and encoder) on Intel AMX as
-	// bfloat16x3: each float32 term split into two bfloat16s, hi + lo, and each product summed as hi·hi + hi·lo
-	// + lo·hi in float32, three bfloat16 products' work. Each term is then off by a relative 2^-16 at most
-	// (float32's own summation over a few hundred terms errs about as much), where train.bf16's single rounding
-	// errs by 2^-9. On by default: where AMX cannot run, or with float64 weights, training keeps float32
-	// products; train.bf16 takes precedence; false keeps float32 products.
-	BF16x3 bool `yaml:"bf16x3"`
-	// SplitVocabulary has training's workers, when their output layers multiply on AMX (train.bf16x3 or
-	// train.bf16), share the output layer's vocabulary out between them, each taking every worker's rows through
+	// Precision is the number format of training's products (kernels.Precision): auto picks the fastest that
+	// keeps float32's quality here, bfloat16x3 where Intel's AMX runs, bfloat16 on AMD's CPUs with AVX512-BF16,
+	// float32 elsewhere; float32 keeps every product in float32 (the bit-for-bit reference); bf16 multiplies the
+	// output layer (its forward product and both backward ones, most of a step's arithmetic) with bfloat16 terms
+	// and float32 sums, on AMX or AVX512-BF16, each term rounded to 8 bits of mantissa (a relative 2^-9; the
+	// quality is measured in docs/speed.md); bf16x3 multiplies the output layer, the decoder's recurrent products
+	// and the recurrent layers' weight gradients on AMX with each float32 term split into two bfloat16s, hi + lo,
+	// summed as hi·hi + hi·lo + lo·hi (a relative 2^-16 a term, three bfloat16 products' work). The weights, the
+	// optimizer, the softmax and every other layer stay float32. Training refuses a setting this CPU cannot run
+	// (bf16 without AMX or AVX512-BF16, bf16x3 without AMX). It replaces train.bf16 and train.bf16x3: a config or
+	// checkpoint that sets them reads bf16 true as bf16, bf16x3 true as auto, both false as float32.
+	Precision kernels.Precision `yaml:"precision"`
+	// SplitVocabulary has training's workers, when their output layers multiply in bfloat16 (train.precision
+	// bf16 or bf16x3), share the output layer's vocabulary out between them, each taking every worker's rows through
 	// its share of the words, rather than each its own rows through all of them: each core then reads only its
 	// share of the layer's weights, which bounds the layer's speed. The same sums in another order, so the numbers
 	// differ from false's in float32's last bits. With one worker, or float32 products, it changes nothing.
@@ -266,7 +262,7 @@ func Default() Config {
 			DModel: 256, FF: 1024, Positions: "sinusoidal", MaxPositions: 256},
 		Data: DataConfig{MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordBPE, Merges: 8000},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
-			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, BF16x3: true, SplitVocabulary: true},
+			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, Precision: kernels.PrecisionAuto, SplitVocabulary: true},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }
@@ -281,26 +277,55 @@ func Small() Config {
 }
 
 // LoadConfig reads a YAML file over Default and validates the result. Unknown sections and keys, a section or
-// key given twice, and values of the wrong type, are errors naming the file, the line and the key.
-func LoadConfig(path string) (Config, error) {
-	cfg := Default()
+// key given twice, and values of the wrong type, are errors naming the file, the line and the key. A key
+// replaced since (train.bf16, train.bf16x3: replacedPrecision) is read as its replacement, and notes say so, one
+// sentence a file, for a warning at the start of a run.
+func LoadConfig(path string) (cfg Config, notes []string, err error) {
 	raw, err := data.ReadFile(path) // at most data.MaxFileBytes: not /dev/zero into memory
 	if err != nil {
-		return cfg, fmt.Errorf("config: %w", err)
+		return Default(), nil, fmt.Errorf("config: %w", err)
 	}
-	if cfg, err = parseConfig(raw); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+	if cfg, notes, err = parseConfig(raw); err != nil {
+		return cfg, nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	return cfg, nil
+	return cfg, notes, nil
 }
 
 // parseConfig is LoadConfig after reading the file: raw over Default, validated.
-func parseConfig(raw []byte) (Config, error) {
+func parseConfig(raw []byte) (Config, []string, error) {
 	cfg := Default()
-	if err := decodeStrict(raw, &cfg); err != nil {
-		return cfg, err
+	notes, err := decodeStrict(raw, &cfg)
+	if err != nil {
+		return cfg, nil, err
 	}
-	return cfg, cfg.Validate()
+	return cfg, notes, cfg.Validate()
+}
+
+// replacedPrecision is the train.precision that a config or checkpoint from before the key meant by train.bf16
+// and train.bf16x3 (nil: not given, when bf16 was false and bf16x3 true): bf16 true is bf16, else bf16x3 true
+// is auto (bfloat16x3 where AMX runs), and both false float32. The note says so, naming the keys.
+func replacedPrecision(bf16, bf16x3 *bool) (p kernels.Precision, note string) {
+	p = kernels.PrecisionAuto
+	switch {
+	case bf16 != nil && *bf16:
+		p = kernels.PrecisionBF16
+	case bf16x3 != nil && !*bf16x3:
+		p = kernels.PrecisionFloat32
+	}
+	var old []string
+	for _, k := range []struct {
+		name string
+		v    *bool
+	}{{"train.bf16", bf16}, {"train.bf16x3", bf16x3}} {
+		if k.v != nil {
+			old = append(old, fmt.Sprintf("%s: %v", k.name, *k.v))
+		}
+	}
+	verb := "is"
+	if len(old) > 1 {
+		verb = "are"
+	}
+	return p, fmt.Sprintf("%s %s replaced by train.precision; read as train.precision: %s", strings.Join(old, " and "), verb, p)
 }
 
 // decodeStrict sets the keys present in raw on cfg. It walks the YAML tree itself rather than letting yaml.v3
@@ -308,20 +333,20 @@ func parseConfig(raw []byte) (Config, error) {
 // than of Go types, with the line of the offending key. A section or a key given twice is an error naming both
 // lines: yaml.v3 parses a mapping with a repeated key into a node without complaint, and the last value would
 // silently win.
-func decodeStrict(raw []byte, cfg *Config) error {
+func decodeStrict(raw []byte, cfg *Config) (notes []string, err error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return syntaxError(raw, err)
+		return nil, syntaxError(raw, err)
 	}
 	if len(doc.Content) == 0 {
-		return nil // an empty file (or only comments) changes nothing
+		return nil, nil // an empty file (or only comments) changes nothing
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return nil
+		return nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: want sections (%s), found %s", root.Line, tagList(reflect.TypeOf(*cfg)), describeNode(root))
+		return nil, fmt.Errorf("line %d: want sections (%s), found %s", root.Line, tagList(reflect.TypeOf(*cfg)), describeNode(root))
 	}
 	top := reflect.ValueOf(cfg).Elem()
 	sections := map[string]int{} // line of each section's first occurrence
@@ -329,38 +354,47 @@ func decodeStrict(raw []byte, cfg *Config) error {
 		key, val := root.Content[i], root.Content[i+1]
 		sec, ok := fieldByTag(top, key.Value)
 		if !ok {
-			return fmt.Errorf("line %d: unknown section %q (want %s)", key.Line, key.Value, tagList(top.Type()))
+			return nil, fmt.Errorf("line %d: unknown section %q (want %s)", key.Line, key.Value, tagList(top.Type()))
 		}
 		if first, twice := sections[key.Value]; twice {
-			return fmt.Errorf("line %d: section %s is given twice, at lines %d and %d; merge them into one", key.Line, key.Value, first, key.Line)
+			return nil, fmt.Errorf("line %d: section %s is given twice, at lines %d and %d; merge them into one", key.Line, key.Value, first, key.Line)
 		}
 		sections[key.Value] = key.Line
 		if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
 			continue // "train:" with nothing under it
 		}
 		if val.Kind != yaml.MappingNode {
-			return fmt.Errorf("line %d: section %s: want keys (%s), found %s", val.Line, key.Value, tagList(sec.Type()), describeNode(val))
+			return nil, fmt.Errorf("line %d: section %s: want keys (%s), found %s", val.Line, key.Value, tagList(sec.Type()), describeNode(val))
 		}
-		keys := map[string]int{} // line of each key's first occurrence in the section
+		keys := map[string]int{}       // line of each key's first occurrence in the section
+		replaced := map[string]*bool{} // train.bf16 and train.bf16x3, read as train.precision
 		for j := 0; j+1 < len(val.Content); j += 2 {
 			k, v := val.Content[j], val.Content[j+1]
+			if b, err := strconv.ParseBool(v.Value); key.Value == "train" && (k.Value == "bf16" || k.Value == "bf16x3") && err == nil {
+				replaced[k.Value] = &b
+				continue
+			}
 			field, ok := fieldByTag(sec, k.Value)
 			if !ok {
-				return fmt.Errorf("line %d: unknown key %s.%s (%s has %s)", k.Line, key.Value, k.Value, key.Value, tagList(sec.Type()))
+				return nil, fmt.Errorf("line %d: unknown key %s.%s (%s has %s)", k.Line, key.Value, k.Value, key.Value, tagList(sec.Type()))
 			}
 			if first, twice := keys[k.Value]; twice {
-				return fmt.Errorf("line %d: key %s.%s is given twice, at lines %d and %d; keep one", k.Line, key.Value, k.Value, first, k.Line)
+				return nil, fmt.Errorf("line %d: key %s.%s is given twice, at lines %d and %d; keep one", k.Line, key.Value, k.Value, first, k.Line)
 			}
 			keys[k.Value] = k.Line
 			if v.Kind != yaml.ScalarNode {
-				return fmt.Errorf("line %d: %s.%s wants %s, found %s", v.Line, key.Value, k.Value, kindName(field.Kind()), describeNode(v))
+				return nil, fmt.Errorf("line %d: %s.%s wants %s, found %s", v.Line, key.Value, k.Value, kindName(field.Kind()), describeNode(v))
 			}
 			if err := setScalar(field, v.Value); err != nil {
-				return fmt.Errorf("line %d: %s.%s wants %s, got %q", v.Line, key.Value, k.Value, kindName(field.Kind()), v.Value)
+				return nil, fmt.Errorf("line %d: %s.%s wants %s, got %q", v.Line, key.Value, k.Value, kindName(field.Kind()), v.Value)
 			}
 		}
+		if _, given := keys["precision"]; len(replaced) > 0 && !given {
+			p, note := replacedPrecision(replaced["bf16"], replaced["bf16x3"])
+			cfg.Train.Precision, notes = p, append(notes, note)
+		}
 	}
-	return nil
+	return notes, nil
 }
 
 // syntaxError restates a YAML syntax error with the line where the text stops being valid YAML. yaml.v3 reports
@@ -468,6 +502,11 @@ func (c *Config) Set(assignment string) error {
 		return fmt.Errorf("config: --set %q: no section %q (want %s)", assignment, section, tagList(top.Type()))
 	}
 	field, ok := fieldByTag(sec, name)
+	if b, err := strconv.ParseBool(value); !ok && section == "train" && (name == "bf16" || name == "bf16x3") && err == nil {
+		old := map[string]*bool{name: &b}
+		p, _ := replacedPrecision(old["bf16"], old["bf16x3"])
+		return fmt.Errorf("config: --set %q: train.%s is replaced by train.precision: --set train.precision=%s", assignment, name, p)
+	}
 	if !ok {
 		return fmt.Errorf("config: --set %q: section %s has no key %q (it has %s)", assignment, section, name, tagList(sec.Type()))
 	}

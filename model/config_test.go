@@ -15,7 +15,7 @@ func TestPresetFilesMatchTheirFunctions(t *testing.T) {
 		file string
 		want Config
 	}{{"default.yaml", Default()}, {"small.yaml", Small()}} {
-		got, err := LoadConfig("../configs/" + c.file)
+		got, _, err := LoadConfig("../configs/" + c.file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func TestPresetFilesMatchTheirFunctions(t *testing.T) {
 	if d := Default(); d.Data.Lowercase || d.Data.Subword != SubwordBPE || d.Data.Merges == 0 {
 		t.Fatalf("the default config trains lowercase %v, subword %q, %d merges; want cased BPE", d.Data.Lowercase, d.Data.Subword, d.Data.Merges)
 	}
-	base, err := LoadConfig("../configs/base.yaml")
+	base, _, err := LoadConfig("../configs/base.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(path, []byte("model:\n  emb: 64\n  hiden: 3\n"), 0o644)
-	_, err := LoadConfig(path)
+	_, _, err := LoadConfig(path)
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("LoadConfig with an unknown key: %v, want file name and line 3", err)
 	}
@@ -153,7 +153,7 @@ func TestConfigRefusesDuplicates(t *testing.T) {
 		{"same key in two sections", "model:\n  dropout: 0.1\ndata:\n  max_len: 20\ndecode:\n  max_len: 30\n", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parseConfig([]byte(c.yaml))
+			_, _, err := parseConfig([]byte(c.yaml))
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("%v, want no error", err)
@@ -189,6 +189,44 @@ func TestRoundLenAboveMaxLenIsRefused(t *testing.T) {
 		err := cfg.Validate()
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("round_len %d, max_len %d: Validate() = %v, want %q", c.roundLen, c.maxLen, err, c.want)
+		}
+	}
+}
+
+// TestReplacedPrecisionKeys loads configs that set train.bf16 and train.bf16x3, the keys train.precision replaced:
+// each must load as the precision they meant, with one note naming the keys and the value; train.precision given
+// beside them wins; an unknown precision is refused naming the key.
+func TestReplacedPrecisionKeys(t *testing.T) {
+	for _, c := range []struct {
+		yaml, want, note string
+	}{
+		{"train:\n  bf16: true\n", "bf16", "train.bf16: true is replaced by train.precision; read as train.precision: bf16"},
+		{"train:\n  bf16: true\n  bf16x3: true\n", "bf16", "train.bf16: true and train.bf16x3: true"},
+		{"train:\n  bf16x3: true\n", "auto", "train.bf16x3: true is replaced by train.precision; read as train.precision: auto"},
+		{"train:\n  bf16: false\n  bf16x3: false\n", "float32", "read as train.precision: float32"},
+		{"train:\n  bf16x3: false\n  precision: bf16\n", "bf16", ""},
+		{"train:\n  precision: float32\n", "float32", ""},
+	} {
+		cfg, notes, err := parseConfig([]byte(c.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if string(cfg.Train.Precision) != c.want || (c.note == "") != (len(notes) == 0) || len(notes) > 1 ||
+			len(notes) == 1 && !strings.Contains(notes[0], c.note) {
+			t.Errorf("%q: precision %q, notes %q; want %q with a note %q", c.yaml, cfg.Train.Precision, notes, c.want, c.note)
+		}
+	}
+	if _, _, err := parseConfig([]byte("train:\n  precision: fp16\n")); err == nil || !strings.Contains(err.Error(), "train.precision") {
+		t.Fatalf("precision fp16: %v, want an error naming train.precision", err)
+	}
+}
+
+// TestSetReplacedPrecisionKey refuses --set train.bf16 and train.bf16x3, saying which train.precision to set.
+func TestSetReplacedPrecisionKey(t *testing.T) {
+	for set, want := range map[string]string{"train.bf16=true": "train.precision=bf16", "train.bf16x3=false": "train.precision=float32"} {
+		cfg := Default()
+		if err := cfg.Set(set); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %s: %v, want an error saying --set %s", set, err, want)
 		}
 	}
 }

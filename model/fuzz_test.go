@@ -39,7 +39,7 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	keys := configKeys()
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		cfg, err := parseConfig(raw)
+		cfg, _, err := parseConfig(raw)
 		if err != nil {
 			msg := err.Error()
 			if !strings.Contains(msg, "line ") && !strings.Contains(msg, "YAML syntax") &&
@@ -51,7 +51,7 @@ func FuzzParseConfig(f *testing.F) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("parsed config does not validate: %v", err)
 		}
-		again, err := parseConfig([]byte(cfg.YAML()))
+		again, _, err := parseConfig([]byte(cfg.YAML()))
 		if err != nil || again != cfg {
 			t.Fatalf("config does not survive its own YAML (%v):\n%s", err, cfg.YAML())
 		}
@@ -201,7 +201,7 @@ func FuzzConfigDuplicateKeys(f *testing.F) {
 		f.Add([]byte(seed), uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, which uint8) {
-		if _, err := parseConfig(raw); err != nil {
+		if _, _, err := parseConfig(raw); err != nil {
 			return // FuzzParseConfig judges the errors
 		}
 		var doc yaml.Node
@@ -240,7 +240,7 @@ func FuzzConfigDuplicateKeys(f *testing.F) {
 			lines[line-1] += "\n" // the last line, without its newline
 		}
 		twice := strings.Join(slices.Insert(slices.Clone(lines), line, lines[line-1]), "")
-		_, err := parseConfig([]byte(twice))
+		_, _, err := parseConfig([]byte(twice))
 		want := fmt.Sprintf("%s is given twice, at lines %d and %d", names[n], line, line+1)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("line %d given twice:\n%s\nparseConfig = %v, want %q", line, twice, err, want)

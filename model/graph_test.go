@@ -90,7 +90,7 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			b := randomBatch(rng, 40, 50, []int{5, 2, 4, 0}, []int{3, 4, 1, 0})
 
-			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, variant.fused, decoder.GraphLoss{}, nil)
+			tg, err := m.buildGraph(shape{b.Rows, b.SrcLen, b.TgtLen}, variant.fused, decoder.GraphLoss{}, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -130,7 +130,7 @@ func TestLoadConfigSpeaksOfKeysAndLines(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(path)
+			_, _, err := LoadConfig(path)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "bad.yaml") {
 				t.Fatalf("LoadConfig: %v, want the file name and %q", err, c.want)
 			}
@@ -141,7 +141,7 @@ func TestLoadConfigSpeaksOfKeysAndLines(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "empty.yaml")
 	os.WriteFile(path, []byte("# nothing\n"), 0o644)
-	if cfg, err := LoadConfig(path); err != nil || cfg != Default() {
+	if cfg, _, err := LoadConfig(path); err != nil || cfg != Default() {
 		t.Fatalf("an empty config file: %v, %+v", err, cfg)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/internal/bound"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/transformer"
 )
 
@@ -159,6 +160,7 @@ func keyRules() []keyRule {
 		atLeast("train.keep_last", 0, "0: keep only --out and the best"),
 		atLeast("train.valid_bleu", 0, "0: no validation BLEU"),
 		{key: "train.best_metric", values: []string{"ppl", "bleu"}, blank: true},
+		{key: "train.precision", values: kernels.Precisions(), blank: true},
 		{key: "train.guided_alignment", path: true, Range: bound.Range{Note: `or auto, the built-in aligner's links; "": none`}},
 		atLeast("train.guided_alignment_weight", 0, "used with train.guided_alignment"),
 

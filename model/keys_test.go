@@ -23,7 +23,7 @@ func TestKeysListEveryKeyTheLoaderAccepts(t *testing.T) {
 			t.Errorf("%s: the stated default %q is not Default()'s value: %v", k.Name, k.Default, Diff(Default(), cfg))
 		}
 		_, name, _ := strings.Cut(k.Name, ".")
-		if cfg, err := parseConfig([]byte(k.Section + ":\n  " + name + ": " + k.Default + "\n")); err != nil || cfg != Default() {
+		if cfg, _, err := parseConfig([]byte(k.Section + ":\n  " + name + ": " + k.Default + "\n")); err != nil || cfg != Default() {
 			t.Errorf("%s: a YAML file with its stated default %s: %v, %v", k.Name, k.Default, err, Diff(Default(), cfg))
 		}
 	}
@@ -174,7 +174,7 @@ func TestEveryNumberKeyMustBeFinite(t *testing.T) {
 				t.Errorf("--set %s=%s: Validate says %v, want an error naming %s", k.Name, v, err, k.Name)
 			}
 			_, name, _ := strings.Cut(k.Name, ".")
-			if _, err := parseConfig([]byte(k.Section + ":\n  " + name + ": " + v + "\n")); err == nil || !strings.Contains(err.Error(), k.Name) {
+			if _, _, err := parseConfig([]byte(k.Section + ":\n  " + name + ": " + v + "\n")); err == nil || !strings.Contains(err.Error(), k.Name) {
 				t.Errorf("YAML %s: %s: %v, want an error naming %s", k.Name, v, err, k.Name)
 			}
 		}

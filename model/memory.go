@@ -50,11 +50,11 @@ func Bytes(n int64) string {
 }
 
 // TrainingMemory estimates the memory of training cfg's model over vocabularies src and tgt on workers workers
-// (Trainer.SetWorkers; 0 counts as 1), without allocating it: the weights' count comes from the parameter
+// (Trainer.SetWorkers; 0 counts as 1) in products (TrainConfig.Products), without allocating it: the weights' count comes from the parameter
 // shapes, the activations from the buffers the fused kernels take for the largest batch (float32 throughout),
 // for each worker's share of it. It is meant to tell a model that fits from one that cannot (within a third or
 // so of what a run holds; TestTrainingMemoryMatchesTheHeap measures it), not to size buffers.
-func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstimate, error) {
+func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int, products kernels.Products) (MemoryEstimate, error) {
 	shapes, err := newModel[float32](cfg.Model, src, tgt, param.NewShapeSet[float32](), nil)
 	if err != nil {
 		return MemoryEstimate{}, err
@@ -81,40 +81,31 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 	n := min(int64(max(workers, 1)), R) // the workers with rows to step
 	// The step's gradient, and the gradient buffers of each worker's graph.
 	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: (1 + n) * f * p}
-	// The workers' AMX scratch (train.bf16, train.bf16x3): the output layer's weights both ways, shared, each
-	// worker's chunk operands, and split, each worker's decoder gate weights both ways.
-	var amxBytes int64
-	if split := UsesBF16x3(cfg.Train); cfg.Train.BF16 || split {
-		in := int64(m.DecHidden + 2*m.EncHidden + m.Emb)
-		if m.IsTransformer() {
-			in = int64(m.DModel)
-		}
-		amxBytes = int64(kernels.AMXOutputBytes(int(in), tgt.Size(), graph.OutputChunk, split, int(n)))
-		if split && !m.IsTransformer() { // kernels.AMXGemm
-			gi := decoderGateInputs(m)
-			amxBytes += 2 * 2 * 2 * gi * 4 * int64(m.DecHidden) // both ways, two bfloat16s of 2 bytes a value, one packing for all workers
-			// Each worker's kernels.AMXProduct of the recurrences' weight gradients, the decoder's and the encoder's,
-			// at the longest batch: its widest input's transpose and the gates' gradient over every step's rows.
-			rows := (R + n - 1) / n
-			He, Hd := int64(m.EncHidden), int64(m.DecHidden)
-			gates := int64(4)
-			if m.Cell == string(encoder.GRU) {
-				gates = 3
-			}
-			decIn, encIn := max(gi-Hd, Hd), max(int64(m.Emb), He) // [emb; context (; feed)] or s; x or h
-			if m.InputFeeding || m.Layers > 1 {
-				decIn = max(decIn, Hd+2*He) // [f or s; context], the feed's or an upper layer's input
-			}
-			if m.Layers > 1 {
-				encIn = max(encIn, 2*He) // an upper layer's input, both directions' states
-			}
-			amxBytes += n * (amxProductBytes(T*rows, decIn, 4*Hd) + amxProductBytes(S*rows, encIn, gates*He))
-		}
+	// The workers' scratch of products beyond float32's (kernels.Products): the output layer's; and for the
+	// recurrent decoder, its gate weights packed both ways, and each worker's operands of the recurrences' weight
+	// gradients, the decoder's and the encoder's, at the longest batch: its widest input's transpose and the
+	// gates' gradient over every step's rows.
+	in := int64(m.DecHidden + 2*m.EncHidden + m.Emb)
+	if m.IsTransformer() {
+		in = int64(m.DModel)
 	}
-	if PacksDecoderGates(cfg, int(n)) { // each worker's kernels.PackedGemm of the gate weights, both ways
-		gi := decoderGateInputs(m)
-		panels := func(cols int64) int64 { return (cols + 47) / 48 * 48 } // kernels.PackedGemm's panels of 48 columns
-		amxBytes += n * f * (gi*panels(4*int64(m.DecHidden)) + 4*int64(m.DecHidden)*panels(gi))
+	amxBytes := products.OutputBytes(int(in), tgt.Size(), graph.OutputChunk, int(n))
+	if !m.IsTransformer() {
+		gi, rows := decoderGateInputs(m), (R+n-1)/n
+		He, Hd := int64(m.EncHidden), int64(m.DecHidden)
+		gates := int64(4)
+		if m.Cell == string(encoder.GRU) {
+			gates = 3
+		}
+		decIn, encIn := max(gi-Hd, Hd), max(int64(m.Emb), He) // [emb; context (; feed)] or s; x or h
+		if m.InputFeeding || m.Layers > 1 {
+			decIn = max(decIn, Hd+2*He) // [f or s; context], the feed's or an upper layer's input
+		}
+		if m.Layers > 1 {
+			encIn = max(encIn, 2*He) // an upper layer's input, both directions' states
+		}
+		amxBytes += products.PackedWeightBytes(gi, 4*Hd, n) +
+			n*(products.WeightGradientBytes(T*rows, decIn, 4*Hd)+products.WeightGradientBytes(S*rows, encIn, gates*He))
 	}
 	// done adds the AMX scratch and the packed gate weights to the activations, which each kind of model sets below.
 	done := func() (MemoryEstimate, error) {
@@ -139,13 +130,6 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int) (MemoryEstima
 		e.Activations += f * maskValues(m, S, T, R)
 	}
 	return done()
-}
-
-// amxProductBytes is the memory of a kernels.AMXProduct's split operands for aᵀ·b, aᵀ (m, k) and b (k, n): each
-// padded to whole 32s, two bfloat16s of 2 bytes a value.
-func amxProductBytes(k, m, n int64) int64 {
-	up := func(x int64) int64 { return (x + 31) / 32 * 32 }
-	return 2 * 2 * up(k) * (up(m) + up(n))
 }
 
 // maskValues is the number of values of the dropout masks of a batch of R rows of S source and T target

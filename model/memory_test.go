@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/kernels"
 )
 
 // liveHeap is the heap in use after a full collection.
@@ -65,7 +66,7 @@ func TestTrainingMemoryMatchesTheHeap(t *testing.T) {
 			}
 			cfg.Data.Batch, cfg.Data.MaxLen, cfg.Data.RoundLen = c.batch, c.maxL, 2
 			src, tgt := wordVocab(c.vocab), wordVocab(c.vocab)
-			est, err := TrainingMemory(cfg, src, tgt, c.workers)
+			est, err := TrainingMemory(cfg, src, tgt, c.workers, kernels.Products{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestTrainingMemoryOfAnAbsurdModelAllocatesNothing(t *testing.T) {
 	}
 	before := liveHeap()
 	start := time.Now()
-	est, err := TrainingMemory(cfg, wordVocab(3000), wordVocab(3000), 1)
+	est, err := TrainingMemory(cfg, wordVocab(3000), wordVocab(3000), 1, kernels.Products{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,6 +91,9 @@ type Checkpoint struct {
 	Model    *Seq2Seq[float32]
 	Adam     *Adam[float32]
 	Progress Progress
+	// Notes say which keys of the stored config, replaced since, were read as their replacements
+	// (replacedPrecision), one sentence each, for a warning when the run resumes.
+	Notes []string
 }
 
 // BestPath is where the checkpoint with the best validation loss goes, beside the last one at path.
@@ -152,6 +155,16 @@ func Load(path string) (*Checkpoint, error) {
 	if h.Format != formatName || h.Dtype != "float32" {
 		return nil, fmt.Errorf("load %s: not an attend float32 model (format %q, dtype %q)", path, h.Format, h.Dtype)
 	}
+	var notes []string
+	var old struct {
+		Config struct{ Train struct{ BF16, BF16x3 *bool } }
+	} // before train.precision
+	_ = json.Unmarshal(f.Header, &old) // the header decoded above
+	if t := old.Config.Train; h.Config.Train.Precision == "" && (t.BF16 != nil || t.BF16x3 != nil) {
+		var note string
+		h.Config.Train.Precision, note = replacedPrecision(t.BF16, t.BF16x3)
+		notes = append(notes, "stored config: "+note)
+	}
 	if err := h.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("load %s: stored config: %w", path, err)
 	}
@@ -208,7 +221,7 @@ func Load(path string) (*Checkpoint, error) {
 				path, s.prefix, name, s.set.Get(name).Data[i], i)
 		}
 	}
-	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress}, nil
+	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress, Notes: notes}, nil
 }
 
 // ReadProgress returns the training position stored in the checkpoint at path, from its header alone

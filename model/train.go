@@ -123,6 +123,9 @@ type TrainOptions struct {
 	// Workers step each batch together in this process (Trainer.SetWorkers; 0 or 1: one), each a share of this
 	// process's rows; the app sets it from train.workers (TrainConfig.WorkerCount).
 	Workers int
+	// Products are the products the run multiplies in, chosen once from Config.Train.Precision
+	// (TrainConfig.Products) by the caller that also describes them; nil: Train chooses them.
+	Products *kernels.Products
 }
 
 // Summary is the outcome of a training run.
@@ -165,16 +168,22 @@ func (s Summary) String() string {
 // dropoutStream is the PCG stream of the dropout masks; the epoch shuffles use stream epoch+1, init stream 0.
 const dropoutStream = 1 << 40
 
-// UsesBF16x3 reports whether training with t multiplies in bfloat16x3 on AMX: train.bf16x3 asks for it,
-// train.bf16 (which takes precedence) does not, and AMX runs here.
-func UsesBF16x3(t TrainConfig) bool { return t.BF16x3 && !t.BF16 && kernels.HasAMX() }
+// Products returns the products train.precision chooses on this CPU (kernels.Choose), or an error naming the key
+// where the CPU cannot run them.
+func (t TrainConfig) Products() (kernels.Products, error) {
+	p, err := kernels.Choose(t.Precision)
+	if err != nil {
+		return p, fmt.Errorf("config: train.precision: %w", err)
+	}
+	return p, nil
+}
 
-// PacksDecoderGates reports whether training cfg's model with workers workers runs the recurrent decoder's gate
-// products on float32 weights packed once a step (kernels.PackedGemm, through kernels.Arena.PackWeights): with
-// several workers (whose products run on one thread each), where AVX-512 runs and the gates are not multiplied
-// in bfloat16x3 on AMX.
-func PacksDecoderGates(cfg Config, workers int) bool {
-	return workers > 1 && !cfg.Model.IsTransformer() && !UsesBF16x3(cfg.Train) && kernels.PackedGemmRuns()
+// PacksDecoderGates reports whether training cfg's model with workers workers in products runs the recurrent
+// decoder's gate products on float32 weights packed once a step (kernels.PackedGemm, through
+// kernels.PackWeights): with several workers (whose products run on one thread each), where the products
+// pack them (kernels.Products.PacksWeights).
+func PacksDecoderGates(cfg Config, workers int, products kernels.Products) bool {
+	return workers > 1 && !cfg.Model.IsTransformer() && products.PacksWeights()
 }
 
 // Train runs the training loop: epochs of shuffled, bucketed batches; a checkpoint every SaveEvery steps, at each
@@ -188,15 +197,17 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return Summary{}, err
 	}
+	products := o.Products
+	if products == nil {
+		p, err := cfg.Train.Products()
+		if err != nil {
+			return Summary{}, err
+		}
+		products = &p
+	}
 	r := newRun(ctx, o)
-	if cfg.Train.BF16 {
-		if err := r.tr.SetBF16(false); err != nil {
-			return Summary{}, fmt.Errorf("config: train.bf16: %w", err)
-		}
-	} else if UsesBF16x3(cfg.Train) {
-		if err := r.tr.SetBF16(true); err != nil {
-			return Summary{}, fmt.Errorf("config: train.bf16x3: %w", err)
-		}
+	if err := r.tr.SetProducts(*products); err != nil {
+		return Summary{}, fmt.Errorf("config: train.precision: %w", err)
 	}
 	if r.prog.ValidPending {
 		if err := r.validate(); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/lexicon"
 )
 
@@ -42,7 +43,8 @@ func tinyConfig() Config {
 	cfg := Small()
 	cfg.Model = ModelConfig{Emb: 16, EncHidden: 32, DecHidden: 32, AttnDim: 16, Cell: "lstm", Attention: "mlp", Window: 3, Heads: 4, Temperature: 1, Dropout: 0}
 	cfg.Data = DataConfig{Lowercase: true, MinFreq: 1, MaxLen: 20, Batch: 8, BucketChunk: 4, RoundLen: 1}
-	cfg.Train = TrainConfig{Epochs: 1000, LR: 0.01, Clip: 1, Seed: 3, LogEvery: 1, Threads: 1, GraphCache: 8, MaxBadSteps: 10}
+	cfg.Train = TrainConfig{Epochs: 1000, LR: 0.01, Clip: 1, Seed: 3, LogEvery: 1, Threads: 1, GraphCache: 8, MaxBadSteps: 10,
+		Precision: kernels.PrecisionFloat32} // float32 products, bit for bit, as before train.precision
 	return cfg
 }
 

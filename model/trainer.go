@@ -34,7 +34,7 @@ type Trainer[T kernels.Float] struct {
 	// step, since compiled graphs keep them. With several workers Guide is called from their goroutines at once.
 	Guide       func(i int) []align.Link
 	GuideWeight float64
-	// SplitVocabulary has several workers on AMX (SetBF16) share the output layer's vocabulary out between them
+	// SplitVocabulary has several workers in bfloat16 (SetProducts) share the output layer's vocabulary out between them
 	// rather than each take its rows through all of it (kernels.OutputTeam, train.split_vocabulary): the same
 	// sums in another order. Set it before the first step.
 	SplitVocabulary bool
@@ -50,7 +50,8 @@ type Trainer[T kernels.Float] struct {
 // the batch being stepped.
 type worker[T kernels.Float] struct {
 	cache []*trainGraph[T]
-	arena *kernels.Arena[T] // the fused ops' scratch, shared by every cached graph of the worker
+	arena *kernels.Arena[T]   // the fused ops' scratch, shared by every cached graph of the worker
+	mul   *kernels.Multiplier // what its products multiply with beside float32 BLAS (SetWorkers, SetProducts)
 	uses  int
 	part  data.Batch     // its rows of the batch in progress
 	tg    *trainGraph[T] // the graph that runs them (nil: no target words in them)
@@ -78,30 +79,38 @@ func (t *Trainer[T]) SetWorkers(n int) {
 	t.workers = make([]*worker[T], max(n, 1))
 	for i := range t.workers {
 		t.workers[i] = &worker[T]{arena: kernels.NewArena[T]()}
-		// Products on one thread: the decoder's gate products run on weights packed once a step (PackWeights).
-		t.workers[i].arena.SingleThreaded = n > 1
 	}
+	// Products on one thread: the decoder's gate products run on weights packed once a step (PackWeights).
+	t.setMultipliers(kernels.Float32Products()) // float32 products never fail
 }
 
-// SetBF16 has the output layer of every worker's graphs multiply in bfloat16 (an AMXOutput in each worker's
-// arena, kernels.OutputXent): the terms rounded (train.bf16), on Intel AMX or, where AMX does not run, on
-// AVX512-BF16; or split, each term two bfloat16s summed in three products (bfloat16x3, train.bf16x3), on AMX
-// only, when the decoder's recurrent products run on AMX too. The weights, the sums and the optimizer stay
-// float32. It fails, changing nothing, where those products cannot run or the weights are not float32. Call it
-// after SetWorkers, which starts the workers' arenas afresh.
-func (t *Trainer[T]) SetBF16(split bool) error {
-	if _, ok := any(T(0)).(float32); !ok {
-		return fmt.Errorf("model: bfloat16 products need float32 weights")
-	}
-	// The workers share one packing of the output layer's weights, made once a step (runWorkers).
-	scratch, err := kernels.NewAMXOutputs(len(t.workers), split)
+// setMultipliers gives the workers multipliers of products (kernels.NewMultipliers), or fails, changing nothing.
+func (t *Trainer[T]) setMultipliers(products kernels.Products) error {
+	muls, err := kernels.NewMultipliers(products, len(t.workers))
 	if err != nil {
 		return err
 	}
 	for i, w := range t.workers {
-		w.arena.AMX = scratch[i]
+		w.mul = muls[i]
 	}
 	return nil
+}
+
+// SetProducts has every worker's graphs multiply in products. In bfloat16 the output layer runs on an
+// AMXOutput in each worker's arena (kernels.OutputXent): the terms rounded (kernels.BF16), on Intel AMX or on
+// AVX512-BF16; or split, each term two bfloat16s summed in three products (kernels.BF16x3), on AMX, when the
+// decoder's recurrent products run on AMX too. The weights, the sums and the optimizer stay float32. It fails,
+// changing nothing, where the weights are not float32 and the products are not. Call it after SetWorkers, which
+// starts the workers' arenas afresh.
+func (t *Trainer[T]) SetProducts(products kernels.Products) error {
+	if products.Float32() {
+		return nil
+	}
+	if _, ok := any(T(0)).(float32); !ok {
+		return fmt.Errorf("model: bfloat16 products need float32 weights")
+	}
+	// The workers share one packing of the output layer's weights, made once a step (runWorkers).
+	return t.setMultipliers(products)
 }
 
 // StepResult reports one optimizer step.
@@ -139,7 +148,7 @@ func (t *Trainer[T]) accumulate(b *data.Batch, rng rand.Source, tokens int, squa
 		clear(squares)
 		return 0, 0, nil
 	}
-	if amx := t.workers[0].arena.AMX; amx != nil {
+	if amx := t.workers[0].mul.OutputScratch(); amx != nil {
 		amx.WeightsChanged() // the workers share its packing of the output layer's weights: pack them afresh
 	}
 	var graphs []*trainGraph[T]
@@ -231,7 +240,7 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 		var members []*kernels.AMXOutput
 		for _, w := range t.workers {
 			if w.tg != nil {
-				members = append(members, w.arena.AMX)
+				members = append(members, w.mul.OutputScratch())
 			}
 		}
 		team.Begin(members)
@@ -264,10 +273,10 @@ func (t *Trainer[T]) runWorkers(b *data.Batch, rng rand.Source) error {
 }
 
 // outputTeam is the team of the workers' output layers (kernels.OutputTeam) when they share the vocabulary out:
-// with several workers on AMX (SetBF16) and SplitVocabulary set, in fused graphs. nil: each worker's output layer
+// with several workers in bfloat16 (SetProducts) and SplitVocabulary set, in fused graphs. nil: each worker's output layer
 // takes its own rows through the whole vocabulary.
 func (t *Trainer[T]) outputTeam() *kernels.OutputTeam {
-	amx := t.workers[0].arena.AMX
+	amx := t.workers[0].mul.OutputScratch()
 	if len(t.workers) < 2 || amx == nil || t.Unfused || !t.SplitVocabulary {
 		return nil
 	}
@@ -414,7 +423,7 @@ func (t *Trainer[T]) reserve(w *worker[T], rows, srcLen, tgtLen int) (*trainGrap
 	for i := range b.TgtIn {
 		b.TgtIn[i], b.TgtOut[i] = data.UnkID, data.UnkID
 	}
-	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), w.arena)
+	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), w.arena, w.mul)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +455,7 @@ func (w *worker[T]) graphFor(t *Trainer[T], s shape) (*trainGraph[T], error) {
 		w.cache[oldest].vm.Close()
 		w.cache = append(w.cache[:oldest], w.cache[oldest+1:]...)
 	}
-	tg, err := t.Model.buildGraph(s, !t.Unfused, t.lossOpts(), w.arena)
+	tg, err := t.Model.buildGraph(s, !t.Unfused, t.lossOpts(), w.arena, w.mul)
 	if err != nil {
 		return nil, err
 	}

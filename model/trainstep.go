@@ -45,10 +45,11 @@ type maskFunc func(name string, steps, width int, dims ...int) *G.Node
 
 // buildGraph compiles the training graph of a shape, with the fused kernels or the unfused gorgonia composition,
 // scoring outputs as lossOpts says. With dropout 0 no masks are built. A graph whose node hashes collide is
-// built again with another salt (graph.ErrHashCollision).
-func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss, arena *kernels.Arena[T]) (*trainGraph[T], error) {
+// built again with another salt (graph.ErrHashCollision). Its fused ops take their scratch from arena and multiply
+// with mul (graph.Params; nil: float32 BLAS).
+func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss, arena *kernels.Arena[T], mul *kernels.Multiplier) (*trainGraph[T], error) {
 	for salt := 0; ; salt++ {
-		tg, err := m.buildSaltedGraph(s, fused, lossOpts, arena, salt)
+		tg, err := m.buildSaltedGraph(s, fused, lossOpts, arena, mul, salt)
 		if errors.Is(err, graph.ErrHashCollision) && salt < maxSalt {
 			continue
 		}
@@ -61,12 +62,12 @@ func (m *Seq2Seq[T]) buildGraph(s shape, fused bool, lossOpts decoder.GraphLoss,
 const maxSalt = 3
 
 // buildSaltedGraph is buildGraph with the given graph.Params.Salt.
-func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.GraphLoss, arena *kernels.Arena[T], salt int) (*trainGraph[T], error) {
+func (m *Seq2Seq[T]) buildSaltedGraph(s shape, fused bool, lossOpts decoder.GraphLoss, arena *kernels.Arena[T], mul *kernels.Multiplier, salt int) (*trainGraph[T], error) {
 	tg := &trainGraph[T]{shape: s, params: graph.NewParams(arena),
 		src: make([]int, s.rows*s.srcLen), srcLengths: make([]int, s.rows),
 		tgtIn: make([]int, s.rows*s.tgtLen), tgtOut: make([]int, s.rows*s.tgtLen)}
 	p := tg.params
-	p.Salt = salt
+	p.Salt, p.Multiplier = salt, mul
 	// mask is the input node of a dropout mask of (steps, rows, width), time-major; dims is how the graph shapes
 	// it (the output layer's reads the steps and rows as one dimension).
 	var mask maskFunc = func(name string, steps, width int, dims ...int) *G.Node {

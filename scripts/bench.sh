@@ -5,7 +5,7 @@
 #   MULTI30K=data/multi30k TORCH_SCRIPT=path/to/reference.py scripts/bench.sh   # small model, 3 runs of 200
 #                                                                               # measured steps after 20 warm-up
 #   CONFIG=base RUNS=5 MULTI30K=… TORCH_SCRIPT=… scripts/bench.sh
-#   SET="train.bf16=true" MULTI30K=… TORCH_SCRIPT=… scripts/bench.sh              # attend with config keys set
+#   SET="train.precision=bf16" MULTI30K=… TORCH_SCRIPT=… scripts/bench.sh              # attend with config keys set
 #
 # MULTI30K is the Multi30k directory (scripts/get-multi30k.sh DIR fetches it), TORCH_SCRIPT the Python script of
 # the PyTorch reference. Both sides run on 2 threads and on the same OpenBLAS kernels, those attend picks for this

@@ -44,7 +44,7 @@ func (m *Model[T]) Graph(p *graph.Params[T], src, srcLengths, tgtIn, tgtOut *[]i
 	} else {
 		w = transposed(p, p.Whole(m.TgtEmb))
 	}
-	loss = graph.OutputXent(p.Arena, []*G.Node{out}, nil, w, p.Whole(m.OutB), tgtOut, pad, smoothing)
+	loss = graph.OutputXent(p, []*G.Node{out}, nil, w, p.Whole(m.OutB), tgtOut, pad, smoothing)
 	if guide == nil {
 		return loss, nil
 	}

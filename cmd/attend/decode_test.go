@@ -1,9 +1,13 @@
 package main
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attend-nmt/attend/kernels"
+	"github.com/spf13/cobra"
 )
 
 // TestTranslateSearchFlags runs translate through the binary with the search flags: greedy (--beam 1) and a
@@ -117,5 +121,31 @@ func TestTranslateAlphaFromCheckpoint(t *testing.T) {
 	if _, stderr, code := run(t, "", "train", "--config", "../../configs/demo.yaml", "--src", input, "--tgt", input,
 		"--out", filepath.Join(dir, "bad.ckpt"), "--set", "decode.alpha=-1"); code != 1 || !strings.Contains(stderr, "decode.alpha is -1") {
 		t.Fatalf("train with decode.alpha=-1: exit %d, stderr %q; want 1 and the key named", code, stderr)
+	}
+}
+
+// TestPrecisionFlag reads --precision, and the deprecated --bf16 as it: --bf16=false is --precision float32
+// unless --precision is given too, and --bf16 alone changes nothing.
+func TestPrecisionFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want kernels.Precision
+	}{
+		{nil, kernels.PrecisionAuto},
+		{[]string{"--precision", "bf16x3"}, kernels.PrecisionBF16x3},
+		{[]string{"--bf16=false"}, kernels.PrecisionFloat32},
+		{[]string{"--bf16"}, kernels.PrecisionAuto},
+		{[]string{"--bf16=false", "--precision", "bf16"}, kernels.PrecisionBF16},
+	} {
+		var d decodeFlags
+		cmd := &cobra.Command{Use: "translate"}
+		cmd.SetErr(io.Discard)
+		d.register(cmd.Flags())
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.given(cmd).Precision; got != c.want {
+			t.Errorf("%v: precision %q, want %q", c.args, got, c.want)
+		}
 	}
 }

@@ -45,9 +45,9 @@ func TestTranslateWithAnEnsemble(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{"--beam", "1", "--bf16=false"},
-		{"--beam", "5", "--bf16=false", "--n-best", "5", "--alpha", "0.6", "--max-len", "7", "--max-len-ratio", "1.2", "--replace-unk"},
-		{"--beam", "5", "--bf16=false", "--n-best", "5", "--beta", "0.2"},
+		{"--beam", "1", "--precision", "float32"},
+		{"--beam", "5", "--precision", "float32", "--n-best", "5", "--alpha", "0.6", "--max-len", "7", "--max-len-ratio", "1.2", "--replace-unk"},
+		{"--beam", "5", "--precision", "float32", "--n-best", "5", "--beta", "0.2"},
 	} {
 		alone, aloneAttn := translate([]string{a}, args...)
 		twice, twiceAttn := translate([]string{a, a}, args...)

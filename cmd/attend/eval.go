@@ -52,7 +52,7 @@ sentence between the two systems at random. The resamples and trials are drawn f
 exactly (not sacreBLEU's draws, which come from numpy).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Streams, o.Search, o.Version = streamsOf(cmd), decode.given(cmd.Flags()), attendVersion()
+			o.Streams, o.Search, o.Version = streamsOf(cmd), decode.given(cmd), attendVersion()
 			return app.RunEval(cmd.Context(), o)
 		},
 	}

@@ -43,7 +43,7 @@ with their ensemble, as translate does: the words are the ensemble's, the attent
 (with --ref, the first model's on the reference).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Streams, o.Search = streamsOf(cmd), decode.given(cmd.Flags())
+			o.Streams, o.Search = streamsOf(cmd), decode.given(cmd)
 			return app.RunHeatmap(cmd.Context(), o)
 		},
 	}

@@ -57,7 +57,7 @@ serving (the log says why).`,
 			hup := make(chan os.Signal, 1)
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
-			o.Streams, o.Search, o.Reload = streamsOf(cmd), decode.given(cmd.Flags()), hup
+			o.Streams, o.Search, o.Reload = streamsOf(cmd), decode.given(cmd), hup
 			return serve.Run(cmd.Context(), o)
 		},
 	}

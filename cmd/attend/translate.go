@@ -65,7 +65,7 @@ words like tokens (above; with --token-level, of the tokens); --replace-unk copi
 subword, "@@" and all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Streams, o.Search, o.ThresholdGiven = streamsOf(cmd), decode.given(cmd.Flags()), cmd.Flags().Changed("threshold")
+			o.Streams, o.Search, o.ThresholdGiven = streamsOf(cmd), decode.given(cmd), cmd.Flags().Changed("threshold")
 			// Progress on standard error, unless lines are typed in, or the translations show on the same terminal.
 			if (o.Input == "" || o.Input == "-") && isTerminal(o.Stdin) || (o.Output == "" || o.Output == "-") && isTerminal(o.Stdout) {
 				o.Progress = progressOf(cmd).quietened()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -29,16 +28,7 @@ func newVersionCmd() *cobra.Command {
 				fmt.Fprintf(out, "BLAS core: %s\n", core)
 			}
 			fmt.Fprintf(out, "elementwise kernels: %s\n", kernels.Vector())
-			// bfloat16 products on AMX: greedy and beam search use them by default, and training in bfloat16x3
-			// (train.bf16x3; train.bf16 rounds once). Without AMX, train.bf16 runs on AVX512-BF16 where it is.
-			if err := kernels.AMXStatus(); err != nil {
-				fmt.Fprintf(out, "AMX: not used (%v)\n", err)
-			} else {
-				fmt.Fprintln(out, "AMX: bfloat16 products on the tile registers (by default decoding, and training in bfloat16x3)")
-			}
-			if on := kernels.BF16ProductsOn(); on != "AMX" {
-				fmt.Fprintf(out, "bfloat16 products in training (train.bf16): %s\n", cmp.Or(on, "none (no AMX or AVX512-BF16)"))
-			}
+			fmt.Fprintln(out, kernels.Here())
 		},
 	}
 }

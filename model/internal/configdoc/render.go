@@ -243,7 +243,7 @@ func renderPresets(b *bytes.Buffer, configsDir string) error {
 	b.WriteString("\n## Presets\n\n`configs/` holds ready-made configurations for `--config`. Each one sets these keys to other values\nthan the defaults above (a preset without any is the defaults written out):\n\n")
 	b.WriteString("| preset | differs from the defaults in |\n|---|---|\n")
 	for _, path := range files {
-		cfg, err := model.LoadConfig(path)
+		cfg, _, err := model.LoadConfig(path)
 		if err != nil {
 			return fmt.Errorf("presets: %w", err)
 		}
