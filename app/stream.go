@@ -2,9 +2,7 @@ package app
 
 import (
 	"fmt"
-	"runtime"
 
-	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/model"
@@ -34,9 +32,9 @@ type StreamSentence struct {
 }
 
 // TranslateStream translates sentences greedily as they arrive, with the search TranslateTokens uses for greedy
-// settings (opts must be greedy: Beam at most 1, no n-best, no length ratio): a batch of opts.Batch rows per core,
-// stepped on every core together (decoder.GreedyQueue), each ended sentence's row refilled at once. next is called
-// on TranslateStream's goroutine whenever the batch has a free row and the sentences next gave before have all
+// settings (opts must be greedy: Beam at most 1, no n-best, no length ratio; model.Ensemble.Translate: for
+// recurrent models, a batch of opts.Batch rows per core, each ended sentence's row refilled at once). next is
+// called on TranslateStream's goroutine whenever the search has room and the sentences next gave before have all
 // been placed: it returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length
 // and encoded when it enters), an empty non-nil slice when none is waiting (next is asked again at the next
 // step), or nil to take no more. Each translation goes to its sentence's Done, on TranslateStream's goroutine,
@@ -57,19 +55,11 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	if opts, err = opts.choose(); err != nil {
 		return err
 	}
-	if !models.Queues() {
-		return streamInBatches(m, models, opts, next)
-	}
-	if threads := backend.BLASThreads(); threads > 1 {
-		backend.SetBLASThreads(1)
-		defer backend.SetBLASThreads(threads)
-	}
-	products, _ := opts.search(nil)
 	var rows *decoder.OutputRows[float32]
 	if opts.Shortlist != nil {
 		rows = m.OutputRows()
 	}
-	// entering holds what the batch has not taken yet of next's answers: their blocks, encoded one at a time.
+	// entering holds what the search has not taken yet of next's answers: their batches, encoded one at a time.
 	type block struct {
 		batch    data.Batch
 		examples []data.Example // of the answer the block is cut from, which batch.Index points into
@@ -78,14 +68,14 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	var entering []block
 	inBatch := map[int]streamSentence{}
 	id := 0
-	take := func() *decoder.Block[float32] {
+	take := func() *model.Job {
 		for len(entering) == 0 {
 			waiting := next()
 			if waiting == nil {
 				return nil
 			}
 			if len(waiting) == 0 {
-				return &decoder.Block[float32]{}
+				return &model.Job{}
 			}
 			var examples []data.Example
 			var ids []int
@@ -110,20 +100,17 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		}
 		e := entering[0]
 		entering = entering[1:]
-		blk := models.Block(&e.batch)
-		blk.IDs = e.ids
+		j := &model.Job{Batch: &e.batch, IDs: e.ids}
 		if rows != nil {
-			blk.Shortlist = shortlistOf(m, rows, e.examples, *opts.Shortlist, &e.batch)
+			j.Shortlist = shortlistOf(m, rows, e.examples, *opts.Shortlist, &e.batch)
 		}
-		return blk
+		return j
 	}
-	cores := max(1, runtime.GOMAXPROCS(0))
-	models.GreedyQueue(opts.Batch*cores, cores, products, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
+	return models.Translate(opts.modelSearch(nil, 0), take, func(i int, list []decoder.Scored) {
 		s := inBatch[i]
 		delete(inBatch, i)
-		s.done(s.translation(m, h, opts.ReplaceUnk))
+		s.done(s.translation(m, list[0].Hypothesis, opts.ReplaceUnk))
 	})
-	return nil
 }
 
 // streamSentence is a sentence of TranslateStream: its words, the model's tokens for them, and where its
@@ -163,37 +150,4 @@ func (s streamSentence) translation(m *model.Seq2Seq[float32], h decoder.Hypothe
 // output tokens (that of </s>) becomes one last row.
 func WordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int, outWords int) [][]float32 {
 	return wordAttention(attn, srcWord, srcWords, outWord, outWords)
-}
-
-// streamInBatches is TranslateStream for models that do not refill rows (model.Ensemble.Queues: a Transformer),
-// whose greedy search decodes a batch from start to end: each answer of next is translated in batches of
-// opts.Batch, and next is asked again when they are done.
-func streamInBatches(m *model.Seq2Seq[float32], models *model.Ensemble, opts DecodeOptions, next func() []StreamSentence) error {
-	for {
-		waiting := next()
-		if len(waiting) == 0 {
-			return nil
-		}
-		var sents []streamSentence
-		var examples []data.Example
-		for _, s := range waiting {
-			sent := newStreamSentence(m, s)
-			if len(sent.pieces) == 0 {
-				s.Done(sent.translation(m, decoder.Hypothesis{}, opts.ReplaceUnk))
-				continue
-			}
-			sents = append(sents, sent)
-			examples = append(examples, data.Example{Src: m.SrcVocab.Encode(sent.pieces)})
-		}
-		for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: opts.Batch}, nil) {
-			hyps, err := models.Greedy(&b, opts.MaxLen, nil)
-			if err != nil {
-				return err
-			}
-			for r, h := range hyps {
-				s := sents[b.Index[r]]
-				s.done(s.translation(m, h, opts.ReplaceUnk))
-			}
-		}
-	}
 }

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/attend-nmt/attend/align"
-	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/kernels"
@@ -141,15 +139,19 @@ func (o DecodeOptions) choose() (DecodeOptions, error) {
 	return o, nil
 }
 
-// search returns how greedy search (its products) and beam search (its decoder.Output) compute the output
-// layer, decided once from o's products (choose must have run): bfloat16 products where they were chosen, but
-// for greedy search with a shortlist, which scores a few words in float32.
-func (o DecodeOptions) search(shortlist *decoder.Shortlist[float32]) (greedy kernels.Products, beam decoder.Output[float32]) {
-	greedy = *o.products
-	if o.Shortlist != nil {
-		greedy = kernels.Float32Products()
+// modelSearch is the model.Search that o asks for (choose must have run), stopped when stop is closed, over
+// jobs batches (0: not known): greedy search on o's products, but in float32 with a shortlist, which scores a
+// few words; beam search on o's products.
+func (o DecodeOptions) modelSearch(stop <-chan struct{}, jobs int) model.Search {
+	s := model.Search{MaxLen: o.MaxLen, Products: *o.products, Rows: o.Batch, Jobs: jobs, Stop: stop}
+	switch {
+	case !o.greedy():
+		beam := o.beamOptions()
+		s.Beam = &beam
+	case o.Shortlist != nil:
+		s.Products = kernels.Float32Products()
 	}
-	return greedy, decoder.Output[float32]{Products: *o.products, Shortlist: shortlist}
+	return s
 }
 
 // greedy is true when the settings ask for nothing greedy search cannot do: it gives the same result as a
@@ -392,8 +394,7 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 
 // TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
 // batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order.
-// Greedy search keeps a batch of opts.Batch rows per core full, stepped on all cores together, refilling the rows
-// of ended sentences from the queue of batches (decoder.GreedyQueue). A cancelled ctx stops it, a beam search
+// The model chooses how (model.Ensemble.Translate). A cancelled ctx stops it, a beam search
 // before its next step, with ctx's error and the translations of the sentences before the first it did not
 // finish (a prefix of sents, maybe empty), which the caller may write. A model trained on subwords splits the words of sents with its merges and joins its output
 // back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
@@ -457,8 +458,6 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		index = append(index, i)
 	}
 	opts.progress(len(sents) - len(examples)) // the empty ones
-	// Batches are independent: decode them on every core, each worker writing only its own sentences, with
-	// single-threaded matrix products (two layers of threads on two cores cost 30% here).
 	batchSize := opts.Batch
 	if !opts.greedy() {
 		// A beam wider than the target vocabulary is cut to it (the command says so).
@@ -467,42 +466,32 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		batchSize = beamBatchSize(opts.Batch, opts.Beam*len(models.Models), m.TgtVocab.Size())
 	}
 	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: batchSize}, nil)
-	if threads := backend.BLASThreads(); threads > 1 {
-		backend.SetBLASThreads(1)
-		defer backend.SetBLASThreads(threads)
-	}
 	shortlist := batchShortlist(m, examples, opts.Shortlist)
-	if opts.greedy() && models.Queues() {
-		// One batch of opts.Batch rows per core, stepped together by a goroutine per core with single-threaded
-		// products (decoder.GreedyQueue with threads: each advances its share of the rows, computes its share of
-		// the vocabulary for all of them, then picks the best words of its rows), refilled from the queue of
-		// batches as sentences end; a batch is encoded when its first sentence enters. One wide batch beats a
-		// batch per core here: the output layer's product reads its weights once per step for twice the rows.
-		cores := max(1, min(runtime.GOMAXPROCS(0), len(batches)))
-		taken := 0
-		take := func() *decoder.Block[float32] { // called by GreedyQueue's own goroutine only
-			if taken == len(batches) || ctx.Err() != nil {
-				return nil
-			}
-			b := &batches[taken]
-			taken++
-			blk := models.Block(b)
-			blk.IDs = make([]int, b.Real)
-			for r := range blk.IDs {
-				blk.IDs[r] = index[b.Index[r]]
-			}
-			blk.Shortlist = shortlist(b)
-			return blk
+	taken := 0
+	next := func() *model.Job {
+		if taken == len(batches) || ctx.Err() != nil {
+			return nil
 		}
-		products, _ := opts.search(nil)
-		models.GreedyQueue(opts.Batch*cores, cores, products, take, opts.MaxLen, func(i int, h decoder.Hypothesis) {
-			out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
-			ids[i] = h.Tokens
-			done[i] = true
-			opts.progress(1)
-		})
-	} else {
-		beamBatches(ctx, models, batches, index, sents, opts, out, ids, done, shortlist)
+		b := &batches[taken]
+		taken++
+		j := &model.Job{Batch: b, IDs: make([]int, b.Real), Shortlist: shortlist(b)}
+		for r := range j.IDs {
+			j.IDs[r] = index[b.Index[r]]
+		}
+		return j
+	}
+	err = models.Translate(opts.modelSearch(ctx.Done(), len(batches)), next, func(i int, list []decoder.Scored) {
+		best := list[0]
+		tr := Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, best.Hypothesis, sents[i], opts.ReplaceUnk),
+			Attention: best.Attention, Score: best.Score}
+		for _, alt := range list[1:] {
+			tr.Alternatives = append(tr.Alternatives, Alternative{Output: outputTokens(m.TgtVocab, alt.Hypothesis, sents[i], opts.ReplaceUnk), Score: alt.Score})
+		}
+		out[i], ids[i], done[i] = tr, best.Tokens, true
+		opts.progress(1)
+	})
+	if err != nil {
+		panic(err) // Validate checked the options, searchModels the shortlist
 	}
 	stopped := ctx.Err()
 	if stopped != nil {
@@ -602,71 +591,6 @@ func shortlistOf(m *model.Seq2Seq[float32], rows *decoder.OutputRows[float32], e
 		sl.Candidates[r] = m.Lexicon.Candidates(src, s, m.TgtVocab.Size(), nil)
 	}
 	return sl
-}
-
-// beamBatches runs beam search with models over batches, one batch per core at a time, writing the translation
-// of sentence index[k] of each batch into out, its target ids into ids, and true into done. When ctx is
-// cancelled it stops taking batches, and the searches under way stop before their next step, their sentences
-// left undone.
-func beamBatches(ctx context.Context, models *model.Ensemble, batches []data.Batch, index []int, sents [][]string, opts DecodeOptions, out []Translation, ids [][]int,
-	done []bool, shortlist func(*data.Batch) *decoder.Shortlist[float32]) {
-	m := models.Models[0]
-	beam := opts.beamOptions()
-	beam.Stop = ctx.Done()
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(batches)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for bi := range next {
-				b := &batches[bi]
-				if opts.greedy() { // greedy search a batch at a time, of models that do not refill rows (Queues)
-					hyps, err := models.Greedy(b, opts.MaxLen, ctx.Done())
-					if errors.Is(err, decoder.ErrStopped) {
-						continue // ctx was cancelled: the batch's sentences stay undone
-					}
-					for r, h := range hyps {
-						i := index[b.Index[r]]
-						out[i] = Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, h, sents[i], opts.ReplaceUnk), Attention: h.Attention}
-						ids[i] = h.Tokens
-						done[i] = true
-					}
-					opts.progress(b.Real)
-					continue
-				}
-				_, output := opts.search(shortlist(b))
-				lists, err := models.Beam(b, beam, output)
-				if errors.Is(err, decoder.ErrStopped) {
-					continue // ctx was cancelled: the batch's sentences stay undone
-				}
-				if err != nil {
-					panic(err) // Validate checked the options, searchModels the shortlist
-				}
-				for r, list := range lists[:b.Real] {
-					i := index[b.Index[r]]
-					best := list[0]
-					tr := Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, best.Hypothesis, sents[i], opts.ReplaceUnk),
-						Attention: best.Attention, Score: best.Score}
-					for _, alt := range list[1:] {
-						tr.Alternatives = append(tr.Alternatives, Alternative{Output: outputTokens(m.TgtVocab, alt.Hypothesis, sents[i], opts.ReplaceUnk), Score: alt.Score})
-					}
-					out[i] = tr
-					ids[i] = best.Tokens
-					done[i] = true
-				}
-				opts.progress(b.Real)
-			}
-		}()
-	}
-	for bi := range batches {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- bi
-	}
-	close(next)
-	wg.Wait()
 }
 
 // addForced fills, with heads, the Heads (and SelfAttention) of the translations out[index[k]] of examples[k],

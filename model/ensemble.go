@@ -1,10 +1,14 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
+	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/encoder"
@@ -69,7 +73,7 @@ func Single(m *Seq2Seq[float32]) *Ensemble {
 	return e
 }
 
-// newEnsemble is the ensemble of models, whose greedy searches refill rows (Queues) when every model can.
+// newEnsemble is the ensemble of models, whose greedy searches refill rows (queue) when every model can.
 func newEnsemble(models []*Seq2Seq[float32]) (*Ensemble, error) {
 	e := &Ensemble{Models: models}
 	decs := make([]*decoder.Decoder[float32], len(models))
@@ -89,24 +93,133 @@ func newEnsemble(models []*Seq2Seq[float32]) (*Ensemble, error) {
 	return e, err
 }
 
-// Queues reports whether the ensemble's greedy search can keep its batch full across batches (GreedyQueue): when
-// every model's rows can be at different positions (recurrent models).
-func (e *Ensemble) Queues() bool { return e.queue != nil }
-
-// Block encodes a batch with every model's encoder: a block of the batch's rows for GreedyQueue, its IDs left
-// to the caller. It panics unless the ensemble Queues.
-func (e *Ensemble) Block(b *data.Batch) *decoder.Block[float32] {
-	encs := make([]*encoder.Output[float32], len(e.Models))
-	for i, m := range e.Models {
-		encs[i] = m.net.(queuer[float32]).encode(b)
-	}
-	return &decoder.Block[float32]{Enc: encs[0], Others: encs[1:], Lengths: b.SrcLengths}
+// Job is a batch for Ensemble.Translate: the caller's id of each of its real rows (Batch.Real of them, in the
+// batch's order) and, optionally, each row's shortlist (decoder.Shortlist).
+type Job struct {
+	Batch     *data.Batch
+	IDs       []int
+	Shortlist *decoder.Shortlist[float32]
 }
 
-// GreedyQueue decodes the blocks that next returns (made by Block) greedily from <s> to </s>, as
-// decoder.Decoder.GreedyQueue does, on products. It panics unless the ensemble Queues.
-func (e *Ensemble) GreedyQueue(rows, threads int, products kernels.Products, next func() *decoder.Block[float32], maxLen int, done func(id int, h decoder.Hypothesis)) {
-	e.queue.GreedyQueue(rows, threads, products, next, data.BOSID, data.EOSID, maxLen, done)
+// Search is how Ensemble.Translate searches: greedily, or with beam search when Beam is set, from <s> to </s>
+// at most MaxLen words (a beam search's own limit is Beam.MaxLen), its output layer on Products (decoder.Output).
+type Search struct {
+	MaxLen   int
+	Beam     *decoder.BeamOptions
+	Products kernels.Products
+	// Rows is greedy search's rows per core: it keeps a batch of Rows rows per core full across jobs when every
+	// model can refill rows (recurrent models).
+	Rows int
+	// Jobs is how many jobs there are, when known (0 when not): fewer jobs than cores use fewer cores.
+	Jobs int
+	// Stop, when closed, stops the searches under way before their next step, their sentences left undone.
+	Stop <-chan struct{}
+}
+
+// Translate decodes the sentences of the jobs that next returns (nil when there are no more) on every core, with
+// single-threaded matrix products, and gives each sentence's n-best list (one hypothesis, without its score, for
+// greedy search) to done with its job's id, on Translate's goroutine, as each ends. next is called on
+// Translate's goroutine whenever there is room for another job, so that it may encode lazily; a job without
+// IDs means that none is waiting yet: next is asked again when a search moves on, and Translate returns when
+// none is under way. It chooses the search: greedy search of models that can refill rows keeps one batch of
+// s.Rows rows per core full, stepped by a goroutine per core (decoder.GreedyQueue: each advances its share of
+// the rows, computes its share of the vocabulary for all of them, then picks the best words of its rows), each
+// ended sentence's row refilled at once, which beats a batch per core: the output layer's product reads its
+// weights once per step for twice the rows; any other search decodes a job at a time on each core.
+func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list []decoder.Scored)) error {
+	if threads := backend.BLASThreads(); threads > 1 {
+		// Two layers of threads on two cores cost 30% here.
+		backend.SetBLASThreads(1)
+		defer backend.SetBLASThreads(threads)
+	}
+	cores := max(1, runtime.GOMAXPROCS(0))
+	if s.Jobs > 0 {
+		cores = min(cores, s.Jobs)
+	}
+	if s.Beam == nil && e.queue != nil {
+		take := func() *decoder.Block[float32] {
+			j := next()
+			if j == nil || len(j.IDs) == 0 {
+				if j == nil {
+					return nil
+				}
+				return &decoder.Block[float32]{}
+			}
+			encs := make([]*encoder.Output[float32], len(e.Models))
+			for i, m := range e.Models {
+				encs[i] = m.net.(queuer[float32]).encode(j.Batch)
+			}
+			return &decoder.Block[float32]{Enc: encs[0], Others: encs[1:], Lengths: j.Batch.SrcLengths, IDs: j.IDs, Shortlist: j.Shortlist}
+		}
+		e.queue.GreedyQueue(s.Rows*cores, cores, s.Products, take, data.BOSID, data.EOSID, s.MaxLen, func(id int, h decoder.Hypothesis) {
+			done(id, []decoder.Scored{{Hypothesis: h}})
+		})
+		return nil
+	}
+	type result struct {
+		job   *Job
+		lists [][]decoder.Scored
+		err   error
+	}
+	jobs, results := make(chan *Job), make(chan result)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(jobs)
+	for range cores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				lists, err := e.search(s, j.Batch, j.Shortlist)
+				results <- result{j, lists, err}
+			}
+		}()
+	}
+	var firstErr error
+	busy, waiting := 0, next()
+	for waiting != nil || busy > 0 {
+		var send chan<- *Job
+		if waiting != nil && len(waiting.IDs) > 0 {
+			send = jobs
+		} else if busy == 0 {
+			break // none waiting, none under way
+		}
+		select {
+		case send <- waiting:
+			busy++
+			waiting = next()
+		case r := <-results:
+			busy--
+			switch {
+			case errors.Is(r.err, decoder.ErrStopped): // the job's sentences stay undone
+			case r.err != nil:
+				firstErr = cmp.Or(firstErr, r.err)
+			default:
+				for k, id := range r.job.IDs {
+					done(id, r.lists[k])
+				}
+			}
+			if waiting != nil && len(waiting.IDs) == 0 {
+				waiting = next()
+			}
+		}
+	}
+	return firstErr
+}
+
+// search decodes one batch as s asks, its shortlist sl (nil: none): greedily, each list one hypothesis.
+func (e *Ensemble) search(s Search, b *data.Batch, sl *decoder.Shortlist[float32]) ([][]decoder.Scored, error) {
+	if s.Beam != nil {
+		opts := *s.Beam
+		opts.Stop = s.Stop
+		return e.Beam(b, opts, decoder.Output[float32]{Products: s.Products, Shortlist: sl})
+	}
+	hyps, err := e.Greedy(b, s.MaxLen, s.Stop)
+	lists := make([][]decoder.Scored, len(hyps))
+	for r, h := range hyps {
+		lists[r] = []decoder.Scored{{Hypothesis: h}}
+	}
+	return lists, err
 }
 
 // sessions encodes a batch with every model and starts their decoding of it.

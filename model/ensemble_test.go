@@ -1,7 +1,6 @@
 package model
 
 import (
-	"github.com/attend-nmt/attend/kernels"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -85,14 +84,15 @@ func TestEnsembleOfAModelWithItself(t *testing.T) {
 				}
 			}
 		}
-		block := e.Block(&b)
-		block.IDs = []int{0, 1, 2, 3, 4, 5, 6}
+		job := &Job{Batch: &b, IDs: []int{0, 1, 2, 3, 4, 5, 6}}
 		hyps := make([]decoder.Hypothesis, b.Real)
-		e.GreedyQueue(3, 2, kernels.Products{}, func() *decoder.Block[float32] {
-			next := block
-			block = nil
+		if err := e.Translate(Search{MaxLen: 12, Rows: 3}, func() *Job {
+			next := job
+			job = nil
 			return next
-		}, 12, func(id int, h decoder.Hypothesis) { hyps[id] = h })
+		}, func(id int, list []decoder.Scored) { hyps[id] = list[0].Hypothesis }); err != nil {
+			t.Fatal(err)
+		}
 		for r, h := range hyps {
 			if !slices.Equal(h.Tokens, greedy[r].Tokens) {
 				t.Fatalf("%s, greedy, sentence %d: %v; the model alone %v", name, r, h.Tokens, greedy[r].Tokens)
@@ -166,7 +166,7 @@ func TestEnsembleOfTransformers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("an ensemble of a recurrent model and a Transformer: %v", err)
 		}
-		if mixed.Queues() {
+		if mixed.queue != nil {
 			t.Fatal("an ensemble with a Transformer refills rows across batches")
 		}
 		if _, err := mixed.Beam(&batch, opts, decoder.Output[float32]{}); err != nil {

@@ -94,7 +94,7 @@ func TestAdamWithClippingMatchesHandComputedTwoSteps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w1, w2, m2, v2, norms, scales := tc.run()
 			for i := range 2 {
-				if !close(norms[i], wantNorms[i], tc.tol) || !close(scales[i], wantScales[i], tc.tol) {
+				if !within(norms[i], wantNorms[i], tc.tol) || !within(scales[i], wantScales[i], tc.tol) {
 					t.Errorf("step %d: norm %.17g, scale %.17g; want %.17g and %.17g", i+1, norms[i], scales[i], wantNorms[i], wantScales[i])
 				}
 			}
@@ -104,7 +104,7 @@ func TestAdamWithClippingMatchesHandComputedTwoSteps(t *testing.T) {
 			}{{"weights after step 1", w1, want.w1}, {"weights after step 2", w2, want.w2},
 				{"first moment after step 2", m2, want.m2}, {"second moment after step 2", v2, want.v2}} {
 				for j := range c.want {
-					if !close(c.got[j], c.want[j], tc.tol) {
+					if !within(c.got[j], c.want[j], tc.tol) {
 						t.Errorf("%s [%d] = %.17g, want %.17g (gap %.3g)", c.name, j, c.got[j], c.want[j], c.got[j]-c.want[j])
 					}
 				}
@@ -114,7 +114,7 @@ func TestAdamWithClippingMatchesHandComputedTwoSteps(t *testing.T) {
 }
 
 // close reports whether got is want to within tol relative to max(|want|, 1e-3).
-func close(got, want, tol float64) bool {
+func within(got, want, tol float64) bool {
 	return math.Abs(got-want) <= tol*math.Max(math.Abs(want), 1e-3)
 }
 
@@ -137,7 +137,7 @@ func TestClipScaleFollowsPyTorch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ClipScale(tt.norm, tt.maxNorm); !close(got, tt.want, 1e-15) {
+			if got := ClipScale(tt.norm, tt.maxNorm); !within(got, tt.want, 1e-15) {
 				t.Errorf("ClipScale(%g, %g) = %.17g, want %.17g", tt.norm, tt.maxNorm, got, tt.want)
 			}
 		})
@@ -159,7 +159,7 @@ func TestGlobalNormSpansEveryTensor(t *testing.T) {
 	}
 	// 3 / 5.000001 = 0.59999988000002400, 4 / 5.000001 = 0.79999984000003200
 	for i, want := range []float64{0.599999880000024, 0, 0.799999840000032} {
-		if got := grads.Flat()[i]; !close(got, want, 1e-14) {
+		if got := grads.Flat()[i]; !within(got, want, 1e-14) {
 			t.Errorf("clipped gradient [%d] = %.17g, want %.17g", i, got, want)
 		}
 	}

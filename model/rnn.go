@@ -100,6 +100,8 @@ func (n rnnNet[T]) describe(m *Seq2Seq[T]) string {
 
 func (n rnnNet[T]) alignment() bool { return n.dec.AlignW != nil }
 
+func (n rnnNet[T]) attention(cfg ModelConfig) (string, int) { return cfg.Attention, n.dec.HeadCount() }
+
 func (n rnnNet[T]) heads() bool { return n.dec.HeadCount() > 1 || n.enc.Self != nil }
 
 func (n rnnNet[T]) setAttentionLayer(int) error {

@@ -55,6 +55,8 @@ type net[T kernels.Float] interface {
 	describe(m *Seq2Seq[T]) string
 	// heads reports whether translations have attention heads to show (Seq2Seq.HasHeads).
 	heads() bool
+	// attention is Seq2Seq.Attention.
+	attention(cfg ModelConfig) (name string, heads int)
 	// alignment reports whether the model has an alignment attention (Seq2Seq.HasAlignment).
 	alignment() bool
 	// setAttentionLayer is Seq2Seq.SetAttentionLayer.
@@ -147,6 +149,11 @@ func (m *Seq2Seq[T]) Describe() string { return m.net.describe(m) }
 // HasHeads reports whether the model's translations have attention heads to show: several heads of multi-head
 // attention or of a Transformer's attention layer, or self-attention layers in the encoder.
 func (m *Seq2Seq[T]) HasHeads() bool { return m.net.heads() }
+
+// Attention names the attention whose weights translations report, for a description of the model: the score
+// function of a recurrent model (model.attention) or "transformer" (the cross-attention of one decoder block),
+// and its number of heads.
+func (m *Seq2Seq[T]) Attention() (name string, heads int) { return m.net.attention(m.Cfg) }
 
 // HasAlignment reports whether the model has an alignment attention (model.full_context_alignment) besides its
 // decoder's: Force then gives its weights (Forced.Alignment).

@@ -113,6 +113,8 @@ func (n transformerNet[T]) describe(m *Seq2Seq[T]) string {
 
 func (n transformerNet[T]) alignment() bool { return false }
 
+func (n transformerNet[T]) attention(ModelConfig) (string, int) { return "transformer", n.tf.Cfg.Heads }
+
 func (n transformerNet[T]) heads() bool { return n.tf.Cfg.Heads > 1 }
 
 func (n transformerNet[T]) setAttentionLayer(layer int) error {

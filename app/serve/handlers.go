@@ -471,12 +471,8 @@ func (s *Server) model(w *recorder, _ *http.Request) {
 	}
 	info.Vocabulary.Source, info.Vocabulary.Target = ck.Model.SrcVocab.Size(), ck.Model.TgtVocab.Size()
 	c := &info.Capabilities
-	c.Attention, c.Beam, c.NBest = ck.Config.Model.Attention, true, true
-	if tf := ck.Model.Transformer; tf != nil {
-		c.Attention, c.Heads = "transformer", tf.Cfg.Heads // the cross-attention of one decoder block; no shortlist yet
-	} else {
-		c.Heads, c.Shortlist = ck.Model.Decoder.HeadCount(), ck.Model.Lexicon != nil
-	}
+	c.Attention, c.Heads = ck.Model.Attention()
+	c.Beam, c.NBest, c.Shortlist = true, true, ck.Model.CanShortlist() && ck.Model.Lexicon != nil
 	d := s.opts.Decode
 	info.Defaults.Beam, info.Defaults.NBest, info.Defaults.Alpha, info.Defaults.MaxLen = max(d.Beam, 1), d.NBest, d.Alpha, d.MaxLen
 	l := &info.Limits
