@@ -6,7 +6,8 @@
 # holds the config, is left out), then translates the test set with the OLD binary's models through both
 # binaries: greedy, beam 5, n-best 3, a shortlist, and an ensemble of two models (seeds 1 and 2), of each kind.
 #
-# Each binary's float32 settings come from the environment, for binaries from before and after a flag changed:
+# Each binary's float32 settings come from the environment (set but empty: the defaults), for binaries from
+# before and after a flag changed:
 #   OLD_TRAIN / NEW_TRAIN    extra train flags   (default: --set train.precision=float32)
 #   OLD_DECODE / NEW_DECODE  extra decode flags  (default: --precision float32)
 # MULTI30K is the corpus folder (train.de, train.en, test_2016_flickr.de); WORK keeps the files (default: a
@@ -14,8 +15,8 @@
 set -euo pipefail
 OLD=$(realpath "$1") NEW=$(realpath "$2") CONFIGS=$(realpath "$(dirname "$0")/../configs")
 : "${MULTI30K:?set MULTI30K to the Multi30k folder}" "${STEPS:=60}" "${LINES:=3000}"
-: "${OLD_TRAIN:=--set train.precision=float32}" "${NEW_TRAIN:=--set train.precision=float32}"
-: "${OLD_DECODE:=--precision float32}" "${NEW_DECODE:=--precision float32}"
+: "${OLD_TRAIN=--set train.precision=float32}" "${NEW_TRAIN=--set train.precision=float32}"
+: "${OLD_DECODE=--precision float32}" "${NEW_DECODE=--precision float32}"
 WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK" && cd "$WORK"
 head -n "$LINES" "$MULTI30K/train.de" > src.txt
