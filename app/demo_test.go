@@ -63,7 +63,9 @@ func TestDemoReachesNinetyFivePercent(t *testing.T) {
 
 // TestTransformerDemoReachesNinetyFivePercent trains a small Transformer (model.type transformer) on the demo's
 // corpus and requires at least 95% exact match on its 1,000 held-out sentences, through the same training,
-// translation and heat maps as the recurrent demo.
+// translation and heat maps as the recurrent demo. It trains 3 epochs instead of the demo's 6, for half the
+// time: measured on 2026-12-04 (AVX512-BF16, no AMX), 1 epoch reached 41.7%, 2 reached 99.9%, 3 and 6 100.0%
+// under the demo config before train.precision, and 3 reach 99.9% with train.precision auto (bfloat16 there).
 func TestTransformerDemoReachesNinetyFivePercent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains for about a minute")
@@ -72,7 +74,7 @@ func TestTransformerDemoReachesNinetyFivePercent(t *testing.T) {
 	cfg := DemoConfig()
 	m := &cfg.Model
 	m.Type, m.DModel, m.Heads, m.FF, m.Layers, m.Dropout, m.TiedEmbeddings = model.TypeTransformer, 64, 4, 256, 2, 0.1, true
-	cfg.Train.LR, cfg.Train.Warmup = 2e-3, 200
+	cfg.Train.LR, cfg.Train.Warmup, cfg.Train.Epochs = 2e-3, 200, 3
 	dir := t.TempDir()
 	res, err := Demo(context.Background(), DemoRequest{Config: cfg, Dir: dir, Train: 8000, Valid: 500, Test: 1000, Stdout: io.Discard})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -44,16 +45,31 @@ func punctPairs(n int, seed uint64) (src, tgt []string) {
 	return src, tgt
 }
 
-// punctModels trains a model of words and one of subwords (BPE, few merges) on punctPairs: 200 steps at width
-// 16, about a second each, enough for outputs of several words with punctuation.
+// punctModels returns a model of words and one of subwords (BPE, few merges) trained on punctPairs: 200 steps
+// at width 16, about a second each, enough for outputs of several words with punctuation. They are trained once
+// for all the tests that translate with them (none changes them; training the same way again gives the same
+// weights).
 func punctModels(t *testing.T) map[string]*model.Seq2Seq[float32] {
 	t.Helper()
-	dir := t.TempDir()
+	models, err := trainedPunctModels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return models
+}
+
+// trainedPunctModels trains punctModels' models on the first call and returns them (or its error) on every call.
+var trainedPunctModels = sync.OnceValues(func() (map[string]*model.Seq2Seq[float32], error) {
+	dir, err := os.MkdirTemp("", "attend-punct")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	src, tgt := punctPairs(200, 1)
 	corpus := Corpus{Src: filepath.Join(dir, "train.en"), Tgt: filepath.Join(dir, "train.fr")}
 	for path, lines := range map[string][]string{corpus.Src: src, corpus.Tgt: tgt} {
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	models := map[string]*model.Seq2Seq[float32]{}
@@ -67,16 +83,16 @@ func punctModels(t *testing.T) map[string]*model.Seq2Seq[float32] {
 		}
 		out := filepath.Join(dir, name+".ckpt")
 		if _, err := Train(context.Background(), TrainRequest{Config: cfg, Train: corpus, Out: out, Stdout: &bytes.Buffer{}}); err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("training the %s model: %w", name, err)
 		}
 		ck, err := model.Load(out)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		models[name] = ck.Model
 	}
-	return models
-}
+	return models, nil
+})
 
 // translated is what Translate wrote for some lines: the output lines, the alignment lines read back, and the
 // attention records, both decoded and raw.
