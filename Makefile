@@ -27,13 +27,16 @@ build-mpi:
 	$(GO) build $(if $(TAGS),-tags "openblas mpi",-tags mpi) -o $(MPIBIN) ./cmd/attend
 
 # test runs every package's tests with the pure-Go BLAS, so it needs nothing but Go; the OpenBLAS back end's own
-# tests and the MPI tests run too when OpenBLAS and Open MPI are installed.
+# tests and the MPI tests run too when OpenBLAS and Open MPI are installed. go test runs all of go vet's checks
+# on each package and its tests (-vet=all: what `go vet ./...` checks, in the same pass that builds the package,
+# while other packages' tests run) and links the test binaries without debug information (-ldflags=-w: a
+# quarter less linking).
+TESTFLAGS := -count=1 -vet=all -ldflags=-w
 test:
-	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 15m ./...
-	$(GO) test -count=1 -tags purego ./kernels/   # the pure-Go fallbacks of the assembly kernels
+	$(GO) test $(TESTFLAGS) -timeout 15m ./...
+	$(GO) test $(TESTFLAGS) -tags purego ./kernels/   # the pure-Go fallbacks of the assembly kernels
 ifeq ($(OPENBLAS),yes)
-	$(GO) test -count=1 $(TAGS) ./backend/        # OpenBLAS runs the CPU's own kernels
+	$(GO) test $(TESTFLAGS) $(TAGS) ./backend/        # OpenBLAS runs the CPU's own kernels
 endif
 ifeq ($(MPI),yes)
 	$(MAKE) test-mpi
