@@ -258,13 +258,13 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if line := trainProducts(req.products); line != "" {
 		fmt.Fprintln(req.Stdout, line)
 	}
-	if model.PacksDecoderGates(cfg, opts.Workers, req.products) {
+	if m.PacksDecoderGates(opts.Workers, req.products) {
 		fmt.Fprintln(req.Stdout, "decoder: its gates' products on float32 weights packed once a step (AVX-512)")
 	}
 	if sharesVocabulary(cfg.Train, opts.Workers, req.products) {
 		fmt.Fprintln(req.Stdout, "output layer: each worker takes every worker's rows through its share of the vocabulary (train.split_vocabulary)")
 	}
-	arithmetic := trainArithmetic(cfg, opts.Workers, req.products)
+	arithmetic := trainArithmetic(m, cfg, opts.Workers, req.products)
 	if was := opts.Progress.Arithmetic; start != nil && was != "" && was != arithmetic {
 		fmt.Fprintf(req.Stdout, "note: the checkpoint's steps were computed with %s, this run's with %s: it goes on from where the "+
 			"checkpoint stopped, but rounds otherwise, so it will not repeat an uninterrupted run bit for bit\n", was, arithmetic)
@@ -567,12 +567,12 @@ func trainProducts(products kernels.Products) string {
 	return ""
 }
 
-// trainArithmetic describes how a run with cfg, workers and products computes its sums, for
+// trainArithmetic describes how a run of model m with cfg, workers and products computes its sums, for
 // Progress.Arithmetic: the BLAS, the elementwise kernels, the products and the workers, each of which changes how
 // sums round.
-func trainArithmetic(cfg model.Config, workers int, products kernels.Products) string {
+func trainArithmetic(m *model.Seq2Seq[float32], cfg model.Config, workers int, products kernels.Products) string {
 	name := products.String()
-	if model.PacksDecoderGates(cfg, workers, products) {
+	if m.PacksDecoderGates(workers, products) {
 		name += ", decoder gates packed"
 	}
 	a := fmt.Sprintf("BLAS %s, elementwise kernels %s, %s, %s", backend.Active(), kernels.Vector(), name, plural.Count(workers, "worker"))

@@ -192,7 +192,7 @@ func TestResumeWithOtherArithmeticSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := trainArithmetic(cfg, 1, products)
+	one := trainArithmetic(ck.Model, cfg, 1, products)
 	if ck.Progress.Arithmetic != one || !strings.Contains(one, "1 worker") || !strings.Contains(one, backend.Active()) {
 		t.Fatalf("the checkpoint records the arithmetic %q, want %q", ck.Progress.Arithmetic, one)
 	}
@@ -209,7 +209,7 @@ func TestResumeWithOtherArithmeticSaysSo(t *testing.T) {
 	if got := resume(3, 1); strings.Contains(got, "note: the checkpoint's steps were computed") {
 		t.Fatalf("a resume with the same arithmetic has a note about it:\n%s", got)
 	}
-	two := trainArithmetic(cfg, 2, products)
+	two := trainArithmetic(ck.Model, cfg, 2, products)
 	if got := resume(4, 2); !strings.Contains(got, "note: the checkpoint's steps were computed with "+one+", this run's with "+two) {
 		t.Fatalf("a resume with two workers instead of one says nothing of it:\n%s", got)
 	}

@@ -81,55 +81,62 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int, products kern
 	n := min(int64(max(workers, 1)), R) // the workers with rows to step
 	// The step's gradient, and the gradient buffers of each worker's graph.
 	e := MemoryEstimate{Params: p, Weights: f * p, Moments: 2 * f * p, Gradients: (1 + n) * f * p}
-	// The workers' scratch of products beyond float32's (kernels.Products): the output layer's; and for the
-	// recurrent decoder, its gate weights packed both ways, and each worker's operands of the recurrences' weight
-	// gradients, the decoder's and the encoder's, at the longest batch: its widest input's transpose and the
-	// gates' gradient over every step's rows.
-	in := int64(m.DecHidden + 2*m.EncHidden + m.Emb)
-	if m.IsTransformer() {
-		in = int64(m.DModel)
+	a, scratch := shapes.net.trainingBytes(m, products, largestBatch{S: S, T: T, R: R, workers: n}, int64(tgt.Size()))
+	e.Activations = a + scratch
+	return e, nil
+}
+
+// largestBatch is the largest batch a training step holds: R rows of S source and T target positions, shared
+// out among workers workers.
+type largestBatch struct{ S, T, R, workers int64 }
+
+// rows is the largest worker's share of the rows.
+func (b largestBatch) rows() int64 { return (b.R + b.workers - 1) / b.workers }
+
+// trainingBytes is TrainingMemory's part for the recurrent model: the activations of each worker's share of
+// the batch (the largest share counted for all; the whole batch's dropout masks are drawn before they are shared
+// out), and the workers' scratch of products beyond float32's (kernels.Products): the output layer's, the
+// decoder's gate weights packed both ways, and each worker's operands of the recurrences' weight gradients, the
+// decoder's and the encoder's, at the longest batch: its widest input's transpose and the gates' gradient over
+// every step's rows.
+func (nt rnnNet[T]) trainingBytes(m ModelConfig, products kernels.Products, b largestBatch, vocab int64) (activations, scratch int64) {
+	n := b.workers
+	scratch = products.OutputBytes(m.DecHidden+2*m.EncHidden+m.Emb, int(vocab), graph.OutputChunk, int(n))
+	gi := decoderGateInputs(m)
+	He, Hd := int64(m.EncHidden), int64(m.DecHidden)
+	gates := int64(4)
+	if m.Cell == string(encoder.GRU) {
+		gates = 3
 	}
-	amxBytes := products.OutputBytes(int(in), tgt.Size(), graph.OutputChunk, int(n))
-	if !m.IsTransformer() {
-		gi, rows := decoderGateInputs(m), (R+n-1)/n
-		He, Hd := int64(m.EncHidden), int64(m.DecHidden)
-		gates := int64(4)
-		if m.Cell == string(encoder.GRU) {
-			gates = 3
-		}
-		decIn, encIn := max(gi-Hd, Hd), max(int64(m.Emb), He) // [emb; context (; feed)] or s; x or h
-		if m.InputFeeding || m.Layers > 1 {
-			decIn = max(decIn, Hd+2*He) // [f or s; context], the feed's or an upper layer's input
-		}
-		if m.Layers > 1 {
-			encIn = max(encIn, 2*He) // an upper layer's input, both directions' states
-		}
-		amxBytes += products.PackedWeightBytes(gi, 4*Hd, n) +
-			n*(products.WeightGradientBytes(T*rows, decIn, 4*Hd)+products.WeightGradientBytes(S*rows, encIn, gates*He))
+	decIn, encIn := max(gi-Hd, Hd), max(int64(m.Emb), He) // [emb; context (; feed)] or s; x or h
+	if m.InputFeeding || m.Layers > 1 {
+		decIn = max(decIn, Hd+2*He) // [f or s; context], the feed's or an upper layer's input
 	}
-	// done adds the AMX scratch and the packed gate weights to the activations, which each kind of model sets below.
-	done := func() (MemoryEstimate, error) {
-		e.Activations += amxBytes
-		return e, nil
+	if m.Layers > 1 {
+		encIn = max(encIn, 2*He) // an upper layer's input, both directions' states
 	}
-	if m.IsTransformer() {
-		e.Activations = n * transformerActivations(m, int64(tgt.Size()), S, T, (R+n-1)/n)
-		if m.Dropout > 0 {
-			e.Activations += f * R * int64(m.DModel) * (S*int64(1+2*max(m.Layers, 1)) + T*int64(1+3*max(m.Layers, 1)))
-		}
-		return done()
-	}
+	scratch += products.PackedWeightBytes(gi, 4*Hd, n) +
+		n*(products.WeightGradientBytes(b.T*b.rows(), decIn, 4*Hd)+products.WeightGradientBytes(b.S*b.rows(), encIn, gates*He))
 	if n == 1 {
-		e.Activations = activations(m, shapes.Decoder.Attn, int64(tgt.Size()), S, T, R)
-		return done()
+		return recurrentActivations(m, nt.dec.Attn, vocab, b.S, b.T, b.R), scratch
 	}
-	// Each worker holds the activations of its share of the batch (the largest share counted for all), and the
-	// whole batch's dropout masks are drawn before they are shared out.
-	e.Activations = n * activations(m, shapes.Decoder.Attn, int64(tgt.Size()), S, T, (R+n-1)/n)
+	activations = n * recurrentActivations(m, nt.dec.Attn, vocab, b.S, b.T, b.rows())
 	if m.Dropout > 0 {
-		e.Activations += f * maskValues(m, S, T, R)
+		activations += 4 * maskValues(m, b.S, b.T, b.R)
 	}
-	return done()
+	return activations, scratch
+}
+
+// trainingBytes is TrainingMemory's part for a Transformer: the activations of each worker's share of the batch
+// and the whole batch's dropout masks, and the output layer's scratch of products beyond float32's.
+func (nt transformerNet[T]) trainingBytes(m ModelConfig, products kernels.Products, b largestBatch, vocab int64) (activations, scratch int64) {
+	scratch = products.OutputBytes(m.DModel, int(vocab), graph.OutputChunk, int(b.workers))
+	activations = b.workers * transformerActivations(m, vocab, b.S, b.T, b.rows())
+	if m.Dropout > 0 {
+		L := int64(max(m.Layers, 1))
+		activations += 4 * b.R * int64(m.DModel) * (b.S*(1+2*L) + b.T*(1+3*L))
+	}
+	return activations, scratch
 }
 
 // maskValues is the number of values of the dropout masks of a batch of R rows of S source and T target
@@ -142,9 +149,10 @@ func maskValues(m ModelConfig, S, T, R int64) int64 {
 	return S*R*E + T*R*E + T*R*out + (layers-1)*(S*R*M+T*R*(Hd+M))
 }
 
-// activations is the bytes of activations (MemoryEstimate.Activations) of a graph of a batch of R rows of S
-// source and T target positions, for model m with attention attn over a target vocabulary of V words.
-func activations(m ModelConfig, attn align.Attention[float32], V, S, T, R int64) int64 {
+// recurrentActivations is the bytes of activations (MemoryEstimate.Activations) of a recurrent model's graph of
+// a batch of R rows of S source and T target positions, for model m with attention attn over a target vocabulary
+// of V words.
+func recurrentActivations[F kernels.Float](m ModelConfig, attn align.Attention[F], V, S, T, R int64) int64 {
 	const f = 4
 	layers := max(m.Layers, 1)
 	E, He, Hd := int64(m.Emb), int64(m.EncHidden), int64(m.DecHidden)

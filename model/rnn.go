@@ -35,6 +35,10 @@ var (
 	_ shortlister[float32] = rnnNet[float32]{}
 )
 
+func (n rnnNet[T]) packsGates(workers int, products kernels.Products) bool {
+	return workers > 1 && products.PacksWeights()
+}
+
 func (n rnnNet[T]) init(rng *rand.Rand) {
 	n.enc.Init(rng)
 	n.dec.Init(rng)

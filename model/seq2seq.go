@@ -61,9 +61,24 @@ type net[T kernels.Float] interface {
 	alignment() bool
 	// setAttentionLayer is Seq2Seq.SetAttentionLayer.
 	setAttentionLayer(layer int) error
+	// trainingBytes is the part of TrainingMemory's estimate that depends on the model type: the activations of
+	// the largest batch b, and the scratch that products beyond float32's take, over a target vocabulary of
+	// vocab words.
+	trainingBytes(m ModelConfig, products kernels.Products, b largestBatch, vocab int64) (activations, scratch int64)
+	// packsGates reports whether training with workers workers in products packs the decoder's gate weights
+	// once a step (Seq2Seq.PacksDecoderGates).
+	packsGates(workers int, products kernels.Products) bool
 	// graph builds the training graph of a batch shape into tg, whose params and feed slices are made, with the
 	// dropout masks that mask makes and guided alignment's gold guide (nil without), and compiles it.
 	graph(tg *trainGraph[T], cfg ModelConfig, s shape, fused bool, lossOpts decoder.GraphLoss, mask maskFunc, guide *G.Node) (*trainGraph[T], error)
+}
+
+// PacksDecoderGates reports whether training the model with workers workers in products runs the recurrent
+// decoder's gate products on float32 weights packed once a step (kernels.PackedGemm, through
+// kernels.PackWeights): with several workers (whose products run on one thread each), where the products pack
+// them (kernels.Products.PacksWeights). A Transformer has no gates to pack.
+func (m *Seq2Seq[T]) PacksDecoderGates(workers int, products kernels.Products) bool {
+	return m.net.packsGates(workers, products)
 }
 
 // New builds a model with zero weights; call Init or load a checkpoint.

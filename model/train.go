@@ -178,14 +178,6 @@ func (t TrainConfig) Products() (kernels.Products, error) {
 	return p, nil
 }
 
-// PacksDecoderGates reports whether training cfg's model with workers workers in products runs the recurrent
-// decoder's gate products on float32 weights packed once a step (kernels.PackedGemm, through
-// kernels.PackWeights): with several workers (whose products run on one thread each), where the products
-// pack them (kernels.Products.PacksWeights).
-func PacksDecoderGates(cfg Config, workers int, products kernels.Products) bool {
-	return workers > 1 && !cfg.Model.IsTransformer() && products.PacksWeights()
-}
-
 // Train runs the training loop: epochs of shuffled, bucketed batches; a checkpoint every SaveEvery steps, at each
 // epoch end and on interruption; validation after each epoch, keeping the best checkpoint. Batches depend only
 // on (seed, epoch) and dropout masks on (seed, step), so a resumed run reproduces an uninterrupted one.

@@ -100,6 +100,8 @@ func (n transformerNet[T]) force(b *data.Batch, vocab int) []Forced {
 	return out
 }
 
+func (n transformerNet[T]) packsGates(int, kernels.Products) bool { return false }
+
 func (n transformerNet[T]) describe(m *Seq2Seq[T]) string {
 	c := n.tf.Cfg
 	tied := ""
