@@ -31,12 +31,6 @@ func NewAMXWeights(w []float32, k, n int) (*AMXWeights, error) {
 	return &AMXWeights{b: *b, dp: amxPermit() != nil}, nil
 }
 
-// K is the number of rows of the weights: the inputs' length.
-func (w *AMXWeights) K() int { return w.b.k }
-
-// N is the number of columns of the weights.
-func (w *AMXWeights) N() int { return w.b.n }
-
 // Stride is the row stride of Mul's products: N rounded up to a whole 32.
 func (w *AMXWeights) Stride() int { return w.b.np }
 
@@ -60,9 +54,6 @@ type AMXInput struct {
 
 // NewAMXInput returns room for up to rows rows of k values, all zero.
 func NewAMXInput(rows, k int) *AMXInput { return &AMXInput{a: *newAMXA(max(rows, 1), k)} }
-
-// Rows is the most rows the input holds.
-func (in *AMXInput) Rows() int { return in.a.m }
 
 // Round rounds rows [from, to) of x, K values each and ldx apart, into the same rows of the input. x's values
 // must not be NaN.
