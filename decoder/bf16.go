@@ -7,9 +7,9 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 )
 
-// bf16Output is greedy search's output layer on bfloat16 products, on Intel AMX's tile registers
-// (kernels.AMXWeights, about seven times OpenBLAS's float32 products) where they run and on AVX512-BF16
-// (kernels.BF16Panels, twice as fast as float32 on AMD's CPUs) elsewhere, with the same choice of word: it scores
+// bf16Output is greedy search's output layer on bfloat16 products (kernels.AMXWeights: on Intel AMX's tile
+// registers, about seven times OpenBLAS's float32 products, where they run and on AVX512-BF16, twice as fast as
+// float32 on AMD's CPUs, elsewhere), with the same choice of word: it scores
 // the whole vocabulary in bf16, bounds how far each bf16 logit can be from the true one, and rescores in float64 every word whose bf16 logit is close
 // enough to the best to be the true best. So each step picks the word whose float64 logit is largest (the
 // first on ties), as a float64 output layer would; only the words within the error bound of the best, a few
@@ -24,11 +24,10 @@ import (
 // 2K·2^-24 allowed. Both treat bfloat16 subnormals as zero and flush float32 subnormal sums to zero: absolute
 // errors below K·2^-126·max|w| and K·2^-126, far inside the bound's absolute term of 2^-20.
 type bf16Output struct {
-	panels *kernels.BF16Panels // the weights for AVX512-BF16, or nil when amx is set
-	amx    *kernels.AMXWeights // the weights for AMX, or nil
-	wT     []float32           // (Vocab, OutIn): W_out's columns, for rescoring
-	bias   []float32           // a copy of b_out: the bound below was computed from it
-	k      int
+	amx  *kernels.AMXWeights // the weights rounded to bfloat16
+	wT   []float32           // (Vocab, OutIn): W_out's columns, for rescoring
+	bias []float32           // a copy of b_out: the bound below was computed from it
+	k    int
 	// slope is the error bound per unit of ‖x‖₂: 1.01·(2u+u²+2K·2^-24)·max_col ‖w_col‖₂.
 	slope   float64
 	maxBias float64
@@ -38,9 +37,9 @@ type bf16Output struct {
 }
 
 // newBF16Output makes the bf16 output layer of the row-major (k, vocab) weights w and the bias b, its products
-// on kernels.AMXWeights with amx (AMX, or VDPBF16PS where AMX does not run) and on BF16Panels without, or
-// returns nil when a weight or bias is not finite (their bound would be meaningless) or the products cannot run.
-func newBF16Output(w, b []float32, k, vocab int, amx bool) *bf16Output {
+// on kernels.AMXWeights, or returns nil when a weight or bias is not finite (their bound would be meaningless)
+// or the products cannot be made.
+func newBF16Output(w, b []float32, k, vocab int) *bf16Output {
 	o := &bf16Output{wT: make([]float32, vocab*k), bias: slices.Clone(b), k: k}
 	var maxNorm float64
 	for v := 0; v < vocab; v++ {
@@ -60,13 +59,9 @@ func newBF16Output(w, b []float32, k, vocab int, amx bool) *bf16Output {
 	if math.IsNaN(maxNorm) || math.IsInf(maxNorm, 0) || math.IsNaN(o.maxBias) || math.IsInf(o.maxBias, 0) {
 		return nil
 	}
-	if amx {
-		var err error
-		if o.amx, err = kernels.NewAMXWeights(w, k, vocab); err != nil {
-			return nil
-		}
-	} else {
-		o.panels = kernels.NewBF16Panels(w, k, vocab)
+	var err error
+	if o.amx, err = kernels.NewAMXWeights(w, k, vocab); err != nil {
+		return nil
 	}
 	o.maxNorm = maxNorm
 	u := kernels.BF16RoundOff
@@ -139,17 +134,17 @@ func (d *Decoder[T]) bf16For(p kernels.Products) *bf16Output {
 	d.bf16Mu.Lock()
 	defer d.bf16Mu.Unlock()
 	if d.bf16 == nil {
-		d.useBF16(true)
+		d.useBF16()
 	}
 	return d.bf16
 }
 
-// useBF16 makes d.bf16 from the output layer when T is float32, on AMX with amx (where it runs) and on
-// BF16Panels on any CPU without (tests use it without AVX512-BF16).
-func (d *Decoder[T]) useBF16(amx bool) {
+// useBF16 makes d.bf16 from the output layer when T is float32. It runs on any CPU (kernels.AMXWeights sums in
+// plain Go without AMX or AVX512-BF16, as tests do there).
+func (d *Decoder[T]) useBF16() {
 	w, ok := any(d.OutW.Data).([]float32)
 	if !ok {
 		return
 	}
-	d.bf16 = newBF16Output(w, any(d.OutB.Data).([]float32), d.OutIn(), d.Cfg.Vocab, amx)
+	d.bf16 = newBF16Output(w, any(d.OutB.Data).([]float32), d.OutIn(), d.Cfg.Vocab)
 }

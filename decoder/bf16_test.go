@@ -11,51 +11,29 @@ import (
 	"github.com/attend-nmt/attend/param"
 )
 
-// TestBF16OutputPicksTheFloat64Best scores 400 random inputs through a bf16 output layer of 37 inputs and 500
-// words in which word 301 is word 120 nudged by 1e-6 per weight and both get a large bias, so that bf16 cannot
-// tell them apart and they are the best two for most inputs. Every choice must be the word of the largest
-// float64 logit, summed here independently; both of the near-tied words must win for some inputs, each such
-// input must have been rescored, and most other inputs must need no rescoring beyond the best word.
-// It runs on BF16Panels, and on AMX where AMX runs.
-func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
-	for _, amx := range bf16Kernels(t) {
-		t.Run(fmt.Sprintf("amx=%v", amx), func(t *testing.T) { testBF16OutputPicksTheFloat64Best(t, amx) })
-	}
-}
-
-// bf16Kernels returns the bf16 products to test: BF16Panels (false) everywhere, and AMXWeights (true) where they
-// run (on AMX, or on AVX512-BF16 without it), logging when they do not.
-func bf16Kernels(t *testing.T) []bool {
-	if _, err := kernels.Choose(kernels.PrecisionBF16); err != nil {
-		t.Logf("AMXWeights's product is not tested: %v", err)
-		return []bool{false}
-	}
-	return []bool{false, true}
-}
-
 // bf16Logits returns o's bf16 logits of the (rows, K) input x, bias added, rows × vocab, on o's kernel.
 func bf16Logits(t *testing.T, o *bf16Output, x []float32, rows, vocab int) []float32 {
 	logits := make([]float32, rows*vocab)
-	if o.amx != nil {
-		in := kernels.NewAMXInput(rows, o.k)
-		in.Round(x, o.k, 0, rows)
-		c := make([]float32, o.amx.OutputLen(rows))
-		if err := o.amx.Mul(in, rows, c, 0, o.amx.Strips()); err != nil {
-			t.Fatal(err)
-		}
-		for r := 0; r < rows; r++ {
-			copy(logits[r*vocab:(r+1)*vocab], c[r*o.amx.Stride():])
-		}
-	} else {
-		x16 := make([]uint32, o.panels.InputLen(rows))
-		o.panels.RoundInput(x16, x, o.k, 0, rows)
-		o.panels.Mul(rows, x16, logits, vocab, 0, o.panels.Panels())
+	in := kernels.NewAMXInput(rows, o.k)
+	in.Round(x, o.k, 0, rows)
+	c := make([]float32, o.amx.OutputLen(rows))
+	if err := o.amx.Mul(in, rows, c, 0, o.amx.Strips()); err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < rows; r++ {
+		copy(logits[r*vocab:(r+1)*vocab], c[r*o.amx.Stride():])
 	}
 	kernels.AddBias(logits, rows, vocab, o.bias)
 	return logits
 }
 
-func testBF16OutputPicksTheFloat64Best(t *testing.T, amx bool) {
+// TestBF16OutputPicksTheFloat64Best scores 400 random inputs through a bf16 output layer of 37 inputs and 500
+// words in which word 301 is word 120 nudged by 1e-6 per weight and both get a large bias, so that bf16 cannot
+// tell them apart and they are the best two for most inputs. Every choice must be the word of the largest
+// float64 logit, summed here independently; both of the near-tied words must win for some inputs, each such
+// input must have been rescored, and most other inputs must need no rescoring beyond the best word.
+// It runs on kernels.AMXWeights: on AMX, on AVX512-BF16, or in plain Go, whichever runs here.
+func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 	const k, vocab, rows, a, b = 37, 500, 400, 120, 301
 	rng := rand.New(rand.NewPCG(8, 9))
 	w := make([]float32, k*vocab)
@@ -70,7 +48,7 @@ func testBF16OutputPicksTheFloat64Best(t *testing.T, amx bool) {
 		w[i*vocab+b] = w[i*vocab+a] + float32(rng.NormFloat64()*1e-6)
 	}
 	bias[a], bias[b] = 6, 6
-	o := newBF16Output(w, bias, k, vocab, amx)
+	o := newBF16Output(w, bias, k, vocab)
 	x := make([]float32, rows*k)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
@@ -148,20 +126,17 @@ func float32Blocks(blocks []*Block[float64]) []*Block[float32] {
 	return out
 }
 
-// TestGreedyInBF16MatchesFloat32 decodes 60 sentences with a random decoder over 700 words (15 panels, the last
-// partial), on one goroutine and two, with batches of 7 rows (a partial tile of the kernel), with float32
+// TestGreedyInBF16MatchesFloat32 decodes 60 sentences with a random decoder over 700 words (23 strips of 32 words,
+// the last partial), on one goroutine and two, with batches of 7 rows (a partial tile of the kernel), with float32
 // products and with bf16 products and rescoring: the words and the attention must be the same. It does so for
-// both orders of attention and LSTM, on BF16Panels and on AMX where it runs (23 strips of 32 words on AMX, the
-// last partial).
+// both orders of attention and LSTM, on kernels.AMXWeights (AMX, AVX512-BF16 or plain Go, whichever runs here).
 func TestGreedyInBF16MatchesFloat32(t *testing.T) {
-	for _, amx := range bf16Kernels(t) {
-		for _, after := range []bool{false, true} {
-			t.Run(fmt.Sprintf("amx=%v/attend_after_input=%v", amx, after), func(t *testing.T) { testGreedyInBF16MatchesFloat32(t, after, amx) })
-		}
+	for _, after := range []bool{false, true} {
+		t.Run(fmt.Sprintf("attend_after_input=%v", after), func(t *testing.T) { testGreedyInBF16MatchesFloat32(t, after) })
 	}
 }
 
-func testGreedyInBF16MatchesFloat32(t *testing.T, after, amx bool) {
+func testGreedyInBF16MatchesFloat32(t *testing.T, after bool) {
 	const vocab = 700
 	set := param.NewSet[float32]()
 	d, err := New(set, Config{Vocab: vocab, Emb: 12, Hidden: 20, MemDim: queueMemDim, Attn: 10, AttendAfterInput: after}, nil)
@@ -193,8 +168,8 @@ func testGreedyInBF16MatchesFloat32(t *testing.T, after, amx bool) {
 	for _, threads := range []int{1, 2} {
 		d.bf16 = nil
 		want := decode(threads)
-		d.useBF16(amx)
-		if d.bf16 == nil || (d.bf16.amx != nil) != amx {
+		d.useBF16()
+		if d.bf16 == nil {
 			t.Fatal("no bf16 output layer for a float32 decoder")
 		}
 		got := decode(threads)
@@ -209,7 +184,7 @@ func testGreedyInBF16MatchesFloat32(t *testing.T, after, amx bool) {
 			t.Fatalf("%d sentences, %d distinct beginnings: the test decodes too little to compare", len(want), len(words))
 		}
 	}
-	if p, err := kernels.Choose(kernels.PrecisionBF16); err != nil || p.AMX() {
-		t.Log("no AVX512-BF16 products here: checked the plain-Go bf16 product")
+	if _, err := kernels.Choose(kernels.PrecisionBF16); err != nil {
+		t.Log("no bfloat16 products here: checked AMXWeights's plain-Go product")
 	}
 }

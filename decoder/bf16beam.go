@@ -51,7 +51,7 @@ func (f *bf16Beam) logits(rows int, x []float32) {
 	v, ld := len(o.bias), o.amx.Stride()
 	f.in.Round(x, oi, 0, rows)
 	if err := o.amx.Mul(f.in, rows, f.c, 0, o.amx.Strips()); err != nil {
-		panic(err) // the shapes were made to fit, and NewAMXWeights checked that its products run
+		panic(err) // the shapes were made to fit
 	}
 	for r := 0; r < rows; r++ {
 		f.rescore(r, x[r*oi:(r+1)*oi], f.in.Rounded(r), f.c[r*ld:r*ld+v])

@@ -11,13 +11,6 @@ import (
 	"github.com/attend-nmt/attend/param"
 )
 
-// skipWithoutAMXWeights skips t where kernels.AMXWeights cannot multiply: on AMX, or on AVX512-BF16 without it.
-func skipWithoutAMXWeights(t *testing.T) {
-	if _, err := kernels.Choose(kernels.PrecisionBF16); err != nil {
-		t.Skip(err)
-	}
-}
-
 // skipWithoutFasterBF16 skips t where translate keeps beam search on float32 products: without AMX, and without AMD's
 // AVX512-BF16.
 func skipWithoutFasterBF16(t *testing.T) {
@@ -27,13 +20,12 @@ func skipWithoutFasterBF16(t *testing.T) {
 }
 
 // TestBF16BeamRescoresTheBest computes the logits of 45 random inputs (two 32-row blocks, the second partial)
-// with a bf16 output layer on AMX of 37 inputs and 500 words, logits spread over several units as a trained
+// with a bf16 output layer (AMXWeights) of 37 inputs and 500 words, logits spread over several units as a trained
 // model's are, and checks each row against float64 logits summed here: the row's 2k = 10 best words must be the
 // exact 10 best and their logits exact (to float32 rounding), every other logit within the row's δ, and the
 // log-sum-exp of the mixed logits within lseBound of the exact one. Rescoring too few words, or none, fails the
 // first check; a bound that forgets the words left in bf16 fails the last.
 func TestBF16BeamRescoresTheBest(t *testing.T) {
-	skipWithoutAMXWeights(t)
 	const k, vocab, rows, width = 37, 500, 45, 5
 	rng := rand.New(rand.NewPCG(10, 11))
 	w := make([]float32, k*vocab)
@@ -44,7 +36,7 @@ func TestBF16BeamRescoresTheBest(t *testing.T) {
 	for v := range bias {
 		bias[v] = float32(rng.NormFloat64())
 	}
-	o := newBF16Output(w, bias, k, vocab, true)
+	o := newBF16Output(w, bias, k, vocab)
 	f := newBF16Beam(o, rows, width)
 	x := make([]float32, rows*k)
 	for i := range x {

@@ -109,13 +109,9 @@ func (e *Ensemble[T]) greedyQueue(rows, threads int, fast *bf16Output, next func
 	}
 	if first := g.models[0]; fast != nil {
 		g.fast = fast
-		g.outIn32, g.logits32, g.ld = any(first.outIn).([]float32), any(first.logits).([]float32), first.d.Cfg.Vocab
-		if g.fast.amx != nil {
-			g.amxIn = kernels.NewAMXInput(rows, first.d.OutIn())
-			g.logits32, g.ld = make([]float32, g.fast.amx.OutputLen(rows)), g.fast.amx.Stride()
-		} else {
-			g.x16 = make([]uint32, g.fast.panels.InputLen(rows))
-		}
+		g.outIn32 = any(first.outIn).([]float32)
+		g.amxIn = kernels.NewAMXInput(rows, first.d.OutIn())
+		g.logits32, g.ld = make([]float32, g.fast.amx.OutputLen(rows)), g.fast.amx.Stride()
 	}
 	var helpers sync.WaitGroup
 	for p := 1; p < len(g.parts); p++ {
@@ -251,26 +247,15 @@ func (g *greedySearch[T]) chooseOutput() {
 			return sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
 		}
 	case fast != nil: // bfloat16 products, the near-best words rescored
-		if g.amxIn != nil {
-			g.round = func(from, to int) { g.amxIn.Round(g.outIn32, oi, from, to) }
-			g.output = func(p, parts, n int) {
-				strips := fast.amx.Strips()
-				first, last := strips*p/parts, strips*(p+1)/parts
-				if err := fast.amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
-					panic(err) // the shapes were made to fit, and NewAMXWeights checked that AMX runs
-				}
-				from, to := fast.amx.Columns(first, last)
-				kernels.AddBiasStrided(g.logits32[from:], n, g.ld, fast.bias[from:to])
+		g.round = func(from, to int) { g.amxIn.Round(g.outIn32, oi, from, to) }
+		g.output = func(p, parts, n int) {
+			strips := fast.amx.Strips()
+			first, last := strips*p/parts, strips*(p+1)/parts
+			if err := fast.amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
+				panic(err) // the shapes were made to fit
 			}
-		} else {
-			g.round = func(from, to int) { fast.panels.RoundInput(g.x16, g.outIn32, oi, from, to) }
-			g.output = func(p, parts, n int) {
-				panels := fast.panels.Panels()
-				first, last := panels*p/parts, panels*(p+1)/parts
-				fast.panels.Mul(n, g.x16, g.logits32, v, first, last)
-				from, to := fast.panels.Columns(first, last)
-				kernels.AddBiasStrided(g.logits32[from:], n, v, fast.bias[from:to])
-			}
+			from, to := fast.amx.Columns(first, last)
+			kernels.AddBiasStrided(g.logits32[from:], n, g.ld, fast.bias[from:to])
 		}
 		g.pick = func(_ *greedyPart[T], k int) int {
 			word, _ := fast.best(g.outIn32[k*oi:(k+1)*oi], g.logits32[k*g.ld:k*g.ld+v])
@@ -306,11 +291,10 @@ type greedySearch[T kernels.Float] struct {
 	parts []greedyPart[T] // what each goroutine stepping the batch needs beyond the members' views
 	best  []int           // the best word of each row at this step
 	short *shortlist[T]   // the words the batch scores, nil to score the whole vocabulary
-	// fast is the output layer in bfloat16 (GreedyQueue's products), or nil; with it, x16 (BF16Panels) or amxIn
-	// (AMX) holds the first member's outIn rounded to bf16, outIn32 is its outIn as the float32 slice it is, and
-	// logits32 the bf16 logits, ld apart: its logits (ld = Vocab), or AMX's padded product (ld its Stride).
+	// fast is the output layer in bfloat16 (GreedyQueue's products), or nil; with it, amxIn holds the first
+	// member's outIn rounded to bf16, outIn32 is its outIn as the float32 slice it is, and logits32 the bf16
+	// logits, AMXWeights' padded product, ld (its Stride) apart.
 	fast              *bf16Output
-	x16               []uint32
 	amxIn             *kernels.AMXInput
 	ld                int
 	outIn32, logits32 []float32

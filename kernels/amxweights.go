@@ -12,20 +12,17 @@ import (
 // flushes float32 subnormal results to zero, absolute errors below 2^-126 each). The weights are read only:
 // any number of goroutines may multiply by them at once, each with its own AMXInput.
 //
-// Products are written to a padded (RowsPadded(rows), Stride) matrix: the row stride is N rounded up to a whole
+// Products are written to a padded (rows rounded up to a whole 32, Stride) matrix: the row stride is N rounded up to a whole
 // 32, and the products' unit of work is a strip of 32 columns.
 type AMXWeights struct {
 	b  amxB
-	dp bool // AMX does not run here: Mul multiplies on VDPBF16PS (dpStripsMul)
+	dp bool // AMX does not run here: Mul multiplies on VDPBF16PS or in Go (dpStripsMul)
 }
 
-// NewAMXWeights rounds the row-major (k, n) matrix w to bfloat16 and packs it for AMX, or returns an error
-// saying why AMX cannot run here. Where AMX does not run but AVX512-BF16 does, Mul multiplies the same
-// packing on VDPBF16PS instead. w must hold no NaN.
+// NewAMXWeights rounds the row-major (k, n) matrix w to bfloat16 and packs it for AMX. Where AMX does not run,
+// Mul multiplies the same packing on VDPBF16PS, or in plain Go (far slower: for tests) on CPUs without
+// AVX512-BF16, which Choose does not give bfloat16 products. w must hold no NaN.
 func NewAMXWeights(w []float32, k, n int) (*AMXWeights, error) {
-	if err := bf16Permit(false); err != nil {
-		return nil, err
-	}
 	if k <= 0 || n <= 0 || len(w) < k*n {
 		return nil, fmt.Errorf("kernels: NewAMXWeights of %d values for (%d, %d)", len(w), k, n)
 	}
@@ -33,12 +30,6 @@ func NewAMXWeights(w []float32, k, n int) (*AMXWeights, error) {
 	b.round(w, n, 1)
 	return &AMXWeights{b: *b, dp: amxPermit() != nil}, nil
 }
-
-// K is the number of rows of the weights: the inputs' length.
-func (w *AMXWeights) K() int { return w.b.k }
-
-// N is the number of columns of the weights.
-func (w *AMXWeights) N() int { return w.b.n }
 
 // Stride is the row stride of Mul's products: N rounded up to a whole 32.
 func (w *AMXWeights) Stride() int { return w.b.np }
@@ -51,11 +42,8 @@ func (w *AMXWeights) Columns(first, last int) (from, to int) {
 	return min(first*amxBlock, w.b.n), min(last*amxBlock, w.b.n)
 }
 
-// OutputLen is the length of the product of rows rows of input: RowsPadded(rows)·Stride.
+// OutputLen is the length of the product of rows rows of input: rows rounded up to a whole 32, times Stride.
 func (w *AMXWeights) OutputLen(rows int) int { return amxRoundUp(rows) * w.b.np }
-
-// RowsPadded is rows rounded up to a whole 32: the rows of Mul's product, those past rows thrown away.
-func RowsPadded(rows int) int { return amxRoundUp(rows) }
 
 // AMXInput is up to a fixed number of rows of K values rounded to bfloat16, the left operand of
 // AMXWeights.Mul. Rows are rounded one range at a time (Round), so that goroutines may round their own rows of a
@@ -66,9 +54,6 @@ type AMXInput struct {
 
 // NewAMXInput returns room for up to rows rows of k values, all zero.
 func NewAMXInput(rows, k int) *AMXInput { return &AMXInput{a: *newAMXA(max(rows, 1), k)} }
-
-// Rows is the most rows the input holds.
-func (in *AMXInput) Rows() int { return in.a.m }
 
 // Round rounds rows [from, to) of x, K values each and ldx apart, into the same rows of the input. x's values
 // must not be NaN.
@@ -86,11 +71,11 @@ func (in *AMXInput) Round(x []float32, ldx, from, to int) {
 // Rounded returns row i's K values as Round left them, bfloat16 bits (FromBF16 reads one).
 func (in *AMXInput) Rounded(i int) []uint16 { return in.a.data[i*in.a.kp : i*in.a.kp+in.a.k] }
 
-// Mul sets c[r*Stride+j] to the float32 sum over k of x̃[r][k]·w̃[k][j] for the first RowsPadded(rows) rows r of
-// in (those past rows hold whatever earlier rounds left, their products to be thrown away) and the columns j of
+// Mul sets c[r*Stride+j] to the float32 sum over k of x̃[r][k]·w̃[k][j] for the rows r of in up to rows rounded up
+// to a whole 32 (those past rows hold whatever earlier rounds left, their products to be thrown away) and the columns j of
 // strips [first, last), leaving c's other values alone. c holds at least OutputLen(rows) values. It runs on the
 // tile registers of the calling goroutine's thread, which it locks for the call; where AMX does not run, on
-// VDPBF16PS, for the first rows rows only (the product's other rows are left alone).
+// VDPBF16PS (or in plain Go), for the first rows rows only (the product's other rows are left alone).
 func (w *AMXWeights) Mul(in *AMXInput, rows int, c []float32, first, last int) error {
 	a, b := &in.a, &w.b
 	if a.k != b.k || rows < 0 || rows > a.m || first < 0 || last > w.Strips() || first > last {
@@ -102,7 +87,7 @@ func (w *AMXWeights) Mul(in *AMXInput, rows int, c []float32, first, last int) e
 	if len(c) < w.OutputLen(rows) {
 		return fmt.Errorf("kernels: AMXWeights.Mul: c of %d values for %d rows of %d", len(c), rows, b.np)
 	}
-	if w.dp { // NewAMXWeights checked that VDPBF16PS runs
+	if w.dp {
 		dpStripsMul(hasBF16, a, rows, b, 2*first, 2*last, b.np, c, b.np, false)
 		return nil
 	}

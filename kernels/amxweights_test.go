@@ -8,13 +8,12 @@ import (
 )
 
 // TestAMXWeightsMulMatchesRoundedSums multiplies inputs of odd shapes by weights packed once (AMXWeights, on
-// AMX or on VDPBF16PS where AMX does not run),
+// AMX, on VDPBF16PS where AMX does not run, in plain Go without AVX512-BF16),
 // rounding the input's rows in two ranges and multiplying the strips in two halves on two goroutines at once,
 // as the decoder does, and checks every product against the float64 sum of the bfloat16-rounded terms to within
 // float32 summation error, k·2^-24·Σ|x̃||w̃|. The same input then takes fewer rows with stale rows past them,
 // whose products must not touch the real rows; c's values outside the strips asked for must be left alone.
 func TestAMXWeightsMulMatchesRoundedSums(t *testing.T) {
-	skipWithoutBF16Products(t, false)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range []struct{ rows, k, n int }{{1, 1, 1}, {45, 70, 75}, {33, 640, 200}, {64, 1100, 40}, {100, 31, 33}} {
 		x, wv := make([]float32, s.rows*s.k), make([]float32, s.k*s.n)

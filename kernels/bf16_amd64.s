@@ -4,13 +4,13 @@
 
 // VDPBF16PS Zsrc2, Zsrc1, Zdst (AVX512_BF16), which Go's assembler does not know, as bytes: EVEX.512.F3.0F38.W0 52 /r
 // with register operands; each line's comment is the instruction in Go's operand order. The encodings were
-// checked against GNU as; TestBF16TileMatchesPlainSums fails on a wrong one.
+// checked against GNU as; TestDPMulMatchesRoundedSums fails on a wrong one.
 
 // func bf16Tile(x *uint32, xStride int, w *uint32, stripStride, pairStride int, pairs int, c *float32, ldc int, add int)
 // c[r][j] = Σ_p x[r][p]·w[p][j] over pairs p < pairs, for rows r < 8 and columns j < 48, where every uint32 holds
 // two bfloat16s (an even-odd pair of the sum's terms) and x's rows are xStride bytes apart. w's pair row p is
-// three runs of 16 uint32s, stripStride bytes apart, and the next pair row starts pairStride bytes on: 64 and 192
-// for BF16Panels' panels of 48 columns, the strips' length and 64 for the 16-column strips of an amxB. c's rows
+// three runs of 16 uint32s, stripStride bytes apart, and the next pair row starts pairStride bytes on: the
+// strips' length and 64 for the 16-column strips of an amxB. c's rows
 // are ldc bytes apart; with add ≠ 0 the sums start from c's values rather than from zero. The 8×48 sums stay in
 // Z0-Z23 (row r in Z3r-Z3r+2) through the loop; Z24-Z26 hold a pair row of w, Z27-Z31 a row's pair of x
 // broadcast. pairs must be ≥ 1.
