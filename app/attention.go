@@ -13,29 +13,19 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// ForceTokens scores given target sentences by teacher forcing (see model.Seq2Seq.Force), batch by batch,
-// keeping the input order. Each result's Output is the target as given (words outside the vocabulary are
-// scored as <unk> but shown as they are); Attention and LogProbs have one row per target word and a last one for
-// </s>. A pair with an empty side gives empty lists. A cancelled ctx stops it between batches with ctx's error.
+// forceWords scores given target sentences by teacher forcing (see model.Seq2Seq.Force), batch by batch,
+// keeping the input order, telling progress (nil: nothing) of the pairs done. Each result's Output is the target
+// as given (words outside the vocabulary are scored as <unk> but shown as they are); Attention and LogProbs have
+// one row per target word and a last one for </s>. A pair with an empty side gives empty lists. A cancelled ctx
+// stops it between batches with ctx's error.
 //
 // A model trained on subwords splits both sides with its merges; the results are then word-level, with the
-// subwords in Subwords (see Translation).
-func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int) ([]Translation, error) {
-	return ForceWords(ctx, m, nil, srcs, tgts, batch)
-}
-
-// ForceWords is ForceTokens on words given pre-tokenized (the white-space tokens of the text, "Mr." one of them):
-// tok, the model's tokenizer, splits each word into the model's tokens (then its subword merges, if any, into
-// subwords), and the results are brought back to the given words as subwords are (see Translation.Subwords):
-// Source and Output are the given words, and a word's attention sums or averages that of its pieces. A nil tok
-// makes it ForceTokens.
-func ForceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int) ([]Translation, error) {
-	return forceWords(ctx, m, tok, srcs, tgts, batch, nil, false)
-}
-
-// forceWords is ForceWords telling progress (nil: nothing) of the pairs done, batch by batch. With alignment,
-// the Attention of a model with full-context alignment (model.full_context_alignment) is its alignment
-// attention's.
+// subwords in Subwords (see Translation). With tok, the model's tokenizer, the words are given pre-tokenized (the
+// white-space tokens of the text, "Mr." one of them): tok splits each word into the model's tokens (then its
+// subword merges, if any, into subwords), and the results are brought back to the given words as subwords are:
+// Source and Output are the given words, and a word's attention sums or averages that of its pieces. With
+// alignment, the Attention of a model with full-context alignment (model.full_context_alignment) is its
+// alignment attention's.
 func forceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int, progress Counter,
 	alignment bool) ([]Translation, error) {
 	if len(srcs) != len(tgts) {
@@ -53,7 +43,7 @@ func forceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokeniz
 	return out, nil
 }
 
-// forcePieces is ForceTokens on the model's own tokens; alignment as for forceWords.
+// forcePieces is forceWords without tok, on the model's own tokens; alignment as for forceWords.
 func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int, progress Counter, alignment bool) ([]Translation, error) {
 	if progress == nil {
 		progress = nopCounter{}
@@ -187,7 +177,7 @@ type AlignRequest struct {
 	Lowercase bool
 	Corpus    Corpus // the sentence pairs
 	// Tokenized reads the corpus as pre-tokenized text: the positions of the links are those of its white-space
-	// tokens, each of which the model's tokenizer may split further (see ForceWords).
+	// tokens, each of which the model's tokenizer may split further (see forceWords).
 	Tokenized   bool
 	Output      io.Writer
 	Threshold   float64        // 0: argmax alignment

@@ -19,6 +19,16 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
+// ForceTokens is forceWords on the model's own tokens, telling no progress.
+func ForceTokens(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int) ([]Translation, error) {
+	return forceWords(ctx, m, nil, srcs, tgts, batch, nil, false)
+}
+
+// ForceWords is forceWords on words given pre-tokenized, telling no progress.
+func ForceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokenizer, srcs, tgts [][]string, batch int) ([]Translation, error) {
+	return forceWords(ctx, m, tok, srcs, tgts, batch, nil, false)
+}
+
 func TestForceTokensKeepsInputOrderAndSkipsEmptyPairs(t *testing.T) {
 	m := untrainedModel(t)
 	srcs := [][]string{{"a", "b", "c", "d"}, {}, {"e"}, {"a", "b"}, {"c"}}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,7 +92,7 @@ func ApplySubwords(ctx context.Context, req SubwordRequest) (int, error) {
 			return written, flushed(out)
 		}
 		if l.err != nil {
-			return written, firstErr(flushed(out), l.err)
+			return written, cmp.Or(flushed(out), l.err)
 		}
 		var words []string
 		if req.BPE == nil {
@@ -121,16 +122,6 @@ func ApplySubwords(ctx context.Context, req SubwordRequest) (int, error) {
 func flushed(w *bufio.Writer) error {
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write: %w", err)
-	}
-	return nil
-}
-
-// firstErr returns the first of errs that is not nil.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -35,10 +35,8 @@ type Phase interface {
 
 // phasesOf returns rec's PhaseRecorder, or one that shows nothing.
 func phasesOf(rec model.Recorder) PhaseRecorder {
-	if p, ok := rec.(PhaseRecorder); ok {
-		return p
-	}
-	return nopPhases{}
+	p, _ := rec.(PhaseRecorder)
+	return orNoPhases(p)
 }
 
 type nopPhases struct{}

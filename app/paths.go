@@ -169,64 +169,58 @@ func checkOwner(out NamedPath) error {
 	return nil
 }
 
-// readHead returns the first n bytes of the file at path (fewer when it is shorter).
-func readHead(path string, n int) ([]byte, error) {
+// judgeHead reads the first n bytes of the file at path (fewer when it is shorter) and returns what judge says
+// of them: the body of a NamedPath.Own.
+func judgeHead(path string, n int, judge func(head []byte) error) error {
 	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		defer f.Close()
+		head := make([]byte, n)
+		var k int
+		if k, err = io.ReadFull(f, head); err == nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return judge(head[:k])
+		}
 	}
-	defer f.Close()
-	head := make([]byte, n)
-	k, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return head[:k], nil
+	return fmt.Errorf("cannot be read (%w)", err)
 }
 
 // OwnCheckpoint is a NamedPath.Own for checkpoints: the file must start as every attend checkpoint does
 // (checkpoint.HasMagic).
 func OwnCheckpoint(path string) error {
-	head, err := readHead(path, 64)
-	if err != nil {
-		return fmt.Errorf("cannot be read (%w)", err)
-	}
-	if !checkpoint.HasMagic(head) {
-		return fmt.Errorf("is not an attend checkpoint (it starts with %q)", firstLine(head, 24))
-	}
-	return nil
+	return judgeHead(path, 64, func(head []byte) error {
+		if !checkpoint.HasMagic(head) {
+			return fmt.Errorf("is not an attend checkpoint (it starts with %q)", firstLine(head, 24))
+		}
+		return nil
+	})
 }
 
 // OwnMetrics is a NamedPath.Own for metrics logs: the file's first line must be a JSON record of attend's
 // (an object with a "step"), or the start of one cut short by a crash.
 func OwnMetrics(path string) error {
-	head, err := readHead(path, 64<<10)
-	if err != nil {
-		return fmt.Errorf("cannot be read (%w)", err)
-	}
-	line, _, complete := bytes.Cut(head, []byte("\n"))
-	if !complete && len(head) < 64<<10 && bytes.HasPrefix(line, []byte(`{"`)) {
-		return nil // the first record, cut short
-	}
-	var rec struct {
-		Step *int `json:"step"`
-	}
-	if json.Unmarshal(line, &rec) != nil || rec.Step == nil {
-		return fmt.Errorf("is not a metrics log of attend's (its first line is %q, not a JSON record with a \"step\")", firstLine(head, 40))
-	}
-	return nil
+	return judgeHead(path, 64<<10, func(head []byte) error {
+		line, _, complete := bytes.Cut(head, []byte("\n"))
+		if !complete && len(head) < 64<<10 && bytes.HasPrefix(line, []byte(`{"`)) {
+			return nil // the first record, cut short
+		}
+		var rec struct {
+			Step *int `json:"step"`
+		}
+		if json.Unmarshal(line, &rec) != nil || rec.Step == nil {
+			return fmt.Errorf("is not a metrics log of attend's (its first line is %q, not a JSON record with a \"step\")", firstLine(head, 40))
+		}
+		return nil
+	})
 }
 
 // OwnLock is a NamedPath.Own for lock files (checkpoint.TryLock): the file must hold a process id.
 func OwnLock(path string) error {
-	head, err := readHead(path, 64)
-	if err != nil {
-		return fmt.Errorf("cannot be read (%w)", err)
-	}
-	if n, err := strconv.Atoi(strings.TrimSpace(string(head))); err != nil || n <= 0 {
-		return fmt.Errorf("is not a lock file of attend's (it holds %q, not a process id)", firstLine(head, 24))
-	}
-	return nil
+	return judgeHead(path, 64, func(head []byte) error {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(head))); err != nil || n <= 0 {
+			return fmt.Errorf("is not a lock file of attend's (it holds %q, not a process id)", firstLine(head, 24))
+		}
+		return nil
+	})
 }
 
 // firstLine is the start of the first line of head, at most n bytes, for messages.

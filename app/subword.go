@@ -10,7 +10,7 @@ import (
 )
 
 // Subwords is the token-level view of a translation whose words are not the model's tokens — by a model
-// trained on subwords (data.subword bpe), or of words given pre-tokenized (ForceWords, TranslateWords): the
+// trained on subwords (data.subword bpe), or of words given pre-tokenized (forceWords, TranslateWords): the
 // tokens the model read and wrote and its attention between them, from which Translation's word-level fields
 // are made. Attention[t][i] is the weight of source subword i when output subword t (or the final </s>) was
 // produced.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/attend-nmt/attend/internal/plural"
@@ -18,8 +17,8 @@ type TranslateOptions struct {
 	// Input and Output are files ("" or "-": standard input and output); Attention and Alignments, optional,
 	// are the files of TranslateRequest's Attention and Alignments.
 	Input, Output, Attention, Alignments string
-	Threshold                            float64
-	ThresholdGiven                       bool // --threshold was given
+	Threshold                            float64 // 0 to 1, as the flag checks it
+	ThresholdGiven                       bool    // --threshold was given
 	Tokenized, TokenLevel                bool
 	Search                               SearchFlags
 }
@@ -32,9 +31,6 @@ func RunTranslate(ctx context.Context, o TranslateOptions) (err error) {
 	}
 	if o.Output == "-" {
 		o.Output = ""
-	}
-	if o.Threshold < 0 || o.Threshold > 1 || math.IsNaN(o.Threshold) {
-		return fmt.Errorf("--threshold is %g; want a weight from 0 (argmax) to 1", o.Threshold)
 	}
 	if o.ThresholdGiven && o.Alignments == "" {
 		return fmt.Errorf("--threshold %g chooses the links of --alignments, which is not given; add --alignments FILE, or drop --threshold", o.Threshold)

@@ -40,21 +40,8 @@ type BPE struct {
 // updates its counts the same way): 8000 merges on Multi30k's German and English take seconds, where
 // recounting every pair after each merge took minutes.
 func LearnBPE(sents [][]string, merges int) *BPE {
-	counts := map[string]int64{}
-	for _, s := range sents {
-		for _, w := range s {
-			counts[w]++
-		}
-	}
-	words := make([]string, 0, len(counts))
-	for w := range counts {
-		words = append(words, w)
-	}
-	freq := make([]int64, len(words))
-	for i, w := range words {
-		freq[i] = counts[w]
-	}
-	return LearnBPECounts(words, freq, merges)
+	words, counts := countTokens(sents)
+	return LearnBPECounts(words, counts, merges)
 }
 
 // LearnBPECounts is LearnBPE of a corpus whose distinct words are words, word i occurring counts[i] times (a

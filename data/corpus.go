@@ -304,23 +304,13 @@ func WordCounts(ctx context.Context, paths []string, tok Tokenizer, threads int,
 	var done int64 // bytes of the files before the current one
 	for _, path := range paths {
 		scan := func(emit func(line int, texts ...string) error) error {
-			var n int64
-			f, err := openCounted(path, &n)
-			if err != nil {
-				return err
+			var read func(int64)
+			if progress != nil {
+				read = func(n int64) { progress(done + n) }
 			}
-			defer f.Close()
-			lines := newLineReader(f, path)
-			for lines.next() {
-				if err := emit(lines.line, lines.text); err != nil {
-					return err
-				}
-				if progress != nil {
-					progress(done + n)
-				}
-			}
+			n, err := scanFile(path, read, func(line int, text string) error { return emit(line, text) })
 			done += n
-			return lines.err
+			return err
 		}
 		err := tokenizeStream(ctx, scan, 1, tok, threads, d, func(_ int, ids, _ []int32) error {
 			counts = grow(counts, len(d.tokens))

@@ -118,19 +118,8 @@ const gzipMagic = "\x1f\x8b"
 
 // Open opens a file for reading; a path ending in .gz is decompressed on the fly. Errors name the path.
 func Open(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("data: %w", err) // *os.PathError: "open <path>: <reason>"
-	}
-	if !strings.HasSuffix(path, ".gz") {
-		return f, nil
-	}
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("data: %s: %w", path, err)
-	}
-	return &gzipFile{Reader: z, file: f}, nil
+	var n int64
+	return openCounted(path, &n)
 }
 
 // gzipFile is a decompressing reader over an open file; Close closes both.
@@ -402,31 +391,40 @@ func emptyCorpus(name, detail string) error {
 
 // scanTSV is CorpusFiles.scan of a TSV file.
 func scanTSV(path string, read func(int64), fn func(line int, src, tgt string) error) error {
+	_, err := scanFile(path, read, func(line int, text string) error {
+		var src, tgt string
+		if strings.TrimSpace(text) != "" {
+			var ok bool
+			if src, tgt, ok = strings.Cut(text, "\t"); ok {
+				tgt, _, _ = strings.Cut(tgt, "\t")
+			} else if src, tgt, ok = cutBars(text); !ok {
+				return &ParseError{File: path, Line: line, Err: ErrNoTab}
+			}
+		}
+		return fn(line, src, tgt)
+	})
+	return err
+}
+
+// scanFile calls fn with each line of the file at path (.gz decompressed) and its 1-based number, then read,
+// when set, with the bytes read from the file so far. It returns the bytes read from the file in all.
+func scanFile(path string, read func(int64), fn func(line int, text string) error) (int64, error) {
 	var n int64
 	f, err := openCounted(path, &n)
 	if err != nil {
-		return err
+		return n, err
 	}
 	defer f.Close()
 	lines := newLineReader(f, path)
 	for lines.next() {
-		var src, tgt string
-		if strings.TrimSpace(lines.text) != "" {
-			var ok bool
-			if src, tgt, ok = strings.Cut(lines.text, "\t"); ok {
-				tgt, _, _ = strings.Cut(tgt, "\t")
-			} else if src, tgt, ok = cutBars(lines.text); !ok {
-				return &ParseError{File: path, Line: lines.line, Err: ErrNoTab}
-			}
-		}
-		if err := fn(lines.line, src, tgt); err != nil {
-			return err
+		if err := fn(lines.line, lines.text); err != nil {
+			return n, err
 		}
 		if read != nil {
 			read(n)
 		}
 	}
-	return lines.err
+	return n, lines.err
 }
 
 // ReadLines reads sentences to translate from r, one per line, and tokenizes them; name is the file name used

@@ -37,21 +37,22 @@ type Vocab struct {
 // maxSize > 0 the least frequent are cut so that Size() <= maxSize, specials included; the four specials are
 // always kept, even when maxSize < 4. A token spelled like a special ("<unk>") in sents is not added again.
 func BuildVocab(sents [][]string, minFreq, maxSize int) *Vocab {
-	counts := map[string]int64{}
+	tokens, counts := countTokens(sents)
+	return vocabFromCounts(tokens, counts, minFreq, maxSize)
+}
+
+// countTokens returns the distinct tokens of sents, in no particular order, with how often each occurs.
+func countTokens(sents [][]string) (tokens []string, counts []int64) {
+	seen := map[string]int64{}
 	for _, s := range sents {
 		for _, tok := range s {
-			counts[tok]++
+			seen[tok]++
 		}
 	}
-	tokens := make([]string, 0, len(counts))
-	for tok := range counts {
-		tokens = append(tokens, tok)
+	for tok, n := range seen {
+		tokens, counts = append(tokens, tok), append(counts, n)
 	}
-	freq := make([]int64, len(tokens))
-	for i, tok := range tokens {
-		freq[i] = counts[tok]
-	}
-	return vocabFromCounts(tokens, freq, minFreq, maxSize)
+	return tokens, counts
 }
 
 // vocabFromCounts is BuildVocab of distinct tokens seen counts[i] times each (in any order; a count of 0 is a

@@ -21,7 +21,7 @@ const bleuOrder = 4
 // PyTorch reference implementation that the speed and quality figures compare against (see docs/speed.md), so
 // both give the same figure up to floating-point rounding of log and exp. BLEU panics if hyps and refs differ in length.
 func BLEU(hyps, refs [][]string) float64 {
-	sum := sumBLEUCounts("BLEU", hyps, refs)
+	sum := sumCounts("BLEU", hyps, refs, SentenceBLEUCounts)
 	matches, totals, hypLen, refLen := sum.Matches, sum.Totals, sum.HypLen, sum.RefLen
 	if slices.Min(matches[:]) == 0 {
 		return 0

@@ -113,18 +113,18 @@ func (s BLEUScore) String() string {
 // (BLEU.compute_bleu): BLEUFromCounts of the sentences' counts summed. CorpusBLEU panics if hyps and refs differ
 // in length or smooth is unknown.
 func CorpusBLEU(hyps, refs [][]string, smooth Smoothing) BLEUScore {
-	return BLEUFromCounts(sumBLEUCounts("CorpusBLEU", hyps, refs), smooth)
+	return BLEUFromCounts(sumCounts("CorpusBLEU", hyps, refs, SentenceBLEUCounts), smooth)
 }
 
-// sumBLEUCounts is the sum of the counts of each hypothesis against its one reference; name names the caller in
-// the panic of hyps and refs that differ in length.
-func sumBLEUCounts(name string, hyps, refs [][]string) BLEUCounts {
+// sumCounts is the sum of count of each hypothesis against its one reference; name names the caller in the
+// panic of hyps and refs that differ in length.
+func sumCounts[T any, C Counts[C]](name string, hyps, refs []T, count func(hyp T, refs ...T) C) C {
 	if len(hyps) != len(refs) {
 		panic(fmt.Sprintf("metrics: %s of %d hypotheses against %d references", name, len(hyps), len(refs)))
 	}
-	var sum BLEUCounts
+	var sum C
 	for i, hyp := range hyps {
-		sum = sum.Add(SentenceBLEUCounts(hyp, refs[i]))
+		sum = sum.Add(count(hyp, refs[i]))
 	}
 	return sum
 }
@@ -293,14 +293,7 @@ func (s ChrFScore) String() string { return fmt.Sprintf("chrF%d = %.2f", chrFBet
 // computes it by default: ChrFFromCounts of the sentences' counts summed. Case is kept. ChrF panics if hyps and
 // refs differ in length.
 func ChrF(hyps, refs []string) ChrFScore {
-	if len(hyps) != len(refs) {
-		panic(fmt.Sprintf("metrics: ChrF of %d hypotheses against %d references", len(hyps), len(refs)))
-	}
-	var sum ChrFCounts
-	for i, hyp := range hyps {
-		sum = sum.Add(SentenceChrFCounts(hyp, refs[i]))
-	}
-	return ChrFFromCounts(sum)
+	return ChrFFromCounts(sumCounts("ChrF", hyps, refs, SentenceChrFCounts))
 }
 
 // ChrFFromCounts scores a corpus's summed counts: white space was removed, character n-grams of orders 1 to 6

@@ -100,25 +100,27 @@ func Encode(w io.Writer, f *File) error {
 	if err := validate(f); err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
-	sum := sha256.New()
-	if err := encode(io.MultiWriter(w, sum), f); err != nil {
-		return fmt.Errorf("encode checkpoint: %w", err)
-	}
-	if _, err := w.Write(sum.Sum(nil)); err != nil {
+	if err := summed(w, func(w io.Writer) error { return encode(w, f) }); err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
 	return nil
 }
 
+// summed writes what encode produces, followed by its SHA-256, to w.
+func summed(w io.Writer, encode func(io.Writer) error) error {
+	sum := sha256.New()
+	if err := encode(io.MultiWriter(w, sum)); err != nil {
+		return err
+	}
+	_, err := w.Write(sum.Sum(nil))
+	return err
+}
+
 // writeAtomic writes what encode produces, followed by its SHA-256, to path through a temporary file.
 func writeAtomic(path string, encode func(io.Writer) error) error {
 	err := writeThroughTemp(path, func(w io.Writer) error {
-		sum := sha256.New()
 		buffered := bufio.NewWriterSize(w, chunkSize)
-		if err := encode(io.MultiWriter(buffered, sum)); err != nil {
-			return err
-		}
-		if _, err := buffered.Write(sum.Sum(nil)); err != nil {
+		if err := summed(buffered, encode); err != nil {
 			return err
 		}
 		return buffered.Flush()
@@ -482,40 +484,21 @@ func (d *decoder) take(n uint64) ([]byte, error) {
 	return b, nil
 }
 
-func (d *decoder) uint8() (uint8, error) {
-	b, err := d.next(1)
+// uint reads a little-endian unsigned integer of size bytes (1, 2, 4 or 8).
+func (d *decoder) uint(size int) (uint64, error) {
+	b, err := d.next(size)
 	if err != nil {
 		return 0, err
 	}
-	return b[0], nil
-}
-
-func (d *decoder) uint16() (uint16, error) {
-	b, err := d.next(2)
-	if err != nil {
-		return 0, err
+	var x uint64
+	for i := size - 1; i >= 0; i-- {
+		x = x<<8 | uint64(b[i])
 	}
-	return binary.LittleEndian.Uint16(b), nil
-}
-
-func (d *decoder) uint32() (uint32, error) {
-	b, err := d.next(4)
-	if err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint32(b), nil
-}
-
-func (d *decoder) uint64() (uint64, error) {
-	b, err := d.next(8)
-	if err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint64(b), nil
+	return x, nil
 }
 
 func (d *decoder) file() (*File, error) {
-	headerLen, err := d.uint64()
+	headerLen, err := d.uint(8)
 	if err != nil {
 		return nil, fmt.Errorf("header length: %w", err)
 	}
@@ -530,12 +513,12 @@ func (d *decoder) file() (*File, error) {
 	if !json.Valid(f.Header) {
 		return nil, errors.New("header is not valid JSON")
 	}
-	count, err := d.uint32()
+	count, err := d.uint(4)
 	if err != nil {
 		return nil, fmt.Errorf("tensor count: %w", err)
 	}
 	const minTensorLen = 2 + 1 + 1 + 1 // name length, one-byte name, dtype, ndim
-	if uint64(count) > d.remaining/minTensorLen {
+	if count > d.remaining/minTensorLen {
 		return nil, fmt.Errorf("%d tensors cannot fit in the %d bytes left in the file", count, d.remaining)
 	}
 	// A Tensor is far larger than its smallest encoding, so trust the count only so far when preallocating.
@@ -559,7 +542,7 @@ func (d *decoder) file() (*File, error) {
 }
 
 func (d *decoder) tensor() (Tensor, error) {
-	nameLen, err := d.uint16()
+	nameLen, err := d.uint(2)
 	if err != nil {
 		return Tensor{}, fmt.Errorf("name length: %w", err)
 	}
@@ -571,7 +554,7 @@ func (d *decoder) tensor() (Tensor, error) {
 		return Tensor{}, fmt.Errorf("name: %w", err)
 	}
 	t := Tensor{Name: string(name)}
-	dtype, err := d.uint8()
+	dtype, err := d.uint(1)
 	if err != nil {
 		return Tensor{}, fmt.Errorf("tensor %q: dtype: %w", t.Name, err)
 	}
@@ -584,14 +567,14 @@ func (d *decoder) tensor() (Tensor, error) {
 	default:
 		return Tensor{}, fmt.Errorf("tensor %q: unknown dtype %d", t.Name, dtype)
 	}
-	ndim, err := d.uint8()
+	ndim, err := d.uint(1)
 	if err != nil {
 		return Tensor{}, fmt.Errorf("tensor %q: rank: %w", t.Name, err)
 	}
 	dims := make([]uint64, ndim)
 	t.Shape = make([]int, ndim)
 	for i := range dims {
-		if dims[i], err = d.uint64(); err != nil {
+		if dims[i], err = d.uint(8); err != nil {
 			return Tensor{}, fmt.Errorf("tensor %q: shape: %w", t.Name, err)
 		}
 		if dims[i] > math.MaxInt {
