@@ -191,13 +191,13 @@ type Translation struct {
 	// block's heads' weights among the source words: SelfAttention[l][j][i][k] is the weight of word k for word i
 	// in head j of block l.
 	SelfAttention [][][][]float32 `json:"self_attention,omitempty"`
-	// LogProbs, for a target scored by teacher forcing (ForceTokens), is the log-probability of each output
+	// LogProbs, for a target scored by teacher forcing (forceWords), is the log-probability of each output
 	// word and of the final </s>.
 	LogProbs     []float64     `json:"log_probs,omitempty"`
 	Score        float64       `json:"score,omitempty"`
 	Alternatives []Alternative `json:"-"`
 	// Subwords, when the words above are not the model's own tokens — a model trained on subwords, or the
-	// words of the text (TranslateText, TranslateWords, ForceWords) — is the translation as the model saw it:
+	// words of the text (TranslateText, TranslateWords, forceWords) — is the translation as the model saw it:
 	// its pieces. The fields above are then words: Source the input words, Output the output pieces joined into
 	// words, Attention brought to words (see wordAttention), LogProbs summed over each word's pieces.
 	Subwords *Subwords `json:"subwords,omitempty"`
