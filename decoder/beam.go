@@ -30,9 +30,12 @@ type BeamOptions struct {
 var ErrStopped = errors.New("decoder: beam search stopped")
 
 // Stopped reports whether o.Stop is closed: a search checks it before every step.
-func (o BeamOptions) Stopped() bool {
+func (o BeamOptions) Stopped() bool { return stopped(o.Stop) }
+
+// stopped reports whether stop is closed (nil never is), without waiting.
+func stopped(stop <-chan struct{}) bool {
 	select {
-	case <-o.Stop:
+	case <-stop:
 		return true
 	default:
 		return false

@@ -73,7 +73,7 @@ func Greedy[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab
 	}
 	live := make([]int, 0, rows)
 	for step, n := 1, rows; n > 0; step++ {
-		if (BeamOptions{Stop: stop}).Stopped() {
+		if stopped(stop) {
 			return nil, ErrStopped
 		}
 		for i, ses := range sessions {

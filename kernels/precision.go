@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -101,11 +100,10 @@ func Choose(p Precision) (Products, error) {
 			return Products{format: BF16x3, amx: true}, nil
 		}
 		return Products{}, fmt.Errorf("precision bf16x3 needs Intel AMX: %w; use bf16, float32 or auto", amx)
-	}
-	if _, err := ParsePrecision(string(p)); err != nil {
+	default:
+		_, err := ParsePrecision(string(p)) // an error: every setting it accepts has its case above
 		return Products{}, err
 	}
-	return Products{}, errors.New("kernels: unreachable precision")
 }
 
 // Format is the number format the products multiply in.
@@ -167,14 +165,15 @@ func (p Products) WeightGradientBytes(rows, in, out int64) int64 {
 // (Progress.Arithmetic, which checkpoints of earlier versions recorded in the same words): "float32 products",
 // "bfloat16 products on AVX512-BF16", "bfloat16x3 products on AMX".
 func (p Products) String() string {
-	name := map[Format]string{Float32: "float32", BF16: "bfloat16", BF16x3: "bfloat16x3"}[p.format] + " products"
 	switch {
 	case p.format == Float32:
-		return name
+		return "float32 products"
+	case p.format == BF16x3: // bfloat16x3 runs on AMX only
+		return "bfloat16x3 products on AMX"
 	case p.amx:
-		return name + " on AMX"
+		return "bfloat16 products on AMX"
 	}
-	return name + " on AVX512-BF16"
+	return "bfloat16 products on AVX512-BF16"
 }
 
 // Here describes, for `attend version`, the products precision auto chooses on this CPU, and whether AMX runs
