@@ -40,25 +40,48 @@ func attnWeights(a Attention, rng *rand.Rand) (w, dw Weights[float64]) {
 	return w, dw
 }
 
+// attnRun is one case's attention with random weights, inputs and projection, drawn by setup.
+type attnRun struct {
+	w, dw         Weights[float64]
+	x, m, project []float64
+	arena         *kernels.Arena[float64]
+	cache         *Cache[float64]
+	out           []float64
+}
+
+// setup draws c's weights, queries x, memory m and output projection from rng, in that order.
+func (c attnCase) setup(rng *rand.Rand) *attnRun {
+	a := &attnRun{arena: kernels.NewArena[float64]()}
+	a.w, a.dw = attnWeights(c.shape, rng)
+	a.x, a.m = gradcheck.Random(rng, c.rows*c.lq*c.shape.QueryDim, 1), gradcheck.Random(rng, c.rows*c.lk*c.shape.MemDim, 1)
+	a.project = gradcheck.Random(rng, c.rows*c.lq*c.shape.OutDim, 1)
+	a.cache = NewCache(a.arena, "a", c.shape, c.rows, c.lq, c.lk, c.keyLen, c.queryLen, c.causal)
+	a.out = make([]float64, len(a.project))
+	return a
+}
+
+// loss runs the forward pass and returns Σ out ⊙ project.
+func (a *attnRun) loss() float64 {
+	a.cache.Forward(a.w, a.x, a.m, a.out, false)
+	return gradcheck.Dot(a.out, a.project)
+}
+
+// backward adds the gradient of loss, as of the last forward pass, into dx, dm and dw.
+func (a *attnRun) backward(dx, dm []float64) {
+	a.cache.Backward(a.w, a.dw, a.project, dx, dm, NewScratch(a.arena, "a.grad", a.cache))
+}
+
 // TestAttentionBackwardMatchesFiniteDifferences: every gradient of Cache.Backward against central finite
 // differences of Σ out ⊙ project, except b_K's, which the next test checks.
 func TestAttentionBackwardMatchesFiniteDifferences(t *testing.T) {
 	for _, c := range attnCases {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			w, dw := attnWeights(c.shape, rng)
-			x, m := gradcheck.Random(rng, c.rows*c.lq*c.shape.QueryDim, 1), gradcheck.Random(rng, c.rows*c.lk*c.shape.MemDim, 1)
-			project := gradcheck.Random(rng, c.rows*c.lq*c.shape.OutDim, 1)
-			arena := kernels.NewArena[float64]()
-			cache := NewCache(arena, "a", c.shape, c.rows, c.lq, c.lk, c.keyLen, c.queryLen, c.causal)
-			out := make([]float64, len(project))
-			loss := func() float64 {
-				cache.Forward(w, x, m, out, false)
-				return gradcheck.Dot(out, project)
-			}
+			a := c.setup(rng)
+			w, dw, x, m, loss := a.w, a.dw, a.x, a.m, a.loss
 			loss()
 			dx, dm := make([]float64, len(x)), make([]float64, len(m))
-			cache.Backward(w, dw, project, dx, dm, NewScratch(arena, "a.grad", cache))
+			a.backward(dx, dm)
 			gradcheck.Check(t, loss, []gradcheck.Tensor{{Name: "x", X: x, Grad: dx}, {Name: "m", X: m, Grad: dm},
 				{Name: "W_Q", X: w.QW, Grad: dw.QW}, {Name: "b_Q", X: w.QB, Grad: dw.QB}, {Name: "W_K", X: w.KW, Grad: dw.KW},
 				{Name: "W_V", X: w.VW, Grad: dw.VW}, {Name: "b_V", X: w.VB, Grad: dw.VB}, {Name: "W_O", X: w.OW, Grad: dw.OW},
@@ -75,22 +98,13 @@ func TestAttentionBackwardMatchesFiniteDifferences(t *testing.T) {
 func TestKeyBiasGradientIsZero(t *testing.T) {
 	for _, c := range attnCases {
 		t.Run(c.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(3, 4))
-			w, dw := attnWeights(c.shape, rng)
-			x, m := gradcheck.Random(rng, c.rows*c.lq*c.shape.QueryDim, 1), gradcheck.Random(rng, c.rows*c.lk*c.shape.MemDim, 1)
-			project := gradcheck.Random(rng, c.rows*c.lq*c.shape.OutDim, 1)
-			arena := kernels.NewArena[float64]()
-			cache := NewCache(arena, "a", c.shape, c.rows, c.lq, c.lk, c.keyLen, c.queryLen, c.causal)
-			out := make([]float64, len(project))
-			loss := func() float64 {
-				cache.Forward(w, x, m, out, false)
-				return gradcheck.Dot(out, project)
-			}
+			a := c.setup(rand.New(rand.NewPCG(3, 4)))
+			w, dw, loss := a.w, a.dw, a.loss
 			base := loss()
 			for i := range dw.KB {
 				dw.KB[i] = math.NaN() // Backward must add nothing, not even 0 + rounding
 			}
-			cache.Backward(w, dw, project, make([]float64, len(x)), make([]float64, len(m)), NewScratch(arena, "a.grad", cache))
+			a.backward(make([]float64, len(a.x)), make([]float64, len(a.m)))
 			for i, g := range dw.KB {
 				if !math.IsNaN(g) {
 					t.Errorf("b_K[%d]: Backward changed its gradient to %g", i, g)
