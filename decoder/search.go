@@ -20,6 +20,20 @@ type Session[T kernels.Float] interface {
 	Reorder(from []int)
 }
 
+// Joiner is a Session that sentences can join while it decodes others: a running batch, kept full by refilling
+// the rows of ended sentences (Reorder drops them) with new ones.
+type Joiner[T kernels.Float] interface {
+	Session[T]
+	// Join appends, after the session's current rows, row r of src for each r of rows (in order; a row may be
+	// joined more than once, as beam search spreads a sentence to its beams). src is a Session of the same model,
+	// started on other sentences and not yet stepped, whose rows then take their first step in this session.
+	// The session's padded source length grows to the longest joined source when it is longer.
+	Join(src Session[T], rows []int)
+	// SrcLen is the session's padded source length: the length of each row of Step's weights. It may shrink
+	// when rows leave (Reorder) and grow when rows join.
+	SrcLen() int
+}
+
 // advancer is a Session whose output layer a search may compute itself, with a shortlist or bfloat16 products:
 // the recurrent decoder's (found by type assertion; a Session without it scores with its own Step).
 type advancer[T kernels.Float] interface {
