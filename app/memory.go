@@ -1,11 +1,9 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -18,10 +16,8 @@ import (
 // memory.max when that is less (a container's limit). ok is false where neither can be read (not Linux): the
 // memory is then not checked.
 func MachineMemory() (n int64, source string, ok bool) {
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		n, source, ok = parseMeminfo(f)
-		f.Close()
-	}
+	raw, _ := data.ReadFile("/proc/meminfo")
+	n, source, ok = available(parseMeminfo(raw))
 	if limit, err := data.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
 		used, _ := data.ReadFile("/sys/fs/cgroup/memory.current")
 		if room, cok := cgroupRoom(limit, used); cok && (!ok || room < n) {
@@ -31,32 +27,44 @@ func MachineMemory() (n int64, source string, ok bool) {
 	return n, source, ok
 }
 
-// parseMeminfo reads MemAvailable (or, lacking it, MemTotal) from the text of /proc/meminfo.
-func parseMeminfo(r io.Reader) (n int64, source string, ok bool) {
-	var total int64
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		key, rest, found := strings.Cut(sc.Text(), ":")
-		if !found {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			continue
-		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || kb < 0 {
-			continue
-		}
-		switch key {
-		case "MemAvailable":
-			return kb * 1024, "MemAvailable in /proc/meminfo", true
-		case "MemTotal":
-			total = kb * 1024
+// machineMemory is the memory this process may use, in bytes: the machine's (MemTotal of /proc/meminfo), or the
+// limit of its control group (cgroup v2, as containers set it) when that is lower; 0 when neither can be read
+// (not Linux: the fallback then applies).
+func machineMemory() int64 {
+	raw, _ := data.ReadFile("/proc/meminfo")
+	total := parseMeminfo(raw)["MemTotal"]
+	if limit, err := data.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if room, ok := cgroupRoom(limit, nil); ok && room > 0 && (total == 0 || room < total) {
+			total = room
 		}
 	}
-	if total > 0 {
-		return total, "MemTotal in /proc/meminfo", true
+	return total
+}
+
+// parseMeminfo reads the sizes that the text of /proc/meminfo gives, in bytes, by key ("MemTotal").
+func parseMeminfo(text []byte) map[string]int64 {
+	sizes := map[string]int64{}
+	for _, line := range strings.Split(string(text), "\n") {
+		key, rest, found := strings.Cut(line, ":")
+		fields := strings.Fields(rest)
+		if !found || len(fields) == 0 {
+			continue
+		}
+		if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil && kb >= 0 {
+			sizes[key] = kb * 1024
+		}
+	}
+	return sizes
+}
+
+// available is the memory a new run may take by the sizes of /proc/meminfo (parseMeminfo): MemAvailable, or
+// lacking it MemTotal, with where the figure comes from; ok is false when neither is there.
+func available(sizes map[string]int64) (n int64, source string, ok bool) {
+	if n, ok := sizes["MemAvailable"]; ok {
+		return n, "MemAvailable in /proc/meminfo", true
+	}
+	if n := sizes["MemTotal"]; n > 0 {
+		return n, "MemTotal in /proc/meminfo", true
 	}
 	return 0, "", false
 }

@@ -22,7 +22,7 @@ func TestParseMeminfo(t *testing.T) {
 		{"garbage", "MemAvailable: lots\nMemTotal\n", 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n, source, ok := parseMeminfo(strings.NewReader(c.text))
+			n, source, ok := available(parseMeminfo([]byte(c.text)))
 			if n != c.bytes || ok != (c.bytes > 0) || !strings.Contains(source, c.source) {
 				t.Fatalf("parseMeminfo = %d, %q, %v; want %d and a source naming %q", n, source, ok, c.bytes, c.source)
 			}
