@@ -46,7 +46,7 @@ func forceWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tokeniz
 // forcePieces is forceWords without tok, on the model's own tokens; alignment as for forceWords.
 func forcePieces(ctx context.Context, m *model.Seq2Seq[float32], srcs, tgts [][]string, batch int, progress Counter, alignment bool) ([]Translation, error) {
 	if progress == nil {
-		progress = nopCounter{}
+		progress = nopPhase{}
 	}
 	out := make([]Translation, len(srcs))
 	var examples []data.Example
@@ -104,10 +104,8 @@ func ModelIdentity(path string, ck *model.Checkpoint) heatmap.Model {
 // for it, </s>. ref is the reference translation (nil for none); forced says the output is a reference scored
 // by teacher forcing.
 func AttentionMap(tr Translation, ref []string, forced bool, id heatmap.Model) *heatmap.Map {
-	m := &heatmap.Map{Source: tr.Source, Output: tr.Output, Reference: ref, Forced: forced, Weights: tr.Attention, Model: id}
-	if len(tr.Attention) > len(tr.Output) {
-		m.Output = append(append([]string(nil), tr.Output...), data.EOSToken)
-	}
+	m := &heatmap.Map{Source: tr.Source, Output: labelRows(tr.Output, len(tr.Attention)), Reference: ref, Forced: forced, Weights: tr.Attention,
+		Model: id}
 	if forced {
 		m.LogProbs = tr.LogProbs
 	}
@@ -204,9 +202,9 @@ type AlignRequest struct {
 // than sentence pairs, or a link beyond its sentence pair, are an error. A pair longer than req.MaxLen is
 // skipped with a warning.
 func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
-	var read, split data.Tokenizer = modelTokenizer(req.Model, req.Lowercase), nil
+	var read, split data.Tokenizer = Tokenizer(req.Model, req.Lowercase), nil
 	if req.Tokenized {
-		read, split = data.WhitespaceTokenizer{}, modelTokenizer(req.Model, req.Lowercase)
+		read, split = data.WhitespaceTokenizer{}, Tokenizer(req.Model, req.Lowercase)
 	}
 	pairs, err := req.Corpus.Read(read)
 	if err != nil {
@@ -232,17 +230,16 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	}
 	phase := orNoPhases(req.Progress).StartPhase("aligning "+req.Corpus.String(), int64(passes*len(pairs)), "sentence pair")
 	defer phase.End()
-	done := &phaseCounter{phase: phase}
-	forward, err := forceWords(ctx, req.Model, split, srcs, tgts, req.Batch, done, !req.DecoderAttention)
+	forward, err := forceWords(ctx, req.Model, split, srcs, tgts, req.Batch, phase, !req.DecoderAttention)
 	if err != nil {
 		return align.Scores{}, err
 	}
 	var reverse []Translation
 	if req.Reverse != nil {
 		if req.Tokenized {
-			split = modelTokenizer(req.Reverse, req.Lowercase)
+			split = Tokenizer(req.Reverse, req.Lowercase)
 		}
-		if reverse, err = forceWords(ctx, req.Reverse, split, tgts, srcs, req.Batch, done, !req.DecoderAttention); err != nil {
+		if reverse, err = forceWords(ctx, req.Reverse, split, tgts, srcs, req.Batch, phase, !req.DecoderAttention); err != nil {
 			return align.Scores{}, err
 		}
 	}

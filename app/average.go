@@ -44,11 +44,7 @@ func RunAverage(o AverageOptions) error {
 	case len(o.Paths) < 2:
 		return fmt.Errorf("give at least two checkpoints to average (got %d)", len(o.Paths))
 	}
-	var inputs []NamedPath
-	for _, p := range paths {
-		inputs = append(inputs, NamedPath{Role: "an input", Path: p})
-	}
-	if err := CheckOutputs(CheckpointOutputs("--out", o.Out), inputs); err != nil {
+	if err := CheckOutputs(CheckpointOutputs("--out", o.Out), namedPaths("an input", paths)); err != nil {
 		return err
 	}
 	if _, err := checkpoint.RemoveStale(o.Out); err != nil {

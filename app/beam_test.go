@@ -35,9 +35,8 @@ func TestReplaceUnkCopiesTheMostAttendedSourceWord(t *testing.T) {
 func TestTranslateWritesNBestListsWithScores(t *testing.T) {
 	input := "a b c\nd e\n\ne a\n"
 	var out, attn bytes.Buffer
-	_, err := Translate(context.Background(), TranslateRequest{Model: untrainedModel(t), Input: strings.NewReader(input),
-		InputName: "in", Output: &out, Attention: &attn, Tokenized: true,
-		Decode: DecodeOptions{MaxLen: 6, Batch: 2, Beam: 3, NBest: 3}})
+	_, err := Translate(context.Background(), TranslateRequest{TextOptions: TextOptions{Tokenized: true, Decode: DecodeOptions{MaxLen: 6, Batch: 2, Beam: 3, NBest: 3}},
+		Model: untrainedModel(t), Input: strings.NewReader(input), InputName: "in", Output: &out, Attention: &attn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +100,8 @@ func TestTranslateDetokenizesUnlessAskedForTokens(t *testing.T) {
 	}
 	translate := func(tokenized bool) []string {
 		var out bytes.Buffer
-		_, err := Translate(context.Background(), TranslateRequest{Model: m, Input: strings.NewReader(input),
-			InputName: "in", Output: &out, Tokenized: tokenized, Decode: DecodeOptions{MaxLen: 6, Batch: 4, Beam: 2}})
+		_, err := Translate(context.Background(), TranslateRequest{TextOptions: TextOptions{Tokenized: tokenized, Decode: DecodeOptions{MaxLen: 6, Batch: 4, Beam: 2}},
+			Model: m, Input: strings.NewReader(input), InputName: "in", Output: &out})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -210,10 +210,7 @@ func checkBPEOutput(o BPEOptions, example string) error {
 	if o.Output == "" {
 		return nil
 	}
-	var inputs []NamedPath
-	for _, in := range o.Inputs {
-		inputs = append(inputs, NamedPath{Role: "--input", Path: in})
-	}
+	inputs := namedPaths("--input", o.Inputs)
 	if o.Codes != "" {
 		inputs = append(inputs, NamedPath{Role: "--codes", Path: o.Codes})
 	}

@@ -73,8 +73,8 @@ func testStopsAWideBeam(t *testing.T, cfg model.ModelConfig) {
 	decode := DecodeOptions{MaxLen: 600, Batch: 1, Beam: m.TgtVocab.Size(), MaxLenRatio: 1}
 
 	var first bytes.Buffer
-	if _, err := Translate(context.Background(), TranslateRequest{Model: m, Input: strings.NewReader("w7\n"), InputName: "one",
-		Output: &first, Tokenized: true, Decode: decode}); err != nil {
+	if _, err := Translate(context.Background(), TranslateRequest{TextOptions: TextOptions{Tokenized: true, Decode: decode},
+		Model: m, Input: strings.NewReader("w7\n"), InputName: "one", Output: &first}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -89,8 +89,8 @@ func testStopsAWideBeam(t *testing.T, cfg model.ModelConfig) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		n, err := Translate(ctx, TranslateRequest{Model: m, Input: strings.NewReader("w7\n" + long + "\n"), InputName: "two",
-			Output: &out, Tokenized: true, Decode: decode})
+		n, err := Translate(ctx, TranslateRequest{TextOptions: TextOptions{Tokenized: true, Decode: decode},
+			Model: m, Input: strings.NewReader("w7\n" + long + "\n"), InputName: "two", Output: &out})
 		done <- result{n, err}
 	}()
 	var r result

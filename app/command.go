@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"fmt"
 	"github.com/attend-nmt/attend/kernels"
 	"io"
@@ -118,13 +117,13 @@ func LoadModels(paths []string) (*model.Checkpoint, *model.Ensemble, error) {
 	return cks[0], ens, nil
 }
 
-// modelInputs names the checkpoints of --model for CheckOutputs.
-func modelInputs(paths []string) []NamedPath {
-	var in []NamedPath
+// namedPaths names each of paths by role (the checkpoints of --model), for CheckOutputs.
+func namedPaths(role string, paths []string) []NamedPath {
+	var named []NamedPath
 	for _, p := range paths {
-		in = append(in, NamedPath{Role: "--model", Path: p})
+		named = append(named, NamedPath{Role: role, Path: p})
 	}
-	return in
+	return named
 }
 
 // DefaultBeam is the beam width of translate, eval, heatmap and serve.
@@ -259,10 +258,10 @@ func (d SearchFlags) lengthLimit(cfg model.Config) int {
 	return LengthLimit(cfg)
 }
 
-// inputLines counts the lines of an input, for a progress total: of the file at path (.gz read through), or,
-// when path is empty, of stdin, when it is a regular file (stdin from where it stands, without moving it). It is
-// 0 when that is not known (a pipe, a FIFO, a terminal, a device such as /dev/zero, which would never end) or
-// the file cannot be read (the command then reports that itself).
+// inputLines counts the lines of an input (data.Lines), for a progress total: of the file at path (.gz read
+// through), or, when path is empty, of stdin, when it is a regular file (stdin from where it stands, without
+// moving it). It is 0 when that is not known (a pipe, a FIFO, a terminal, a device such as /dev/zero, which would
+// never end) or the input cannot be read (the command then reports that itself).
 func inputLines(path string, stdin io.Reader) int64 {
 	var r io.Reader
 	if path != "" {
@@ -290,24 +289,13 @@ func inputLines(path string, stdin io.Reader) int64 {
 		}
 		r = io.NewSectionReader(f, at, info.Size()-at)
 	}
-	var lines int64
-	last := byte('\n')
-	buf := make([]byte, 1<<16)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
-			last = buf[n-1]
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0
-		}
+	lines := data.NewLines(r, path)
+	var n int64
+	for lines.Scan() {
+		n++
 	}
-	if last != '\n' {
-		lines++ // a last line without its newline
+	if lines.Err() != nil {
+		return 0
 	}
-	return lines
+	return n
 }

@@ -27,8 +27,10 @@ type PhaseRecorder interface {
 	StartPhase(name string, total int64, unit string) Phase
 }
 
-// Phase is one phase of work under way.
+// Phase is one phase of work under way. It is a Counter: Add(n) says n more units are done, and is safe to call
+// from several goroutines at a time.
 type Phase interface {
+	Counter
 	Set(done int64) // done units so far; safe to call from any one goroutine at a time
 	End()           // the phase is over (done or failed)
 }
@@ -43,25 +45,6 @@ type nopPhases struct{}
 
 func (nopPhases) StartPhase(string, int64, string) Phase { return nopPhase{} }
 
-// phaseCounter is a Counter that shows its count in a Phase; it is safe for use from several goroutines.
-type phaseCounter struct {
-	mu    sync.Mutex
-	phase Phase
-	done  int64
-}
-
-func (c *phaseCounter) Add(n int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.done += n
-	c.phase.Set(c.done)
-}
-
-// nopCounter is a Counter that counts nothing.
-type nopCounter struct{}
-
-func (nopCounter) Add(int64) {}
-
 // orNoPhases is p, or a PhaseRecorder that shows nothing when p is nil.
 func orNoPhases(p PhaseRecorder) PhaseRecorder {
 	if p == nil {
@@ -72,6 +55,7 @@ func orNoPhases(p PhaseRecorder) PhaseRecorder {
 
 type nopPhase struct{}
 
+func (nopPhase) Add(int64) {}
 func (nopPhase) Set(int64) {}
 func (nopPhase) End()      {}
 
@@ -334,39 +318,23 @@ func (l *backgroundLexicon) finish(ctx context.Context, w io.Writer, paths ...st
 	return nil
 }
 
-// lexiconStarter is a training Recorder that starts the background lexicon when the first step is done.
+// lexiconStarter is a training Recorder that starts the background lexicon when the first step is done, and
+// passes every event on to the Recorder it embeds.
 type lexiconStarter struct {
-	next model.Recorder // nil: none
-	lex  *backgroundLexicon
-}
-
-func (r lexiconStarter) EpochStart(e model.EpochStart) {
-	if r.next != nil {
-		r.next.EpochStart(e)
-	}
+	model.Recorder
+	lex *backgroundLexicon
 }
 
 func (r lexiconStarter) BatchDone() {
 	r.lex.start()
-	if r.next != nil {
-		r.next.BatchDone()
-	}
+	r.Recorder.BatchDone()
 }
 
-func (r lexiconStarter) Logged(s model.StepLog) {
-	if r.next != nil {
-		r.next.Logged(s)
-	}
-}
+// nopRecorder is the Recorder of a run nobody watches, for lexiconStarter to pass the events on to.
+type nopRecorder struct{}
 
-func (r lexiconStarter) Validated(v model.ValidLog) {
-	if r.next != nil {
-		r.next.Validated(v)
-	}
-}
-
-func (r lexiconStarter) EpochEnd() {
-	if r.next != nil {
-		r.next.EpochEnd()
-	}
-}
+func (nopRecorder) EpochStart(model.EpochStart) {}
+func (nopRecorder) BatchDone()                  {}
+func (nopRecorder) Logged(model.StepLog)        {}
+func (nopRecorder) Validated(model.ValidLog)    {}
+func (nopRecorder) EpochEnd()                   {}

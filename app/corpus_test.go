@@ -292,6 +292,7 @@ type loggedPhase struct {
 }
 
 func (p *loggedPhase) Set(done int64) { p.done = done }
+func (p *loggedPhase) Add(n int64)    { p.done += n }
 func (p *loggedPhase) End() {
 	if p.total > 0 && p.done != p.total {
 		p.log.add("end " + p.name + " short of its total")

@@ -82,7 +82,7 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	}
 	phase := phasesOf(req.Recorder).StartPhase("translating the test set", int64(len(srcs)), "sentence")
 	trs, err := TranslateTokens(ctx, ck.Model, srcs, DecodeOptions{MaxLen: req.Config.Decode.MaxLen, Batch: req.Config.Decode.Batch,
-		Progress: &phaseCounter{phase: phase}})
+		Progress: phase})
 	phase.End()
 	if err != nil {
 		return res, fmt.Errorf("interrupted while translating the test set (the trained model is in %s): %w", model.BestPath(out), ErrStopped)

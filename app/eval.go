@@ -367,31 +367,26 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	if len(req.Refs) == 0 {
 		return res, fmt.Errorf("eval: no references")
 	}
-	var refSets [][]string // refSets[k][i]: reference k of sentence i
-	for _, r := range req.Refs {
-		lines, err := readAllLines(r)
-		if err != nil {
+	refName := req.Refs[0].Name
+	refSets := make([][]string, len(req.Refs)) // refSets[k][i]: reference k of sentence i
+	for k, r := range req.Refs {
+		want := -1 // any number of lines: the first reference's
+		if k > 0 {
+			want = len(refSets[0])
+		}
+		if refSets[k], err = readAllLines(r, want, refName); err != nil {
 			return res, err
 		}
-		if len(refSets) > 0 {
-			if err := sameCount(r.Name, len(lines), req.Refs[0].Name, len(refSets[0])); err != nil {
-				return res, err
-			}
-		}
-		refSets = append(refSets, lines)
 	}
-	refs, refName := refSets[0], req.Refs[0].Name
+	refs := refSets[0]
 	refNames := make([]string, len(req.Refs))
 	for k, r := range req.Refs {
 		refNames[k] = r.Name
 	}
 	var systems [][]string
 	for _, h := range req.Hyps {
-		hyps, err := readAllLines(h)
+		hyps, err := readAllLines(h, len(refs), refName)
 		if err != nil {
-			return res, err
-		}
-		if err := sameCount(h.Name, len(hyps), refName, len(refs)); err != nil {
 			return res, err
 		}
 		systems = append(systems, hyps)
@@ -402,16 +397,13 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		if req.Model == nil || req.Src.R == nil {
 			return res, fmt.Errorf("eval: translating or --perplexity needs a model and a source file")
 		}
-		if srcs, err = readAllLines(req.Src); err != nil {
-			return res, err
-		}
-		if err := sameCount(req.Src.Name, len(srcs), refName, len(refs)); err != nil {
+		if srcs, err = readAllLines(req.Src, len(refs), refName); err != nil {
 			return res, err
 		}
 	}
 	var tok data.Tokenizer
 	if req.Model != nil {
-		tok = modelTokenizer(req.Model, req.Lowercase)
+		tok = Tokenizer(req.Model, req.Lowercase)
 	}
 	if len(req.Hyps) == 0 {
 		hyps, err := translateForEval(ctx, req, tok, srcs)
@@ -636,20 +628,20 @@ func parseMetrics(names []string) (bleu, chrf bool, err error) {
 	return bleu, chrf, nil
 }
 
-func readAllLines(in NamedReader) ([]string, error) {
+// readAllLines reads the lines of in, which must be want, the lines of the file refName (-1: any number).
+func readAllLines(in NamedReader, want int, refName string) ([]string, error) {
 	lines := data.NewLines(in.R, in.Name)
 	var out []string
 	for lines.Scan() {
 		out = append(out, lines.Text())
 	}
-	return out, lines.Err()
-}
-
-func sameCount(name string, n int, refName string, refN int) error {
-	if n != refN {
-		return fmt.Errorf("eval: %s has %s but %s has %d", name, plural.Count(n, "line"), refName, refN)
+	if err := lines.Err(); err != nil {
+		return nil, err
 	}
-	return nil
+	if want >= 0 && len(out) != want {
+		return nil, fmt.Errorf("eval: %s has %s but %s has %d", in.Name, plural.Count(len(out), "line"), refName, want)
+	}
+	return out, nil
 }
 
 // tokLC is the tokenization of training's validation BLEU and of the PyTorch reference (lowercase,

@@ -74,7 +74,7 @@ func RunEval(ctx context.Context, o EvalOptions) (err error) {
 		if len(o.Models) == 0 {
 			return errors.New("eval: --output needs --model")
 		}
-		inputs := append([]NamedPath{{Role: "--src", Path: o.Src}}, modelInputs(o.Models)...)
+		inputs := append([]NamedPath{{Role: "--src", Path: o.Src}}, namedPaths("--model", o.Models)...)
 		for _, ref := range o.Refs {
 			if ref != "-" {
 				inputs = append(inputs, NamedPath{Role: "--ref", Path: ref})
@@ -129,7 +129,7 @@ func RunEval(ctx context.Context, o EvalOptions) (err error) {
 		}
 		translating := o.startPhase("translating "+name, inputLines(path, o.Stdin), "sentence")
 		defer translating.End()
-		req.Decode.Progress = &phaseCounter{phase: translating}
+		req.Decode.Progress = translating
 	}
 	res, err := Eval(ctx, req)
 	if err != nil {

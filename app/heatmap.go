@@ -44,7 +44,7 @@ func RunHeatmap(ctx context.Context, o HeatmapOptions) error {
 			return fmt.Errorf("--out %s: %w", o.Out, heatmap.ErrFormat)
 		}
 		if err := CheckOutputs([]NamedPath{{Role: "--out", Path: o.Out, Example: "attention" + filepath.Ext(o.Out)}},
-			modelInputs(o.Models)); err != nil {
+			namedPaths("--model", o.Models)); err != nil {
 			return err
 		}
 	} else {
@@ -52,7 +52,7 @@ func RunHeatmap(ctx context.Context, o HeatmapOptions) error {
 		outputs := []NamedPath{{Role: "the gallery page", Path: filepath.Join(o.OutDir, "index.html")},
 			{Role: "the gallery's pictures", Path: filepath.Join(o.OutDir, "[0-9][0-9][0-9][0-9]*.png"), Pattern: true},
 			{Role: "the gallery's matrices", Path: filepath.Join(o.OutDir, "[0-9][0-9][0-9][0-9]*.json"), Pattern: true}}
-		inputs := append(modelInputs(o.Models), NamedPath{Role: "--input", Path: o.Input}, NamedPath{Role: "--ref", Path: o.Ref})
+		inputs := append(namedPaths("--model", o.Models), NamedPath{Role: "--input", Path: o.Input}, NamedPath{Role: "--ref", Path: o.Ref})
 		if err := CheckOutputs(outputs, inputs); err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func RunHeatmap(ctx context.Context, o HeatmapOptions) error {
 	}
 	req.Sources, req.Refs = sources, refs
 	translating := o.startPhase("translating "+o.Input, int64(len(sources)), "sentence")
-	req.Decode.Progress = &phaseCounter{phase: translating}
+	req.Decode.Progress = translating
 	maps, err := Heatmaps(ctx, req)
 	translating.End()
 	if err != nil {

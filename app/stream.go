@@ -8,13 +8,6 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// Tokenizer is the tokenizer `attend translate` reads a model's input text with: lowercasing when the model was
-// trained lowercased, and keeping the "@@" markers of text split into subwords beforehand when the model has no
-// merges of its own.
-func Tokenizer(m *model.Seq2Seq[float32], lowercase bool) data.Tokenizer {
-	return modelTokenizer(m, lowercase)
-}
-
 // SourceLength is the number of tokens the model's encoder reads for a tokenized sentence: its words, or, for a
 // model trained on subwords, their subwords.
 func SourceLength(m *model.Seq2Seq[float32], tokens []string) int {
@@ -142,12 +135,4 @@ func (s streamSentence) translation(m *model.Seq2Seq[float32], h decoder.Hypothe
 		tr = toWords(tr, s.words, s.wordOf)
 	}
 	return tr
-}
-
-// WordAttention brings attention between tokens to attention between the words they make up, as translate does
-// for subwords (see wordAttention): a word's column sums its tokens' columns and a word's row averages its
-// tokens' rows. srcWord[i] and outWord[t] are the words of source token i and output token t; a row past the
-// output tokens (that of </s>) becomes one last row.
-func WordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int, outWords int) [][]float32 {
-	return wordAttention(attn, srcWord, srcWords, outWord, outWords)
 }

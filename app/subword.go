@@ -40,18 +40,16 @@ func (s Subwords) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Subwords) UnmarshalJSON(b []byte) error {
-	var j subwordsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	j.Output = unlabelRows(j.Output, len(j.Attention))
-	*s = Subwords(j)
-	return nil
+	*s = Subwords{}
+	err := json.Unmarshal(b, (*subwordsJSON)(s))
+	s.Output = unlabelRows(s.Output, len(s.Attention))
+	return err
 }
 
-// modelTokenizer is the tokenizer of a model's input text (model.DataConfig.Tokenizer): a model without
-// subword merges of its own keeps the "@@" markers of text split into subwords beforehand.
-func modelTokenizer(m *model.Seq2Seq[float32], lowercase bool) data.Tokenizer {
+// Tokenizer is the tokenizer `attend translate` reads a model's input text with (model.DataConfig.Tokenizer):
+// lowercasing when the model was trained lowercased, and keeping the "@@" markers of text split into subwords
+// beforehand when the model has no merges of its own.
+func Tokenizer(m *model.Seq2Seq[float32], lowercase bool) data.Tokenizer {
 	return &data.RegexTokenizer{Lowercase: lowercase, KeepBPEMarkers: m.Subwords == nil}
 }
 
@@ -83,13 +81,14 @@ func splitSentences(m *model.Seq2Seq[float32], tok data.Tokenizer, sents [][]str
 	return pieces, wordOf
 }
 
-// wordAttention turns attention between subwords into attention between words. A column of the result is the
+// WordAttention turns attention between subwords (or tokens) into attention between the words they make up:
+// srcWord[i] and outWord[t] are the words of source piece i and output piece t. A column of the result is the
 // sum of the columns of the word's subwords (the attention a word gets is what its pieces got together), and a
 // row the mean of the rows of the word's subwords (what a word looked at is the average of what its pieces
 // looked at), so every row still sums to one over the source words. This is how Clark et al. (2019, "What does
 // BERT look at?") bring subword attention to words. Rows past the output subwords (the row of </s>) become
 // one last row. Output words without subwords (none occur) get zero rows.
-func wordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int, outWords int) [][]float32 {
+func WordAttention(attn [][]float32, srcWord []int, srcWords int, outWord []int, outWords int) [][]float32 {
 	rows := outWords
 	if len(attn) > len(outWord) {
 		rows++
@@ -139,7 +138,7 @@ func (s *Subwords) wordLinks(threshold float64) []align.Link {
 }
 
 // toWords makes a translation of subwords one of words: its source is words (the subwords' own), its output the
-// output subwords joined (data.JoinSubwords), its attention brought to words (wordAttention), and its
+// output subwords joined (data.JoinSubwords), its attention brought to words (WordAttention), and its
 // log-probabilities (of a forced target) summed over each word's subwords, which makes them the words'
 // log-probabilities; each head's matrix (Heads) is brought to words like Attention. The subword translation is
 // kept in Subwords.
@@ -154,15 +153,15 @@ func toGivenWords(tr Translation, words []string, srcWord []int, out []string, o
 	sub := &Subwords{Source: tr.Source, Output: tr.Output, Attention: tr.Attention, Heads: tr.Heads, SelfAttention: tr.SelfAttention,
 		SourceWord: srcWord, OutputWord: outWord}
 	w := Translation{Source: words, Output: nonNil(out), Score: tr.Score, Subwords: sub,
-		Attention: wordAttention(tr.Attention, srcWord, len(words), outWord, len(out))}
+		Attention: WordAttention(tr.Attention, srcWord, len(words), outWord, len(out))}
 	for _, head := range tr.Heads {
-		w.Heads = append(w.Heads, wordAttention(head, srcWord, len(words), outWord, len(out)))
+		w.Heads = append(w.Heads, WordAttention(head, srcWord, len(words), outWord, len(out)))
 	}
 	// Among source words: rows (queries) and columns (keys) are both source subwords.
 	for _, block := range tr.SelfAttention {
 		var heads [][][]float32
 		for _, head := range block {
-			heads = append(heads, wordAttention(head, srcWord, len(words), srcWord, len(words)))
+			heads = append(heads, WordAttention(head, srcWord, len(words), srcWord, len(words)))
 		}
 		w.SelfAttention = append(w.SelfAttention, heads)
 	}

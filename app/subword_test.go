@@ -18,7 +18,7 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// TestWordAttentionSumsSourceAndAveragesOutputSubwords checks wordAttention against hand-computed values:
+// TestWordAttentionSumsSourceAndAveragesOutputSubwords checks WordAttention against hand-computed values:
 // source "ab@@ c d" (words "abc", "d"), output "x@@ y z" (words "xy", "z") and a row for </s>.
 func TestWordAttentionSumsSourceAndAveragesOutputSubwords(t *testing.T) {
 	attn := [][]float32{
@@ -27,7 +27,7 @@ func TestWordAttentionSumsSourceAndAveragesOutputSubwords(t *testing.T) {
 		{0.2, 0.2, 0.6}, // z
 		{0.6, 0.2, 0.2}, // </s>
 	}
-	got := wordAttention(attn, []int{0, 0, 1}, 2, []int{0, 0, 1}, 2)
+	got := WordAttention(attn, []int{0, 0, 1}, 2, []int{0, 0, 1}, 2)
 	want := [][]float32{
 		{(0.8 + 0.2) / 2, (0.2 + 0.8) / 2}, // xy: the mean of x@@ and y, each summed over ab@@ c
 		{0.4, 0.6},                         // z
@@ -137,8 +137,8 @@ func TestTrainWithSubwordsTranslatesToWords(t *testing.T) {
 	var text, tokenized, attnJSON, links bytes.Buffer
 	for _, tok := range []bool{false, true} {
 		dst := &text
-		req := TranslateRequest{Model: m, Lowercase: true, Input: strings.NewReader(strings.Join(srcLines, "\n") + "\n"),
-			InputName: "valid.src", Decode: DecodeOptions{MaxLen: 20, Batch: 8, Beam: 2, ReplaceUnk: true}, Tokenized: tok}
+		req := TranslateRequest{TextOptions: TextOptions{Lowercase: true, Decode: DecodeOptions{MaxLen: 20, Batch: 8, Beam: 2, ReplaceUnk: true}, Tokenized: tok},
+			Model: m, Input: strings.NewReader(strings.Join(srcLines, "\n") + "\n"), InputName: "valid.src"}
 		if tok {
 			dst, req.Attention, req.Alignments = &tokenized, &attnJSON, &links
 		}
@@ -279,8 +279,8 @@ func TestModelOfWordsKeepsSubwordMarkersOfItsInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, attn bytes.Buffer
-	if _, err := Translate(context.Background(), TranslateRequest{Model: m, Lowercase: true, Input: strings.NewReader("A@@ b e\n"),
-		InputName: "stdin", Output: &out, Attention: &attn, Decode: DecodeOptions{MaxLen: 3, Batch: 4}}); err != nil {
+	if _, err := Translate(context.Background(), TranslateRequest{TextOptions: TextOptions{Lowercase: true, Decode: DecodeOptions{MaxLen: 3, Batch: 4}},
+		Model: m, Input: strings.NewReader("A@@ b e\n"), InputName: "stdin", Output: &out, Attention: &attn}); err != nil {
 		t.Fatal(err)
 	}
 	var tr Translation

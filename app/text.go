@@ -42,7 +42,7 @@ type TextOptions struct {
 // cancelled ctx stops it as it stops TranslateTokens: with ctx's error and the translations of the lines before
 // the first it did not finish.
 func TranslateText(ctx context.Context, m *model.Seq2Seq[float32], lines []string, opts TextOptions) ([]Translation, error) {
-	tok := modelTokenizer(m, opts.Lowercase)
+	tok := Tokenizer(m, opts.Lowercase)
 	if opts.TokenLevel {
 		return translateLines(ctx, m, tok, lines, opts.Decode)
 	}

@@ -155,8 +155,8 @@ func TestTranslateLinksTheWordsOfTheText(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, beam := range []int{1, 3} {
 				decode := DecodeOptions{MaxLen: 20, Batch: 4, Beam: beam}
-				words := translateAll(t, m, lines, TranslateRequest{Decode: decode})
-				tokens := translateAll(t, m, lines, TranslateRequest{Decode: decode, TokenLevel: true})
+				words := translateAll(t, m, lines, TranslateRequest{TextOptions: TextOptions{Decode: decode}})
+				tokens := translateAll(t, m, lines, TranslateRequest{TextOptions: TextOptions{Decode: decode, TokenLevel: true}})
 				glued := 0
 				for k, line := range lines {
 					src, out := strings.Fields(line), strings.Fields(words.text[k])
@@ -287,8 +287,9 @@ func TestTranslateWordLinksStayInsideTheWords(t *testing.T) {
 		}{{1, 0}, {3, 0}, {1, 0.1}, {3, 0.1}} {
 			t.Run(fmt.Sprintf("%s/beam %d threshold %g", name, c.beam, c.threshold), func(t *testing.T) {
 				decode := DecodeOptions{MaxLen: 20, Batch: 8, Beam: c.beam, ReplaceUnk: true}
-				got := translateAll(t, m, lines, TranslateRequest{Decode: decode, Threshold: c.threshold})
-				tokens := translateAll(t, m, lines, TranslateRequest{Decode: decode, TokenLevel: true})
+				got := translateAll(t, m, lines, TranslateRequest{TextOptions: TextOptions{Decode: decode},
+					Threshold: c.threshold})
+				tokens := translateAll(t, m, lines, TranslateRequest{TextOptions: TextOptions{Decode: decode, TokenLevel: true}})
 				beyond := 0 // token links beyond the words: what word links fix
 				for k, line := range lines {
 					src, out := strings.Fields(line), strings.Fields(got.text[k])
@@ -360,7 +361,7 @@ func TestHeatmapDrawsTheSentenceOfTheSearch(t *testing.T) {
 				return out
 			}
 			greedy, beam, besideRefs := draw(1, nil), draw(3, nil), draw(3, refs)
-			written := translateAll(t, m, src, TranslateRequest{Decode: DecodeOptions{MaxLen: 20, Batch: 8, Beam: 3}, Tokenized: true, TokenLevel: true})
+			written := translateAll(t, m, src, TranslateRequest{TextOptions: TextOptions{Decode: DecodeOptions{MaxLen: 20, Batch: 8, Beam: 3}, Tokenized: true, TokenLevel: true}})
 			differ := 0
 			for k := range src {
 				rec := written.records[k]

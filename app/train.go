@@ -5,6 +5,7 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,16 +48,13 @@ func (c Corpus) Empty() bool { return c.Src == "" && c.Tgt == "" && c.TSV == "" 
 
 // Read reads and tokenizes the corpus.
 func (c Corpus) Read(tok data.Tokenizer) ([]data.Pair, error) {
-	switch {
-	case c.TSV != "" && (c.Src != "" || c.Tgt != ""):
-		return nil, fmt.Errorf("give either a TSV file or source and target files, not both")
-	case c.TSV != "":
-		return data.ReadTSV(c.TSV, tok)
-	case c.Src == "" || c.Tgt == "":
-		return nil, fmt.Errorf("need both a source and a target file (got %q and %q)", c.Src, c.Tgt)
-	default:
-		return data.ReadParallel(c.Src, c.Tgt, tok)
+	if err := c.check(); err != nil {
+		return nil, err
 	}
+	if c.TSV != "" {
+		return data.ReadTSV(c.TSV, tok)
+	}
+	return data.ReadParallel(c.Src, c.Tgt, tok)
 }
 
 // TrainRequest is everything `attend train` needs.
@@ -291,7 +289,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		defer lex.stop() // before the corpus it reads is closed
 		opts.BeforeSave = func() { lex.install(req.Stdout) }
 		if !req.lexiconAfterTraining {
-			opts.Recorder = lexiconStarter{next: req.Recorder, lex: lex}
+			opts.Recorder = lexiconStarter{Recorder: cmp.Or[model.Recorder](req.Recorder, nopRecorder{}), lex: lex}
 		}
 	}
 	if !valid.Empty() {

@@ -18,10 +18,11 @@ import (
 	"github.com/attend-nmt/attend/model"
 )
 
-// TranslateRequest is everything `attend translate` needs.
+// TranslateRequest is everything `attend translate` needs: what to translate, how (TextOptions), and where the
+// translations go.
 type TranslateRequest struct {
+	TextOptions
 	Model     *model.Seq2Seq[float32]
-	Lowercase bool
 	Input     io.Reader
 	InputName string // for error messages
 	Output    io.Writer
@@ -33,12 +34,6 @@ type TranslateRequest struct {
 	// (see Translation.Links).
 	Alignments io.Writer
 	Threshold  float64
-	Decode     DecodeOptions
-	// Tokenized writes the output tokens separated by spaces instead of detokenized text (data.Detokenize).
-	Tokenized bool
-	// TokenLevel makes Attention and Alignments speak of the model's tokens instead of the white-space words
-	// of the input line and of the written output (see TextOptions.TokenLevel and TranslateText).
-	TokenLevel bool
 	// Pause is how long Translate waits for another input line before it translates what has arrived, so
 	// that typed or piped-in lines are answered at once (0: DefaultPause).
 	Pause time.Duration
@@ -199,7 +194,7 @@ type Translation struct {
 	// Subwords, when the words above are not the model's own tokens — a model trained on subwords, or the
 	// words of the text (TranslateText, TranslateWords, forceWords) — is the translation as the model saw it:
 	// its pieces. The fields above are then words: Source the input words, Output the output pieces joined into
-	// words, Attention brought to words (see wordAttention), LogProbs summed over each word's pieces.
+	// words, Attention brought to words (see WordAttention), LogProbs summed over each word's pieces.
 	Subwords *Subwords `json:"subwords,omitempty"`
 }
 
@@ -216,13 +211,10 @@ func (tr Translation) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads what MarshalJSON writes: a last "output" word "</s>" that labels the row of </s> is not
 // part of the translation.
 func (tr *Translation) UnmarshalJSON(b []byte) error {
-	var j translationJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	j.Output = unlabelRows(j.Output, len(j.Attention))
-	*tr = Translation(j)
-	return nil
+	*tr = Translation{}
+	err := json.Unmarshal(b, (*translationJSON)(tr))
+	tr.Output = unlabelRows(tr.Output, len(tr.Attention))
+	return err
 }
 
 // labelRows returns output with data.EOSToken appended when there are more attention rows than output words.
@@ -303,7 +295,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	}
 	Started(ctx) // what is translated is written as it goes, and stays
 	lines := readLines(req.Input, req.InputName)
-	opts := TextOptions{Decode: req.Decode, Lowercase: req.Lowercase, Tokenized: req.Tokenized, TokenLevel: req.TokenLevel}
+	opts := req.TextOptions
 	out := bufio.NewWriter(req.Output)
 	var attn *json.Encoder
 	if req.Attention != nil {

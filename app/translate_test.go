@@ -39,8 +39,8 @@ func TestTranslateAnswersEachLineBeforeInputEnds(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		_, err := Translate(context.Background(), TranslateRequest{Model: untrainedModel(t), Lowercase: true, Input: inR,
-			InputName: "stdin", Output: outW, Decode: DecodeOptions{MaxLen: 5, Batch: 64}})
+		_, err := Translate(context.Background(), TranslateRequest{TextOptions: TextOptions{Lowercase: true, Decode: DecodeOptions{MaxLen: 5, Batch: 64}},
+			Model: untrainedModel(t), Input: inR, InputName: "stdin", Output: outW})
 		outW.CloseWithError(err)
 		done <- err
 	}()
@@ -71,7 +71,8 @@ func TestTranslateStopsWhenCancelled(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		_, err := Translate(ctx, TranslateRequest{Model: untrainedModel(t), Input: inR, InputName: "stdin", Output: &out, Decode: DecodeOptions{MaxLen: 5, Batch: 8}})
+		_, err := Translate(ctx, TranslateRequest{TextOptions: TextOptions{Decode: DecodeOptions{MaxLen: 5, Batch: 8}},
+			Model: untrainedModel(t), Input: inR, InputName: "stdin", Output: &out})
 		done <- err
 	}()
 	io.WriteString(inW, "a b\n")
@@ -102,8 +103,8 @@ func TestTranslateKeepsOrderAndExportsEmptyLinesAsEmptyLists(t *testing.T) {
 	in.WriteString("bad \xff line\n")
 	var out, attn bytes.Buffer
 	m := untrainedModel(t)
-	written, err := Translate(context.Background(), TranslateRequest{Model: m, Input: strings.NewReader(in.String()),
-		InputName: "in.txt", Output: &out, Attention: &attn, Decode: DecodeOptions{MaxLen: 4, Batch: 16}})
+	written, err := Translate(context.Background(), TranslateRequest{TextOptions: TextOptions{Decode: DecodeOptions{MaxLen: 4, Batch: 16}},
+		Model: m, Input: strings.NewReader(in.String()), InputName: "in.txt", Output: &out, Attention: &attn})
 	var parseErr *data.ParseError
 	if !errors.As(err, &parseErr) || parseErr.Line != n+1 {
 		t.Fatalf("Translate = %v, want a parse error at line %d", err, n+1)
@@ -147,8 +148,8 @@ func TestTranslateRefusesAPrecisionTheCPUCannotDo(t *testing.T) {
 	for _, p := range []kernels.Precision{kernels.PrecisionAuto, kernels.PrecisionFloat32, kernels.PrecisionBF16, kernels.PrecisionBF16x3} {
 		_, refused := kernels.Choose(p)
 		var out strings.Builder
-		_, err := Translate(context.Background(), TranslateRequest{Model: untrainedModel(t), Input: strings.NewReader("a b\n"), Output: &out,
-			Decode: DecodeOptions{MaxLen: 5, Batch: 4, Precision: p}})
+		_, err := Translate(context.Background(), TranslateRequest{TextOptions: TextOptions{Decode: DecodeOptions{MaxLen: 5, Batch: 4, Precision: p}},
+			Model: untrainedModel(t), Input: strings.NewReader("a b\n"), Output: &out})
 		if (err != nil) != (refused != nil) || err != nil && !strings.Contains(err.Error(), string(p)) {
 			t.Errorf("precision %s: Translate gave %v; kernels.Choose %v", p, err, refused)
 		}

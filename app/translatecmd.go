@@ -37,7 +37,7 @@ func RunTranslate(ctx context.Context, o TranslateOptions) (err error) {
 	}
 	outputs := []NamedPath{{Role: "--output", Path: o.Output, Example: "translations.txt"},
 		{Role: "--attention", Path: o.Attention, Example: "attention.jsonl"}, {Role: "--alignments", Path: o.Alignments, Example: "alignments.txt"}}
-	if err := CheckOutputs(outputs, append([]NamedPath{{Role: "--input", Path: o.Input}}, modelInputs(o.Models)...)); err != nil {
+	if err := CheckOutputs(outputs, append([]NamedPath{{Role: "--input", Path: o.Input}}, namedPaths("--model", o.Models)...)); err != nil {
 		return err
 	}
 	ck, ens, err := LoadModels(o.Models)
@@ -50,8 +50,8 @@ func RunTranslate(ctx context.Context, o TranslateOptions) (err error) {
 	}
 	decode.Heads = o.Attention != ""
 	decode.Alignment = o.Alignments != "" // a model with full-context alignment links by its alignment attention
-	req := TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase, Decode: decode,
-		Threshold: o.Threshold, Tokenized: o.Tokenized, TokenLevel: o.TokenLevel}
+	req := TranslateRequest{Model: ck.Model, Threshold: o.Threshold,
+		TextOptions: TextOptions{Lowercase: ck.Config.Data.Lowercase, Decode: decode, Tokenized: o.Tokenized, TokenLevel: o.TokenLevel}}
 	var fs files
 	defer fs.close(&err)
 	src, w, err := fs.filter(o.Input, o.Output, o.Streams)
@@ -75,7 +75,7 @@ func RunTranslate(ctx context.Context, o TranslateOptions) (err error) {
 	}
 	translating := o.startPhase("translating "+name, inputLines(o.Input, req.Input), "sentence")
 	defer translating.End()
-	req.Decode.Progress = &phaseCounter{phase: translating}
+	req.Decode.Progress = translating
 	start := time.Now()
 	n, err := Translate(ctx, req)
 	secs := time.Since(start).Seconds()

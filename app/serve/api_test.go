@@ -69,12 +69,12 @@ func TestTranslationsMatchTranslate(t *testing.T) {
 			decode := c.decode
 			decode.MaxLen, decode.Batch = ck.Config.Decode.MaxLen, ck.Config.Decode.Batch
 			var out, attn, wordAttn, links bytes.Buffer
-			if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
-				Input: strings.NewReader(input), InputName: "test", Output: &out, Attention: &attn, Decode: decode, TokenLevel: true}); err != nil {
+			if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: ck.Model, TextOptions: app.TextOptions{Lowercase: ck.Config.Data.Lowercase, Decode: decode, TokenLevel: true},
+				Input: strings.NewReader(input), InputName: "test", Output: &out, Attention: &attn}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: ck.Model, Lowercase: ck.Config.Data.Lowercase,
-				Input: strings.NewReader(input), InputName: "test", Output: io.Discard, Attention: &wordAttn, Alignments: &links, Decode: decode}); err != nil {
+			if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: ck.Model, TextOptions: app.TextOptions{Lowercase: ck.Config.Data.Lowercase, Decode: decode},
+				Input: strings.NewReader(input), InputName: "test", Output: io.Discard, Attention: &wordAttn, Alignments: &links}); err != nil {
 				t.Fatal(err)
 			}
 			req := map[string]any{"texts": lines, "attention": true, "alignments": true}
@@ -684,8 +684,8 @@ func TestFullContextModelLinksByItsAlignmentAttention(t *testing.T) {
 				decode := opts.Decode
 				decode.Beam, decode.Alignment = beam, alignment
 				var out bytes.Buffer
-				if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: m, Lowercase: cfg.Data.Lowercase,
-					Input: strings.NewReader(input), InputName: "test", Output: io.Discard, Alignments: &out, Decode: decode}); err != nil {
+				if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: m, TextOptions: app.TextOptions{Lowercase: cfg.Data.Lowercase, Decode: decode},
+					Input: strings.NewReader(input), InputName: "test", Output: io.Discard, Alignments: &out}); err != nil {
 					t.Fatal(err)
 				}
 				return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")

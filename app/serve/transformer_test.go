@@ -31,8 +31,8 @@ func TestTransformerServesAsTranslateDoes(t *testing.T) {
 			decode := opts.Decode
 			decode.Beam = beam
 			var out, links bytes.Buffer
-			if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: m, Lowercase: cfg.Data.Lowercase,
-				Input: strings.NewReader(strings.Join(lines, "\n") + "\n"), InputName: "test", Output: &out, Alignments: &links, Decode: decode}); err != nil {
+			if _, err := app.Translate(context.Background(), app.TranslateRequest{Model: m, TextOptions: app.TextOptions{Lowercase: cfg.Data.Lowercase, Decode: decode},
+				Input: strings.NewReader(strings.Join(lines, "\n") + "\n"), InputName: "test", Output: &out, Alignments: &links}); err != nil {
 				t.Fatal(err)
 			}
 			want, wantLinks := strings.Split(out.String(), "\n"), strings.Split(links.String(), "\n")
