@@ -59,7 +59,7 @@ func FuzzServeRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(s.Close)
-	handler := s.Handler()
+	handler := s.handler
 	f.Fuzz(func(t *testing.T, path, host, contentType string, body []byte) {
 		if path == "" || path[0] != '/' {
 			path = "/" + path

@@ -207,8 +207,8 @@ func TestEveryInterfaceWarns(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			done <- Run(ctx, RunOptions{Streams: app.Streams{Stdout: &stdout, Stderr: &stderr}, Model: testModel, Addr: c.addr,
-				MaxBody: DefaultMaxBody, MaxSentences: 1, Queue: 1, Timeout: time.Second, Search: app.SearchFlags{Beam: 1}})
+			done <- Run(ctx, RunOptions{Streams: app.Streams{Stdout: &stdout, Stderr: &stderr}, Model: testModel,
+				Options: Options{Addr: c.addr, MaxBody: DefaultMaxBody, MaxSentences: 1, Queue: 1, Timeout: time.Second}, Search: app.SearchFlags{Beam: 1}})
 		}()
 		deadline := time.Now().Add(20 * time.Second)
 		for !strings.Contains(stdout.String(), "attend serve:") && time.Now().Before(deadline) {
@@ -223,7 +223,7 @@ func TestEveryInterfaceWarns(t *testing.T) {
 			t.Fatalf("--addr %s: warned %v, want %v; stdout %q, stderr %q", c.addr, warned, c.warn, stdout.String(), stderr.String())
 		}
 	}
-	if err := Run(context.Background(), RunOptions{Model: testModel, Addr: ""}); err == nil || !strings.Contains(err.Error(), "--addr is empty") {
+	if err := Run(context.Background(), RunOptions{Model: testModel, Options: Options{Addr: ""}}); err == nil || !strings.Contains(err.Error(), "--addr is empty") {
 		t.Fatalf("--addr \"\" (every interface to net.Listen): %v", err)
 	}
 	for addr, want := range map[string]bool{"[::]:8080": true, "[::1]:8080": false, "192.0.2.7:80": false, "0.0.0.0:1": true, "bad": false} {
@@ -287,7 +287,7 @@ func TestUnknownPathsShareALabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	hs := httptest.NewServer(s.Handler())
+	hs := httptest.NewServer(s.handler)
 	defer hs.Close()
 	for _, path := range []string{"/v1/%8a", "/v1/a", "/v1/b%0Aforged%20line", "/v1"} {
 		status, _, raw := request(t, "GET", hs.URL+path, "", "", "")

@@ -175,10 +175,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		writeError(w, errorf(http.StatusInternalServerError, "encode the answer: %v", err))
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	writeBody(w, status, "application/json; charset=utf-8", buf.Bytes())
+}
+
+// writeBody answers body, of the content type, with the status; no cache keeps it.
+func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(body)
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
@@ -186,11 +191,8 @@ func writeError(w http.ResponseWriter, e *apiError) {
 		w.Header().Set("Retry-After", "1")
 	}
 	body, _ := json.Marshal(errorBody{Error: e.Message, Status: e.Status})
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(e.Status)
-	w.Write(append(body, '\n'))
+	writeBody(w, e.Status, "application/json; charset=utf-8", append(body, '\n'))
 }
 
 // readRequest checks that a request body is JSON (checkContentType: else 415), reads it up to the limit (past
@@ -317,19 +319,28 @@ func (s *Server) run(w *recorder, r *http.Request, req *TranslateRequest) (*tran
 	return out, nil
 }
 
+// answer reads a request (readRequest; heatmap: of the heatmap endpoint) and translates it (run). It returns nil
+// when the request has been answered already: with an error, or not at all when the client went away.
+func (s *Server) answer(w *recorder, r *http.Request, heatmap bool) (*TranslateRequest, *translated) {
+	req, aerr := s.readRequest(w, r, heatmap)
+	if aerr == nil && heatmap && len(s.cur.Load().tokenizer.Tokenize(*req.Text)) == 0 {
+		aerr = errorf(http.StatusUnprocessableEntity, "the text has no words to draw")
+	}
+	var done *translated
+	if aerr == nil {
+		done, aerr = s.run(w, r, req)
+	}
+	if aerr != nil {
+		writeError(w, aerr)
+		return nil, nil
+	}
+	return req, done
+}
+
 func (s *Server) translate(w *recorder, r *http.Request) {
-	req, aerr := s.readRequest(w, r, false)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	done, aerr := s.run(w, r, req)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
+	req, done := s.answer(w, r, false)
 	if done == nil {
-		return // the client went away
+		return
 	}
 	threshold := 0.0
 	if req.Threshold != nil {
@@ -379,20 +390,7 @@ func (s *Server) limits() limits {
 // heatmap answers the picture or matrix `attend heatmap` writes for one sentence, translated with the
 // request's settings.
 func (s *Server) heatmap(w *recorder, r *http.Request) {
-	req, aerr := s.readRequest(w, r, true)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	if len(s.cur.Load().tokenizer.Tokenize(*req.Text)) == 0 {
-		writeError(w, errorf(http.StatusUnprocessableEntity, "the text has no words to draw"))
-		return
-	}
-	done, aerr := s.run(w, r, req)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
+	req, done := s.answer(w, r, true)
 	if done == nil {
 		return
 	}
@@ -412,11 +410,8 @@ func (s *Server) heatmap(w *recorder, r *http.Request) {
 		writeError(w, errorf(http.StatusInternalServerError, "draw the heat map: %v", err))
 		return
 	}
-	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=\"attention.%s\"", req.Format))
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf.Bytes())
+	writeBody(w, http.StatusOK, contentType, buf.Bytes())
 }
 
 // ModelInfo is the answer of GET /v1/model.

@@ -5,24 +5,18 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"time"
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/model"
 )
 
-// RunOptions is everything `attend serve` reads from its command line.
+// RunOptions is everything `attend serve` reads from its command line: the server's Options (but Decode, which
+// Search gives, and Log, which is Stderr), which Run checks as the flags that set them.
 type RunOptions struct {
 	app.Streams
-	Model, Addr, CORS string
-	// AllowedHosts is --allowed-hosts: more names the Host header of a request may give (Options.AllowedHosts).
-	AllowedHosts  string
-	MaxBody       int64
-	MaxSentences  int
-	MaxSourceLen  int
-	Queue         int
-	Timeout, Wait time.Duration
-	Search        app.SearchFlags
+	Options
+	Model  string
+	Search app.SearchFlags
 	// Reload reloads the checkpoint from Model each time it receives a signal (SIGHUP), logging the outcome to
 	// Stderr; nil never reloads.
 	Reload <-chan os.Signal
@@ -56,8 +50,8 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	srv, err := New(o.Model, ck, Options{Decode: decode, MaxBody: o.MaxBody, MaxSentences: o.MaxSentences,
-		MaxSourceLen: o.MaxSourceLen, Queue: o.Queue, Timeout: o.Timeout, Wait: o.Wait, CORS: o.CORS, Addr: o.Addr, AllowedHosts: o.AllowedHosts, Log: o.Stderr})
+	o.Decode, o.Log = decode, o.Stderr
+	srv, err := New(o.Model, ck, o.Options)
 	if err != nil {
 		return err
 	}

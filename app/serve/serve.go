@@ -179,9 +179,6 @@ func (s *Server) Reload() error {
 // Step is the training step of the model being served.
 func (s *Server) Step() int { return s.cur.Load().ck.Progress.Step }
 
-// Handler is the server's HTTP handler: the API, the page, /healthz and /metrics.
-func (s *Server) Handler() http.Handler { return s.handler }
-
 // Serve answers requests on l until ctx is cancelled, then stops accepting, lets the requests in flight
 // finish (a request still waits at most the request timeout), stops the batcher and returns nil. The HTTP server
 // guards the open network: reading a request's headers may take 10 s and the whole request 30 s, writing the
@@ -210,5 +207,5 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 }
 
 // Close stops the batcher after the batch being decoded; Serve calls it once the HTTP server has shut down. A
-// Server made for a test (through Handler) must be closed.
+// Server made for a test (through its handler) must be closed.
 func (s *Server) Close() { s.batcher.close() }

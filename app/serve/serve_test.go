@@ -83,7 +83,7 @@ func newTestServer(t *testing.T, path string, opts Options) (*Server, *httptest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(s.Handler())
+	hs := httptest.NewServer(s.handler)
 	t.Cleanup(func() {
 		hs.Close()
 		s.Close()
