@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/synth"
 )
 
@@ -312,7 +313,7 @@ func TestCtrlCEndsQuietly(t *testing.T) {
 		{context.Canceled, nil, "attend: context canceled\n"},
 		{errors.New("interrupted after 3 sentences"), os.Interrupt, "attend: interrupted after 3 sentences\n"},
 		{hintError{err: errors.New("training interrupted"), hint: "resume with: attend train"}, os.Interrupt, "attend: training interrupted\nresume with: attend train\n"},
-		{quietError{errors.New("reported elsewhere")}, nil, ""},
+		{&app.ReportedError{Err: errors.New("reported elsewhere")}, nil, ""},
 	} {
 		var buf bytes.Buffer
 		reportError(&buf, c.err, c.sig)

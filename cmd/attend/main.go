@@ -54,11 +54,12 @@ func attendMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // reportError prints the error a command ended with, and the hint that follows it, if any. It prints nothing for
-// a quietError, nor for an error that only says the context was cancelled when a signal (sig) cancelled it: the
-// signal's own message has said that the command is stopping.
+// an *app.ReportedError, which another process reports (this one exits with its status), nor for an error that
+// only says the context was cancelled when a signal (sig) cancelled it: the signal's own message has said that
+// the command is stopping.
 func reportError(stderr io.Writer, err error, sig os.Signal) {
-	var quiet quietError
-	if !errors.As(err, &quiet) && !(sig != nil && errors.Is(err, context.Canceled)) {
+	var reported *app.ReportedError
+	if !errors.As(err, &reported) && !(sig != nil && errors.Is(err, context.Canceled)) {
 		fmt.Fprintln(stderr, "attend:", err)
 	}
 	var hint hintError
@@ -157,12 +158,6 @@ func checkSingleDash(root *cobra.Command, args []string) error {
 	}
 	return nil
 }
-
-// quietError is an error that another process reports, so this one exits with its status without printing it.
-type quietError struct{ err error }
-
-func (e quietError) Error() string { return e.err.Error() }
-func (e quietError) Unwrap() error { return e.err }
 
 // hintError is an error followed, on its own line, by what to do about it (such as the command that resumes
 // an interrupted run).

@@ -295,23 +295,19 @@ func ticker(interval time.Duration, f func()) func() {
 // the ETA, which reads well in a redirected log file.
 func newRecorder(log io.Writer, progress progressOut, noProgress bool) model.Recorder {
 	if progress.bars && !noProgress && !progress.quiet {
-		return &barRecorder{progress: progress, log: log}
+		return &barRecorder{progressOut: progress, log: log}
 	}
-	return &lineRecorder{log: log, progress: progress.noBars()}
+	return &lineRecorder{log: log, progressOut: progress.noBars()}
 }
 
 // lineRecorder writes plain log lines. The phases before training write a plain progress line per interval
 // on standard error when they last that long (app prints a line at the end of each).
 type lineRecorder struct {
-	log      io.Writer
-	progress progressOut
-	began    time.Time // the first epoch's start in this run
-	from     int       // the step this run started from
-	steps    int       // the step the run ends at
-}
-
-func (r *lineRecorder) StartPhase(name string, total int64, unit string) app.Phase {
-	return r.progress.start(name, total, unit)
+	progressOut // StartPhase
+	log         io.Writer
+	began       time.Time // the first epoch's start in this run
+	from        int       // the step this run started from
+	steps       int       // the step the run ends at
 }
 
 func (r *lineRecorder) EpochStart(e model.EpochStart) {
@@ -341,18 +337,19 @@ func (r *lineRecorder) Validated(v model.ValidLog) { fmt.Fprintln(r.log, validLi
 func (r *lineRecorder) EpochEnd() {}
 
 // barRecorder draws one progress bar for the whole run on a terminal, from the first step to the run's last;
-// validations get a plain line on log, and each phase before training a bar of its own.
+// validations get a plain line on log, and each phase before training a bar of its own (StartPhase: with its
+// count when its total is known, else a spinner).
 type barRecorder struct {
-	progress progressOut
-	log      io.Writer
-	bar      *meter
-	epoch    string // "epoch 2/10"
+	progressOut
+	log   io.Writer
+	bar   *meter
+	epoch string // "epoch 2/10"
 }
 
 func (r *barRecorder) EpochStart(e model.EpochStart) {
 	r.epoch = fmt.Sprintf("epoch %d/%d", e.Epoch, e.Epochs)
 	if r.bar == nil || r.bar.bar.IsFinished() {
-		r.bar = r.progress.start(r.epoch, int64(e.Steps), "step")
+		r.bar = r.start(r.epoch, int64(e.Steps), "step")
 		r.bar.Set(int64(e.Step))
 		return
 	}
@@ -362,11 +359,6 @@ func (r *barRecorder) EpochStart(e model.EpochStart) {
 }
 
 func (r *barRecorder) BatchDone() { r.bar.Add(1) }
-
-// StartPhase draws a bar for a phase before training: with its count when its total is known, else a spinner.
-func (r *barRecorder) StartPhase(name string, total int64, unit string) app.Phase {
-	return r.progress.start(name, total, unit)
-}
 
 func (r *barRecorder) Logged(s model.StepLog) {
 	guided := ""

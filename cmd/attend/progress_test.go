@@ -13,7 +13,7 @@ import (
 // spinner when not) that is cleared when it ends; in a log a phase writes nothing (app prints its summary line).
 func TestPhaseBars(t *testing.T) {
 	var bar, log bytes.Buffer
-	rec := &barRecorder{progress: progressOut{w: &bar, bars: true}, log: &log}
+	rec := &barRecorder{progressOut: progressOut{w: &bar, bars: true}, log: &log}
 	p := rec.StartPhase("reading train.tsv", 4<<20, "")
 	p.Set(1 << 20)
 	time.Sleep(250 * time.Millisecond) // past the bar's throttle
@@ -32,7 +32,7 @@ func TestPhaseBars(t *testing.T) {
 	if log.Len() != 0 {
 		t.Fatalf("the bars wrote to the log: %q", log.String())
 	}
-	plain := &lineRecorder{log: &log, progress: progressOut{w: &bar, every: time.Hour}}
+	plain := &lineRecorder{log: &log, progressOut: progressOut{w: &bar, every: time.Hour}}
 	bar.Reset()
 	q := plain.StartPhase("reading train.tsv", 100, "")
 	q.Set(100)
@@ -46,7 +46,7 @@ func TestPhaseBars(t *testing.T) {
 // (--max-steps 60 in an epoch of 250 batches: 60, not 250), and a resumed run's bar starts where it stands.
 func TestTrainingBarCountsToTheRunsEnd(t *testing.T) {
 	var bar, log bytes.Buffer
-	rec := &barRecorder{progress: progressOut{w: &bar, bars: true}, log: &log}
+	rec := &barRecorder{progressOut: progressOut{w: &bar, bars: true}, log: &log}
 	rec.EpochStart(model.EpochStart{Epoch: 1, Epochs: 10, Batches: 250, Steps: 60})
 	for range 30 {
 		rec.BatchDone()
@@ -57,7 +57,7 @@ func TestTrainingBarCountsToTheRunsEnd(t *testing.T) {
 		t.Fatalf("the bar of a run of 60 steps shows %q", got)
 	}
 	bar.Reset()
-	rec = &barRecorder{progress: progressOut{w: &bar, bars: true}, log: &log}
+	rec = &barRecorder{progressOut: progressOut{w: &bar, bars: true}, log: &log}
 	rec.EpochStart(model.EpochStart{Epoch: 2, Epochs: 3, Batches: 100, Done: 10, Step: 110, Steps: 300})
 	rec.EpochEnd()
 	rec.EpochStart(model.EpochStart{Epoch: 3, Epochs: 3, Batches: 100, Step: 200, Steps: 300})

@@ -61,12 +61,9 @@ more than a tenth of a side's tokens <unk>.`,
 				Train: f.corpus, Valid: f.valid, NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics,
 				CPUProfile: f.cpuProfile, Stdout: cmd.OutOrStdout(), ForceMemory: f.forceMemory, Overwrite: f.overwrite,
 				Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress)}})
-			var reported *app.ReportedError
+			var reported *app.ReportedError // the lead process reports it, and says how to resume
 			var stopped *model.InterruptedError
-			switch {
-			case errors.As(err, &reported):
-				return quietError{err}
-			case errors.As(err, &stopped):
+			if errors.As(err, &stopped) && !errors.As(err, &reported) {
 				return hintError{err: err, hint: "resume with: " + resumeCommand(os.Args, stopped.Path)}
 			}
 			return err
