@@ -267,19 +267,12 @@ func TestThreadsDefaultToEveryCore(t *testing.T) {
 
 // phaseLog is a Recorder that records the phases before training.
 type phaseLog struct {
-	nopRecorderForTest
+	nopRecorder
 	mu     sync.Mutex
 	events []string
 }
 
-type nopRecorderForTest struct{}
-
-func (nopRecorderForTest) EpochStart(model.EpochStart) {}
-func (nopRecorderForTest) BatchDone()                  {}
-func (nopRecorderForTest) Logged(model.StepLog)        {}
-func (nopRecorderForTest) Validated(model.ValidLog)    {}
-func (nopRecorderForTest) EpochEnd()                   {}
-func (l *phaseLog) add(e string)                       { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
+func (l *phaseLog) add(e string) { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
 func (l *phaseLog) StartPhase(name string, total int64, _ string) Phase {
 	l.add("start " + name)
 	return &loggedPhase{log: l, name: name, total: total}
