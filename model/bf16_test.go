@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -64,7 +65,7 @@ func amxStepLosses(t *testing.T, products string, feeding bool) []float64 {
 	}
 	var out []float64
 	for i := range plan {
-		res, err := tr.Step(&plan[i], rand.NewPCG(uint64(i), 2))
+		res, err := tr.Step(&plan[i], rand.NewPCG(uint64(i), 2), dist.Single{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestBF16TrainsATransformer(t *testing.T) {
 		}
 		for step := 0; step < 4; step++ {
 			b := randomBatch(rand.New(rand.NewPCG(5, uint64(step))), 9, 11, []int{3, 1, 2, 4}, []int{2, 3, 1, 2})
-			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))))
+			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))), dist.Single{})
 			if err != nil {
 				t.Fatal(err)
 			}

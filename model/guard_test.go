@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
 
@@ -168,7 +169,7 @@ func TestNonFiniteStepIsSkipped(t *testing.T) {
 	for i, p := range m.Params.List() {
 		copy(before.List()[i].Data, p.Data)
 	}
-	res, err := tr.Step(&poisoned, rand.New(rand.NewPCG(1, 1)))
+	res, err := tr.Step(&poisoned, rand.New(rand.NewPCG(1, 1)), dist.Single{})
 	if err != nil || !res.Skipped {
 		t.Fatalf("poisoned batch: %+v, %v; want Skipped", res, err)
 	}
@@ -182,7 +183,7 @@ func TestNonFiniteStepIsSkipped(t *testing.T) {
 	if tr.Optimizer.Steps != 0 {
 		t.Fatalf("a skipped step advanced Adam to step %d", tr.Optimizer.Steps)
 	}
-	if res, err := tr.Step(&clean, rand.New(rand.NewPCG(1, 2))); err != nil || res.Skipped || tr.Optimizer.Steps != 1 {
+	if res, err := tr.Step(&clean, rand.New(rand.NewPCG(1, 2)), dist.Single{}); err != nil || res.Skipped || tr.Optimizer.Steps != 1 {
 		t.Fatalf("clean batch: %+v, %v, Adam step %d", res, err, tr.Optimizer.Steps)
 	}
 	path := filepath.Join(t.TempDir(), "nan.ckpt")

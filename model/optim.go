@@ -21,13 +21,11 @@ func NewAdam[T kernels.Float](params *param.Set[T], lr float64) *Adam[T] {
 	return &Adam[T]{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, M: params.ZerosLike(), V: params.ZerosLike()}
 }
 
-// Step updates params in place from grads:
+// StepScaled updates params in place from grads, every gradient multiplied by scale first (g ← scale·g, rounded
+// to T as a separate scaling pass would: gradient clipping folded into the update, so the gradients are read
+// once):
 //
 //	m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²;  p -= lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + ε)
-func (a *Adam[T]) Step(params, grads *param.Set[T]) { a.StepScaled(params, grads, 1) }
-
-// StepScaled is Step with every gradient multiplied by scale first (g ← scale·g, rounded to T as a separate
-// scaling pass would): gradient clipping folded into the update, so the gradients are read once.
 func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	a.Steps++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Steps))
@@ -137,18 +135,4 @@ func ClipScale(norm, maxNorm float64) float64 {
 		}
 	}
 	return 1
-}
-
-// ClipGlobalNorm scales grads so that their joint L2 norm is at most maxNorm (see ClipScale) and returns the
-// norm before clipping. maxNorm <= 0 only measures. A non-finite norm leaves grads as they are: the caller must
-// not apply them.
-func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float64 {
-	norm := GlobalNorm(grads)
-	if coef := ClipScale(norm, maxNorm); coef < 1 {
-		g := grads.Flat()
-		for j := range g {
-			g[j] *= T(coef)
-		}
-	}
-	return norm
 }

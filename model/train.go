@@ -441,7 +441,7 @@ func (r *run) trainEpoch(plan *data.Plan, corpus data.Source) error {
 		// The bare PCG, not a rand.Rand over it, so that long masks are drawn on every core (fillDropoutMask).
 		dropout := rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(r.group.Rank())<<48)
 		r.tr.Optimizer.LR = learningRate(cfg.Train, *prog)
-		res, err := r.tr.StepShared(&b, dropout, r.group)
+		res, err := r.tr.Step(&b, dropout, r.group)
 		if err != nil {
 			return fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)
 		}

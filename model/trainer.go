@@ -125,18 +125,6 @@ type StepResult struct {
 	Skipped bool
 }
 
-// Gradients computes the gradient of the batch's token-averaged loss into t.Grads and returns the loss, without
-// updating the weights. rng draws the dropout masks: a *rand.PCG (rather than a *rand.Rand over it) lets long
-// masks be drawn on every core, with the same values.
-func (t *Trainer[T]) Gradients(b *data.Batch, rng rand.Source) (StepResult, error) {
-	tokens := b.TgtTokens()
-	sum, guided, err := t.accumulate(b, rng, tokens, nil)
-	if err != nil || tokens == 0 {
-		return StepResult{}, err
-	}
-	return t.result(sum, guided, tokens), nil
-}
-
 // accumulate sets t.Grads to the gradient of b's summed loss divided by tokens and returns the summed loss and
 // guided-alignment cross-entropy; with squares (not nil, one value per norm block: normSquares), it also leaves
 // there the sums of squares of t.Grads' norm blocks, as GlobalNorm adds them. A batch without target words
@@ -323,17 +311,15 @@ func (t *Trainer[T]) lossOpts() decoder.GraphLoss {
 }
 
 // Step is one training step: gradients, clipping, Adam update. A non-finite loss or gradient norm skips the
-// update (the weights and the optimizer are left as they were) and sets Skipped.
-func (t *Trainer[T]) Step(b *data.Batch, rng rand.Source) (StepResult, error) {
-	return t.StepShared(b, rng, dist.Single{})
-}
-
-// StepShared is Step for a batch that every process of group holds: this process takes its shard of the rows
-// (data.Batch.Shard), the gradients and losses are summed over the group, and every process makes the same
-// update, so the weights stay identical everywhere. The loss is averaged over the whole batch's target words,
-// as a single process training on the whole batch would. rng draws this process's dropout masks (a *rand.PCG
-// draws long masks on every core; see Gradients). A group of more than one process needs float32 weights.
-func (t *Trainer[T]) StepShared(b *data.Batch, rng rand.Source, group dist.Group) (StepResult, error) {
+// update (the weights and the optimizer are left as they were) and sets Skipped. rng draws this process's
+// dropout masks: a *rand.PCG (rather than a *rand.Rand over it) lets long masks be drawn on every core, with the
+// same values.
+//
+// Every process of group holds the batch (dist.Single: this process alone): this process takes its shard of the
+// rows (data.Batch.Shard), the gradients and losses are summed over the group, and every process makes the same
+// update, so the weights stay identical everywhere. The loss is averaged over the whole batch's target words, as
+// a single process training on the whole batch would. A group of more than one process needs float32 weights.
+func (t *Trainer[T]) Step(b *data.Batch, rng rand.Source, group dist.Group) (StepResult, error) {
 	tokens := b.TgtTokens()
 	shard := b
 	var squares []float64 // the norm's partial sums, taken during the reduction when no other process adds to it
