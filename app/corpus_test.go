@@ -252,7 +252,7 @@ func TestCorpusBudget(t *testing.T) {
 // TestThreadsDefaultToEveryCore: train.threads 0, the default, trains on every CPU.
 func TestThreadsDefaultToEveryCore(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	cfg := model.Small().Train
+	cfg := model.Default().Train
 	if cfg.Threads != 0 {
 		t.Fatalf("default train.threads %d, want 0", cfg.Threads)
 	}
