@@ -225,19 +225,20 @@ func (c CorpusFiles) scan(read func(int64), fn func(line int, src, tgt string) e
 
 // checkWords returns the error of a corpus with no tokens on one of its sides, naming its file (and column).
 func (c CorpusFiles) checkWords(srcWords, tgtWords bool) error {
+	name, detail := c.TSV, ""
 	switch {
-	case c.TSV != "" && !srcWords && !tgtWords:
-		return emptyCorpus(c.TSV, "")
-	case c.TSV != "" && !srcWords:
-		return emptyCorpus(c.TSV, " (no tokens in column 1)")
-	case c.TSV != "" && !tgtWords:
-		return emptyCorpus(c.TSV, " (no tokens in column 2)")
-	case !srcWords:
-		return emptyCorpus(c.Src, "")
-	case !tgtWords:
-		return emptyCorpus(c.Tgt, "")
+	case srcWords && tgtWords:
+		return nil
+	case c.TSV == "" && !srcWords:
+		name = c.Src
+	case c.TSV == "":
+		name = c.Tgt
+	case srcWords:
+		detail = " (no tokens in column 2)"
+	case tgtWords:
+		detail = " (no tokens in column 1)"
 	}
-	return nil
+	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
 }
 
 // Size is the number of bytes of the corpus's files as stored (compressed, for a .gz file): the total that
@@ -337,10 +338,6 @@ func scanParallel(srcPath, tgtPath string, read func(int64), fn func(line int, s
 		}
 	}
 	return nil
-}
-
-func emptyCorpus(name, detail string) error {
-	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
 }
 
 // scanTSV is CorpusFiles.scan of a TSV file.

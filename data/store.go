@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -91,7 +92,7 @@ func (s *Store) Pair(i int, buf []int32) (src, tgt []int32, err error) {
 
 // readBlocks reads the ids of blocks [k, l) into buf, grown as needed, and returns it.
 func (s *Store) readBlocks(k, l int, buf []byte) ([]byte, error) {
-	buf = growBytes(buf, int(s.block[l]-s.block[k]))
+	buf = slices.Grow(buf[:0], int(s.block[l]-s.block[k]))[:s.block[l]-s.block[k]]
 	if s.file == nil {
 		s.mem.readAt(buf, s.block[k])
 		return buf, nil
@@ -137,13 +138,6 @@ func mapIDs(ids, m []int32) {
 	for i, id := range ids {
 		ids[i] = m[id]
 	}
-}
-
-func growBytes(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
 }
 
 // decodeIDs appends n varint ids from raw to dst and returns the bytes left.

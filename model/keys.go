@@ -67,7 +67,7 @@ func Keys() []Key {
 func yamlScalar(v reflect.Value) string {
 	switch v.Kind() {
 	case reflect.Float64:
-		return num(v.Float())
+		return bound.Num(v.Float())
 	case reflect.String:
 		if v.String() == "" {
 			return `""`
@@ -197,9 +197,6 @@ func (r keyRule) isInt() bool {
 	v, ok := keyValue(reflect.ValueOf(Default()), r.key)
 	return ok && v.Kind() == reflect.Int
 }
-
-// num writes a bound without needless decimals.
-func num(f float64) string { return bound.Num(f) }
 
 // check returns the rule's complaint about cfg, or nil.
 // A number key whose rule holds only under a setting (when) is held, when that setting is otherwise and nothing

@@ -50,10 +50,10 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 			c := kernels.AdamCoeffs{Scale: float32(scale), Beta1: float32(b1), Beta2: float32(b2), OneMinusBeta1: float32(ob1),
 				OneMinusBeta2: float32(ob2), StepSize: float32(step), SqrtC2: float32(sqrtC2), Eps: float32(a.Eps)}
 			g32, m32, v32 := any(g).([]float32), any(m).([]float32), any(v).([]float32)
-			forEachChunk(len(w), func(lo, hi int) { kernels.AdamUpdate(w32[lo:hi], g32[lo:hi], m32[lo:hi], v32[lo:hi], c) })
+			kernels.Parallel(len(w), adamChunk, func(lo, hi int) { kernels.AdamUpdate(w32[lo:hi], g32[lo:hi], m32[lo:hi], v32[lo:hi], c) })
 			continue
 		}
-		forEachChunk(len(w), func(lo, hi int) {
+		kernels.Parallel(len(w), adamChunk, func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				gj := g[j] * scale
 				m[j] = b1*m[j] + ob1*gj
@@ -64,9 +64,9 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	}
 }
 
-// forEachChunk splits [0, n) into one contiguous chunk per CPU and runs f on each concurrently: the optimizer
+// adamChunk is the fewest parameters that Adam updates on a core of its own (kernels.Parallel): the optimizer
 // touches every parameter once per step, memory-bound work that two cores share well.
-func forEachChunk(n int, f func(lo, hi int)) { kernels.Parallel(n, 65536, f) }
+const adamChunk = 65536
 
 // normBlock is the number of gradients whose squares GlobalNorm sums into one partial sum. The blocks are fixed
 // by this size alone, not by the number of workers, so the norm is the same bit for bit on any number of cores.
