@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/attend-nmt/attend/align"
@@ -398,17 +399,8 @@ func (t *Trainer[T]) Reserve(rows, srcLen, tgtLen int) error {
 // reserve runs worker w's forward and backward pass of a batch of unknown words of the given shape on a graph
 // that is then closed, and returns that graph.
 func (t *Trainer[T]) reserve(w *worker[T], rows, srcLen, tgtLen int) (*trainGraph[T], error) {
-	b := &data.Batch{Rows: rows, Real: rows, SrcLen: srcLen, TgtLen: tgtLen,
-		Src: make([]int, rows*srcLen), SrcLengths: make([]int, rows), TgtIn: make([]int, rows*tgtLen), TgtOut: make([]int, rows*tgtLen)}
-	for i := range b.Src {
-		b.Src[i] = data.UnkID
-	}
-	for r := range b.SrcLengths {
-		b.SrcLengths[r] = srcLen
-	}
-	for i := range b.TgtIn {
-		b.TgtIn[i], b.TgtOut[i] = data.UnkID, data.UnkID
-	}
+	unknown := data.Example{Src: slices.Repeat([]int{data.UnkID}, srcLen), Tgt: slices.Repeat([]int{data.UnkID}, tgtLen-1)}
+	b := &data.MakeBatches(slices.Repeat([]data.Example{unknown}, rows), data.BatchOptions{BatchSize: rows}, nil)[0]
 	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), w.arena, w.mul)
 	if err != nil {
 		return nil, err
