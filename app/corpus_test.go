@@ -133,7 +133,7 @@ func TestTrainOnDiskMatchesInMemory(t *testing.T) {
 	m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
 	ref := filepath.Join(dir, "slice.ckpt")
 	// (On as many workers as attend train used: the same training, but float32 sums in another order.)
-	if _, err := model.Train(context.Background(), model.TrainOptions{Config: cfg, Train: data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab), Model: m, Out: ref,
+	if _, err := model.Train(context.Background(), model.TrainOptions{Config: cfg, Corpus: data.Examples(data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)), Model: m, Out: ref,
 		Workers: trainWorkers(cfg.Train)}); err != nil {
 		t.Fatal(err)
 	}

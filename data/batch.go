@@ -31,9 +31,6 @@ func (b *Batch) TgtTokens() int {
 	return n
 }
 
-// SrcMask reports whether source position t of row r is a real token (t < SrcLengths[r]), not padding.
-func (b *Batch) SrcMask(t, r int) bool { return t < b.SrcLengths[r] }
-
 // BatchOptions controls batching. Zero (or negative) values mean BatchSize 64, ChunkBatches 100, RoundLen 1,
 // and no token budget.
 type BatchOptions struct {

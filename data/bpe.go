@@ -251,12 +251,6 @@ func (b *BPE) Segment(word string) []string {
 	return symbols
 }
 
-// Apply segments every token of a sentence.
-func (b *BPE) Apply(tokens []string) []string {
-	pieces, _ := b.Split(tokens)
-	return pieces
-}
-
 // Split segments every word of a sentence and says, for each subword, the index of the word it came from.
 func (b *BPE) Split(words []string) (pieces []string, wordOf []int) {
 	pieces, wordOf = make([]string, 0, len(words)), make([]int, 0, len(words))

@@ -42,7 +42,7 @@ func TestBF16TrainingLearnsTheTinyTask(t *testing.T) {
 	if acc := exactMatch(m, examples); acc > 0.2 {
 		t.Fatalf("untrained model already gets %.0f%% right", 100*acc)
 	}
-	_, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Workers: 2, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
+	_, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Workers: 2, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func testWorkersTrainAsOne(t *testing.T, arch string) {
 			}
 		}
 		var log bytes.Buffer
-		opts := TrainOptions{Config: cfg, Train: examples, Model: m, Workers: workers, Out: filepath.Join(t.TempDir(), "w.ckpt"), Metrics: &log}
+		opts := TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Workers: workers, Out: filepath.Join(t.TempDir(), "w.ckpt"), Metrics: &log}
 		if guided {
 			opts.Guide = diagonalLinks(examples)
 		}
