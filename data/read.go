@@ -208,8 +208,20 @@ func isSpace(b byte) bool {
 // CorpusFiles names a parallel corpus on disk: two line-aligned files, Src and Tgt, or one TSV file with the
 // source in column 1 and the target in column 2. Paths ending in .gz are decompressed on the fly.
 type CorpusFiles struct {
-	Src, Tgt string
-	TSV      string
+	Src string `json:"src,omitempty"`
+	Tgt string `json:"tgt,omitempty"`
+	TSV string `json:"tsv,omitempty"`
+}
+
+// Empty reports whether no file is named.
+func (c CorpusFiles) Empty() bool { return c == CorpusFiles{} }
+
+// Check reports a set of files that names no corpus: want Src and Tgt, or TSV alone.
+func (c CorpusFiles) Check() error {
+	if c.TSV != "" && c.Src == "" && c.Tgt == "" || c.TSV == "" && c.Src != "" && c.Tgt != "" {
+		return nil
+	}
+	return fmt.Errorf("names src %q, tgt %q and tsv %q; want src and tgt, or tsv alone", c.Src, c.Tgt, c.TSV)
 }
 
 // scan reads the corpus's lines as pairs of texts (not yet tokenized) and calls fn with each, in order, with its

@@ -47,23 +47,8 @@ type Progress struct {
 	Arithmetic string `json:"arithmetic,omitempty"`
 }
 
-// CorpusFiles names the files of a parallel corpus: Src and Tgt, line-aligned, or one TSV file.
-type CorpusFiles struct {
-	Src string `json:"src,omitempty"`
-	Tgt string `json:"tgt,omitempty"`
-	TSV string `json:"tsv,omitempty"`
-}
-
-// Empty reports whether no file is named.
-func (c CorpusFiles) Empty() bool { return c == CorpusFiles{} }
-
-// check reports a set of files that names no corpus: want Src and Tgt, or TSV alone.
-func (c CorpusFiles) check() error {
-	if c.TSV != "" && c.Src == "" && c.Tgt == "" || c.TSV == "" && c.Src != "" && c.Tgt != "" {
-		return nil
-	}
-	return fmt.Errorf("names src %q, tgt %q and tsv %q; want src and tgt, or tsv alone", c.Src, c.Tgt, c.TSV)
-}
+// CorpusFiles names the files of a parallel corpus, as a checkpoint stores them.
+type CorpusFiles = data.CorpusFiles
 
 // header is the JSON metadata of a checkpoint.
 type header struct {
@@ -332,7 +317,7 @@ func (h header) validatePosition() error {
 		errs = append(errs, fmt.Errorf("progress.best_valid_loss is %g; want a finite number", *b))
 	}
 	if v := h.Progress.ValidFiles; !v.Empty() {
-		if err := v.check(); err != nil {
+		if err := v.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("progress.valid_files %w", err))
 		}
 	}
