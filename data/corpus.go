@@ -469,10 +469,8 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 		<-c.done
 		m := toGlobal[c.worker]
 		for i, id := range c.ids {
-			if int(id) >= len(m) {
-				for len(m) <= int(id) {
-					m = append(m, -1)
-				}
+			for len(m) <= int(id) {
+				m = append(m, -1)
 			}
 			if m[id] < 0 {
 				m[id] = d.id(c.tokens[id])
