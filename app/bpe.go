@@ -16,7 +16,7 @@ import (
 )
 
 // LearnBPEFiles reads and tokenizes the text files at paths (.gz is read directly) on every core and learns up
-// to merges BPE merges from all of them together (data.WordCounts, data.LearnBPECounts), showing the two phases
+// to merges BPE merges from all of them together (data.WordCounts, data.LearnBPEProgress), showing the two phases
 // to phases (nil: nowhere). A cancelled ctx stops it at once, while reading or while learning, with an error
 // that matches ErrStopped: the caller has written nothing yet.
 func LearnBPEFiles(ctx context.Context, paths []string, tok data.Tokenizer, merges int, phases PhaseRecorder) (*data.BPE, error) {

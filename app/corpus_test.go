@@ -133,7 +133,7 @@ func TestTrainOnDiskMatchesInMemory(t *testing.T) {
 	m.Init(rand.New(rand.NewPCG(cfg.Train.Seed, 0)))
 	ref := filepath.Join(dir, "slice.ckpt")
 	// (On as many workers as attend train used: the same training, but float32 sums in another order.)
-	if _, err := model.Train(context.Background(), model.TrainOptions{Config: cfg, Train: data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab), Model: m, Out: ref,
+	if _, err := model.Train(context.Background(), model.TrainOptions{Config: cfg, Corpus: data.Examples(data.EncodeExamples(pairs, m.SrcVocab, m.TgtVocab)), Model: m, Out: ref,
 		Workers: trainWorkers(cfg.Train)}); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestCorpusBudget(t *testing.T) {
 // TestThreadsDefaultToEveryCore: train.threads 0, the default, trains on every CPU.
 func TestThreadsDefaultToEveryCore(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	cfg := model.Small().Train
+	cfg := model.Default().Train
 	if cfg.Threads != 0 {
 		t.Fatalf("default train.threads %d, want 0", cfg.Threads)
 	}

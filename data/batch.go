@@ -31,9 +31,6 @@ func (b *Batch) TgtTokens() int {
 	return n
 }
 
-// SrcMask reports whether source position t of row r is a real token (t < SrcLengths[r]), not padding.
-func (b *Batch) SrcMask(t, r int) bool { return t < b.SrcLengths[r] }
-
 // BatchOptions controls batching. Zero (or negative) values mean BatchSize 64, ChunkBatches 100, RoundLen 1,
 // and no token budget.
 type BatchOptions struct {
@@ -97,12 +94,13 @@ func (e Examples) Example(i int) (Example, error) { return e[i], nil }
 // Plan is the batches of an epoch before they are padded: which examples each one holds, in the order they are
 // trained on. It takes 4 bytes an example, where the padded batches take tens; Batch pads one when it is due.
 type Plan struct {
-	opt   BatchOptions
-	order []int32    // example indices, chunk by chunk, each chunk sorted by source length
-	spans [][2]int32 // each batch's [start, end) in order, in the order the batches are taken
-	// shapes of each batch, in spans' order: its real rows and padded lengths.
-	real, srcLen, tgtLen []int32
+	opt     BatchOptions
+	order   []int32   // example indices, chunk by chunk, each chunk sorted by source length
+	batches []planned // in the order they are taken
 }
+
+// planned is a batch of a Plan: its examples order[start:end], and its real rows and padded lengths.
+type planned struct{ start, end, real, srcLen, tgtLen int32 }
 
 // PlanBatches chooses the batches of src exactly as MakeBatches does (the same examples in the same rows, in
 // the same order, from the same rng calls), without padding them.
@@ -150,40 +148,34 @@ func PlanBatches(src Source, opt BatchOptions, rng *rand.Rand) *Plan {
 					tgtLen = max(tgtLen, int(e.tgtLen)+1)
 				}
 			}
-			p.spans = append(p.spans, [2]int32{int32(start + first), int32(start + last)})
-			p.real = append(p.real, int32(last-first))
-			p.srcLen = append(p.srcLen, int32(roundUp(srcLen, opt.RoundLen)))
-			p.tgtLen = append(p.tgtLen, int32(roundUp(tgtLen, opt.RoundLen)))
+			p.batches = append(p.batches, planned{start: int32(start + first), end: int32(start + last), real: int32(last - first),
+				srcLen: int32(roundUp(srcLen, opt.RoundLen)), tgtLen: int32(roundUp(tgtLen, opt.RoundLen))})
 			first = last
 		}
 	}
 	if opt.Shuffle {
-		rng.Shuffle(len(p.spans), func(i, j int) {
-			p.spans[i], p.spans[j] = p.spans[j], p.spans[i]
-			p.real[i], p.real[j] = p.real[j], p.real[i]
-			p.srcLen[i], p.srcLen[j] = p.srcLen[j], p.srcLen[i]
-			p.tgtLen[i], p.tgtLen[j] = p.tgtLen[j], p.tgtLen[i]
-		})
+		rng.Shuffle(len(p.batches), func(i, j int) { p.batches[i], p.batches[j] = p.batches[j], p.batches[i] })
 	}
 	return p
 }
 
 // Len is the number of batches.
-func (p *Plan) Len() int { return len(p.spans) }
+func (p *Plan) Len() int { return len(p.batches) }
 
 // Shape returns batch k's size without padding it: rows in its tensors, real examples among them, and its
 // padded source and target lengths (as Batch's fields of the same names).
 func (p *Plan) Shape(k int) (rows, real, srcLen, tgtLen int) {
-	rows = int(p.real[k])
+	b := p.batches[k]
+	rows = int(b.real)
 	if p.opt.FixedRows {
 		rows = p.opt.BatchSize
 	}
-	return rows, int(p.real[k]), int(p.srcLen[k]), int(p.tgtLen[k])
+	return rows, int(b.real), int(b.srcLen), int(b.tgtLen)
 }
 
 // Batch pads batch k, reading its examples from src (the source the plan was made from).
 func (p *Plan) Batch(k int, src Source) (Batch, error) {
-	span := p.order[p.spans[k][0]:p.spans[k][1]]
+	span := p.order[p.batches[k].start:p.batches[k].end]
 	idx := make([]int, len(span))
 	examples := make([]Example, len(span))
 	for r, i := range span {

@@ -43,8 +43,8 @@ func TestBatchLayoutIsTimeMajorWithShiftedTargets(t *testing.T) {
 	}
 	for r := range b.Rows {
 		for step := range b.SrcLen {
-			if want := b.Src[step*b.Rows+r] != PadID; b.SrcMask(step, r) != want {
-				t.Errorf("SrcMask(%d, %d) = %v, want %v", step, r, !want, want)
+			if want := b.Src[step*b.Rows+r] != PadID; (step < b.SrcLengths[r]) != want {
+				t.Errorf("row %d, position %d: within the length %d is %v, want %v", r, step, b.SrcLengths[r], !want, want)
 			}
 		}
 	}

@@ -41,17 +41,12 @@ type BPE struct {
 // recounting every pair after each merge took minutes.
 func LearnBPE(sents [][]string, merges int) *BPE {
 	words, counts := countTokens(sents)
-	return LearnBPECounts(words, counts, merges)
-}
-
-// LearnBPECounts is LearnBPE of a corpus whose distinct words are words, word i occurring counts[i] times (a
-// count of 0 is a word not seen): the same merges, from counts gathered while reading (see WordCounts).
-func LearnBPECounts(words []string, counts []int64, merges int) *BPE {
 	return LearnBPEProgress(words, counts, merges, nil)
 }
 
-// LearnBPEProgress is LearnBPECounts telling progress, when set, the number of merges learned so far, after
-// each one.
+// LearnBPEProgress is LearnBPE of a corpus whose distinct words are words, word i occurring counts[i] times (a
+// count of 0 is a word not seen): the same merges, from counts gathered while reading (see WordCounts). progress,
+// when set, is told the number of merges learned so far, after each one.
 func LearnBPEProgress(words []string, counts []int64, merges int, progress func(merges int)) *BPE {
 	distinct := make([]int, 0, len(words))
 	for i := range words {
@@ -254,12 +249,6 @@ func (b *BPE) Segment(word string) []string {
 		}
 	}
 	return symbols
-}
-
-// Apply segments every token of a sentence.
-func (b *BPE) Apply(tokens []string) []string {
-	pieces, _ := b.Split(tokens)
-	return pieces
 }
 
 // Split segments every word of a sentence and says, for each subword, the index of the word it came from.

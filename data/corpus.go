@@ -151,7 +151,7 @@ func (c *Corpus) Vocabs(minFreq, maxSize int) (src, tgt *Vocab) {
 }
 
 // WordCounts returns the corpus's distinct tokens and how often each occurs on both sides of every pair read,
-// the length filter's dropped pairs included: what LearnBPECounts learns merges from, as LearnBPE would from
+// the length filter's dropped pairs included: what LearnBPEProgress learns merges from, as LearnBPE would from
 // the tokens of both sides of every pair.
 func (c *Corpus) WordCounts() (words []string, counts []int64) { return c.tokens, c.allCounts }
 
@@ -296,7 +296,7 @@ func (c *Corpus) Split(ctx context.Context, b *BPE, opt SplitOptions) (*Corpus, 
 }
 
 // WordCounts reads text files (.gz decompressed), tokenizes every line on threads goroutines (<= 0: one per
-// CPU) and returns the distinct tokens with how often each occurs: what LearnBPECounts learns merges from, the
+// CPU) and returns the distinct tokens with how often each occurs: what LearnBPEProgress learns merges from, the
 // same whatever the number of threads. Errors name the file and the line, as ReadLines's do. progress, when
 // set, is told the bytes read so far.
 func WordCounts(ctx context.Context, paths []string, tok Tokenizer, threads int, progress func(read int64)) (words []string, counts []int64, err error) {
@@ -469,10 +469,8 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 		<-c.done
 		m := toGlobal[c.worker]
 		for i, id := range c.ids {
-			if int(id) >= len(m) {
-				for len(m) <= int(id) {
-					m = append(m, -1)
-				}
+			for len(m) <= int(id) {
+				m = append(m, -1)
 			}
 			if m[id] < 0 {
 				m[id] = d.id(c.tokens[id])

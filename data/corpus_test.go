@@ -129,7 +129,7 @@ func TestReadCorpusMatchesReadAndFilter(t *testing.T) {
 				t.Errorf("progress ends at %v, want rising to %d", progress[max(len(progress)-1, 0):], fi.Size())
 			}
 			words, counts := corpus.WordCounts()
-			if got := LearnBPECounts(words, counts, 50).Merges; !reflect.DeepEqual(got, wantMerges) {
+			if got := LearnBPEProgress(words, counts, 50, nil).Merges; !reflect.DeepEqual(got, wantMerges) {
 				t.Errorf("merges from the word counts differ from LearnBPE's")
 			}
 			src, tgt := corpus.Vocabs(2, 0)
@@ -345,7 +345,7 @@ func TestWordCountsMatchLearnBPE(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := LearnBPECounts(words, counts, 200).Merges; !reflect.DeepEqual(got, want) {
+		if got := LearnBPEProgress(words, counts, 200, nil).Merges; !reflect.DeepEqual(got, want) {
 			t.Fatalf("threads %d: merges differ from LearnBPE's", threads)
 		}
 	}
@@ -516,7 +516,7 @@ func TestSplitKeepsLinesAndTellsWordsOfSubwords(t *testing.T) {
 	}
 	defer words.Close()
 	tokens, counts := words.WordCounts()
-	b := LearnBPECounts(tokens, counts, 30) // few merges: many words stay several subwords
+	b := LearnBPEProgress(tokens, counts, 30, nil) // few merges: many words stay several subwords
 	for _, budget := range []int64{0, 10} {
 		var kept []int
 		var srcWordOfs, tgtWordOfs [][]int

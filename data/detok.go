@@ -113,7 +113,7 @@ func isElision(word string) bool {
 // of the RegexTokenizer's \w+ alternative do.
 func isWordToken(tok string) bool {
 	r, _ := utf8.DecodeRuneInString(tok)
-	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+	return runeClass(r) == classWord
 }
 
 // isNumber reports whether tok is all digits.

@@ -132,52 +132,6 @@ func (g *gzipFile) Close() error {
 	return errors.Join(g.Reader.Close(), g.file.Close())
 }
 
-// lineReader yields the lines of a stream one at a time, without the line terminator ("\n" or "\r\n") and
-// without a byte order mark on line 1, checked for UTF-8. Lines may be up to MaxLineBytes long (ReadLine). A
-// carriage return inside the last line, which has no terminator, is an error: lines ending in CR alone would
-// read as one line.
-type lineReader struct {
-	name string
-	r    *bufio.Reader
-	line int    // number of the current line, 0 before the first
-	text string // the current line
-	err  error  // the error that stopped the reader, nil at a clean end of input
-}
-
-func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
-}
-
-// next advances to the next line; it returns false at the end of input or on an error (see err).
-func (l *lineReader) next() bool {
-	if l.err != nil {
-		return false
-	}
-	s, err := ReadLine(l.r)
-	if err == io.EOF && s == "" {
-		return false
-	}
-	l.line++
-	if err != nil && err != io.EOF {
-		l.err = &ParseError{File: l.name, Line: l.line, Err: err}
-		return false
-	}
-	s = strings.TrimSuffix(strings.TrimSuffix(s, "\n"), "\r")
-	if err == io.EOF && strings.Contains(s, "\r") {
-		l.err = &ParseError{File: l.name, Line: l.line, Err: ErrCRLineEndings}
-		return false
-	}
-	if !utf8.ValidString(s) {
-		l.err = &ParseError{File: l.name, Line: l.line, Err: invalidUTF8(s)}
-		return false
-	}
-	if l.line == 1 {
-		s = strings.TrimPrefix(s, "\uFEFF")
-	}
-	l.text = s
-	return true
-}
-
 // invalidUTF8 describes the first invalid byte of s.
 func invalidUTF8(s string) error {
 	for off := 0; off < len(s); {
@@ -254,8 +208,20 @@ func isSpace(b byte) bool {
 // CorpusFiles names a parallel corpus on disk: two line-aligned files, Src and Tgt, or one TSV file with the
 // source in column 1 and the target in column 2. Paths ending in .gz are decompressed on the fly.
 type CorpusFiles struct {
-	Src, Tgt string
-	TSV      string
+	Src string `json:"src,omitempty"`
+	Tgt string `json:"tgt,omitempty"`
+	TSV string `json:"tsv,omitempty"`
+}
+
+// Empty reports whether no file is named.
+func (c CorpusFiles) Empty() bool { return c == CorpusFiles{} }
+
+// Check reports a set of files that names no corpus: want Src and Tgt, or TSV alone.
+func (c CorpusFiles) Check() error {
+	if c.TSV != "" && c.Src == "" && c.Tgt == "" || c.TSV == "" && c.Src != "" && c.Tgt != "" {
+		return nil
+	}
+	return fmt.Errorf("names src %q, tgt %q and tsv %q; want src and tgt, or tsv alone", c.Src, c.Tgt, c.TSV)
 }
 
 // scan reads the corpus's lines as pairs of texts (not yet tokenized) and calls fn with each, in order, with its
@@ -271,19 +237,20 @@ func (c CorpusFiles) scan(read func(int64), fn func(line int, src, tgt string) e
 
 // checkWords returns the error of a corpus with no tokens on one of its sides, naming its file (and column).
 func (c CorpusFiles) checkWords(srcWords, tgtWords bool) error {
+	name, detail := c.TSV, ""
 	switch {
-	case c.TSV != "" && !srcWords && !tgtWords:
-		return emptyCorpus(c.TSV, "")
-	case c.TSV != "" && !srcWords:
-		return emptyCorpus(c.TSV, " (no tokens in column 1)")
-	case c.TSV != "" && !tgtWords:
-		return emptyCorpus(c.TSV, " (no tokens in column 2)")
-	case !srcWords:
-		return emptyCorpus(c.Src, "")
-	case !tgtWords:
-		return emptyCorpus(c.Tgt, "")
+	case srcWords && tgtWords:
+		return nil
+	case c.TSV == "" && !srcWords:
+		name = c.Src
+	case c.TSV == "":
+		name = c.Tgt
+	case srcWords:
+		detail = " (no tokens in column 2)"
+	case tgtWords:
+		detail = " (no tokens in column 1)"
 	}
-	return nil
+	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
 }
 
 // Size is the number of bytes of the corpus's files as stored (compressed, for a .gz file): the total that
@@ -354,11 +321,11 @@ func scanParallel(srcPath, tgtPath string, read func(int64), fn func(line int, s
 	defer tgtFile.Close()
 	src, tgt := newLineReader(srcFile, srcPath), newLineReader(tgtFile, tgtPath)
 	for {
-		srcOK := src.next()
+		srcOK := src.Scan()
 		if src.err != nil {
 			return src.err
 		}
-		tgtOK := tgt.next()
+		tgtOK := tgt.Scan()
 		if tgt.err != nil {
 			return tgt.err
 		}
@@ -383,10 +350,6 @@ func scanParallel(srcPath, tgtPath string, read func(int64), fn func(line int, s
 		}
 	}
 	return nil
-}
-
-func emptyCorpus(name, detail string) error {
-	return fmt.Errorf("data: %s: corpus is empty%s", name, detail)
 }
 
 // scanTSV is CorpusFiles.scan of a TSV file.
@@ -416,7 +379,7 @@ func scanFile(path string, read func(int64), fn func(line int, text string) erro
 	}
 	defer f.Close()
 	lines := newLineReader(f, path)
-	for lines.next() {
+	for lines.Scan() {
 		if err := fn(lines.line, lines.text); err != nil {
 			return n, err
 		}
@@ -445,17 +408,28 @@ func ReadLines(r io.Reader, name string, tok Tokenizer) ([][]string, error) {
 
 // Lines reads a stream one line at a time, as bufio.Scanner does, for input that arrives while it is being
 // processed (a pipe, a terminal): each line is available as soon as its newline is read. Lines are returned
-// without the terminator and checked for UTF-8; a gzip stream is recognized by its first bytes and decompressed.
+// without the terminator ("\n" or "\r\n") and without a byte order mark on line 1, checked for UTF-8, and may be
+// up to MaxLineBytes long (ReadLine). A carriage return inside the last line, which has no terminator, is an
+// error: lines ending in CR alone would read as one line. A gzip stream is recognized by its first bytes and
+// decompressed.
 type Lines struct {
 	name  string
-	br    *bufio.Reader
-	lines *lineReader // nil until the first Scan, which looks for the gzip magic
-	err   error
+	r     *bufio.Reader
+	sniff bool   // look for the gzip magic before the first line
+	line  int    // number of the current line, 0 before the first
+	text  string // the current line
+	err   error  // the error that stopped Scan, nil at a clean end of input
 }
 
 // NewLines returns a reader of the lines of r; name is used in error messages.
 func NewLines(r io.Reader, name string) *Lines {
-	return &Lines{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	return &Lines{name: name, r: bufio.NewReaderSize(r, 64<<10), sniff: true}
+}
+
+// newLineReader is NewLines of a stream already decompressed (Open, by the file's name): no gzip magic is looked
+// for.
+func newLineReader(r io.Reader, name string) *Lines {
+	return &Lines{name: name, r: bufio.NewReaderSize(r, 64<<10)}
 }
 
 // Scan advances to the next line. It returns false at the end of the input or on an error, which Err then
@@ -464,34 +438,51 @@ func (l *Lines) Scan() bool {
 	if l.err != nil {
 		return false
 	}
-	if l.lines == nil {
-		var src io.Reader = l.br
+	if l.sniff {
+		l.sniff = false
 		// Peek one byte before two, so that interactive input of a single character is not held up waiting
 		// for a second one: no text line starts with 0x1f.
-		if first, _ := l.br.Peek(1); len(first) == 1 && first[0] == gzipMagic[0] {
-			if magic, _ := l.br.Peek(len(gzipMagic)); string(magic) == gzipMagic {
-				z, err := gzip.NewReader(l.br)
+		if first, _ := l.r.Peek(1); len(first) == 1 && first[0] == gzipMagic[0] {
+			if magic, _ := l.r.Peek(len(gzipMagic)); string(magic) == gzipMagic {
+				z, err := gzip.NewReader(l.r)
 				if err != nil {
 					l.err = fmt.Errorf("data: %s: %w", l.name, err)
 					return false
 				}
-				src = z
+				l.r = bufio.NewReaderSize(z, 64<<10)
 			}
 		}
-		l.lines = newLineReader(src, l.name)
 	}
-	if l.lines.next() {
-		return true
+	s, err := ReadLine(l.r)
+	if err == io.EOF && s == "" {
+		return false
 	}
-	l.err = l.lines.err
-	return false
+	l.line++
+	if err != nil && err != io.EOF {
+		l.err = &ParseError{File: l.name, Line: l.line, Err: err}
+		return false
+	}
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "\n"), "\r")
+	if err == io.EOF && strings.Contains(s, "\r") {
+		l.err = &ParseError{File: l.name, Line: l.line, Err: ErrCRLineEndings}
+		return false
+	}
+	if !utf8.ValidString(s) {
+		l.err = &ParseError{File: l.name, Line: l.line, Err: invalidUTF8(s)}
+		return false
+	}
+	if l.line == 1 {
+		s = strings.TrimPrefix(s, "\uFEFF")
+	}
+	l.text = s
+	return true
 }
 
 // Text returns the current line.
-func (l *Lines) Text() string { return l.lines.text }
+func (l *Lines) Text() string { return l.text }
 
 // Line returns the 1-based number of the current line.
-func (l *Lines) Line() int { return l.lines.line }
+func (l *Lines) Line() int { return l.line }
 
 // Err returns the error that stopped Scan: a *ParseError naming the line, or nil at a clean end of input.
 func (l *Lines) Err() error { return l.err }

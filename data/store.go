@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -72,13 +72,10 @@ func (s *Store) Pair(i int, buf []int32) (src, tgt []int32, err error) {
 		scratch = new([]byte)
 	}
 	defer s.scratch.Put(scratch)
-	*scratch = growBytes(*scratch, int(s.block[k+1]-s.block[k]))
-	raw := *scratch
-	if s.file == nil {
-		s.mem.readAt(raw, s.block[k])
-	} else if _, err := s.file.f.ReadAt(raw, s.block[k]); err != nil {
+	if *scratch, err = s.readBlocks(k, k+1, *scratch); err != nil {
 		return nil, nil, fmt.Errorf("data: pair %d of the corpus on disk: %w", i, err)
 	}
+	raw := *scratch
 	for j := k * storeBlock; j < i; j++ { // skip the pairs before i: a varint ends at a byte below 0x80
 		for n := int(s.srcLen[j]) + int(s.tgtLen[j]); n > 0; raw = raw[1:] {
 			if len(raw) == 0 {
@@ -89,15 +86,32 @@ func (s *Store) Pair(i int, buf []int32) (src, tgt []int32, err error) {
 			}
 		}
 	}
-	ns, nt := int(s.srcLen[i]), int(s.tgtLen[i])
-	buf, _, err = decodeIDs(buf[:0], raw, ns+nt)
-	if err != nil {
-		return nil, nil, fmt.Errorf("data: pair %d of the corpus: %w", i, err)
+	src, tgt, _, err = s.decode(i, &buf, raw)
+	return src, tgt, err
+}
+
+// readBlocks reads the ids of blocks [k, l) into buf, grown as needed, and returns it.
+func (s *Store) readBlocks(k, l int, buf []byte) ([]byte, error) {
+	buf = slices.Grow(buf[:0], int(s.block[l]-s.block[k]))[:s.block[l]-s.block[k]]
+	if s.file == nil {
+		s.mem.readAt(buf, s.block[k])
+		return buf, nil
 	}
-	src, tgt = buf[:ns:ns], buf[ns:]
+	_, err := s.file.f.ReadAt(buf, s.block[k])
+	return buf, err
+}
+
+// decode decodes pair i, which raw starts with, into *buf (both sides share its memory), maps its ids, and
+// returns its sides and the bytes after it.
+func (s *Store) decode(i int, buf *[]int32, raw []byte) (src, tgt []int32, rest []byte, err error) {
+	ns, nt := int(s.srcLen[i]), int(s.tgtLen[i])
+	if *buf, rest, err = decodeIDs((*buf)[:0], raw, ns+nt); err != nil {
+		return nil, nil, nil, fmt.Errorf("data: pair %d of the corpus: %w", i, err)
+	}
+	src, tgt = (*buf)[:ns:ns], (*buf)[ns:]
 	mapIDs(src, s.srcMap)
 	mapIDs(tgt, s.tgtMap)
-	return src, tgt, nil
+	return src, tgt, rest, nil
 }
 
 // Example returns pair i as an example of vocabulary ids.
@@ -126,13 +140,6 @@ func mapIDs(ids, m []int32) {
 	}
 }
 
-func growBytes(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
-}
-
 // decodeIDs appends n varint ids from raw to dst and returns the bytes left.
 func decodeIDs(dst []int32, raw []byte, n int) ([]int32, []byte, error) {
 	for range n {
@@ -146,34 +153,33 @@ func decodeIDs(dst []int32, raw []byte, n int) ([]int32, []byte, error) {
 	return dst, raw, nil
 }
 
-// Each calls fn with every pair in order, reading a store on disk from start to end; the slices are reused
-// from call to call. fn's error stops it and is returned.
+// Each calls fn with every pair in order, reading a store on disk from start to end, storeChunk blocks at a
+// time; the slices are reused from call to call. fn's error stops it and is returned.
 func (s *Store) Each(fn func(i int, src, tgt []int32) error) error {
-	var r io.Reader = &arenaReader{a: &s.mem}
-	if s.file != nil {
-		r = io.NewSectionReader(s.file.f, 0, s.Bytes())
-	}
-	br := bufio.NewReaderSize(r, 1<<20)
+	var raw []byte
 	var buf []int32
-	for i := 0; i < s.n; i++ {
-		ns, nt := int(s.srcLen[i]), int(s.tgtLen[i])
-		buf = buf[:0]
-		for range ns + nt {
-			id, err := binary.ReadUvarint(br)
-			if err != nil || id > math.MaxInt32 {
-				return fmt.Errorf("data: pair %d of the corpus: corrupt token ids (%v)", i, err)
-			}
-			buf = append(buf, int32(id))
+	for k := 0; k < len(s.block)-1; k += storeChunk {
+		l := min(k+storeChunk, len(s.block)-1)
+		var err error
+		if raw, err = s.readBlocks(k, l, raw); err != nil {
+			return fmt.Errorf("data: the corpus on disk: %w", err)
 		}
-		src, tgt := buf[:ns:ns], buf[ns:]
-		mapIDs(src, s.srcMap)
-		mapIDs(tgt, s.tgtMap)
-		if err := fn(i, src, tgt); err != nil {
-			return err
+		rest := raw
+		for i := k * storeBlock; i < min(l*storeBlock, s.n); i++ {
+			var src, tgt []int32
+			if src, tgt, rest, err = s.decode(i, &buf, rest); err != nil {
+				return err
+			}
+			if err := fn(i, src, tgt); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// storeChunk is how many blocks Each reads at a time: 65,536 pairs, a megabyte or two.
+const storeChunk = 4096
 
 // Close removes the store's file, if it has one. The store must not be read afterwards.
 func (s *Store) Close() error {
@@ -215,22 +221,6 @@ func (a *arena) readAt(p []byte, off int64) {
 		k := copy(p, a.chunks[off/arenaChunk][off%arenaChunk:])
 		p, off = p[k:], off+int64(k)
 	}
-}
-
-// arenaReader reads an arena from the start.
-type arenaReader struct {
-	a   *arena
-	off int64
-}
-
-func (r *arenaReader) Read(p []byte) (int, error) {
-	if r.off >= r.a.n {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), r.a.n-r.off)]
-	r.a.readAt(p, r.off)
-	r.off += int64(len(p))
-	return len(p), nil
 }
 
 // storeBuilder appends pairs to a new Store, keeping the ids in memory until they pass budget bytes and

@@ -10,14 +10,12 @@ import (
 	"github.com/attend-nmt/attend/internal/plural"
 )
 
-// Average loads the checkpoints at paths and returns one whose weights are their element-wise mean, as
+// AverageProgress loads the checkpoints at paths and returns one whose weights are their element-wise mean, as
 // OpenNMT-py's average_models does: averaging the last few checkpoints of a run usually scores better than any
-// one of them. Every checkpoint must have the same architecture (model.* keys but dropout), vocabularies and subword
-// merges; the result takes the
-// configuration, optimizer state and position of the last one, so training resumed from it continues from there.
-func Average(paths []string) (*Checkpoint, error) { return AverageProgress(paths, nil) }
-
-// AverageProgress is Average telling progress, when set, the number of checkpoints added in, after each one.
+// one of them. Every checkpoint must have the same architecture (model.* keys but dropout), vocabularies and
+// subword merges; the result takes the configuration, optimizer state and position of the last one, so training
+// resumed from it continues from there. progress, when set, is told the number of checkpoints added in, after
+// each one.
 func AverageProgress(paths []string, progress func(added int)) (*Checkpoint, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("average: no checkpoints given")

@@ -8,7 +8,7 @@ import (
 )
 
 // TestAverageIsTheMeanOfTheWeights saves three differently initialised models of one architecture and checks
-// that Average returns their element-wise mean (computed here in float64) with the last one's position, and
+// that AverageProgress returns their element-wise mean (computed here in float64) with the last one's position, and
 // that checkpoints of another architecture or vocabulary are refused with the difference named.
 func TestAverageIsTheMeanOfTheWeights(t *testing.T) {
 	cfg := tinyConfig()
@@ -26,7 +26,7 @@ func TestAverageIsTheMeanOfTheWeights(t *testing.T) {
 		paths = append(paths, path)
 		weights = append(weights, m.Params.Flat())
 	}
-	avg, err := Average(paths)
+	avg, err := AverageProgress(paths, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestAverageIsTheMeanOfTheWeights(t *testing.T) {
 	if err := Save(other, wider, m, NewAdam(m.Params, cfg.Train.LR), Progress{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Average([]string{paths[0], other}); err == nil || !strings.Contains(err.Error(), "model.dec_hidden 32 → 48") {
+	if _, err := AverageProgress([]string{paths[0], other}, nil); err == nil || !strings.Contains(err.Error(), "model.dec_hidden 32 → 48") {
 		t.Fatalf("averaging another architecture: err = %v, want one naming model.dec_hidden", err)
 	}
 	m, _ = tinySetup(t, cfg, tinyCorpus(40, 2)[:3])
@@ -56,7 +56,7 @@ func TestAverageIsTheMeanOfTheWeights(t *testing.T) {
 	if err := Save(other, cfg, m, NewAdam(m.Params, cfg.Train.LR), Progress{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Average([]string{paths[0], other}); err == nil || !strings.Contains(err.Error(), "vocabular") {
+	if _, err := AverageProgress([]string{paths[0], other}, nil); err == nil || !strings.Contains(err.Error(), "vocabular") {
 		t.Fatalf("averaging another vocabulary: err = %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/internal/corpora"
 	"github.com/attend-nmt/attend/kernels"
 )
@@ -66,12 +67,12 @@ func benchmarkTrainStep(b *testing.B, cfg ModelConfig, guide ...func(i int) []al
 	if len(guide) > 0 {
 		tr.Guide, tr.GuideWeight = guide[0], 1
 	}
-	if _, err := tr.Step(batch, rng); err != nil { // compile the graph outside the timing
+	if _, err := tr.Step(batch, rng, dist.Single{}); err != nil { // compile the graph outside the timing
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := tr.Step(batch, rng); err != nil {
+		if _, err := tr.Step(batch, rng, dist.Single{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -177,7 +178,7 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int, pr
 	// Dropout draws from a *rand.PCG, as attend train's do: its long masks are drawn on every core.
 	dropout := rand.NewPCG(1, 2)
 	for i := 0; i < 20; i++ { // warm up: compile the common shapes
-		if _, err := tr.Step(&batches[i], dropout); err != nil {
+		if _, err := tr.Step(&batches[i], dropout, dist.Single{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -187,7 +188,7 @@ func benchmarkTrainStepMulti30k(b *testing.B, model ModelConfig, workers int, pr
 		batch := &batches[20+i%(len(batches)-20)]
 		tokens += batch.TgtTokens()
 		flops += trainStepFLOPs(cfg.Model, m.TgtVocab.Size(), batch)
-		if _, err := tr.Step(batch, dropout); err != nil {
+		if _, err := tr.Step(batch, dropout, dist.Single{}); err != nil {
 			b.Fatal(err)
 		}
 	}

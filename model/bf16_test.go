@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -41,7 +42,7 @@ func TestBF16TrainingLearnsTheTinyTask(t *testing.T) {
 	if acc := exactMatch(m, examples); acc > 0.2 {
 		t.Fatalf("untrained model already gets %.0f%% right", 100*acc)
 	}
-	_, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Workers: 2, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
+	_, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Workers: 2, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func amxStepLosses(t *testing.T, products string, feeding bool) []float64 {
 	}
 	var out []float64
 	for i := range plan {
-		res, err := tr.Step(&plan[i], rand.NewPCG(uint64(i), 2))
+		res, err := tr.Step(&plan[i], rand.NewPCG(uint64(i), 2), dist.Single{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestBF16TrainsATransformer(t *testing.T) {
 		}
 		for step := 0; step < 4; step++ {
 			b := randomBatch(rand.New(rand.NewPCG(5, uint64(step))), 9, 11, []int{3, 1, 2, 4}, []int{2, 3, 1, 2})
-			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))))
+			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))), dist.Single{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -255,7 +255,7 @@ type DecodeConfig struct {
 
 // Default is the configuration `attend train` uses without --config (configs/default.yaml): the widths of the
 // "small" model, trained on cased text split into subwords by 8,000 joint BPE merges, so that translations come
-// out cased and detokenized. Small (configs/small.yaml) is the same model on lowercased words.
+// out cased and detokenized. configs/small.yaml is the same model on lowercased words.
 func Default() Config {
 	return Config{
 		Model: ModelConfig{Type: TypeRNN, Emb: 128, EncHidden: 128, DecHidden: 256, AttnDim: 128, Cell: "lstm", Attention: "additive", Window: 3, Heads: 4, Temperature: 1, Layers: 1, Dropout: 0.2,
@@ -265,15 +265,6 @@ func Default() Config {
 			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, Precision: kernels.PrecisionAuto, SplitVocabulary: true},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
-}
-
-// Small is the "small" configuration (configs/small.yaml): Default's model on lowercased words, the model and
-// recipe of the PyTorch reference implementation that the speed and quality figures compare against (see
-// docs/speed.md), whose BLEU is the tokenized, lowercased BLEU of the Multi30k literature.
-func Small() Config {
-	cfg := Default()
-	cfg.Data.Lowercase, cfg.Data.Subword, cfg.Data.Merges = true, SubwordNone, 0
-	return cfg
 }
 
 // LoadConfig reads a YAML file over Default and validates the result. Unknown sections and keys, a section or

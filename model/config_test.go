@@ -230,3 +230,12 @@ func TestSetReplacedPrecisionKey(t *testing.T) {
 		}
 	}
 }
+
+// Small is the "small" configuration (configs/small.yaml): Default's model on lowercased words, the model and
+// recipe of the PyTorch reference implementation that the speed and quality figures compare against (see
+// docs/speed.md), whose BLEU is the tokenized, lowercased BLEU of the Multi30k literature.
+func Small() Config {
+	cfg := Default()
+	cfg.Data.Lowercase, cfg.Data.Subword, cfg.Data.Merges = true, SubwordNone, 0
+	return cfg
+}

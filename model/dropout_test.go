@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/attend-nmt/attend/dist"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -137,7 +138,7 @@ func TestTrainingIgnoresHowMasksAreDrawn(t *testing.T) {
 				var losses []float64
 				for step := range uint64(3) {
 					b := randomBatch(rand.New(rand.NewPCG(5, step)), 9, 11, srcLens, tgtLens)
-					res, err := tr.Step(b, source(step))
+					res, err := tr.Step(b, source(step), dist.Single{})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
 
@@ -37,7 +38,7 @@ func TestMetricsWriteErrorStopsTrainingAndSavesThePosition(t *testing.T) {
 	m, examples := tinySetup(t, cfg, tinyCorpus(48, 7))
 	path := filepath.Join(t.TempDir(), "m.ckpt")
 	disk := &fullDisk{limit: 300}
-	_, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: path, Metrics: disk})
+	_, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Out: path, Metrics: disk})
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "position is saved in "+path) {
 		t.Fatalf("Train = %v, want a failure naming the full disk and the saved checkpoint", err)
 	}

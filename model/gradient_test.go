@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"github.com/attend-nmt/attend/align"
+	"github.com/attend-nmt/attend/data"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -169,4 +170,15 @@ func TestFusedGradientsEqualUnfused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Gradients computes the gradient of the batch's token-averaged loss into t.Grads and returns the loss, without
+// updating the weights, as Step does before its update (dropout masks from rng).
+func (t *Trainer[T]) Gradients(b *data.Batch, rng rand.Source) (StepResult, error) {
+	tokens := b.TgtTokens()
+	sum, guided, err := t.accumulate(b, rng, tokens, nil)
+	if err != nil || tokens == 0 {
+		return StepResult{}, err
+	}
+	return t.result(sum, guided, tokens), nil
 }

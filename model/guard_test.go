@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
 
@@ -168,7 +169,7 @@ func TestNonFiniteStepIsSkipped(t *testing.T) {
 	for i, p := range m.Params.List() {
 		copy(before.List()[i].Data, p.Data)
 	}
-	res, err := tr.Step(&poisoned, rand.New(rand.NewPCG(1, 1)))
+	res, err := tr.Step(&poisoned, rand.New(rand.NewPCG(1, 1)), dist.Single{})
 	if err != nil || !res.Skipped {
 		t.Fatalf("poisoned batch: %+v, %v; want Skipped", res, err)
 	}
@@ -182,7 +183,7 @@ func TestNonFiniteStepIsSkipped(t *testing.T) {
 	if tr.Optimizer.Steps != 0 {
 		t.Fatalf("a skipped step advanced Adam to step %d", tr.Optimizer.Steps)
 	}
-	if res, err := tr.Step(&clean, rand.New(rand.NewPCG(1, 2))); err != nil || res.Skipped || tr.Optimizer.Steps != 1 {
+	if res, err := tr.Step(&clean, rand.New(rand.NewPCG(1, 2)), dist.Single{}); err != nil || res.Skipped || tr.Optimizer.Steps != 1 {
 		t.Fatalf("clean batch: %+v, %v, Adam step %d", res, err, tr.Optimizer.Steps)
 	}
 	path := filepath.Join(t.TempDir(), "nan.ckpt")
@@ -207,7 +208,7 @@ func TestBadStepsInARowStopTraining(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "m.ckpt")
 	var log bytes.Buffer
-	_, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: path, Metrics: &log})
+	_, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Out: path, Metrics: &log})
 	if err == nil || !strings.Contains(err.Error(), "3 steps in a row") || !strings.Contains(err.Error(), "max_bad_steps") {
 		t.Fatalf("Train = %v, want a stop after 3 bad steps", err)
 	}
@@ -301,7 +302,7 @@ func TestResumeAfterInterruptedValidationValidatesFirst(t *testing.T) {
 	// Cancel at the last step line of epoch 1 (5 batches): the check before the next step comes after the
 	// epoch's validation has started, so the validation is what gets interrupted.
 	first := &cancelAfter{n: 5, cancel: cancel}
-	_, err := Train(ctx, TrainOptions{Config: cfg, Train: examples, Valid: examples[:8], Model: m, Out: path, Metrics: first})
+	_, err := Train(ctx, TrainOptions{Config: cfg, Corpus: data.Examples(examples), Valid: examples[:8], Model: m, Out: path, Metrics: first})
 	var stopped *InterruptedError
 	if !errors.As(err, &stopped) || stopped.Path != path {
 		t.Fatalf("Train = %v, want an *InterruptedError naming %s", err, path)
@@ -314,7 +315,7 @@ func TestResumeAfterInterruptedValidationValidatesFirst(t *testing.T) {
 		t.Fatalf("saved progress %+v, want epoch 1 done with its validation pending", ck.Progress)
 	}
 	var second bytes.Buffer
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Valid: examples[:8], Model: ck.Model,
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Valid: examples[:8], Model: ck.Model,
 		Adam: ck.Adam, Progress: ck.Progress, Out: path, Metrics: &second}); err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func Keys() []Key {
 func yamlScalar(v reflect.Value) string {
 	switch v.Kind() {
 	case reflect.Float64:
-		return num(v.Float())
+		return bound.Num(v.Float())
 	case reflect.String:
 		if v.String() == "" {
 			return `""`
@@ -198,9 +198,6 @@ func (r keyRule) isInt() bool {
 	return ok && v.Kind() == reflect.Int
 }
 
-// num writes a bound without needless decimals.
-func num(f float64) string { return bound.Num(f) }
-
 // check returns the rule's complaint about cfg, or nil.
 // A number key whose rule holds only under a setting (when) is held, when that setting is otherwise and nothing
 // reads the key, to the same range or 0 (what checkpoints from before the key hold): a value no setting could
@@ -255,19 +252,14 @@ func checkNumber(rng bound.Range, key string, v reflect.Value) error {
 
 // finite returns an error for each number key of cfg that is NaN or ±Inf, whether a rule checks the key or not,
 // and whether or not the model reads it (model.temperature is read by hard attention only): no such value
-// means anything, and the first checkpoint saved would fail to write it (JSON has no NaN). It walks the
-// Config struct, so a number key added later is covered without a word.
+// means anything, and the first checkpoint saved would fail to write it (JSON has no NaN). It walks Keys, so a
+// number key added later is covered without a word.
 func finite(cfg Config) (errs []error, bad map[string]bool) {
 	bad = map[string]bool{}
-	top := reflect.ValueOf(cfg)
-	for i := range top.NumField() {
-		sec := top.Field(i)
-		for j := range sec.NumField() {
-			if f := sec.Field(j); f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
-				key := top.Type().Field(i).Tag.Get("yaml") + "." + sec.Type().Field(j).Tag.Get("yaml")
-				bad[key] = true
-				errs = append(errs, fmt.Errorf("config: %s is %v; want a finite number", key, f.Float()))
-			}
+	for _, k := range Keys() {
+		if v, _ := keyValue(reflect.ValueOf(cfg), k.Name); v.Kind() == reflect.Float64 && !isFinite(v.Float()) {
+			bad[k.Name] = true
+			errs = append(errs, fmt.Errorf("config: %s is %v; want a finite number", k.Name, v.Float()))
 		}
 	}
 	return errs, bad

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/attend-nmt/attend/internal/bound"
 )
 
 // TestKeysListEveryKeyTheLoaderAccepts: Keys names each field of Config, in order, and each default it states
@@ -111,23 +113,23 @@ func TestRulesAreWhatValidateEnforces(t *testing.T) {
 		if r.isInt() {
 			step = 1
 		}
-		try(r, num(r.Min+step), true)
-		try(r, num(r.Min), !r.Above)
-		try(r, num(r.Min-step), r.Zero && r.Min-step == 0)
+		try(r, bound.Num(r.Min+step), true)
+		try(r, bound.Num(r.Min), !r.Above)
+		try(r, bound.Num(r.Min-step), r.Zero && r.Min-step == 0)
 		if r.Zero {
 			try(r, "0", true)
 		}
 		if math.IsInf(r.Max, 1) {
 			if !r.elsewhere { // model.heads must also divide the widths it splits
-				try(r, num(r.Min+1e6), true)
+				try(r, bound.Num(r.Min+1e6), true)
 			}
 			if !r.isInt() {
 				try(r, "+Inf", false)
 				try(r, "NaN", false)
 			}
 		} else {
-			try(r, num(r.Max), !r.Below)
-			try(r, num(r.Max+step), false)
+			try(r, bound.Num(r.Max), !r.Below)
+			try(r, bound.Num(r.Max+step), false)
 		}
 	}
 }
@@ -202,7 +204,7 @@ func TestUnreadKeysKeepTheirRange(t *testing.T) {
 		}
 		values := map[string]bool{"-1": false, "0": true}
 		if !math.IsInf(r.Max, 1) {
-			values[num(r.Max+1)] = false
+			values[bound.Num(r.Max+1)] = false
 		}
 		for v, ok := range values {
 			cfg := base

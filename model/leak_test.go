@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/attend-nmt/attend/dist"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -19,7 +20,7 @@ func TestEvictedGraphsAreFreed(t *testing.T) {
 			for j := range srcLens {
 				srcLens[j], tgtLens[j] = n, n-1
 			}
-			if _, err := tr.Step(randomBatch(rng, 500, 3000, srcLens, tgtLens), rng); err != nil {
+			if _, err := tr.Step(randomBatch(rng, 500, 3000, srcLens, tgtLens), rng, dist.Single{}); err != nil {
 				t.Fatal(err)
 			}
 		}

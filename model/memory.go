@@ -61,11 +61,7 @@ func TrainingMemory(cfg Config, src, tgt *data.Vocab, workers int, products kern
 	}
 	var p int64
 	for _, t := range shapes.Params.List() {
-		n := int64(1)
-		for _, d := range t.Shape {
-			n *= int64(d)
-		}
-		p += n
+		p += int64(t.Size())
 	}
 	const f = 4 // bytes per float32
 	m, d := cfg.Model, cfg.Data

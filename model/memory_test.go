@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -94,7 +95,7 @@ func TestTrainingMemoryMatchesTheHeap(t *testing.T) {
 			for i := range b.TgtIn {
 				b.TgtIn[i], b.TgtOut[i] = 6, 7
 			}
-			if _, err := tr.Step(b, rand.New(rand.NewPCG(1, 1))); err != nil {
+			if _, err := tr.Step(b, rand.New(rand.NewPCG(1, 1)), dist.Single{}); err != nil {
 				t.Fatal(err)
 			}
 			held := liveHeap() - before

@@ -10,6 +10,7 @@ import (
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
+	"github.com/attend-nmt/attend/dist"
 	"github.com/attend-nmt/attend/graph"
 	"github.com/attend-nmt/attend/kernels"
 	"github.com/attend-nmt/attend/param"
@@ -200,7 +201,7 @@ func TestNewcomerScoreTrainsThroughTheRegistry(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
 			first, last := 0.0, 0.0
 			for step := 0; step < 40; step++ {
-				res, err := tr.Step(b, rng)
+				res, err := tr.Step(b, rng, dist.Single{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,13 +21,11 @@ func NewAdam[T kernels.Float](params *param.Set[T], lr float64) *Adam[T] {
 	return &Adam[T]{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, M: params.ZerosLike(), V: params.ZerosLike()}
 }
 
-// Step updates params in place from grads:
+// StepScaled updates params in place from grads, every gradient multiplied by scale first (g ← scale·g, rounded
+// to T as a separate scaling pass would: gradient clipping folded into the update, so the gradients are read
+// once):
 //
 //	m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²;  p -= lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + ε)
-func (a *Adam[T]) Step(params, grads *param.Set[T]) { a.StepScaled(params, grads, 1) }
-
-// StepScaled is Step with every gradient multiplied by scale first (g ← scale·g, rounded to T as a separate
-// scaling pass would): gradient clipping folded into the update, so the gradients are read once.
 func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	a.Steps++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Steps))
@@ -52,10 +50,10 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 			c := kernels.AdamCoeffs{Scale: float32(scale), Beta1: float32(b1), Beta2: float32(b2), OneMinusBeta1: float32(ob1),
 				OneMinusBeta2: float32(ob2), StepSize: float32(step), SqrtC2: float32(sqrtC2), Eps: float32(a.Eps)}
 			g32, m32, v32 := any(g).([]float32), any(m).([]float32), any(v).([]float32)
-			forEachChunk(len(w), func(lo, hi int) { kernels.AdamUpdate(w32[lo:hi], g32[lo:hi], m32[lo:hi], v32[lo:hi], c) })
+			kernels.Parallel(len(w), adamChunk, func(lo, hi int) { kernels.AdamUpdate(w32[lo:hi], g32[lo:hi], m32[lo:hi], v32[lo:hi], c) })
 			continue
 		}
-		forEachChunk(len(w), func(lo, hi int) {
+		kernels.Parallel(len(w), adamChunk, func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				gj := g[j] * scale
 				m[j] = b1*m[j] + ob1*gj
@@ -66,9 +64,9 @@ func (a *Adam[T]) StepScaled(params, grads *param.Set[T], scale T) {
 	}
 }
 
-// forEachChunk splits [0, n) into one contiguous chunk per CPU and runs f on each concurrently: the optimizer
+// adamChunk is the fewest parameters that Adam updates on a core of its own (kernels.Parallel): the optimizer
 // touches every parameter once per step, memory-bound work that two cores share well.
-func forEachChunk(n int, f func(lo, hi int)) { kernels.Parallel(n, 65536, f) }
+const adamChunk = 65536
 
 // normBlock is the number of gradients whose squares GlobalNorm sums into one partial sum. The blocks are fixed
 // by this size alone, not by the number of workers, so the norm is the same bit for bit on any number of cores.
@@ -137,18 +135,4 @@ func ClipScale(norm, maxNorm float64) float64 {
 		}
 	}
 	return 1
-}
-
-// ClipGlobalNorm scales grads so that their joint L2 norm is at most maxNorm (see ClipScale) and returns the
-// norm before clipping. maxNorm <= 0 only measures. A non-finite norm leaves grads as they are: the caller must
-// not apply them.
-func ClipGlobalNorm[T kernels.Float](grads *param.Set[T], maxNorm float64) float64 {
-	norm := GlobalNorm(grads)
-	if coef := ClipScale(norm, maxNorm); coef < 1 {
-		g := grads.Flat()
-		for j := range g {
-			g[j] *= T(coef)
-		}
-	}
-	return norm
 }

@@ -54,9 +54,8 @@ func (p Progress) lrScale() float64 {
 // improve on it (or whose figure is not finite) counts toward train.patience and decays the rate by
 // train.lr_decay. The best of both figures is kept either way.
 func (p *Progress) recordValidation(loss, bleu float64, t TrainConfig) (best bool) {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	lossBetter := finite(loss) && (p.BestValidLoss == nil || loss < *p.BestValidLoss)
-	bleuBetter := finite(bleu) && (p.BestValidBLEU == nil || bleu > *p.BestValidBLEU)
+	lossBetter := isFinite(loss) && (p.BestValidLoss == nil || loss < *p.BestValidLoss)
+	bleuBetter := isFinite(bleu) && (p.BestValidBLEU == nil || bleu > *p.BestValidBLEU)
 	if lossBetter {
 		p.BestValidLoss = &loss
 	}

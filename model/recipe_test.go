@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/attend-nmt/attend/data"
 )
 
 func TestLearningRateSchedule(t *testing.T) {
@@ -157,7 +159,7 @@ func TestRecipeInTraining(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "r.ckpt")
 	var log bytes.Buffer
-	sum, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Valid: valid, Model: m, Out: path, Metrics: &log})
+	sum, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Valid: valid, Model: m, Out: path, Metrics: &log})
 	if err != nil {
 		t.Fatal(err)
 	}

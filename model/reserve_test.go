@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 )
 
 // TestReserveSizesTheScratchAndChangesNothing trains on mixed batch shapes with dropout, once after Reserve for
@@ -35,7 +36,7 @@ func TestReserveSizesTheScratchAndChangesNothing(t *testing.T) {
 		}
 		reserved := tr.workers[0].arena.Len()
 		for i := range batches {
-			if _, err := tr.Step(&batches[i], rand.New(rand.NewPCG(uint64(i), 2))); err != nil {
+			if _, err := tr.Step(&batches[i], rand.New(rand.NewPCG(uint64(i), 2)), dist.Single{}); err != nil {
 				t.Fatal(err)
 			}
 			if reserve && tr.workers[0].arena.Len() != reserved {

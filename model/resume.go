@@ -34,14 +34,11 @@ func Diff(old, new Config) []Change {
 		}
 	}
 	var out []Change
-	ov, nv := reflect.ValueOf(old), reflect.ValueOf(new)
-	for i := 0; i < ov.NumField(); i++ {
-		section := ov.Type().Field(i).Tag.Get("yaml")
-		os, ns := ov.Field(i), nv.Field(i)
-		for j := 0; j < os.NumField(); j++ {
-			if a, b := os.Field(j).Interface(), ns.Field(j).Interface(); a != b {
-				out = append(out, Change{Key: section + "." + os.Type().Field(j).Tag.Get("yaml"), Old: a, New: b})
-			}
+	for _, k := range Keys() {
+		a, _ := keyValue(reflect.ValueOf(old), k.Name)
+		b, _ := keyValue(reflect.ValueOf(new), k.Name)
+		if a.Interface() != b.Interface() {
+			out = append(out, Change{Key: k.Name, Old: a.Interface(), New: b.Interface()})
 		}
 	}
 	return out

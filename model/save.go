@@ -47,23 +47,8 @@ type Progress struct {
 	Arithmetic string `json:"arithmetic,omitempty"`
 }
 
-// CorpusFiles names the files of a parallel corpus: Src and Tgt, line-aligned, or one TSV file.
-type CorpusFiles struct {
-	Src string `json:"src,omitempty"`
-	Tgt string `json:"tgt,omitempty"`
-	TSV string `json:"tsv,omitempty"`
-}
-
-// Empty reports whether no file is named.
-func (c CorpusFiles) Empty() bool { return c == CorpusFiles{} }
-
-// check reports a set of files that names no corpus: want Src and Tgt, or TSV alone.
-func (c CorpusFiles) check() error {
-	if c.TSV != "" && c.Src == "" && c.Tgt == "" || c.TSV == "" && c.Src != "" && c.Tgt != "" {
-		return nil
-	}
-	return fmt.Errorf("names src %q, tgt %q and tsv %q; want src and tgt, or tsv alone", c.Src, c.Tgt, c.TSV)
-}
+// CorpusFiles names the files of a parallel corpus, as a checkpoint stores them.
+type CorpusFiles = data.CorpusFiles
 
 // header is the JSON metadata of a checkpoint.
 type header struct {
@@ -106,9 +91,14 @@ func LockPath(path string) string { return strings.TrimSuffix(path, ".ckpt") + "
 // Save writes the model, optimizer state and progress to path atomically. It refuses, writing nothing, when a
 // weight or an optimizer moment is not finite, so a checkpoint never holds NaN or Inf.
 func Save(path string, cfg Config, m *Seq2Seq[float32], opt *Adam[float32], prog Progress) error {
-	for prefix, set := range map[string]*param.Set[float32]{"": m.Params, "adam.m.": opt.M, "adam.v.": opt.V} {
+	f := &checkpoint.File{}
+	for k, set := range [3]*param.Set[float32]{m.Params, opt.M, opt.V} {
+		prefix := setPrefixes()[k]
 		if name, i, ok := firstNonFinite(set); ok {
 			return fmt.Errorf("save %s: %s%s[%d] is not finite; checkpoint not written", path, prefix, name, i)
+		}
+		for _, t := range set.List() {
+			f.Tensors = append(f.Tensors, checkpoint.Tensor{Name: prefix + t.Name, Shape: t.Shape, F32: t.Data})
 		}
 	}
 	if (m.Subwords != nil) != (cfg.Data.Subword == SubwordBPE) {
@@ -125,21 +115,16 @@ func Save(path string, cfg Config, m *Seq2Seq[float32], opt *Adam[float32], prog
 	if m.Lexicon != nil {
 		h.Lexicon = m.Lexicon.Best
 	}
-	raw, err := json.Marshal(h)
-	if err != nil {
+	var err error
+	if f.Header, err = json.Marshal(h); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	f := &checkpoint.File{Header: raw}
-	add := func(prefix string, set *param.Set[float32]) {
-		for _, t := range set.List() {
-			f.Tensors = append(f.Tensors, checkpoint.Tensor{Name: prefix + t.Name, Shape: t.Shape, F32: t.Data})
-		}
-	}
-	add("", m.Params)
-	add("adam.m.", opt.M)
-	add("adam.v.", opt.V)
 	return checkpoint.Write(path, f)
 }
+
+// setPrefixes are the prefixes of the names of a checkpoint's tensors: the weights', then those of Adam's first
+// and second moments.
+func setPrefixes() [3]string { return [3]string{"", "adam.m.", "adam.v."} }
 
 // Load reads a checkpoint written by Save. A weight or an optimizer moment that is not finite (NaN, ±Inf) is an
 // error naming the tensor, as Save refuses to write one.
@@ -194,31 +179,20 @@ func Load(path string) (*Checkpoint, error) {
 	m.Subwords, m.Lexicon = subwords, lex
 	opt := NewAdam(m.Params, h.Config.Train.LR)
 	opt.Steps = h.AdamStep
-	fill := func(prefix string, set *param.Set[float32]) error {
+	for k, set := range [3]*param.Set[float32]{m.Params, opt.M, opt.V} {
+		prefix := setPrefixes()[k]
 		for _, t := range set.List() {
-			stored, ok := f.Tensor(prefix + t.Name)
-			if !ok {
-				return fmt.Errorf("load %s: tensor %s missing", path, prefix+t.Name)
-			}
+			stored, _ := f.Tensor(prefix + t.Name) // there, of t's shape: checkTables
 			if len(stored.F32) != len(t.Data) {
-				return fmt.Errorf("load %s: tensor %s holds %d float32 values, want %d", path, prefix+t.Name, len(stored.F32), len(t.Data))
+				return nil, fmt.Errorf("load %s: tensor %s holds %d float32 values, want %d", path, prefix+t.Name, len(stored.F32), len(t.Data))
 			}
 			copy(t.Data, stored.F32)
 		}
-		return nil
-	}
-	for _, s := range []struct {
-		prefix string
-		set    *param.Set[float32]
-	}{{"", m.Params}, {"adam.m.", opt.M}, {"adam.v.", opt.V}} {
-		if err := fill(s.prefix, s.set); err != nil {
-			return nil, err
-		}
 		// Save refuses non-finite values, so these come from a file written otherwise (or crafted, with a valid
 		// checksum): a NaN weight makes every translation <pad> and beam search index out of range.
-		if name, i, ok := firstNonFinite(s.set); ok {
+		if name, i, ok := firstNonFinite(set); ok {
 			return nil, fmt.Errorf("load %s: tensor %s%s holds %g at index %d; a checkpoint's weights and optimizer moments must be finite",
-				path, s.prefix, name, s.set.Get(name).Data[i], i)
+				path, prefix, name, set.Get(name).Data[i], i)
 		}
 	}
 	return &Checkpoint{Config: h.Config, Model: m, Adam: opt, Progress: h.Progress, Notes: notes}, nil
@@ -269,7 +243,7 @@ func (h header) checkTables(f *checkpoint.File, src, tgt *data.Vocab) (*lexicon.
 	if err != nil {
 		return nil, err
 	}
-	for _, prefix := range []string{"", "adam.m.", "adam.v."} {
+	for _, prefix := range setPrefixes() {
 		for _, t := range implied.Params.List() {
 			stored, ok := f.Tensor(prefix + t.Name)
 			if !ok {
@@ -343,7 +317,7 @@ func (h header) validatePosition() error {
 		errs = append(errs, fmt.Errorf("progress.best_valid_loss is %g; want a finite number", *b))
 	}
 	if v := h.Progress.ValidFiles; !v.Empty() {
-		if err := v.check(); err != nil {
+		if err := v.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("progress.valid_files %w", err))
 		}
 	}

@@ -95,13 +95,13 @@ type ValidLog struct {
 	ElapsedS          float64
 }
 
-// TrainOptions is one training run. Train (or Corpus) and Valid are encoded with the model's vocabularies.
+// TrainOptions is one training run. Corpus and Valid are encoded with the model's vocabularies.
 type TrainOptions struct {
-	Config       Config
-	Train, Valid []data.Example
-	// Corpus, when not nil, is the training corpus in place of Train: a data.Store, which may keep its ids on
-	// disk, gives the same batches as the same examples in a slice.
+	Config Config
+	// Corpus is the training corpus: a slice of examples (data.Examples), or a data.Store, which may keep its ids
+	// on disk and gives the same batches as the same examples in a slice.
 	Corpus data.Source
+	Valid  []data.Example
 	// BeforeSave, when not nil, is called on the lead process before each checkpoint is written, from Train's
 	// goroutine: the moment to change what the model holds beside its weights (attend train adds the lexicon it
 	// learns while training runs).
@@ -113,7 +113,7 @@ type TrainOptions struct {
 	Out      string    // checkpoint path of the last state; the best goes to BestPath(Out)
 	Metrics  io.Writer // JSON lines, one per logged step and per validation (nil: none); a write error stops training
 	Recorder Recorder  // nil: none
-	// Guide gives the alignment links of example i of Train (or Corpus) for guided alignment
+	// Guide gives the alignment links of example i of Corpus for guided alignment
 	// (train.guided_alignment), nil without. With Group, every process guides the rows of its own shard.
 	Guide func(i int) []align.Link
 	// Group is the set of processes training together (nil: this one alone). Every process runs Train with the
@@ -209,9 +209,6 @@ func Train(ctx context.Context, o TrainOptions) (Summary, error) {
 	opts := data.BatchOptions{BatchSize: cfg.Data.Batch, BatchTokens: cfg.Data.BatchTokens, ChunkBatches: cfg.Data.BucketChunk,
 		RoundLen: cfg.Data.RoundLen, Shuffle: true}
 	corpus := o.Corpus
-	if corpus == nil {
-		corpus = data.Examples(o.Train)
-	}
 	reserved := false
 	for r.prog.Epoch < cfg.Train.Epochs && !r.done() {
 		// The epoch's batches are planned at once and padded one at a time, as they are trained on.
@@ -441,7 +438,7 @@ func (r *run) trainEpoch(plan *data.Plan, corpus data.Source) error {
 		// The bare PCG, not a rand.Rand over it, so that long masks are drawn on every core (fillDropoutMask).
 		dropout := rand.NewPCG(cfg.Train.Seed+dropoutStream, uint64(prog.Step)^uint64(r.group.Rank())<<48)
 		r.tr.Optimizer.LR = learningRate(cfg.Train, *prog)
-		res, err := r.tr.StepShared(&b, dropout, r.group)
+		res, err := r.tr.Step(&b, dropout, r.group)
 		if err != nil {
 			return fmt.Errorf("epoch %d batch %d: %w", prog.Epoch+1, prog.Batch, err)
 		}

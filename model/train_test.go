@@ -91,7 +91,7 @@ func tinyCorpusIsLearned(t *testing.T, mc ModelConfig, steps int) {
 	if acc := exactMatch(m, examples); acc > 0.2 {
 		t.Fatalf("untrained model already gets %.0f%% right: the task is too easy to show learning", 100*acc)
 	}
-	_, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
+	_, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Out: filepath.Join(t.TempDir(), "tiny.ckpt")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func checkpointRoundTrip(t *testing.T, attention string, selfAttention, layers i
 	}
 	m.Lexicon = lex
 	path := filepath.Join(t.TempDir(), "m.ckpt")
-	opts := TrainOptions{Config: cfg, Train: examples, Model: m, Out: path}
+	opts := TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Out: path}
 	if full {
 		opts.Guide = func(i int) []align.Link {
 			var links []align.Link
@@ -287,7 +287,7 @@ func testResumeReproducesUninterruptedRun(t *testing.T, arch string, workers int
 
 	whole, examples := tinySetup(t, cfg, pairs)
 	var wholeLog bytes.Buffer
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: whole, Workers: workers,
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: whole, Workers: workers,
 		Out: filepath.Join(t.TempDir(), "whole.ckpt"), Metrics: &wholeLog}); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func testResumeReproducesUninterruptedRun(t *testing.T, arch string, workers int
 	path := filepath.Join(t.TempDir(), "part.ckpt")
 	ctx, cancel := context.WithCancel(context.Background())
 	first := &cancelAfter{n: 7, cancel: cancel}
-	_, err := Train(ctx, TrainOptions{Config: cfg, Train: examples, Model: part, Workers: workers, Out: path, Metrics: first})
+	_, err := Train(ctx, TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: part, Workers: workers, Out: path, Metrics: first})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("interrupted run returned %v, want ErrInterrupted", err)
 	}
@@ -308,7 +308,7 @@ func testResumeReproducesUninterruptedRun(t *testing.T, arch string, workers int
 		t.Fatalf("saved progress %+v, want step 7 = epoch 1 batch 2", ck.Progress)
 	}
 	var second bytes.Buffer
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam, Workers: workers,
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: ck.Model, Adam: ck.Adam, Workers: workers,
 		Progress: ck.Progress, Out: path, Metrics: &second}); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestValidationComesBeforeItsStepsCheckpoint(t *testing.T) {
 	m, examples := tinySetup(t, cfg, pairs)
 	path := filepath.Join(t.TempDir(), "v.ckpt")
 	watch := &checkpointWatch{t: t, path: path, onDisk: map[int]int{}}
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Valid: examples[:8], Model: m,
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Valid: examples[:8], Model: m,
 		Out: path, Metrics: watch}); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestMetricsEpochMeansTheSameOnStepsAndValidations(t *testing.T) {
 	m, examples := tinySetup(t, cfg, tinyCorpus(40, 3)) // 5 batches an epoch
 	var log bytes.Buffer
 	out := filepath.Join(t.TempDir(), "e.ckpt")
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Valid: examples[:8], Model: m, Out: out, Metrics: &log}); err != nil {
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Valid: examples[:8], Model: m, Out: out, Metrics: &log}); err != nil {
 		t.Fatal(err)
 	}
 	type where struct{ epoch, done int }
@@ -456,7 +456,7 @@ func TestEpochStartSaysWhereTheRunEnds(t *testing.T) {
 			cfg.Train.Epochs, cfg.Train.MaxSteps = c.epochs, c.maxStep
 			m, examples := tinySetup(t, cfg, tinyCorpus(40, 3)) // 5 batches an epoch
 			rec := &epochStarts{}
-			if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: filepath.Join(t.TempDir(), "e.ckpt"), Recorder: rec}); err != nil {
+			if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Out: filepath.Join(t.TempDir(), "e.ckpt"), Recorder: rec}); err != nil {
 				t.Fatal(err)
 			}
 			if fmt.Sprint(rec.got) != fmt.Sprint(c.want) {
@@ -469,7 +469,7 @@ func TestEpochStartSaysWhereTheRunEnds(t *testing.T) {
 	cfg.Train.Epochs, cfg.Train.MaxSteps = 3, 7
 	m, examples := tinySetup(t, cfg, tinyCorpus(40, 3))
 	out := filepath.Join(t.TempDir(), "r.ckpt")
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: m, Out: out}); err != nil {
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Out: out}); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := Load(out)
@@ -478,7 +478,7 @@ func TestEpochStartSaysWhereTheRunEnds(t *testing.T) {
 	}
 	cfg.Train.MaxSteps = 0
 	rec := &epochStarts{}
-	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Model: ck.Model, Adam: ck.Adam, Progress: ck.Progress, Out: out, Recorder: rec}); err != nil {
+	if _, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: ck.Model, Adam: ck.Adam, Progress: ck.Progress, Out: out, Recorder: rec}); err != nil {
 		t.Fatal(err)
 	}
 	want := []EpochStart{{Epoch: 2, Epochs: 3, Batches: 5, Done: 2, Step: 7, Steps: 15}, {Epoch: 3, Epochs: 3, Batches: 5, Step: 10, Steps: 15}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/attend-nmt/attend/align"
@@ -123,18 +124,6 @@ type StepResult struct {
 	GradNorm float64 // before clipping
 	// Skipped is set when the loss or the gradient norm was not finite: the update was not applied.
 	Skipped bool
-}
-
-// Gradients computes the gradient of the batch's token-averaged loss into t.Grads and returns the loss, without
-// updating the weights. rng draws the dropout masks: a *rand.PCG (rather than a *rand.Rand over it) lets long
-// masks be drawn on every core, with the same values.
-func (t *Trainer[T]) Gradients(b *data.Batch, rng rand.Source) (StepResult, error) {
-	tokens := b.TgtTokens()
-	sum, guided, err := t.accumulate(b, rng, tokens, nil)
-	if err != nil || tokens == 0 {
-		return StepResult{}, err
-	}
-	return t.result(sum, guided, tokens), nil
 }
 
 // accumulate sets t.Grads to the gradient of b's summed loss divided by tokens and returns the summed loss and
@@ -323,17 +312,15 @@ func (t *Trainer[T]) lossOpts() decoder.GraphLoss {
 }
 
 // Step is one training step: gradients, clipping, Adam update. A non-finite loss or gradient norm skips the
-// update (the weights and the optimizer are left as they were) and sets Skipped.
-func (t *Trainer[T]) Step(b *data.Batch, rng rand.Source) (StepResult, error) {
-	return t.StepShared(b, rng, dist.Single{})
-}
-
-// StepShared is Step for a batch that every process of group holds: this process takes its shard of the rows
-// (data.Batch.Shard), the gradients and losses are summed over the group, and every process makes the same
-// update, so the weights stay identical everywhere. The loss is averaged over the whole batch's target words,
-// as a single process training on the whole batch would. rng draws this process's dropout masks (a *rand.PCG
-// draws long masks on every core; see Gradients). A group of more than one process needs float32 weights.
-func (t *Trainer[T]) StepShared(b *data.Batch, rng rand.Source, group dist.Group) (StepResult, error) {
+// update (the weights and the optimizer are left as they were) and sets Skipped. rng draws this process's
+// dropout masks: a *rand.PCG (rather than a *rand.Rand over it) lets long masks be drawn on every core, with the
+// same values.
+//
+// Every process of group holds the batch (dist.Single: this process alone): this process takes its shard of the
+// rows (data.Batch.Shard), the gradients and losses are summed over the group, and every process makes the same
+// update, so the weights stay identical everywhere. The loss is averaged over the whole batch's target words, as
+// a single process training on the whole batch would. A group of more than one process needs float32 weights.
+func (t *Trainer[T]) Step(b *data.Batch, rng rand.Source, group dist.Group) (StepResult, error) {
 	tokens := b.TgtTokens()
 	shard := b
 	var squares []float64 // the norm's partial sums, taken during the reduction when no other process adds to it
@@ -412,17 +399,8 @@ func (t *Trainer[T]) Reserve(rows, srcLen, tgtLen int) error {
 // reserve runs worker w's forward and backward pass of a batch of unknown words of the given shape on a graph
 // that is then closed, and returns that graph.
 func (t *Trainer[T]) reserve(w *worker[T], rows, srcLen, tgtLen int) (*trainGraph[T], error) {
-	b := &data.Batch{Rows: rows, Real: rows, SrcLen: srcLen, TgtLen: tgtLen,
-		Src: make([]int, rows*srcLen), SrcLengths: make([]int, rows), TgtIn: make([]int, rows*tgtLen), TgtOut: make([]int, rows*tgtLen)}
-	for i := range b.Src {
-		b.Src[i] = data.UnkID
-	}
-	for r := range b.SrcLengths {
-		b.SrcLengths[r] = srcLen
-	}
-	for i := range b.TgtIn {
-		b.TgtIn[i], b.TgtOut[i] = data.UnkID, data.UnkID
-	}
+	unknown := data.Example{Src: slices.Repeat([]int{data.UnkID}, srcLen), Tgt: slices.Repeat([]int{data.UnkID}, tgtLen-1)}
+	b := &data.MakeBatches(slices.Repeat([]data.Example{unknown}, rows), data.BatchOptions{BatchSize: rows}, nil)[0]
 	tg, err := t.Model.buildGraph(shape{rows, srcLen, tgtLen}, !t.Unfused, t.lossOpts(), w.arena, w.mul)
 	if err != nil {
 		return nil, err

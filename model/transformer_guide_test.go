@@ -95,7 +95,7 @@ func TestGuidedTransformerHeadLearnsTheLinks(t *testing.T) {
 		cfg.Train.MaxSteps = 150
 		pairs := tinyCorpus(24, 1)
 		m, examples := tinySetup(t, cfg, pairs)
-		opts := TrainOptions{Config: cfg, Train: examples, Model: m, Out: filepath.Join(t.TempDir(), "g.ckpt")}
+		opts := TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Out: filepath.Join(t.TempDir(), "g.ckpt")}
 		if guided {
 			cfg.Train.GuidedAlignment, cfg.Train.GuidedAlignmentWeight = "diagonal.align", 1
 			opts.Config = cfg

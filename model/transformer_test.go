@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/attend-nmt/attend/dist"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -68,7 +69,7 @@ func TestUnfusedTransformerTrainsAsFused(t *testing.T) {
 		tr.Guide, tr.GuideWeight = guideLinks, 0.5
 		for step := 0; step < 3; step++ {
 			b := randomBatch(rand.New(rand.NewPCG(5, uint64(step))), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
-			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))))
+			res, err := tr.Step(b, rand.New(rand.NewPCG(9, uint64(step))), dist.Single{})
 			if err != nil {
 				t.Fatal(err)
 			}

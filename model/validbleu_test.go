@@ -61,7 +61,7 @@ func TestBestCheckpointByValidationBLEU(t *testing.T) {
 	valid := examples[:16]
 	path := filepath.Join(t.TempDir(), "b.ckpt")
 	var log bytes.Buffer
-	sum, err := Train(context.Background(), TrainOptions{Config: cfg, Train: examples, Valid: valid, Model: m, Out: path, Metrics: &log})
+	sum, err := Train(context.Background(), TrainOptions{Config: cfg, Corpus: data.Examples(examples), Valid: valid, Model: m, Out: path, Metrics: &log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/dist"
 )
 
 // TestWorkersComputeTheGradientsOfOne computes the gradients of one batch (a padding row, dropout, input
@@ -105,7 +106,7 @@ func testWorkersTrainAsOne(t *testing.T, arch string) {
 			}
 		}
 		var log bytes.Buffer
-		opts := TrainOptions{Config: cfg, Train: examples, Model: m, Workers: workers, Out: filepath.Join(t.TempDir(), "w.ckpt"), Metrics: &log}
+		opts := TrainOptions{Config: cfg, Corpus: data.Examples(examples), Model: m, Workers: workers, Out: filepath.Join(t.TempDir(), "w.ckpt"), Metrics: &log}
 		if guided {
 			opts.Guide = diagonalLinks(examples)
 		}
@@ -201,7 +202,7 @@ func TestWorkersReserveTheirScratch(t *testing.T) {
 	}
 	reserved := sizes()
 	for i := range plan {
-		if _, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2))); err != nil {
+		if _, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2)), dist.Single{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := sizes(); got != reserved {
@@ -227,7 +228,7 @@ func TestStepTakesTheNormDuringTheReduction(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := append([]float32(nil), tr.Grads.Flat()...)
-			res, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2)))
+			res, err := tr.Step(&plan[i], rand.New(rand.NewPCG(uint64(i), 2)), dist.Single{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"unsafe"
 )
 
 // FormatVersion is the version written by Write; Read rejects files of any other version with ErrVersion.
@@ -284,23 +285,18 @@ func (e *encoder) bytes(b []byte) {
 	e.buf = append(e.buf, b...)
 }
 
-func (e *encoder) float32s(values []float32) {
+// putValues appends the IEEE 754 bits of values, little-endian, flushing the buffer as it fills.
+func putValues[V float32 | float64](e *encoder, values []V) {
+	size := int(unsafe.Sizeof(V(0)))
 	for len(values) > 0 && e.err == nil {
-		e.room(4)
-		n := min(len(values), (cap(e.buf)-len(e.buf))/4)
+		e.room(size)
+		n := min(len(values), (cap(e.buf)-len(e.buf))/size)
 		for _, v := range values[:n] {
-			e.buf = binary.LittleEndian.AppendUint32(e.buf, math.Float32bits(v))
-		}
-		values = values[n:]
-	}
-}
-
-func (e *encoder) float64s(values []float64) {
-	for len(values) > 0 && e.err == nil {
-		e.room(8)
-		n := min(len(values), (cap(e.buf)-len(e.buf))/8)
-		for _, v := range values[:n] {
-			e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(v))
+			if size == 4 {
+				e.buf = binary.LittleEndian.AppendUint32(e.buf, math.Float32bits(float32(v)))
+			} else {
+				e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(float64(v)))
+			}
 		}
 		values = values[n:]
 	}
@@ -329,8 +325,8 @@ func encode(w io.Writer, f *File) error {
 		for _, d := range t.Shape {
 			e.buf = binary.LittleEndian.AppendUint64(e.buf, uint64(d))
 		}
-		e.float32s(t.F32)
-		e.float64s(t.F64)
+		putValues(e, t.F32)
+		putValues(e, t.F64)
 	}
 	e.flush()
 	return e.err
@@ -451,21 +447,10 @@ var errTruncated = errors.New("unexpected end of data")
 
 // next returns the next n bytes, which stay valid until the next call; n is at most chunkSize.
 func (d *decoder) next(n int) ([]byte, error) {
-	if uint64(n) > d.remaining {
-		return nil, errTruncated
-	}
 	if cap(d.scratch) < n {
 		d.scratch = make([]byte, n)
 	}
-	b := d.scratch[:n]
-	if _, err := io.ReadFull(d.r, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errTruncated
-		}
-		return nil, err
-	}
-	d.remaining -= uint64(n)
-	return b, nil
+	return d.scratch[:n], d.fill(d.scratch[:n])
 }
 
 // take returns the next n bytes in a new slice, failing before it allocates if fewer than n are left.
@@ -474,14 +459,22 @@ func (d *decoder) take(n uint64) ([]byte, error) {
 		return nil, errTruncated
 	}
 	b := make([]byte, n)
+	return b, d.fill(b)
+}
+
+// fill reads the next len(b) bytes into b, or fails with errTruncated if fewer are left.
+func (d *decoder) fill(b []byte) error {
+	if uint64(len(b)) > d.remaining {
+		return errTruncated
+	}
 	if _, err := io.ReadFull(d.r, b); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errTruncated
+			return errTruncated
 		}
-		return nil, err
+		return err
 	}
-	d.remaining -= n
-	return b, nil
+	d.remaining -= uint64(len(b))
+	return nil
 }
 
 // uint reads a little-endian unsigned integer of size bytes (1, 2, 4 or 8).
@@ -589,10 +582,10 @@ func (d *decoder) tensor() (Tensor, error) {
 	}
 	if dtype == dtypeFloat32 {
 		t.F32 = make([]float32, n)
-		err = d.float32s(t.F32)
+		err = getValues(d, t.F32)
 	} else {
 		t.F64 = make([]float64, n)
-		err = d.float64s(t.F64)
+		err = getValues(d, t.F64)
 	}
 	if err != nil {
 		return Tensor{}, fmt.Errorf("tensor %q: values: %w", t.Name, err)
@@ -600,30 +593,21 @@ func (d *decoder) tensor() (Tensor, error) {
 	return t, nil
 }
 
-func (d *decoder) float32s(values []float32) error {
+// getValues fills values from their little-endian IEEE 754 bits.
+func getValues[V float32 | float64](d *decoder, values []V) error {
+	size := int(unsafe.Sizeof(V(0)))
 	for len(values) > 0 {
-		n := min(len(values), chunkSize/4)
-		b, err := d.next(4 * n)
+		n := min(len(values), chunkSize/size)
+		b, err := d.next(size * n)
 		if err != nil {
 			return err
 		}
 		for i := range values[:n] {
-			values[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		values = values[n:]
-	}
-	return nil
-}
-
-func (d *decoder) float64s(values []float64) error {
-	for len(values) > 0 {
-		n := min(len(values), chunkSize/8)
-		b, err := d.next(8 * n)
-		if err != nil {
-			return err
-		}
-		for i := range values[:n] {
-			values[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+			if size == 4 {
+				values[i] = V(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+			} else {
+				values[i] = V(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+			}
 		}
 		values = values[n:]
 	}

@@ -86,7 +86,7 @@ func TestEveryKeyIsInTheReference(t *testing.T) {
 		for j := range sec.Type.NumField() {
 			key := sec.Tag.Get("yaml") + "." + sec.Type.Field(j).Tag.Get("yaml")
 			n++
-			cfg := model.Small()
+			cfg := model.Default()
 			if err := cfg.Set(key + "=1"); err != nil && strings.Contains(err.Error(), "no key") {
 				t.Errorf("--set does not know %s: %v", key, err)
 			}
