@@ -11,12 +11,9 @@ import (
 	"github.com/attend-nmt/attend/internal/corpora"
 )
 
-// TestHansardsAER trains on Multi30k En–Fr train (lowercased, attend's tokenizer) plus the 447 English–French
-// Hansards pairs (lowercased, white-space tokens) and scores lines 1–200 against their gold: each AER within
-// 0.01 of fast_align's on the same input (-d -o -v, atools: forward 0.261, grow-diag-final-and 0.242,
-// grow-diag-final 0.278, intersection 0.201) or better. It needs MULTI30K (the Multi30k directory) and HANSARDS
-// (one with enfr.src-tgt and enfr.dev-gold), is skipped without either, and takes a minute or so of two cores.
-func TestHansardsAER(t *testing.T) {
+// hansards reads the corpus of TestHansardsAER: Multi30k En–Fr train, then the Hansards pairs, whose first
+// lines the gold covers. It returns the pairs, the index of the first Hansards pair and the gold.
+func hansards(t *testing.T) ([]data.Pair, int, [][]align.Link) {
 	hansards := corpora.Hansards(t, "enfr.src-tgt", "enfr.dev-gold")
 	m30k := corpora.Multi30k(t, "train.en", "train.fr")
 	pairs, err := data.ReadParallel(filepath.Join(m30k, "train.en"), filepath.Join(m30k, "train.fr"), data.NewRegexTokenizer(true))
@@ -36,8 +33,17 @@ func TestHansardsAER(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	offset := len(pairs)
-	links, err := AlignWords(context.Background(), append(pairs, test...), DefaultOptions(), align.GrowDiagFinalAnd)
+	return append(pairs, test...), len(pairs), gold
+}
+
+// TestHansardsAER trains on Multi30k En–Fr train (lowercased, attend's tokenizer) plus the 447 English–French
+// Hansards pairs (lowercased, white-space tokens) and scores lines 1–200 against their gold: each AER within
+// 0.01 of fast_align's on the same input (-d -o -v, atools: forward 0.261, grow-diag-final-and 0.242,
+// grow-diag-final 0.278, intersection 0.201) or better. It needs MULTI30K (the Multi30k directory) and HANSARDS
+// (one with enfr.src-tgt and enfr.dev-gold), is skipped without either, and takes a minute or so of two cores.
+func TestHansardsAER(t *testing.T) {
+	pairs, offset, gold := hansards(t)
+	links, err := AlignWords(context.Background(), pairs, DefaultOptions(), align.GrowDiagFinalAnd)
 	if err != nil {
 		t.Fatal(err)
 	}

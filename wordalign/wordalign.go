@@ -49,6 +49,14 @@ type Options struct {
 	// ψ(Σ_f' (c(e,f') + α))) over the target words f' seen with e, which favours few translations per word.
 	// 0 is plain maximum likelihood.
 	Alpha float64
+	// HMMIterations > 0 trains the HMM alignment model (see hmm.go) for this many EM iterations after the
+	// iterations above, starting from their lexical table, and aligns with it. 0 aligns with fast_align's model.
+	HMMIterations int
+	// HMMNullProb is the HMM's p0, the probability of going to an empty state, in [0, 1).
+	HMMNullProb float64
+	// MaxJump is the longest jump, in source positions, that the HMM's jump distribution tells apart; longer
+	// ones share its bucket. At least 1 with the HMM.
+	MaxJump int
 	// Workers is how many goroutines share each pass over the corpus (0: GOMAXPROCS). The result does not
 	// depend on it.
 	Workers int
@@ -79,6 +87,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("wordalign: empty word probability %g; want one in [0, 1)", o.NullProb)
 	case !(o.Alpha >= 0) || math.IsInf(o.Alpha, 1):
 		return fmt.Errorf("wordalign: Dirichlet concentration %g; want 0 (none) or a positive number", o.Alpha)
+	case o.HMMIterations < 0:
+		return fmt.Errorf("wordalign: %d HMM iterations; want 0 (none) or more", o.HMMIterations)
+	case o.HMMIterations > 0 && !(o.HMMNullProb >= 0 && o.HMMNullProb < 1):
+		return fmt.Errorf("wordalign: HMM empty word probability %g; want one in [0, 1)", o.HMMNullProb)
+	case o.HMMIterations > 0 && o.MaxJump < 1:
+		return fmt.Errorf("wordalign: HMM maximum jump %d; want at least 1", o.MaxJump)
 	case o.Workers < 0:
 		return fmt.Errorf("wordalign: %d workers; want 0 (every core) or more", o.Workers)
 	}
@@ -88,8 +102,9 @@ func (o Options) Validate() error {
 // Progress tells how far a pass over the corpus has come.
 type Progress struct {
 	Direction  string // "forward" or "reverse" when Align trains both; empty for Train and Model.Align
+	HMM        bool   // the pass trains the HMM (Options.HMMIterations)
 	Iteration  int    // the EM iteration, 1-based; 0 for the pass that aligns
-	Iterations int    // Options.Iterations
+	Iterations int    // Options.Iterations, or Options.HMMIterations for the HMM
 	Done       int    // sentence pairs of this pass done
 	Total      int    // sentence pairs of the corpus
 	// Stats, when an EM iteration has just finished, is what it found; nil otherwise.
@@ -104,6 +119,9 @@ func (p Progress) Pass() string {
 	}
 	if p.Iteration == 0 {
 		return name + "aligning"
+	}
+	if p.HMM {
+		name += "HMM "
 	}
 	return fmt.Sprintf("%sEM %d/%d", name, p.Iteration, p.Iterations)
 }
@@ -126,8 +144,10 @@ type Model struct {
 	// prob[k] is t(f | e) of the pair pairs.tgt[k] in row e. Under variational Bayes the rows need not sum to 1.
 	prob    []float64
 	tension float64
-	opts    Options
-	// Stats has one entry per EM iteration.
+	// jump is the HMM's jump distribution s by bucket (see hmm.go), nil without the HMM.
+	jump []float64
+	opts Options
+	// Stats has one entry per EM iteration, the HMM's last.
 	Stats []IterationStats
 }
 
@@ -196,6 +216,11 @@ func Train(ctx context.Context, examples []data.Example, srcSize, tgtSize int, o
 			opts.Progress(Progress{Iteration: it, Iterations: opts.Iterations, Done: len(examples), Total: len(examples), Stats: &stats})
 		}
 	}
+	if opts.HMMIterations > 0 {
+		if err := m.trainHMM(ctx, examples, targetWords); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -222,7 +247,11 @@ func (m *Model) Align(ctx context.Context, examples []data.Example) ([][]align.L
 	p := Progress{Iterations: m.opts.Iterations, Total: len(examples)}
 	err := m.run(ctx, len(examples), p, func(c int, s *scratch) {
 		for k := c * chunkSize; k < min((c+1)*chunkSize, len(examples)); k++ {
-			links[k] = m.viterbi(examples[k], s)
+			if m.jump != nil {
+				links[k] = m.hmmViterbi(examples[k], s)
+			} else {
+				links[k] = m.viterbi(examples[k], s)
+			}
 		}
 	})
 	if err != nil {
@@ -239,19 +268,27 @@ func (m *Model) Align(ctx context.Context, examples []data.Example) ([][]align.L
 type scratch struct {
 	probs []float64 // the empty word's, then each source position's share of a target word
 	at    []int     // the pair index of each, -1 for a pair not in the table (never, in training)
+	hmm   hmmScratch
 }
 
 // chunkSums are the per-chunk sums of an E-step.
 type chunkSums struct {
-	logLikelihood float64 // Σ log p(target word)
-	null          float64 // Σ posterior of the empty word
-	feature       float64 // Σ posterior · h(i−1, j, m, n) over the source positions (see optimizeTension)
+	logLikelihood float64   // Σ log p(target word)
+	null          float64   // Σ posterior of the empty word
+	feature       float64   // Σ posterior · h(i−1, j, m, n) over the source positions (see optimizeTension)
+	jumps         []float64 // the HMM's expected jumps by bucket; nil before the chunk's first
 }
 
 func (c *chunkSums) add(o chunkSums) {
 	c.logLikelihood += o.logLikelihood
 	c.null += o.null
 	c.feature += o.feature
+	if c.jumps == nil && o.jumps != nil {
+		c.jumps = make([]float64, len(o.jumps))
+	}
+	for d, n := range o.jumps {
+		c.jumps[d] += n
+	}
 }
 
 // shares fills s.probs with the joint probability of each link of target word i (1-based) of ex: index 0 the
