@@ -1,7 +1,8 @@
 // Package wordalign finds which words of a sentence translate which words of its translation, from a parallel
 // corpus alone: fast_align's model (Dyer, Chahuneau and Smith 2013, "A Simple, Fast, and Effective
-// Reparameterization of IBM Model 2"), trained by expectation maximisation on all cores, its most probable links
-// in each direction combined by a symmetrization heuristic (package align). Without the diagonal prior the
+// Reparameterization of IBM Model 2"), optionally followed by the HMM alignment model (Vogel, Ney and Tillmann
+// 1996; hmm.go) that starts from its lexical table, trained by expectation maximisation on all cores, the most
+// probable links in each direction combined by a symmetrization heuristic (package align). Without the diagonal prior the
 // model is IBM Model 1 (Brown et al. 1993), which package lexicon uses for its shortlists.
 //
 // The model explains each target word by one word of the source sentence or by the empty word: the lexical
@@ -68,6 +69,24 @@ type Options struct {
 // updates (its -I 5), tension 4, p0 0.08, α 0.01.
 func DefaultOptions() Options {
 	return Options{Iterations: 4, Diagonal: true, Tension: 4, OptimizeTension: true, NullProb: 0.08, Alpha: 0.01}
+}
+
+// DefaultModel is the model ModelOptions names by default: the HMM, which aligns the Hansards better than
+// fast_align's model alone (docs/alignment.md).
+const DefaultModel = "hmm"
+
+// ModelOptions returns the options of a model by name: "fast_align" is DefaultOptions; "hmm" adds five
+// iterations of the HMM (hmm.go) with GIZA++'s p0 of 0.4 and jumps told apart up to 10 positions.
+func ModelOptions(name string) (Options, error) {
+	opts := DefaultOptions()
+	switch name {
+	case "fast_align":
+	case "hmm":
+		opts.HMMIterations, opts.HMMNullProb, opts.MaxJump = 5, 0.4, 10
+	default:
+		return Options{}, fmt.Errorf("wordalign: unknown model %q; want hmm or fast_align", name)
+	}
+	return opts, nil
 }
 
 // Model1Options returns IBM Model 1 with plain EM: every source position and the empty word equally likely, no
