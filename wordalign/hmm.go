@@ -63,18 +63,15 @@ func (m *Model) bucket(k int) int {
 	return min(max(k, -m.opts.MaxJump), m.opts.MaxJump) + m.opts.MaxJump
 }
 
-// hmmTables fills h.emit, h.at and h.trans for ex, which has source and target words.
-func (m *Model) hmmTables(ex data.Example, h *hmmScratch) {
+// hmmTables fills h.emit, h.at and h.trans for ex, which has source and target words; cached, when not nil, is
+// its table indices (indexCache).
+func (m *Model) hmmTables(ex data.Example, cached []int32, h *hmmScratch) {
 	n, mm := len(ex.Src), len(ex.Tgt)
 	h.grow(n, mm)
 	w := n + 1
-	for i, f := range ex.Tgt {
+	for i := range mm {
 		for j := range w {
-			e := m.srcSize
-			if j > 0 {
-				e = ex.Src[j-1]
-			}
-			k, ok := m.pairs.index(e, f)
+			k, ok := m.lookUp(ex, cached, i, j)
 			if ok {
 				h.emit[i*w+j], h.at[i*w+j] = m.prob[k], k
 			} else {
@@ -169,7 +166,7 @@ func (h *hmmScratch) merged(i, p, n int) float64 {
 
 // hmmExpect adds one sentence pair's expected link counts to counts (atomically, in fixed point) and its
 // expected jumps, log-likelihood and empty-word posteriors to sum.
-func (m *Model) hmmExpect(ex data.Example, h *hmmScratch, counts []int64, sum *chunkSums) {
+func (m *Model) hmmExpect(ex data.Example, cached []int32, h *hmmScratch, counts []int64, sum *chunkSums) {
 	n, mm, p0 := len(ex.Src), len(ex.Tgt), m.opts.HMMNullProb
 	if mm == 0 {
 		return
@@ -183,7 +180,7 @@ func (m *Model) hmmExpect(ex data.Example, h *hmmScratch, counts []int64, sum *c
 		}
 		return
 	}
-	m.hmmTables(ex, h)
+	m.hmmTables(ex, cached, h)
 	logProb := m.forwardBackward(ex, h)
 	if math.IsInf(logProb, -1) {
 		return // the pair has probability 0: nothing to learn from it
@@ -218,8 +215,8 @@ func (m *Model) hmmExpect(ex data.Example, h *hmmScratch, counts []int64, sum *c
 }
 
 // trainHMM runs opts.HMMIterations EM iterations of the HMM from the model's lexical table and a uniform jump
-// distribution.
-func (m *Model) trainHMM(ctx context.Context, examples []data.Example, targetWords int) error {
+// distribution, looking the pairs of words up in cache when not nil.
+func (m *Model) trainHMM(ctx context.Context, examples []data.Example, cache *indexCache, targetWords int) error {
 	m.jump = make([]float64, 2*m.opts.MaxJump+1)
 	for d := range m.jump {
 		m.jump[d] = 1
@@ -228,7 +225,7 @@ func (m *Model) trainHMM(ctx context.Context, examples []data.Example, targetWor
 	for it := 1; it <= m.opts.HMMIterations; it++ {
 		clear(counts)
 		p := Progress{HMM: true, Iteration: it, Iterations: m.opts.HMMIterations}
-		sums, err := m.pass(ctx, examples, p, func(ex data.Example, s *scratch, sum *chunkSums) { m.hmmExpect(ex, &s.hmm, counts, sum) })
+		sums, err := m.pass(ctx, examples, p, func(k int, s *scratch, sum *chunkSums) { m.hmmExpect(examples[k], cache.of(k), &s.hmm, counts, sum) })
 		if err != nil {
 			return err
 		}
@@ -265,7 +262,7 @@ func (m *Model) hmmViterbi(ex data.Example, s *scratch) []align.Link {
 		return nil
 	}
 	h := &s.hmm
-	m.hmmTables(ex, h)
+	m.hmmTables(ex, nil, h)
 	w := n + 1
 	h.back, h.fromEmpty = resize(h.back, mm*w), resize(h.fromEmpty, mm*w)
 	best := h.tmp // the best scaled probability of position p after the previous word, either state

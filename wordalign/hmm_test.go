@@ -25,7 +25,7 @@ func hmmOptions(t *testing.T, iters int) Options {
 // probability of ex's target words and the most probable sequence's links.
 func paths(m *Model, ex data.Example) (total float64, best []align.Link) {
 	var h hmmScratch
-	m.hmmTables(ex, &h)
+	m.hmmTables(ex, nil, &h)
 	n, w, p0 := len(ex.Src), len(ex.Src)+1, m.opts.HMMNullProb
 	top := -1.0
 	var walk func(i, p int, prob float64, links []align.Link)
@@ -62,7 +62,7 @@ func TestHMMMatchesEnumeration(t *testing.T) {
 		}
 		total, best := paths(m, e)
 		h := &s.hmm
-		m.hmmTables(e, h)
+		m.hmmTables(e, nil, h)
 		if got := m.forwardBackward(e, h); math.Abs(got-math.Log(total)) > 1e-9 {
 			t.Errorf("pair %d: forward log-probability %.12f, enumeration %.12f", k, got, math.Log(total))
 		}

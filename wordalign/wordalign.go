@@ -213,10 +213,11 @@ func Train(ctx context.Context, examples []data.Example, srcSize, tgtSize int, o
 		}
 	}
 	sizes := sortedLengths(lengths)
+	cache := m.pairs.newIndexCache(examples, srcSize, m.workers())
 	for it := 1; it <= opts.Iterations; it++ {
 		clear(counts)
 		sums, err := m.pass(ctx, examples, Progress{Iteration: it, Iterations: opts.Iterations},
-			func(ex data.Example, s *scratch, sum *chunkSums) { m.expect(ex, it == 1, s, counts, sum) })
+			func(k int, s *scratch, sum *chunkSums) { m.expect(examples[k], cache.of(k), it == 1, s, counts, sum) })
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +237,7 @@ func Train(ctx context.Context, examples []data.Example, srcSize, tgtSize int, o
 		}
 	}
 	if opts.HMMIterations > 0 {
-		if err := m.trainHMM(ctx, examples, targetWords); err != nil {
+		if err := m.trainHMM(ctx, examples, cache, targetWords); err != nil {
 			return nil, err
 		}
 	}
@@ -312,13 +313,12 @@ func (c *chunkSums) add(o chunkSums) {
 
 // shares fills s.probs with the joint probability of each link of target word i (1-based) of ex: index 0 the
 // empty word, j the source word j; uniform says every t(f | e) is still equal (the first iteration), so only
-// the prior counts. It returns their sum.
-func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64 {
+// the prior counts. cached, when not nil, is ex's table indices (indexCache). It returns their sum.
+func (m *Model) shares(ex data.Example, cached []int32, i int, uniform bool, s *scratch) float64 {
 	n, mm := len(ex.Src), len(ex.Tgt)
-	f := ex.Tgt[i-1]
 	s.probs, s.at = s.probs[:0], s.at[:0]
-	lex := func(e int) (float64, int) {
-		k, ok := m.pairs.index(e, f)
+	lex := func(j int) (float64, int) {
+		k, ok := m.lookUp(ex, cached, i-1, j)
 		switch {
 		case !ok:
 			return unseenProb, -1
@@ -333,7 +333,7 @@ func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64
 		nullPrior = m.opts.NullProb
 		z = diagonalZ(i, mm, n, m.tension) / (1 - m.opts.NullProb)
 	}
-	t, k := lex(m.srcSize)
+	t, k := lex(0)
 	s.probs, s.at = append(s.probs, t*nullPrior), append(s.at, k)
 	sum := s.probs[0]
 	for j := 1; j <= n; j++ {
@@ -341,7 +341,7 @@ func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64
 		if m.opts.Diagonal {
 			prior = math.Exp(m.tension*feature(i, j, mm, n)) / z
 		}
-		t, k := lex(ex.Src[j-1])
+		t, k := lex(j)
 		p := t * prior
 		s.probs, s.at = append(s.probs, p), append(s.at, k)
 		sum += p
@@ -349,11 +349,25 @@ func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64
 	return sum
 }
 
-// expect adds one sentence pair's expected link counts to counts (atomically, in fixed point) and its sums to sum.
-func (m *Model) expect(ex data.Example, uniform bool, s *scratch, counts []int64, sum *chunkSums) {
+// lookUp is the table index of the pair of target word i (0-based) of ex and its source word j (1-based) or the
+// empty word (j = 0), and whether the table has it; cached, when not nil, is ex's indices (indexCache).
+func (m *Model) lookUp(ex data.Example, cached []int32, i, j int) (int, bool) {
+	if cached != nil {
+		return int(cached[i*(len(ex.Src)+1)+j]), true
+	}
+	e := m.srcSize
+	if j > 0 {
+		e = ex.Src[j-1]
+	}
+	return m.pairs.index(e, ex.Tgt[i])
+}
+
+// expect adds one sentence pair's expected link counts to counts (atomically, in fixed point) and its sums to
+// sum; cached, when not nil, is its table indices (indexCache).
+func (m *Model) expect(ex data.Example, cached []int32, uniform bool, s *scratch, counts []int64, sum *chunkSums) {
 	n, mm := len(ex.Src), len(ex.Tgt)
 	for i := 1; i <= mm; i++ {
-		total := m.shares(ex, i, uniform, s)
+		total := m.shares(ex, cached, i, uniform, s)
 		if !(total > 0) {
 			continue // every link has probability 0: nothing to learn from this word
 		}
@@ -378,7 +392,7 @@ func (m *Model) expect(ex data.Example, uniform bool, s *scratch, counts []int64
 func (m *Model) viterbi(ex data.Example, s *scratch) []align.Link {
 	links := make([]align.Link, 0, len(ex.Tgt))
 	for i := 1; i <= len(ex.Tgt); i++ {
-		m.shares(ex, i, false, s)
+		m.shares(ex, nil, i, false, s)
 		best := 0
 		for j := 1; j < len(s.probs); j++ {
 			if s.probs[j] > s.probs[best] {
@@ -470,14 +484,15 @@ func (m *Model) workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// pass runs fn on every example on the model's workers, a chunk of pairs at a time, and returns the chunks'
-// sums added in chunk order. It reports progress after each chunk and stops early when ctx is cancelled.
-func (m *Model) pass(ctx context.Context, examples []data.Example, p Progress, fn func(data.Example, *scratch, *chunkSums)) (chunkSums, error) {
+// pass runs fn on every example (by its index) on the model's workers, a chunk of pairs at a time, and returns
+// the chunks' sums added in chunk order. It reports progress after each chunk and stops early when ctx is
+// cancelled.
+func (m *Model) pass(ctx context.Context, examples []data.Example, p Progress, fn func(int, *scratch, *chunkSums)) (chunkSums, error) {
 	chunks := (len(examples) + chunkSize - 1) / chunkSize
 	sums := make([]chunkSums, chunks)
 	err := m.run(ctx, len(examples), p, func(c int, s *scratch) {
-		for _, ex := range examples[c*chunkSize : min((c+1)*chunkSize, len(examples))] {
-			fn(ex, s, &sums[c])
+		for k := c * chunkSize; k < min((c+1)*chunkSize, len(examples)); k++ {
+			fn(k, s, &sums[c])
 		}
 	})
 	var total chunkSums
