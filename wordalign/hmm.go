@@ -225,7 +225,9 @@ func (m *Model) trainHMM(ctx context.Context, examples []data.Example, cache *in
 	for it := 1; it <= m.opts.HMMIterations; it++ {
 		clear(counts)
 		p := Progress{HMM: true, Iteration: it, Iterations: m.opts.HMMIterations}
-		sums, err := m.pass(ctx, examples, p, func(k int, s *scratch, sum *chunkSums) { m.hmmExpect(examples[k], cache.of(k), &s.hmm, counts, sum) })
+		sums, err := m.pass(ctx, examples, p, func(k int, s *scratch, sum *chunkSums) {
+			m.hmmExpect(examples[k], cache.of(k), &s.hmm, counts, sum)
+		})
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,8 @@
 // corpus alone: fast_align's model (Dyer, Chahuneau and Smith 2013, "A Simple, Fast, and Effective
 // Reparameterization of IBM Model 2"), optionally followed by the HMM alignment model (Vogel, Ney and Tillmann
 // 1996; hmm.go) that starts from its lexical table, trained by expectation maximisation on all cores, the most
-// probable links in each direction combined by a symmetrization heuristic (package align). Without the diagonal prior the
-// model is IBM Model 1 (Brown et al. 1993), which package lexicon uses for its shortlists.
+// probable links in each direction combined by a symmetrization heuristic (package align). Without the diagonal
+// prior the model is IBM Model 1 (Brown et al. 1993), which package lexicon uses for its shortlists.
 //
 // The model explains each target word by one word of the source sentence or by the empty word: the lexical
 // table t(f | e) says how likely source word e translates into target word f, and the diagonal prior (see
