@@ -23,8 +23,10 @@ type AlignOptions struct {
 	// Layer is the Transformer decoder block whose attention links the words, in both directions (1 to
 	// model.layers; 0: each checkpoint's model.attention_layer).
 	Layer int
-	// Statistical aligns with the built-in statistical aligner instead of Model.
+	// Statistical aligns with the built-in statistical aligner instead of Model, training StatisticalModel
+	// (wordalign.ModelOptions).
 	Statistical, KeepCase bool
+	StatisticalModel      string
 	Iterations, Threads   int
 	// Given holds the names of the flags the command line gave ("max-len"): a flag given where it has no
 	// meaning is refused.
@@ -36,7 +38,7 @@ type AlignOptions struct {
 // o.Stdout, or o.Stderr when the links go to standard output).
 func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	modelOnly := []string{"reverse", "threshold", "batch", "max-len", "decoder-attention", "layer"}
-	statisticalOnly := []string{"iterations", "keep-case", "no-progress"}
+	statisticalOnly := []string{"iterations", "keep-case", "no-progress", "statistical-model"}
 	switch {
 	case o.Statistical && o.Model != "":
 		return fmt.Errorf("give either --model or --statistical, not both")
@@ -161,7 +163,10 @@ func alignStatistical(ctx context.Context, o AlignOptions, gold [][]align.Link, 
 	if o.Tokenized {
 		tok = data.WhitespaceTokenizer{Lowercase: !o.KeepCase}
 	}
-	opts := wordalign.DefaultOptions()
+	opts, err := wordalign.ModelOptions(o.StatisticalModel)
+	if err != nil {
+		return align.Scores{}, fmt.Errorf("--statistical-model: %w", err)
+	}
 	opts.Iterations, opts.Workers = o.Iterations, UseThreads(o.Stderr, o.Threads, "--threads")
 	progress := &AlignerProgress{Phases: orNoPhases(o.Progress), Stats: o.Stderr}
 	opts.Progress = progress.Report

@@ -162,7 +162,7 @@ func autoGuide(ctx context.Context, req TrainRequest, cfg model.Config, start *m
 }
 
 // alignTrainingCorpus runs the statistical aligner on the training corpus as attend align --statistical does
-// (package wordalign, fast_align's model in both directions, symmetrized by GuideSymmetrization) on threads
+// (package wordalign, its default model in both directions, symmetrized by GuideSymmetrization) on threads
 // goroutines, showing its passes as phases. It aligns the words attend's tokenizer reads with cfg, lowercased
 // as the aligner has them: the positions of the training corpus before any subword split. Every line of the
 // corpus is aligned (and gets a line of links), the ones training leaves out too.
@@ -179,7 +179,10 @@ func alignTrainingCorpus(ctx context.Context, req TrainRequest, cfg model.Config
 	}); err != nil {
 		return nil, err
 	}
-	opts := wordalign.DefaultOptions()
+	opts, err := wordalign.ModelOptions(wordalign.DefaultModel)
+	if err != nil {
+		return nil, err
+	}
 	opts.Workers = threads
 	show := &AlignerProgress{Phases: phasesOf(req.Recorder), Prefix: "statistical aligner: "}
 	opts.Progress = show.Report

@@ -290,8 +290,12 @@ func TestGuidedAlignmentAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	var statistical bytes.Buffer
+	opts, err := wordalign.ModelOptions(wordalign.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := AlignStatistical(ctx, StatisticalAlignRequest{Corpus: train, Tokenizer: data.NewRegexTokenizer(true),
-		Options: wordalign.DefaultOptions(), Sym: align.GrowDiagFinalAnd, Output: &statistical}); err != nil {
+		Options: opts, Sym: align.GrowDiagFinalAnd, Output: &statistical}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(written, statistical.Bytes()) || len(written) < 1000 {

@@ -25,7 +25,7 @@ type StatisticalAlignRequest struct {
 	OneBasedGold bool
 }
 
-// AlignStatistical trains fast_align's model on the corpus in the directions req.Sym needs (package wordalign),
+// AlignStatistical trains req.Options' model on the corpus in the directions req.Sym needs (package wordalign),
 // writes the symmetrized links of every sentence pair, one Pharaoh line each, and, with gold links, returns the
 // scores against them. The gold may cover only the first lines of the corpus, the sentences to align put before
 // the parallel text that helps to align them; more gold lines than sentence pairs are an error.

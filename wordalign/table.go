@@ -63,6 +63,53 @@ func (t *table) index(e, f int) (int, bool) {
 	return t.start[e] + k, found
 }
 
+// indexCache holds the table index of every pair of words of each training sentence pair, so that the EM
+// iterations look none up: pair k's are at[start[k]:start[k+1]], target word by target word, each the empty
+// word's then its source words'.
+type indexCache struct {
+	at    []int32
+	start []int
+}
+
+// maxIndexCache is the most memory, in bytes, an indexCache takes: a larger corpus is looked up anew every
+// iteration.
+const maxIndexCache = 1 << 30
+
+// newIndexCache looks up every pair of words of the examples once, on workers goroutines, or returns nil when
+// that would take more than maxIndexCache bytes. Every pair must be in the table.
+func (t *table) newIndexCache(examples []data.Example, srcSize, workers int) *indexCache {
+	c := &indexCache{start: make([]int, len(examples)+1)}
+	for k, ex := range examples {
+		c.start[k+1] = c.start[k] + (len(ex.Src)+1)*len(ex.Tgt)
+	}
+	if 4*c.start[len(examples)] > maxIndexCache {
+		return nil
+	}
+	c.at = make([]int32, c.start[len(examples)])
+	parallelRows(len(examples), workers, func(k int) {
+		ex, at := examples[k], c.of(k)
+		for _, f := range ex.Tgt {
+			for j := range len(ex.Src) + 1 {
+				e := srcSize
+				if j > 0 {
+					e = ex.Src[j-1]
+				}
+				i, _ := t.index(e, f)
+				at[0], at = int32(i), at[1:]
+			}
+		}
+	})
+	return c
+}
+
+// of returns pair k's indices, nil without a cache.
+func (c *indexCache) of(k int) []int32 {
+	if c == nil {
+		return nil
+	}
+	return c.at[c.start[k]:c.start[k+1]]
+}
+
 // distinct returns the distinct ids of ids, sorted, in buf.
 func distinct(buf []int32, ids []int) []int32 {
 	buf = buf[:0]

@@ -1,8 +1,9 @@
 // Package wordalign finds which words of a sentence translate which words of its translation, from a parallel
 // corpus alone: fast_align's model (Dyer, Chahuneau and Smith 2013, "A Simple, Fast, and Effective
-// Reparameterization of IBM Model 2"), trained by expectation maximisation on all cores, its most probable links
-// in each direction combined by a symmetrization heuristic (package align). Without the diagonal prior the
-// model is IBM Model 1 (Brown et al. 1993), which package lexicon uses for its shortlists.
+// Reparameterization of IBM Model 2"), optionally followed by the HMM alignment model (Vogel, Ney and Tillmann
+// 1996; hmm.go) that starts from its lexical table, trained by expectation maximisation on all cores, the most
+// probable links in each direction combined by a symmetrization heuristic (package align). Without the diagonal
+// prior the model is IBM Model 1 (Brown et al. 1993), which package lexicon uses for its shortlists.
 //
 // The model explains each target word by one word of the source sentence or by the empty word: the lexical
 // table t(f | e) says how likely source word e translates into target word f, and the diagonal prior (see
@@ -49,6 +50,14 @@ type Options struct {
 	// ψ(Σ_f' (c(e,f') + α))) over the target words f' seen with e, which favours few translations per word.
 	// 0 is plain maximum likelihood.
 	Alpha float64
+	// HMMIterations > 0 trains the HMM alignment model (see hmm.go) for this many EM iterations after the
+	// iterations above, starting from their lexical table, and aligns with it. 0 aligns with fast_align's model.
+	HMMIterations int
+	// HMMNullProb is the HMM's p0, the probability of going to an empty state, in [0, 1).
+	HMMNullProb float64
+	// MaxJump is the longest jump, in source positions, that the HMM's jump distribution tells apart; longer
+	// ones share its bucket. At least 1 with the HMM.
+	MaxJump int
 	// Workers is how many goroutines share each pass over the corpus (0: GOMAXPROCS). The result does not
 	// depend on it.
 	Workers int
@@ -60,6 +69,24 @@ type Options struct {
 // updates (its -I 5), tension 4, p0 0.08, α 0.01.
 func DefaultOptions() Options {
 	return Options{Iterations: 4, Diagonal: true, Tension: 4, OptimizeTension: true, NullProb: 0.08, Alpha: 0.01}
+}
+
+// DefaultModel is the model ModelOptions names by default: the HMM, which aligns the Hansards better than
+// fast_align's model alone (docs/alignment.md).
+const DefaultModel = "hmm"
+
+// ModelOptions returns the options of a model by name: "fast_align" is DefaultOptions; "hmm" adds five
+// iterations of the HMM (hmm.go) with GIZA++'s p0 of 0.4 and jumps told apart up to 10 positions.
+func ModelOptions(name string) (Options, error) {
+	opts := DefaultOptions()
+	switch name {
+	case "fast_align":
+	case "hmm":
+		opts.HMMIterations, opts.HMMNullProb, opts.MaxJump = 5, 0.4, 10
+	default:
+		return Options{}, fmt.Errorf("wordalign: unknown model %q; want hmm or fast_align", name)
+	}
+	return opts, nil
 }
 
 // Model1Options returns IBM Model 1 with plain EM: every source position and the empty word equally likely, no
@@ -79,6 +106,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("wordalign: empty word probability %g; want one in [0, 1)", o.NullProb)
 	case !(o.Alpha >= 0) || math.IsInf(o.Alpha, 1):
 		return fmt.Errorf("wordalign: Dirichlet concentration %g; want 0 (none) or a positive number", o.Alpha)
+	case o.HMMIterations < 0:
+		return fmt.Errorf("wordalign: %d HMM iterations; want 0 (none) or more", o.HMMIterations)
+	case o.HMMIterations > 0 && !(o.HMMNullProb >= 0 && o.HMMNullProb < 1):
+		return fmt.Errorf("wordalign: HMM empty word probability %g; want one in [0, 1)", o.HMMNullProb)
+	case o.HMMIterations > 0 && o.MaxJump < 1:
+		return fmt.Errorf("wordalign: HMM maximum jump %d; want at least 1", o.MaxJump)
 	case o.Workers < 0:
 		return fmt.Errorf("wordalign: %d workers; want 0 (every core) or more", o.Workers)
 	}
@@ -88,8 +121,9 @@ func (o Options) Validate() error {
 // Progress tells how far a pass over the corpus has come.
 type Progress struct {
 	Direction  string // "forward" or "reverse" when Align trains both; empty for Train and Model.Align
+	HMM        bool   // the pass trains the HMM (Options.HMMIterations)
 	Iteration  int    // the EM iteration, 1-based; 0 for the pass that aligns
-	Iterations int    // Options.Iterations
+	Iterations int    // Options.Iterations, or Options.HMMIterations for the HMM
 	Done       int    // sentence pairs of this pass done
 	Total      int    // sentence pairs of the corpus
 	// Stats, when an EM iteration has just finished, is what it found; nil otherwise.
@@ -104,6 +138,9 @@ func (p Progress) Pass() string {
 	}
 	if p.Iteration == 0 {
 		return name + "aligning"
+	}
+	if p.HMM {
+		name += "HMM "
 	}
 	return fmt.Sprintf("%sEM %d/%d", name, p.Iteration, p.Iterations)
 }
@@ -126,8 +163,10 @@ type Model struct {
 	// prob[k] is t(f | e) of the pair pairs.tgt[k] in row e. Under variational Bayes the rows need not sum to 1.
 	prob    []float64
 	tension float64
-	opts    Options
-	// Stats has one entry per EM iteration.
+	// jump is the HMM's jump distribution s by bucket (see hmm.go), nil without the HMM.
+	jump []float64
+	opts Options
+	// Stats has one entry per EM iteration, the HMM's last.
 	Stats []IterationStats
 }
 
@@ -174,10 +213,11 @@ func Train(ctx context.Context, examples []data.Example, srcSize, tgtSize int, o
 		}
 	}
 	sizes := sortedLengths(lengths)
+	cache := m.pairs.newIndexCache(examples, srcSize, m.workers())
 	for it := 1; it <= opts.Iterations; it++ {
 		clear(counts)
 		sums, err := m.pass(ctx, examples, Progress{Iteration: it, Iterations: opts.Iterations},
-			func(ex data.Example, s *scratch, sum *chunkSums) { m.expect(ex, it == 1, s, counts, sum) })
+			func(k int, s *scratch, sum *chunkSums) { m.expect(examples[k], cache.of(k), it == 1, s, counts, sum) })
 		if err != nil {
 			return nil, err
 		}
@@ -194,6 +234,11 @@ func Train(ctx context.Context, examples []data.Example, srcSize, tgtSize int, o
 		m.Stats = append(m.Stats, stats)
 		if opts.Progress != nil {
 			opts.Progress(Progress{Iteration: it, Iterations: opts.Iterations, Done: len(examples), Total: len(examples), Stats: &stats})
+		}
+	}
+	if opts.HMMIterations > 0 {
+		if err := m.trainHMM(ctx, examples, cache, targetWords); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil
@@ -222,7 +267,11 @@ func (m *Model) Align(ctx context.Context, examples []data.Example) ([][]align.L
 	p := Progress{Iterations: m.opts.Iterations, Total: len(examples)}
 	err := m.run(ctx, len(examples), p, func(c int, s *scratch) {
 		for k := c * chunkSize; k < min((c+1)*chunkSize, len(examples)); k++ {
-			links[k] = m.viterbi(examples[k], s)
+			if m.jump != nil {
+				links[k] = m.hmmViterbi(examples[k], s)
+			} else {
+				links[k] = m.viterbi(examples[k], s)
+			}
 		}
 	})
 	if err != nil {
@@ -239,30 +288,37 @@ func (m *Model) Align(ctx context.Context, examples []data.Example) ([][]align.L
 type scratch struct {
 	probs []float64 // the empty word's, then each source position's share of a target word
 	at    []int     // the pair index of each, -1 for a pair not in the table (never, in training)
+	hmm   hmmScratch
 }
 
 // chunkSums are the per-chunk sums of an E-step.
 type chunkSums struct {
-	logLikelihood float64 // Σ log p(target word)
-	null          float64 // Σ posterior of the empty word
-	feature       float64 // Σ posterior · h(i−1, j, m, n) over the source positions (see optimizeTension)
+	logLikelihood float64   // Σ log p(target word)
+	null          float64   // Σ posterior of the empty word
+	feature       float64   // Σ posterior · h(i−1, j, m, n) over the source positions (see optimizeTension)
+	jumps         []float64 // the HMM's expected jumps by bucket; nil before the chunk's first
 }
 
 func (c *chunkSums) add(o chunkSums) {
 	c.logLikelihood += o.logLikelihood
 	c.null += o.null
 	c.feature += o.feature
+	if c.jumps == nil && o.jumps != nil {
+		c.jumps = make([]float64, len(o.jumps))
+	}
+	for d, n := range o.jumps {
+		c.jumps[d] += n
+	}
 }
 
 // shares fills s.probs with the joint probability of each link of target word i (1-based) of ex: index 0 the
 // empty word, j the source word j; uniform says every t(f | e) is still equal (the first iteration), so only
-// the prior counts. It returns their sum.
-func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64 {
+// the prior counts. cached, when not nil, is ex's table indices (indexCache). It returns their sum.
+func (m *Model) shares(ex data.Example, cached []int32, i int, uniform bool, s *scratch) float64 {
 	n, mm := len(ex.Src), len(ex.Tgt)
-	f := ex.Tgt[i-1]
 	s.probs, s.at = s.probs[:0], s.at[:0]
-	lex := func(e int) (float64, int) {
-		k, ok := m.pairs.index(e, f)
+	lex := func(j int) (float64, int) {
+		k, ok := m.lookUp(ex, cached, i-1, j)
 		switch {
 		case !ok:
 			return unseenProb, -1
@@ -277,7 +333,7 @@ func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64
 		nullPrior = m.opts.NullProb
 		z = diagonalZ(i, mm, n, m.tension) / (1 - m.opts.NullProb)
 	}
-	t, k := lex(m.srcSize)
+	t, k := lex(0)
 	s.probs, s.at = append(s.probs, t*nullPrior), append(s.at, k)
 	sum := s.probs[0]
 	for j := 1; j <= n; j++ {
@@ -285,7 +341,7 @@ func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64
 		if m.opts.Diagonal {
 			prior = math.Exp(m.tension*feature(i, j, mm, n)) / z
 		}
-		t, k := lex(ex.Src[j-1])
+		t, k := lex(j)
 		p := t * prior
 		s.probs, s.at = append(s.probs, p), append(s.at, k)
 		sum += p
@@ -293,11 +349,25 @@ func (m *Model) shares(ex data.Example, i int, uniform bool, s *scratch) float64
 	return sum
 }
 
-// expect adds one sentence pair's expected link counts to counts (atomically, in fixed point) and its sums to sum.
-func (m *Model) expect(ex data.Example, uniform bool, s *scratch, counts []int64, sum *chunkSums) {
+// lookUp is the table index of the pair of target word i (0-based) of ex and its source word j (1-based) or the
+// empty word (j = 0), and whether the table has it; cached, when not nil, is ex's indices (indexCache).
+func (m *Model) lookUp(ex data.Example, cached []int32, i, j int) (int, bool) {
+	if cached != nil {
+		return int(cached[i*(len(ex.Src)+1)+j]), true
+	}
+	e := m.srcSize
+	if j > 0 {
+		e = ex.Src[j-1]
+	}
+	return m.pairs.index(e, ex.Tgt[i])
+}
+
+// expect adds one sentence pair's expected link counts to counts (atomically, in fixed point) and its sums to
+// sum; cached, when not nil, is its table indices (indexCache).
+func (m *Model) expect(ex data.Example, cached []int32, uniform bool, s *scratch, counts []int64, sum *chunkSums) {
 	n, mm := len(ex.Src), len(ex.Tgt)
 	for i := 1; i <= mm; i++ {
-		total := m.shares(ex, i, uniform, s)
+		total := m.shares(ex, cached, i, uniform, s)
 		if !(total > 0) {
 			continue // every link has probability 0: nothing to learn from this word
 		}
@@ -322,7 +392,7 @@ func (m *Model) expect(ex data.Example, uniform bool, s *scratch, counts []int64
 func (m *Model) viterbi(ex data.Example, s *scratch) []align.Link {
 	links := make([]align.Link, 0, len(ex.Tgt))
 	for i := 1; i <= len(ex.Tgt); i++ {
-		m.shares(ex, i, false, s)
+		m.shares(ex, nil, i, false, s)
 		best := 0
 		for j := 1; j < len(s.probs); j++ {
 			if s.probs[j] > s.probs[best] {
@@ -414,14 +484,15 @@ func (m *Model) workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// pass runs fn on every example on the model's workers, a chunk of pairs at a time, and returns the chunks'
-// sums added in chunk order. It reports progress after each chunk and stops early when ctx is cancelled.
-func (m *Model) pass(ctx context.Context, examples []data.Example, p Progress, fn func(data.Example, *scratch, *chunkSums)) (chunkSums, error) {
+// pass runs fn on every example (by its index) on the model's workers, a chunk of pairs at a time, and returns
+// the chunks' sums added in chunk order. It reports progress after each chunk and stops early when ctx is
+// cancelled.
+func (m *Model) pass(ctx context.Context, examples []data.Example, p Progress, fn func(int, *scratch, *chunkSums)) (chunkSums, error) {
 	chunks := (len(examples) + chunkSize - 1) / chunkSize
 	sums := make([]chunkSums, chunks)
 	err := m.run(ctx, len(examples), p, func(c int, s *scratch) {
-		for _, ex := range examples[c*chunkSize : min((c+1)*chunkSize, len(examples))] {
-			fn(ex, s, &sums[c])
+		for k := c * chunkSize; k < min((c+1)*chunkSize, len(examples)); k++ {
+			fn(k, s, &sums[c])
 		}
 	})
 	var total chunkSums

@@ -417,6 +417,9 @@ func TestTrainRejects(t *testing.T) {
 		{ok, bad(Options{Iterations: 1, Alpha: -1}), "Dirichlet concentration -1"},
 		{ok, bad(Options{Iterations: 1, Alpha: math.NaN()}), "Dirichlet concentration NaN"},
 		{ok, bad(Options{Iterations: 1, Workers: -2}), "-2 workers"},
+		{ok, bad(Options{Iterations: 1, HMMIterations: -1}), "-1 HMM iterations"},
+		{ok, bad(Options{Iterations: 1, HMMIterations: 1, HMMNullProb: 1, MaxJump: 10}), "HMM empty word probability 1"},
+		{ok, bad(Options{Iterations: 1, HMMIterations: 1, HMMNullProb: 0.4}), "HMM maximum jump 0"},
 	} {
 		if _, err := Train(context.Background(), c.ex, 2, 2, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Train(%v, %+v): error %v, want one containing %q", c.ex, c.opts, err, c.want)
@@ -424,16 +427,23 @@ func TestTrainRejects(t *testing.T) {
 	}
 }
 
-// Pairs with an empty side: an empty target teaches nothing and gets no links, an empty source links nothing.
+// Pairs with an empty side: an empty target teaches nothing and gets no links, an empty source links nothing;
+// with either model.
 func TestEmptySides(t *testing.T) {
 	ex := []data.Example{{Src: []int{0}, Tgt: []int{0}}, {Src: nil, Tgt: []int{1}}, {Src: []int{1}, Tgt: nil}, {}}
-	links, err := Align(context.Background(), ex, 2, 2, DefaultOptions(), align.GrowDiagFinalAnd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := links.Symmetrized(align.GrowDiagFinalAnd)
-	if want := [][]align.Link{{{Src: 0, Tgt: 0}}, {}, {}, {}}; !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("links %v, want %v", got, want)
+	for _, name := range []string{"fast_align", "hmm"} {
+		opts, err := ModelOptions(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := Align(context.Background(), ex, 2, 2, opts, align.GrowDiagFinalAnd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := links.Symmetrized(align.GrowDiagFinalAnd)
+		if want := [][]align.Link{{{Src: 0, Tgt: 0}}, {}, {}, {}}; !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("%s: links %v, want %v", name, got, want)
+		}
 	}
 }
 

@@ -29,8 +29,9 @@ scores against word-level gold.
 
 With --statistical, no model is needed: it trains fast_align's model (Dyer et al. 2013: IBM Model 2 with a
 prior favouring the diagonal, its tension optimised, a Dirichlet prior on the lexical table; fast_align's
--d -o -v and defaults) on the corpus itself, in both directions, on every core, and combines the two
-directions' most probable links by --sym (default grow-diag-final-and; forward or reverse for one direction
+-d -o -v and defaults) on the corpus itself, then by default (--statistical-model hmm) five iterations of the
+HMM alignment model from its lexical table (Vogel et al. 1996, as GIZA++ has it: jumps by distance, an empty
+word), in both directions, on every core, and combines the two directions' most probable links by --sym (default grow-diag-final-and; forward or reverse for one direction
 alone). Words are lowercased first unless --keep-case. Give it as much parallel text as you have: sentences to
 align can be appended to a larger corpus, and their lines picked from the output.
 
@@ -58,7 +59,7 @@ not scored.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.Model, "model", "m", "", "source→target checkpoint")
-	fl.BoolVar(&o.Statistical, "statistical", false, "align with the built-in statistical aligner (fast_align's model) instead of a model")
+	fl.BoolVar(&o.Statistical, "statistical", false, "align with the built-in statistical aligner (fast_align's model, then the HMM) instead of a model")
 	fl.StringVar(&o.Corpus.Src, "src", "", "source sentences, one per line")
 	fl.StringVar(&o.Corpus.Tgt, "tgt", "", "target sentences, line-aligned with --src")
 	fl.StringVar(&o.Corpus.TSV, "data", "", `or: one file of "source<TAB>target" or "source ||| target" lines`)
@@ -72,7 +73,8 @@ not scored.`,
 	fl.BoolVar(&o.DecoderAttn, "decoder-attention", false, "with a model trained with model.full_context_alignment: link by the decoder's attention, not the alignment attention")
 	fl.IntVar(&o.Batch, "batch", 64, "sentences per batch")
 	fl.IntVar(&o.Layer, "layer", 0, "with a Transformer: link by the attention of decoder block N, 1 to model.layers (default: the checkpoint's model.attention_layer)")
-	fl.IntVar(&o.Iterations, "iterations", wordalign.DefaultOptions().Iterations, "with --statistical: EM iterations per direction (fast_align's -I counts one more)")
+	fl.StringVar(&o.StatisticalModel, "statistical-model", wordalign.DefaultModel, "with --statistical: hmm (fast_align's model, then the HMM) or fast_align (its model alone)")
+	fl.IntVar(&o.Iterations, "iterations", wordalign.DefaultOptions().Iterations, "with --statistical: EM iterations of fast_align's model per direction (fast_align's -I counts one more)")
 	fl.IntVar(&o.Threads, "threads", 0, "CPU threads (default: every core)")
 	fl.BoolVar(&o.KeepCase, "keep-case", false, "with --statistical: do not lowercase the words")
 	fl.BoolVar(&noProgress, "no-progress", false, "with --statistical: no progress bar on a terminal, only a line per EM iteration")

@@ -39,9 +39,11 @@ func TestAlignStatistical(t *testing.T) {
 	if aer, _ := strconv.ParseFloat(m[1], 64); aer > 0.05 {
 		t.Errorf("grow-diag-final-and AER %.4f on the synthetic corpus, want at most 0.05", aer)
 	}
-	// One line per EM iteration and direction on standard error, as fast_align prints them.
-	if n := strings.Count(stderr, "log-likelihood per word"); n != 8 || !strings.Contains(stderr, "reverse EM 4/4") {
-		t.Errorf("%d iteration lines on standard error, want 8:\n%s", n, stderr)
+	// One line per EM iteration and direction on standard error, as fast_align prints them: fast_align's model's
+	// 4, then the HMM's 5.
+	if n := strings.Count(stderr, "log-likelihood per word"); n != 18 || !strings.Contains(stderr, "reverse EM 4/4") ||
+		!strings.Contains(stderr, "reverse HMM EM 5/5") {
+		t.Errorf("%d iteration lines on standard error, want 18:\n%s", n, stderr)
 	}
 	written, _ := os.ReadFile(out)
 	if lines := strings.Count(string(written), "\n"); lines != len(train) {
@@ -56,6 +58,10 @@ func TestAlignStatistical(t *testing.T) {
 	if code != 0 || strings.Count(forward, "\n") != len(train) || forward == again {
 		t.Errorf("--sym forward: exit %d, %d lines", code, strings.Count(forward, "\n"))
 	}
+	fastAlign, stderr, code := run(t, "", "align", "--statistical", "--data", bars, "--statistical-model", "fast_align")
+	if n := strings.Count(stderr, "log-likelihood per word"); code != 0 || n != 8 || strings.Count(fastAlign, "\n") != len(train) || fastAlign == again {
+		t.Errorf("--statistical-model fast_align: exit %d, %d iteration lines, want 8\n%s", code, n, stderr)
+	}
 
 	for _, c := range []struct {
 		name string
@@ -68,6 +74,8 @@ func TestAlignStatistical(t *testing.T) {
 		{"model option", []string{"--statistical", "--data", bars, "--threshold", "0.3"}, "--threshold is an option of alignment by a model"},
 		{"statistical option", []string{"--model", "m.ckpt", "--data", bars, "--iterations", "3"}, "--iterations is an option of --statistical"},
 		{"unknown symmetrization", []string{"--statistical", "--data", bars, "--sym", "grow"}, `unknown symmetrization "grow"`},
+		{"unknown model", []string{"--statistical", "--data", bars, "--statistical-model", "giza"}, `--statistical-model: wordalign: unknown model "giza"`},
+		{"statistical model without --statistical", []string{"--model", "m.ckpt", "--data", bars, "--statistical-model", "hmm"}, "--statistical-model is an option of --statistical"},
 		{"bad iterations", []string{"--statistical", "--data", bars, "--iterations", "0"}, "--iterations is 0"},
 		{"a line without a separator", []string{"--statistical", "--data", src}, "train.src line 1: want source<TAB>target or source ||| target"},
 	} {
