@@ -11,7 +11,6 @@ import (
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
-	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -44,7 +43,6 @@ func SameText(a, b *Checkpoint) error {
 // and shortlists where asked for).
 type Ensemble struct {
 	Models []*Seq2Seq[float32]
-	queue  *decoder.Ensemble[float32] // the members' decoders, when every member can refill rows (queuer); nil otherwise
 }
 
 // NewEnsemble returns the ensemble of the checkpoints cks, loaded from paths, in that order. Each must read and
@@ -61,37 +59,11 @@ func NewEnsemble(paths []string, cks []*Checkpoint) (*Ensemble, error) {
 		}
 		models[i] = ck.Model
 	}
-	return newEnsemble(models)
+	return &Ensemble{Models: models}, nil
 }
 
 // Single is the ensemble of m alone, whose searches are m's own.
-func Single(m *Seq2Seq[float32]) *Ensemble {
-	e, err := newEnsemble([]*Seq2Seq[float32]{m})
-	if err != nil {
-		panic(err) // one model has one vocabulary
-	}
-	return e
-}
-
-// newEnsemble is the ensemble of models, whose greedy searches refill rows (queue) when every model can.
-func newEnsemble(models []*Seq2Seq[float32]) (*Ensemble, error) {
-	e := &Ensemble{Models: models}
-	decs := make([]*decoder.Decoder[float32], len(models))
-	for i, m := range models {
-		q, ok := m.net.(queuer[float32])
-		if !ok {
-			return e, nil
-		}
-		decs[i] = q.decoder()
-	}
-	if len(decs) == 1 {
-		e.queue = decs[0].Ensemble()
-		return e, nil
-	}
-	var err error
-	e.queue, err = decoder.NewEnsemble(decs...)
-	return e, err
-}
+func Single(m *Seq2Seq[float32]) *Ensemble { return &Ensemble{Models: []*Seq2Seq[float32]{m}} }
 
 // Job is a batch for Ensemble.Translate: the caller's id of each of its real rows (Batch.Real of them, in the
 // batch's order) and, optionally, each row's shortlist (decoder.Shortlist).
@@ -108,7 +80,7 @@ type Search struct {
 	Beam     *decoder.BeamOptions
 	Products kernels.Products
 	// Rows is greedy search's rows per core: it keeps a batch of Rows rows per core full across jobs when every
-	// model can refill rows (recurrent models).
+	// model's decoder.Session is a decoder.Joiner.
 	Rows int
 	// Jobs is how many jobs there are, when known (0 when not): fewer jobs than cores use fewer cores.
 	Jobs int
@@ -121,11 +93,12 @@ type Search struct {
 // greedy search) to done with its job's id, on Translate's goroutine, as each ends. next is called on
 // Translate's goroutine whenever there is room for another job, so that it may encode lazily; a job without
 // IDs means that none is waiting yet: next is asked again when a search moves on, and Translate returns when
-// none is under way. It chooses the search: greedy search of models that can refill rows keeps one batch of
-// s.Rows rows per core full, stepped by a goroutine per core (decoder.GreedyQueue: each advances its share of
-// the rows, computes its share of the vocabulary for all of them, then picks the best words of its rows), each
-// ended sentence's row refilled at once, which beats a batch per core: the output layer's product reads its
-// weights once per step for twice the rows; any other search decodes a job at a time on each core.
+// none is under way. It chooses the search: greedy search of models whose decoder.Sessions are decoder.Joiners
+// keeps one running batch of s.Rows rows per core full, stepped by a goroutine per core (decoder.GreedyQueue:
+// each advances its share of the rows, computes its share of the vocabulary for all of them, then picks the best
+// words of its rows), each ended sentence's row refilled at once, which beats a batch per core: the output
+// layer's product reads its weights once per step for twice the rows; any other search decodes a job at a time
+// on each core.
 func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list []decoder.Scored)) error {
 	if threads := backend.BLASThreads(); threads > 1 {
 		// Two layers of threads on two cores cost 30% here.
@@ -136,58 +109,73 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 	if s.Jobs > 0 {
 		cores = min(cores, s.Jobs)
 	}
-	if s.Beam == nil && e.queue != nil {
-		take := func() *decoder.Block[float32] {
-			j := next()
-			if j == nil || len(j.IDs) == 0 {
-				if j == nil {
-					return nil
-				}
+	first := next()
+	if first == nil || len(first.IDs) == 0 {
+		return nil // none waiting, none under way
+	}
+	started := e.block(first) // the first job, whose Sessions say whether they can join a running batch
+	if s.Beam == nil && joiners(started.Sessions) {
+		err := decoder.GreedyQueue(func() *decoder.Block[float32] {
+			if b := started; b != nil {
+				started = nil
+				return b
+			}
+			switch j := next(); {
+			case j == nil:
+				return nil
+			case len(j.IDs) == 0:
 				return &decoder.Block[float32]{}
+			default:
+				return e.block(j)
 			}
-			encs := make([]*encoder.Output[float32], len(e.Models))
-			for i, m := range e.Models {
-				encs[i] = m.net.(queuer[float32]).encode(j.Batch)
-			}
-			return &decoder.Block[float32]{Enc: encs[0], Others: encs[1:], Lengths: j.Batch.SrcLengths, IDs: j.IDs, Shortlist: j.Shortlist}
+		}, func(id int, h decoder.Hypothesis) { done(id, []decoder.Scored{{Hypothesis: h}}) },
+			decoder.GreedyOptions{Rows: s.Rows * cores, Threads: cores, Products: s.Products, Vocab: e.Models[0].TgtVocab.Size(),
+				BOS: data.BOSID, EOS: data.EOSID, MaxLen: s.MaxLen, Stop: s.Stop})
+		if errors.Is(err, decoder.ErrStopped) { // the sentences under way stay undone
+			return nil
 		}
-		e.queue.GreedyQueue(s.Rows*cores, cores, s.Products, take, data.BOSID, data.EOSID, s.MaxLen, func(id int, h decoder.Hypothesis) {
-			done(id, []decoder.Scored{{Hypothesis: h}})
-		})
-		return nil
+		return err
+	}
+	type task struct {
+		job      *Job
+		sessions []decoder.Session[float32] // started already, or nil
 	}
 	type result struct {
 		job   *Job
 		lists [][]decoder.Scored
 		err   error
 	}
-	jobs, results := make(chan *Job), make(chan result)
+	tasks, results := make(chan task), make(chan result)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer close(jobs)
+	defer close(tasks)
 	for range cores {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				lists, err := e.search(s, j.Batch, j.Shortlist)
-				results <- result{j, lists, err}
+			for t := range tasks {
+				sessions := t.sessions
+				if sessions == nil {
+					sessions = e.sessions(t.job.Batch)
+				}
+				lists, err := e.search(s, t.job.Batch, t.job.Shortlist, sessions)
+				results <- result{t.job, lists, err}
 			}
 		}()
 	}
 	var firstErr error
-	busy, waiting := 0, next()
-	for waiting != nil || busy > 0 {
-		var send chan<- *Job
-		if waiting != nil && len(waiting.IDs) > 0 {
-			send = jobs
+	busy, waiting := 0, task{first, started.Sessions}
+	for waiting.job != nil || busy > 0 {
+		var send chan<- task
+		if waiting.job != nil && len(waiting.job.IDs) > 0 {
+			send = tasks
 		} else if busy == 0 {
 			break // none waiting, none under way
 		}
 		select {
 		case send <- waiting:
 			busy++
-			waiting = next()
+			waiting = task{job: next()}
 		case r := <-results:
 			busy--
 			switch {
@@ -199,22 +187,39 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 					done(id, r.lists[k])
 				}
 			}
-			if waiting != nil && len(waiting.IDs) == 0 {
-				waiting = next()
+			if waiting.job != nil && len(waiting.job.IDs) == 0 {
+				waiting = task{job: next()}
 			}
 		}
 	}
 	return firstErr
 }
 
-// search decodes one batch as s asks, its shortlist sl (nil: none): greedily, each list one hypothesis.
-func (e *Ensemble) search(s Search, b *data.Batch, sl *decoder.Shortlist[float32]) ([][]decoder.Scored, error) {
+// block starts the sessions of job j as a block of decoder.GreedyQueue.
+func (e *Ensemble) block(j *Job) *decoder.Block[float32] {
+	return &decoder.Block[float32]{Sessions: e.sessions(j.Batch), SrcLen: j.Batch.SrcLen, Lengths: j.Batch.SrcLengths[:j.Batch.Rows],
+		IDs: j.IDs, Shortlist: j.Shortlist}
+}
+
+// joiners reports whether sentences can join every one of sessions while it decodes others (decoder.Joiner).
+func joiners(sessions []decoder.Session[float32]) bool {
+	for _, s := range sessions {
+		if _, ok := s.(decoder.Joiner[float32]); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// search decodes one batch as s asks on sessions, the models' Sessions of it, its shortlist sl (nil: none):
+// greedily, each list one hypothesis.
+func (e *Ensemble) search(s Search, b *data.Batch, sl *decoder.Shortlist[float32], sessions []decoder.Session[float32]) ([][]decoder.Scored, error) {
 	if s.Beam != nil {
 		opts := *s.Beam
 		opts.Stop = s.Stop
-		return e.Beam(b, opts, decoder.Output[float32]{Products: s.Products, Shortlist: sl})
+		return e.beam(sessions, b, opts, decoder.Output[float32]{Products: s.Products, Shortlist: sl})
 	}
-	hyps, err := e.Greedy(b, s.MaxLen, s.Stop)
+	hyps, err := e.greedy(sessions, b, s.MaxLen, s.Stop)
 	lists := make([][]decoder.Scored, len(hyps))
 	for r, h := range hyps {
 		lists[r] = []decoder.Scored{{Hypothesis: h}}
@@ -234,7 +239,12 @@ func (e *Ensemble) sessions(b *data.Batch) []decoder.Session[float32] {
 // Greedy decodes a batch greedily from <s> to </s>, at most maxLen words, a batch at a time (decoder.Greedy):
 // the hypotheses of its b.Real real rows. A closed stop stops it before its next step, with decoder.ErrStopped.
 func (e *Ensemble) Greedy(b *data.Batch, maxLen int, stop <-chan struct{}) ([]decoder.Hypothesis, error) {
-	hyps, err := decoder.Greedy(e.sessions(b), b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, maxLen, stop)
+	return e.greedy(e.sessions(b), b, maxLen, stop)
+}
+
+// greedy is Greedy on sessions, the models' Sessions of b.
+func (e *Ensemble) greedy(sessions []decoder.Session[float32], b *data.Batch, maxLen int, stop <-chan struct{}) ([]decoder.Hypothesis, error) {
+	hyps, err := decoder.Greedy(sessions, b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, maxLen, stop)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +254,12 @@ func (e *Ensemble) Greedy(b *data.Batch, maxLen int, stop <-chan struct{}) ([]de
 // Beam decodes a batch with beam search (decoder.Beam), its output layer computed as out says: a shortlist needs
 // one model whose output layer it can cut (CanShortlist).
 func (e *Ensemble) Beam(b *data.Batch, opts decoder.BeamOptions, out decoder.Output[float32]) ([][]decoder.Scored, error) {
-	lists, err := decoder.Beam(e.sessions(b), b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, opts, out)
+	return e.beam(e.sessions(b), b, opts, out)
+}
+
+// beam is Beam on sessions, the models' Sessions of b.
+func (e *Ensemble) beam(sessions []decoder.Session[float32], b *data.Batch, opts decoder.BeamOptions, out decoder.Output[float32]) ([][]decoder.Scored, error) {
+	lists, err := decoder.Beam(sessions, b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, opts, out)
 	if err != nil {
 		return nil, fmt.Errorf("ensemble: %w", err)
 	}

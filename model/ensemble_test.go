@@ -166,7 +166,7 @@ func TestEnsembleOfTransformers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("an ensemble of a recurrent model and a Transformer: %v", err)
 		}
-		if mixed.queue != nil {
+		if joiners(mixed.sessions(&batch)) {
 			t.Fatal("an ensemble with a Transformer refills rows across batches")
 		}
 		if _, err := mixed.Beam(&batch, opts, decoder.Output[float32]{}); err != nil {
