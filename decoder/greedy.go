@@ -363,34 +363,22 @@ func (g *greedySearch[T]) grow(n int) {
 	g.slots = append(g.slots, make([]greedyRow, c-len(g.slots))...)
 }
 
-// leave drops the ended rows from the batch, and every member's Session follows (Reorder). A running batch
-// fills each hole with its last row, so that most rows keep their place; a block decoded alone keeps its rows
-// in order.
+// leave drops the ended rows from the batch, filling each hole with the last row, so that most rows keep their
+// place, and every member's Session follows (Reorder).
 func (g *greedySearch[T]) leave() {
-	n := 0
-	for k := range g.n {
+	n := g.n
+	for k := range n {
 		g.from[k] = k
 	}
-	if g.joins {
-		n = g.n
-		for k := 0; k < n; {
-			if !g.dead[k] {
-				k++
-				continue
-			}
-			n--
-			if k != n {
-				g.from[k], g.prev[k], g.dead[k] = g.from[n], g.prev[n], g.dead[n]
-				g.slots[k], g.slots[n] = g.slots[n], g.slots[k]
-			}
+	for k := 0; k < n; {
+		if !g.dead[k] {
+			k++
+			continue
 		}
-	} else {
-		for k := range g.n {
-			if !g.dead[k] {
-				g.from[n], g.prev[n] = k, g.prev[k]
-				g.slots[k], g.slots[n] = g.slots[n], g.slots[k]
-				n++
-			}
+		n--
+		if k != n {
+			g.from[k], g.prev[k], g.dead[k] = g.from[n], g.prev[n], g.dead[n]
+			g.slots[k], g.slots[n] = g.slots[n], g.slots[k]
 		}
 	}
 	switch {

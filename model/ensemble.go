@@ -113,69 +113,43 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 	if first == nil || len(first.IDs) == 0 {
 		return nil // none waiting, none under way
 	}
-	started := e.block(first) // the first job, whose Sessions say whether they can join a running batch
-	if s.Beam == nil && joiners(started.Sessions) {
-		err := decoder.GreedyQueue(func() *decoder.Block[float32] {
-			if b := started; b != nil {
-				started = nil
-				return b
-			}
-			switch j := next(); {
-			case j == nil:
-				return nil
-			case len(j.IDs) == 0:
-				return &decoder.Block[float32]{}
-			default:
-				return e.block(j)
-			}
-		}, func(id int, h decoder.Hypothesis) { done(id, []decoder.Scored{{Hypothesis: h}}) },
-			decoder.GreedyOptions{Rows: s.Rows * cores, Threads: cores, Products: s.Products, Vocab: e.Models[0].TgtVocab.Size(),
-				BOS: data.BOSID, EOS: data.EOSID, MaxLen: s.MaxLen, Stop: s.Stop})
-		if errors.Is(err, decoder.ErrStopped) { // the sentences under way stay undone
-			return nil
-		}
-		return err
-	}
-	type task struct {
-		job      *Job
-		sessions []decoder.Session[float32] // started already, or nil
+	if s.Beam == nil { // the first job's Sessions say whether the models' can join a running batch
+		if started := e.block(first); joiners(started.Sessions) {
+			return e.queue(s, cores, started, next, done)
+		} // (if not, the first job is encoded again)
 	}
 	type result struct {
 		job   *Job
 		lists [][]decoder.Scored
 		err   error
 	}
-	tasks, results := make(chan task), make(chan result)
+	jobs, results := make(chan *Job), make(chan result)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer close(tasks)
+	defer close(jobs)
 	for range cores {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range tasks {
-				sessions := t.sessions
-				if sessions == nil {
-					sessions = e.sessions(t.job.Batch)
-				}
-				lists, err := e.search(s, t.job.Batch, t.job.Shortlist, sessions)
-				results <- result{t.job, lists, err}
+			for j := range jobs {
+				lists, err := e.search(s, j.Batch, j.Shortlist)
+				results <- result{j, lists, err}
 			}
 		}()
 	}
 	var firstErr error
-	busy, waiting := 0, task{first, started.Sessions}
-	for waiting.job != nil || busy > 0 {
-		var send chan<- task
-		if waiting.job != nil && len(waiting.job.IDs) > 0 {
-			send = tasks
+	busy, waiting := 0, first
+	for waiting != nil || busy > 0 {
+		var send chan<- *Job
+		if waiting != nil && len(waiting.IDs) > 0 {
+			send = jobs
 		} else if busy == 0 {
 			break // none waiting, none under way
 		}
 		select {
 		case send <- waiting:
 			busy++
-			waiting = task{job: next()}
+			waiting = next()
 		case r := <-results:
 			busy--
 			switch {
@@ -187,12 +161,37 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 					done(id, r.lists[k])
 				}
 			}
-			if waiting.job != nil && len(waiting.job.IDs) == 0 {
-				waiting = task{job: next()}
+			if waiting != nil && len(waiting.IDs) == 0 {
+				waiting = next()
 			}
 		}
 	}
 	return firstErr
+}
+
+// queue is Translate's greedy search of models whose Sessions are Joiners: decoder.GreedyQueue of first, then of
+// the jobs that next returns, in a running batch of s.Rows rows per core stepped by cores goroutines.
+func (e *Ensemble) queue(s Search, cores int, first *decoder.Block[float32], next func() *Job, done func(id int, list []decoder.Scored)) error {
+	err := decoder.GreedyQueue(func() *decoder.Block[float32] {
+		if b := first; b != nil {
+			first = nil
+			return b
+		}
+		switch j := next(); {
+		case j == nil:
+			return nil
+		case len(j.IDs) == 0:
+			return &decoder.Block[float32]{}
+		default:
+			return e.block(j)
+		}
+	}, func(id int, h decoder.Hypothesis) { done(id, []decoder.Scored{{Hypothesis: h}}) },
+		decoder.GreedyOptions{Rows: s.Rows * cores, Threads: cores, Products: s.Products, Vocab: e.Models[0].TgtVocab.Size(),
+			BOS: data.BOSID, EOS: data.EOSID, MaxLen: s.MaxLen, Stop: s.Stop})
+	if errors.Is(err, decoder.ErrStopped) { // the sentences under way stay undone
+		return nil
+	}
+	return err
 }
 
 // block starts the sessions of job j as a block of decoder.GreedyQueue.
@@ -211,15 +210,14 @@ func joiners(sessions []decoder.Session[float32]) bool {
 	return true
 }
 
-// search decodes one batch as s asks on sessions, the models' Sessions of it, its shortlist sl (nil: none):
-// greedily, each list one hypothesis.
-func (e *Ensemble) search(s Search, b *data.Batch, sl *decoder.Shortlist[float32], sessions []decoder.Session[float32]) ([][]decoder.Scored, error) {
+// search decodes one batch as s asks, its shortlist sl (nil: none): greedily, each list one hypothesis.
+func (e *Ensemble) search(s Search, b *data.Batch, sl *decoder.Shortlist[float32]) ([][]decoder.Scored, error) {
 	if s.Beam != nil {
 		opts := *s.Beam
 		opts.Stop = s.Stop
-		return e.beam(sessions, b, opts, decoder.Output[float32]{Products: s.Products, Shortlist: sl})
+		return e.Beam(b, opts, decoder.Output[float32]{Products: s.Products, Shortlist: sl})
 	}
-	hyps, err := e.greedy(sessions, b, s.MaxLen, s.Stop)
+	hyps, err := e.Greedy(b, s.MaxLen, s.Stop)
 	lists := make([][]decoder.Scored, len(hyps))
 	for r, h := range hyps {
 		lists[r] = []decoder.Scored{{Hypothesis: h}}
@@ -239,12 +237,7 @@ func (e *Ensemble) sessions(b *data.Batch) []decoder.Session[float32] {
 // Greedy decodes a batch greedily from <s> to </s>, at most maxLen words, a batch at a time (decoder.Greedy):
 // the hypotheses of its b.Real real rows. A closed stop stops it before its next step, with decoder.ErrStopped.
 func (e *Ensemble) Greedy(b *data.Batch, maxLen int, stop <-chan struct{}) ([]decoder.Hypothesis, error) {
-	return e.greedy(e.sessions(b), b, maxLen, stop)
-}
-
-// greedy is Greedy on sessions, the models' Sessions of b.
-func (e *Ensemble) greedy(sessions []decoder.Session[float32], b *data.Batch, maxLen int, stop <-chan struct{}) ([]decoder.Hypothesis, error) {
-	hyps, err := decoder.Greedy(sessions, b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, maxLen, stop)
+	hyps, err := decoder.Greedy(e.sessions(b), b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, maxLen, stop)
 	if err != nil {
 		return nil, err
 	}
@@ -254,12 +247,7 @@ func (e *Ensemble) greedy(sessions []decoder.Session[float32], b *data.Batch, ma
 // Beam decodes a batch with beam search (decoder.Beam), its output layer computed as out says: a shortlist needs
 // one model whose output layer it can cut (CanShortlist).
 func (e *Ensemble) Beam(b *data.Batch, opts decoder.BeamOptions, out decoder.Output[float32]) ([][]decoder.Scored, error) {
-	return e.beam(e.sessions(b), b, opts, out)
-}
-
-// beam is Beam on sessions, the models' Sessions of b.
-func (e *Ensemble) beam(sessions []decoder.Session[float32], b *data.Batch, opts decoder.BeamOptions, out decoder.Output[float32]) ([][]decoder.Scored, error) {
-	lists, err := decoder.Beam(sessions, b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, opts, out)
+	lists, err := decoder.Beam(e.sessions(b), b.SrcLengths[:b.Rows], b.SrcLen, e.Models[0].TgtVocab.Size(), data.BOSID, data.EOSID, opts, out)
 	if err != nil {
 		return nil, fmt.Errorf("ensemble: %w", err)
 	}
