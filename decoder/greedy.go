@@ -230,8 +230,9 @@ func (r *greedyRow) hypothesis(finished bool) Hypothesis {
 	return h
 }
 
-// fill puts the next sentences of the queue into the batch while it has free rows: a block into an empty batch
-// becomes the batch, all its sentences; a running batch's free rows join the next sentences of the block.
+// fill puts the next sentences of the queue into the batch while it has free rows: the first block, and each
+// block when the batch is not a running one, becomes the batch, all its sentences; a running batch's free rows
+// join the next sentences of the block.
 func (g *greedySearch[T]) fill() {
 	for (g.n < g.o.Rows || g.n == 0) && (g.n == 0 || g.joins) {
 		if g.block == nil || g.cursor == len(g.block.IDs) {
@@ -250,7 +251,7 @@ func (g *greedySearch[T]) fill() {
 			g.cursor = 0
 		}
 		b, from, c := g.block, g.n, g.cursor // the batch's rows from … take the block's rows c …
-		if g.n == 0 && g.cursor == 0 {
+		if g.n == 0 && (g.members[0].ses == nil || !g.joins) {
 			g.adopt(b)
 		} else {
 			g.join(b)
@@ -270,7 +271,7 @@ func (g *greedySearch[T]) fill() {
 
 // join appends to the running batch as many of block's sentences, from the cursor on, as it has free rows.
 func (g *greedySearch[T]) join(block *Block[T]) {
-	rows := make([]int, min(g.o.Rows-g.n, len(block.IDs)-g.cursor))
+	rows := g.from[:min(g.o.Rows-g.n, len(block.IDs)-g.cursor)] // (from is leave's: free now)
 	for i := range rows {
 		rows[i] = g.cursor + i
 	}
