@@ -64,24 +64,18 @@ func (s *session[T]) Step(prev []int, logits, weights []T) {
 
 // split makes sure that there is scratch for parts parts of the rows, each with room for every row.
 func (s *session[T]) split(parts int) {
-	if len(s.bufs) > 0 && (s.rowCap > s.bufRows || s.mem.SrcLen > s.bufSrc) {
-		s.bufRows, s.bufSrc = max(s.rowCap, s.bufRows), max(s.mem.SrcLen, s.srcHint, s.bufSrc)
-		gateW := s.bufs[0].gateW // the LSTM's weights in Step's layout, copied once for every part
-		for p := range s.bufs {
-			s.bufs[p] = s.d.newScratch(s.bufRows, s.bufSrc, gateW)
-		}
+	if len(s.bufs) >= parts && s.rowCap <= s.bufRows && s.mem.SrcLen <= s.bufSrc {
+		return
 	}
-	for len(s.bufs) < parts {
-		var gateW []T
-		if len(s.bufs) > 0 {
-			gateW = s.bufs[0].gateW
-		} else {
-			s.bufRows, s.bufSrc = s.rowCap, max(s.mem.SrcLen, s.srcHint)
-		}
-		s.bufs = append(s.bufs, s.d.newScratch(s.bufRows, s.bufSrc, gateW))
+	var gateW []T // the LSTM's weights in Step's layout, copied once for every part
+	if len(s.bufs) > 0 {
+		gateW = s.bufs[0].gateW
 	}
-	if len(s.views) < parts {
-		s.views = make([]sessionPart[T], parts)
+	s.bufRows, s.bufSrc = max(s.rowCap, s.bufRows), max(s.mem.SrcLen, s.srcHint, s.bufSrc)
+	s.bufs, s.views = make([]*Scratch[T], max(parts, len(s.bufs))), make([]sessionPart[T], max(parts, len(s.bufs)))
+	for p := range s.bufs {
+		s.bufs[p] = s.d.newScratch(s.bufRows, s.bufSrc, gateW)
+		gateW = s.bufs[p].gateW
 	}
 }
 
