@@ -27,10 +27,11 @@ type Joiner[T kernels.Float] interface {
 	// Join appends, after the session's current rows, row r of src for each r of rows (in order; a row may be
 	// joined more than once, as beam search spreads a sentence to its beams). src is a Session of the same model,
 	// started on other sentences and not yet stepped, whose rows then take their first step in this session.
-	// The session's padded source length grows to the longest joined source when it is longer.
+	// The session's padded source length grows to the longest joined source when it is longer. Join does not
+	// keep rows.
 	Join(src Session[T], rows []int)
 	// SrcLen is the session's padded source length: the length of each row of Step's weights. It may shrink
-	// when rows leave (Reorder) and grow when rows join.
+	// when rows leave (Reorder, or the recurrent decoder's fit) and grow when rows join.
 	SrcLen() int
 }
 
