@@ -59,8 +59,17 @@ func BenchmarkSearch(b *testing.B) {
 		if err != nil {
 			b.Skip(err)
 		}
+		ids := make([]int, benchRows)
+		for r := range ids {
+			ids[r] = r
+		}
 		for b.Loop() {
-			d.single().greedy(&Block[float32]{Enc: enc, Lengths: lengths}, products, queueBOS, queueEOS, benchMaxLen)
+			block := &encBlock[float32]{Enc: enc, Lengths: lengths, IDs: ids}
+			d.queue(benchRows, 1, products, func() *encBlock[float32] {
+				b := block
+				block = nil
+				return b
+			}, queueBOS, queueEOS, benchMaxLen, func(int, Hypothesis) {})
 		}
 	})
 	b.Run("beam5", func(b *testing.B) {
@@ -80,10 +89,7 @@ func BenchmarkEnsembleSearch(b *testing.B) {
 	enc1, lengths := benchEncoding(1)
 	enc2, _ := benchEncoding(2)
 	encs := []*encoder.Output[float32]{enc1, enc2}
-	e, err := NewEnsemble(benchDecoder(b, 1), benchDecoder(b, 2))
-	if err != nil {
-		b.Fatal(err)
-	}
+	e := newEnsemble(benchDecoder(b, 1), benchDecoder(b, 2))
 	b.Run("greedy", func(b *testing.B) {
 		for b.Loop() {
 			e.Greedy(encs, lengths, queueBOS, queueEOS, benchMaxLen)

@@ -109,7 +109,7 @@ func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 }
 
 // float32Blocks converts blocks of randomBlocks to float32.
-func float32Blocks(blocks []*Block[float64]) []*Block[float32] {
+func float32Blocks(blocks []*encBlock[float64]) []*encBlock[float32] {
 	conv := func(xs []float64) []float32 {
 		out := make([]float32, len(xs))
 		for i, x := range xs {
@@ -117,10 +117,10 @@ func float32Blocks(blocks []*Block[float64]) []*Block[float32] {
 		}
 		return out
 	}
-	var out []*Block[float32]
+	var out []*encBlock[float32]
 	for _, b := range blocks {
 		e := b.Enc
-		out = append(out, &Block[float32]{Enc: &encoder.Output[float32]{Rows: e.Rows, SrcLen: e.SrcLen, Hidden: e.Hidden,
+		out = append(out, &encBlock[float32]{Enc: &encoder.Output[float32]{Rows: e.Rows, SrcLen: e.SrcLen, Hidden: e.Hidden,
 			Memory: conv(e.Memory), FinalH: conv(e.FinalH), FinalC: conv(e.FinalC)}, Lengths: b.Lengths, IDs: b.IDs})
 	}
 	return out
@@ -153,16 +153,16 @@ func testGreedyInBF16MatchesFloat32(t *testing.T, after bool) {
 	decode := func(threads int) map[int]string {
 		got := map[int]string{}
 		i := 0
-		next := func() *Block[float32] {
+		next := func() *encBlock[float32] {
 			if i == len(blocks) {
 				return nil
 			}
 			i++
 			return blocks[i-1]
 		}
-		d.single().greedyQueue(7, threads, d.bf16, next, queueBOS, queueEOS, 15, func(id int, h Hypothesis) {
+		d.single().queueWith(7, threads, next, GreedyOptions{BOS: queueBOS, EOS: queueEOS, MaxLen: 15}, func(id int, h Hypothesis) {
 			got[id] = fmt.Sprint(h.Tokens, h.Finished, h.Attention)
-		})
+		}, func(*Decoder[float32]) *bf16Output { return d.bf16 })
 		return got
 	}
 	for _, threads := range []int{1, 2} {

@@ -2,8 +2,8 @@
 // attention context: the decoder step (step.go; translation and the fused training op share it), teacher-forced
 // scoring, and greedy and beam search (search.go), which return the attention weights of every emitted word,
 // written once on the Session interface that this decoder and the Transformer implement, over one model or an
-// ensemble of them; the greedy queue (GreedyQueue), which refills a row as soon as its sentence ends, is the
-// recurrent decoder's own.
+// ensemble of them; greedy search (greedy.go) keeps a running batch full, refilling a row as soon as its sentence
+// ends, where the Sessions are Joiners (this decoder's are).
 package decoder
 
 import (

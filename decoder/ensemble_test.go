@@ -152,22 +152,19 @@ func TestEnsembleOfOneIsTheModel(t *testing.T) {
 func checkEnsembleOfOne[T interface{ ~float32 | ~float64 }](t *testing.T, d *Decoder[T], enc *encoder.Output[T]) {
 	t.Helper()
 	lengths := []int{6, 1, 4, 2, 5, 3, 6}
-	e, err := NewEnsemble(d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnsemble(d)
 	for _, threads := range []int{1, 2} {
-		queue := func(search func(rows, threads int, products kernels.Products, next func() *Block[T], bos, eos, maxLen int, done func(int, Hypothesis))) []Hypothesis {
+		queue := func(search func(rows, threads int, products kernels.Products, next func() *encBlock[T], bos, eos, maxLen int, done func(int, Hypothesis))) []Hypothesis {
 			got := make([]Hypothesis, enc.Rows)
-			block := &Block[T]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3, 4, 5, 6}}
-			search(3, threads, kernels.Products{}, func() *Block[T] {
+			block := &encBlock[T]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3, 4, 5, 6}}
+			search(3, threads, kernels.Products{}, func() *encBlock[T] {
 				b := block
 				block = nil
 				return b
 			}, queueBOS, queueEOS, 9, func(id int, h Hypothesis) { got[id] = h })
 			return got
 		}
-		want, got := queue(d.GreedyQueue), queue(e.GreedyQueue)
+		want, got := queue(d.queue), queue(e.queue)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("greedy, %d threads: the ensemble of one gave\n%v\nthe decoder\n%v", threads, got, want)
 		}
@@ -204,16 +201,13 @@ func checkEnsembleOfOne[T interface{ ~float32 | ~float64 }](t *testing.T, d *Dec
 func TestEnsembleGreedyAveragesLogProbs(t *testing.T) {
 	const maxLen = 10
 	ds := []*Decoder[float64]{configDecoder(t, ensembleConfigs[0], 5), configDecoder(t, ensembleConfigs[1], 6)}
-	e, err := NewEnsemble(ds...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnsemble(ds...)
 	rng := rand.New(rand.NewPCG(7, 8))
-	var blocks []*Block[float64]
+	var blocks []*encBlock[float64]
 	var refs []refSentence
 	for _, lengths := range [][]int{{3, 1, 4}, {9, 2, 6, 5}, {5, 3, 5, 8}} {
 		encs := encodings(rng, len(lengths), slices.Max(lengths)+1, []int{ensembleConfigs[0].MemDim, ensembleConfigs[1].MemDim})
-		b := &Block[float64]{Enc: encs[0], Others: encs[1:], Lengths: lengths}
+		b := &encBlock[float64]{Enc: encs[0], Others: encs[1:], Lengths: lengths}
 		for r, n := range lengths {
 			b.IDs = append(b.IDs, len(refs))
 			refs = append(refs, refSentence{ds: ds, encs: []*encoder.Output[float64]{rowOf(encs[0], r, n), rowOf(encs[1], r, n)}, n: n})
@@ -227,7 +221,7 @@ func TestEnsembleGreedyAveragesLogProbs(t *testing.T) {
 	}
 	for _, threads := range []int{1, 2} {
 		got := map[int]Hypothesis{}
-		e.GreedyQueue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
+		e.queue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
 		for id, want := range wants {
 			h := got[id]
 			if !slices.Equal(h.Tokens, want.Tokens) || h.Finished != want.Finished {
@@ -263,10 +257,7 @@ func TestEnsembleGreedyAveragesLogProbs(t *testing.T) {
 // n-best list it gets alone: the same words, endings, log-probabilities, scores and attention.
 func TestEnsembleBeamBatchMatchesAlone(t *testing.T) {
 	ds := []*Decoder[float64]{configDecoder(t, ensembleConfigs[0], 31), configDecoder(t, ensembleConfigs[1], 32)}
-	e, err := NewEnsemble(ds...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnsemble(ds...)
 	lengths := []int{2, 6, 1, 4, 3, 5}
 	encs := encodings(rand.New(rand.NewPCG(4, 4)), len(lengths), 7, []int{ensembleConfigs[0].MemDim, ensembleConfigs[1].MemDim})
 	opts := BeamOptions{Width: 3, NBest: 3, MaxLen: 12, MaxLenRatio: 1.5, Alpha: 0.6, Beta: 0.2}
@@ -321,10 +312,7 @@ func closeRows(a, b [][]float32, tol float64) bool {
 func TestEnsembleBeamIsExhaustiveWhenWide(t *testing.T) {
 	const maxLen, width, alpha, beta = 3, 156, 0.6, 0.3
 	ds := []*Decoder[float64]{configDecoder(t, ensembleConfigs[0], 21), configDecoder(t, ensembleConfigs[1], 22)}
-	e, err := NewEnsemble(ds...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnsemble(ds...)
 	encs := encodings(rand.New(rand.NewPCG(3, 3)), 2, 5, []int{ensembleConfigs[0].MemDim, ensembleConfigs[1].MemDim})
 	lengths := []int{5, 3}
 	lists, err := e.Beam(encs, lengths, queueBOS, queueEOS, BeamOptions{Width: width, NBest: width, MaxLen: maxLen, Alpha: alpha, Beta: beta})
@@ -377,18 +365,24 @@ func key(h Hypothesis) string {
 	return fmt.Sprint(h.Tokens, h.Finished)
 }
 
-// TestNewEnsembleRefusesDifferentVocabularies: members over target vocabularies of different sizes cannot be
-// averaged; the error names both sizes.
-func TestNewEnsembleRefusesDifferentVocabularies(t *testing.T) {
+// TestGreedyQueueRefusesDifferentVocabularies: members over target vocabularies of different sizes cannot be
+// averaged; the panic names both sizes.
+func TestGreedyQueueRefusesDifferentVocabularies(t *testing.T) {
 	cfg := ensembleConfigs[0]
 	cfg.Vocab = queueVocab + 1
-	_, err := NewEnsemble(configDecoder(t, ensembleConfigs[0], 1), configDecoder(t, cfg, 2))
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d words, member 1 of %d", queueVocab+1, queueVocab)) {
-		t.Fatalf("got error %v; want one naming both vocabulary sizes", err)
-	}
-	if _, err := NewEnsemble[float64](); err == nil {
-		t.Fatal("an ensemble of no decoders was made")
-	}
+	e := newEnsemble(configDecoder(t, ensembleConfigs[0], 1), configDecoder(t, cfg, 2))
+	encs := encodings(rand.New(rand.NewPCG(1, 1)), 1, 2, []int{queueMemDim, queueMemDim})
+	block := &encBlock[float64]{Enc: encs[0], Others: encs[1:], Lengths: []int{2}, IDs: []int{0}}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), fmt.Sprintf("over %d words got member 2 of a target vocabulary of %d words", queueVocab, queueVocab+1)) {
+			t.Fatalf("got panic %v; want one naming both vocabulary sizes", r)
+		}
+	}()
+	e.queue(1, 1, kernels.Products{}, func() *encBlock[float64] {
+		b := block
+		block = nil
+		return b
+	}, queueBOS, queueEOS, 4, func(int, Hypothesis) {})
 }
 
 // TestEnsembleAveragesByMean checks MeanLogProbs on numbers worked out by hand: two members' logits of a row

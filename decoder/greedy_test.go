@@ -34,12 +34,12 @@ func randomLengths(rng *rand.Rand, blocks, sentences, longest int) [][]int {
 
 // randomBlocks returns blocks of encoded sentences with the given source lengths per block, each block padded
 // to its longest sentence plus one position; padding holds random values too, which masking must ignore.
-func randomBlocks(rng *rand.Rand, lengths [][]int) []*Block[float64] {
-	var blocks []*Block[float64]
+func randomBlocks(rng *rand.Rand, lengths [][]int) []*encBlock[float64] {
+	var blocks []*encBlock[float64]
 	id := 0
 	for _, ls := range lengths {
 		rows, srcLen := len(ls), slices.Max(ls)+1
-		b := &Block[float64]{Enc: &encoder.Output[float64]{Rows: rows, SrcLen: srcLen, Hidden: queueMemDim / 2,
+		b := &encBlock[float64]{Enc: &encoder.Output[float64]{Rows: rows, SrcLen: srcLen, Hidden: queueMemDim / 2,
 			Memory: gradcheck.Random(rng, rows*srcLen*queueMemDim, 1),
 			FinalH: gradcheck.Random(rng, rows*queueMemDim, 1), FinalC: gradcheck.Random(rng, rows*queueMemDim, 1)},
 			Lengths: ls}
@@ -53,9 +53,9 @@ func randomBlocks(rng *rand.Rand, lengths [][]int) []*Block[float64] {
 }
 
 // queueOf returns GreedyQueue's next: the blocks in order, then nil.
-func queueOf(blocks []*Block[float64]) func() *Block[float64] {
+func queueOf(blocks []*encBlock[float64]) func() *encBlock[float64] {
 	queue := slices.Clone(blocks)
-	return func() *Block[float64] {
+	return func() *encBlock[float64] {
 		if len(queue) == 0 {
 			return nil
 		}
@@ -79,7 +79,7 @@ func testDecoder(t *testing.T, vocab int, seed uint64) *Decoder[float64] {
 }
 
 // alone is the sentence of row r of b as a block of its own, with no padding.
-func alone(b *Block[float64], r int) (*encoder.Output[float64], []int) {
+func alone(b *encBlock[float64], r int) (*encoder.Output[float64], []int) {
 	return rowOf(b.Enc, r, b.Lengths[r]), []int{b.Lengths[r]}
 }
 
@@ -117,7 +117,7 @@ func TestGreedyQueueMatchesDecodingAlone(t *testing.T) {
 				set.Pack()
 				d.Init(rand.New(rand.NewPCG(seed, 1)))
 				got = map[int]Hypothesis{}
-				d.GreedyQueue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) {
+				d.queue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) {
 					if _, twice := got[id]; twice {
 						t.Fatalf("sentence %d came back twice", id)
 					}
@@ -209,8 +209,8 @@ func TestGreedyQueueAllocatesPerSentence(t *testing.T) {
 	lengths := []int{5, 3, 4, 2}
 	allocs := func(maxLen int) float64 {
 		return testing.AllocsPerRun(5, func() {
-			block := &Block[float32]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3}}
-			d.GreedyQueue(rows, 2, kernels.Products{}, func() *Block[float32] {
+			block := &encBlock[float32]{Enc: enc, Lengths: lengths, IDs: []int{0, 1, 2, 3}}
+			d.queue(rows, 2, kernels.Products{}, func() *encBlock[float32] {
 				b := block
 				block = nil
 				return b
@@ -270,10 +270,10 @@ func TestGreedyQueueTakesSentencesThatArriveLater(t *testing.T) {
 	const maxLen = 10
 	for _, threads := range []int{1, 2} {
 		// The script of next's answers: a block, three "none yet", a block, one "none yet", a block, then nil.
-		script := []*Block[float64]{blocks[0], {}, {}, {}, blocks[1], {}, blocks[2]}
+		script := []*encBlock[float64]{blocks[0], {}, {}, {}, blocks[1], {}, blocks[2]}
 		asked := 0
 		got := map[int]Hypothesis{}
-		d.GreedyQueue(4, threads, kernels.Products{}, func() *Block[float64] {
+		d.queue(4, threads, kernels.Products{}, func() *encBlock[float64] {
 			asked++
 			if len(script) == 0 {
 				return nil
@@ -296,7 +296,7 @@ func TestGreedyQueueTakesSentencesThatArriveLater(t *testing.T) {
 		}
 		// A "none yet" when no sentence is in the batch ends the search at once.
 		calls := 0
-		d.GreedyQueue(4, threads, kernels.Products{}, func() *Block[float64] { calls++; return &Block[float64]{} }, queueBOS, queueEOS, maxLen,
+		d.queue(4, threads, kernels.Products{}, func() *encBlock[float64] { calls++; return &encBlock[float64]{} }, queueBOS, queueEOS, maxLen,
 			func(int, Hypothesis) { t.Fatal("a sentence came out of an empty queue") })
 		if calls != 1 {
 			t.Fatalf("threads %d: next asked %d times with an empty batch, want 1", threads, calls)

@@ -27,22 +27,35 @@ type Joiner[T kernels.Float] interface {
 	// Join appends, after the session's current rows, row r of src for each r of rows (in order; a row may be
 	// joined more than once, as beam search spreads a sentence to its beams). src is a Session of the same model,
 	// started on other sentences and not yet stepped, whose rows then take their first step in this session.
-	// The session's padded source length grows to the longest joined source when it is longer.
+	// The session's padded source length grows to the longest joined source when it is longer. Join does not
+	// keep rows.
 	Join(src Session[T], rows []int)
 	// SrcLen is the session's padded source length: the length of each row of Step's weights. It may shrink
-	// when rows leave (Reorder) and grow when rows join.
+	// when rows leave (Reorder, or the recurrent decoder's fit) and grow when rows join.
 	SrcLen() int
 }
 
-// advancer is a Session whose output layer a search may compute itself, with a shortlist or bfloat16 products:
-// the recurrent decoder's (found by type assertion; a Session without it scores with its own Step).
+// advancer is a Session whose output layer a search may compute itself, with a shortlist or bfloat16 products,
+// and whose rows several goroutines may advance at once: the recurrent decoder's (found by type assertion; a
+// Session without it scores with its own Step).
 type advancer[T kernels.Float] interface {
 	Session[T]
-	// advance is Step up to the output layer: it returns the output layer's input, len(prev) rows of OutIn.
-	advance(prev []int, weights []T) []T
+	// split readies the session for parts goroutines to advance it at once; it must be called before advance
+	// with more than one part, once the rows are those of the step.
+	split(parts int)
+	// advance is Step up to the output layer for part p of parts of the rows (rows len(prev)·p/parts up to
+	// len(prev)·(p+1)/parts; prev and weights are every row's), which leaves the output layer's input in outIn.
+	advance(prev []int, weights []T, p, parts int)
+	// outIn is the output layer's input of the first rows rows, OutIn values each, as advance left it.
+	outIn(rows int) []T
 	// decoder is the Decoder whose output layer that input feeds.
 	decoder() *Decoder[T]
 }
+
+// fitter is a Joiner whose padding a search may fit to its rows: fit pads them to the longest of their sources.
+// The running batch (GreedyQueue) fits it before every step, so that a step costs what its sentences need; beam
+// search keeps the padding it started with.
+type fitter interface{ fit() }
 
 // Output is how a search computes its output layer, decided once when it starts: with Products in bfloat16 (not
 // Products.Float32), a model alone whose Session lets the search compute its output layer (a recurrent decoder)
@@ -56,94 +69,25 @@ type Output[T kernels.Float] struct {
 
 // Greedy decodes the sentences of sessions, one Session per member of an ensemble (one for a model alone), each
 // started on that member's encoder states of the same sentences, whose source lengths are lengths, padded to
-// srcLen, by taking the most likely word at every step (the lowest id on ties), over a target vocabulary of
-// vocab words, from bos until each has produced eos or maxLen words. Several members rank words by the mean of
-// their log-probabilities (MeanLogProbs). A hypothesis keeps its words without eos, one row of the first
-// member's attention (cut to its source length) per word and for the final eos, and whether it ended with eos.
-// Ended sentences leave the batch (Reorder), so later steps cost only the sentences still being decoded. When
-// stop is closed (nil never is) the search stops before its next step with ErrStopped.
+// srcLen, greedily (GreedyQueue) in one batch, over a target vocabulary of vocab words, from bos until each has
+// produced eos or maxLen words. Ended sentences leave the batch, so later steps cost only the sentences still
+// being decoded. When stop is closed (nil never is) the search stops before its next step with ErrStopped.
 func Greedy[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab, bos, eos, maxLen int, stop <-chan struct{}) ([]Hypothesis, error) {
-	rows, v, s := len(lengths), vocab, srcLen
-	hyps := make([]Hypothesis, rows)
-	if maxLen < 1 || rows == 0 {
-		return hyps, nil
+	hyps := make([]Hypothesis, len(lengths))
+	block := &Block[T]{Sessions: sessions, SrcLen: srcLen, Lengths: lengths, IDs: make([]int, len(lengths))}
+	for r := range block.IDs {
+		block.IDs[r] = r
 	}
-	mean := len(sessions) > 1
-	logits := make([][]T, len(sessions))
-	for i := range logits {
-		logits[i] = make([]T, rows*v)
-	}
-	weights, others := make([]T, rows*s), make([]T, rows*s) // the first member's, the others' (unread)
-	sent, prev := make([]int, rows), make([]int, rows)      // each row's sentence and previous word
-	tokens, attn := make([][]int, rows), make([][]float32, rows)
-	for r := range sent {
-		sent[r], prev[r] = r, bos
-	}
-	var meanLP []float64 // a row's mean log-probabilities, memberRows each member's logits of it
-	var exps []T
-	memberRows := make([][]T, len(sessions))
-	if mean {
-		meanLP, exps = make([]float64, v), make([]T, v)
-	}
-	live := make([]int, 0, rows)
-	for step, n := 1, rows; n > 0; step++ {
-		if stopped(stop) {
-			return nil, ErrStopped
-		}
-		for i, ses := range sessions {
-			w := weights
-			if i > 0 {
-				w = others
-			}
-			ses.Step(prev[:n], logits[i][:n*v], w[:n*s])
-		}
-		live = live[:0]
-		for r, i := range sent[:n] {
-			var best int
-			if mean {
-				for k, l := range logits {
-					memberRows[k] = l[r*v : (r+1)*v]
-				}
-				MeanLogProbs(meanLP, memberRows, exps)
-				best = kernels.Argmax(meanLP)
-			} else {
-				best = kernels.Argmax(logits[0][r*v : (r+1)*v])
-			}
-			length := lengths[i]
-			for _, w := range weights[r*s : r*s+length] {
-				attn[i] = append(attn[i], float32(w))
-			}
-			if best != eos {
-				tokens[i] = append(tokens[i], best)
-				prev[r] = best
-			}
-			if best == eos || step >= maxLen {
-				hyps[i] = hypothesis(tokens[i], attn[i], step, best == eos, length)
-				continue
-			}
-			live = append(live, r)
-		}
-		if len(live) < n && len(live) > 0 {
-			for _, ses := range sessions {
-				ses.Reorder(live)
-			}
-			for to, r := range live {
-				sent[to], prev[to] = sent[r], prev[r]
-			}
-		}
-		n = len(live)
+	err := GreedyQueue(func() *Block[T] {
+		b := block
+		block = nil
+		return b
+	}, func(id int, h Hypothesis) { hyps[id] = h },
+		GreedyOptions{Rows: len(lengths), Threads: 1, Vocab: vocab, BOS: bos, EOS: eos, MaxLen: maxLen, Stop: stop})
+	if err != nil {
+		return nil, err
 	}
 	return hyps, nil
-}
-
-// hypothesis is a finished sentence of Greedy: its words, and its steps rows of attention of length weights
-// each, flat in attn.
-func hypothesis(tokens []int, attn []float32, steps int, finished bool, length int) Hypothesis {
-	h := Hypothesis{Tokens: tokens, Finished: finished, Attention: make([][]float32, steps)}
-	for i := range h.Attention {
-		h.Attention[i] = attn[i*length : (i+1)*length : (i+1)*length]
-	}
-	return h
 }
 
 // Beam decodes the sentences of sessions (as Greedy: one Session per member, one row per sentence, of source
@@ -229,14 +173,18 @@ func beam[T kernels.Float](sessions []Session[T], mean bool, lengths []int, srcL
 	}
 	switch {
 	case fast != nil:
-		step = func(_, n int, w []T) { fast.logits(n, any(adv.advance(b.prev[:n], w[:n*srcLen])).([]float32)) }
+		step = func(_, n int, w []T) {
+			adv.advance(b.prev[:n], w[:n*srcLen], 0, 1)
+			fast.logits(n, any(adv.outIn(n)).([]float32))
+		}
 		spread = func() {
 			spreadRows(fast.c, b.stride, sents, k)
 			fast.spread(sents, k)
 		}
 	case words != nil:
 		step = func(_, n int, w []T) {
-			words.output(n, adv.advance(b.prev[:n], w[:n*srcLen]), logits[0][:n*width], 0, width)
+			adv.advance(b.prev[:n], w[:n*srcLen], 0, 1)
+			words.output(n, adv.outIn(n), logits[0][:n*width], 0, width)
 		}
 	}
 	from := make([]int, rows)

@@ -29,12 +29,12 @@ func TestGreedyQueueShortlist(t *testing.T) {
 			cands[id] = randomCandidates(rng, vocab)
 		}
 	}
-	decode := func(blocks []*Block[float64], threads int) map[int]Hypothesis {
+	decode := func(blocks []*encBlock[float64], threads int) map[int]Hypothesis {
 		got := map[int]Hypothesis{}
-		d.GreedyQueue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
+		d.queue(3, threads, kernels.Products{}, queueOf(blocks), queueBOS, queueEOS, maxLen, func(id int, h Hypothesis) { got[id] = h })
 		return got
 	}
-	withCandidates := func(b *Block[float64], pick func(id int) []int) *Block[float64] {
+	withCandidates := func(b *encBlock[float64], pick func(id int) []int) *encBlock[float64] {
 		c := *b
 		c.Shortlist = &Shortlist[float64]{Output: out}
 		for _, id := range b.IDs {
@@ -47,7 +47,7 @@ func TestGreedyQueueShortlist(t *testing.T) {
 	for seed := uint64(1); ; seed++ {
 		d.Init(rand.New(rand.NewPCG(seed, 1)))
 		out = d.NewOutputRows()
-		var short []*Block[float64]
+		var short []*encBlock[float64]
 		for _, b := range blocks {
 			short = append(short, withCandidates(b, func(id int) []int { return cands[id] }))
 		}
@@ -64,7 +64,7 @@ func TestGreedyQueueShortlist(t *testing.T) {
 	}
 	for _, threads := range []int{1, 2} {
 		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
-			var short, full []*Block[float64]
+			var short, full []*encBlock[float64]
 			for _, b := range blocks {
 				short = append(short, withCandidates(b, func(id int) []int { return cands[id] }))
 				full = append(full, withCandidates(b, func(int) []int { return all }))
@@ -96,9 +96,9 @@ func TestGreedyQueueShortlist(t *testing.T) {
 							t.Fatalf("sentence %d step %d: chose %d, the best candidate is %d (candidates %v)", id, s, next, best, cands[id])
 						}
 					}
-					aloneBlock := &Block[float64]{Enc: enc, Lengths: ls, IDs: []int{id},
+					aloneBlock := &encBlock[float64]{Enc: enc, Lengths: ls, IDs: []int{id},
 						Shortlist: &Shortlist[float64]{Output: out, Candidates: [][]int{cands[id]}}}
-					if a := decode([]*Block[float64]{aloneBlock}, 1)[id]; fmt.Sprint(a) != fmt.Sprint(h) {
+					if a := decode([]*encBlock[float64]{aloneBlock}, 1)[id]; fmt.Sprint(a) != fmt.Sprint(h) {
 						t.Fatalf("sentence %d: in the batch %v, alone %v", id, h, a)
 					}
 					if fmt.Sprint(gotAll[id]) != fmt.Sprint(want[id]) {
@@ -206,8 +206,8 @@ func TestBeamShortlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	greedy := map[int]Hypothesis{}
-	block := &Block[float64]{Enc: b.Enc, Lengths: b.Lengths, IDs: b.IDs, Shortlist: short}
-	d.GreedyQueue(len(b.IDs), 1, kernels.Products{}, queueOf([]*Block[float64]{block}), queueBOS, queueEOS, 8, func(id int, h Hypothesis) { greedy[id] = h })
+	block := &encBlock[float64]{Enc: b.Enc, Lengths: b.Lengths, IDs: b.IDs, Shortlist: short}
+	d.queue(len(b.IDs), 1, kernels.Products{}, queueOf([]*encBlock[float64]{block}), queueBOS, queueEOS, 8, func(id int, h Hypothesis) { greedy[id] = h })
 	for r, id := range b.IDs {
 		if fmt.Sprint(one[r][0].Tokens) != fmt.Sprint(greedy[id].Tokens) {
 			t.Fatalf("sentence %d: beam 1 %v, greedy %v under the same shortlist", r, one[r][0].Tokens, greedy[id].Tokens)

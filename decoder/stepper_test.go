@@ -3,6 +3,7 @@ package decoder
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -98,6 +99,78 @@ func TestNewModelTypeThroughSessions(t *testing.T) {
 		}
 		if len(wide[s]) != 2 || wide[s][0].Score < one[s][0].Score {
 			t.Fatalf("sentence %d: a beam of 4 found %d hypotheses, the best scoring %v; a beam of 1 %v", s, len(wide[s]), wide[s][0].Score, one[s][0].Score)
+		}
+	}
+}
+
+// bigramJoiner is a bigram whose rows sentences can join (a Joiner), padded to its longest row's source.
+type bigramJoiner struct{ bigram }
+
+func (b *bigramJoiner) Step(prev []int, logits, weights []float64) {
+	b.srcLen = b.SrcLen()
+	b.bigram.Step(prev, logits, weights)
+}
+
+func (b *bigramJoiner) Join(src Session[float64], rows []int) {
+	for _, r := range rows {
+		b.lengths = append(b.lengths, src.(*bigramJoiner).lengths[r])
+	}
+}
+
+func (b *bigramJoiner) SrcLen() int { return max(1, slices.Max(append([]int{0}, b.lengths...))) }
+
+// TestRunningBatchOfANewModelType runs GreedyQueue over blocks of bigramJoiner Sessions, a model type that
+// defines Join and SrcLen and nothing the recurrent decoder's search abilities need: with a batch of 2 rows
+// and 2 goroutines, blocks of 1 to 3 sentences join it as rows free, the batch empties and takes new sentences
+// again, and every sentence comes out with the table's argmax words and its own source length of attention.
+func TestRunningBatchOfANewModelType(t *testing.T) {
+	const vocab, bos, eos, maxLen = 9, 0, 1, 7
+	rng := rand.New(rand.NewPCG(5, 6))
+	table := make([]float64, vocab*vocab)
+	for i := range table {
+		table[i] = 3 * rng.NormFloat64()
+	}
+	want, lengths := []int{}, map[int]int{}
+	for prev := bos; len(want) < maxLen; {
+		best := 0
+		for w := range vocab {
+			if table[prev*vocab+w] > table[prev*vocab+best] {
+				best = w
+			}
+		}
+		if best == eos {
+			break
+		}
+		want, prev = append(want, best), best
+	}
+	var blocks []*Block[float64]
+	for b, ls := range [][]int{{4}, {2, 6, 3}, {5}, {1, 7}} {
+		ses := &bigramJoiner{bigram{table: table, vocab: vocab, lengths: slices.Clone(ls)}}
+		block := &Block[float64]{Sessions: []Session[float64]{ses}, Lengths: ls}
+		for r, l := range ls {
+			id := 10*b + r
+			block.IDs, lengths[id] = append(block.IDs, id), l
+		}
+		blocks = append(blocks, block)
+	}
+	got := map[int]Hypothesis{}
+	err := GreedyQueue(func() *Block[float64] {
+		if len(blocks) == 0 {
+			return nil
+		}
+		b := blocks[0]
+		blocks = blocks[1:]
+		return b
+	}, func(id int, h Hypothesis) { got[id] = h }, GreedyOptions{Rows: 2, Threads: 2, Vocab: vocab, BOS: bos, EOS: eos, MaxLen: maxLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(lengths) {
+		t.Fatalf("%d sentences came back of %d", len(got), len(lengths))
+	}
+	for id, h := range got {
+		if fmt.Sprint(h.Tokens) != fmt.Sprint(want) || len(h.Attention[0]) != lengths[id] {
+			t.Fatalf("sentence %d: %v with %d attention weights; want %v with %d", id, h.Tokens, len(h.Attention[0]), want, lengths[id])
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/attend-nmt/attend/backend"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
-	"github.com/attend-nmt/attend/encoder"
 	"github.com/attend-nmt/attend/kernels"
 )
 
@@ -44,7 +43,6 @@ func SameText(a, b *Checkpoint) error {
 // and shortlists where asked for).
 type Ensemble struct {
 	Models []*Seq2Seq[float32]
-	queue  *decoder.Ensemble[float32] // the members' decoders, when every member can refill rows (queuer); nil otherwise
 }
 
 // NewEnsemble returns the ensemble of the checkpoints cks, loaded from paths, in that order. Each must read and
@@ -61,37 +59,11 @@ func NewEnsemble(paths []string, cks []*Checkpoint) (*Ensemble, error) {
 		}
 		models[i] = ck.Model
 	}
-	return newEnsemble(models)
+	return &Ensemble{Models: models}, nil
 }
 
 // Single is the ensemble of m alone, whose searches are m's own.
-func Single(m *Seq2Seq[float32]) *Ensemble {
-	e, err := newEnsemble([]*Seq2Seq[float32]{m})
-	if err != nil {
-		panic(err) // one model has one vocabulary
-	}
-	return e
-}
-
-// newEnsemble is the ensemble of models, whose greedy searches refill rows (queue) when every model can.
-func newEnsemble(models []*Seq2Seq[float32]) (*Ensemble, error) {
-	e := &Ensemble{Models: models}
-	decs := make([]*decoder.Decoder[float32], len(models))
-	for i, m := range models {
-		q, ok := m.net.(queuer[float32])
-		if !ok {
-			return e, nil
-		}
-		decs[i] = q.decoder()
-	}
-	if len(decs) == 1 {
-		e.queue = decs[0].Ensemble()
-		return e, nil
-	}
-	var err error
-	e.queue, err = decoder.NewEnsemble(decs...)
-	return e, err
-}
+func Single(m *Seq2Seq[float32]) *Ensemble { return &Ensemble{Models: []*Seq2Seq[float32]{m}} }
 
 // Job is a batch for Ensemble.Translate: the caller's id of each of its real rows (Batch.Real of them, in the
 // batch's order) and, optionally, each row's shortlist (decoder.Shortlist).
@@ -108,7 +80,7 @@ type Search struct {
 	Beam     *decoder.BeamOptions
 	Products kernels.Products
 	// Rows is greedy search's rows per core: it keeps a batch of Rows rows per core full across jobs when every
-	// model can refill rows (recurrent models).
+	// model's decoder.Session is a decoder.Joiner.
 	Rows int
 	// Jobs is how many jobs there are, when known (0 when not): fewer jobs than cores use fewer cores.
 	Jobs int
@@ -121,11 +93,12 @@ type Search struct {
 // greedy search) to done with its job's id, on Translate's goroutine, as each ends. next is called on
 // Translate's goroutine whenever there is room for another job, so that it may encode lazily; a job without
 // IDs means that none is waiting yet: next is asked again when a search moves on, and Translate returns when
-// none is under way. It chooses the search: greedy search of models that can refill rows keeps one batch of
-// s.Rows rows per core full, stepped by a goroutine per core (decoder.GreedyQueue: each advances its share of
-// the rows, computes its share of the vocabulary for all of them, then picks the best words of its rows), each
-// ended sentence's row refilled at once, which beats a batch per core: the output layer's product reads its
-// weights once per step for twice the rows; any other search decodes a job at a time on each core.
+// none is under way. It chooses the search: greedy search of models whose decoder.Sessions are decoder.Joiners
+// keeps one running batch of s.Rows rows per core full, stepped by a goroutine per core (decoder.GreedyQueue:
+// each advances its share of the rows, computes its share of the vocabulary for all of them, then picks the best
+// words of its rows), each ended sentence's row refilled at once, which beats a batch per core: the output
+// layer's product reads its weights once per step for twice the rows; any other search decodes a job at a time
+// on each core.
 func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list []decoder.Scored)) error {
 	if threads := backend.BLASThreads(); threads > 1 {
 		// Two layers of threads on two cores cost 30% here.
@@ -136,25 +109,14 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 	if s.Jobs > 0 {
 		cores = min(cores, s.Jobs)
 	}
-	if s.Beam == nil && e.queue != nil {
-		take := func() *decoder.Block[float32] {
-			j := next()
-			if j == nil || len(j.IDs) == 0 {
-				if j == nil {
-					return nil
-				}
-				return &decoder.Block[float32]{}
-			}
-			encs := make([]*encoder.Output[float32], len(e.Models))
-			for i, m := range e.Models {
-				encs[i] = m.net.(queuer[float32]).encode(j.Batch)
-			}
-			return &decoder.Block[float32]{Enc: encs[0], Others: encs[1:], Lengths: j.Batch.SrcLengths, IDs: j.IDs, Shortlist: j.Shortlist}
-		}
-		e.queue.GreedyQueue(s.Rows*cores, cores, s.Products, take, data.BOSID, data.EOSID, s.MaxLen, func(id int, h decoder.Hypothesis) {
-			done(id, []decoder.Scored{{Hypothesis: h}})
-		})
-		return nil
+	first := next()
+	if first == nil || len(first.IDs) == 0 {
+		return nil // none waiting, none under way
+	}
+	if s.Beam == nil { // the first job's Sessions say whether the models' can join a running batch
+		if started := e.block(first); joiners(started.Sessions) {
+			return e.queue(s, cores, started, next, done)
+		} // (if not, the first job is encoded again)
 	}
 	type result struct {
 		job   *Job
@@ -176,7 +138,7 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 		}()
 	}
 	var firstErr error
-	busy, waiting := 0, next()
+	busy, waiting := 0, first
 	for waiting != nil || busy > 0 {
 		var send chan<- *Job
 		if waiting != nil && len(waiting.IDs) > 0 {
@@ -205,6 +167,47 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 		}
 	}
 	return firstErr
+}
+
+// queue is Translate's greedy search of models whose Sessions are Joiners: decoder.GreedyQueue of first, then of
+// the jobs that next returns, in a running batch of s.Rows rows per core stepped by cores goroutines.
+func (e *Ensemble) queue(s Search, cores int, first *decoder.Block[float32], next func() *Job, done func(id int, list []decoder.Scored)) error {
+	err := decoder.GreedyQueue(func() *decoder.Block[float32] {
+		if b := first; b != nil {
+			first = nil
+			return b
+		}
+		switch j := next(); {
+		case j == nil:
+			return nil
+		case len(j.IDs) == 0:
+			return &decoder.Block[float32]{}
+		default:
+			return e.block(j)
+		}
+	}, func(id int, h decoder.Hypothesis) { done(id, []decoder.Scored{{Hypothesis: h}}) },
+		decoder.GreedyOptions{Rows: s.Rows * cores, Threads: cores, Products: s.Products, Vocab: e.Models[0].TgtVocab.Size(),
+			BOS: data.BOSID, EOS: data.EOSID, MaxLen: s.MaxLen, Stop: s.Stop})
+	if errors.Is(err, decoder.ErrStopped) { // the sentences under way stay undone
+		return nil
+	}
+	return err
+}
+
+// block starts the sessions of job j as a block of decoder.GreedyQueue.
+func (e *Ensemble) block(j *Job) *decoder.Block[float32] {
+	return &decoder.Block[float32]{Sessions: e.sessions(j.Batch), SrcLen: j.Batch.SrcLen, Lengths: j.Batch.SrcLengths[:j.Batch.Rows],
+		IDs: j.IDs, Shortlist: j.Shortlist}
+}
+
+// joiners reports whether sentences can join every one of sessions while it decodes others (decoder.Joiner).
+func joiners(sessions []decoder.Session[float32]) bool {
+	for _, s := range sessions {
+		if _, ok := s.(decoder.Joiner[float32]); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // search decodes one batch as s asks, its shortlist sl (nil: none): greedily, each list one hypothesis.

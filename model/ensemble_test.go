@@ -166,14 +166,26 @@ func TestEnsembleOfTransformers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("an ensemble of a recurrent model and a Transformer: %v", err)
 		}
-		if mixed.queue != nil {
-			t.Fatal("an ensemble with a Transformer refills rows across batches")
-		}
 		if _, err := mixed.Beam(&batch, opts, decoder.Output[float32]{}); err != nil {
 			t.Fatal(err)
 		}
-		if hyps, err := mixed.Greedy(&batch, 12, nil); err != nil || len(hyps) != batch.Real {
+		hyps, err := mixed.Greedy(&batch, 12, nil)
+		if err != nil || len(hyps) != batch.Real {
 			t.Fatalf("greedy of the mixed ensemble: %d hypotheses, %v", len(hyps), err)
+		}
+		// Translate's greedy search (a running batch where every model's Session is a Joiner, else a job at a
+		// time) gives every sentence what Greedy gives its batch.
+		job := &Job{Batch: &batch, IDs: []int{0, 1, 2, 3, 4, 5, 6}}
+		if err := mixed.Translate(Search{MaxLen: 12, Rows: 3}, func() *Job {
+			next := job
+			job = nil
+			return next
+		}, func(id int, list []decoder.Scored) {
+			if h := list[0].Hypothesis; !slices.Equal(h.Tokens, hyps[id].Tokens) {
+				t.Fatalf("mixed ensemble, Translate, sentence %d: %v; Greedy %v", id, h.Tokens, hyps[id].Tokens)
+			}
+		}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -11,18 +11,11 @@ import (
 	"github.com/attend-nmt/attend/kernels"
 )
 
-// rnnNet is the recurrent model (model.type rnn): its encoder and its decoder, whose greedy search can refill a
-// row as soon as its sentence ends (queuer) and whose output layer a shortlist can cut (shortlister).
+// rnnNet is the recurrent model (model.type rnn): its encoder and its decoder, whose Session sentences can join
+// while it decodes others (decoder.Joiner) and whose output layer a shortlist can cut (shortlister).
 type rnnNet[T kernels.Float] struct {
 	enc *encoder.Encoder[T]
 	dec *decoder.Decoder[T]
-}
-
-// queuer is a net whose greedy search keeps its batch full across batches (decoder.GreedyQueue): the recurrent
-// decoder's, whose rows may be at different positions. A Transformer's rows all decode the same position.
-type queuer[T kernels.Float] interface {
-	encode(b *data.Batch) *encoder.Output[T]
-	decoder() *decoder.Decoder[T]
 }
 
 // shortlister is a net whose output layer a shortlist can cut to a few words (decoder.Shortlist).
@@ -30,10 +23,7 @@ type shortlister[T kernels.Float] interface {
 	outputRows() *decoder.OutputRows[T]
 }
 
-var (
-	_ queuer[float32]      = rnnNet[float32]{}
-	_ shortlister[float32] = rnnNet[float32]{}
-)
+var _ shortlister[float32] = rnnNet[float32]{}
 
 func (n rnnNet[T]) packsGates(workers int, products kernels.Products) bool {
 	return workers > 1 && products.PacksWeights()
@@ -48,8 +38,6 @@ func (n rnnNet[T]) init(rng *rand.Rand) {
 func (n rnnNet[T]) encode(b *data.Batch) *encoder.Output[T] {
 	return n.enc.Forward(b.Src, b.SrcLengths, b.Rows, b.SrcLen)
 }
-
-func (n rnnNet[T]) decoder() *decoder.Decoder[T] { return n.dec }
 
 func (n rnnNet[T]) outputRows() *decoder.OutputRows[T] { return n.dec.NewOutputRows() }
 
