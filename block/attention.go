@@ -159,9 +159,14 @@ func (c *Cache[T]) Forward(w Weights[T], x, m, out []T, accumulate bool) {
 	case c.KeyStride == c.Lk*c.LdK && c.RowK == nil && len(m) == c.Rows*c.Lk*c.MemDim:
 		Project(c.Attention, w.KW, w.KB, m, c.Rows*c.Lk, c.MemDim, c.K, c.LdK)
 		Project(c.Attention, w.VW, w.VB, m, c.Rows*c.Lk, c.MemDim, c.V, c.LdK)
+	case c.RowK == nil && c.KeyLen == nil && len(m) == c.Rows*c.MemDim:
+		// a step of rows at the same position: their keys and values go to position Lk-1
+		at := (c.Lk - 1) * c.LdK
+		Project(c.Attention, w.KW, w.KB, m, c.Rows, c.MemDim, c.K[at:], c.KeyStride)
+		Project(c.Attention, w.VW, w.VB, m, c.Rows, c.MemDim, c.V[at:], c.KeyStride)
 	case c.RowK == nil && len(m) == c.Rows*c.MemDim:
-		// a step: row r's key and value go to its last position, Keys(r)-1, each row's own; they are projected
-		// side by side into Ctx, unused until attend, and copied there
+		// a step of rows at their own positions: row r's key and value go to its last, Keys(r)-1; they are
+		// projected side by side into Ctx, unused until attend, and copied there
 		for _, kv := range [2]struct{ w, b, to []T }{{w.KW, w.KB, c.K}, {w.VW, w.VB, c.V}} {
 			Project(c.Attention, kv.w, kv.b, m, c.Rows, c.MemDim, c.Ctx, width)
 			for r := 0; r < c.Rows; r++ {

@@ -114,9 +114,13 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	if len(prev) != n || len(logits) < n*m.Cfg.TgtVocab || len(weights) < n*s {
 		panic(fmt.Sprintf("transformer: Step of %d rows got %d words, %d logits and %d weights", n, len(prev), len(logits), len(weights)))
 	}
-	lk := 0 // the self-attention's keys: the positions of the row furthest on, and this one
+	lk, first := 0, math.MaxInt // the self-attention's keys: the positions of the row furthest on, and this one
 	for _, w := range st.rows {
-		lk = max(lk, w.pos+1)
+		lk, first = max(lk, w.pos+1), min(first, w.pos+1)
+	}
+	selfLen := st.selfLen // nil when every row is at the same position
+	if first == lk {
+		selfLen = nil
 	}
 	st.fit(n, lk, s)
 	for r, w := range st.rows {
@@ -127,7 +131,7 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	for l := range m.Dec {
 		// the decoder's block, in place: y += SelfAttn(LN1(y)), its keys and values of each row's position added
 		// to the cache;  y += CrossAttn(LN2(y), mem);  y += FFN(LN3(y))
-		self := m.stepAttention(st, &st.self, lk, st.selfLen)
+		self := m.stepAttention(st, &st.self, lk, selfLen)
 		self.K, self.V, self.KeyStride = st.selfK[l], st.selfV[l], st.posCap*d
 		for r, w := range st.rows {
 			at := w.sent * w.src.mem.SrcLen * d
@@ -178,11 +182,14 @@ func (m *Model[T]) position(st *State[T], t int) []T {
 }
 
 // stepAttention sets c up as the step's attention of the rows' queries (one position each) over lk keys, row r's
-// first keyLen[r], in the state's scratch; the caller says where the keys are.
+// first keyLen[r] (nil: all lk), in the state's scratch; the caller says where the keys are.
 func (m *Model[T]) stepAttention(st *State[T], c *block.Cache[T], lk int, keyLen []int) *block.Cache[T] {
 	n, d := st.Rows, m.Cfg.Dim
-	*c = block.Cache[T]{Attention: m.attention(), Rows: n, Lq: 1, Lk: lk, KeyLen: keyLen[:n], Q: st.q[:n*d],
-		Ctx: st.ctx[:n*d], LdK: d, Att: st.att[:n*m.Cfg.Heads*lk]}
+	*c = block.Cache[T]{Attention: m.attention(), Rows: n, Lq: 1, Lk: lk, Q: st.q[:n*d], Ctx: st.ctx[:n*d], LdK: d,
+		Att: st.att[:n*m.Cfg.Heads*lk]}
+	if keyLen != nil {
+		c.KeyLen = keyLen[:n]
+	}
 	return c
 }
 
