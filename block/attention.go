@@ -40,8 +40,9 @@ type Weights[T kernels.Float] struct{ QW, QB, KW, KB, VW, VB, OW, OB []T }
 //
 // Row r has KeyLen[r] real keys (nil: all Lk), and only its first QueryLen[r] queries are computed (nil: all
 // Lq; the others' contexts and weights are 0, and so are all of a row without a key); with Causal, query i sees
-// the keys up to i. The keys and values of position i of row r are at KeyRow(r)·KeyStride + i·LdK of K and V
-// (LdK ≥ NH·HD; head j from column j·HD on), so that a step can read them from a cache that rows share.
+// the keys up to i. The keys and values of position i of row r are at r·KeyStride + i·LdK of K and V, or at
+// i·LdK of RowK[r] and RowV[r] when RowK is set (LdK ≥ NH·HD; head j from column j·HD on), so that a step can
+// read them from a cache, or from keys that rows share.
 type Cache[T kernels.Float] struct {
 	Attention
 	Rows, Lq, Lk     int
@@ -49,9 +50,9 @@ type Cache[T kernels.Float] struct {
 	Causal           bool
 	X, M             []T // the inputs of the last Forward (not copies)
 	Q, Ctx           []T // (B·Lq, NH·HD)
-	K, V             []T // (B·Lk, NH·HD) unless LdK, KeyStride and KeyRows say otherwise
+	K, V             []T // (B·Lk, NH·HD) unless LdK, KeyStride and RowK say otherwise
 	LdK, KeyStride   int
-	KeyRows          []int // row r reads the keys of row KeyRows[r]; nil: its own
+	RowK, RowV       [][]T // row r's own keys and values, read in place of K's and V's; nil: K's and V's
 	Att              []T   // (B, NH, Lq, Lk): softmax weights, 0 on masked keys and on uncomputed queries
 	// DWeights, when not nil, is a gradient of head WeightHead's weights from outside the attention (guided
 	// alignment's), (Lq, B, Lk) time-major; Backward adds it to that head's before the softmax's backward pass.
@@ -69,12 +70,12 @@ func NewCache[T kernels.Float](arena *kernels.Arena[T], name string, a Attention
 		Att: arena.Get(name+".att", rows*a.Heads*lq*lk)}
 }
 
-// keyBase is where row r's first key is in K and V.
-func (c *Cache[T]) keyBase(r int) int {
-	if c.KeyRows != nil {
-		r = c.KeyRows[r]
+// keys returns row r's keys and values from its first on.
+func (c *Cache[T]) keys(r int) (k, v []T) {
+	if c.RowK != nil {
+		return c.RowK[r], c.RowV[r]
 	}
-	return r * c.KeyStride
+	return c.K[r*c.KeyStride:], c.V[r*c.KeyStride:]
 }
 
 // Keys is the number of real keys of row r.
@@ -148,20 +149,32 @@ func ProjectBackward[T kernels.Float](a Attention, w, x, dy []T, n, in, ldy int,
 // Forward writes into out (B·Lq, OutDim) the attention of the queries from x over the keys and values from m
 // (x and m may be the same), or, with accumulate, adds it to out: out += C W_O, then b_O. m holds every key's
 // input (B·Lk, MemDim), or, over a step's cache (KeyStride apart), only the last position's (B, MemDim), whose
-// keys and values it appends; with m nil it reads the keys and values already in K and V.
+// keys and values it appends as each row's last (Keys); with m nil it reads the keys and values already in K and V.
 func (c *Cache[T]) Forward(w Weights[T], x, m, out []T, accumulate bool) {
 	nq, width := c.Rows*c.Lq, c.Width()
 	c.X, c.M = x, m
 	Project(c.Attention, w.QW, w.QB, x, nq, c.QueryDim, c.Q, width)
 	switch {
 	case m == nil:
-	case c.KeyStride == c.Lk*c.LdK && c.KeyRows == nil && len(m) == c.Rows*c.Lk*c.MemDim:
+	case c.KeyStride == c.Lk*c.LdK && c.RowK == nil && len(m) == c.Rows*c.Lk*c.MemDim:
 		Project(c.Attention, w.KW, w.KB, m, c.Rows*c.Lk, c.MemDim, c.K, c.LdK)
 		Project(c.Attention, w.VW, w.VB, m, c.Rows*c.Lk, c.MemDim, c.V, c.LdK)
-	case c.KeyRows == nil && len(m) == c.Rows*c.MemDim:
+	case c.RowK == nil && c.KeyLen == nil && len(m) == c.Rows*c.MemDim:
+		// a step of rows at the same position: their keys and values go to position Lk-1
 		at := (c.Lk - 1) * c.LdK
 		Project(c.Attention, w.KW, w.KB, m, c.Rows, c.MemDim, c.K[at:], c.KeyStride)
 		Project(c.Attention, w.VW, w.VB, m, c.Rows, c.MemDim, c.V[at:], c.KeyStride)
+	case c.RowK == nil && len(m) == c.Rows*c.MemDim:
+		// a step of rows at their own positions: row r's key and value go to its last, Keys(r)-1; they are
+		// projected side by side into Ctx, unused until attend, and copied there
+		for _, kv := range [2]struct{ w, b, to []T }{{w.KW, w.KB, c.K}, {w.VW, w.VB, c.V}} {
+			Project(c.Attention, kv.w, kv.b, m, c.Rows, c.MemDim, c.Ctx, width)
+			for r := 0; r < c.Rows; r++ {
+				if at := c.Keys(r) - 1; at >= 0 {
+					copy(kv.to[r*c.KeyStride+at*c.LdK:][:width], c.Ctx[r*width:][:width])
+				}
+			}
+		}
 	default:
 		panic(fmt.Sprintf("block: Attention.Forward over %d rows × %d keys got %d inputs of keys", c.Rows, c.Lk, len(m)))
 	}
@@ -184,7 +197,8 @@ func (c *Cache[T]) attend() {
 	s2 := c.Lq * lk
 	for r := 0; r < c.Rows; r++ {
 		L, nQ := c.Keys(r), c.queries(r)
-		qBase, kBase := r*c.Lq*width, c.keyBase(r)
+		qBase := r * c.Lq * width
+		k, v := c.keys(r)
 		clear(c.Ctx[qBase+nQ*width : qBase+c.Lq*width])
 		for j := 0; j < c.Heads; j++ {
 			a := c.Att[(r*c.Heads+j)*s2:][:s2]
@@ -192,11 +206,11 @@ func (c *Cache[T]) attend() {
 			if nQ == 0 {
 				continue
 			}
-			kernels.Gemm(false, true, nQ, L, hd, scale, c.Q[qBase+j*hd:], width, c.K[kBase+j*hd:], c.LdK, 0, a, lk)
+			kernels.Gemm(false, true, nQ, L, hd, scale, c.Q[qBase+j*hd:], width, k[j*hd:], c.LdK, 0, a, lk)
 			for i := 0; i < nQ; i++ {
 				kernels.SoftmaxRow(a[i*lk:(i+1)*lk], c.valid(i, L))
 			}
-			kernels.Gemm(false, false, nQ, hd, L, 1, a, lk, c.V[kBase+j*hd:], c.LdK, 0, c.Ctx[qBase+j*hd:], width)
+			kernels.Gemm(false, false, nQ, hd, L, 1, a, lk, v[j*hd:], c.LdK, 0, c.Ctx[qBase+j*hd:], width)
 		}
 	}
 }
@@ -223,8 +237,8 @@ func NewScratch[T kernels.Float](arena *kernels.Arena[T], name string, c *Cache[
 // dividing by its own scale, turns into steps of the full learning rate that differ from one summation order
 // (workers, MPI processes) to another; so b_K stays where Init or a checkpoint put it.
 func (c *Cache[T]) Backward(w, dw Weights[T], dOut, dx, dm []T, s Scratch[T]) {
-	if c.M != nil && (c.LdK != c.Width() || c.KeyStride != c.Lk*c.Width() || c.KeyRows != nil) {
-		panic(fmt.Sprintf("block: Attention.Backward over a step's cache (LdK %d, KeyStride %d)", c.LdK, c.KeyStride))
+	if c.RowK != nil || c.M != nil && (c.LdK != c.Width() || c.KeyStride != c.Lk*c.Width()) {
+		panic(fmt.Sprintf("block: Attention.Backward over a step's cache (LdK %d, KeyStride %d, rows' own keys %t)", c.LdK, c.KeyStride, c.RowK != nil))
 	}
 	hd, width, lk, ldk := c.HeadDim, c.Width(), c.Lk, c.LdK
 	nq, nk := c.Rows*c.Lq, c.Rows*c.Lk
@@ -246,7 +260,7 @@ func (c *Cache[T]) Backward(w, dw Weights[T], dOut, dx, dm []T, s Scratch[T]) {
 		if nQ == 0 {
 			continue
 		}
-		qBase, kBase := r*c.Lq*width, c.keyBase(r)
+		qBase, kBase := r*c.Lq*width, r*c.KeyStride
 		for j := 0; j < c.Heads; j++ {
 			a := c.Att[(r*c.Heads+j)*s2:][:s2]
 			qo, ko := qBase+j*hd, kBase+j*hd
