@@ -88,22 +88,20 @@ func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
 
 // AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers (or, rounded and where AMX
 // does not run, on AVX512-BF16's VDPBF16PS, which reads the same packed operands): the weights packed both ways
-// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.precision bf16) each term is rounded to
+// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutputs(n, false), train.precision bf16) each term is rounded to
 // bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is off the
 // float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference from
-// float32 products. Split (bfloat16x3, NewAMXOutput(true)) each term is two bfloat16s, x ≈ hi + lo, and each
+// float32 products. Split (bfloat16x3, NewAMXOutputs(n, true)) each term is two bfloat16s, x ≈ hi + lo, and each
 // product sums hi·hi + hi·lo + lo·hi: three products' work, terms off by a relative 2^-16 at most, about
 // float32's summation error over a few hundred terms. One AMXOutput serves one goroutine at a time: the graphs of
 // one training worker, which run one after another, share it. Its storage grows to the largest chunk and stays.
 //
-// An AMXOutput of its own packs the weights at every call of OutputXent. AMXOutputs made together
-// (NewAMXOutputs), one for each training worker, share one packing of the weights, made once after each
+// The AMXOutputs made together (NewAMXOutputs), one for each training worker, share one packing of the weights, made once after each
 // WeightsChanged: each call packs what no other is packing at that moment and waits for the rest, so two workers
 // pack w and wᵀ at once, each one of them, and hold one copy between them.
 type AMXOutput struct {
 	split    bool
 	dp       bool            // AMX does not run here: the products run on VDPBF16PS (dpMul)
-	shared   bool            // the weights are packed once after each WeightsChanged, for every AMXOutput made together
 	weights  *amxOutputPacks // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
 	x, xt, g amxA            // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
 	gb       amxB            // G (rows, v), right operand of xᵀ G
@@ -117,15 +115,11 @@ type amxOutputPacks struct {
 	w, wt amxPack
 	mu    sync.Mutex // guards gemms
 	gemms map[string]*amxPack
-	team  *OutputTeam // the AMXOutputs' team, which shares out the vocabulary (made together only)
+	team  *OutputTeam // the AMXOutputs' team, which shares out the vocabulary
 }
 
-// gemmPack returns the packing called name that AMXOutputs made together share, made on its first call, or nil
-// for an AMXOutput of its own, whose AMXGemms each pack their weights.
+// gemmPack returns the packing called name that AMXOutputs made together share, made on its first call.
 func (s *AMXOutput) gemmPack(name string) *amxPack {
-	if !s.shared {
-		return nil
-	}
 	p := s.weights
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -148,20 +142,11 @@ type amxPack struct {
 	from    *float32 // the first weight it was packed from
 }
 
-// NewAMXOutput returns the scratch of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), or an
-// error saying why AMX cannot run here (a CPU without AMX-BF16, another architecture, or an OS that refuses the
-// tile registers). Unsplit, where AMX does not run but AVX512-BF16 does, its products run on VDPBF16PS
-// (Choose says which). It packs the weights at every call.
-func NewAMXOutput(split bool) (*AMXOutput, error) {
-	if err := bf16Permit(split); err != nil {
-		return nil, err
-	}
-	return &AMXOutput{split: split, dp: amxPermit() != nil, weights: &amxOutputPacks{}}, nil
-}
-
-// NewAMXOutputs returns n scratches of OutputXent's products on AMX, as NewAMXOutput, that share one packing of
-// the weights: the weights must not change between calls of OutputXent without a call of WeightsChanged on one of
-// them, while none of them is in use.
+// NewAMXOutputs returns n scratches of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), that
+// share one packing of the weights: the weights must not change between calls of OutputXent without a call of
+// WeightsChanged on one of them, while none of them is in use. It returns an error saying why AMX cannot run here
+// (a CPU without AMX-BF16, another architecture, or an OS that refuses the tile registers); unsplit, where AMX
+// does not run but AVX512-BF16 does, the products run on VDPBF16PS (Choose says which).
 func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 	if err := bf16Permit(split); err != nil {
 		return nil, err
@@ -172,13 +157,13 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 	dp := amxPermit() != nil
 	outs := make([]*AMXOutput, n)
 	for i := range outs {
-		outs[i] = &AMXOutput{split: split, dp: dp, shared: true, weights: packs}
+		outs[i] = &AMXOutput{split: split, dp: dp, weights: packs}
 	}
 	return outs, nil
 }
 
-// WeightsChanged says that the weights have changed since the last call of OutputXent, so that AMXOutputs made
-// together (NewAMXOutputs) pack them again, and so do the AMXGemms of their Multipliers (Multiplier.AMXGemm). Call it while
+// WeightsChanged says that the weights have changed since the last call of OutputXent, so that the AMXOutputs made
+// together with s (NewAMXOutputs) pack them again, and so do the AMXGemms of their Multipliers (Multiplier.AMXGemm). Call it while
 // none of them is in use.
 func (s *AMXOutput) WeightsChanged() {
 	p := s.weights
@@ -190,20 +175,16 @@ func (s *AMXOutput) WeightsChanged() {
 	}
 }
 
-// Split reports whether the products are bfloat16x3 (NewAMXOutput(true)).
+// Split reports whether the products are bfloat16x3 (NewAMXOutputs(n, true)).
 func (s *AMXOutput) Split() bool { return s.split }
 
 // amxProducts are OutputXent's products on an AMXOutput whose weights are packed for the call.
 type amxProducts struct{ s *AMXOutput }
 
-// start packs w (in, v) and wᵀ, rounded or split, for a call of OutputXent and returns its products: both, or,
-// shared, those not yet packed since WeightsChanged, packing first what no other AMXOutput is packing and then
-// waiting for the rest.
+// start packs w (in, v) and wᵀ, rounded or split, for a call of OutputXent and returns its products: those not
+// yet packed since WeightsChanged, packing first what no other AMXOutput is packing and then waiting for the rest.
 func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
 	p := s.weights
-	if !s.shared {
-		s.WeightsChanged()
-	}
 	packs := []struct {
 		pack         *amxPack
 		k, n, rs, cs int
@@ -256,7 +237,7 @@ func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	mustAMX(s.product(&s.g, &s.weights.wt.b, dx, in, false))
 }
 
-// mustAMX panics on an error of AMXOutput.product: NewAMXOutput checked that its products run, and OutputXent's
+// mustAMX panics on an error of AMXOutput.product: NewAMXOutputs checked that its products run, and OutputXent's
 // shapes fit.
 func mustAMX(err error) {
 	if err != nil {

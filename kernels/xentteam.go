@@ -102,14 +102,8 @@ func (st *teamStats) rows(g, b []float32, targets []int, pad, lo, at int, smooth
 // outputPack is a share of the output layer's weights packed both ways.
 type outputPack struct{ w, wt amxPack }
 
-// Team returns the OutputTeam of the AMXOutputs made together with s (NewAMXOutputs), or nil for an AMXOutput of
-// its own.
-func (s *AMXOutput) Team() *OutputTeam {
-	if !s.shared {
-		return nil
-	}
-	return s.weights.team
-}
+// Team returns the OutputTeam of the AMXOutputs made together with s (NewAMXOutputs).
+func (s *AMXOutput) Team() *OutputTeam { return s.weights.team }
 
 // Begin turns the team on for members, AMXOutputs made together, in rank order: each must then call OutputXent
 // once, on a goroutine of its own, before End. With fewer than two members the team stays off and each call runs
@@ -152,7 +146,7 @@ func (t *OutputTeam) End() { t.members = t.members[:0] }
 // teamOn reports whether s is a member of its team while the team is on.
 func (s *AMXOutput) teamOn() bool {
 	t := s.Team()
-	return t != nil && len(t.members) > 1 && s.rank < len(t.members) && t.members[s.rank] == s
+	return len(t.members) > 1 && s.rank < len(t.members) && t.members[s.rank] == s
 }
 
 // wait is the team's barrier: it returns when every member has reached it, true, or when the team is aborted,
