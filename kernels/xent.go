@@ -16,20 +16,20 @@ import (
 // The smoothed target is PyTorch's CrossEntropyLoss(label_smoothing=ε). dx, dw and db are overwritten.
 // scratch must hold chunk·v values.
 //
-// With amx (float32 only; nil: float32 products), the three matrix products take their terms rounded to
-// bfloat16, or split in two (bfloat16x3), and sum them in float32 on Intel AMX's tile registers (AMXOutput), or
-// rounded, where AMX does not run, on AVX512-BF16's VDPBF16PS: x w, G wᵀ and xᵀ G. The softmax, the loss, db and
-// everything outside the products stay float32 (the loss's sums float64).
-func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, amx *AMXOutput) (loss float64) {
-	if amx != nil && amx.teamOn() {
+// The three matrix products, x w, G wᵀ and xᵀ G, are back's (OutputOf; nil: float32 products on Gemm's BLAS).
+// An AMXOutput takes their terms rounded to bfloat16, or split in two (bfloat16x3), and sums them in float32 on
+// Intel AMX's tile registers, or rounded, where AMX does not run, on AVX512-BF16's VDPBF16PS. The softmax, the
+// loss, db and everything outside the products stay float32 (the loss's sums float64).
+func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, back OutputBackend[T]) (loss float64) {
+	if amx, ok := any(back).(*AMXOutput); ok && amx.teamOn() {
 		return amx.teamXent(any(x).([]float32), any(w).([]float32), any(b).([]float32), targets, pad, n, in, v, chunk, smoothing,
 			any(dx).([]float32), any(dw).([]float32), any(db).([]float32), any(scratch).([]float32))
 	}
 	clear(dw)
 	clear(db)
-	var mul outputProducts[T] = gemmProducts[T]{}
-	if amx != nil {
-		mul = any(amx.start(any(w).([]float32), in, v)).(outputProducts[T])
+	var mul OutputProducts[T] = gemmProducts[T]{}
+	if back != nil {
+		mul = back.Products(w, in, v)
 	}
 	losses := make([]float64, min(chunk, n))
 	for start := 0; start < n; start += chunk {
@@ -37,7 +37,7 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, s
 		xc := x[start*in : (start+rows)*in]
 		g := scratch[:rows*v]
 		// logits = x_c w + b
-		mul.logits(xc, w, g, rows, in, v)
+		mul.Logits(xc, w, g, rows, in, v)
 		// Rows are independent: the softmax of each is shared out over the cores (between the products, which
 		// OpenBLAS already spreads). Losses are kept per row and summed in row order, and db is summed column by
 		// column in row order, so the result is the serial one bit for bit, whatever the number of workers.
@@ -60,28 +60,49 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, s
 			}
 		})
 		// dw += x_cᵀ G;  dx_c = G wᵀ
-		mul.backward(xc, w, g, dw, dx[start*in:(start+rows)*in], rows, in, v)
+		mul.Backward(xc, w, g, dw, dx[start*in:(start+rows)*in], rows, in, v)
 	}
 	return loss
 }
 
-// outputProducts are OutputXent's matrix products over a chunk of rows: logits sets g (rows, v) = xc (rows, in)
-// w (in, v); backward adds xcᵀ g to dw (in, v) and sets dx (rows, in) = g wᵀ.
-type outputProducts[T Float] interface {
-	logits(xc, w, g []T, rows, in, v int)
-	backward(xc, w, g, dw, dx []T, rows, in, v int)
+// OutputBackend is a precision back-end of the output layer: the products of OutputXent in its number format.
+// AMXOutput is one (bfloat16 and bfloat16x3); float32 products on Gemm's BLAS need none. A new one is a type with
+// this method, given to OutputXent (kernels/backend_test.go adds a tiny one).
+type OutputBackend[T Float] interface {
+	// Products returns the products of one call of OutputXent by the weights w (in, v), which do not change
+	// during the call.
+	Products(w []T, in, v int) OutputProducts[T]
+}
+
+// OutputProducts are OutputXent's matrix products over a chunk of rows, in a back-end's number format.
+type OutputProducts[T Float] interface {
+	// Logits sets g (rows, v) = xc (rows, in) w (in, v).
+	Logits(xc, w, g []T, rows, in, v int)
+	// Backward adds xcᵀ g to dw (in, v) and sets dx (rows, in) = g wᵀ.
+	Backward(xc, w, g, dw, dx []T, rows, in, v int)
+}
+
+// OutputOf is the back-end of OutputXent that m multiplies with in T: its AMXOutput in bfloat16 (float32 data
+// only), or nil, float32 products on Gemm's BLAS, for a nil m, float32 products or other data.
+func OutputOf[T Float](m *Multiplier) OutputBackend[T] {
+	if amx := m.OutputScratch(); amx != nil {
+		if back, ok := any(amx).(OutputBackend[T]); ok {
+			return back
+		}
+	}
+	return nil
 }
 
 // gemmProducts are OutputXent's products in T, on Gemm's BLAS.
 type gemmProducts[T Float] struct{}
 
-// logits sets g = xc w.
-func (gemmProducts[T]) logits(xc, w, g []T, rows, in, v int) {
+// Logits sets g = xc w.
+func (gemmProducts[T]) Logits(xc, w, g []T, rows, in, v int) {
 	Gemm(false, false, rows, v, in, 1, xc, in, w, v, 0, g, v)
 }
 
-// backward adds xcᵀ g to dw and sets dx = g wᵀ.
-func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
+// Backward adds xcᵀ g to dw and sets dx = g wᵀ.
+func (gemmProducts[T]) Backward(xc, w, g, dw, dx []T, rows, in, v int) {
 	Gemm(true, false, in, v, rows, 1, xc, in, g, v, 1, dw, v)
 	Gemm(false, true, rows, in, v, 1, g, v, w, v, 0, dx, in)
 }
@@ -181,9 +202,10 @@ func (s *AMXOutput) Split() bool { return s.split }
 // amxProducts are OutputXent's products on an AMXOutput whose weights are packed for the call.
 type amxProducts struct{ s *AMXOutput }
 
-// start packs w (in, v) and wᵀ, rounded or split, for a call of OutputXent and returns its products: those not
-// yet packed since WeightsChanged, packing first what no other AMXOutput is packing and then waiting for the rest.
-func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
+// Products packs w (in, v) and wᵀ, rounded or split, for a call of OutputXent and returns its products: those
+// not yet packed since WeightsChanged, packing first what no other AMXOutput is packing and then waiting for the
+// rest.
+func (s *AMXOutput) Products(w []float32, in, v int) OutputProducts[float32] {
 	p := s.weights
 	packs := []struct {
 		pack         *amxPack
@@ -217,15 +239,15 @@ func (q *amxPack) ensure(w []float32, k, n, rs, cs int, split bool) {
 	q.current, q.from = true, &w[0]
 }
 
-// logits sets g = xc w, xc rounded.
-func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
+// Logits sets g = xc w, xc rounded.
+func (p amxProducts) Logits(xc, w, g []float32, rows, in, v int) {
 	p.s.x.fit(rows, in, p.s.split)
 	p.s.x.round(xc, in, 1)
 	mustAMX(p.s.product(&p.s.x, &p.s.weights.w.b, g, v, false))
 }
 
-// backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
-func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
+// Backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
+func (p amxProducts) Backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	s := p.s
 	s.xt.fit(in, rows, s.split)
 	s.xt.round(xc, 1, in)

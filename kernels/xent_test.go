@@ -223,11 +223,11 @@ func newXentAMXCase(rng *rand.Rand) xentAMXCase {
 	return c
 }
 
-// run runs OutputXent on the case with amx's products (nil: float32) and returns the loss, dx, dw and db.
-func (c xentAMXCase) run(amx *AMXOutput) (float64, []float32, []float32, []float32) {
+// run runs OutputXent on the case with back's products (nil: float32) and returns the loss, dx, dw and db.
+func (c xentAMXCase) run(back OutputBackend[float32]) (float64, []float32, []float32, []float32) {
 	n, in, v := xentAMXRows, xentAMXIn, xentAMXVocab
 	dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, xentAMXChunk*v)
-	loss := OutputXent(c.x, c.w, c.b, c.targets, xentAMXPad, n, in, v, xentAMXChunk, xentAMXSmoothing, dx, dw, db, scratch, amx)
+	loss := OutputXent(c.x, c.w, c.b, c.targets, xentAMXPad, n, in, v, xentAMXChunk, xentAMXSmoothing, dx, dw, db, scratch, back)
 	return loss, dx, dw, db
 }
 
