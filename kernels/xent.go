@@ -144,15 +144,7 @@ func (s *AMXOutput) gemmPack(name string) *amxPack {
 	p := s.weights
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gemms == nil {
-		p.gemms = map[string]*amxPack{}
-	}
-	q := p.gemms[name]
-	if q == nil {
-		q = &amxPack{}
-		p.gemms[name] = q
-	}
-	return q
+	return named(p.gemms, name, func() *amxPack { return &amxPack{} })
 }
 
 // amxPack is one packing of the weights, with the lock its packer holds and what it was packed from.
@@ -172,7 +164,7 @@ func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 	if err := bf16Permit(split); err != nil {
 		return nil, err
 	}
-	packs := &amxOutputPacks{}
+	packs := &amxOutputPacks{gemms: map[string]*amxPack{}}
 	packs.team = &OutputTeam{packs: packs}
 	packs.team.cond.L = &packs.team.mu
 	dp := amxPermit() != nil
