@@ -282,6 +282,16 @@ func XentRow[T Float](row []T, y int, smoothing float64) float64 {
 // chains of float64 additions, and each pass over a row in AVX2 where the CPU has it; OutputXent's rows take
 // most of its time outside the matrix products.
 func xentRows[T Float](rows, b []T, targets []int, pad int, smoothing float64, losses []float64) {
+	biasedGroups(rows, b, targets, pad, func(r int, row []T) {
+		clear(row)
+		losses[r] = 0
+	}, func(group *[5][]T, n int, at *[5]int) { xentGroup(group, n, at, targets, smoothing, losses) })
+}
+
+// biasedGroups adds b to each row of rows (len(targets) rows of len(b) values) whose target is not pad and hands
+// those rows to flush five at a time (fewer in the last group), with their indices, to be taken side by side;
+// it calls padRow for each row whose target is pad instead.
+func biasedGroups[T Float](rows, b []T, targets []int, pad int, padRow func(r int, row []T), flush func(group *[5][]T, n int, at *[5]int)) {
 	v := len(b)
 	var group [5][]T
 	var at [5]int
@@ -289,20 +299,19 @@ func xentRows[T Float](rows, b []T, targets []int, pad int, smoothing float64, l
 	for r, y := range targets {
 		row := rows[r*v : (r+1)*v]
 		if y == pad {
-			clear(row)
-			losses[r] = 0
+			padRow(r, row)
 			continue
 		}
 		Axpy(1, b, row)
 		group[n], at[n] = row, r
 		n++
 		if n == len(group) {
-			xentGroup(&group, n, &at, targets, smoothing, losses)
+			flush(&group, n, &at)
 			n = 0
 		}
 	}
 	if n > 0 {
-		xentGroup(&group, n, &at, targets, smoothing, losses)
+		flush(&group, n, &at)
 	}
 }
 

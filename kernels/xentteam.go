@@ -63,40 +63,28 @@ type teamStats struct {
 // maximum and sum (expShiftedGroup, five rows side by side). A pad row's stats are zeros and its logits are left.
 func (st *teamStats) rows(g, b []float32, targets []int, pad, lo, at int, smoothed bool) {
 	words := len(b)
-	var group [5][]float32
-	var index [5]int
-	n := 0
-	flush := func() {
+	for i := range targets {
+		st.max[at+i], st.sum[at+i], st.zsum[at+i], st.zy[at+i] = 0, 0, 0, 0
+	}
+	if words == 0 {
+		return
+	}
+	biasedGroups(g, b, targets, pad, func(int, []float32) {}, func(group *[5][]float32, n int, index *[5]int) {
 		var zsum, sum [5]float64
 		var maxv [5]float32
-		if smoothed {
-			addSideBySide(&zsum, &group, n)
-		}
-		expShiftedGroup(&group, &group, n, &maxv, &sum)
 		for k, i := range index[:n] {
-			st.max[i], st.sum[i], st.zsum[i] = maxv[k], sum[k], zsum[k]
+			if y := targets[i]; y >= lo && y < lo+words {
+				st.zy[at+i] = float64(group[k][y-lo])
+			}
 		}
-		n = 0
-	}
-	for i, y := range targets {
-		st.max[at+i], st.sum[at+i], st.zsum[at+i], st.zy[at+i] = 0, 0, 0, 0
-		if y == pad || words == 0 {
-			continue
+		if smoothed {
+			addSideBySide(&zsum, group, n)
 		}
-		row := g[i*words : (i+1)*words]
-		Axpy(1, b, row)
-		if y >= lo && y < lo+words {
-			st.zy[at+i] = float64(row[y-lo])
+		expShiftedGroup(group, group, n, &maxv, &sum)
+		for k, i := range index[:n] {
+			st.max[at+i], st.sum[at+i], st.zsum[at+i] = maxv[k], sum[k], zsum[k]
 		}
-		group[n], index[n] = row, at+i
-		n++
-		if n == len(group) {
-			flush()
-		}
-	}
-	if n > 0 {
-		flush()
-	}
+	})
 }
 
 // outputPack is a share of the output layer's weights packed both ways.
