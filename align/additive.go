@@ -142,20 +142,18 @@ func (m *Additive[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, src
 // graphAdditive is the additive score bound to one training graph.
 type graphAdditive[T kernels.Float] struct {
 	memW, queryW, queryB, v *G.Node
-	rows, srcLen            int
-	memDim, dim             int
+	rows, srcLen, dim       int
 }
 
 // Graph binds the score's parameters to p for batches of rows × srcLen.
 func (m *Additive[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 	return &graphAdditive[T]{memW: p.Whole(m.MemW), queryW: p.Whole(m.QueryW), queryB: p.Whole(m.QueryB), v: p.Whole(m.V),
-		rows: rows, srcLen: srcLen, memDim: m.MemDim, dim: m.Dim}
+		rows: rows, srcLen: srcLen, dim: m.Dim}
 }
 
 // Keys returns W_h h_i for every position, (rows, srcLen, Dim).
 func (m *graphAdditive[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
-	flat := G.Must(G.Reshape(memory, []int{m.rows * m.srcLen, m.memDim}))
-	return G.Must(G.Reshape(G.Must(G.Mul(flat, m.memW)), []int{m.rows, m.srcLen, m.dim}))
+	return graphProject(memory, m.memW, m.rows, m.srcLen, m.dim)
 }
 
 // Score returns e (rows, srcLen) for the query s_{t-1} (rows, QueryDim): vᵀ tanh(W_s s + b_s + keys).

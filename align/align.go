@@ -169,14 +169,28 @@ func Builtin[T kernels.Float]() Registry[T] {
 }
 
 // Names lists the registry's functions in order, aliases (such as mlp for additive) left out.
-func (r Registry[T]) Names() []string {
+func (r Registry[T]) Names() []string { return r.names(false) }
+
+// names lists the registry's functions in order, leaving out aliases and, with guidable, those with a NoGuide
+// reason.
+func (r Registry[T]) names(guidable bool) []string {
 	var names []string
 	for _, e := range r {
-		if !e.Alias {
+		if !e.Alias && (!guidable || e.NoGuide == "") {
 			names = append(names, e.Name)
 		}
 	}
 	return names
+}
+
+// entry returns the entry called name, or an error listing the names there are.
+func (r Registry[T]) entry(name string) (Entry[T], error) {
+	for _, e := range r {
+		if e.Name == name {
+			return e, nil
+		}
+	}
+	return Entry[T]{}, fmt.Errorf("align: unknown score function %q (want one of %s)", name, strings.Join(r.Names(), ", "))
 }
 
 // New registers the parameters of the function called name in set and returns it. An unknown name, or sizes
@@ -185,38 +199,22 @@ func (r Registry[T]) New(name string, set *param.Set[T], cfg Config) (Attention[
 	if cfg.MemDim < 1 || cfg.QueryDim < 1 {
 		return nil, fmt.Errorf("align: memory width %d and query width %d must be positive", cfg.MemDim, cfg.QueryDim)
 	}
-	for _, e := range r {
-		if e.Name == name {
-			return e.New(set, cfg)
-		}
+	e, err := r.entry(name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("align: unknown score function %q (want one of %s)", name, strings.Join(r.Names(), ", "))
+	return e.New(set, cfg)
 }
 
 // Guidable reports an error saying why, when the function called name cannot be trained toward alignment links
 // (Entry.NoGuide), or when there is no such function.
 func (r Registry[T]) Guidable(name string) error {
-	for _, e := range r {
-		if e.Name == name {
-			if e.NoGuide != "" {
-				return fmt.Errorf("align: guided alignment needs attention weights that are one softmax over the source positions; model.attention %s cannot be guided: %s (use one of %s)",
-					name, e.NoGuide, strings.Join(r.guidable(), ", "))
-			}
-			return nil
-		}
+	e, err := r.entry(name)
+	if err != nil || e.NoGuide == "" {
+		return err
 	}
-	return fmt.Errorf("align: unknown score function %q (want one of %s)", name, strings.Join(r.Names(), ", "))
-}
-
-// guidable lists the functions without a NoGuide reason, aliases left out.
-func (r Registry[T]) guidable() []string {
-	var names []string
-	for _, e := range r {
-		if !e.Alias && e.NoGuide == "" {
-			names = append(names, e.Name)
-		}
-	}
-	return names
+	return fmt.Errorf("align: guided alignment needs attention weights that are one softmax over the source positions; model.attention %s cannot be guided: %s (use one of %s)",
+		name, e.NoGuide, strings.Join(r.names(true), ", "))
 }
 
 // Names lists the built-in attention functions (Builtin), aliases left out.

@@ -115,19 +115,18 @@ func (c *Concat[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLe
 
 // graphConcat is the concatenation score bound to one training graph.
 type graphConcat[T kernels.Float] struct {
-	queryW, memW         *G.Node
-	rows, srcLen, memDim int
+	queryW, memW *G.Node
+	rows, srcLen int
 }
 
 // Graph binds w_q and w_k to p for batches of rows × srcLen.
 func (c *Concat[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
-	return &graphConcat[T]{queryW: p.Whole(c.QueryW), memW: p.Whole(c.MemW), rows: rows, srcLen: srcLen, memDim: c.MemDim}
+	return &graphConcat[T]{queryW: p.Whole(c.QueryW), memW: p.Whole(c.MemW), rows: rows, srcLen: srcLen}
 }
 
 // Keys returns w_kᵀ h_i, (rows, srcLen).
 func (g *graphConcat[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
-	flat := G.Must(G.Reshape(memory, []int{g.rows * g.srcLen, g.memDim}))
-	return G.Must(G.Reshape(G.Must(G.Mul(flat, g.memW)), []int{g.rows, g.srcLen}))
+	return graphProject(memory, g.memW, g.rows, g.srcLen)
 }
 
 // Score returns w_qᵀ s_{t-1} + keys (rows, srcLen).

@@ -65,27 +65,33 @@ func (c *Cosine[T]) Init(rng *rand.Rand) {
 // KeyWidth is MemDim + 1: the unit vector, then the norm.
 func (c *Cosine[T]) KeyWidth() int { return c.MemDim + 1 }
 
-// normalize writes x/‖x‖ into unit and returns ‖x‖.
-func normalize[T kernels.Float](x, unit []T) T {
+// norm returns ‖x‖ = sqrt(xᵀx + ε).
+func norm[T kernels.Float](x []T) T {
 	var ss float64
 	for _, v := range x {
 		ss += float64(v) * float64(v)
 	}
-	n := T(math.Sqrt(ss + cosineEps))
+	return T(math.Sqrt(ss + cosineEps))
+}
+
+// normalize writes x/‖x‖ into unit and returns ‖x‖.
+func normalize[T kernels.Float](x, unit []T) T {
+	n := norm(x)
 	for j, v := range x {
 		unit[j] = v / n
 	}
 	return n
 }
 
-// unnormalizeGrad adds into dx the gradient through unit = x/‖x‖: (dUnit − unit (unitᵀ dUnit)) / ‖x‖.
-func unnormalizeGrad[T kernels.Float](unit, dUnit []T, norm T, dx []T) {
+// unnormalizeGrad adds into dx the gradient through unit = x/‖x‖, given ‖x‖ (n): (dUnit − unit (unitᵀ dUnit)) / n,
+// each unit value taken afresh as x/n.
+func unnormalizeGrad[T kernels.Float](x, dUnit []T, n T, dx []T) {
 	var dot T
-	for j, u := range unit {
-		dot += u * dUnit[j]
+	for j, v := range x {
+		dot += v / n * dUnit[j]
 	}
-	for j, u := range unit {
-		dx[j] += (dUnit[j] - u*dot) / norm
+	for j, v := range x {
+		dx[j] += (dUnit[j] - v/n*dot) / n
 	}
 }
 
@@ -105,20 +111,8 @@ func (c *Cosine[T]) Keys(memory []T, lengths []int, rows, srcLen int, keys []T) 
 func (c *Cosine[T]) KeysBackward(memory, dKeys []T, rows, srcLen int, dMemory []T, grads [][]T) {
 	m, kw := c.MemDim, c.KeyWidth()
 	for p := 0; p < rows*srcLen; p++ {
-		x, dUnit, dx := memory[p*m:(p+1)*m], dKeys[p*kw:p*kw+m], dMemory[p*m:(p+1)*m]
-		var ss float64
-		for _, v := range x {
-			ss += float64(v) * float64(v)
-		}
-		n := T(math.Sqrt(ss + cosineEps))
-		// forward: unit = x / n, so dx = (dUnit − unit (unitᵀ dUnit)) / n
-		var dot T
-		for j, v := range x {
-			dot += v / n * dUnit[j]
-		}
-		for j, v := range x {
-			dx[j] += (dUnit[j] - v/n*dot) / n
-		}
+		x := memory[p*m : (p+1)*m]
+		unnormalizeGrad(x, dKeys[p*kw:p*kw+m], norm(x), dMemory[p*m:(p+1)*m])
 	}
 }
 
@@ -180,9 +174,9 @@ func (c *Cosine[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLe
 	dTau := grads[len(grads)-1]
 	tau := c.Tau.Data[0]
 	clear(w.dUnit)
-	dq := dQuery
+	q, dq := query, dQuery
 	if c.QueryW != nil {
-		dq = w.dq
+		q, dq = w.q, w.dq
 		clear(dq)
 	}
 	for r := 0; r < rows; r++ {
@@ -200,7 +194,7 @@ func (c *Cosine[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcLe
 				dk[j] += tau * de * unit[j]
 			}
 		}
-		unnormalizeGrad(unit, dUnit, w.norm[r], dq[r*m:(r+1)*m])
+		unnormalizeGrad(q[r*m:(r+1)*m], dUnit, w.norm[r], dq[r*m:(r+1)*m])
 	}
 	if c.QueryW != nil {
 		// forward: q = query W_q

@@ -126,6 +126,14 @@ func projectKeys[T kernels.Float](name string, w, memory []T, rows, srcLen, in, 
 	kernels.Linear(memory, w, rows*srcLen, in, out, keys, kw)
 }
 
+// graphProject is projectKeys in a training graph: memory (rows, srcLen, in) times w (in, out…), reshaped to
+// shape, (rows, srcLen, out) or (rows, srcLen) for a w of one column.
+func graphProject(memory, w *G.Node, shape ...int) *G.Node {
+	s := memory.Shape()
+	flat := G.Must(G.Reshape(memory, []int{s[0] * s[1], s[2]}))
+	return G.Must(G.Reshape(G.Must(G.Mul(flat, w)), shape))
+}
+
 // dotScores writes scores[r,i] = scale · q[r]·keys[r,i] for q (rows, width) and keys (rows, srcLen, width).
 func dotScores[T kernels.Float](q, keys []T, rows, srcLen, width int, scale T, scores []T) {
 	for r := 0; r < rows; r++ {

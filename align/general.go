@@ -69,20 +69,18 @@ func (g *General[T]) ScoreBackward(query, keys, _, work, dScores []T, rows, srcL
 
 // graphGeneral is the bilinear score bound to one training graph.
 type graphGeneral[T kernels.Float] struct {
-	w                    *G.Node
-	rows, srcLen, memDim int
-	queryDim             int
+	w                      *G.Node
+	rows, srcLen, queryDim int
 }
 
 // Graph binds W to p for batches of rows × srcLen.
 func (g *General[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
-	return &graphGeneral[T]{w: p.Whole(g.W), rows: rows, srcLen: srcLen, memDim: g.MemDim, queryDim: g.QueryDim}
+	return &graphGeneral[T]{w: p.Whole(g.W), rows: rows, srcLen: srcLen, queryDim: g.QueryDim}
 }
 
 // Keys returns h_i W, (rows, srcLen, QueryDim).
 func (g *graphGeneral[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
-	flat := G.Must(G.Reshape(memory, []int{g.rows * g.srcLen, g.memDim}))
-	return G.Must(G.Reshape(G.Must(G.Mul(flat, g.w)), []int{g.rows, g.srcLen, g.queryDim}))
+	return graphProject(memory, g.w, g.rows, g.srcLen, g.queryDim)
 }
 
 // Score returns keys s_{t-1} (rows, srcLen).

@@ -60,20 +60,9 @@ func (h *HardAttention[T]) split(work []T, rows, srcLen int) (scoreWork, scores,
 	return work[:n], work[n : n+rs], work[n+rs : n+2*rs], work[n+2*rs : n+3*rs]
 }
 
-// choose returns the chosen position of a row of length n > 0: the argmax of y.
-func choose[T kernels.Float](y []T, n int) int {
-	best := 0
-	for i := 1; i < n; i++ {
-		if y[i] > y[best] {
-			best = i
-		}
-	}
-	return best
-}
-
 // pick writes into y (a row of srcLen) the relaxed weights of a row of n > 0 words with the given scores —
 // softmax((e + g)/τ) over its words with noise g, the one-hot choice itself without noise — and returns the
-// chosen position, the argmax of y.
+// chosen position, the argmax of y (the first, on a tie).
 func (h *HardAttention[T]) pick(y, scores, noise []T, n int) int {
 	copy(y, scores)
 	if noise != nil {
@@ -82,7 +71,7 @@ func (h *HardAttention[T]) pick(y, scores, noise []T, n int) int {
 		}
 		kernels.SoftmaxRow(y, n)
 	}
-	k := choose(y, n)
+	k := kernels.Argmax(y[:n])
 	if noise == nil { // no relaxation at inference: y is the choice itself
 		clear(y)
 		y[k] = 1
@@ -147,7 +136,7 @@ func (h *HardAttention[T]) StepBackward(s Step[T], g StepGrad[T]) {
 			continue
 		}
 		// forward: context = h_k
-		k := choose(yr, n)
+		k := kernels.Argmax(yr[:n])
 		dm := g.Memory[(r*srcLen+k)*md : (r*srcLen+k+1)*md]
 		for j, gj := range dc {
 			dm[j] += gj

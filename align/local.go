@@ -175,8 +175,7 @@ func (l *Local[T]) Graph(p *graph.Params[T], rows, srcLen int) GraphScorer {
 // Keys returns W h_i, (rows, srcLen, QueryDim), and remembers where the lengths are read from.
 func (g *graphLocal[T]) Keys(memory *G.Node, lengths *[]int) *G.Node {
 	g.lengths = lengths
-	flat := G.Must(G.Reshape(memory, []int{g.rows * g.srcLen, g.l.MemDim}))
-	return G.Must(G.Reshape(G.Must(G.Mul(flat, g.w)), []int{g.rows, g.srcLen, g.l.QueryDim}))
+	return graphProject(memory, g.w, g.rows, g.srcLen, g.l.QueryDim)
 }
 
 // Score returns the windowed scores (rows, srcLen): the centre predictor and the general score in gorgonia ops,

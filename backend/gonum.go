@@ -19,6 +19,3 @@ func BLASThreads() int { return 0 }
 
 // BLASCore is empty: gonum's kernels choose nothing at start.
 func BLASCore() string { return "" }
-
-// BetterCoreType is always false: only OpenBLAS chooses kernels by core type.
-func BetterCoreType() (string, bool) { return "", false }

@@ -95,7 +95,7 @@ func OutputXent[T kernels.Float](p *Params[T], parts []*G.Node, mask, w, b *G.No
 			wv, bv := vals[len(parts)], vals[len(parts)+1]
 			dx, dw, db = arena.Get("xent.dx", n*in)[:rows*in], arena.Get("xent.dw", in*v), arena.Get("xent.db", v)
 			scratch := arena.Get("xent.logits", min(OutputChunk, n)*v)
-			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, OutputChunk, smoothing, dx, dw, db, scratch, p.Multiplier.OutputScratch()))
+			out[0] = T(kernels.OutputXent(x, wv, bv, realTargets, pad, rows, in, v, OutputChunk, smoothing, dx, dw, db, scratch, kernels.OutputOf[T](p.Multiplier)))
 		},
 		Backward: func(vals [][]T, grad []T) [][]T {
 			scale := grad[0]

@@ -81,7 +81,7 @@ func Stack[T kernels.Float](xs []*G.Node, batchMajor bool) *G.Node {
 }
 
 // Concat joins matrices with the same number of rows side by side: inputs (R, D_i) give (R, Σ D_i). Gradient of
-// input i: its columns of the output gradient. (Gorgonia's own concat is avoided: its slices hash alike when
+// input i: its columns of the output gradient (Columns). (Gorgonia's own concat is avoided: its slices hash alike when
 // their bounds agree mod 256.)
 func Concat[T kernels.Float](xs []*G.Node) *G.Node {
 	rows := xs[0].Shape()[0]
@@ -110,13 +110,7 @@ func Concat[T kernels.Float](xs []*G.Node) *G.Node {
 	op.backward = func(inputs G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 		grads := make(G.Nodes, len(inputs))
 		for i := range inputs {
-			w, off := widths[i], offsets[i]
-			gop := newOp[T](fmt.Sprintf("ConcatGrad(%d,%v,%d)", rows, widths, i), tensor.Shape{rows, w}, []int{2}, func(in [][]T, out []T) {
-				for r := 0; r < rows; r++ {
-					copy(out[r*w:(r+1)*w], in[0][r*total+off:r*total+off+w])
-				}
-			})
-			grads[i] = apply(gop, grad)
+			grads[i] = Columns[T](grad, offsets[i], offsets[i]+widths[i])
 		}
 		return grads, nil
 	}
@@ -214,24 +208,44 @@ func AddQuery[T kernels.Float](keys, q *G.Node) *G.Node {
 // exactly 0. Gradient: dx = w ⊙ (g − Σ_j w_j g_j), which is 0 on masked positions since w is, and 0 on a row
 // of length 0, whose weights are uniform whatever the scores.
 func MaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int) *G.Node {
+	return rowSoftmax[T]("MaskedSoftmax", fmt.Sprint(scores.Shape()), scores, 1, func(r, _ int) int { return (*lengths)[r] }, true)
+}
+
+// rowSoftmax is the op called kind(args): the softmax of each row of scores (rows·queries, k), row r·queries+i
+// over the first valid(r, i) keys (the others get weight exactly 0). A row with no valid key gets weights all
+// 0, or with uniform the uniform weights of kernels.SoftmaxRow, which do not depend on the scores and so pass no
+// gradient. Gradient: dx = w ⊙ (g − Σ_j w_j g_j), 0 wherever w is.
+func rowSoftmax[T kernels.Float](kind, args string, scores *G.Node, queries int, valid func(r, i int) int, uniform bool) *G.Node {
 	shape := scores.Shape().Clone()
-	s := shape[1]
-	op := newOp[T](fmt.Sprintf("MaskedSoftmax(%v)", shape), shape, []int{2}, func(in [][]T, out []T) {
-		copy(out, in[0])
-		for r, n := range *lengths {
-			kernels.SoftmaxRow(out[r*s:(r+1)*s], n)
+	k, rows := shape[1], shape[0]/queries
+	// each calls row(at, n) for every row of the op, at its first value and with its number of valid keys.
+	each := func(row func(at, n int)) {
+		for r := 0; r < rows; r++ {
+			for i := 0; i < queries; i++ {
+				row((r*queries+i)*k, valid(r, i))
+			}
 		}
+	}
+	op := newOp[T](kind+"("+args+")", shape, []int{2}, func(in [][]T, out []T) {
+		copy(out, in[0])
+		each(func(at, n int) {
+			if n > 0 || uniform {
+				kernels.SoftmaxRow(out[at:at+k], n)
+			} else {
+				clear(out[at : at+k])
+			}
+		})
 	})
 	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		gop := newOp[T](fmt.Sprintf("SoftmaxGrad(%v)", shape), shape, []int{2, 2}, func(in [][]T, out []T) {
+		gop := newOp[T](kind+"Grad("+args+")", shape, []int{2, 2}, func(in [][]T, out []T) {
 			w, g := in[0], in[1]
-			for r := 0; r < shape[0]; r++ {
-				if (*lengths)[r] <= 0 { // every position masked: uniform weights, whatever the scores
-					clear(out[r*s : (r+1)*s])
-					continue
+			each(func(at, n int) {
+				if uniform && n <= 0 { // every position masked: uniform weights, whatever the scores
+					clear(out[at : at+k])
+					return
 				}
-				kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
-			}
+				kernels.SoftmaxRowBackward(w[at:at+k], g[at:at+k], out[at:at+k])
+			})
 		})
 		return G.Nodes{apply(gop, output, grad)}, nil
 	}
@@ -275,34 +289,16 @@ func SoftmaxCrossEntropy[T kernels.Float](logits *G.Node, targets *[]int, padID 
 // 0; the rows of padded queries (i >= n) are all 0, so they carry no value and no gradient. Gradient:
 // dx = w ⊙ (g − Σ_j w_j g_j), 0 wherever w is.
 func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen int) *G.Node {
-	shape := scores.Shape().Clone()
-	s := shape[1]
-	if shape[0]%srcLen != 0 || s != srcLen {
+	shape := scores.Shape()
+	if shape[0]%srcLen != 0 || shape[1] != srcLen {
 		panic(fmt.Sprintf("graph: SelfMaskedSoftmax of %v with %d positions", shape, srcLen))
 	}
-	op := newOp[T](fmt.Sprintf("SelfMaskedSoftmax(%v)", shape), shape, []int{2}, func(in [][]T, out []T) {
-		copy(out, in[0])
-		for r, n := range *lengths {
-			for i := 0; i < s; i++ {
-				row := out[(r*s+i)*s : (r*s+i+1)*s]
-				if i >= n {
-					clear(row)
-					continue
-				}
-				kernels.SoftmaxRow(row, n)
-			}
+	return rowSoftmax[T]("SelfMaskedSoftmax", fmt.Sprint(shape), scores, srcLen, func(r, i int) int {
+		if n := (*lengths)[r]; i < n {
+			return n
 		}
-	})
-	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		gop := newOp[T](fmt.Sprintf("SelfMaskedSoftmaxGrad(%v)", shape), shape, []int{2, 2}, func(in [][]T, out []T) {
-			w, g := in[0], in[1]
-			for r := 0; r < shape[0]; r++ {
-				kernels.SoftmaxRowBackward(w[r*s:(r+1)*s], g[r*s:(r+1)*s], out[r*s:(r+1)*s])
-			}
-		})
-		return G.Nodes{apply(gop, output, grad)}, nil
-	}
-	return apply(op, scores)
+		return 0
+	}, false)
 }
 
 // AttentionSoftmax is the softmax of attention scores (B·Lq, Lk) whose rows are queries: row r·Lq+i holds the
@@ -312,12 +308,11 @@ func SelfMaskedSoftmax[T kernels.Float](scores *G.Node, lengths *[]int, srcLen i
 // carries no value and passes no gradient (unlike MaskedSoftmax's uniform weights). Gradient:
 // dx = w ⊙ (g − Σ_j w_j g_j), 0 wherever w is.
 func AttentionSoftmax[T kernels.Float](scores *G.Node, keyLengths *[]int, queries int, causal bool) *G.Node {
-	shape := scores.Shape().Clone()
+	shape := scores.Shape()
 	k := shape[1]
 	if shape.Dims() != 2 || queries < 1 || shape[0]%queries != 0 {
 		panic(fmt.Sprintf("graph: AttentionSoftmax of %v with %d queries a row", shape, queries))
 	}
-	rows := shape[0] / queries
 	// valid is the number of keys query i of sentence r sees.
 	valid := func(r, i int) int {
 		n := k
@@ -329,29 +324,7 @@ func AttentionSoftmax[T kernels.Float](scores *G.Node, keyLengths *[]int, querie
 		}
 		return n
 	}
-	op := newOp[T](fmt.Sprintf("AttentionSoftmax(%v,%d,%v,%v)", shape, queries, keyLengths != nil, causal), shape, []int{2}, func(in [][]T, out []T) {
-		copy(out, in[0])
-		for r := 0; r < rows; r++ {
-			for i := 0; i < queries; i++ {
-				row := out[(r*queries+i)*k : (r*queries+i+1)*k]
-				if n := valid(r, i); n > 0 {
-					kernels.SoftmaxRow(row, n)
-				} else {
-					clear(row)
-				}
-			}
-		}
-	})
-	op.backward = func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-		gop := newOp[T](fmt.Sprintf("AttentionSoftmaxGrad(%v,%d,%v,%v)", shape, queries, keyLengths != nil, causal), shape, []int{2, 2}, func(in [][]T, out []T) {
-			w, g := in[0], in[1]
-			for r := 0; r < shape[0]; r++ {
-				kernels.SoftmaxRowBackward(w[r*k:(r+1)*k], g[r*k:(r+1)*k], out[r*k:(r+1)*k])
-			}
-		})
-		return G.Nodes{apply(gop, output, grad)}, nil
-	}
-	return apply(op, scores)
+	return rowSoftmax[T]("AttentionSoftmax", fmt.Sprintf("%v,%d,%v,%v", shape, queries, keyLengths != nil, causal), scores, queries, valid, false)
 }
 
 // MaskPositions zeroes the rows of x (B·S, D) that lie past their sentence's length: row r·S+i is kept when

@@ -9,9 +9,5 @@ func adamAVX(w, g, m, v []float32, c *AdamCoeffs)
 
 // vectorAdam applies adamAVX where the CPU has AVX2 and returns how many leading values it did.
 func vectorAdam(w, g, m, v []float32, c *AdamCoeffs) int {
-	if !hasAVX2FMA || len(w) < 8 {
-		return 0
-	}
-	adamAVX(w, g, m, v, c)
-	return len(w) &^ 7
+	return vectorOn(len(w), func() { adamAVX(w, g, m, v, c) })
 }

@@ -109,69 +109,38 @@ func (a *amxA) round(x []float32, rs, cs int) {
 // roundWith is round with the AVX-512 kernels (vector) or in plain Go.
 func (a *amxA) roundWith(vector bool, x []float32, rs, cs int) {
 	for i := 0; i < a.m; i++ {
-		src, hi := x[i*rs:], a.data[i*a.kp:i*a.kp+a.k]
-		switch {
-		case !a.split && cs == 1:
-			roundRow(vector, src[:a.k], hi)
-		case !a.split:
-			roundStrided(vector, src, cs, hi)
-		case cs == 1:
-			splitRow(vector, src[:a.k], hi, a.data[i*a.kp+a.seg:][:a.k])
-		default:
-			splitStrided(vector, src, cs, hi, a.data[i*a.kp+a.seg:][:a.k])
+		var lo []uint16
+		if a.split {
+			lo = a.data[i*a.kp+a.seg:][:a.k]
 		}
+		roundRun(vector, x[i*rs:], cs, a.data[i*a.kp:i*a.kp+a.k], lo)
 	}
 }
 
-// roundRow rounds the contiguous values src into row (as long), 16 at a time with the AVX-512 kernel (vector)
-// and the rest in plain Go.
-func roundRow(vector bool, src []float32, row []uint16) {
-	vec := 0
-	if vector && len(row) >= 16 {
-		vec = len(row) / 16 * 16
-		amxRoundRow(&src[0], &row[0], vec)
-	}
-	for j := vec; j < len(row); j++ {
-		row[j] = ToBF16(src[j])
-	}
-}
-
-// roundStrided is roundRow of the values src[j*stride] for j < len(row): a row of a transposed matrix, gathered
-// 16 values at a time on AVX-512.
-func roundStrided(vector bool, src []float32, stride int, row []uint16) {
-	vec := 0
-	if vector && len(row) >= 16 {
-		vec = len(row) / 16 * 16
-		amxGatherRoundRow(&src[0], stride, &row[0], vec)
-	}
-	for j := vec; j < len(row); j++ {
-		row[j] = ToBF16(src[j*stride])
-	}
-}
-
-// splitRow splits the contiguous values src into bfloat16 parts (splitBF16), the hi parts into hi and the lo
-// parts into lo (each as long as src), 16 at a time with the AVX-512 kernel (vector) and the rest in plain Go.
-func splitRow(vector bool, src []float32, hi, lo []uint16) {
-	vec := 0
-	if vector && len(src) >= 16 {
-		vec = len(src) / 16 * 16
-		amxSplitRow(&src[0], &hi[0], &lo[0], vec)
-	}
-	for j := vec; j < len(src); j++ {
-		hi[j], lo[j] = splitBF16(src[j])
-	}
-}
-
-// splitStrided is splitRow of the values src[j*stride] for j < len(hi): a row of a transposed matrix, gathered
-// 16 values at a time on AVX-512.
-func splitStrided(vector bool, src []float32, stride int, hi, lo []uint16) {
+// roundRun rounds the values src[j*stride] for j < len(hi) to bfloat16 into hi, or with lo (as long) splits
+// them into bfloat16 parts (splitBF16), the hi parts into hi and the lo parts into lo: 16 at a time with the
+// AVX-512 kernels (vector; a strided run, a row of a transposed matrix, gathered) and the rest in plain Go.
+func roundRun(vector bool, src []float32, stride int, hi, lo []uint16) {
 	vec := 0
 	if vector && len(hi) >= 16 {
 		vec = len(hi) / 16 * 16
-		amxGatherSplitRow(&src[0], stride, &hi[0], &lo[0], vec)
+		switch {
+		case lo == nil && stride == 1:
+			amxRoundRow(&src[0], &hi[0], vec)
+		case lo == nil:
+			amxGatherRoundRow(&src[0], stride, &hi[0], vec)
+		case stride == 1:
+			amxSplitRow(&src[0], &hi[0], &lo[0], vec)
+		default:
+			amxGatherSplitRow(&src[0], stride, &hi[0], &lo[0], vec)
+		}
 	}
 	for j := vec; j < len(hi); j++ {
-		hi[j], lo[j] = splitBF16(src[j*stride])
+		if lo == nil {
+			hi[j] = ToBF16(src[j*stride])
+		} else {
+			hi[j], lo[j] = splitBF16(src[j*stride])
+		}
 	}
 }
 
@@ -294,12 +263,11 @@ func (b *amxB) roundWith(vector bool, w []float32, rs, cs int) {
 		for j0 := 0; j0 < b.n; j0 += 16 {
 			cols := min(16, b.n-j0)
 			for c := 0; c < cols; c++ {
-				src, h := w[(j0+c)*cs:(j0+c)*cs+b.k], hi16[c*b.seg:c*b.seg+b.k]
+				var l []uint16
 				if b.split {
-					splitRow(true, src, h, lo16[c*b.seg:c*b.seg+b.k])
-				} else {
-					roundRow(true, src, h)
+					l = lo16[c*b.seg : c*b.seg+b.k]
 				}
+				roundRun(true, w[(j0+c)*cs:(j0+c)*cs+b.k], 1, hi16[c*b.seg:c*b.seg+b.k], l)
 			}
 			panel := b.data[b.at(0, j0):]
 			gather := func(rows []uint32, dst []uint32) {

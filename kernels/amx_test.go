@@ -23,6 +23,15 @@ func skipWithoutBF16Products(t testing.TB, split bool) {
 	}
 }
 
+// newAMXOutput returns one AMXOutput made alone (NewAMXOutputs of one), as a test's reference of its own.
+func newAMXOutput(split bool) (*AMXOutput, error) {
+	outs, err := NewAMXOutputs(1, split)
+	if err != nil {
+		return nil, err
+	}
+	return outs[0], nil
+}
+
 // TestAMXMulMatchesRoundedSums multiplies random matrices of odd shapes (rows, columns and k's not whole 16s or
 // 32s, and shapes of exactly one block) on the tile registers, a and b row-major or transposed, and checks every
 // sum against the float64 sum of the bfloat16-rounded terms to within float32 summation error, k·2^-24·Σ|ã||b̃|;

@@ -64,7 +64,7 @@ func (in *AMXInput) Round(x []float32, ldx, from, to int) {
 	}
 	vector := amxVectorRound()
 	for i := from; i < to; i++ {
-		roundRow(vector, x[i*ldx:i*ldx+a.k], a.data[i*a.kp:i*a.kp+a.k])
+		roundRun(vector, x[i*ldx:i*ldx+a.k], 1, a.data[i*a.kp:i*a.kp+a.k], nil)
 	}
 }
 

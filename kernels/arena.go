@@ -103,11 +103,7 @@ func PackWeights[T Float](m *Multiplier, name string, w []T, k, n int, transpose
 	if !m.pack {
 		return nil
 	}
-	g := m.packed[name]
-	if g == nil {
-		g = &PackedGemm{}
-		m.packed[name] = g
-	}
+	g := named(m.packed, name, func() *PackedGemm { return &PackedGemm{} })
 	g.Pack(w32, k, n, transposed)
 	return g
 }
@@ -120,12 +116,8 @@ func (m *Multiplier) AMXGemm(name string) *AMXGemm {
 	if !m.split() {
 		return nil
 	}
-	g := m.gemms[name]
-	if g == nil {
-		g = &AMXGemm{shared: m.Output.gemmPack(name)} // NewAMXOutputs checked that AMX runs here
-		m.gemms[name] = g
-	}
-	return g
+	// NewAMXOutputs checked that AMX runs here.
+	return named(m.gemms, name, func() *AMXGemm { return &AMXGemm{shared: m.Output.gemmPack(name)} })
 }
 
 // AMXProduct returns the AMXProduct called name, made on its first call, split, when m's products are
@@ -135,10 +127,16 @@ func (m *Multiplier) AMXProduct(name string) *AMXProduct {
 	if !m.split() {
 		return nil
 	}
-	p := m.products[name]
-	if p == nil {
-		p = &AMXProduct{split: true} // NewAMXOutputs checked that AMX runs here
-		m.products[name] = p
+	// NewAMXOutputs checked that AMX runs here.
+	return named(m.products, name, func() *AMXProduct { return &AMXProduct{split: true} })
+}
+
+// named returns the value called name in values, made by make and kept there on its first call.
+func named[V any](values map[string]*V, name string, make func() *V) *V {
+	v := values[name]
+	if v == nil {
+		v = make()
+		values[name] = v
 	}
-	return p
+	return v
 }

@@ -11,7 +11,7 @@ const dpStrips = 3
 
 // product sets c[i*ldc+j] to the float32 sum over k of ã[i][k]·b̃[k][j] for i < a.m, j < b.n, or with add
 // adds that sum to it, leaving c's other values alone: on AMX's tile registers where they run, and on
-// VDPBF16PS (dpMul) elsewhere, as NewAMXOutput found.
+// VDPBF16PS (dpMul) elsewhere, as NewAMXOutputs found.
 func (s *AMXOutput) product(a *amxA, b *amxB, c []float32, ldc int, add bool) error {
 	if s.dp {
 		return dpMul(hasBF16, a, b, c, ldc, add)

@@ -16,20 +16,20 @@ import (
 // The smoothed target is PyTorch's CrossEntropyLoss(label_smoothing=ε). dx, dw and db are overwritten.
 // scratch must hold chunk·v values.
 //
-// With amx (float32 only; nil: float32 products), the three matrix products take their terms rounded to
-// bfloat16, or split in two (bfloat16x3), and sum them in float32 on Intel AMX's tile registers (AMXOutput), or
-// rounded, where AMX does not run, on AVX512-BF16's VDPBF16PS: x w, G wᵀ and xᵀ G. The softmax, the loss, db and
-// everything outside the products stay float32 (the loss's sums float64).
-func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, amx *AMXOutput) (loss float64) {
-	if amx != nil && amx.teamOn() {
+// The three matrix products, x w, G wᵀ and xᵀ G, are back's (OutputOf; nil: float32 products on Gemm's BLAS).
+// An AMXOutput takes their terms rounded to bfloat16, or split in two (bfloat16x3), and sums them in float32 on
+// Intel AMX's tile registers, or rounded, where AMX does not run, on AVX512-BF16's VDPBF16PS. The softmax, the
+// loss, db and everything outside the products stay float32 (the loss's sums float64).
+func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, smoothing float64, dx, dw, db, scratch []T, back OutputBackend[T]) (loss float64) {
+	if amx, ok := any(back).(*AMXOutput); ok && amx.teamOn() {
 		return amx.teamXent(any(x).([]float32), any(w).([]float32), any(b).([]float32), targets, pad, n, in, v, chunk, smoothing,
 			any(dx).([]float32), any(dw).([]float32), any(db).([]float32), any(scratch).([]float32))
 	}
 	clear(dw)
 	clear(db)
-	var mul outputProducts[T] = gemmProducts[T]{}
-	if amx != nil {
-		mul = any(amx.start(any(w).([]float32), in, v)).(outputProducts[T])
+	var mul OutputProducts[T] = gemmProducts[T]{}
+	if back != nil {
+		mul = back.Products(w, in, v)
 	}
 	losses := make([]float64, min(chunk, n))
 	for start := 0; start < n; start += chunk {
@@ -37,7 +37,7 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, s
 		xc := x[start*in : (start+rows)*in]
 		g := scratch[:rows*v]
 		// logits = x_c w + b
-		mul.logits(xc, w, g, rows, in, v)
+		mul.Logits(xc, w, g, rows, in, v)
 		// Rows are independent: the softmax of each is shared out over the cores (between the products, which
 		// OpenBLAS already spreads). Losses are kept per row and summed in row order, and db is summed column by
 		// column in row order, so the result is the serial one bit for bit, whatever the number of workers.
@@ -60,50 +60,69 @@ func OutputXent[T Float](x, w, b []T, targets []int, pad, n, in, v, chunk int, s
 			}
 		})
 		// dw += x_cᵀ G;  dx_c = G wᵀ
-		mul.backward(xc, w, g, dw, dx[start*in:(start+rows)*in], rows, in, v)
+		mul.Backward(xc, w, g, dw, dx[start*in:(start+rows)*in], rows, in, v)
 	}
 	return loss
 }
 
-// outputProducts are OutputXent's matrix products over a chunk of rows: logits sets g (rows, v) = xc (rows, in)
-// w (in, v); backward adds xcᵀ g to dw (in, v) and sets dx (rows, in) = g wᵀ.
-type outputProducts[T Float] interface {
-	logits(xc, w, g []T, rows, in, v int)
-	backward(xc, w, g, dw, dx []T, rows, in, v int)
+// OutputBackend is a precision back-end of the output layer: the products of OutputXent in its number format.
+// AMXOutput is one (bfloat16 and bfloat16x3); float32 products on Gemm's BLAS need none. A new one is a type with
+// this method, given to OutputXent (kernels/backend_test.go adds a tiny one).
+type OutputBackend[T Float] interface {
+	// Products returns the products of one call of OutputXent by the weights w (in, v), which do not change
+	// during the call.
+	Products(w []T, in, v int) OutputProducts[T]
+}
+
+// OutputProducts are OutputXent's matrix products over a chunk of rows, in a back-end's number format.
+type OutputProducts[T Float] interface {
+	// Logits sets g (rows, v) = xc (rows, in) w (in, v).
+	Logits(xc, w, g []T, rows, in, v int)
+	// Backward adds xcᵀ g to dw (in, v) and sets dx (rows, in) = g wᵀ.
+	Backward(xc, w, g, dw, dx []T, rows, in, v int)
+}
+
+// OutputOf is the back-end of OutputXent that m multiplies with in T: its AMXOutput in bfloat16 (float32 data
+// only), or nil, float32 products on Gemm's BLAS, for a nil m, float32 products or other data.
+func OutputOf[T Float](m *Multiplier) OutputBackend[T] {
+	if amx := m.OutputScratch(); amx != nil {
+		if back, ok := any(amx).(OutputBackend[T]); ok {
+			return back
+		}
+	}
+	return nil
 }
 
 // gemmProducts are OutputXent's products in T, on Gemm's BLAS.
 type gemmProducts[T Float] struct{}
 
-// logits sets g = xc w.
-func (gemmProducts[T]) logits(xc, w, g []T, rows, in, v int) {
+// Logits sets g = xc w.
+func (gemmProducts[T]) Logits(xc, w, g []T, rows, in, v int) {
 	Gemm(false, false, rows, v, in, 1, xc, in, w, v, 0, g, v)
 }
 
-// backward adds xcᵀ g to dw and sets dx = g wᵀ.
-func (gemmProducts[T]) backward(xc, w, g, dw, dx []T, rows, in, v int) {
+// Backward adds xcᵀ g to dw and sets dx = g wᵀ.
+func (gemmProducts[T]) Backward(xc, w, g, dw, dx []T, rows, in, v int) {
 	Gemm(true, false, in, v, rows, 1, xc, in, g, v, 1, dw, v)
 	Gemm(false, true, rows, in, v, 1, g, v, w, v, 0, dx, in)
 }
 
 // AMXOutput is the scratch of OutputXent's products on Intel AMX's tile registers (or, rounded and where AMX
 // does not run, on AVX512-BF16's VDPBF16PS, which reads the same packed operands): the weights packed both ways
-// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutput(false), train.precision bf16) each term is rounded to
+// (w and wᵀ), and a chunk's operands. In bfloat16 (NewAMXOutputs(n, false), train.precision bf16) each term is rounded to
 // bfloat16 (a relative 2^-9 each); each product of two bfloat16 terms is exact in float32, so a sum is off the
 // float64 sum of the rounded terms by float32 summation only, and the rounding is the whole difference from
-// float32 products. Split (bfloat16x3, NewAMXOutput(true)) each term is two bfloat16s, x ≈ hi + lo, and each
+// float32 products. Split (bfloat16x3, NewAMXOutputs(n, true)) each term is two bfloat16s, x ≈ hi + lo, and each
 // product sums hi·hi + hi·lo + lo·hi: three products' work, terms off by a relative 2^-16 at most, about
 // float32's summation error over a few hundred terms. One AMXOutput serves one goroutine at a time: the graphs of
 // one training worker, which run one after another, share it. Its storage grows to the largest chunk and stays.
 //
-// An AMXOutput of its own packs the weights at every call of OutputXent. AMXOutputs made together
-// (NewAMXOutputs), one for each training worker, share one packing of the weights, made once after each
+// The AMXOutputs made together (NewAMXOutputs), one for each training worker, share one packing of the weights, made once after each
 // WeightsChanged: each call packs what no other is packing at that moment and waits for the rest, so two workers
 // pack w and wᵀ at once, each one of them, and hold one copy between them.
 type AMXOutput struct {
 	split    bool
 	dp       bool            // AMX does not run here: the products run on VDPBF16PS (dpMul)
-	shared   bool            // the weights are packed once after each WeightsChanged, for every AMXOutput made together
 	weights  *amxOutputPacks // w (in, v) and wᵀ (v, in), right operands of x w and G wᵀ
 	x, xt, g amxA            // a chunk's x (rows, in) and xᵀ (in, rows), and G (rows, v), left operands
 	gb       amxB            // G (rows, v), right operand of xᵀ G
@@ -117,27 +136,15 @@ type amxOutputPacks struct {
 	w, wt amxPack
 	mu    sync.Mutex // guards gemms
 	gemms map[string]*amxPack
-	team  *OutputTeam // the AMXOutputs' team, which shares out the vocabulary (made together only)
+	team  *OutputTeam // the AMXOutputs' team, which shares out the vocabulary
 }
 
-// gemmPack returns the packing called name that AMXOutputs made together share, made on its first call, or nil
-// for an AMXOutput of its own, whose AMXGemms each pack their weights.
+// gemmPack returns the packing called name that AMXOutputs made together share, made on its first call.
 func (s *AMXOutput) gemmPack(name string) *amxPack {
-	if !s.shared {
-		return nil
-	}
 	p := s.weights
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gemms == nil {
-		p.gemms = map[string]*amxPack{}
-	}
-	q := p.gemms[name]
-	if q == nil {
-		q = &amxPack{}
-		p.gemms[name] = q
-	}
-	return q
+	return named(p.gemms, name, func() *amxPack { return &amxPack{} })
 }
 
 // amxPack is one packing of the weights, with the lock its packer holds and what it was packed from.
@@ -148,37 +155,28 @@ type amxPack struct {
 	from    *float32 // the first weight it was packed from
 }
 
-// NewAMXOutput returns the scratch of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), or an
-// error saying why AMX cannot run here (a CPU without AMX-BF16, another architecture, or an OS that refuses the
-// tile registers). Unsplit, where AMX does not run but AVX512-BF16 does, its products run on VDPBF16PS
-// (Choose says which). It packs the weights at every call.
-func NewAMXOutput(split bool) (*AMXOutput, error) {
-	if err := bf16Permit(split); err != nil {
-		return nil, err
-	}
-	return &AMXOutput{split: split, dp: amxPermit() != nil, weights: &amxOutputPacks{}}, nil
-}
-
-// NewAMXOutputs returns n scratches of OutputXent's products on AMX, as NewAMXOutput, that share one packing of
-// the weights: the weights must not change between calls of OutputXent without a call of WeightsChanged on one of
-// them, while none of them is in use.
+// NewAMXOutputs returns n scratches of OutputXent's products on AMX, in bfloat16 or split (bfloat16x3), that
+// share one packing of the weights: the weights must not change between calls of OutputXent without a call of
+// WeightsChanged on one of them, while none of them is in use. It returns an error saying why AMX cannot run here
+// (a CPU without AMX-BF16, another architecture, or an OS that refuses the tile registers); unsplit, where AMX
+// does not run but AVX512-BF16 does, the products run on VDPBF16PS (Choose says which).
 func NewAMXOutputs(n int, split bool) ([]*AMXOutput, error) {
 	if err := bf16Permit(split); err != nil {
 		return nil, err
 	}
-	packs := &amxOutputPacks{}
+	packs := &amxOutputPacks{gemms: map[string]*amxPack{}}
 	packs.team = &OutputTeam{packs: packs}
 	packs.team.cond.L = &packs.team.mu
 	dp := amxPermit() != nil
 	outs := make([]*AMXOutput, n)
 	for i := range outs {
-		outs[i] = &AMXOutput{split: split, dp: dp, shared: true, weights: packs}
+		outs[i] = &AMXOutput{split: split, dp: dp, weights: packs}
 	}
 	return outs, nil
 }
 
-// WeightsChanged says that the weights have changed since the last call of OutputXent, so that AMXOutputs made
-// together (NewAMXOutputs) pack them again, and so do the AMXGemms of their Multipliers (Multiplier.AMXGemm). Call it while
+// WeightsChanged says that the weights have changed since the last call of OutputXent, so that the AMXOutputs made
+// together with s (NewAMXOutputs) pack them again, and so do the AMXGemms of their Multipliers (Multiplier.AMXGemm). Call it while
 // none of them is in use.
 func (s *AMXOutput) WeightsChanged() {
 	p := s.weights
@@ -190,20 +188,17 @@ func (s *AMXOutput) WeightsChanged() {
 	}
 }
 
-// Split reports whether the products are bfloat16x3 (NewAMXOutput(true)).
+// Split reports whether the products are bfloat16x3 (NewAMXOutputs(n, true)).
 func (s *AMXOutput) Split() bool { return s.split }
 
 // amxProducts are OutputXent's products on an AMXOutput whose weights are packed for the call.
 type amxProducts struct{ s *AMXOutput }
 
-// start packs w (in, v) and wᵀ, rounded or split, for a call of OutputXent and returns its products: both, or,
-// shared, those not yet packed since WeightsChanged, packing first what no other AMXOutput is packing and then
-// waiting for the rest.
-func (s *AMXOutput) start(w []float32, in, v int) outputProducts[float32] {
+// Products packs w (in, v) and wᵀ, rounded or split, for a call of OutputXent and returns its products: those
+// not yet packed since WeightsChanged, packing first what no other AMXOutput is packing and then waiting for the
+// rest.
+func (s *AMXOutput) Products(w []float32, in, v int) OutputProducts[float32] {
 	p := s.weights
-	if !s.shared {
-		s.WeightsChanged()
-	}
 	packs := []struct {
 		pack         *amxPack
 		k, n, rs, cs int
@@ -236,15 +231,15 @@ func (q *amxPack) ensure(w []float32, k, n, rs, cs int, split bool) {
 	q.current, q.from = true, &w[0]
 }
 
-// logits sets g = xc w, xc rounded.
-func (p amxProducts) logits(xc, w, g []float32, rows, in, v int) {
+// Logits sets g = xc w, xc rounded.
+func (p amxProducts) Logits(xc, w, g []float32, rows, in, v int) {
 	p.s.x.fit(rows, in, p.s.split)
 	p.s.x.round(xc, in, 1)
 	mustAMX(p.s.product(&p.s.x, &p.s.weights.w.b, g, v, false))
 }
 
-// backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
-func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
+// Backward adds xcᵀ g to dw and sets dx = g wᵀ, xc and g rounded.
+func (p amxProducts) Backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	s := p.s
 	s.xt.fit(in, rows, s.split)
 	s.xt.round(xc, 1, in)
@@ -256,7 +251,7 @@ func (p amxProducts) backward(xc, w, g, dw, dx []float32, rows, in, v int) {
 	mustAMX(s.product(&s.g, &s.weights.wt.b, dx, in, false))
 }
 
-// mustAMX panics on an error of AMXOutput.product: NewAMXOutput checked that its products run, and OutputXent's
+// mustAMX panics on an error of AMXOutput.product: NewAMXOutputs checked that its products run, and OutputXent's
 // shapes fit.
 func mustAMX(err error) {
 	if err != nil {
@@ -287,6 +282,16 @@ func XentRow[T Float](row []T, y int, smoothing float64) float64 {
 // chains of float64 additions, and each pass over a row in AVX2 where the CPU has it; OutputXent's rows take
 // most of its time outside the matrix products.
 func xentRows[T Float](rows, b []T, targets []int, pad int, smoothing float64, losses []float64) {
+	biasedGroups(rows, b, targets, pad, func(r int, row []T) {
+		clear(row)
+		losses[r] = 0
+	}, func(group *[5][]T, n int, at *[5]int) { xentGroup(group, n, at, targets, smoothing, losses) })
+}
+
+// biasedGroups adds b to each row of rows (len(targets) rows of len(b) values) whose target is not pad and hands
+// those rows to flush five at a time (fewer in the last group), with their indices, to be taken side by side;
+// it calls padRow for each row whose target is pad instead.
+func biasedGroups[T Float](rows, b []T, targets []int, pad int, padRow func(r int, row []T), flush func(group *[5][]T, n int, at *[5]int)) {
 	v := len(b)
 	var group [5][]T
 	var at [5]int
@@ -294,20 +299,19 @@ func xentRows[T Float](rows, b []T, targets []int, pad int, smoothing float64, l
 	for r, y := range targets {
 		row := rows[r*v : (r+1)*v]
 		if y == pad {
-			clear(row)
-			losses[r] = 0
+			padRow(r, row)
 			continue
 		}
 		Axpy(1, b, row)
 		group[n], at[n] = row, r
 		n++
 		if n == len(group) {
-			xentGroup(&group, n, &at, targets, smoothing, losses)
+			flush(&group, n, &at)
 			n = 0
 		}
 	}
 	if n > 0 {
-		xentGroup(&group, n, &at, targets, smoothing, losses)
+		flush(&group, n, &at)
 	}
 }
 

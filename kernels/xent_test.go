@@ -223,11 +223,11 @@ func newXentAMXCase(rng *rand.Rand) xentAMXCase {
 	return c
 }
 
-// run runs OutputXent on the case with amx's products (nil: float32) and returns the loss, dx, dw and db.
-func (c xentAMXCase) run(amx *AMXOutput) (float64, []float32, []float32, []float32) {
+// run runs OutputXent on the case with back's products (nil: float32) and returns the loss, dx, dw and db.
+func (c xentAMXCase) run(back OutputBackend[float32]) (float64, []float32, []float32, []float32) {
 	n, in, v := xentAMXRows, xentAMXIn, xentAMXVocab
 	dx, dw, db, scratch := make([]float32, n*in), make([]float32, in*v), make([]float32, v), make([]float32, xentAMXChunk*v)
-	loss := OutputXent(c.x, c.w, c.b, c.targets, xentAMXPad, n, in, v, xentAMXChunk, xentAMXSmoothing, dx, dw, db, scratch, amx)
+	loss := OutputXent(c.x, c.w, c.b, c.targets, xentAMXPad, n, in, v, xentAMXChunk, xentAMXSmoothing, dx, dw, db, scratch, back)
 	return loss, dx, dw, db
 }
 
@@ -259,7 +259,7 @@ func (c xentAMXCase) reference(round func(float64) float64) (loss float64, dx, d
 // operands reuse the first's storage, must give the same bits.
 func TestOutputXentInBF16(t *testing.T) {
 	skipWithoutBF16Products(t, false)
-	amx, err := NewAMXOutput(false)
+	amx, err := newAMXOutput(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,14 +308,14 @@ func requireXentFigures(t *testing.T, what string, split bool, dx, dw, db []floa
 	return worst
 }
 
-// TestOutputXentInBF16x3 runs OutputXent's products split (bfloat16x3, NewAMXOutput(true)) over several chunks,
+// TestOutputXentInBF16x3 runs OutputXent's products split (bfloat16x3, NewAMXOutputs(n, true)) over several chunks,
 // with pad rows and label smoothing, against the float64 computation with exact products: each term of a product
 // is off by a relative 3·2^-17 at most, so dx and dw must be within that of Σ|terms| (plus float32's summation
 // and softmax), and the loss within 1e-6. The figures must differ from the float32 products' (AMX did run), and
 // a second call must give the same bits.
 func TestOutputXentInBF16x3(t *testing.T) {
 	skipWithoutAMX(t)
-	amx, err := NewAMXOutput(true)
+	amx, err := newAMXOutput(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestAMXOutputsShareTheWeights(t *testing.T) {
 			}
 			wg.Wait()
 			for i := range c {
-				own, err := NewAMXOutput(split)
+				own, err := newAMXOutput(split)
 				if err != nil {
 					t.Fatal(err)
 				}

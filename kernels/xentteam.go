@@ -63,53 +63,35 @@ type teamStats struct {
 // maximum and sum (expShiftedGroup, five rows side by side). A pad row's stats are zeros and its logits are left.
 func (st *teamStats) rows(g, b []float32, targets []int, pad, lo, at int, smoothed bool) {
 	words := len(b)
-	var group [5][]float32
-	var index [5]int
-	n := 0
-	flush := func() {
+	for i := range targets {
+		st.max[at+i], st.sum[at+i], st.zsum[at+i], st.zy[at+i] = 0, 0, 0, 0
+	}
+	if words == 0 {
+		return
+	}
+	biasedGroups(g, b, targets, pad, func(int, []float32) {}, func(group *[5][]float32, n int, index *[5]int) {
 		var zsum, sum [5]float64
 		var maxv [5]float32
-		if smoothed {
-			addSideBySide(&zsum, &group, n)
-		}
-		expShiftedGroup(&group, &group, n, &maxv, &sum)
 		for k, i := range index[:n] {
-			st.max[i], st.sum[i], st.zsum[i] = maxv[k], sum[k], zsum[k]
+			if y := targets[i]; y >= lo && y < lo+words {
+				st.zy[at+i] = float64(group[k][y-lo])
+			}
 		}
-		n = 0
-	}
-	for i, y := range targets {
-		st.max[at+i], st.sum[at+i], st.zsum[at+i], st.zy[at+i] = 0, 0, 0, 0
-		if y == pad || words == 0 {
-			continue
+		if smoothed {
+			addSideBySide(&zsum, group, n)
 		}
-		row := g[i*words : (i+1)*words]
-		Axpy(1, b, row)
-		if y >= lo && y < lo+words {
-			st.zy[at+i] = float64(row[y-lo])
+		expShiftedGroup(group, group, n, &maxv, &sum)
+		for k, i := range index[:n] {
+			st.max[at+i], st.sum[at+i], st.zsum[at+i] = maxv[k], sum[k], zsum[k]
 		}
-		group[n], index[n] = row, at+i
-		n++
-		if n == len(group) {
-			flush()
-		}
-	}
-	if n > 0 {
-		flush()
-	}
+	})
 }
 
 // outputPack is a share of the output layer's weights packed both ways.
 type outputPack struct{ w, wt amxPack }
 
-// Team returns the OutputTeam of the AMXOutputs made together with s (NewAMXOutputs), or nil for an AMXOutput of
-// its own.
-func (s *AMXOutput) Team() *OutputTeam {
-	if !s.shared {
-		return nil
-	}
-	return s.weights.team
-}
+// Team returns the OutputTeam of the AMXOutputs made together with s (NewAMXOutputs).
+func (s *AMXOutput) Team() *OutputTeam { return s.weights.team }
 
 // Begin turns the team on for members, AMXOutputs made together, in rank order: each must then call OutputXent
 // once, on a goroutine of its own, before End. With fewer than two members the team stays off and each call runs
@@ -152,7 +134,7 @@ func (t *OutputTeam) End() { t.members = t.members[:0] }
 // teamOn reports whether s is a member of its team while the team is on.
 func (s *AMXOutput) teamOn() bool {
 	t := s.Team()
-	return t != nil && len(t.members) > 1 && s.rank < len(t.members) && t.members[s.rank] == s
+	return len(t.members) > 1 && s.rank < len(t.members) && t.members[s.rank] == s
 }
 
 // wait is the team's barrier: it returns when every member has reached it, true, or when the team is aborted,

@@ -90,7 +90,7 @@ func TestOutputTeamMatchesTheWholeLayer(t *testing.T) {
 		// team again gives its first figures.
 		outs := newTeam(t, 2, split)
 		loss, dx, dw, db, _ := c.runTeam(outs, []int{60, 40})
-		own, err := NewAMXOutput(split)
+		own, err := newAMXOutput(split)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -285,9 +285,6 @@ type ChrFScore struct {
 	ChrFCounts
 }
 
-// String prints the score as sacreBLEU does: "chrF2 = 58.21".
-func (s ChrFScore) String() string { return fmt.Sprintf("chrF%d = %.2f", chrFBeta, s.Score) }
-
 // ChrF is corpus chrF2 (Popović 2015) of hyps against refs (one reference each, untokenized text;
 // SentenceChrFCounts counts against several) as sacreBLEU 2
 // computes it by default: ChrFFromCounts of the sentences' counts summed. Case is kept. ChrF panics if hyps and

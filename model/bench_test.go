@@ -118,7 +118,7 @@ func BenchmarkTrainStepMulti30kBF16(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
 	for _, products := range []string{"float32", "bf16x3", "bf16"} {
 		b.Run(products, func(b *testing.B) {
-			if _, err := kernels.NewAMXOutput(products == "bf16x3"); err != nil && products != "float32" {
+			if _, err := kernels.NewAMXOutputs(1, products == "bf16x3"); err != nil && products != "float32" {
 				b.Skipf("no bfloat16 products here: %v", err)
 			}
 			benchmarkTrainStepMulti30k(b, Small().Model, threads, products)

@@ -17,7 +17,7 @@ import (
 // true: AMX) on a machine where those products cannot run.
 func skipWithoutBF16Products(t *testing.T, split bool) {
 	t.Helper()
-	if _, err := kernels.NewAMXOutput(split); err != nil {
+	if _, err := kernels.NewAMXOutputs(1, split); err != nil {
 		t.Skipf("no bfloat16 products here (split %v): %v", split, err)
 	}
 }
