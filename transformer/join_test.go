@@ -184,3 +184,36 @@ func TestJoinMatchesAlone(t *testing.T) {
 	t.Run("float64", testJoinMatchesAlone[float64])
 	t.Run("float32", testJoinMatchesAlone[float32])
 }
+
+// TestRunningBatchMatchesAlone: decoder.GreedyQueue over the Transformer's sessions, a running batch of one to
+// three rows that sentences of different source lengths join one by one, decodes each sentence as Greedy does
+// alone, to the bit, for longer than the self-attention caches' first positions (so the caches grow in a step
+// whose rows are at different positions).
+func TestRunningBatchMatchesAlone(t *testing.T) {
+	const maxLen = 2*minPositions - 2
+	lengths := []int{3, 9, 2, 7, 5, 12, 4, 1, 8, 6, 11, 2}
+	for c, cfg := range stepConfigs {
+		m, _ := newTestModel[float32](t, cfg, 41)
+		m.OutB.Data[testEOS] += float32(joinEOSBias[c])
+		mems := make([]*Memory[float32], len(lengths))
+		for i, l := range lengths {
+			mems[i] = newTestMemory[float32]([]int{l}, l, cfg.Dim, uint64(100+i))
+		}
+		for rows := 1; rows <= 3; rows++ {
+			got, next := make([]decoder.Hypothesis, len(mems)), 0
+			decoder.GreedyQueue(func() *decoder.Block[float32] {
+				if next == len(mems) {
+					return nil
+				}
+				mem := mems[next]
+				next++
+				return &decoder.Block[float32]{Sessions: []decoder.Session[float32]{m.Session(mem)}, SrcLen: mem.SrcLen,
+					Lengths: mem.Lengths, IDs: []int{next - 1}}
+			}, func(id int, h decoder.Hypothesis) { got[id] = h },
+				decoder.GreedyOptions{Rows: rows, Threads: 1, Vocab: m.Cfg.TgtVocab, BOS: testBOS, EOS: testEOS, MaxLen: maxLen})
+			for i, mem := range mems {
+				sameHypothesis(t, fmt.Sprintf("%s, %d rows, sentence %d", cfg.Positions, rows, i), got[i], m.Greedy(mem, testBOS, testEOS, maxLen)[0])
+			}
+		}
+	}
+}

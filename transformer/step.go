@@ -118,11 +118,11 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	for _, w := range st.rows {
 		lk, first = max(lk, w.pos+1), min(first, w.pos+1)
 	}
+	st.fit(n, lk, s)      // before taking st.selfLen, which fit may replace
 	selfLen := st.selfLen // nil when every row is at the same position
 	if first == lk {
 		selfLen = nil
 	}
-	st.fit(n, lk, s)
 	for r, w := range st.rows {
 		st.selfLen[r], st.srcLen[r] = w.pos+1, w.src.mem.Lengths[w.sent]
 	}
