@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/synth"
 )
@@ -108,5 +109,38 @@ func TestWatchWritesEveryValidationAndResumeKeepsThem(t *testing.T) {
 	}
 	if n := strings.Count(string(metrics), `"valid_aer":`); n != 4 {
 		t.Errorf("the metrics file has %d validations with an AER, want 4:\n%s", n, metrics)
+	}
+}
+
+// TestWatchedPairsAreTheLinesTrainWatchSentencesNames: a count takes the first pairs with both sides and one
+// drawn from the rest (all of them when there are fewer), a list takes its lines, and a line without a pair is
+// an error naming the key.
+func TestWatchedPairsAreTheLinesTrainWatchSentencesNames(t *testing.T) {
+	pairs := []data.Pair{{Src: []string{"a"}, Tgt: []string{"A"}, Line: 1}, {Line: 2}, {Src: []string{"c"}, Tgt: []string{"C"}, Line: 3},
+		{Src: []string{"d"}, Tgt: []string{"D"}, Line: 4}, {Src: []string{"e"}, Tgt: []string{"E"}, Line: 5}}
+	for _, c := range []struct {
+		setting string
+		lines   []int // nil: an error
+	}{
+		{"0", []int{}}, {"", []int{}}, {"2", []int{1, 0}}, {"9", []int{1, 3, 4, 5}}, {"3,1", []int{3, 1}},
+		{"2,6", nil}, {"1,2", nil}, {"1,,3", nil}, {"-1", nil}, {"two", nil},
+	} {
+		t.Run(c.setting, func(t *testing.T) {
+			got, err := watchedPairs(model.TrainConfig{WatchSentences: c.setting, Seed: 1}, pairs, Corpus{Src: "v.src", Tgt: "v.tgt"})
+			if c.lines == nil {
+				if err == nil || !strings.Contains(err.Error(), "train.watch_sentences") {
+					t.Fatalf("%v, want an error naming train.watch_sentences", err)
+				}
+				return
+			}
+			if err != nil || len(got) != len(c.lines) {
+				t.Fatalf("%v, %v; want lines %v", got, err, c.lines)
+			}
+			for i, p := range got {
+				if c.lines[i] != 0 && p.Line != c.lines[i] || c.lines[i] == 0 && p.Line < 3 {
+					t.Errorf("pair %d is line %d, want %v (0: a line drawn after the first)", i, p.Line, c.lines)
+				}
+			}
+		})
 	}
 }
