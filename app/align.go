@@ -87,17 +87,9 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	if err := CheckOutputs([]NamedPath{{Role: "--output", Path: o.Output, Example: "alignments.txt"}}, inputs); err != nil {
 		return err
 	}
-	var gold [][]align.Link
-	if o.Gold != "" {
-		f, err := data.Open(o.Gold)
-		if err != nil {
-			return err
-		}
-		gold, err = align.ReadPharaoh(f, o.Gold, o.OneBased)
-		f.Close()
-		if err != nil {
-			return err
-		}
+	gold, err := readGold(o.Gold, o.OneBased)
+	if err != nil {
+		return err
 	}
 	report := o.Stderr
 	if o.Output != "" {
@@ -179,4 +171,18 @@ func alignStatistical(ctx context.Context, o AlignOptions, gold [][]align.Link, 
 func printScores(w io.Writer, s align.Scores) {
 	fmt.Fprintf(w, "precision %.4f  recall %.4f  AER %.4f  (%s: %s, %d sure, %d hit sure, %d hit possible)\n",
 		s.Precision(), s.Recall(), s.AER(), plural.Count(s.Sentences, "sentence pair"), plural.Count(s.Predicted, "predicted link"), s.Sure, s.HitSure, s.HitPossible)
+}
+
+// readGold reads the Pharaoh file of gold links at path (.gz is read directly; nil for ""), whose positions
+// count from 1 with oneBased.
+func readGold(path string, oneBased bool) ([][]align.Link, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := data.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return align.ReadPharaoh(f, path, oneBased)
 }

@@ -25,7 +25,7 @@ func DemoConfig() model.Config {
 	m.Emb, m.EncHidden, m.DecHidden, m.AttnDim, m.Dropout = 32, 64, 128, 64, 0.1
 	cfg.Data = model.DataConfig{Lowercase: true, MinFreq: 1, MaxLen: 30, Batch: 32, BucketChunk: 100, RoundLen: 2, Subword: model.SubwordNone}
 	cfg.Train = model.TrainConfig{Epochs: 6, LR: 3e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 2, GraphCache: 16, MaxBadSteps: 10, BestMetric: "ppl",
-		GuidedAlignmentWeight: 0.1, Precision: kernels.PrecisionAuto, SplitVocabulary: true}
+		GuidedAlignmentWeight: 0.1, Precision: kernels.PrecisionAuto, SplitVocabulary: true, WatchSentences: "4"}
 	cfg.Decode = model.DecodeConfig{MaxLen: 30, Batch: 64}
 	return cfg
 }
@@ -66,7 +66,7 @@ func Demo(ctx context.Context, req DemoRequest) (DemoResult, error) {
 	// The demo owns its directory: a second run replaces the first's corpus, checkpoints and pictures.
 	_, err := Train(ctx, TrainRequest{Config: req.Config, Out: out, Stdout: req.Stdout, Recorder: req.Recorder, Overwrite: true,
 		Train: Corpus{Src: filepath.Join(req.Dir, "train.src"), Tgt: filepath.Join(req.Dir, "train.tgt")},
-		Valid: Corpus{Src: filepath.Join(req.Dir, "valid.src"), Tgt: filepath.Join(req.Dir, "valid.tgt")}})
+		Valid: Corpus{Src: filepath.Join(req.Dir, "valid.src"), Tgt: filepath.Join(req.Dir, "valid.tgt")}, ValidGold: filepath.Join(req.Dir, "valid.align")})
 	if err != nil {
 		return res, err
 	}

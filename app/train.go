@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/attend-nmt/attend/backend"
@@ -74,8 +75,11 @@ type TrainRequest struct {
 	Out         string // checkpoint path
 	Resume      string // checkpoint to continue from (see model.CheckResume for what may change)
 	MetricsPath string // default: Out with .metrics.jsonl
-	CPUProfile  string // optional: a CPU profile of the run is written there (by the lead process)
-	Stdout      io.Writer
+	// ValidGold is a Pharaoh file of gold links (positions from 0) of the first validation pairs, whose AER the
+	// attention is scored against at every validation (watcher.validated); "" for none.
+	ValidGold  string
+	CPUProfile string // optional: a CPU profile of the run is written there (by the lead process)
+	Stdout     io.Writer
 	// Recorder is the progress display (nil: none). One that is also a PhaseRecorder shows the phases before
 	// the first step too.
 	Recorder model.Recorder
@@ -216,6 +220,9 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 			defer stop()
 		}
 	}
+	if req.ValidGold != "" && valid.Empty() {
+		return model.Summary{}, fmt.Errorf("--valid-gold scores the attention on the validation corpus; give one (--valid-src and --valid-tgt, or --valid-data)")
+	}
 	if stored {
 		fmt.Fprintf(req.Stdout, "validating on %s from the checkpoint\n", valid)
 	}
@@ -293,8 +300,14 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 		}
 	}
 	if !valid.Empty() {
-		if opts.Valid, err = readValidation(ctx, valid, cfg.Data.Tokenizer(), m); err != nil {
+		var pairs []data.Pair
+		if opts.Valid, pairs, err = readValidation(ctx, valid, cfg.Data.Tokenizer(), m); err != nil {
 			return model.Summary{}, err
+		}
+		if lead {
+			if opts.Watch, err = watch(req, cfg, m, valid, pairs); err != nil {
+				return model.Summary{}, err
+			}
 		}
 	}
 	if !lead {
@@ -364,10 +377,13 @@ func prepareOutputs(req TrainRequest, cfg model.Config, start *model.Checkpoint,
 		}
 	}
 	if req.Overwrite && !continuesRun(req) {
-		if err := removeStepCheckpoints(req.Stdout, req.Out); err != nil {
-			unlock()
-			return nil, err
-		}
+		err = errors.Join(removeStepCheckpoints(req.Stdout, req.Out), removeWatched(req.Stdout, req.Out, -1))
+	} else if start != nil && continuesRun(req) {
+		err = removeWatched(req.Stdout, req.Out, start.Progress.Step)
+	}
+	if err != nil {
+		unlock()
+		return nil, err
 	}
 	return unlock, nil
 }
@@ -422,7 +438,7 @@ func trainFiles(req TrainRequest, cfg model.Config, start *model.Checkpoint, met
 			best[0].Keep = "" // not written by this run
 		}
 	}
-	outputs = append(out, best...)
+	outputs = append(append(out, best...), watchOutputs(req.Out, steps.Keep != "")...)
 	if cfg.Train.KeepLast > 0 {
 		outputs = append(outputs, steps,
 			NamedPath{Role: "the temporary files of the step checkpoints", Path: GlobOf(dir+"."+stem+".step-", ""), Pattern: true})
@@ -442,7 +458,7 @@ func trainFiles(req TrainRequest, cfg model.Config, start *model.Checkpoint, met
 	}
 	inputs = []NamedPath{{Role: "--src", Path: req.Train.Src}, {Role: "--tgt", Path: req.Train.Tgt}, {Role: "--data", Path: req.Train.TSV},
 		{Role: validRoles[0], Path: valid.Src}, {Role: validRoles[1], Path: valid.Tgt}, {Role: validRoles[2], Path: valid.TSV},
-		{Role: "--config", Path: req.ConfigFile}, {Role: "--resume", Path: req.Resume, Replaceable: true}}
+		{Role: "--config", Path: req.ConfigFile}, {Role: "--resume", Path: req.Resume, Replaceable: true}, {Role: "--valid-gold", Path: req.ValidGold}}
 	if cfg.Train.GuidedAlignment != model.GuideAuto {
 		inputs = append(inputs, NamedPath{Role: "train.guided_alignment", Path: cfg.Train.GuidedAlignment})
 		return outputs, inputs
@@ -626,20 +642,39 @@ func fitsInMemory(req TrainRequest, cfg model.Config, src, tgt *data.Vocab, resu
 }
 
 // readValidation reads the validation corpus as the model reads text: tokenized, in its subwords, encoded
-// with its vocabularies; pairs with an empty side are dropped, long ones kept.
-func readValidation(ctx context.Context, valid Corpus, tok data.Tokenizer, m *model.Seq2Seq[float32]) ([]data.Example, error) {
-	var vp []data.Pair
+// with its vocabularies; pairs with an empty side are dropped, long ones kept. It also returns the pairs as
+// read, one a line, in words.
+func readValidation(ctx context.Context, valid Corpus, tok data.Tokenizer, m *model.Seq2Seq[float32]) ([]data.Example, []data.Pair, error) {
+	var read []data.Pair
 	if err := interruptible(ctx, "reading the validation corpus", func() (err error) {
-		vp, err = valid.Read(tok)
+		read, err = valid.Read(tok)
 		return err
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	vp := read
 	if m.Subwords != nil {
 		vp = SplitPairs(m.Subwords, vp)
 	}
 	vp, _ = data.Filter(vp, 0)
-	return data.EncodeExamples(vp, m.SrcVocab, m.TgtVocab), nil
+	return data.EncodeExamples(vp, m.SrcVocab, m.TgtVocab), read, nil
+}
+
+// watch returns the model.TrainOptions.Watch of a run on the validation pairs of valid, as read: nil when it
+// watches no sentence (train.watch_sentences) and scores no gold links (--valid-gold).
+func watch(req TrainRequest, cfg model.Config, m *model.Seq2Seq[float32], valid Corpus, pairs []data.Pair) (func(model.ValidLog) (float64, error), error) {
+	w, err := newWatcher(cfg, m, req.Out, valid, pairs, req.ValidGold)
+	if err != nil || w == nil {
+		return nil, err
+	}
+	if len(w.watched) > 0 {
+		lines := make([]string, len(w.watched))
+		for i, p := range w.watched {
+			lines[i] = strconv.Itoa(p.Line)
+		}
+		fmt.Fprintf(req.Stdout, "watching validation lines %s: %s\n", strings.Join(lines, ", "), w.dir)
+	}
+	return w.validated, nil
 }
 
 // trainWithMetrics runs model.Train on the lead process with its metrics file open: new, or for a resumed run

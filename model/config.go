@@ -226,6 +226,35 @@ type TrainConfig struct {
 	GuidedAlignment string `yaml:"guided_alignment"`
 	// GuidedAlignmentWeight weighs the guided-alignment loss against the translation's (Marian's default 0.1).
 	GuidedAlignmentWeight float64 `yaml:"guided_alignment_weight"`
+	// WatchSentences names the validation sentences whose greedy translation and attention every validation writes
+	// beside --out, to NAME.watch/STEP.json with a heat map a sentence (docs/training.md): a count n, the first
+	// n−1 validation pairs and one more that train.seed draws from the rest, as JoeyNMT chooses them (0, or ""
+	// in checkpoints from before the key: none); or their line numbers in the validation files, from 1,
+	// separated by commas ("1,5,9").
+	WatchSentences string `yaml:"watch_sentences"`
+}
+
+// WatchLines reads train.watch_sentences: a count n (lines nil), or the validation lines listed (n 0). It
+// returns an error naming the key for anything else.
+func (t TrainConfig) WatchLines() (n int, lines []int, err error) {
+	s := strings.TrimSpace(t.WatchSentences)
+	if s == "" {
+		return 0, nil, nil
+	}
+	if !strings.Contains(s, ",") {
+		if n, err = strconv.Atoi(s); err == nil && n >= 0 {
+			return n, nil, nil
+		}
+		return 0, nil, fmt.Errorf("config: train.watch_sentences is %q; want a count of at least 0, or line numbers from 1 separated by commas", s)
+	}
+	for _, f := range strings.Split(s, ",") {
+		line, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || line < 1 {
+			return 0, nil, fmt.Errorf("config: train.watch_sentences is %q: %q is not a line number (from 1)", s, f)
+		}
+		lines = append(lines, line)
+	}
+	return 0, lines, nil
 }
 
 // WorkerCount is the number of workers of train.workers for a run on threads threads (train.workers 0 is one
@@ -262,7 +291,7 @@ func Default() Config {
 			DModel: 256, FF: 1024, Positions: "sinusoidal", MaxPositions: 256},
 		Data: DataConfig{MinFreq: 2, MaxLen: 50, Batch: 64, BucketChunk: 100, RoundLen: 4, Subword: SubwordBPE, Merges: 8000},
 		Train: TrainConfig{Epochs: 10, LR: 1e-3, Clip: 1, Seed: 1, LogEvery: 50, SaveEvery: 500, Threads: 0, GraphCache: 4, MaxBadSteps: 10,
-			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, Precision: kernels.PrecisionAuto, SplitVocabulary: true},
+			BestMetric: "ppl", GuidedAlignmentWeight: 0.1, Precision: kernels.PrecisionAuto, SplitVocabulary: true, WatchSentences: "4"},
 		Decode: DecodeConfig{MaxLen: 80, Batch: 64},
 	}
 }
@@ -572,6 +601,9 @@ func (c Config) Validate() error {
 		if err := align.Builtin[float32]().Guidable(m.Attention); err != nil {
 			errs = append(errs, fmt.Errorf("config: train.guided_alignment: %w", err))
 		}
+	}
+	if _, _, err := t.WatchLines(); err != nil {
+		errs = append(errs, err)
 	}
 	if m.FullContextAlignment && t.GuidedAlignment == "" {
 		errs = append(errs, fmt.Errorf("config: model.full_context_alignment needs train.guided_alignment: only the guided-alignment loss trains its weights"))

@@ -90,6 +90,9 @@ type keyRule struct {
 	path   bool     // a string key naming a file: any value, "" for none (Note says what "" means)
 	// when is "section.key=value": the rule holds only while that key has that value.
 	when string
+	// lines marks a string key holding a count in Range or a list of line numbers (TrainConfig.WatchLines, which
+	// Validate calls).
+	lines bool
 	// elsewhere marks a rule that the package using the key checks (through Validate's call to it), so that
 	// Validate does not report the same mistake twice.
 	elsewhere bool
@@ -163,6 +166,7 @@ func keyRules() []keyRule {
 		{key: "train.precision", values: kernels.Precisions(), blank: true},
 		{key: "train.guided_alignment", path: true, Range: bound.Range{Note: `or auto, the built-in aligner's links; "": none`}},
 		atLeast("train.guided_alignment_weight", 0, "used with train.guided_alignment"),
+		{key: "train.watch_sentences", Range: bound.AtLeast(0, "0: none"), lines: true},
 
 		between("decode.max_len", 1, maxLength, ""),
 		between("decode.batch", 1, maxBatch, ""),
@@ -178,6 +182,8 @@ func (r keyRule) String() string {
 		s = "a file path (" + r.Note + ")"
 	case r.values != nil:
 		s = strings.Join(r.values, ", ")
+	case r.lines:
+		s = "a count, " + r.Text(true) + " (" + r.Note + "), or line numbers from 1 separated by commas"
 	default:
 		s = r.Text(r.isInt())
 	}
@@ -192,10 +198,10 @@ func (r keyRule) String() string {
 	return s
 }
 
-// isInt reports whether the rule's key is an integer.
+// isInt reports whether the rule's key is an integer (or, with lines, a count).
 func (r keyRule) isInt() bool {
 	v, ok := keyValue(reflect.ValueOf(Default()), r.key)
-	return ok && v.Kind() == reflect.Int
+	return r.lines || ok && v.Kind() == reflect.Int
 }
 
 // check returns the rule's complaint about cfg, or nil.
@@ -217,7 +223,7 @@ func (r keyRule) check(cfg Config) error {
 			return checkNumber(unread, r.key, v)
 		}
 	}
-	if r.elsewhere {
+	if r.elsewhere || r.lines {
 		return nil
 	}
 	if v.Kind() == reflect.String {

@@ -93,6 +93,7 @@ type ValidLog struct {
 	BLEU              float64 // of the first train.valid_bleu pairs, greedy; NaN when not measured
 	Best              bool    // the best so far by train.best_metric: the best checkpoint was written
 	ElapsedS          float64
+	AER               float64 // of the attention against gold links (TrainOptions.Watch); NaN when not measured
 }
 
 // TrainOptions is one training run. Corpus and Valid are encoded with the model's vocabularies.
@@ -126,6 +127,11 @@ type TrainOptions struct {
 	// Products are the products the run multiplies in, chosen once from Config.Train.Precision
 	// (TrainConfig.Products) by the caller that also describes them; nil: Train chooses them.
 	Products *kernels.Products
+	// Watch, when not nil, is called on the lead process after each validation, before it is reported, while
+	// the model holds the weights validated (attend train writes the watched sentences' attention then,
+	// train.watch_sentences). It returns the alignment error rate of the attention against gold links, NaN
+	// when not measured, which ValidLog.AER and the metrics file's "valid_aer" carry. An error stops training.
+	Watch func(ValidLog) (aer float64, err error)
 }
 
 // Summary is the outcome of a training run.
@@ -387,7 +393,14 @@ func (r *run) validate() error {
 	}
 	r.sum.ValidLoss, r.sum.ValidPPL, r.sum.ValidBLEU = vl, math.Exp(vl), bleu
 	epoch, done := prog.stepEpochs()
-	v := ValidLog{Step: prog.Step, Epoch: epoch, EpochsDone: done, Loss: vl, PPL: math.Exp(vl), BLEU: bleu, Best: best, ElapsedS: prog.ElapsedS}
+	v := ValidLog{Step: prog.Step, Epoch: epoch, EpochsDone: done, Loss: vl, PPL: math.Exp(vl), BLEU: bleu, Best: best, ElapsedS: prog.ElapsedS,
+		AER: math.NaN()}
+	if r.o.Watch != nil {
+		var err error
+		if v.AER, err = r.o.Watch(v); err != nil {
+			return err
+		}
+	}
 	if best {
 		if err := r.save(BestPath(r.o.Out)); err != nil {
 			return err
@@ -399,6 +412,9 @@ func (r *run) validate() error {
 		"elapsed_s": v.ElapsedS}
 	if cfg.Train.ValidBLEU > 0 {
 		entry["valid_bleu"] = v.BLEU
+	}
+	if !math.IsNaN(v.AER) {
+		entry["valid_aer"] = v.AER
 	}
 	return r.metrics.write(entry)
 }

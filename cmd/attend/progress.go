@@ -403,6 +403,9 @@ func validLine(v model.ValidLog) string {
 	if !math.IsNaN(v.BLEU) {
 		line += fmt.Sprintf("  BLEU %.2f", v.BLEU)
 	}
+	if !math.IsNaN(v.AER) {
+		line += fmt.Sprintf("  AER %.3f", v.AER)
+	}
 	if v.Best {
 		line += "  (best so far: saved)"
 	}

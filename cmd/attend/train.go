@@ -14,6 +14,7 @@ type trainFlags struct {
 	config                  string
 	corpus, valid           app.Corpus
 	out, resume, metrics    string
+	validGold               string // Pharaoh links of the first validation pairs, for the attention's AER
 	sets                    []string
 	epochs, maxSteps, batch int
 	seed                    uint64
@@ -40,6 +41,11 @@ second run from writing the same checkpoints. With --set train.guided_alignment=
 with the built-in statistical aligner (as align --statistical does) and trains the attention toward those
 links, which it writes to NAME.align beside --out; --resume reads them from there.
 
+At every validation it also writes, for the validation sentences of train.watch_sentences (default: the first
+three and one chosen by the seed), the greedy translation and its attention to NAME.watch/STEP.json, with a heat
+map a sentence (STEP-LINE.png; those of the last train.keep_last validations are kept). With --valid-gold it
+scores the attention of the first validation pairs against gold links, as align --gold does, and logs the AER.
+
 Before any work, every file it will write (--out and the files beside it, --metrics, --cpuprofile) is checked
 against every file it reads (the corpora, --config, --resume) and against each other: none may be the same file
 as another, except --out and --resume (a run continued in place), and none may be a directory, a device, a
@@ -58,7 +64,7 @@ more than a tenth of a side's tokens <unk>.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := app.RunTrain(cmd.Context(), app.TrainOptions{Stderr: cmd.ErrOrStderr(), TrainRequest: app.TrainRequest{
 				ConfigFile: f.config, Overrides: func(c *model.Config) error { return applyTrainFlags(cmd, &f, c) },
-				Train: f.corpus, Valid: f.valid, NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics,
+				Train: f.corpus, Valid: f.valid, NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics, ValidGold: f.validGold,
 				CPUProfile: f.cpuProfile, Stdout: cmd.OutOrStdout(), ForceMemory: f.forceMemory, Overwrite: f.overwrite,
 				Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress)}})
 			var reported *app.ReportedError // the lead process reports it, and says how to resume
@@ -77,6 +83,7 @@ more than a tenth of a side's tokens <unk>.`,
 	fl.StringVar(&f.valid.Src, "valid-src", "", "validation source file (on --resume: instead of the checkpoint's)")
 	fl.StringVar(&f.valid.Tgt, "valid-tgt", "", "validation target file (on --resume: instead of the checkpoint's)")
 	fl.StringVar(&f.valid.TSV, "valid-data", "", "validation file, as --data (on --resume: instead of the checkpoint's)")
+	fl.StringVar(&f.validGold, "valid-gold", "", "Pharaoh file of gold links (from 0) of the first validation pairs: the AER of the attention at every validation")
 	fl.BoolVar(&f.noValid, "no-valid", false, "no validation, even when resuming a run that validated")
 	fl.StringVarP(&f.out, "out", "o", "", "checkpoint to write (required)")
 	fl.StringVar(&f.resume, "resume", "", "checkpoint to continue training from (validates on the files its run validated on, unless --valid-* or --no-valid say otherwise)")
