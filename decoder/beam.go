@@ -194,7 +194,7 @@ func (b *beamState[T]) move(dst, src int) {
 func (b *beamState[T]) chooseAll(g *greedySearch[T]) {
 	first := &g.members[0]
 	b.weights, b.srcLen = first.weights, first.width // the hypotheses keep the first member's attention
-	width, ld := g.o.Vocab, 0                         // logits per row, and their row stride when not width
+	width, ld := g.o.Vocab, 0                        // logits per row, and their row stride when not width
 	if g.short != nil {
 		width = len(g.short.ids)
 	}

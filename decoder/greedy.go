@@ -198,33 +198,33 @@ const (
 // greedySearch is the batch of GreedyQueue and BeamQueue: rows 0 … n-1 of every member's Session are being
 // decoded, k rows per sentence (1 for greedy search): sentence u in rows u·k … u·k+k-1.
 type greedySearch[T kernels.Float] struct {
-	o       GreedyOptions
-	next    func() *Block[T]
-	done    func(id int, list []Scored)
-	k       int
+	o    GreedyOptions
+	next func() *Block[T]
+	done func(id int, list []Scored)
+	k    int
 	// beamOpts, for beam search, are the settings of a block without its own, beam its search state (nil for
 	// greedy search); mean ranks beam search's words by the mean of the members' log-probabilities.
 	beamOpts *BeamOptions
 	beam     *beamState[T]
 	mean     bool
-	bf16    func(*Decoder[T]) *bf16Output
-	members []greedyMember[T] // in the ensemble's order
-	joins   bool              // every member's Session is a Joiner: the batch is a running one
-	n       int               // rows in the batch
-	rows    int               // the rows of this step: n, or n/k while spread
+	bf16     func(*Decoder[T]) *bf16Output
+	members  []greedyMember[T] // in the ensemble's order
+	joins    bool              // every member's Session is a Joiner: the batch is a running one
+	n        int               // rows in the batch
+	rows     int               // the rows of this step: n, or n/k while spread
 	// spread is set while the sentences of the first block of a beam search have one row each (in the
 	// Sessions), which its first step spreads to their k rows, as a beam search of a batch always has: row j's
 	// logits to row j·k (the other rows unused).
 	spread bool
-	stale   bool              // the batch's rows have all ended, but its Sessions still hold them
-	srcLen  int               // the padded source length of the batch's first block: the width of a non-Joiner's weights
+	stale  bool // the batch's rows have all ended, but its Sessions still hold them
+	srcLen int  // the padded source length of the batch's first block: the width of a non-Joiner's weights
 
 	parts []greedyPart[T] // what each goroutine stepping the batch needs beyond the members' Sessions
 	best  []int           // the best word of each row at this step
 	prev  []int
-	from  []int       // the old row of each row after the ended rows leave
-	slots []greedyRow // each sentence's
-	dead  []bool      // each sentence's
+	from  []int         // the old row of each row after the ended rows leave
+	slots []greedyRow   // each sentence's
+	dead  []bool        // each sentence's
 	short *shortlist[T] // the words the batch scores, nil to score the whole vocabulary
 	gone  []int         // beam search's words of ended sentences, still in short until sentences join
 	// fast is the output layer in bfloat16, or nil; with it, amxIn holds the first member's outIn rounded to
