@@ -532,11 +532,11 @@ func (g *greedySearch[T]) step() {
 			m.adv.split(parts)
 			m.outIn = m.adv.outIn(n)
 		}
-		rows := max(n, g.o.Rows)
-		if len(m.weights) < n*m.width {
+		rows := max(g.n, g.o.Rows) // (the first step's rows spread to g.n)
+		if len(m.weights) < g.n*m.width {
 			m.weights = make([]T, rows*max(m.width, g.srcLen))
 		}
-		if (g.fast == nil || i > 0) && len(m.logits) < n*g.o.Vocab {
+		if (g.fast == nil || i > 0) && len(m.logits) < g.n*g.o.Vocab {
 			m.logits = make([]T, rows*g.o.Vocab)
 		}
 	}
@@ -548,8 +548,8 @@ func (g *greedySearch[T]) step() {
 	phases := []int{phaseAdvance, phaseOutput, phaseSelect}
 	if g.beam != nil { // beam search chooses the words itself (chooseAll)
 		phases = phases[:2]
-		if f := g.beam.fast; f != nil && n > len(f.delta) {
-			g.beam.fast = newBF16Beam(f.o, n, g.k)
+		if f := g.beam.fast; f != nil && g.n > len(f.delta) {
+			g.beam.fast = newBF16Beam(f.o, g.n, g.k)
 		}
 	}
 	for _, phase := range phases {
