@@ -1,7 +1,6 @@
 package app
 
 import (
-
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/model"
