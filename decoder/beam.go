@@ -127,14 +127,20 @@ type beamState[T kernels.Float] struct {
 	fast                        *bf16Beam
 	bound, stepBound, nextBound []float64
 
-	// Scratch of the selection, reused at every step.
-	logits          [][]T // each member's logits of the step
+	// The step's logits: each member's, width per row, ld apart (bf16Beam's stride, or width).
+	logits    [][]T
+	width, ld int
+	parts     []beamScratch[T] // each goroutine's that chooses the words of a share of the sentences
+}
+
+// beamScratch is one goroutine's scratch for choosing sentences' words, reused at every step.
+type beamScratch[T kernels.Float] struct {
 	cands           []candidate
 	exps, rowLogits [][]T     // k rows: exps of a row's logits; a row's logits of its own candidates, with a shortlist
 	liveLogits      [][]T     // the logits of a sentence's live rows
 	liveRows        []int     // their rows
 	lse             []float64 // their log-sum-exps
-	mean            []float64 // a row's mean log-probabilities, for an ensemble (MeanLogProbs)
+	mean            []float64 // a row's mean log-probabilities, for an ensemble (MeanLogProbs); nil for one model
 	memberRows      [][]T     // each member's logits of a row, for an ensemble
 	scores          []float64 // a sentence's finished Scores, for settled
 }
@@ -149,15 +155,19 @@ type beamSent struct {
 
 // newBeamState starts a search of k rows per sentence over a vocabulary of v words, with members models, that
 // ranks words by the mean log-probability of the members' logits when mean is set, by one model's logits when
-// not.
-func newBeamState[T kernels.Float](v, k, eos, members int, mean bool) *beamState[T] {
-	b := &beamState[T]{k: k, eos: eos, logits: make([][]T, members), cands: make([]candidate, 0, 2*k), exps: make([][]T, k),
-		rowLogits: make([][]T, k), liveLogits: make([][]T, 0, k), liveRows: make([]int, 0, k), lse: make([]float64, k)}
-	for i := range k {
-		b.exps[i], b.rowLogits[i] = make([]T, v), make([]T, v)
-	}
-	if mean {
-		b.mean, b.memberRows = make([]float64, v), make([][]T, members)
+// not, its words chosen by parts goroutines.
+func newBeamState[T kernels.Float](v, k, eos, members int, mean bool, parts int) *beamState[T] {
+	b := &beamState[T]{k: k, eos: eos, logits: make([][]T, members), parts: make([]beamScratch[T], parts)}
+	for p := range b.parts {
+		sc := beamScratch[T]{cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
+			liveLogits: make([][]T, 0, k), liveRows: make([]int, 0, k), lse: make([]float64, k)}
+		for i := range k {
+			sc.exps[i], sc.rowLogits[i] = make([]T, v), make([]T, v)
+		}
+		if mean {
+			sc.mean, sc.memberRows = make([]float64, v), make([][]T, members)
+		}
+		b.parts[p] = sc
 	}
 	return b
 }
@@ -189,58 +199,69 @@ func (b *beamState[T]) move(dst, src int) {
 	b.sents[dst], b.sents[src] = b.sents[src], b.sents[dst]
 }
 
-// chooseAll ranks and chooses the extensions of every sentence of the batch g (candidates, then choose) from the
-// step's logits, marks in g.dead the sentences that are done, and hands each one's n-best list to g.done.
-func (b *beamState[T]) chooseAll(g *greedySearch[T]) {
+// prepare readies the choice of the step's words of the batch g, once its buffers are those of the step.
+func (b *beamState[T]) prepare(g *greedySearch[T]) {
 	first := &g.members[0]
 	b.weights, b.srcLen = first.weights, first.width // the hypotheses keep the first member's attention
-	width, ld := g.o.Vocab, 0                        // logits per row, and their row stride when not width
+	b.width = g.o.Vocab
 	if g.short != nil {
-		width = len(g.short.ids)
+		b.width = len(g.short.ids)
 	}
+	b.ld = b.width
 	for i, m := range g.members {
 		b.logits[i] = m.logits
 	}
 	if b.fast != nil { // the logits are bf16Beam's
-		b.logits[0], ld = any(b.fast.c).([]T), b.fast.o.amx.Stride()
+		b.logits[0], b.ld = any(b.fast.c).([]T), b.fast.o.amx.Stride()
 	}
-	for u := range g.n / b.k {
+}
+
+// chooseAll ranks and chooses the extensions of part p of parts of the sentences of the batch g (candidates,
+// then choose) from the step's logits, and marks in g.dead the sentences that are done.
+func (b *beamState[T]) chooseAll(g *greedySearch[T], p, parts int) {
+	units := g.n / b.k
+	sc := &b.parts[p]
+	for u := units * p / parts; u < units*(p+1)/parts; u++ {
 		s := &g.slots[u]
 		s.steps++
-		cands := b.candidates(u, width, ld, g.short, s.cands)
-		if g.dead[u] = !b.choose(u, s, cands, g.from, g.prev); g.dead[u] {
-			g.done(s.id, b.best(u))
+		cands := b.candidates(u, g.short, s.cands, sc)
+		g.dead[u] = !b.choose(u, s, cands, g.from, g.prev, sc)
+	}
+}
+
+// finish hands the n-best list of each sentence of the batch g that is done to g.done.
+func (b *beamState[T]) finish(g *greedySearch[T]) {
+	for u := range g.n / b.k {
+		if g.dead[u] {
+			g.done(g.slots[u].id, b.best(u))
 		}
 	}
 }
 
 // candidates returns the 2k best extensions of sentence j's live hypotheses, best first (ties: lower row, then
-// lower word). b.logits are each member's, width values per row (ld apart when ld > 0): the whole vocabulary, or
-// with a shortlist (words, one member) the batch's candidates, of which the sentence may use ids. An ensemble's
-// words are ranked by the mean of the members' log-probabilities, one decoder's by its own.
-func (b *beamState[T]) candidates(j, width, ld int, words *shortlist[T], ids []int) []candidate {
-	cands, logits := b.cands[:0], b.logits
-	if b.mean != nil {
+// lower word), on the scratch sc. b.logits are each member's (see prepare): the whole vocabulary, or with a
+// shortlist (words, one member) the batch's candidates, of which the sentence may use ids. An ensemble's words
+// are ranked by the mean of the members' log-probabilities, one decoder's by its own.
+func (b *beamState[T]) candidates(j int, words *shortlist[T], ids []int, sc *beamScratch[T]) []candidate {
+	cands, logits, width, ld := sc.cands[:0], b.logits, b.width, b.ld
+	if sc.mean != nil {
 		for beam := 0; beam < b.k; beam++ {
 			row := j*b.k + beam
 			if math.IsInf(b.score[row], -1) {
 				continue
 			}
 			for i, l := range logits {
-				b.memberRows[i] = l[row*width : (row+1)*width]
+				sc.memberRows[i] = l[row*width : (row+1)*width]
 			}
-			MeanLogProbs(b.mean, b.memberRows, b.exps[0])
-			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
+			MeanLogProbs(sc.mean, sc.memberRows, sc.exps[0])
+			cands = pushRow(cands, sc.mean, 0, b.score[row], row, nil, 2*b.k)
 		}
-		b.cands = cands
+		sc.cands = cands
 		return cands
 	}
 	// The live rows' logits (of the sentence's own words, with a shortlist), then their log-sum-exps side by
 	// side, then their words, row by row.
-	rows, live := b.liveLogits[:0], b.liveRows[:0]
-	if ld == 0 {
-		ld = width
-	}
+	rows, live := sc.liveLogits[:0], sc.liveRows[:0]
 	for beam := 0; beam < b.k; beam++ {
 		row := j*b.k + beam
 		if math.IsInf(b.score[row], -1) {
@@ -248,7 +269,7 @@ func (b *beamState[T]) candidates(j, width, ld int, words *shortlist[T], ids []i
 		}
 		rowLogits := logits[0][row*ld : row*ld+width]
 		if words != nil {
-			own := b.rowLogits[len(rows)][:len(ids)]
+			own := sc.rowLogits[len(rows)][:len(ids)]
 			for i, id := range ids {
 				own[i] = rowLogits[int(words.pos[id])]
 			}
@@ -256,16 +277,16 @@ func (b *beamState[T]) candidates(j, width, ld int, words *shortlist[T], ids []i
 		}
 		rows, live = append(rows, rowLogits), append(live, row)
 	}
-	kernels.LogSumExps(rows, b.exps, b.lse)
+	kernels.LogSumExps(rows, sc.exps, sc.lse)
 	if b.fast != nil {
 		for i, row := range live {
-			b.stepBound[row] = b.fast.lseBound(row, any(rows[i]).([]float32), b.lse[i])
+			b.stepBound[row] = b.fast.lseBound(row, any(rows[i]).([]float32), sc.lse[i])
 		}
 	}
 	for i, row := range live {
-		cands = pushRow(cands, rows[i], b.lse[i], b.score[row], row, ids, 2*b.k)
+		cands = pushRow(cands, rows[i], sc.lse[i], b.score[row], row, ids, 2*b.k)
 	}
-	b.cands, b.liveLogits, b.liveRows = cands, rows, live
+	sc.cands, sc.liveLogits, sc.liveRows = cands, rows, live
 	return cands
 }
 
@@ -273,8 +294,8 @@ func (b *beamState[T]) candidates(j, width, ld int, words *shortlist[T], ids []i
 // finish; the best k that do not become the sentence's rows of the next step (row u·k+i continues old row
 // from[u·k+i] with word prev[u·k+i]) — or finish unfinished when this is the sentence's last step. It reports
 // whether the sentence goes on: not after its last step, nor once k hypotheses have finished, nor once its n-best
-// list can no longer change (settled).
-func (b *beamState[T]) choose(u int, s *greedyRow, cands []candidate, from, prev []int) bool {
+// list can no longer change (settled, on the scratch sc).
+func (b *beamState[T]) choose(u int, s *greedyRow, cands []candidate, from, prev []int, sc *beamScratch[T]) bool {
 	k, sent := b.k, &b.sents[u]
 	last := s.steps >= sent.opts.limit(s.length)
 	attnRow := func(row int) []float32 {
@@ -305,7 +326,7 @@ func (b *beamState[T]) choose(u int, s *greedyRow, cands []candidate, from, prev
 		b.nextBound[base+kept] = b.bound[c.row] + b.stepBound[c.row]
 		kept++
 	}
-	if last || len(sent.finished) >= k || b.settled(sent, s.length, b.nextScore[base:base+kept]) {
+	if last || len(sent.finished) >= k || settled(sent, s.length, b.nextScore[base:base+kept], sc) {
 		return false
 	}
 	for ; kept < k; kept++ { // fewer live extensions than beams: pad with unused rows
@@ -316,8 +337,8 @@ func (b *beamState[T]) choose(u int, s *greedyRow, cands []candidate, from, prev
 }
 
 // settled reports whether sentence sent's n-best list (its opts.NBest best finished hypotheses) is final although
-// it still has live hypotheses, of log-probabilities live, its source length srcLen: then the sentence can stop
-// early, with the n-best list it would have had at the end of its search.
+// it still has live hypotheses, of log-probabilities live, its source length srcLen (sc is scratch): then the
+// sentence can stop early, with the n-best list it would have had at the end of its search.
 //
 // A live hypothesis's log-probability lp only falls as it grows (each word adds a log-probability, at most 0:
 // the logit minus a log-sum-exp that includes it), its length penalty lp(Y) ≥ 1 only grows with its length, at
@@ -325,16 +346,16 @@ func (b *beamState[T]) choose(u int, s *greedyRow, cands []candidate, from, prev
 // the limit) its Score is at most max(lp, lp/LengthPenalty(limit+1, α)). When that bound of every live
 // hypothesis is at most the NBest-th best Score among the finished ones, no later hypothesis can enter the list:
 // best sorts stably, so one that ties that Score goes after the hypotheses already finished with it.
-func (b *beamState[T]) settled(sent *beamSent, srcLen int, live []float64) bool {
+func settled[T kernels.Float](sent *beamSent, srcLen int, live []float64, sc *beamScratch[T]) bool {
 	n, hyps := max(sent.opts.NBest, 1), sent.finished
 	if len(hyps) < n {
 		return false
 	}
-	scores := b.scores[:0]
+	scores := sc.scores[:0]
 	for _, h := range hyps {
 		scores = append(scores, h.Score)
 	}
-	b.scores = scores
+	sc.scores = scores
 	slices.Sort(scores)
 	nth := scores[len(scores)-n] // NaN sorts first: never the NBest-th best of a list that has n others
 	penalty := LengthPenalty(sent.opts.limit(srcLen)+1, sent.opts.Alpha)
@@ -467,13 +488,9 @@ func nextDown[E kernels.Float](c E) E {
 // j·k: each member's logits and the first member's attention weights (the others are not read), and bf16Beam's
 // rows.
 func (b *beamState[T]) spread(g *greedySearch[T], sents int) {
-	width := g.o.Vocab
-	if g.short != nil {
-		width = len(g.short.ids)
-	}
 	for i, m := range g.members {
 		if i > 0 || b.fast == nil {
-			spreadRows(m.logits, width, sents, b.k)
+			spreadRows(m.logits, b.width, sents, b.k)
 		}
 	}
 	first := &g.members[0]

@@ -147,7 +147,7 @@ func queue[T kernels.Float](next func() *Block[T], done func(id int, list []Scor
 		}
 		g.step()
 		if g.beam != nil {
-			g.beam.chooseAll(g)
+			g.beam.finish(g)
 		} else {
 			g.chooseGreedy()
 		}
@@ -420,7 +420,7 @@ func (g *greedySearch[T]) useBlock(block *Block[T]) {
 	}
 	if g.blocks++; g.blocks == 1 {
 		if g.beamOpts != nil {
-			g.beam = newBeamState[T](g.o.Vocab, g.k, g.o.EOS, len(g.members), g.mean || len(g.members) > 1)
+			g.beam = newBeamState[T](g.o.Vocab, g.k, g.o.EOS, len(g.members), g.mean || len(g.members) > 1, len(g.parts))
 		}
 		if adv != nil && len(g.members) == 1 && g.short == nil && !g.mean {
 			switch o := g.bf16(adv.decoder()); {
@@ -545,14 +545,16 @@ func (g *greedySearch[T]) step() {
 		g.amxIn = kernels.NewAMXInput(g.fastRows, g.fast.k)
 		g.logits32 = make([]float32, g.fast.amx.OutputLen(g.fastRows))
 	}
-	phases := []int{phaseAdvance, phaseOutput, phaseSelect}
-	if g.beam != nil { // beam search chooses the words itself (chooseAll)
-		phases = phases[:2]
+	if g.beam != nil {
 		if f := g.beam.fast; f != nil && g.n > len(f.delta) {
 			g.beam.fast = newBF16Beam(f.o, g.n, g.k)
 		}
+		g.beam.prepare(g)
 	}
-	for _, phase := range phases {
+	for _, phase := range []int{phaseAdvance, phaseOutput, phaseSelect} {
+		if phase == phaseSelect && g.spread {
+			g.beam.spread(g, n)
+		}
 		for p := 1; p < parts; p++ {
 			g.wake <- phase
 		}
@@ -560,9 +562,6 @@ func (g *greedySearch[T]) step() {
 		for p := 1; p < parts; p++ {
 			<-g.idle
 		}
-	}
-	if g.spread {
-		g.beam.spread(g, n)
 	}
 }
 
@@ -588,6 +587,10 @@ func (g *greedySearch[T]) run(p, phase int) {
 	case phaseOutput:
 		g.output(p, parts, n)
 	case phaseSelect:
+		if g.beam != nil { // beam search's choice: of a share of the sentences
+			g.beam.chooseAll(g, p, parts)
+			return
+		}
 		part := &g.parts[p]
 		for k := from; k < to; k++ {
 			g.best[k] = g.pick(part, k)
