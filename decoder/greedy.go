@@ -192,6 +192,7 @@ func (g *greedySearch[T]) chooseGreedy() {
 const (
 	phaseAdvance = iota // the members' steps up to the output layer, each part a share of the rows
 	phaseOutput         // logits of a share of the vocabulary
+	phaseRescore        // bf16Beam's rescoring of a share of the rows
 	phaseSelect         // the best word of a share of the rows
 )
 
@@ -427,7 +428,7 @@ func (g *greedySearch[T]) useBlock(block *Block[T]) {
 			case g.beam == nil:
 				g.fast = o
 			case o != nil && o.amx != nil:
-				g.beam.fast = newBF16Beam(o, g.o.Rows, g.k)
+				g.beam.fast = newBF16Beam(o, g.o.Rows, g.k, len(g.parts))
 			}
 		}
 		g.chooseOutput()
@@ -547,11 +548,14 @@ func (g *greedySearch[T]) step() {
 	}
 	if g.beam != nil {
 		if f := g.beam.fast; f != nil && g.n > len(f.delta) {
-			g.beam.fast = newBF16Beam(f.o, g.n, g.k)
+			g.beam.fast = newBF16Beam(f.o, g.n, g.k, len(g.parts))
 		}
 		g.beam.prepare(g)
 	}
-	for _, phase := range []int{phaseAdvance, phaseOutput, phaseSelect} {
+	for _, phase := range []int{phaseAdvance, phaseOutput, phaseRescore, phaseSelect} {
+		if phase == phaseRescore && (g.beam == nil || g.beam.fast == nil) {
+			continue
+		}
 		if phase == phaseSelect && g.spread {
 			g.beam.spread(g, n)
 		}
@@ -586,6 +590,8 @@ func (g *greedySearch[T]) run(p, phase int) {
 		}
 	case phaseOutput:
 		g.output(p, parts, n)
+	case phaseRescore:
+		g.beam.fast.rescoreRows(any(g.members[0].outIn).([]float32), from, to, p)
 	case phaseSelect:
 		if g.beam != nil { // beam search's choice: of a share of the sentences
 			g.beam.chooseAll(g, p, parts)
@@ -606,11 +612,8 @@ func (g *greedySearch[T]) chooseOutput() {
 	v := g.o.Vocab
 	switch sl, fast := g.short, g.fast; {
 	case g.beam != nil && g.beam.fast != nil: // bf16Beam's: bfloat16 products, the words that can matter rescored
-		g.output = func(p, _, n int) {
-			if p == 0 {
-				g.beam.fast.logits(n, any(first.outIn).([]float32))
-			}
-		}
+		g.round = func(from, to int) { g.beam.fast.round(any(first.outIn).([]float32), from, to) }
+		g.output = func(p, parts, n int) { g.beam.fast.multiply(n, p, parts) }
 	case sl != nil: // the shortlist's words, in float32
 		g.output = func(p, parts, n int) {
 			m := len(sl.ids)
