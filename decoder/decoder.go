@@ -245,7 +245,7 @@ func (m *Memory[T]) SetSrcLen(srcLen int) {
 func restride[T kernels.Float](buf []T, rows, capRows, old, srcLen, width int) []T {
 	keep := min(old, srcLen) * width
 	if need := capRows * srcLen * width; cap(buf) < need {
-		grown := make([]T, need)
+		grown := make([]T, need, need+need/4) // room for a few more positions: a running batch's padding creeps up
 		for r := 0; r < rows; r++ {
 			copy(grown[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
 		}

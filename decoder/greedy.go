@@ -217,6 +217,7 @@ type greedySearch[T kernels.Float] struct {
 	// Sessions), which its first step spreads to their k rows, as a beam search of a batch always has: row j's
 	// logits to row j·k (the other rows unused).
 	spread bool
+	joined bool // sentences have joined the batch
 	stale  bool // the batch's rows have all ended, but its Sessions still hold them
 	srcLen int  // the padded source length of the batch's first block: the width of a non-Joiner's weights
 
@@ -354,6 +355,7 @@ func (g *greedySearch[T]) join(block *Block[T]) {
 	}
 	g.cursor += len(rows) / g.k
 	g.n += len(rows)
+	g.joined = true
 }
 
 // adopt makes block's Sessions the batch, its first len(IDs) rows, each to be spread to k rows by the first
@@ -448,11 +450,12 @@ func (g *greedySearch[T]) grow(n int) {
 	}
 }
 
-// leave drops the ended sentences' rows from the batch, and every member's Session follows (Reorder). Greedy
-// search fills each hole with the last sentence's row, so that most rows keep their place; beam search, whose
-// rows all move at every step anyway, keeps its sentences in order, as a beam search of a batch always has (a
-// row's products depend on its place in the batch with some BLAS kernels). Beam search's rows have chosen the
-// old rows they continue in from (choose); greedy search's continue their own.
+// leave drops the ended sentences' rows from the batch, and every member's Session follows (Reorder). It fills
+// each hole with the last sentence's rows, so that most rows keep their place (and their memory, which Reorder
+// copies when a row's sentence changes); but a beam search that no sentence has joined keeps its sentences in
+// order, as a beam search of a batch always has (a row's products depend on its place in the batch with some
+// BLAS kernels: translate's output stays the same). Beam search's rows have chosen the old rows they continue in
+// from (choose); greedy search's continue their own.
 func (g *greedySearch[T]) leave() {
 	n, k := g.n/g.k, g.k
 	if g.beam == nil {
@@ -460,14 +463,14 @@ func (g *greedySearch[T]) leave() {
 			g.from[r] = r
 		}
 	}
-	kept := 0
+	stable, kept := g.beam != nil && !g.joined, 0
 	for u := 0; u < n; {
 		switch {
-		case g.beam != nil && !g.dead[u]:
+		case stable && !g.dead[u]:
 			g.move(kept, u)
 			kept++
 			u++
-		case g.beam != nil:
+		case stable:
 			u++
 		case !g.dead[u]:
 			u++
@@ -476,7 +479,7 @@ func (g *greedySearch[T]) leave() {
 			g.move(u, n)
 		}
 	}
-	if g.beam != nil {
+	if stable {
 		n = kept
 	}
 	switch rows := n * k; {
@@ -522,8 +525,12 @@ func (g *greedySearch[T]) step() {
 	g.rows = n
 	for i := range g.members {
 		m := &g.members[i]
-		if f, ok := m.ses.(fitter); ok && g.joins && g.beam == nil {
-			f.fit()
+		switch f, ok := m.ses.(fitter); {
+		case !ok || !g.joins:
+		case g.beam == nil:
+			f.fit(0)
+		case g.joined: // beam search's many rows move when the padding changes: not for a few positions
+			f.fit(m.join.SrcLen() / 4)
 		}
 		m.width = g.srcLen
 		if m.join != nil {

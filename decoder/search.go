@@ -52,10 +52,12 @@ type advancer[T kernels.Float] interface {
 	decoder() *Decoder[T]
 }
 
-// fitter is a Joiner whose padding a search may fit to its rows: fit pads them to the longest of their sources.
-// The running batch (GreedyQueue) fits it before every step, so that a step costs what its sentences need; beam
-// search keeps the padding it started with.
-type fitter interface{ fit() }
+// fitter is a Joiner whose padding a search may fit to its rows: fit pads them to the longest of their sources,
+// unless that saves at most slack positions. The running batch fits it before every step, so that a step costs
+// what its sentences need: greedy search exactly, beam search, whose many rows all move when the padding
+// changes, when a quarter of it would go, and only once sentences have joined (a batch that takes none keeps the
+// padding it started with).
+type fitter interface{ fit(slack int) }
 
 // Output is how a search computes its output layer, decided once when it starts: with Products in bfloat16 (not
 // Products.Float32), a model alone whose Session lets the search compute its output layer (a recurrent decoder)
