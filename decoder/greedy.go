@@ -16,7 +16,7 @@ type Hypothesis struct {
 	Finished  bool        // ended with </s> rather than at the length limit
 }
 
-// Block is a group of sentences waiting for GreedyQueue, started: one Session of them per member of an
+// Block is a group of sentences waiting for GreedyQueue (or BeamQueue), started: one Session of them per member of an
 // ensemble (one for a model alone), in the members' order, each with a row per sentence; the source length of
 // each row; and the caller's id of each row to decode. Only the first len(IDs) rows are decoded; later rows
 // (padding) are skipped.

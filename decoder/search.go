@@ -94,12 +94,12 @@ func Greedy[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab
 
 // Beam decodes the sentences of sessions (as Greedy: one Session per member, one row per sentence, of source
 // lengths lengths padded to srcLen, over vocab words) with beam search, and returns, for each sentence, up to
-// opts.NBest hypotheses sorted by Score, best first. Each sentence keeps opts.Width live hypotheses, rows j·Width
-// … j·Width+Width-1 of the j-th sentence still searched (the first step decodes one row per sentence). At every
-// step each sentence's Width·vocab extensions are ranked by log-probability (several members: the mean of
-// theirs, so that a hypothesis' LogProb is the mean of the members' log-probabilities of it); those among the
-// best Width that end in eos are set aside as finished, and the best Width that do not become the next live
-// hypotheses, each Session following them with Reorder. A sentence is done when Width hypotheses have
+// opts.NBest hypotheses sorted by Score, best first (BeamQueue of one block). Each sentence keeps opts.Width
+// live hypotheses, rows j·Width … j·Width+Width-1 of the j-th sentence still searched (the first step decodes one
+// row per sentence). At every step each sentence's Width·vocab extensions are ranked by log-probability
+// (several members: the mean of theirs, so that a hypothesis' LogProb is the mean of the members'
+// log-probabilities of it); those among the best Width that end in eos are set aside as finished, and the best
+// Width that do not become the next live hypotheses, each Session following them with Reorder. A sentence is done when Width hypotheses have
 // finished, at its length limit, where its live hypotheses are set aside unfinished, or once its n-best list can
 // no longer change; done sentences leave the batch. With Width 1 it is exactly Greedy. Every hypothesis keeps
 // the first member's attention rows of its own words (and of its </s>), cut to its source length.
