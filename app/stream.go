@@ -1,8 +1,6 @@
 package app
 
 import (
-	"fmt"
-
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/model"
@@ -24,9 +22,9 @@ type StreamSentence struct {
 	Done   func(Translation)
 }
 
-// TranslateStream translates sentences greedily as they arrive, with the search TranslateTokens uses for greedy
-// settings (opts must be greedy: Beam at most 1, no n-best, no length ratio; model.Ensemble.Translate: for
-// recurrent models, a batch of opts.Batch rows per core, each ended sentence's row refilled at once). next is
+// TranslateStream translates sentences as they arrive, with the search TranslateTokens uses (model.Ensemble.Translate),
+// in a running batch for recurrent models: opts.Batch sentences per core, each ended sentence's rows refilled at
+// once (beam search too: model.Search.Running). next is
 // called on TranslateStream's goroutine whenever the search has room and the sentences next gave before have all
 // been placed: it returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length
 // and encoded when it enters), an empty non-nil slice when none is waiting (next is asked again at the next
@@ -38,9 +36,9 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	if !opts.greedy() {
-		return fmt.Errorf("translate: a stream searches greedily; beam %d, n-best %d and length ratio %g ask for beam search", opts.Beam, opts.NBest, opts.MaxLenRatio)
-	}
+	// A beam wider than the target vocabulary is cut to it, as TranslateTokens cuts it.
+	opts.Beam = min(opts.Beam, m.TgtVocab.Size())
+	opts.NBest = min(opts.NBest, opts.Beam)
 	models, err := searchModels(m, opts)
 	if err != nil {
 		return err
@@ -75,7 +73,7 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 			for _, s := range waiting {
 				sent := newStreamSentence(m, s)
 				if len(sent.pieces) == 0 {
-					s.Done(sent.translation(m, decoder.Hypothesis{}, opts.ReplaceUnk))
+					s.Done(sent.translation(m, nil, opts.ReplaceUnk))
 					continue
 				}
 				inBatch[id] = sent
@@ -99,10 +97,12 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		}
 		return j
 	}
-	return models.Translate(opts.modelSearch(nil, 0), take, func(i int, list []decoder.Scored) {
+	search := opts.modelSearch(nil, 0)
+	search.Running = true
+	return models.Translate(search, take, func(i int, list []decoder.Scored) {
 		s := inBatch[i]
 		delete(inBatch, i)
-		s.done(s.translation(m, list[0].Hypothesis, opts.ReplaceUnk))
+		s.done(s.translation(m, list, opts.ReplaceUnk))
 	})
 }
 
@@ -124,12 +124,12 @@ func newStreamSentence(m *model.Seq2Seq[float32], s StreamSentence) streamSenten
 	return sent
 }
 
-// translation is what TranslateTokens makes of the hypothesis h of sentence s (an empty one for a sentence
-// without tokens): its tokens spelled (outputTokens), brought to words for a model of subwords (toWords).
-func (s streamSentence) translation(m *model.Seq2Seq[float32], h decoder.Hypothesis, replaceUnk bool) Translation {
+// translation is what TranslateTokens makes of the search's list of sentence s (nil for a sentence without
+// tokens): listTranslation, brought to words for a model of subwords (toWords).
+func (s streamSentence) translation(m *model.Seq2Seq[float32], list []decoder.Scored, replaceUnk bool) Translation {
 	tr := Translation{Source: s.pieces, Output: []string{}, Attention: [][]float32{}}
 	if len(s.pieces) > 0 {
-		tr.Output, tr.Attention = outputTokens(m.TgtVocab, h, s.pieces, replaceUnk), h.Attention
+		tr = listTranslation(m, s.pieces, list, replaceUnk)
 	}
 	if s.wordOf != nil {
 		tr = toWords(tr, s.words, s.wordOf)

@@ -473,13 +473,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		return j
 	}
 	err = models.Translate(opts.modelSearch(ctx.Done(), len(batches)), next, func(i int, list []decoder.Scored) {
-		best := list[0]
-		tr := Translation{Source: sents[i], Output: outputTokens(m.TgtVocab, best.Hypothesis, sents[i], opts.ReplaceUnk),
-			Attention: best.Attention, Score: best.Score}
-		for _, alt := range list[1:] {
-			tr.Alternatives = append(tr.Alternatives, Alternative{Output: outputTokens(m.TgtVocab, alt.Hypothesis, sents[i], opts.ReplaceUnk), Score: alt.Score})
-		}
-		out[i], ids[i], done[i] = tr, best.Tokens, true
+		out[i], ids[i], done[i] = listTranslation(m, sents[i], list, opts.ReplaceUnk), list[0].Tokens, true
 		opts.progress(1)
 	})
 	if err != nil {
@@ -508,6 +502,17 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		}
 	}
 	return out, stopped
+}
+
+// listTranslation is the translation of src that a search's list gives: its first hypothesis's tokens spelled
+// (outputTokens), attention and score, the others as Alternatives.
+func listTranslation(m *model.Seq2Seq[float32], src []string, list []decoder.Scored, replaceUnk bool) Translation {
+	best := list[0]
+	tr := Translation{Source: src, Output: outputTokens(m.TgtVocab, best.Hypothesis, src, replaceUnk), Attention: best.Attention, Score: best.Score}
+	for _, alt := range list[1:] {
+		tr.Alternatives = append(tr.Alternatives, Alternative{Output: outputTokens(m.TgtVocab, alt.Hypothesis, src, replaceUnk), Score: alt.Score})
+	}
+	return tr
 }
 
 // maxBeamLogits bounds the logits of one beam-search batch, batch × beam rows of the target vocabulary's width

@@ -105,126 +105,163 @@ type candidate struct {
 	row, token int
 }
 
-// beamState is the search state of Beam and BeamSelection beyond the model's: each row's hypothesis (its score, last
-// word and last node in the tree), the tree of words, the finished hypotheses of each sentence, and the rows
-// chosen for the next step.
+// beamState is the search state of beam search in the running batch (BeamQueue) beyond the model's and the
+// batch's: each row's hypothesis (its score and last node in its sentence's tree), each sentence's settings, tree
+// of words and finished hypotheses, and the next step's rows as choose fills them.
 type beamState[T kernels.Float] struct {
-	opts    BeamOptions
 	k, eos  int
-	lengths []int // source lengths of the sentences
-	srcLen  int
 	weights []T // the step's attention weights, srcLen per row: the first member's
+	srcLen  int
 
-	prev     []int     // each row's last word
-	score    []float64 // log-probability of each row's hypothesis; -Inf for an unused row
-	node     []int     // each row's last node
-	nodes    []beamNode
-	finished [][]Scored // per sentence
-	live     []int      // live[j] is the sentence of block j (rows j·k … j·k+k-1), while it is searched
-	keptFrom []int      // after chooseAll, the old block of each kept block
-
-	// The next step's rows, as choose fills them: row r continues old row from[r] with word nextTok[r].
-	from, nextTok, nextNode []int
-	nextScore               []float64
+	score []float64 // log-probability of each row's hypothesis; -Inf for an unused row
+	node  []int     // each row's last node in its sentence's tree
+	sents []beamSent
+	// The next step's rows, as choose fills them (with the batch's from and prev: row r continues old row
+	// from[r] with word prev[r]), moved with their sentences when others leave.
+	nextNode  []int
+	nextScore []float64
 
 	// fast is the output layer in bfloat16 on AMX (Output.Products), or nil. bound is the bound of each
 	// row's log-probability (Scored.Bound), stepBound that of the step's words' log-probabilities of each row,
 	// nextBound the next step's rows' bound; all 0 without fast.
 	fast                        *bf16Beam
 	bound, stepBound, nextBound []float64
-	stride                      int // the logits' row stride when not their width: bf16Beam's, with fast
 
-	// Scratch of the selection, reused at every step.
+	// The step's logits: each member's, width per row, ld apart (bf16Beam's stride, or width).
+	logits    [][]T
+	width, ld int
+	parts     []beamScratch[T] // each goroutine's that chooses the words of a share of the sentences
+}
+
+// beamScratch is one goroutine's scratch for choosing sentences' words, reused at every step.
+type beamScratch[T kernels.Float] struct {
 	cands           []candidate
 	exps, rowLogits [][]T     // k rows: exps of a row's logits; a row's logits of its own candidates, with a shortlist
-	liveLogits      [][]T     // the logits of a block's live rows
+	liveLogits      [][]T     // the logits of a sentence's live rows
 	liveRows        []int     // their rows
 	lse             []float64 // their log-sum-exps
-	mean            []float64 // a row's mean log-probabilities, for an ensemble (Ensemble.mean)
+	mean            []float64 // a row's mean log-probabilities, for an ensemble (MeanLogProbs); nil for one model
 	memberRows      [][]T     // each member's logits of a row, for an ensemble
 	scores          []float64 // a sentence's finished Scores, for settled
 }
 
-// newBeamState starts a search of rows/k sentences over a vocabulary of v words, each with one live hypothesis
-// at bos (its other k-1 rows unused), that ranks words by the mean log-probability of meanOf members' logits, or
-// by one model's logits when meanOf is 0. Its weights are the caller's to set.
-func newBeamState[T kernels.Float](v, meanOf, rows, srcLen int, lengths []int, bos, eos int, opts BeamOptions) *beamState[T] {
-	k := opts.Width
-	b := &beamState[T]{opts: opts, k: k, eos: eos, lengths: lengths, srcLen: srcLen,
-		live: make([]int, rows/k), keptFrom: make([]int, rows/k),
-		prev: make([]int, rows), score: make([]float64, rows), node: make([]int, rows),
-		finished: make([][]Scored, rows/k), from: make([]int, rows), nextTok: make([]int, rows), nextNode: make([]int, rows),
-		nextScore: make([]float64, rows), bound: make([]float64, rows), stepBound: make([]float64, rows), nextBound: make([]float64, rows), cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
-		liveLogits: make([][]T, 0, k), liveRows: make([]int, 0, k), lse: make([]float64, k)}
-	for i := range k {
-		b.exps[i], b.rowLogits[i] = make([]T, v), make([]T, v)
-	}
-	for r := range b.node {
-		b.prev[r], b.node[r] = bos, -1
-		if r%k != 0 {
-			b.score[r] = math.Inf(-1) // at the start the k beams are one and the same: keep one
+// beamSent is what beam search keeps of one sentence of the batch beyond greedyRow: its settings, the tree of
+// its words (each hypothesis is read by walking up from its last node) and its finished hypotheses.
+type beamSent struct {
+	opts     *BeamOptions
+	nodes    []beamNode
+	finished []Scored
+}
+
+// newBeamState starts a search of k rows per sentence over a vocabulary of v words, with members models, that
+// ranks words by the mean log-probability of the members' logits when mean is set, by one model's logits when
+// not, its words chosen by parts goroutines.
+func newBeamState[T kernels.Float](v, k, eos, members int, mean bool, parts int) *beamState[T] {
+	b := &beamState[T]{k: k, eos: eos, logits: make([][]T, members), parts: make([]beamScratch[T], parts)}
+	for p := range b.parts {
+		sc := beamScratch[T]{cands: make([]candidate, 0, 2*k), exps: make([][]T, k), rowLogits: make([][]T, k),
+			liveLogits: make([][]T, 0, k), liveRows: make([]int, 0, k), lse: make([]float64, k)}
+		for i := range k {
+			sc.exps[i], sc.rowLogits[i] = make([]T, v), make([]T, v)
 		}
-	}
-	for s := range b.live {
-		b.live[s] = s
-	}
-	if meanOf > 0 {
-		b.mean, b.memberRows = make([]float64, v), make([][]T, meanOf)
+		if mean {
+			sc.mean, sc.memberRows = make([]float64, v), make([][]T, members)
+		}
+		b.parts[p] = sc
 	}
 	return b
 }
 
-// chooseAll ranks and chooses, at step t (0-based), the extensions of every live sentence (candidates, then
-// choose) from the step's logits (see candidates; short gives each sentence's own words when words is set). It
-// keeps in live the sentences that go on, in order, and in keptFrom the block each of them had, and returns how
-// many go on: the next step's rows are the first that many blocks of from, nextTok, nextScore and nextNode.
-func (b *beamState[T]) chooseAll(t int, logits [][]T, width int, words *shortlist[T], short *Shortlist[T]) int {
-	keptBlocks := 0
-	for j, s := range b.live {
-		var ids []int // the sentence's own candidate words, with a shortlist
-		if words != nil {
-			ids = short.Candidates[s]
-		}
-		cands := b.candidates(j, logits, width, words, ids)
-		if !b.choose(j, s, keptBlocks, cands, t+1 >= b.opts.limit(b.lengths[s])) {
-			continue // the sentence is done: its block leaves the batch
-		}
-		b.live[keptBlocks] = s
-		b.keptFrom[keptBlocks] = j
-		keptBlocks++
-	}
-	b.live = b.live[:keptBlocks]
-	return keptBlocks
+// grow makes room for c rows (and sentences), the batch being empty.
+func (b *beamState[T]) grow(c int) {
+	b.score, b.node, b.nextNode, b.nextScore = make([]float64, c), make([]int, c), make([]int, c), make([]float64, c)
+	b.bound, b.stepBound, b.nextBound = make([]float64, c), make([]float64, c), make([]float64, c)
+	b.sents = append(b.sents, make([]beamSent, c-len(b.sents))...)
 }
 
-// candidates returns the 2k best extensions of block j's live hypotheses, best first (ties: lower row, then
-// lower word). logits are each member's, width values per row: the whole vocabulary, or with a shortlist
-// (words, one member) the batch's candidates, of which the sentence may use ids. An ensemble's words are
-// ranked by the mean of the members' log-probabilities, one decoder's by its own.
-func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortlist[T], ids []int) []candidate {
-	cands := b.cands[:0]
-	if b.mean != nil {
+// enter starts sentence u of the batch, of settings opts, with one live hypothesis (its other k-1 rows unused:
+// at the start the k beams are one and the same, keep one).
+func (b *beamState[T]) enter(u int, opts *BeamOptions) {
+	for r := u * b.k; r < (u+1)*b.k; r++ {
+		b.score[r], b.node[r], b.bound[r] = math.Inf(-1), -1, 0
+	}
+	b.score[u*b.k] = 0
+	s := &b.sents[u]
+	s.opts, s.nodes, s.finished = opts, s.nodes[:0], nil
+}
+
+// move makes sentence src of the batch, its next step's rows included, sentence dst (leave's hole filling).
+func (b *beamState[T]) move(dst, src int) {
+	d, s := dst*b.k, src*b.k
+	copy(b.nextNode[d:d+b.k], b.nextNode[s:s+b.k])
+	copy(b.nextScore[d:d+b.k], b.nextScore[s:s+b.k])
+	copy(b.nextBound[d:d+b.k], b.nextBound[s:s+b.k])
+	b.sents[dst], b.sents[src] = b.sents[src], b.sents[dst]
+}
+
+// prepare readies the choice of the step's words of the batch g, once its buffers are those of the step.
+func (b *beamState[T]) prepare(g *greedySearch[T]) {
+	first := &g.members[0]
+	b.weights, b.srcLen = first.weights, first.width // the hypotheses keep the first member's attention
+	b.width = g.o.Vocab
+	if g.short != nil {
+		b.width = len(g.short.ids)
+	}
+	b.ld = b.width
+	for i, m := range g.members {
+		b.logits[i] = m.logits
+	}
+	if b.fast != nil { // the logits are bf16Beam's
+		b.logits[0], b.ld = any(b.fast.c).([]T), b.fast.o.amx.Stride()
+	}
+}
+
+// chooseAll ranks and chooses the extensions of part p of parts of the sentences of the batch g (candidates,
+// then choose) from the step's logits, and marks in g.dead the sentences that are done.
+func (b *beamState[T]) chooseAll(g *greedySearch[T], p, parts int) {
+	units := g.n / b.k
+	sc := &b.parts[p]
+	for u := units * p / parts; u < units*(p+1)/parts; u++ {
+		s := &g.slots[u]
+		s.steps++
+		cands := b.candidates(u, g.short, s.cands, sc)
+		g.dead[u] = !b.choose(u, s, cands, g.from, g.prev, sc)
+	}
+}
+
+// finish hands the n-best list of each sentence of the batch g that is done to g.done.
+func (b *beamState[T]) finish(g *greedySearch[T]) {
+	for u := range g.n / b.k {
+		if g.dead[u] {
+			g.done(g.slots[u].id, b.best(u))
+		}
+	}
+}
+
+// candidates returns the 2k best extensions of sentence j's live hypotheses, best first (ties: lower row, then
+// lower word), on the scratch sc. b.logits are each member's (see prepare): the whole vocabulary, or with a
+// shortlist (words, one member) the batch's candidates, of which the sentence may use ids. An ensemble's words
+// are ranked by the mean of the members' log-probabilities, one decoder's by its own.
+func (b *beamState[T]) candidates(j int, words *shortlist[T], ids []int, sc *beamScratch[T]) []candidate {
+	cands, logits, width, ld := sc.cands[:0], b.logits, b.width, b.ld
+	if sc.mean != nil {
 		for beam := 0; beam < b.k; beam++ {
 			row := j*b.k + beam
 			if math.IsInf(b.score[row], -1) {
 				continue
 			}
 			for i, l := range logits {
-				b.memberRows[i] = l[row*width : (row+1)*width]
+				sc.memberRows[i] = l[row*width : (row+1)*width]
 			}
-			MeanLogProbs(b.mean, b.memberRows, b.exps[0])
-			cands = pushRow(cands, b.mean, 0, b.score[row], row, nil, 2*b.k)
+			MeanLogProbs(sc.mean, sc.memberRows, sc.exps[0])
+			cands = pushRow(cands, sc.mean, 0, b.score[row], row, nil, 2*b.k)
 		}
-		b.cands = cands
+		sc.cands = cands
 		return cands
 	}
 	// The live rows' logits (of the sentence's own words, with a shortlist), then their log-sum-exps side by
 	// side, then their words, row by row.
-	rows, live := b.liveLogits[:0], b.liveRows[:0]
-	ld := width // the logits' row stride
-	if b.stride > 0 {
-		ld = b.stride
-	}
+	rows, live := sc.liveLogits[:0], sc.liveRows[:0]
 	for beam := 0; beam < b.k; beam++ {
 		row := j*b.k + beam
 		if math.IsInf(b.score[row], -1) {
@@ -232,7 +269,7 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 		}
 		rowLogits := logits[0][row*ld : row*ld+width]
 		if words != nil {
-			own := b.rowLogits[len(rows)][:len(ids)]
+			own := sc.rowLogits[len(rows)][:len(ids)]
 			for i, id := range ids {
 				own[i] = rowLogits[int(words.pos[id])]
 			}
@@ -240,66 +277,68 @@ func (b *beamState[T]) candidates(j int, logits [][]T, width int, words *shortli
 		}
 		rows, live = append(rows, rowLogits), append(live, row)
 	}
-	kernels.LogSumExps(rows, b.exps, b.lse)
+	kernels.LogSumExps(rows, sc.exps, sc.lse)
 	if b.fast != nil {
 		for i, row := range live {
-			b.stepBound[row] = b.fast.lseBound(row, any(rows[i]).([]float32), b.lse[i])
+			b.stepBound[row] = b.fast.lseBound(row, any(rows[i]).([]float32), sc.lse[i])
 		}
 	}
 	for i, row := range live {
-		cands = pushRow(cands, rows[i], b.lse[i], b.score[row], row, ids, 2*b.k)
+		cands = pushRow(cands, rows[i], sc.lse[i], b.score[row], row, ids, 2*b.k)
 	}
-	b.cands, b.liveLogits, b.liveRows = cands, rows, live
+	sc.cands, sc.liveLogits, sc.liveRows = cands, rows, live
 	return cands
 }
 
-// choose takes sentence s's best extensions (block j's candidates): those among the best k that end in eos
-// finish; the best k that do not become the sentence's rows of the next step, as block keptBlocks — or finish
-// unfinished when this is the sentence's last step. It reports whether the sentence goes on: not after its last
-// step, nor once k hypotheses have finished, nor once its n-best list can no longer change (settled).
-func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool) bool {
-	k := b.k
+// choose takes the best extensions cands of sentence u of the batch, s: those among the best k that end in eos
+// finish; the best k that do not become the sentence's rows of the next step (row u·k+i continues old row
+// from[u·k+i] with word prev[u·k+i]) — or finish unfinished when this is the sentence's last step. It reports
+// whether the sentence goes on: not after its last step, nor once k hypotheses have finished, nor once its n-best
+// list can no longer change (settled, on the scratch sc).
+func (b *beamState[T]) choose(u int, s *greedyRow, cands []candidate, from, prev []int, sc *beamScratch[T]) bool {
+	k, sent := b.k, &b.sents[u]
+	last := s.steps >= sent.opts.limit(s.length)
 	attnRow := func(row int) []float32 {
-		att := make([]float32, b.lengths[s])
+		att := make([]float32, s.length)
 		for i := range att {
 			att[i] = float32(b.weights[row*b.srcLen+i])
 		}
 		return att
 	}
-	base := keptBlocks * k
+	base := u * k
 	kept := 0
 	for rank, c := range cands {
 		if c.token == b.eos {
 			if rank < k {
-				b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: b.eos, attn: attnRow(c.row)})
-				b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, b.bound[c.row]+b.stepBound[c.row], true, b.opts))
+				sent.nodes = append(sent.nodes, beamNode{parent: b.node[c.row], token: b.eos, attn: attnRow(c.row)})
+				sent.finished = append(sent.finished, finish(sent.nodes, len(sent.nodes)-1, c.logProb, b.bound[c.row]+b.stepBound[c.row], true, *sent.opts))
 			}
 			continue
 		}
 		if kept == k {
 			continue
 		}
-		b.nodes = append(b.nodes, beamNode{parent: b.node[c.row], token: c.token, attn: attnRow(c.row)})
+		sent.nodes = append(sent.nodes, beamNode{parent: b.node[c.row], token: c.token, attn: attnRow(c.row)})
 		if last {
-			b.finished[s] = append(b.finished[s], finish(b.nodes, len(b.nodes)-1, c.logProb, b.bound[c.row]+b.stepBound[c.row], false, b.opts))
+			sent.finished = append(sent.finished, finish(sent.nodes, len(sent.nodes)-1, c.logProb, b.bound[c.row]+b.stepBound[c.row], false, *sent.opts))
 		}
-		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = c.row, c.token, c.logProb, len(b.nodes)-1
+		from[base+kept], prev[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = c.row, c.token, c.logProb, len(sent.nodes)-1
 		b.nextBound[base+kept] = b.bound[c.row] + b.stepBound[c.row]
 		kept++
 	}
-	if last || len(b.finished[s]) >= k || b.settled(s, b.nextScore[base:base+kept]) {
+	if last || len(sent.finished) >= k || settled(sent, s.length, b.nextScore[base:base+kept], sc) {
 		return false
 	}
 	for ; kept < k; kept++ { // fewer live extensions than beams: pad with unused rows
-		b.from[base+kept], b.nextTok[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = j*k, b.eos, math.Inf(-1), -1
+		from[base+kept], prev[base+kept], b.nextScore[base+kept], b.nextNode[base+kept] = base, b.eos, math.Inf(-1), -1
 		b.nextBound[base+kept] = 0
 	}
 	return true
 }
 
-// settled reports whether sentence s's n-best list (its opts.NBest best finished hypotheses) is final although
-// it still has live hypotheses, of log-probabilities live: then the sentence can stop early, with the n-best list
-// it would have had at the end of its search.
+// settled reports whether sentence sent's n-best list (its opts.NBest best finished hypotheses) is final although
+// it still has live hypotheses, of log-probabilities live, its source length srcLen (sc is scratch): then the
+// sentence can stop early, with the n-best list it would have had at the end of its search.
 //
 // A live hypothesis's log-probability lp only falls as it grows (each word adds a log-probability, at most 0:
 // the logit minus a log-sum-exp that includes it), its length penalty lp(Y) ≥ 1 only grows with its length, at
@@ -307,19 +346,19 @@ func (b *beamState[T]) choose(j, s, keptBlocks int, cands []candidate, last bool
 // the limit) its Score is at most max(lp, lp/LengthPenalty(limit+1, α)). When that bound of every live
 // hypothesis is at most the NBest-th best Score among the finished ones, no later hypothesis can enter the list:
 // best sorts stably, so one that ties that Score goes after the hypotheses already finished with it.
-func (b *beamState[T]) settled(s int, live []float64) bool {
-	n, hyps := max(b.opts.NBest, 1), b.finished[s]
+func settled[T kernels.Float](sent *beamSent, srcLen int, live []float64, sc *beamScratch[T]) bool {
+	n, hyps := max(sent.opts.NBest, 1), sent.finished
 	if len(hyps) < n {
 		return false
 	}
-	scores := b.scores[:0]
+	scores := sc.scores[:0]
 	for _, h := range hyps {
 		scores = append(scores, h.Score)
 	}
-	b.scores = scores
+	sc.scores = scores
 	slices.Sort(scores)
 	nth := scores[len(scores)-n] // NaN sorts first: never the NBest-th best of a list that has n others
-	penalty := LengthPenalty(b.opts.limit(b.lengths[s])+1, b.opts.Alpha)
+	penalty := LengthPenalty(sent.opts.limit(srcLen)+1, sent.opts.Alpha)
 	for _, lp := range live {
 		if !(max(lp, lp/penalty) <= nth) { // a NaN bound, or nth NaN, keeps the search going
 			return false
@@ -330,28 +369,27 @@ func (b *beamState[T]) settled(s int, live []float64) bool {
 
 // advance makes the chosen rows, the first n, the current ones.
 func (b *beamState[T]) advance(n int) {
-	copy(b.prev, b.nextTok[:n])
 	copy(b.score, b.nextScore[:n])
 	copy(b.node, b.nextNode[:n])
 	copy(b.bound, b.nextBound[:n])
 }
 
-// best returns each sentence's finished hypotheses sorted by Score, best first, at most nBest of them.
-func (b *beamState[T]) best(nBest int) [][]Scored {
-	out := make([][]Scored, len(b.finished))
-	for s, hyps := range b.finished {
-		slices.SortStableFunc(hyps, func(x, y Scored) int {
-			switch {
-			case x.Score > y.Score:
-				return -1
-			case x.Score < y.Score:
-				return 1
-			}
-			return 0
-		})
-		out[s] = hyps[:min(nBest, len(hyps))]
-	}
-	return out
+// best returns sentence u's finished hypotheses sorted by Score, best first, at most its NBest of them, which
+// the sentence no longer holds.
+func (b *beamState[T]) best(u int) []Scored {
+	sent := &b.sents[u]
+	hyps := sent.finished
+	sent.finished = nil
+	slices.SortStableFunc(hyps, func(x, y Scored) int {
+		switch {
+		case x.Score > y.Score:
+			return -1
+		case x.Score < y.Score:
+			return 1
+		}
+		return 0
+	})
+	return hyps[:min(max(sent.opts.NBest, 1), len(hyps))]
 }
 
 // finish reads the hypothesis ending at nodes[last] and scores it; bound is its log-probability's (Scored.Bound).
@@ -444,6 +482,23 @@ func nextDown[E kernels.Float](c E) E {
 		return E(math.Nextafter32(f, float32(math.Inf(-1))))
 	}
 	return E(math.Nextafter(float64(c), math.Inf(-1)))
+}
+
+// spread moves the first step's rows of the batch g's sentences, one per sentence (sents of them), to rows
+// j·k: each member's logits and the first member's attention weights (the others are not read), and bf16Beam's
+// rows.
+func (b *beamState[T]) spread(g *greedySearch[T], sents int) {
+	for i, m := range g.members {
+		if i > 0 || b.fast == nil {
+			spreadRows(m.logits, b.width, sents, b.k)
+		}
+	}
+	first := &g.members[0]
+	spreadRows(first.weights, first.width, sents, b.k)
+	if b.fast != nil {
+		spreadRows(b.fast.c, b.fast.o.amx.Stride(), sents, b.k)
+		b.fast.spread(sents, b.k)
+	}
 }
 
 // spreadRows moves rows 0 … sents-1 of x, width values each, to rows 0, k, 2k, …: the first step's row of each

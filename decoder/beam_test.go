@@ -275,9 +275,8 @@ func TestBeamSettled(t *testing.T) {
 		{"NaN never settles", 1, 0, finished(-2), []float64{math.NaN()}, false},
 	}
 	for _, tc := range tests {
-		b := &beamState[float64]{opts: BeamOptions{Width: 5, NBest: tc.nBest, MaxLen: 10, Alpha: tc.alpha}, k: 5,
-			lengths: []int{4}, finished: [][]Scored{tc.finished}}
-		if got := b.settled(0, tc.live); got != tc.wantSettled {
+		sent := &beamSent{opts: &BeamOptions{Width: 5, NBest: tc.nBest, MaxLen: 10, Alpha: tc.alpha}, finished: tc.finished}
+		if got := settled(sent, 4, tc.live, &beamScratch[float64]{}); got != tc.wantSettled {
 			t.Errorf("%s: settled %v, want %v", tc.name, got, tc.wantSettled)
 		}
 	}

@@ -32,47 +32,67 @@ type bf16Beam struct {
 	delta    []float64 // each row's bound of its logits that were not rescored; 0 when all were
 	rescored [][]int   // each row's rescored words
 	rounding []float64 // each row's allowance for rounding its exact logits to float32
-	top      []float32 // scratch: a row's best bf16 logits, best first
-	near     []int     // scratch: a row's words near enough to its best so far to rescore
+	parts    []bf16BeamPart
+}
+
+// bf16BeamPart is one goroutine's scratch for rescoring rows: a row's best bf16 logits, best first, and its words
+// near enough to its best so far to rescore.
+type bf16BeamPart struct {
+	top  []float32
+	near []int
 }
 
 // newBF16Beam makes the scratch of a beam search of width k over up to rows rows with the output layer o, whose
-// products run on AMX.
-func newBF16Beam(o *bf16Output, rows, k int) *bf16Beam {
-	return &bf16Beam{o: o, cands: 2 * k, in: kernels.NewAMXInput(rows, o.k), c: make([]float32, o.amx.OutputLen(rows)),
-		delta: make([]float64, rows), rescored: make([][]int, rows), rounding: make([]float64, rows), top: make([]float32, 0, 2*k)}
+// products run on AMX, computed by parts goroutines.
+func newBF16Beam(o *bf16Output, rows, k, parts int) *bf16Beam {
+	f := &bf16Beam{o: o, cands: 2 * k, in: kernels.NewAMXInput(rows, o.k), c: make([]float32, o.amx.OutputLen(rows)),
+		delta: make([]float64, rows), rescored: make([][]int, rows), rounding: make([]float64, rows), parts: make([]bf16BeamPart, parts)}
+	for p := range f.parts {
+		f.parts[p].top = make([]float32, 0, 2*k)
+	}
+	return f
 }
 
-// logits computes the logits of the output layer's inputs x (rows, OutIn) into f.c, Stride apart: bf16
-// products, bias added, with the words that can be among a row's 2k best rescored exactly, and records each
-// row's δ and rescored words.
-func (f *bf16Beam) logits(rows int, x []float32) {
-	o, oi := f.o, f.o.k
-	v, ld := len(o.bias), o.amx.Stride()
-	f.in.Round(x, oi, 0, rows)
-	if err := o.amx.Mul(f.in, rows, f.c, 0, o.amx.Strips()); err != nil {
+// The logits of the output layer's inputs x (rows, OutIn) go into f.c, Stride apart: bf16 products, bias added,
+// with the words that can be among a row's 2k best rescored exactly, each row's δ and rescored words recorded.
+// They take three passes, each of which several goroutines may share once the one before is done: round (rows
+// from … to-1 of x to bf16), multiply (part p of parts of the product), rescore (rows from … to-1, on part p's
+// scratch).
+
+// round rounds rows from … to-1 of x to bf16.
+func (f *bf16Beam) round(x []float32, from, to int) { f.in.Round(x, f.o.k, from, to) }
+
+// multiply computes part p of parts of the bf16 products of the first rows rows (their strips of columns).
+func (f *bf16Beam) multiply(rows, p, parts int) {
+	strips := f.o.amx.Strips()
+	if err := f.o.amx.Mul(f.in, rows, f.c, strips*p/parts, strips*(p+1)/parts); err != nil {
 		panic(err) // the shapes were made to fit
 	}
-	for r := 0; r < rows; r++ {
-		f.rescore(r, x[r*oi:(r+1)*oi], f.in.Rounded(r), f.c[r*ld:r*ld+v])
+}
+
+// rescoreRows rescores rows from … to-1 of the products (rescore), x being the inputs, on part p's scratch.
+func (f *bf16Beam) rescoreRows(x []float32, from, to, p int) {
+	oi, v, ld := f.o.k, len(f.o.bias), f.o.amx.Stride()
+	for r := from; r < to; r++ {
+		f.rescore(r, x[r*oi:(r+1)*oi], f.in.Rounded(r), f.c[r*ld:r*ld+v], &f.parts[p])
 	}
 }
 
 // rescore adds the bias to row r's bf16 products and rescores the words that can be among its 2k best (see
-// bf16Beam) in place, x being the row's input and xt its bf16 bits. One pass adds the bias, finds the 2k best
-// bf16 logits and keeps the words within 2δ of the 2k-th best so far, a superset of those within 2δ of the final
-// 2k-th best, which it then rescores.
-func (f *bf16Beam) rescore(r int, x []float32, xt []uint16, row []float32) {
+// bf16Beam) in place, x being the row's input and xt its bf16 bits, on the scratch part. One pass adds the bias,
+// finds the 2k best bf16 logits and keeps the words within 2δ of the 2k-th best so far, a superset of those
+// within 2δ of the final 2k-th best, which it then rescores.
+func (f *bf16Beam) rescore(r int, x []float32, xt []uint16, row []float32, part *bf16BeamPart) {
 	o := f.o
 	bound, big := f.bound(x, xt)
 	bias := o.bias[:len(row)]
 	n := min(f.cands, len(row))
-	top, cut := f.top[:n], float32(math.Inf(-1)) // the n best so far, best first; cut is the last
+	top, cut := part.top[:n], float32(math.Inf(-1)) // the n best so far, best first; cut is the last
 	for i := range top {
 		top[i] = cut
 	}
-	near := f.near[:0] // words at or above keep
-	keep := cut        // cut − 2δ, rounded down
+	near := part.near[:0] // words at or above keep
+	keep := cut           // cut − 2δ, rounded down
 	for v, a := range row {
 		a += bias[v]
 		row[v] = a
@@ -91,7 +111,7 @@ func (f *bf16Beam) rescore(r int, x []float32, xt []uint16, row []float32) {
 		cut = top[n-1]
 		keep = below(float64(cut) - 2*bound)
 	}
-	f.near = near
+	part.near = near
 	ids := f.rescored[r][:0]
 	if math.IsNaN(bound) || math.IsInf(bound, 0) || math.IsInf(float64(cut), 0) || math.IsNaN(float64(cut)) {
 		for v := range row { // every word exact: no bound to speak of

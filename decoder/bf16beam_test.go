@@ -37,12 +37,14 @@ func TestBF16BeamRescoresTheBest(t *testing.T) {
 		bias[v] = float32(rng.NormFloat64())
 	}
 	o := newBF16Output(w, bias, k, vocab)
-	f := newBF16Beam(o, rows, width)
+	f := newBF16Beam(o, rows, width, 1)
 	x := make([]float32, rows*k)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	f.logits(rows, x)
+	f.round(x, 0, rows)
+	f.multiply(rows, 0, 1)
+	f.rescoreRows(x, 0, rows, 0)
 	ld := o.amx.Stride()
 	var rescored, lseErr, lseBound float64
 	for r := 0; r < rows; r++ {

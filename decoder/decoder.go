@@ -2,8 +2,9 @@
 // attention context: the decoder step (step.go; translation and the fused training op share it), teacher-forced
 // scoring, and greedy and beam search (search.go), which return the attention weights of every emitted word,
 // written once on the Session interface that this decoder and the Transformer implement, over one model or an
-// ensemble of them; greedy search (greedy.go) keeps a running batch full, refilling a row as soon as its sentence
-// ends, where the Sessions are Joiners (this decoder's are).
+// ensemble of them; greedy and beam search keep one running batch (greedy.go) full, refilling a sentence's rows
+// as soon as it ends, where the Sessions are Joiners (this decoder's are), the two differing only in how they
+// choose the step's words (beam.go for beam search's).
 package decoder
 
 import (
@@ -245,7 +246,7 @@ func (m *Memory[T]) SetSrcLen(srcLen int) {
 func restride[T kernels.Float](buf []T, rows, capRows, old, srcLen, width int) []T {
 	keep := min(old, srcLen) * width
 	if need := capRows * srcLen * width; cap(buf) < need {
-		grown := make([]T, need)
+		grown := make([]T, need, need+need/4) // room for a few more positions: a running batch's padding creeps up
 		for r := 0; r < rows; r++ {
 			copy(grown[r*srcLen*width:], buf[r*old*width:r*old*width+keep])
 		}

@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 
@@ -15,7 +16,7 @@ type Hypothesis struct {
 	Finished  bool        // ended with </s> rather than at the length limit
 }
 
-// Block is a group of sentences waiting for GreedyQueue, started: one Session of them per member of an
+// Block is a group of sentences waiting for GreedyQueue (or BeamQueue), started: one Session of them per member of an
 // ensemble (one for a model alone), in the members' order, each with a row per sentence; the source length of
 // each row; and the caller's id of each row to decode. Only the first len(IDs) rows are decoded; later rows
 // (padding) are skipped.
@@ -29,6 +30,9 @@ type Block[T kernels.Float] struct {
 	// Shortlist, optional, restricts each row to its own candidate words. Every block of a search has one, all
 	// with the same Output, or none has.
 	Shortlist *Shortlist[T]
+	// Beam, optional, is the beam search settings of the block's sentences in BeamQueue, in place of the
+	// queue's: of the same Width.
+	Beam *BeamOptions
 }
 
 // GreedyOptions are GreedyQueue's settings: the most rows of its batch, the goroutines that share each step,
@@ -82,18 +86,43 @@ func GreedyQueue[T kernels.Float](next func() *Block[T], done func(id int, h Hyp
 	return greedyQueue(next, done, o, func(d *Decoder[T]) *bf16Output { return d.bf16For(o.Products) })
 }
 
+// BeamQueue is GreedyQueue with beam search (see Beam) of opts in place of the greedy choice: each sentence takes
+// opts.Width rows of the running batch, all of them joined from its one row, and leaves as soon as it is done,
+// when its n-best list (up to NBest hypotheses sorted by Score, best first) goes to done; a new sentence joins
+// when Width rows are free. A block's Beam, when set, is its sentences' settings in place of opts: it may differ
+// from opts in all but Width, which is the rows of every sentence. o.MaxLen is not used (a sentence's limit is
+// its settings'). With Products in bfloat16 a model alone's output layer is bf16Beam's; a shortlist scores in
+// float32. A sentence's hypotheses and scores do not depend on the sentences it shares the batch with, up to the
+// summation order of the matrix products.
+func BeamQueue[T kernels.Float](next func() *Block[T], done func(id int, list []Scored), o GreedyOptions, opts BeamOptions) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	return queue(next, done, o, &opts, false, func(d *Decoder[T]) *bf16Output { return d.bf16For(o.Products) })
+}
+
 // greedyQueue is GreedyQueue with the output layer in bfloat16 that bf16 gives for a decoder alone (nil: its own).
 func greedyQueue[T kernels.Float](next func() *Block[T], done func(id int, h Hypothesis), o GreedyOptions, bf16 func(*Decoder[T]) *bf16Output) error {
-	if o.MaxLen < 1 {
+	return queue(next, func(id int, list []Scored) { done(id, list[0].Hypothesis) }, o, nil, false, bf16)
+}
+
+// queue is the running batch of GreedyQueue and BeamQueue: greedy search, or beam search of beam when it is not
+// nil (which ranks words by the mean of the members' log-probabilities when mean is set, even for one member),
+// with the output layer in bfloat16 that bf16 gives for a decoder alone (nil: its own).
+func queue[T kernels.Float](next func() *Block[T], done func(id int, list []Scored), o GreedyOptions, beam *BeamOptions, mean bool, bf16 func(*Decoder[T]) *bf16Output) error {
+	if o.MaxLen < 1 && beam == nil {
 		for b := next(); b != nil && len(b.IDs) > 0; b = next() {
 			for _, id := range b.IDs {
-				done(id, Hypothesis{})
+				done(id, []Scored{{}})
 			}
 		}
 		return nil
 	}
-	g := &greedySearch[T]{o: o, next: next, bf16: bf16, parts: make([]greedyPart[T], max(1, o.Threads)),
-		wake: make(chan int), idle: make(chan struct{})}
+	g := &greedySearch[T]{o: o, next: next, done: done, bf16: bf16, parts: make([]greedyPart[T], max(1, o.Threads)),
+		wake: make(chan int), idle: make(chan struct{}), k: 1, beamOpts: beam, mean: mean}
+	if beam != nil {
+		g.k = beam.Width
+	}
 	var helpers sync.WaitGroup
 	for p := 1; p < len(g.parts); p++ {
 		helpers.Add(1)
@@ -105,7 +134,7 @@ func greedyQueue[T kernels.Float](next func() *Block[T], done func(id int, h Hyp
 			}
 		}()
 	}
-	// The helpers have exited when GreedyQueue returns: none outlives the search.
+	// The helpers have exited when the queue returns: none outlives the search.
 	defer helpers.Wait()
 	defer close(g.wake)
 	for {
@@ -117,31 +146,45 @@ func greedyQueue[T kernels.Float](next func() *Block[T], done func(id int, h Hyp
 			return ErrStopped
 		}
 		g.step()
-		n, eos, first := g.n, o.EOS, &g.members[0] // whose attention the hypotheses keep
-		for k := range n {
-			row := &g.slots[k]
-			best := g.best[k]
-			for _, w := range first.weights[k*first.width : k*first.width+row.length] {
-				row.attn = append(row.attn, float32(w))
-			}
-			row.steps++
-			if best != eos {
-				row.tokens = append(row.tokens, best)
-				g.prev[k] = best
-			}
-			g.dead[k] = best == eos || row.steps >= o.MaxLen
-			if g.dead[k] {
-				done(row.id, row.hypothesis(best == eos))
-			}
+		if g.beam != nil {
+			g.beam.finish(g)
+		} else {
+			g.chooseGreedy()
 		}
 		// The ended rows' words leave the shortlist only now: removing one moves another word's slot, which
-		// the logits of the rows after it were laid out by.
-		for k := 0; g.short != nil && k < n; k++ {
-			if g.dead[k] {
-				g.short.remove(g.slots[k].cands)
+		// the logits of the rows after it were laid out by. Beam search's leave when sentences join (fill), so
+		// that the sentences of a batch that takes no more score the same words to the end, as they always have.
+		for u := 0; g.short != nil && u < g.n/g.k; u++ {
+			switch {
+			case !g.dead[u]:
+			case g.beam != nil:
+				g.gone = append(g.gone, g.slots[u].cands...)
+			default:
+				g.short.remove(g.slots[u].cands)
 			}
 		}
 		g.leave()
+	}
+}
+
+// chooseGreedy takes each row's best word of the step, and hands each ended sentence to done.
+func (g *greedySearch[T]) chooseGreedy() {
+	n, eos, first := g.n, g.o.EOS, &g.members[0] // whose attention the hypotheses keep
+	for k := range n {
+		row := &g.slots[k]
+		best := g.best[k]
+		for _, w := range first.weights[k*first.width : k*first.width+row.length] {
+			row.attn = append(row.attn, float32(w))
+		}
+		row.steps++
+		if best != eos {
+			row.tokens = append(row.tokens, best)
+			g.prev[k] = best
+		}
+		g.dead[k] = best == eos || row.steps >= g.o.MaxLen
+		if g.dead[k] {
+			g.done(row.id, []Scored{{Hypothesis: row.hypothesis(best == eos)}})
+		}
 	}
 }
 
@@ -149,27 +192,43 @@ func greedyQueue[T kernels.Float](next func() *Block[T], done func(id int, h Hyp
 const (
 	phaseAdvance = iota // the members' steps up to the output layer, each part a share of the rows
 	phaseOutput         // logits of a share of the vocabulary
+	phaseRescore        // bf16Beam's rescoring of a share of the rows
 	phaseSelect         // the best word of a share of the rows
 )
 
-// greedySearch is the batch of GreedyQueue: rows 0 … n-1 of every member's Session are being decoded.
+// greedySearch is the batch of GreedyQueue and BeamQueue: rows 0 … n-1 of every member's Session are being
+// decoded, k rows per sentence (1 for greedy search): sentence u in rows u·k … u·k+k-1.
 type greedySearch[T kernels.Float] struct {
-	o       GreedyOptions
-	next    func() *Block[T]
-	bf16    func(*Decoder[T]) *bf16Output
-	members []greedyMember[T] // in the ensemble's order
-	joins   bool              // every member's Session is a Joiner: the batch is a running one
-	n       int               // rows in the batch
-	stale   bool              // the batch's rows have all ended, but its Sessions still hold them
-	srcLen  int               // the padded source length of the batch's first block: the width of a non-Joiner's weights
+	o    GreedyOptions
+	next func() *Block[T]
+	done func(id int, list []Scored)
+	k    int
+	// beamOpts, for beam search, are the settings of a block without its own, beam its search state (nil for
+	// greedy search); mean ranks beam search's words by the mean of the members' log-probabilities.
+	beamOpts *BeamOptions
+	beam     *beamState[T]
+	mean     bool
+	bf16     func(*Decoder[T]) *bf16Output
+	members  []greedyMember[T] // in the ensemble's order
+	joins    bool              // every member's Session is a Joiner: the batch is a running one
+	n        int               // rows in the batch
+	rows     int               // the rows of this step: n, or n/k while spread
+	// spread is set while the sentences of the first block of a beam search have one row each (in the
+	// Sessions), which its first step spreads to their k rows, as a beam search of a batch always has: row j's
+	// logits to row j·k (the other rows unused).
+	spread bool
+	joined bool // sentences have joined the batch
+	stale  bool // the batch's rows have all ended, but its Sessions still hold them
+	srcLen int  // the padded source length of the batch's first block: the width of a non-Joiner's weights
 
 	parts []greedyPart[T] // what each goroutine stepping the batch needs beyond the members' Sessions
 	best  []int           // the best word of each row at this step
 	prev  []int
-	from  []int // the old row of each row after the ended rows leave
-	slots []greedyRow
-	dead  []bool
+	from  []int         // the old row of each row after the ended rows leave
+	slots []greedyRow   // each sentence's
+	dead  []bool        // each sentence's
 	short *shortlist[T] // the words the batch scores, nil to score the whole vocabulary
+	gone  []int         // beam search's words of ended sentences, still in short until sentences join
 	// fast is the output layer in bfloat16, or nil; with it, amxIn holds the first member's outIn rounded to
 	// bf16 and logits32 the bf16 logits, AMXWeights' padded product, ld (its Stride) apart, for fastRows rows.
 	fast     *bf16Output
@@ -210,9 +269,9 @@ type greedyPart[T kernels.Float] struct {
 	logits [][]T
 }
 
-// greedyRow is what greedy search keeps of the sentence in one row: its id, source length, steps taken, the
-// words so far and the attention of every step, one row of its source length each; the buffers are reused by
-// the row's next sentences.
+// greedyRow is what the search keeps of a sentence of the batch: its id, source length, steps taken, and, for
+// greedy search, the words so far and the attention of every step, one row of its source length each; the
+// buffers are reused by the row's next sentences.
 type greedyRow struct {
 	id, length, steps int
 	tokens            []int
@@ -230,11 +289,11 @@ func (r *greedyRow) hypothesis(finished bool) Hypothesis {
 	return h
 }
 
-// fill puts the next sentences of the queue into the batch while it has free rows: the first block, and each
-// block when the batch is not a running one, becomes the batch, all its sentences; a running batch's free rows
-// join the next sentences of the block.
+// fill puts the next sentences of the queue into the batch while it has free rows (k for each): the first
+// block, and each block when the batch is not a running one, becomes the batch, all its sentences; a running
+// batch's free rows join the next sentences of the block.
 func (g *greedySearch[T]) fill() {
-	for (g.n < g.o.Rows || g.n == 0) && (g.n == 0 || g.joins) {
+	for g.n == 0 || g.joins && !g.spread && g.n+g.k <= g.o.Rows {
 		if g.block == nil || g.cursor == len(g.block.IDs) {
 			if g.drained {
 				return
@@ -250,30 +309,40 @@ func (g *greedySearch[T]) fill() {
 			g.useBlock(g.block)
 			g.cursor = 0
 		}
-		b, from, c := g.block, g.n, g.cursor // the batch's rows from … take the block's rows c …
+		b, from, c := g.block, g.n/g.k, g.cursor // the batch's sentences from … take the block's rows c …
+		if len(g.gone) > 0 {
+			g.short.remove(g.gone)
+			g.gone = g.gone[:0]
+		}
 		if g.n == 0 && (g.members[0].ses == nil || !g.joins) {
 			g.adopt(b)
 		} else {
 			g.join(b)
 		}
 		g.grow(g.n)
-		for k := from; k < g.n; k, c = k+1, c+1 {
-			s := &g.slots[k]
+		for u := from; u < g.n/g.k; u, c = u+1, c+1 {
+			s := &g.slots[u]
 			if b.Shortlist != nil {
 				s.cands = append(s.cands[:0], b.Shortlist.Candidates[c]...)
 				g.short.add(s.cands)
 			}
-			g.prev[k] = g.o.BOS
+			for r := u * g.k; r < (u+1)*g.k; r++ {
+				g.prev[r] = g.o.BOS
+			}
 			s.id, s.length, s.steps, s.tokens, s.attn = b.IDs[c], b.Lengths[c], 0, s.tokens[:0], s.attn[:0]
+			if g.beam != nil {
+				g.beam.enter(u, cmp.Or(b.Beam, g.beamOpts))
+			}
 		}
 	}
 }
 
-// join appends to the running batch as many of block's sentences, from the cursor on, as it has free rows.
+// join appends to the running batch as many of block's sentences, from the cursor on, as it has free rows, k
+// rows each.
 func (g *greedySearch[T]) join(block *Block[T]) {
-	rows := g.from[:min(g.o.Rows-g.n, len(block.IDs)-g.cursor)] // (from is leave's: free now)
+	rows := g.from[:min((g.o.Rows-g.n)/g.k, len(block.IDs)-g.cursor)*g.k] // (from is leave's: free now)
 	for i := range rows {
-		rows[i] = g.cursor + i
+		rows[i] = g.cursor + i/g.k
 	}
 	if g.stale {
 		for _, m := range g.members {
@@ -284,11 +353,13 @@ func (g *greedySearch[T]) join(block *Block[T]) {
 	for i, m := range g.members {
 		m.join.Join(block.Sessions[i], rows)
 	}
-	g.cursor += len(rows)
+	g.cursor += len(rows) / g.k
 	g.n += len(rows)
+	g.joined = true
 }
 
-// adopt makes block's Sessions the batch, its first len(IDs) rows.
+// adopt makes block's Sessions the batch, its first len(IDs) rows, each to be spread to k rows by the first
+// step.
 func (g *greedySearch[T]) adopt(block *Block[T]) {
 	g.joins, g.stale, g.srcLen = true, false, block.SrcLen
 	for i := range g.members {
@@ -298,7 +369,8 @@ func (g *greedySearch[T]) adopt(block *Block[T]) {
 		m.adv, _ = m.ses.(advancer[T])
 		g.joins = g.joins && m.join != nil
 	}
-	if n := len(block.IDs); n < len(block.Lengths) {
+	n := len(block.IDs)
+	if n < len(block.Lengths) {
 		from := make([]int, n)
 		for r := range from {
 			from[r] = r
@@ -307,7 +379,7 @@ func (g *greedySearch[T]) adopt(block *Block[T]) {
 			m.ses.Reorder(from)
 		}
 	}
-	g.n, g.cursor = len(block.IDs), len(block.IDs)
+	g.n, g.cursor, g.spread = n*g.k, n, g.k > 1
 }
 
 // useBlock checks block, the next block of the queue: its Sessions, one per member, and its candidates, which
@@ -338,6 +410,9 @@ func (g *greedySearch[T]) useBlock(block *Block[T]) {
 		}
 		sl.check(len(block.IDs), g.o.Vocab)
 	}
+	if o := block.Beam; o != nil && (g.beam == nil || o.Width != g.k || o.Validate() != nil) {
+		panic(fmt.Sprintf("decoder: a block's beam search settings %+v in a search of %d rows per sentence (%v)", *o, g.k, o.Validate()))
+	}
 	switch {
 	case g.blocks > 0 && (sl != nil) != (g.short != nil):
 		panic("decoder: GreedyQueue got blocks with and without a shortlist")
@@ -347,8 +422,16 @@ func (g *greedySearch[T]) useBlock(block *Block[T]) {
 		g.short = newShortlist(sl.Output, g.o.Vocab, adv.decoder().OutIn())
 	}
 	if g.blocks++; g.blocks == 1 {
-		if adv != nil && len(g.members) == 1 && g.short == nil {
-			g.fast = g.bf16(adv.decoder())
+		if g.beamOpts != nil {
+			g.beam = newBeamState[T](g.o.Vocab, g.k, g.o.EOS, len(g.members), g.mean || len(g.members) > 1, len(g.parts))
+		}
+		if adv != nil && len(g.members) == 1 && g.short == nil && !g.mean {
+			switch o := g.bf16(adv.decoder()); {
+			case g.beam == nil:
+				g.fast = o
+			case o != nil && o.amx != nil:
+				g.beam.fast = newBF16Beam(o, g.o.Rows, g.k, len(g.parts))
+			}
 		}
 		g.chooseOutput()
 	}
@@ -362,45 +445,92 @@ func (g *greedySearch[T]) grow(n int) {
 	c := max(n, g.o.Rows)
 	g.prev, g.best, g.from, g.dead = make([]int, c), make([]int, c), make([]int, c), make([]bool, c)
 	g.slots = append(g.slots, make([]greedyRow, c-len(g.slots))...)
+	if g.beam != nil {
+		g.beam.grow(c)
+	}
 }
 
-// leave drops the ended rows from the batch, filling each hole with the last row, so that most rows keep their
-// place, and every member's Session follows (Reorder).
+// leave drops the ended sentences' rows from the batch, and every member's Session follows (Reorder). It fills
+// each hole with the last sentence's rows, so that most rows keep their place (and their memory, which Reorder
+// copies when a row's sentence changes); but a beam search that no sentence has joined keeps its sentences in
+// order, as a beam search of a batch always has (a row's products depend on its place in the batch with some
+// BLAS kernels: translate's output stays the same). Beam search's rows have chosen the old rows they continue in
+// from (choose); greedy search's continue their own.
 func (g *greedySearch[T]) leave() {
-	n := g.n
-	for k := range n {
-		g.from[k] = k
-	}
-	for k := 0; k < n; {
-		if !g.dead[k] {
-			k++
-			continue
-		}
-		n--
-		if k != n {
-			g.from[k], g.prev[k], g.dead[k] = g.from[n], g.prev[n], g.dead[n]
-			g.slots[k], g.slots[n] = g.slots[n], g.slots[k]
+	n, k := g.n/g.k, g.k
+	if g.beam == nil {
+		for r := range g.n {
+			g.from[r] = r
 		}
 	}
-	switch {
-	case n == g.n:
-	case n == 0:
+	stable, kept := g.beam != nil && !g.joined, 0
+	for u := 0; u < n; {
+		switch {
+		case stable && !g.dead[u]:
+			g.move(kept, u)
+			kept++
+			u++
+		case stable:
+			u++
+		case !g.dead[u]:
+			u++
+		default:
+			n--
+			g.move(u, n)
+		}
+	}
+	if stable {
+		n = kept
+	}
+	switch rows := n * k; {
+	case rows == g.n && g.beam == nil:
+	case rows == 0:
 		g.stale = true // Reordered when rows join (a new block may replace the Sessions instead)
 	default:
+		for r := 0; g.spread && r < rows; r++ {
+			g.from[r] /= k // the first step's rows were one per sentence
+		}
 		for _, m := range g.members {
-			m.ses.Reorder(g.from[:n])
+			m.ses.Reorder(g.from[:rows])
 		}
 	}
-	g.n = n
+	g.n, g.spread = n*k, false
+	if g.beam != nil {
+		g.beam.advance(g.n)
+	}
+}
+
+// move makes sentence src of the batch, its rows' next words and old rows, sentence dst (its own place, or that
+// of an ended sentence).
+func (g *greedySearch[T]) move(dst, src int) {
+	if dst == src {
+		return
+	}
+	k := g.k
+	copy(g.from[dst*k:(dst+1)*k], g.from[src*k:(src+1)*k])
+	copy(g.prev[dst*k:(dst+1)*k], g.prev[src*k:(src+1)*k])
+	g.dead[dst] = g.dead[src]
+	g.slots[dst], g.slots[src] = g.slots[src], g.slots[dst]
+	if g.beam != nil {
+		g.beam.move(dst, src)
+	}
 }
 
 // step advances the batch's rows by one word, on every part, and leaves each row's best word in g.best.
 func (g *greedySearch[T]) step() {
 	n, parts := g.n, len(g.parts)
+	if g.spread {
+		n /= g.k
+	}
+	g.rows = n
 	for i := range g.members {
 		m := &g.members[i]
-		if f, ok := m.ses.(fitter); ok && g.joins {
-			f.fit()
+		switch f, ok := m.ses.(fitter); {
+		case !ok || !g.joins:
+		case g.beam == nil:
+			f.fit(0)
+		case g.joined: // beam search's many rows move when the padding changes: not for a few positions
+			f.fit(m.join.SrcLen() / 4)
 		}
 		m.width = g.srcLen
 		if m.join != nil {
@@ -410,11 +540,11 @@ func (g *greedySearch[T]) step() {
 			m.adv.split(parts)
 			m.outIn = m.adv.outIn(n)
 		}
-		rows := max(n, g.o.Rows)
-		if len(m.weights) < n*m.width {
+		rows := max(g.n, g.o.Rows) // (the first step's rows spread to g.n)
+		if len(m.weights) < g.n*m.width {
 			m.weights = make([]T, rows*max(m.width, g.srcLen))
 		}
-		if (g.fast == nil || i > 0) && len(m.logits) < n*g.o.Vocab {
+		if (g.fast == nil || i > 0) && len(m.logits) < g.n*g.o.Vocab {
 			m.logits = make([]T, rows*g.o.Vocab)
 		}
 	}
@@ -423,7 +553,19 @@ func (g *greedySearch[T]) step() {
 		g.amxIn = kernels.NewAMXInput(g.fastRows, g.fast.k)
 		g.logits32 = make([]float32, g.fast.amx.OutputLen(g.fastRows))
 	}
-	for _, phase := range []int{phaseAdvance, phaseOutput, phaseSelect} {
+	if g.beam != nil {
+		if f := g.beam.fast; f != nil && g.n > len(f.delta) {
+			g.beam.fast = newBF16Beam(f.o, g.n, g.k, len(g.parts))
+		}
+		g.beam.prepare(g)
+	}
+	for _, phase := range []int{phaseAdvance, phaseOutput, phaseRescore, phaseSelect} {
+		if phase == phaseRescore && (g.beam == nil || g.beam.fast == nil) {
+			continue
+		}
+		if phase == phaseSelect && g.spread {
+			g.beam.spread(g, n)
+		}
 		for p := 1; p < parts; p++ {
 			g.wake <- phase
 		}
@@ -437,7 +579,7 @@ func (g *greedySearch[T]) step() {
 // run does part p's share of a phase of the step, for every member: GreedyQueue's goroutine does part 0,
 // helper p part p.
 func (g *greedySearch[T]) run(p, phase int) {
-	n, parts := g.n, len(g.parts)
+	n, parts := g.rows, len(g.parts)
 	from, to := n*p/parts, n*(p+1)/parts
 	switch phase {
 	case phaseAdvance:
@@ -455,7 +597,13 @@ func (g *greedySearch[T]) run(p, phase int) {
 		}
 	case phaseOutput:
 		g.output(p, parts, n)
+	case phaseRescore:
+		g.beam.fast.rescoreRows(any(g.members[0].outIn).([]float32), from, to, p)
 	case phaseSelect:
+		if g.beam != nil { // beam search's choice: of a share of the sentences
+			g.beam.chooseAll(g, p, parts)
+			return
+		}
 		part := &g.parts[p]
 		for k := from; k < to; k++ {
 			g.best[k] = g.pick(part, k)
@@ -470,6 +618,9 @@ func (g *greedySearch[T]) chooseOutput() {
 	first := &g.members[0]
 	v := g.o.Vocab
 	switch sl, fast := g.short, g.fast; {
+	case g.beam != nil && g.beam.fast != nil: // bf16Beam's: bfloat16 products, the words that can matter rescored
+		g.round = func(from, to int) { g.beam.fast.round(any(first.outIn).([]float32), from, to) }
+		g.output = func(p, parts, n int) { g.beam.fast.multiply(n, p, parts) }
 	case sl != nil: // the shortlist's words, in float32
 		g.output = func(p, parts, n int) {
 			m := len(sl.ids)

@@ -52,10 +52,12 @@ type advancer[T kernels.Float] interface {
 	decoder() *Decoder[T]
 }
 
-// fitter is a Joiner whose padding a search may fit to its rows: fit pads them to the longest of their sources.
-// The running batch (GreedyQueue) fits it before every step, so that a step costs what its sentences need; beam
-// search keeps the padding it started with.
-type fitter interface{ fit() }
+// fitter is a Joiner whose padding a search may fit to its rows: fit pads them to the longest of their sources,
+// unless that saves at most slack positions. The running batch fits it before every step, so that a step costs
+// what its sentences need: greedy search exactly, beam search, whose many rows all move when the padding
+// changes, when a quarter of it would go, and only once sentences have joined (a batch that takes none keeps the
+// padding it started with).
+type fitter interface{ fit(slack int) }
 
 // Output is how a search computes its output layer, decided once when it starts: with Products in bfloat16 (not
 // Products.Float32), a model alone whose Session lets the search compute its output layer (a recurrent decoder)
@@ -92,12 +94,12 @@ func Greedy[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab
 
 // Beam decodes the sentences of sessions (as Greedy: one Session per member, one row per sentence, of source
 // lengths lengths padded to srcLen, over vocab words) with beam search, and returns, for each sentence, up to
-// opts.NBest hypotheses sorted by Score, best first. Each sentence keeps opts.Width live hypotheses, rows j·Width
-// … j·Width+Width-1 of the j-th sentence still searched (the first step decodes one row per sentence). At every
-// step each sentence's Width·vocab extensions are ranked by log-probability (several members: the mean of
-// theirs, so that a hypothesis' LogProb is the mean of the members' log-probabilities of it); those among the
-// best Width that end in eos are set aside as finished, and the best Width that do not become the next live
-// hypotheses, each Session following them with Reorder. A sentence is done when Width hypotheses have
+// opts.NBest hypotheses sorted by Score, best first (BeamQueue of one block). Each sentence keeps opts.Width
+// live hypotheses, rows j·Width … j·Width+Width-1 of the j-th sentence still searched (the first step decodes one
+// row per sentence). At every step each sentence's Width·vocab extensions are ranked by log-probability
+// (several members: the mean of theirs, so that a hypothesis' LogProb is the mean of the members'
+// log-probabilities of it); those among the best Width that end in eos are set aside as finished, and the best
+// Width that do not become the next live hypotheses, each Session following them with Reorder. A sentence is done when Width hypotheses have
 // finished, at its length limit, where its live hypotheses are set aside unfinished, or once its n-best list can
 // no longer change; done sentences leave the batch. With Width 1 it is exactly Greedy. Every hypothesis keeps
 // the first member's attention rows of its own words (and of its </s>), cut to its source length.
@@ -109,116 +111,34 @@ func Beam[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab, 
 	return beam(sessions, len(sessions) > 1, lengths, srcLen, vocab, bos, eos, opts, out)
 }
 
-// beam is Beam, ranking by the mean of the members' log-probabilities when mean is set.
+// beam is Beam, ranking by the mean of the members' log-probabilities when mean is set: BeamQueue of the one
+// block of sessions.
 func beam[T kernels.Float](sessions []Session[T], mean bool, lengths []int, srcLen, v, bos, eos int, opts BeamOptions, out Output[T]) ([][]Scored, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	k, sents := opts.Width, len(lengths)
 	for _, l := range lengths {
 		if l > srcLen {
 			return nil, fmt.Errorf("decoder: a source length of %d in a batch padded to %d positions", l, srcLen)
 		}
 	}
-	adv, _ := sessions[0].(advancer[T]) // the output layer the search computes itself: a model alone's
-	if len(sessions) > 1 || mean {
-		adv = nil
-	}
-	rows := sents * k
-	var words *shortlist[T] // the batch's candidates, fixed for the search
-	var fast *bf16Beam      // the output layer on bf16 products, or nil
-	short := out.Shortlist
-	switch {
-	case short != nil && adv == nil:
+	if _, ok := sessions[0].(advancer[T]); out.Shortlist != nil && (!ok || len(sessions) > 1 || mean) {
 		return nil, fmt.Errorf("decoder: a shortlist with %d models, or with a model whose output layer a search cannot compute", len(sessions))
-	case short != nil:
-		d := adv.decoder()
-		short.check(sents, v)
-		words = newShortlist(short.Output, v, d.OutIn())
-		for _, c := range short.Candidates[:sents] {
-			words.add(c)
-		}
-	case adv != nil:
-		if o := adv.decoder().bf16For(out.Products); o != nil && o.amx != nil {
-			fast = newBF16Beam(o, rows, k)
-		}
 	}
-	width := v // logits per row
-	if words != nil {
-		width = len(words.ids)
+	lists := make([][]Scored, len(lengths))
+	block := &Block[T]{Sessions: sessions, SrcLen: srcLen, Lengths: lengths, IDs: make([]int, len(lengths)), Shortlist: out.Shortlist}
+	for r := range block.IDs {
+		block.IDs[r] = r
 	}
-	logits := make([][]T, len(sessions)) // each member's logits, for the ranking
-	for i := range logits {
-		if fast == nil || i > 0 {
-			logits[i] = make([]T, rows*width)
-		}
+	err := queue(func() *Block[T] {
+		b := block
+		block = nil
+		return b
+	}, func(id int, list []Scored) { lists[id] = list },
+		GreedyOptions{Rows: len(lengths) * opts.Width, Threads: 1, Products: out.Products, Vocab: v, BOS: bos, EOS: eos, Stop: opts.Stop},
+		&opts, mean, func(d *Decoder[T]) *bf16Output { return d.bf16For(out.Products) })
+	if err != nil {
+		return nil, err
 	}
-	weights, others := make([]T, rows*srcLen), make([]T, rows*srcLen) // the first member's; the others' (unread)
-	meanOf := 0                                                       // members whose mean ranks the words; 0 when one model's logits rank them
-	if mean {
-		meanOf = len(sessions)
-	}
-	b := newBeamState[T](v, meanOf, rows, srcLen, lengths, bos, eos, opts)
-	b.weights = weights // the hypotheses keep the first member's attention
-	if b.fast = fast; fast != nil {
-		logits[0], b.stride = any(fast.c).([]T), fast.o.amx.Stride() // the logits are bf16Beam's
-	}
-	// step computes member i's logits and attention weights w of the step's n rows, on the output layer chosen
-	// above; spread moves the first step's logits of sentence j to its first beam's row, j·k.
-	step := func(i, n int, w []T) { sessions[i].Step(b.prev[:n], logits[i][:n*width], w[:n*srcLen]) }
-	spread := func() {
-		for _, l := range logits {
-			spreadRows(l, width, sents, k)
-		}
-	}
-	switch {
-	case fast != nil:
-		step = func(_, n int, w []T) {
-			adv.advance(b.prev[:n], w[:n*srcLen], 0, 1)
-			fast.logits(n, any(adv.outIn(n)).([]float32))
-		}
-		spread = func() {
-			spreadRows(fast.c, b.stride, sents, k)
-			fast.spread(sents, k)
-		}
-	case words != nil:
-		step = func(_, n int, w []T) {
-			adv.advance(b.prev[:n], w[:n*srcLen], 0, 1)
-			words.output(n, adv.outIn(n), logits[0][:n*width], 0, width)
-		}
-	}
-	from := make([]int, rows)
-	for t, n := 0, sents; len(b.live) > 0; t++ { // n rows this step: one per sentence at the first
-		if opts.Stopped() {
-			return nil, ErrStopped
-		}
-		for i := range sessions {
-			w := weights
-			if i > 0 {
-				w = others
-			}
-			step(i, n, w)
-		}
-		if t == 0 { // sentence j's row goes to row j·k, its first beam (the other beams are unused)
-			spreadRows(weights, srcLen, sents, k)
-			spread()
-		}
-		if opts.Stopped() { // and once more between the step's two long parts, the products and the choice
-			return nil, ErrStopped
-		}
-		n = b.chooseAll(t, logits, width, words, short) * k
-		if n > 0 { // new row r continues old row from[r]: at the first step, row j·k's sentence is row j
-			for r, f := range b.from[:n] {
-				if t == 0 {
-					f /= k
-				}
-				from[r] = f
-			}
-			for _, ses := range sessions {
-				ses.Reorder(from[:n])
-			}
-		}
-		b.advance(n)
-	}
-	return b.best(max(opts.NBest, 1)), nil
+	return lists, nil
 }

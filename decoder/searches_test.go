@@ -19,6 +19,7 @@ type encBlock[T kernels.Float] struct {
 	Lengths   []int
 	IDs       []int
 	Shortlist *Shortlist[T]
+	Beam      *BeamOptions
 }
 
 // ensemble is decoders searched together; mean makes Beam rank by the mean of their log-probabilities even for
@@ -44,7 +45,7 @@ func (e *ensemble[T]) started(b *encBlock[T]) *Block[T] {
 	for i, d := range e.members {
 		sessions[i] = d.Session(encs[i], b.Lengths)
 	}
-	return &Block[T]{Sessions: sessions, SrcLen: b.Enc.SrcLen, Lengths: b.Lengths[:b.Enc.Rows], IDs: b.IDs, Shortlist: b.Shortlist}
+	return &Block[T]{Sessions: sessions, SrcLen: b.Enc.SrcLen, Lengths: b.Lengths[:b.Enc.Rows], IDs: b.IDs, Shortlist: b.Shortlist, Beam: b.Beam}
 }
 
 // queue is GreedyQueue over the blocks that next returns, started (an empty block stays one).
@@ -114,6 +115,24 @@ func (e *ensemble[T]) Greedy(encs []*encoder.Output[T], lengths []int, bos, eos,
 func (e *ensemble[T]) Beam(encs []*encoder.Output[T], lengths []int, bos, eos int, opts BeamOptions) ([][]Scored, error) {
 	b := e.started(&encBlock[T]{Enc: encs[0], Others: encs[1:], Lengths: lengths})
 	return beam(b.Sessions, e.mean, b.Lengths, b.SrcLen, e.members[0].Cfg.Vocab, bos, eos, opts, Output[T]{})
+}
+
+// beamQueue is BeamQueue over the blocks that next returns, started (an empty block stays one), in a batch of
+// rows rows stepped by threads goroutines, with the ensemble's ranking.
+func (e *ensemble[T]) beamQueue(rows, threads int, next func() *encBlock[T], bos, eos int, opts BeamOptions, done func(int, []Scored)) {
+	if err := queue(func() *Block[T] {
+		b := next()
+		switch {
+		case b == nil:
+			return nil
+		case len(b.IDs) == 0:
+			return &Block[T]{}
+		}
+		return e.started(b)
+	}, done, GreedyOptions{Rows: rows, Threads: threads, Vocab: e.members[0].Cfg.Vocab, BOS: bos, EOS: eos}, &opts, e.mean,
+		func(d *Decoder[T]) *bf16Output { return nil }); err != nil {
+		panic(err)
+	}
 }
 
 // checkEncs panics unless there is one encoder output per member: a caller's mistake.

@@ -176,13 +176,14 @@ func (s *session[T]) Join(src Session[T], rows []int) {
 // SrcLen is Joiner's: the padded source length of the session's memory.
 func (s *session[T]) SrcLen() int { return s.mem.SrcLen }
 
-// fit is fitter's: the rows are padded to the longest of their sources (at least 1).
-func (s *session[T]) fit() {
+// fit is fitter's: the rows are padded to the longest of their sources (at least 1), unless that saves at most
+// slack positions.
+func (s *session[T]) fit(slack int) {
 	longest := 1
 	for _, l := range s.mem.Lengths[:s.mem.Rows] {
 		longest = max(longest, l)
 	}
-	if longest == s.mem.SrcLen {
+	if longest == s.mem.SrcLen || longest < s.mem.SrcLen && s.mem.SrcLen-longest <= slack {
 		return
 	}
 	if s.mem == s.start { // the start's memory is where the rows' memories come from: it does not move

@@ -79,9 +79,15 @@ type Search struct {
 	MaxLen   int
 	Beam     *decoder.BeamOptions
 	Products kernels.Products
-	// Rows is greedy search's rows per core: it keeps a batch of Rows rows per core full across jobs when every
-	// model's decoder.Session is a decoder.Joiner.
+	// Rows is the running batch's sentences per core: greedy search keeps a batch of Rows rows per core full
+	// across jobs when every model's decoder.Session is a decoder.Joiner, and so does beam search with Running,
+	// Beam.Width rows per sentence.
 	Rows int
+	// Running makes beam search keep a running batch too (decoder.BeamQueue), as a server wants: a sentence
+	// starts at once, and its answer leaves as soon as it is done. Without it, a beam search decodes a job at a
+	// time on each core, which keeps each sentence's rows where a batch of the job puts them (with OpenBLAS, a
+	// row's products depend on its place in the batch in the last bits: translate's output stays the same).
+	Running bool
 	// Jobs is how many jobs there are, when known (0 when not): fewer jobs than cores use fewer cores.
 	Jobs int
 	// Stop, when closed, stops the searches under way before their next step, their sentences left undone.
@@ -93,8 +99,9 @@ type Search struct {
 // greedy search) to done with its job's id, on Translate's goroutine, as each ends. next is called on
 // Translate's goroutine whenever there is room for another job, so that it may encode lazily; a job without
 // IDs means that none is waiting yet: next is asked again when a search moves on, and Translate returns when
-// none is under way. It chooses the search: greedy search of models whose decoder.Sessions are decoder.Joiners
-// keeps one running batch of s.Rows rows per core full, stepped by a goroutine per core (decoder.GreedyQueue:
+// none is under way. It chooses the search: greedy search (and beam search with s.Running) of models whose
+// decoder.Sessions are decoder.Joiners keeps one running batch of s.Rows sentences per core full, stepped by a
+// goroutine per core (decoder.GreedyQueue, decoder.BeamQueue:
 // each advances its share of the rows, computes its share of the vocabulary for all of them, then picks the best
 // words of its rows), each ended sentence's row refilled at once, which beats a batch per core: the output
 // layer's product reads its weights once per step for twice the rows; any other search decodes a job at a time
@@ -113,7 +120,7 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 	if first == nil || len(first.IDs) == 0 {
 		return nil // none waiting, none under way
 	}
-	if s.Beam == nil { // the first job's Sessions say whether the models' can join a running batch
+	if s.Beam == nil || s.Running { // the first job's Sessions say whether the models' can join a running batch
 		if started := e.block(first); joiners(started.Sessions) {
 			return e.queue(s, cores, started, next, done)
 		} // (if not, the first job is encoded again)
@@ -169,10 +176,11 @@ func (e *Ensemble) Translate(s Search, next func() *Job, done func(id int, list 
 	return firstErr
 }
 
-// queue is Translate's greedy search of models whose Sessions are Joiners: decoder.GreedyQueue of first, then of
-// the jobs that next returns, in a running batch of s.Rows rows per core stepped by cores goroutines.
+// queue is Translate's search of models whose Sessions are Joiners: decoder.GreedyQueue (decoder.BeamQueue when
+// s.Beam is set) of first, then of the jobs that next returns, in a running batch of s.Rows sentences per core
+// stepped by cores goroutines.
 func (e *Ensemble) queue(s Search, cores int, first *decoder.Block[float32], next func() *Job, done func(id int, list []decoder.Scored)) error {
-	err := decoder.GreedyQueue(func() *decoder.Block[float32] {
+	blocks := func() *decoder.Block[float32] {
 		if b := first; b != nil {
 			first = nil
 			return b
@@ -185,9 +193,17 @@ func (e *Ensemble) queue(s Search, cores int, first *decoder.Block[float32], nex
 		default:
 			return e.block(j)
 		}
-	}, func(id int, h decoder.Hypothesis) { done(id, []decoder.Scored{{Hypothesis: h}}) },
-		decoder.GreedyOptions{Rows: s.Rows * cores, Threads: cores, Products: s.Products, Vocab: e.Models[0].TgtVocab.Size(),
-			BOS: data.BOSID, EOS: data.EOSID, MaxLen: s.MaxLen, Stop: s.Stop})
+	}
+	o := decoder.GreedyOptions{Rows: s.Rows * cores, Threads: cores, Products: s.Products, Vocab: e.Models[0].TgtVocab.Size(),
+		BOS: data.BOSID, EOS: data.EOSID, MaxLen: s.MaxLen, Stop: s.Stop}
+	var err error
+	if s.Beam != nil {
+		opts := *s.Beam
+		opts.Stop, o.Rows = s.Stop, o.Rows*opts.Width
+		err = decoder.BeamQueue(blocks, done, o, opts)
+	} else {
+		err = decoder.GreedyQueue(blocks, func(id int, h decoder.Hypothesis) { done(id, []decoder.Scored{{Hypothesis: h}}) }, o)
+	}
 	if errors.Is(err, decoder.ErrStopped) { // the sentences under way stay undone
 		return nil
 	}

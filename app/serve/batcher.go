@@ -22,19 +22,19 @@ type job struct {
 	done   func(app.Translation, error)
 }
 
-// greedy reports whether opts ask for greedy search that app.TranslateStream can do (app.DecodeOptions' own
-// test, unexported there): not with the alignment attention (DecodeOptions.Alignment), which a stream does not
-// compute; such requests go to app.TranslateTokens' greedy search.
+// greedy reports whether opts ask for greedy search (app.DecodeOptions' own test, unexported there), and not for
+// the alignment attention (DecodeOptions.Alignment).
 func greedy(o app.DecodeOptions) bool {
 	return o.Beam <= 1 && o.NBest == 0 && o.MaxLenRatio == 0 && !o.Alignment
 }
 
-// batcher decodes the sentences of concurrent requests together, on one goroutine that has every core. Greedy
-// sentences go through app.TranslateStream: the first one starts decoding at once and each later one enters the
-// running batch at the first free row, so a batch stays full under load and a sentence's answer leaves as soon
-// as it ends. Beam-search sentences of the same settings are gathered for up to wait, or until a batch per
-// core is full, then decoded together by app.TranslateTokens. Sentences of other settings wait for the running
-// batch to drain (it takes no new sentences once they wait), so no setting starves another.
+// batcher decodes the sentences of concurrent requests together, on one goroutine that has every core. Sentences
+// of greedy and of beam search go through app.TranslateStream: the first one starts decoding at once and each
+// later one of the same settings enters the running batch as soon as it has rows free (one, or the beam's
+// width), so a batch stays full under load and a sentence's answer leaves as soon as it ends. Sentences that ask
+// for the alignment attention, which a stream does not compute, are gathered for up to wait, or until a batch
+// per core is full, then decoded together by app.TranslateTokens. Sentences of other settings wait for the
+// running batch to drain (it takes no new sentences once they wait), so no setting starves another.
 type batcher struct {
 	model   func() *loaded // the model to decode with
 	limit   int            // the most sentences waiting
@@ -114,10 +114,10 @@ func (b *batcher) run() {
 			continue
 		}
 		m := b.model()
-		if greedy(first.opts) {
-			b.stream(m, first.opts)
+		if first.opts.Alignment {
+			b.gather(m, first.opts)
 		} else {
-			b.beam(m, first.opts)
+			b.stream(m, first.opts)
 		}
 	}
 }
@@ -190,7 +190,7 @@ func (j *job) tokensFor(m *loaded) []string {
 	return m.tokenizer.Tokenize(j.text)
 }
 
-// stream decodes greedy jobs of options opts with model m as they arrive, until none is left or the model
+// stream decodes jobs of options opts with model m as they arrive, until none is left or the model
 // changes, the batcher closes, or other settings wait.
 func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 	inBatch := map[*job]bool{}
@@ -235,9 +235,9 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 	}
 }
 
-// beam gathers jobs of options opts for up to b.wait, or until a batch per core is full, and decodes them
+// gather gathers jobs of options opts for up to b.wait, or until a batch per core is full, and decodes them
 // together with model m.
-func (b *batcher) beam(m *loaded, opts app.DecodeOptions) {
+func (b *batcher) gather(m *loaded, opts app.DecodeOptions) {
 	most := opts.Batch * runtime.GOMAXPROCS(0)
 	jobs := b.take(opts, most)
 	if len(jobs) < most && b.wait > 0 {
