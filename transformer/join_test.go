@@ -185,13 +185,14 @@ func TestJoinMatchesAlone(t *testing.T) {
 	t.Run("float32", testJoinMatchesAlone[float32])
 }
 
-// TestRunningBatchMatchesAlone: decoder.GreedyQueue over the Transformer's sessions, a running batch of one to
-// three rows that sentences of different source lengths join one by one, decodes each sentence as Greedy does
-// alone, to the bit, for longer than the self-attention caches' first positions (so the caches grow in a step
-// whose rows are at different positions).
+// TestRunningBatchMatchesAlone: decoder.GreedyQueue and decoder.BeamQueue over the Transformer's sessions, a
+// running batch of one to three sentences that sentences of different source lengths join one by one, decode
+// each sentence as it is decoded alone, to the bit, for longer than the self-attention caches' first positions
+// (so the caches grow in a step whose rows are at different positions).
 func TestRunningBatchMatchesAlone(t *testing.T) {
 	const maxLen = 2*minPositions - 2
 	lengths := []int{3, 9, 2, 7, 5, 12, 4, 1, 8, 6, 11, 2}
+	beam := decoder.BeamOptions{Width: 3, NBest: 2, MaxLen: maxLen, Alpha: 0.6}
 	for c, cfg := range stepConfigs {
 		m, _ := newTestModel[float32](t, cfg, 41)
 		m.OutB.Data[testEOS] += float32(joinEOSBias[c])
@@ -200,8 +201,8 @@ func TestRunningBatchMatchesAlone(t *testing.T) {
 			mems[i] = newTestMemory[float32]([]int{l}, l, cfg.Dim, uint64(100+i))
 		}
 		for rows := 1; rows <= 3; rows++ {
-			got, next := make([]decoder.Hypothesis, len(mems)), 0
-			decoder.GreedyQueue(func() *decoder.Block[float32] {
+			next := 0
+			blocks := func() *decoder.Block[float32] {
 				if next == len(mems) {
 					return nil
 				}
@@ -209,10 +210,33 @@ func TestRunningBatchMatchesAlone(t *testing.T) {
 				next++
 				return &decoder.Block[float32]{Sessions: []decoder.Session[float32]{m.Session(mem)}, SrcLen: mem.SrcLen,
 					Lengths: mem.Lengths, IDs: []int{next - 1}}
-			}, func(id int, h decoder.Hypothesis) { got[id] = h },
-				decoder.GreedyOptions{Rows: rows, Threads: 1, Vocab: m.Cfg.TgtVocab, BOS: testBOS, EOS: testEOS, MaxLen: maxLen})
+			}
+			o := decoder.GreedyOptions{Rows: rows, Threads: 1, Vocab: m.Cfg.TgtVocab, BOS: testBOS, EOS: testEOS, MaxLen: maxLen}
+			greedy := make([]decoder.Hypothesis, len(mems))
+			if err := decoder.GreedyQueue(blocks, func(id int, h decoder.Hypothesis) { greedy[id] = h }, o); err != nil {
+				t.Fatal(err)
+			}
+			next, o.Rows = 0, rows*beam.Width
+			lists := make([][]decoder.Scored, len(mems))
+			if err := decoder.BeamQueue(blocks, func(id int, l []decoder.Scored) { lists[id] = l }, o, beam); err != nil {
+				t.Fatal(err)
+			}
 			for i, mem := range mems {
-				sameHypothesis(t, fmt.Sprintf("%s, %d rows, sentence %d", cfg.Positions, rows, i), got[i], m.Greedy(mem, testBOS, testEOS, maxLen)[0])
+				name := fmt.Sprintf("%s, %d sentences' rows, sentence %d", cfg.Positions, rows, i)
+				sameHypothesis(t, name+", greedy", greedy[i], m.Greedy(mem, testBOS, testEOS, maxLen)[0])
+				want, err := m.Beam(mem, testBOS, testEOS, beam)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(lists[i]) != len(want[0]) {
+					t.Fatalf("%s, beam: %d hypotheses, want %d", name, len(lists[i]), len(want[0]))
+				}
+				for k, h := range want[0] {
+					sameHypothesis(t, fmt.Sprintf("%s, beam hypothesis %d", name, k), lists[i][k].Hypothesis, h.Hypothesis)
+					if lists[i][k].LogProb != h.LogProb || lists[i][k].Score != h.Score {
+						t.Fatalf("%s, beam hypothesis %d: log-probability %v and score %v, want %v and %v", name, k, lists[i][k].LogProb, lists[i][k].Score, h.LogProb, h.Score)
+					}
+				}
 			}
 		}
 	}
