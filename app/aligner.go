@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/attend-nmt/attend/data"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/model/checkpoint"
 )
@@ -73,7 +74,7 @@ func trainAligner(ctx context.Context, o *AlignOptions) error {
 		prog, err := model.ReadProgress(out)
 		switch {
 		case err == nil && prog.Epoch >= epochs:
-			fmt.Fprintf(o.Stderr, "%s: trained for %d epochs already (not trained again)\n", out, prog.Epoch)
+			fmt.Fprintf(o.Stderr, "%s: trained for %s already (not trained again)\n", out, plural.Count(prog.Epoch, "epoch"))
 			continue
 		case err == nil:
 			req.Resume = out
@@ -86,7 +87,7 @@ func trainAligner(ctx context.Context, o *AlignOptions) error {
 		default:
 			return fmt.Errorf("--train: %w", err)
 		}
-		fmt.Fprintf(o.Stderr, "aligner: training %s (%s, %d epochs)\n", out, train, epochs)
+		fmt.Fprintf(o.Stderr, "aligner: training %s (%s, %s)\n", out, train, plural.Count(epochs, "epoch"))
 		if _, err := Train(ctx, req); err != nil {
 			return fmt.Errorf("--train %s: %w", o.Train, err)
 		}
