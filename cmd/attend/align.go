@@ -82,7 +82,7 @@ not scored.`,
 	fl.StringVar(&o.Gold, "gold", "", "gold alignment file (Pharaoh, sure i-j and possible ipj links) to score against")
 	fl.BoolVar(&o.OneBased, "one-based", false, "the gold file's positions count from 1")
 	fl.StringVar(&o.Reverse, "reverse", "", "target→source checkpoint, for symmetrization")
-	fl.StringVar(&o.Sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical)")
+	fl.StringVar(&o.Sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical or --train)")
 	floatVar(fl, &o.Threshold, "threshold", 0, bound.Between(0, 1, "0: the argmax"), "link every weight at or above this instead of the argmax (0: argmax)")
 	fl.BoolVar(&o.DecoderAttn, "decoder-attention", false, "with a model trained with model.full_context_alignment: link by the decoder's attention, not the alignment attention")
 	fl.IntVar(&o.Batch, "batch", 64, "sentences per batch")
