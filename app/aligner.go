@@ -29,14 +29,11 @@ func AlignerConfig() model.Config {
 	return cfg
 }
 
-// alignerDirections are the names of the two models `attend align --train DIR` trains in DIR (NAME.ckpt, with
-// NAME.align, the statistical aligner's links that guide it, and NAME.metrics.jsonl beside it): source→target
-// and target→source.
-var alignerDirections = [2]string{"forward", "reverse"}
-
-// alignerCheckpoints are the checkpoints of the two models of `attend align --train dir`.
+// alignerCheckpoints are the checkpoints of the two models of `attend align --train dir`, source→target and
+// target→source, each with NAME.align (the statistical aligner's links that guide it) and NAME.metrics.jsonl
+// beside it.
 func alignerCheckpoints(dir string) (forward, reverse string) {
-	return filepath.Join(dir, alignerDirections[0]+".ckpt"), filepath.Join(dir, alignerDirections[1]+".ckpt")
+	return filepath.Join(dir, "forward.ckpt"), filepath.Join(dir, "reverse.ckpt")
 }
 
 // trainAligner trains, in o.Train, the two models whose alignment attention `attend align --train` links by —
@@ -79,8 +76,8 @@ func trainAligner(ctx context.Context, o *AlignOptions) error {
 		case err == nil:
 			req.Resume = out
 		case errors.Is(err, fs.ErrNotExist):
-			// A run stopped after the statistical aligner wrote its links and before the first checkpoint: no
-			// checkpoint records them, so align again.
+			// No checkpoint yet: links there are of a run stopped after the statistical aligner wrote them and
+			// before its first checkpoint, which no checkpoint records (train would refuse to replace them).
 			if err := os.Remove(GuidePath(out)); err == nil {
 				fmt.Fprintf(o.Stderr, "removed %s, the links of a run that stopped before its first checkpoint\n", GuidePath(out))
 			}
