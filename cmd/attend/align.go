@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/internal/bound"
+	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/wordalign"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -73,7 +74,7 @@ not scored.`,
 	fl.StringVarP(&o.Model, "model", "m", "", "source→target checkpoint")
 	fl.BoolVar(&o.Statistical, "statistical", false, "align with the built-in statistical aligner (fast_align's model, then the HMM) instead of a model")
 	fl.StringVar(&o.Train, "train", "", "train the two models that align (source→target, target→source) in this directory, resuming what it holds, and align by them")
-	fl.IntVar(&o.Epochs, "epochs", 0, "with --train: epochs of each model (default: the preset's 15)")
+	intVar(fl, &o.Epochs, "epochs", 0, model.KeyRange("train.epochs"), "with --train: epochs of each model (default: the preset's 15)")
 	fl.StringVar(&o.Corpus.Src, "src", "", "source sentences, one per line")
 	fl.StringVar(&o.Corpus.Tgt, "tgt", "", "target sentences, line-aligned with --src")
 	fl.StringVar(&o.Corpus.TSV, "data", "", `or: one file of "source<TAB>target" or "source ||| target" lines`)
