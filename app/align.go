@@ -28,6 +28,13 @@ type AlignOptions struct {
 	Statistical, KeepCase bool
 	StatisticalModel      string
 	Iterations, Threads   int
+	// Train trains, in this directory, the two models (source→target and target→source, AlignerConfig with
+	// Epochs epochs, 0: the preset's) whose alignment attention then links the corpus, symmetrized by Sym
+	// (trainAligner); Recorder shows their training (nil: nothing).
+	Train    string
+	Epochs   int
+	Recorder model.Recorder
+	preset   *model.Config // instead of AlignerConfig, for tests
 	// Given holds the names of the flags the command line gave ("max-len"): a flag given where it has no
 	// meaning is refused.
 	Given map[string]bool
@@ -40,10 +47,14 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	modelOnly := []string{"reverse", "threshold", "batch", "max-len", "decoder-attention", "layer"}
 	statisticalOnly := []string{"iterations", "keep-case", "no-progress", "statistical-model"}
 	switch {
-	case o.Statistical && o.Model != "":
-		return fmt.Errorf("give either --model or --statistical, not both")
-	case !o.Statistical && o.Model == "":
-		return fmt.Errorf("give --model CKPT to align by a model's attention, or --statistical to align without one")
+	case o.Statistical && o.Model != "" || o.Train != "" && (o.Statistical || o.Model != ""):
+		return fmt.Errorf("give one of --model, --statistical and --train, not several")
+	case !o.Statistical && o.Model == "" && o.Train == "":
+		return fmt.Errorf("give --model CKPT to align by a model's attention, --statistical to align without one, or --train DIR to train the models that align")
+	case o.Given["epochs"] && o.Train == "":
+		return fmt.Errorf("--epochs is an option of --train")
+	case o.Epochs < 0:
+		return fmt.Errorf("--epochs is %d; want at least 1 (0: the preset's)", o.Epochs)
 	case o.Corpus.Empty():
 		return fmt.Errorf("give the sentence pairs: --src FILE --tgt FILE, or --data FILE")
 	case o.Batch < 1:
@@ -54,14 +65,19 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 		return fmt.Errorf("--threads is %d; want 0 (every core) or more", o.Threads)
 	case o.Given["max-len"] && o.MaxLen < 1:
 		return fmt.Errorf("--max-len is %d; want at least 1", o.MaxLen)
-	case !o.Statistical && o.Given["sym"] && o.Reverse == "":
+	case !o.Statistical && o.Train == "" && o.Given["sym"] && o.Reverse == "":
 		return fmt.Errorf("--sym needs --reverse: a model trained in the other direction")
 	case o.Given["one-based"] && o.Gold == "":
 		return fmt.Errorf("--one-based describes the --gold file; give one")
 	}
 	for _, name := range statisticalOnly {
-		if !o.Statistical && o.Given[name] {
+		if !o.Statistical && o.Given[name] && !(o.Train != "" && name == "no-progress") {
 			return fmt.Errorf("--%s is an option of --statistical", name)
+		}
+	}
+	for _, name := range []string{"reverse", "decoder-attention", "layer"} {
+		if o.Train != "" && o.Given[name] {
+			return fmt.Errorf("--%s is an option of alignment by a model (--model), not of --train", name)
 		}
 	}
 	for _, name := range modelOnly {
@@ -71,7 +87,7 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	}
 	switch {
 	case o.Sym != "":
-	case o.Statistical:
+	case o.Statistical || o.Train != "":
 		o.Sym = string(align.GrowDiagFinalAnd)
 	default:
 		o.Sym = string(align.GrowDiagFinal)
@@ -82,7 +98,12 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	if o.Output == "-" {
 		o.Output = ""
 	}
-	inputs := []NamedPath{{Role: "--model", Path: o.Model}, {Role: "--src", Path: o.Corpus.Src}, {Role: "--tgt", Path: o.Corpus.Tgt},
+	forward, reverse := "", ""
+	if o.Train != "" {
+		forward, reverse = alignerCheckpoints(o.Train)
+	}
+	inputs := []NamedPath{{Role: "--model", Path: o.Model}, {Role: "the source→target model of --train", Path: forward},
+		{Role: "the target→source model of --train", Path: reverse}, {Role: "--src", Path: o.Corpus.Src}, {Role: "--tgt", Path: o.Corpus.Tgt},
 		{Role: "--data", Path: o.Corpus.TSV}, {Role: "--gold", Path: o.Gold}, {Role: "--reverse", Path: o.Reverse}}
 	if err := CheckOutputs([]NamedPath{{Role: "--output", Path: o.Output, Example: "alignments.txt"}}, inputs); err != nil {
 		return err
@@ -90,6 +111,11 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	gold, err := readGold(o.Gold, o.OneBased)
 	if err != nil {
 		return err
+	}
+	if o.Train != "" {
+		if err := trainAligner(ctx, &o); err != nil {
+			return err
+		}
 	}
 	report := o.Stderr
 	if o.Output != "" {

@@ -124,7 +124,9 @@ func TestRunAlignRefusesTheFlagsOfTheOtherMode(t *testing.T) {
 		opts    AlignOptions
 		wantErr string
 	}{
-		{"both modes", AlignOptions{Model: "m.ckpt", Statistical: true}, "give either --model or --statistical, not both"},
+		{"both modes", AlignOptions{Model: "m.ckpt", Statistical: true}, "give one of --model, --statistical and --train, not several"},
+		{"train and a model", AlignOptions{Model: "m.ckpt", Train: "dir"}, "give one of --model, --statistical and --train, not several"},
+		{"epochs without train", AlignOptions{Statistical: true, Batch: 1, Iterations: 1, Epochs: 2, Given: map[string]bool{"epochs": true}}, "--epochs is an option of --train"},
 		{"no corpus", AlignOptions{Statistical: true, Batch: 1, Iterations: 1}, "give the sentence pairs"},
 		{"iterations with a model", AlignOptions{Model: "m.ckpt", Batch: 1, Iterations: 5, Given: map[string]bool{"iterations": true}}, "--iterations is an option of --statistical"},
 		{"reverse with statistical", AlignOptions{Statistical: true, Batch: 1, Iterations: 1, Given: map[string]bool{"reverse": true}}, "--reverse is an option of alignment by a model (--model), not of --statistical"},

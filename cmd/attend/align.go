@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/internal/bound"
+	"github.com/attend-nmt/attend/model"
 	"github.com/attend-nmt/attend/wordalign"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -12,7 +13,7 @@ func newAlignCmd() *cobra.Command {
 	var o app.AlignOptions
 	var noProgress bool
 	cmd := &cobra.Command{
-		Use:   "align (--model CKPT | --statistical) (--src FILE --tgt FILE | --data FILE) [--output FILE] [--gold FILE]",
+		Use:   "align (--model CKPT | --statistical | --train DIR) (--src FILE --tgt FILE | --data FILE) [--output FILE] [--gold FILE]",
 		Short: "Word alignments, from a model's attention or a statistical aligner, in Pharaoh format, scored against gold",
 		Long: `Align reads line-aligned source and target files (or one file, --data, of "source<TAB>target" or
 "source ||| target" lines, as fast_align reads) and writes one line per sentence pair in Pharaoh format: "i-j"
@@ -35,6 +36,15 @@ word), in both directions, on every core, and combines the two directions' most 
 alone). Words are lowercased first unless --keep-case. Give it as much parallel text as you have: sentences to
 align can be appended to a larger corpus, and their lines picked from the output.
 
+With --train DIR, it is an aligner in one command, run like fast_align: it links the corpus with the
+statistical aligner, trains on it a model in each direction (source→target and target→source; the preset
+configs/align.yaml: the small model on lowercased words, general attention after the decoder reads the
+previous word, a full-context alignment attention guided by the statistical links, 15 epochs, --epochs to
+change) and writes the two models' alignment attention symmetrized by --sym (default grow-diag-final-and),
+with --threshold. DIR keeps the models (forward.ckpt, reverse.ckpt) and their statistical links (forward.align,
+reverse.align): the same command run again after an interruption goes on where it stopped, and on a finished
+DIR it only aligns.
+
 --tokenized reads the text as already tokenized: its words are split on white space only, so that the link
 positions are those of the given tokens ("Mr." is one word; attend's own tokenizer would make it two). A
 model's tokenizer then splits each word further, and links and attention are brought back to the words.
@@ -54,12 +64,17 @@ not scored.`,
 			if noProgress {
 				o.Progress = progressOf(cmd).quietened()
 			}
+			if o.Train != "" {
+				o.Recorder = newRecorder(cmd.ErrOrStderr(), progressOf(cmd), noProgress)
+			}
 			return app.RunAlign(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.Model, "model", "m", "", "source→target checkpoint")
 	fl.BoolVar(&o.Statistical, "statistical", false, "align with the built-in statistical aligner (fast_align's model, then the HMM) instead of a model")
+	fl.StringVar(&o.Train, "train", "", "train the two models that align (source→target, target→source) in this directory, resuming what it holds, and align by them")
+	intVar(fl, &o.Epochs, "epochs", 0, model.KeyRange("train.epochs"), "with --train: epochs of each model (default: the preset's 15)")
 	fl.StringVar(&o.Corpus.Src, "src", "", "source sentences, one per line")
 	fl.StringVar(&o.Corpus.Tgt, "tgt", "", "target sentences, line-aligned with --src")
 	fl.StringVar(&o.Corpus.TSV, "data", "", `or: one file of "source<TAB>target" or "source ||| target" lines`)
@@ -68,7 +83,7 @@ not scored.`,
 	fl.StringVar(&o.Gold, "gold", "", "gold alignment file (Pharaoh, sure i-j and possible ipj links) to score against")
 	fl.BoolVar(&o.OneBased, "one-based", false, "the gold file's positions count from 1")
 	fl.StringVar(&o.Reverse, "reverse", "", "target→source checkpoint, for symmetrization")
-	fl.StringVar(&o.Sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical)")
+	fl.StringVar(&o.Sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical or --train)")
 	floatVar(fl, &o.Threshold, "threshold", 0, bound.Between(0, 1, "0: the argmax"), "link every weight at or above this instead of the argmax (0: argmax)")
 	fl.BoolVar(&o.DecoderAttn, "decoder-attention", false, "with a model trained with model.full_context_alignment: link by the decoder's attention, not the alignment attention")
 	fl.IntVar(&o.Batch, "batch", 64, "sentences per batch")
@@ -77,7 +92,7 @@ not scored.`,
 	fl.IntVar(&o.Iterations, "iterations", wordalign.DefaultOptions().Iterations, "with --statistical: EM iterations of fast_align's model per direction (fast_align's -I counts one more)")
 	fl.IntVar(&o.Threads, "threads", 0, "CPU threads (default: every core)")
 	fl.BoolVar(&o.KeepCase, "keep-case", false, "with --statistical: do not lowercase the words")
-	fl.BoolVar(&noProgress, "no-progress", false, "with --statistical: no progress bar on a terminal, only a line per EM iteration")
+	fl.BoolVar(&noProgress, "no-progress", false, "with --statistical or --train: no progress bar on a terminal, only lines (a line per EM iteration, the training log)")
 	fl.IntVar(&o.MaxLen, "max-len", 0, "with --model: skip, with a warning, the pairs with a side longer than this many tokens (default: the larger of the checkpoint's data.max_len and decode.max_len)")
 	return cmd
 }

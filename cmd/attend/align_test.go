@@ -68,8 +68,12 @@ func TestAlignStatistical(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no aligner", []string{"--src", src, "--tgt", tgt}, "give --model CKPT to align by a model's attention, or --statistical"},
-		{"both aligners", []string{"--statistical", "--model", "m.ckpt", "--src", src, "--tgt", tgt}, "either --model or --statistical"},
+		{"no aligner", []string{"--src", src, "--tgt", tgt}, "give --model CKPT to align by a model's attention, --statistical to align without one, or --train DIR"},
+		{"both aligners", []string{"--statistical", "--model", "m.ckpt", "--src", src, "--tgt", tgt}, "one of --model, --statistical and --train, not several"},
+		{"--train and a model", []string{"--train", dir, "--model", "m.ckpt", "--data", bars}, "one of --model, --statistical and --train, not several"},
+		{"--epochs without --train", []string{"--statistical", "--data", bars, "--epochs", "2"}, "--epochs is an option of --train"},
+		{"--train and --reverse", []string{"--train", dir, "--data", bars, "--reverse", "m.ckpt"}, "--reverse is an option of alignment by a model (--model), not of --train"},
+		{"--train and a statistical option", []string{"--train", dir, "--data", bars, "--keep-case"}, "--keep-case is an option of --statistical"},
 		{"no corpus", []string{"--statistical"}, "--src FILE --tgt FILE, or --data FILE"},
 		{"model option", []string{"--statistical", "--data", bars, "--threshold", "0.3"}, "--threshold is an option of alignment by a model"},
 		{"statistical option", []string{"--model", "m.ckpt", "--data", bars, "--iterations", "3"}, "--iterations is an option of --statistical"},
