@@ -38,8 +38,9 @@ type Options struct {
 	Queue int
 	// Timeout is how long a request may wait for its translations (default 30 s): past it, 504.
 	Timeout time.Duration
-	// Wait is how long beam search gathers the sentences of concurrent requests before it starts (default 5 ms;
-	// greedy search takes sentences into its running batch instead).
+	// Wait is how long requests for the alignment attention of a full-context model, which the running batch
+	// does not compute, are gathered before they are decoded together (default 5 ms; greedy and beam search
+	// take other sentences into their running batch instead).
 	Wait time.Duration
 	// CORS are the origins allowed to call the API from a browser, as --cors takes them: "" for none (no CORS
 	// headers), "*" for any, or a comma-separated list of origins (scheme://host[:port], http or https).

@@ -41,8 +41,9 @@ another address that address; and the names --allowed-hosts adds. A web page tha
 server (DNS rebinding) is thus refused. POST bodies must be sent as Content-Type: application/json (else 415;
 curl -H 'Content-Type: application/json'), which a page of another origin cannot send without --cors allowing it.
 
-Sentences of concurrent requests are decoded together: greedy search takes each new sentence into the running
-batch at its first free row, beam search gathers sentences for --wait. Errors are JSON with a message: 400 a
+Sentences of concurrent requests are decoded together: greedy and beam search take each new sentence into the
+running batch as soon as it has free rows (a beam search's sentence takes as many rows as its beams); requests
+for the alignment attention of a full-context model are gathered for --wait. Errors are JSON with a message: 400 a
 malformed request (a key given twice or a NUL character among them), 403 a Host not served, 413 a body over
 --max-body or more than --max-sentences sentences, 415 a body not sent as application/json, 422 a sentence
 over --max-source-len tokens or invalid UTF-8, 503 (with Retry-After) when --queue sentences wait, 504 past
@@ -71,7 +72,7 @@ serving (the log says why).`,
 	fl.IntVar(&o.MaxSourceLen, "max-source-len", 0, "most tokens of a sentence (default: the checkpoint's decode.max_len)")
 	fl.IntVar(&o.Queue, "queue", serve.DefaultQueue, "most sentences waiting for the decoder before requests get 503")
 	fl.DurationVar(&o.Timeout, "timeout", serve.DefaultTimeout, "longest a request may wait for its translations (then 504)")
-	fl.DurationVar(&o.Wait, "wait", serve.DefaultWait, "how long beam search gathers the sentences of concurrent requests")
+	fl.DurationVar(&o.Wait, "wait", serve.DefaultWait, "how long requests for the alignment attention (of a full-context model) are gathered before they are decoded together")
 	decode.register(fl)
 	_ = cmd.MarkFlagRequired("model")
 	return cmd

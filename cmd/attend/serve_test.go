@@ -163,9 +163,12 @@ func replaceFile(t *testing.T, path string, content []byte) {
 // TestServeReloadsOnSIGHUPAndStopsOnSIGTERM sends SIGHUP with a broken checkpoint in place (the old model keeps
 // serving and the log says why), then with a checkpoint trained further (served from then on), then SIGTERM
 // while a request waits in the batcher: the request still gets its answer and serve exits 0. A second serve
-// gets two SIGTERMs while a request waits: it quits at once with status 143.
+// gets two SIGTERMs while a request waits: it quits at once with status 143. The models have an alignment
+// attention, whose requests are the ones the batcher holds for --wait (others join the running batch at once).
 func TestServeReloadsOnSIGHUPAndStopsOnSIGTERM(t *testing.T) {
-	ckpt, dir, args := trainTiny(t)
+	fullContext := []string{"--set", "model.full_context_alignment=true", "--set", "train.guided_alignment=auto"}
+	ckpt, dir, args := trainTiny(t, fullContext...)
+	args = append(args, fullContext...)
 	further := filepath.Join(dir, "further.ckpt")
 	for i, a := range args {
 		if a == "--out" {
@@ -214,10 +217,10 @@ func TestServeReloadsOnSIGHUPAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatalf("after the reload /v1/model says step %d, want 12", step())
 	}
 
-	// SIGTERM while a beam request gathers for 1.5 s: it is answered, then serve exits 0.
+	// SIGTERM while a request for the alignment attention gathers for 1.5 s: it is answered, then serve exits 0.
 	answered := make(chan int, 1)
 	go func() {
-		body := strings.NewReader(`{"text": "a b c", "beam": 3}`)
+		body := strings.NewReader(`{"text": "a b c", "beam": 3, "alignments": true}`)
 		resp, err := http.Post(s.url+"/v1/translate", "application/json", body)
 		if err != nil {
 			answered <- -1
@@ -241,7 +244,7 @@ func TestServeReloadsOnSIGHUPAndStopsOnSIGTERM(t *testing.T) {
 	// A second signal quits at once.
 	s = startServer(t, "--model", ckpt, "--wait", "20s")
 	go func() {
-		resp, err := http.Post(s.url+"/v1/translate", "application/json", strings.NewReader(`{"text": "a b", "beam": 2}`))
+		resp, err := http.Post(s.url+"/v1/translate", "application/json", strings.NewReader(`{"text": "a b", "beam": 2, "alignments": true}`))
 		if err == nil {
 			resp.Body.Close()
 		}
