@@ -196,11 +196,11 @@ type AlignRequest struct {
 	DecoderAttention bool
 }
 
-// Align aligns every sentence pair of req.Corpus by the attention of the model scoring the target with teacher
-// forcing (its full-context alignment attention when it has one, unless req.DecoderAttention), writes one Pharaoh line per pair, and, with gold links, returns the scores against them. The gold
-// may cover only the first lines of the corpus (scores.Sentences says how many were scored); more gold lines
-// than sentence pairs, or a link beyond its sentence pair, are an error. A pair longer than req.MaxLen is
-// skipped with a warning.
+// Align aligns every sentence pair of req.Corpus by the attention of the model scoring the target with teacher forcing
+// (its full-context alignment attention when it has one, unless req.DecoderAttention), writes one Pharaoh line per
+// pair, and, with gold links, returns the scores against them. The gold may cover only the first lines of the corpus
+// (scores.Sentences says how many were scored); more gold lines than sentence pairs, or a link beyond its sentence
+// pair, are an error. A pair longer than req.MaxLen is skipped with a warning.
 func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	var read, split data.Tokenizer = Tokenizer(req.Model, req.Lowercase), nil
 	if req.Tokenized {

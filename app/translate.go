@@ -384,13 +384,13 @@ func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause 
 	return window, nil, true
 }
 
-// TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a
-// batch of opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order.
-// The model chooses how (model.Ensemble.Translate). A cancelled ctx stops it, a beam search
-// before its next step, with ctx's error and the translations of the sentences before the first it did not
-// finish (a prefix of sents, maybe empty), which the caller may write. A model trained on subwords splits the words of sents with its merges and joins its output
-// back into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword
-// that got the most attention, marker and all, so that a name copied piece by piece comes out whole.
+// TranslateTokens translates tokenized sentences with the search opts chooses (greedy, or beam search with a batch of
+// opts.Batch sentences times the beam width), batch by batch on every core, keeping the input order. The model chooses
+// how (model.Ensemble.Translate). A cancelled ctx stops it, a beam search before its next step, with ctx's error and
+// the translations of the sentences before the first it did not finish (a prefix of sents, maybe empty), which the
+// caller may write. A model trained on subwords splits the words of sents with its merges and joins its output back
+// into words (see Translation.Subwords); with opts.ReplaceUnk an <unk> subword becomes the source subword that got the
+// most attention, marker and all, so that a name copied piece by piece comes out whole.
 func TranslateTokens(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
 	return TranslateWords(ctx, m, nil, sents, opts)
 }

@@ -99,10 +99,11 @@ func Greedy[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab
 // row per sentence). At every step each sentence's Width·vocab extensions are ranked by log-probability
 // (several members: the mean of theirs, so that a hypothesis' LogProb is the mean of the members'
 // log-probabilities of it); those among the best Width that end in eos are set aside as finished, and the best
-// Width that do not become the next live hypotheses, each Session following them with Reorder. A sentence is done when Width hypotheses have
-// finished, at its length limit, where its live hypotheses are set aside unfinished, or once its n-best list can
-// no longer change; done sentences leave the batch. With Width 1 it is exactly Greedy. Every hypothesis keeps
-// the first member's attention rows of its own words (and of its </s>), cut to its source length.
+// Width that do not become the next live hypotheses, each Session following them with Reorder. A sentence is
+// done when Width hypotheses have finished, at its length limit, where its live hypotheses are set aside
+// unfinished, or once its n-best list can no longer change; done sentences leave the batch. With Width 1 it is
+// exactly Greedy. Every hypothesis keeps the first member's attention rows of its own words (and of its </s>),
+// cut to its source length.
 //
 // out says how a model alone computes its output layer (Output): a shortlist makes each sentence use only its
 // candidate words, its log-probabilities normalised over them. A shortlist needs one model whose Session lets
