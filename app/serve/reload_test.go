@@ -1,12 +1,15 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/attend-nmt/attend/app"
 )
 
 // TestReloadWhileABeamStreamIsBusy reloads the checkpoint of step 60 over that of step 30 while eight clients keep
@@ -110,4 +113,31 @@ func TestReloadWhileABeamStreamIsBusy(t *testing.T) {
 		t.Fatalf("serving step %d after the reload, want 60", s.Step())
 	}
 	t.Logf("%d requests in flight at the reload; %d answered by the old model, %d by the new", busy, before, after)
+}
+
+// TestTakeYieldsOnlyToOtherSettings: a running batch stops taking sentences only when the oldest sentence
+// waiting wants other settings, not when the queue is empty (a sentence arriving just after take found it empty
+// made the batch drain for nothing, and the sentences behind it wait for its longest).
+func TestTakeYieldsOnlyToOtherSettings(t *testing.T) {
+	zero := func() float64 { return 0 }
+	b := &batcher{limit: 10, metrics: newMetrics(zero, zero, zero), wake: make(chan struct{}, 1)} // no goroutine
+	opts := app.DecodeOptions{MaxLen: 5, Batch: 2, Beam: 5}
+	greedy := opts
+	greedy.Beam = 1
+	mk := func(o app.DecodeOptions) *job {
+		return &job{ctx: context.Background(), opts: o, done: func(app.Translation, error) {}}
+	}
+	if jobs, yield := b.takeOrYield(opts, 2); jobs != nil || yield {
+		t.Fatalf("an empty queue: took %d, yield %v; want none and no yield", len(jobs), yield)
+	}
+	b.submit([]*job{mk(greedy), mk(opts)})
+	if jobs, yield := b.takeOrYield(opts, 2); jobs != nil || !yield {
+		t.Fatalf("greedy waits first: took %d, yield %v; want none and a yield", len(jobs), yield)
+	}
+	if jobs, yield := b.takeOrYield(greedy, 2); len(jobs) != 1 || yield {
+		t.Fatalf("greedy's turn: took %d, yield %v; want its sentence", len(jobs), yield)
+	}
+	if jobs, yield := b.takeOrYield(opts, 2); len(jobs) != 1 || yield {
+		t.Fatalf("beam's turn: took %d, yield %v; want its sentence", len(jobs), yield)
+	}
 }
