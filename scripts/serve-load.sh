@@ -11,7 +11,10 @@
 #    get answers, for DURATION (60s);
 # 4. half load: requests at half the throughput of step 3, at a constant rate, for DURATION;
 # 5. half the clients: CLIENTS/2 clients as fast as they get answers, for DURATION;
-# 6. read the server's resident memory again, stop it with SIGTERM.
+# 6. reload under full load: CLIENTS clients as in step 3, for DURATION; half-way through, RELOAD_MODEL (default:
+#    the same checkpoint again) replaces the served file atomically (the server serves a copy of the model in a
+#    temporary directory) and the server gets SIGHUP: its log must say it reloaded, and no request may fail;
+# 7. read the server's resident memory again, stop it with SIGTERM.
 # It prints the figures and fails if any request failed. Everything stops by itself; the server is stopped on
 # exit. Note the machine's load (uptime) beside the figures: other work on the cores changes them. LOGDIR, if
 # set, keeps the server's log (one line per request, with its milliseconds) and the figures there.
@@ -48,7 +51,11 @@ baseline() {
 echo "load before: $(uptime)"
 baseline
 
-env -u OPENBLAS_CORETYPE "$ATTEND" serve --model "$ATTEND_LOAD_MODEL" --addr "127.0.0.1:$PORT" --beam "$BEAM" \
+# The server serves a copy, which the reload phase replaces.
+mkdir "$out/model"
+live="$out/model/$(basename "$ATTEND_LOAD_MODEL")"
+cp "$ATTEND_LOAD_MODEL" "$live"
+env -u OPENBLAS_CORETYPE "$ATTEND" serve --model "$live" --addr "127.0.0.1:$PORT" --beam "$BEAM" \
   >"$out/serve.out" 2>"$out/serve.log" &
 pid=$!
 for _ in $(seq 100); do
@@ -74,6 +81,24 @@ echo "half load: $half requests/s, $DURATION"
 attack "$CLIENTS" "$half"
 echo "half the clients: $((CLIENTS / 2)) clients as fast as they are answered, $DURATION"
 attack "$((CLIENTS / 2))" 0
+echo "reload under full load: $CLIENTS clients as fast as they are answered, $DURATION, SIGHUP half-way with ${RELOAD_MODEL:-the same checkpoint}"
+cp "${RELOAD_MODEL:-$ATTEND_LOAD_MODEL}" "$live.next"
+seconds=$(awk -v d="$DURATION" 'BEGIN {n = d + 0; if (d ~ /ms$/) n /= 1000; else if (d ~ /m$/) n *= 60; else if (d ~ /h$/) n *= 3600; print n}')
+reload_ok=1
+attack "$CLIENTS" 0 &
+attacker=$!
+sleep "$(awk -v s="$seconds" 'BEGIN {print s / 2}')"
+mv -f "$live.next" "$live"
+kill -HUP "$pid"
+echo "SIGHUP sent at $(date -u +%T.%N | cut -c1-12)"
+wait "$attacker" || reload_ok=0
+if grep -q 'SIGHUP: reloaded' "$out/serve.log"; then
+  grep 'SIGHUP: ' "$out/serve.log"
+else
+  echo "the server's log does not say it reloaded:"; grep 'SIGHUP' "$out/serve.log" || true
+  reload_ok=0
+fi
+awk '/^LOAD/ {r = $0} END {n = split(r, f, " "); for (i = 1; i <= n; i++) if (f[i] ~ /^(requests|failed)=/) printf "%s ", f[i]; print "(reload phase)"}' "$out/load.txt"
 rss_end=$(rss "$pid")
 echo "load after: $(uptime)"
 kill -TERM "$pid"
@@ -90,9 +115,10 @@ import re, sys
 ms = [float(m.group(1)) for m in (re.search(r"POST /v1/translate 200 1 sentences ([\d.]+) ms", l) for l in open(sys.argv[1])) if m]
 counts = [int(re.search(r"requests=(\d+)", l).group(1)) for l in open(sys.argv[2]) if l.startswith("LOAD")]
 start = 0
-for name, n in zip(["full load", "half load", "half the clients"], counts):
+for name, n in zip(["full load", "half load", "half the clients", "reload under full load"], counts):
     part = sorted(ms[start:start + n]); start += n
     q = lambda p: part[min(len(part) - 1, int(p * len(part)))]
     print(f"server-side, {name}: p50 {q(0.5):.1f} ms, p99 {q(0.99):.1f} ms ({len(part)} requests)")
 PY
 grep -v ' 200 ' "$out/serve.log" | grep -E '^[0-9/]+ [0-9:]+ (GET|POST) ' | head -5 || true
+if [ "$reload_ok" != 1 ]; then echo "the reload under load failed (see above)"; exit 1; fi

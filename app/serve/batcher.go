@@ -156,6 +156,14 @@ func (b *batcher) takeAll() []*job {
 // take removes and returns up to most waiting jobs with options opts, dropping those whose request is gone, in
 // order of arrival. It takes none when the oldest job waiting has other options, so that they get their turn.
 func (b *batcher) take(opts app.DecodeOptions, most int) []*job {
+	taken, _ := b.takeOrYield(opts, most)
+	return taken
+}
+
+// takeOrYield is take, and whether it took none because the oldest job waiting has other options, decided under
+// the same lock: a job of opts that arrives just after take found the queue empty must not look like other
+// settings waiting, or a running batch would stop taking sentences and drain for nothing.
+func (b *batcher) takeOrYield(opts app.DecodeOptions, most int) ([]*job, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var taken []*job
@@ -170,7 +178,7 @@ func (b *batcher) take(opts app.DecodeOptions, most int) []*job {
 				n := copy(b.waiting, b.waiting[i:])
 				clear(b.waiting[n:])
 				b.waiting = b.waiting[:n]
-				return nil
+				return nil, true
 			}
 			kept = append(kept, j)
 		default:
@@ -179,7 +187,7 @@ func (b *batcher) take(opts app.DecodeOptions, most int) []*job {
 	}
 	clear(b.waiting[len(kept):])
 	b.waiting = kept
-	return taken
+	return taken, false
 }
 
 // tokens are the job's tokens for model m: those it was checked with, unless the model was reloaded since.
@@ -204,8 +212,8 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 			return nil
 		}
 		// One block at a time: the rest stay in the queue, where a request that goes away is dropped from.
-		jobs := b.take(opts, opts.Batch)
-		if jobs == nil && b.queued() > 0 {
+		jobs, yield := b.takeOrYield(opts, opts.Batch)
+		if yield {
 			return nil // other settings wait: finish this batch
 		}
 		sents := make([]app.StreamSentence, len(jobs))
