@@ -53,14 +53,9 @@ func (e *ensemble[T]) queue(rows, threads int, products kernels.Products, next f
 	e.queueWith(rows, threads, next, GreedyOptions{Products: products, BOS: bos, EOS: eos, MaxLen: maxLen}, done, nil)
 }
 
-// queueWith is queue with the options o (its Rows, Threads and Vocab set here) and, when bf16 is not nil, the
-// output layer in bfloat16 that it gives.
-func (e *ensemble[T]) queueWith(rows, threads int, next func() *encBlock[T], o GreedyOptions, done func(int, Hypothesis), bf16 func(*Decoder[T]) *bf16Output) {
-	o.Rows, o.Threads, o.Vocab = rows, threads, e.members[0].Cfg.Vocab
-	if bf16 == nil {
-		bf16 = func(d *Decoder[T]) *bf16Output { return d.bf16For(o.Products) }
-	}
-	if err := greedyQueue(func() *Block[T] {
+// startAll is next with each block started (an empty block stays one, nil ends the queue).
+func (e *ensemble[T]) startAll(next func() *encBlock[T]) func() *Block[T] {
+	return func() *Block[T] {
 		b := next()
 		switch {
 		case b == nil:
@@ -69,7 +64,17 @@ func (e *ensemble[T]) queueWith(rows, threads int, next func() *encBlock[T], o G
 			return &Block[T]{}
 		}
 		return e.started(b)
-	}, done, o, bf16); err != nil {
+	}
+}
+
+// queueWith is queue with the options o (its Rows, Threads and Vocab set here) and, when bf16 is not nil, the
+// output layer in bfloat16 that it gives.
+func (e *ensemble[T]) queueWith(rows, threads int, next func() *encBlock[T], o GreedyOptions, done func(int, Hypothesis), bf16 func(*Decoder[T]) *bf16Output) {
+	o.Rows, o.Threads, o.Vocab = rows, threads, e.members[0].Cfg.Vocab
+	if bf16 == nil {
+		bf16 = func(d *Decoder[T]) *bf16Output { return d.bf16For(o.Products) }
+	}
+	if err := greedyQueue(e.startAll(next), done, o, bf16); err != nil {
 		panic(err)
 	}
 }
@@ -120,16 +125,7 @@ func (e *ensemble[T]) Beam(encs []*encoder.Output[T], lengths []int, bos, eos in
 // beamQueue is BeamQueue over the blocks that next returns, started (an empty block stays one), in a batch of
 // rows rows stepped by threads goroutines, with the ensemble's ranking.
 func (e *ensemble[T]) beamQueue(rows, threads int, next func() *encBlock[T], bos, eos int, opts BeamOptions, done func(int, []Scored)) {
-	if err := queue(func() *Block[T] {
-		b := next()
-		switch {
-		case b == nil:
-			return nil
-		case len(b.IDs) == 0:
-			return &Block[T]{}
-		}
-		return e.started(b)
-	}, done, GreedyOptions{Rows: rows, Threads: threads, Vocab: e.members[0].Cfg.Vocab, BOS: bos, EOS: eos}, &opts, e.mean,
+	if err := queue(e.startAll(next), done, GreedyOptions{Rows: rows, Threads: threads, Vocab: e.members[0].Cfg.Vocab, BOS: bos, EOS: eos}, &opts, e.mean,
 		func(d *Decoder[T]) *bf16Output { return nil }); err != nil {
 		panic(err)
 	}

@@ -56,19 +56,7 @@ func TestNewModelTypeThroughSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, prev := []int{}, bos // every sentence starts from bos, so all find the same words
-	for len(want) < maxLen {
-		best := 0
-		for w := range vocab {
-			if table[prev*vocab+w] > table[prev*vocab+best] {
-				best = w
-			}
-		}
-		if best == eos {
-			break
-		}
-		want, prev = append(want, best), best
-	}
+	want := bigramGreedy(table, vocab, bos, eos, maxLen) // every sentence starts from bos, so all find the same words
 	for s, h := range greedy {
 		if fmt.Sprint(h.Tokens) != fmt.Sprint(want) || len(h.Attention[0]) != lengths[s] {
 			t.Fatalf("sentence %d: greedy found %v with %d attention weights, the table's argmax is %v", s, h.Tokens, len(h.Attention[0]), want)
@@ -130,19 +118,7 @@ func TestRunningBatchOfANewModelType(t *testing.T) {
 	for i := range table {
 		table[i] = 3 * rng.NormFloat64()
 	}
-	want, lengths := []int{}, map[int]int{}
-	for prev := bos; len(want) < maxLen; {
-		best := 0
-		for w := range vocab {
-			if table[prev*vocab+w] > table[prev*vocab+best] {
-				best = w
-			}
-		}
-		if best == eos {
-			break
-		}
-		want, prev = append(want, best), best
-	}
+	want, lengths := bigramGreedy(table, vocab, bos, eos, maxLen), map[int]int{}
 	var blocks []*Block[float64]
 	for b, ls := range [][]int{{4}, {2, 6, 3}, {5}, {1, 7}} {
 		ses := &bigramJoiner{bigram{table: table, vocab: vocab, lengths: slices.Clone(ls)}}
@@ -173,4 +149,23 @@ func TestRunningBatchOfANewModelType(t *testing.T) {
 			t.Fatalf("sentence %d: %v with %d attention weights; want %v with %d", id, h.Tokens, len(h.Attention[0]), want, lengths[id])
 		}
 	}
+}
+
+// bigramGreedy is greedy search by hand over a bigram model's table (vocab×vocab scores of the next word given
+// the previous one): the words from bos until eos (not kept) or maxLen words, the lowest id on ties.
+func bigramGreedy(table []float64, vocab, bos, eos, maxLen int) []int {
+	want, prev := []int{}, bos
+	for len(want) < maxLen {
+		best := 0
+		for w := range vocab {
+			if table[prev*vocab+w] > table[prev*vocab+best] {
+				best = w
+			}
+		}
+		if best == eos {
+			break
+		}
+		want, prev = append(want, best), best
+	}
+	return want
 }
