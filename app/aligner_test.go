@@ -12,7 +12,6 @@ import (
 
 	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/model"
-	"github.com/attend-nmt/attend/synth"
 )
 
 func TestAlignerConfigFileMatchesBuiltIn(t *testing.T) {
@@ -32,19 +31,7 @@ func TestAlignerConfigFileMatchesBuiltIn(t *testing.T) {
 // resumes each model from its checkpoint. Run again on the finished DIR, the same command trains nothing and
 // writes the same links. align --model --reverse --threshold links by the two models' alignment attention.
 func TestAlignTrain(t *testing.T) {
-	dir := t.TempDir()
-	tr, va, te := synth.Split(1000, 10, 10, 3)
-	if err := synth.WriteFiles(dir, tr, va, te); err != nil {
-		t.Fatal(err)
-	}
-	var joined strings.Builder
-	for _, p := range tr {
-		joined.WriteString(p.Src + " ||| " + p.Tgt + "\n")
-	}
-	bars := filepath.Join(dir, "train.src-tgt")
-	if err := os.WriteFile(bars, []byte(joined.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, bars, tr := synthBars(t, 3)
 	preset := AlignerConfig()
 	preset.Model = DemoConfig().Model
 	preset.Model.Attention, preset.Model.AttendAfterInput, preset.Model.FullContextAlignment = "general", true, true

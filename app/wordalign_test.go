@@ -17,19 +17,7 @@ import (
 // AlignStatistical on the synthetic corpus, as two files and as one " ||| " file: the same links, written as
 // they score, and close to the generator's gold.
 func TestAlignStatisticalWritesLinksThatScore(t *testing.T) {
-	dir := t.TempDir()
-	tr, va, te := synth.Split(1000, 10, 10, 7)
-	if err := synth.WriteFiles(dir, tr, va, te); err != nil {
-		t.Fatal(err)
-	}
-	var joined strings.Builder
-	for _, p := range tr {
-		joined.WriteString(p.Src + " ||| " + p.Tgt + "\n")
-	}
-	bars := filepath.Join(dir, "train.src-tgt")
-	if err := os.WriteFile(bars, []byte(joined.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, bars, tr := synthBars(t, 7)
 	f, err := os.Open(filepath.Join(dir, "train.align"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,4 +77,25 @@ func TestAlignStatisticalWritesLinksThatScore(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "gold alignment has 11 lines, the corpus ("+filepath.Join(dir, "test.src")+" and "+filepath.Join(dir, "test.tgt")+") 10") {
 		t.Errorf("long gold: %v", err)
 	}
+}
+
+// synthBars writes the synthetic corpus of 1,000 training pairs drawn with seed into a temporary folder
+// (synth.WriteFiles), and its training pairs again as one " ||| " file, bars; it returns the folder, that file
+// and the training pairs.
+func synthBars(t *testing.T, seed uint64) (dir, bars string, train []synth.Pair) {
+	t.Helper()
+	dir = t.TempDir()
+	train, valid, test := synth.Split(1000, 10, 10, seed)
+	if err := synth.WriteFiles(dir, train, valid, test); err != nil {
+		t.Fatal(err)
+	}
+	var joined strings.Builder
+	for _, p := range train {
+		joined.WriteString(p.Src + " ||| " + p.Tgt + "\n")
+	}
+	bars = filepath.Join(dir, "train.src-tgt")
+	if err := os.WriteFile(bars, []byte(joined.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bars, train
 }
