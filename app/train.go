@@ -200,7 +200,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	metricsPath := req.MetricsPath
 	if metricsPath == "" {
-		metricsPath = strings.TrimSuffix(req.Out, ".ckpt") + ".metrics.jsonl"
+		metricsPath = MetricsPath(req.Out)
 	}
 	valid, stored, err := validCorpus(req, start)
 	if err != nil {
