@@ -10,9 +10,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/heatmap"
+	"github.com/chromedp/chromedp"
 )
 
 // watchFixture writes, in dir, the files of a run NAME.ckpt that validated at each of steps: its metrics log
@@ -286,5 +288,81 @@ func TestWatchRunsTakesCheckpointsAndFolders(t *testing.T) {
 		if _, err := WatchRuns([]string{bad}); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+// watchState is what the watch page shows of its first run.
+type watchState struct {
+	Points  map[string]int `json:"points"`  // dots of each chart, by series
+	Step    string         `json:"step"`    // the step of the records drawn
+	Max     string         `json:"max"`     // the slider's last position
+	Value   string         `json:"value"`   // and its position
+	Maps    int            `json:"maps"`    // heat maps drawn
+	Cells   []string       `json:"cells"`   // the first map's cells' colours, row by row
+	Want    []string       `json:"want"`    // the colours of the record's weights
+	Summary string         `json:"summary"` // the run's summary
+}
+
+// readWatch reads the page's state, with want the colours (attendHeat) of the weights of the first sentence.
+func readWatch(weights [][]float32) chromedp.Action[watchState] {
+	w, _ := json.Marshal(weights)
+	return chromedp.Evaluate[watchState](fmt.Sprintf(`(() => {
+		const run = document.querySelector(".run");
+		const points = {};
+		run.querySelectorAll("svg.chart").forEach(s => { points[s.dataset.series] = s.querySelectorAll("circle.pt").length; });
+		const slider = run.querySelector("input[type=range]");
+		return {
+			points, step: run.querySelector(".sentences").dataset.step || "", max: slider.max, value: slider.value,
+			maps: run.querySelectorAll(".sentences table.heat").length,
+			cells: [...run.querySelectorAll(".sentences table.heat")[0].querySelectorAll("td[data-row]")].map(c => c.style.backgroundColor),
+			want: %s.flat().map(x => attendHeat.css(attendHeat.rgb(x))),
+			summary: run.querySelector(".summary").textContent,
+		};
+	})()`, w))
+}
+
+// TestWatchPageInChromium opens the watch page of a run with three validations and a run without files in
+// headless chromium: the curves have a point per validation, the heat maps are the latest record's, moving the
+// slider to the first validation draws the first record's weights, and a validation the run writes later shows
+// up on the slider (which stays where the user put it) and in the curves.
+func TestWatchPageInChromium(t *testing.T) {
+	ctx := newBrowser(t, 60*time.Second)
+	dir := t.TempDir()
+	guided, recs := watchFixture(t, dir, "guided", []int{100, 200, 300})
+	s := startWatch(t, []WatchRun{guided, {Checkpoint: filepath.Join(dir, "unguided.ckpt"), Metrics: filepath.Join(dir, "unguided.metrics.jsonl")}})
+	do(t, ctx, "open the page", chromedp.Navigate(s.URL),
+		chromedp.Poll[chromedp.Void](`document.querySelector(".run .sentences[data-step]") !== null && document.querySelectorAll(".run").length === 2`))
+	st := run(t, ctx, "read the page", readWatch(recs[2].Sentences[0].Weights))
+	if want := map[string]int{"loss": 0, "valid_ppl": 3, "valid_aer": 3, "tok_per_s": 0}; !reflect.DeepEqual(st.Points, want) {
+		t.Errorf("points of the curves %v, want %v (one per validation; no BLEU chart)", st.Points, want)
+	}
+	if st.Step != "300" || st.Max != "2" || st.Value != "2" || st.Maps != 3 || !strings.HasPrefix(st.Summary, "guided: 300 steps") {
+		t.Errorf("at first: records of step %s, slider %s of %s, %d maps, summary %q; want step 300, slider 2 of 2, 3 maps", st.Step, st.Value, st.Max, st.Maps, st.Summary)
+	}
+	if !reflect.DeepEqual(st.Cells, st.Want) {
+		t.Errorf("the heat map's cells %v, want the last record's %v", st.Cells, st.Want)
+	}
+	do(t, ctx, "move the slider to the first validation",
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector(".run input[type=range]"); s.value = 0; s.dispatchEvent(new Event("input")); })()`),
+		chromedp.Poll[chromedp.Void](`document.querySelector(".run .sentences").dataset.step === "100"`))
+	st = run(t, ctx, "read the page", readWatch(recs[0].Sentences[0].Weights))
+	if !reflect.DeepEqual(st.Cells, st.Want) || st.Value != "0" {
+		t.Errorf("at the first validation, slider %s: cells %v, want the first record's %v", st.Value, st.Cells, st.Want)
+	}
+	last := run(t, ctx, "read the page", readWatch(recs[2].Sentences[0].Weights))
+	if reflect.DeepEqual(last.Cells, last.Want) {
+		t.Error("the first and the last record look the same: the test shows nothing")
+	}
+	if len(run(t, ctx, "read the other run", chromedp.Evaluate[[]string](`[...document.querySelectorAll(".run")[1].querySelectorAll(".hint")].map(e => e.textContent)`))) == 0 {
+		t.Error("the run without files says nothing")
+	}
+
+	// The run validates once more.
+	writeWatchFiles(t, guided, `{"event":"step","step":400,"epoch":2,"loss":0.5,"tok_per_s":1200}`+"\n"+
+		`{"event":"valid","step":400,"epoch":2,"valid_loss":1,"valid_ppl":5,"valid_aer":0.1}`+"\n", []app.WatchRecord{watchRecord(400, 1)})
+	do(t, ctx, "wait for the new validation", chromedp.Poll[chromedp.Void](`document.querySelector(".run input[type=range]").max === "3"`, chromedp.WithPollingTimeout(10*time.Second)))
+	st = run(t, ctx, "read the page", readWatch(recs[0].Sentences[0].Weights))
+	if st.Points["valid_aer"] != 4 || st.Value != "0" || st.Step != "100" {
+		t.Errorf("after a new validation: %d AER points, slider at %s, records of step %s; want 4, 0 and 100", st.Points["valid_aer"], st.Value, st.Step)
 	}
 }
