@@ -239,6 +239,9 @@ func StartWatch(ctx context.Context, addr string, runs []WatchRun, errLog io.Wri
 	if err != nil {
 		return nil, fmt.Errorf("watch page: %w", err)
 	}
+	if everyInterface(addr) {
+		fmt.Fprintf(errLog, "attend: WARNING: the watch page at %s listens on EVERY network interface: anyone who can reach this machine can read the runs' curves and watched sentences; give 127.0.0.1:PORT to keep it local\n", addr)
+	}
 	p := &watchPage{runs: runs}
 	page := pageHandler(false, true)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

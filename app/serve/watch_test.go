@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -365,4 +367,55 @@ func TestWatchPageInChromium(t *testing.T) {
 	if st.Points["valid_aer"] != 4 || st.Value != "0" || st.Step != "100" {
 		t.Errorf("after a new validation: %d AER points, slider at %s, records of step %s; want 4, 0 and 100", st.Points["valid_aer"], st.Value, st.Step)
 	}
+}
+
+// TestWatchScreenshots writes screenshots of the watch page of the runs $ATTEND_WATCH_RUNS (checkpoints or
+// folders, comma-separated) for the documentation: $ATTEND_WATCH_SCREENSHOT-curves.png of the first run's
+// curves and, for each step of $ATTEND_WATCH_STEPS (comma-separated; default: the first, middle and last
+// validations), $ATTEND_WATCH_SCREENSHOT-STEP.png of its watched sentences with the slider at that step, in a
+// window $ATTEND_WATCH_WIDTH pixels wide (default 1000). It is a tool, skipped unless
+// $ATTEND_WATCH_SCREENSHOT is set.
+func TestWatchScreenshots(t *testing.T) {
+	prefix := os.Getenv("ATTEND_WATCH_SCREENSHOT")
+	if prefix == "" {
+		t.Skip("set ATTEND_WATCH_SCREENSHOT (a path prefix) and ATTEND_WATCH_RUNS to write screenshots of the watch page")
+	}
+	runs, err := WatchRuns(strings.Split(os.Getenv("ATTEND_WATCH_RUNS"), ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	width := int64(1000)
+	if w, err := strconv.Atoi(os.Getenv("ATTEND_WATCH_WIDTH")); err == nil && w > 0 {
+		width = int64(w)
+	}
+	ctx := newBrowser(t, 2*time.Minute)
+	s := startWatch(t, runs)
+	do(t, ctx, "open the page", chromedp.EmulateViewport(width, 900), chromedp.Navigate(s.URL),
+		chromedp.Poll[chromedp.Void](`document.querySelector(".run .sentences[data-step]") !== null`))
+	steps := runs[0].info().Steps
+	var want []int
+	for _, f := range strings.FieldsFunc(os.Getenv("ATTEND_WATCH_STEPS"), func(r rune) bool { return r == ',' }) {
+		step, err := strconv.Atoi(f)
+		if err != nil || !slices.Contains(steps, step) {
+			t.Fatalf("ATTEND_WATCH_STEPS: %q is not one of the steps %v", f, steps)
+		}
+		want = append(want, step)
+	}
+	if want == nil {
+		want = []int{steps[0], steps[len(steps)/2], steps[len(steps)-1]}
+	}
+	shoot := func(sel, path string) {
+		shot := run(t, ctx, "screenshot "+sel, chromedp.Screenshot(sel))
+		if err := os.WriteFile(path, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d bytes", path, len(shot))
+	}
+	for _, step := range want {
+		do(t, ctx, fmt.Sprintf("move the slider to step %d", step),
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.querySelector(".run input[type=range]"); s.value = %d; s.dispatchEvent(new Event("input")); })()`, slices.Index(steps, step))),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector(".run .sentences").dataset.step === "%d"`, step)))
+		shoot(".run .validation", fmt.Sprintf("%s-%d.png", prefix, step))
+	}
+	shoot(".run .overview", prefix+"-curves.png")
 }

@@ -13,7 +13,7 @@
     { key: "loss", label: "training loss (nats per token)", color: "#1f77b4" },
     { key: "valid_ppl", label: "validation perplexity", color: "#d62728", valid: true },
     { key: "valid_bleu", label: "validation BLEU", color: "#9467bd", valid: true },
-    { key: "valid_aer", label: "attention AER against the gold links (lower is better)", color: "#ff7f0e", valid: true },
+    { key: "valid_aer", label: "attention AER (lower is better)", color: "#ff7f0e", valid: true },
     { key: "tok_per_s", label: "training speed (target tokens/s)", color: "#2ca02c" },
   ];
 
@@ -223,9 +223,13 @@
     out.setAttribute("aria-live", "polite");
     const bar = el("div", "slider");
     bar.append(label, slider, out);
-    sec.append(title, el("p", "summary"), el("p", "error"), el("div", "charts"), bar,
+    const overview = el("div", "overview");
+    overview.append(title, el("p", "summary"), el("p", "error"), el("div", "charts"));
+    const validation = el("div", "validation");
+    validation.append(bar,
       el("p", "hint", "Move the slider (or focus it and use the arrow keys) to see the attention at an earlier validation; at the right end it follows the latest."),
       el("div", "sentences"));
+    sec.append(overview, validation);
     const run = { n, el: sec, info, index: 0, follow: true, cache: new Map(), shown: undefined };
     slider.addEventListener("input", () => {
       run.index = Number(slider.value);
