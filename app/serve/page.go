@@ -8,9 +8,9 @@ import (
 )
 
 // pageFiles are the pages: plain HTML, CSS and JavaScript, no framework and no build step, compiled into the
-// binary; they load nothing from the network. heat.js draws heat maps for both pages.
+// binary; they load nothing from the network. shared.js holds what both pages share.
 //
-//go:embed page/index.html page/page.js page/watch.html page/watch.js page/page.css page/heat.js
+//go:embed page/index.html page/page.js page/watch.html page/watch.js page/page.css page/shared.js
 var pageFiles embed.FS
 
 // pageHandler serves the pages and their files, with a content security policy that lets them reach only this
@@ -21,7 +21,7 @@ func pageHandler(translate, watch bool) http.Handler {
 	if err != nil {
 		panic(err) // the embedded directory is part of the binary
 	}
-	files := map[string]string{"/page.css": "page.css", "/heat.js": "heat.js"}
+	files := map[string]string{"/page.css": "page.css", "/shared.js": "shared.js"}
 	pages := []string{}
 	if translate {
 		files["/"], files["/page.js"] = "index.html", "page.js"

@@ -231,7 +231,7 @@ func TestWatchPageHasServesGuards(t *testing.T) {
 		h.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("GET /watch: %d %v %.80s", code, h, body)
 	}
-	for _, file := range []string{"/watch.js", "/heat.js", "/page.css"} {
+	for _, file := range []string{"/watch.js", "/shared.js", "/page.css"} {
 		if code, _, _ := get(t, base+file); code != http.StatusOK {
 			t.Errorf("GET %s: %d", file, code)
 		}
@@ -305,7 +305,7 @@ type watchState struct {
 	Summary string         `json:"summary"` // the run's summary
 }
 
-// readWatch reads the page's state, with want the colours (attendHeat) of the weights of the first sentence.
+// readWatch reads the page's state, with want the colours (shared.js) of the weights of the first sentence.
 func readWatch(weights [][]float32) chromedp.Action[watchState] {
 	w, _ := json.Marshal(weights)
 	return chromedp.Evaluate[watchState](fmt.Sprintf(`(() => {
@@ -317,7 +317,7 @@ func readWatch(weights [][]float32) chromedp.Action[watchState] {
 			points, step: run.querySelector(".sentences").dataset.step || "", max: slider.max, value: slider.value,
 			maps: run.querySelectorAll(".sentences table.heat").length,
 			cells: [...run.querySelectorAll(".sentences table.heat")[0].querySelectorAll("td[data-row]")].map(c => c.style.backgroundColor),
-			want: %s.flat().map(x => attendHeat.css(attendHeat.rgb(x))),
+			want: %s.flat().map(x => shared.css(shared.rgb(x))),
 			summary: run.querySelector(".summary").textContent,
 		};
 	})()`, w))
@@ -326,7 +326,8 @@ func readWatch(weights [][]float32) chromedp.Action[watchState] {
 // TestWatchPageInChromium opens the watch page of a run with three validations and a run without files in
 // headless chromium: the curves have a point per validation, the heat maps are the latest record's, moving the
 // slider to the first validation draws the first record's weights, and a validation the run writes later shows
-// up on the slider (which stays where the user put it) and in the curves.
+// up on the slider (which stays where the user put it) and in the curves; a phone-wide window does not scroll
+// sideways.
 func TestWatchPageInChromium(t *testing.T) {
 	ctx := newBrowser(t, 60*time.Second)
 	dir := t.TempDir()
@@ -366,6 +367,13 @@ func TestWatchPageInChromium(t *testing.T) {
 	st = run(t, ctx, "read the page", readWatch(recs[0].Sentences[0].Weights))
 	if st.Points["valid_aer"] != 4 || st.Value != "0" || st.Step != "100" {
 		t.Errorf("after a new validation: %d AER points, slider at %s, records of step %s; want 4, 0 and 100", st.Points["valid_aer"], st.Value, st.Step)
+	}
+
+	// A phone-wide window: the runs stack, and the page does not scroll sideways (wide heat maps scroll in
+	// their own box).
+	do(t, ctx, "narrow the window", chromedp.EmulateViewport(360, 800))
+	if w := run(t, ctx, "measure", chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, document.documentElement.clientWidth]`)); w[0] > w[1] {
+		t.Errorf("the page is %d px wide in a window of %d px", w[0], w[1])
 	}
 }
 

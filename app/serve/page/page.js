@@ -1,11 +1,11 @@
-// attend serve's page: translate a sentence, draw its attention (heat.js), and light the words each word looked
+// attend serve's page: translate a sentence, draw its attention (shared.js), and light the words each word looked
 // at. Plain JavaScript, no framework, nothing from the network but this server's API.
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
 
-  const { rgb, css, isDark, fmt } = attendHeat;
+  const { rgb, css, isDark, fmt } = shared;
 
   let info = null; // GET /v1/model
   let shown = null; // {text, result, settings} of the sentence on display
@@ -16,14 +16,7 @@
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
     });
-    if (!res.ok) {
-      let message = `${res.status} ${res.statusText}`;
-      try {
-        message = (await res.json()).error || message;
-      } catch (_) { /* not JSON */ }
-      throw new Error(message);
-    }
-    return res;
+    return shared.checked(res);
   }
 
   function showError(message) {
@@ -113,7 +106,7 @@
     if (outWords.length === 0) tr.textContent = "(empty)";
     $("source").replaceChildren(...a.source.map((w, i) => wordButton(w, "src", i)));
 
-    attendHeat.fill($("heat"), a);
+    shared.fill($("heat"), a);
 
     const list = $("nbest");
     if (result.n_best && result.n_best.length > 0) {

@@ -25,14 +25,7 @@
   }
 
   async function getJSON(path) {
-    const res = await fetch(path, { cache: "no-store" });
-    if (!res.ok) {
-      let message = `${res.status} ${res.statusText}`;
-      try {
-        message = (await res.json()).error || message;
-      } catch (_) { /* not JSON */ }
-      throw new Error(message);
-    }
+    const res = await shared.checked(await fetch(path, { cache: "no-store" }));
     return res.json();
   }
 
@@ -134,7 +127,7 @@
     const table = el("table", "heat");
     table.append(el("caption", "visually-hidden", `${caption}: each output token (rows) to each source token (columns)`));
     table.append(document.createElement("thead"), document.createElement("tbody"));
-    attendHeat.fill(table, a);
+    shared.fill(table, a);
     scroll.append(table);
     fig.append(scroll);
     return fig;

@@ -1,8 +1,8 @@
-// Heat maps of attention, coloured as `attend heatmap` colours them, for attend serve's pages (the translation
-// page and the watch page). Plain JavaScript, no framework.
+// What attend's pages (the translation page and the watch page) share: heat maps of attention, coloured as
+// `attend heatmap` colours them, and the API's errors. Plain JavaScript, no framework.
 "use strict";
 
-const attendHeat = (() => {
+const shared = (() => {
   // The colour scale of `attend heatmap` (Moreland's extended black body, reversed): white at 0, through yellow,
   // orange, red and purple, to black at 1, sampled every tenth.
   const STOPS = [[255, 255, 255], [251, 226, 125], [244, 192, 34], [253, 143, 51], [246, 96, 58], [226, 45, 60],
@@ -62,5 +62,18 @@ const attendHeat = (() => {
     table.tBodies[0].replaceChildren(...rows);
   }
 
-  return { rgb, css, isDark, fmt, fill };
+  // checked returns the API's answer res when it is a success, and else throws an Error with its message (the
+  // JSON's "error", or the HTTP status).
+  async function checked(res) {
+    if (!res.ok) {
+      let message = `${res.status} ${res.statusText}`;
+      try {
+        message = (await res.json()).error || message;
+      } catch (_) { /* not JSON */ }
+      throw new Error(message);
+    }
+    return res;
+  }
+
+  return { rgb, css, isDark, fmt, fill, checked };
 })();
