@@ -141,7 +141,7 @@ func New(path string, ck *model.Checkpoint, opts Options) (*Server, error) {
 		func() float64 { return float64(s.cur.Load().ck.Progress.Step) }, func() float64 { return float64(s.inFlight.Load()) })
 	s.batcher = newBatcher(s.cur.Load, opts.Queue, opts.Wait, s.metrics, s.logger)
 	if len(opts.Watch) > 0 {
-		s.watch = &watchPage{runs: opts.Watch}
+		s.watch = newWatchPage(opts.Watch)
 	}
 	s.handler = s.routes()
 	return s, nil

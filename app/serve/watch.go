@@ -84,7 +84,25 @@ func WatchRuns(paths []string) ([]WatchRun, error) {
 
 // watchPage answers the watch page's API over a list of runs.
 type watchPage struct {
-	runs []WatchRun
+	runs  []WatchRun
+	names []string // the runs' names on the page
+}
+
+// newWatchPage is the page of runs, each named as its checkpoint without ".ckpt", with its folder too where
+// two runs would have the same name.
+func newWatchPage(runs []WatchRun) *watchPage {
+	p := &watchPage{runs: runs, names: make([]string, len(runs))}
+	seen := map[string]int{}
+	for i, r := range runs {
+		p.names[i] = strings.TrimSuffix(filepath.Base(r.Checkpoint), ".ckpt")
+		seen[p.names[i]]++
+	}
+	for i, r := range runs {
+		if seen[p.names[i]] > 1 {
+			p.names[i] = filepath.Join(filepath.Base(filepath.Dir(r.Checkpoint)), p.names[i])
+		}
+	}
+	return p
 }
 
 // WatchList is the answer of GET /v1/watch.
@@ -92,7 +110,8 @@ type WatchList struct {
 	Runs []WatchRunInfo `json:"runs"`
 }
 
-// WatchRunInfo is one run of GET /v1/watch: its name (the checkpoint's, without ".ckpt"), its metrics log's
+// WatchRunInfo is one run of GET /v1/watch: its name (the checkpoint's, without ".ckpt"; with its folder,
+// "runs/m", where two runs would have the same), its metrics log's
 // summary (curves.Curves.Title; "" before the first logged step), its curves, the steps of its records in
 // order (GET /v1/watch/RUN/STEP) and, when its files could not be read, why.
 type WatchRunInfo struct {
@@ -113,9 +132,9 @@ type WatchCurves struct {
 	TokPerS   [][2]float64 `json:"tok_per_s"`
 }
 
-// info reads what the run's files hold now.
-func (r WatchRun) info() WatchRunInfo {
-	info := WatchRunInfo{Name: strings.TrimSuffix(filepath.Base(r.Checkpoint), ".ckpt"), Steps: []int{}}
+// info reads what the run's files hold now; name is its name on the page.
+func (r WatchRun) info(name string) WatchRunInfo {
+	info := WatchRunInfo{Name: name, Steps: []int{}}
 	c, err := readCurves(r.Metrics)
 	var errs []error
 	if err != nil {
@@ -180,7 +199,7 @@ func (p *watchPage) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/v1/watch" {
 		list := WatchList{Runs: make([]WatchRunInfo, len(p.runs))}
 		for i, run := range p.runs {
-			list.Runs[i] = run.info()
+			list.Runs[i] = run.info(p.names[i])
 		}
 		writeJSON(w, http.StatusOK, list)
 		return
@@ -242,7 +261,7 @@ func StartWatch(ctx context.Context, addr string, runs []WatchRun, errLog io.Wri
 	if everyInterface(addr) {
 		fmt.Fprintf(errLog, "attend: WARNING: the watch page at %s listens on EVERY network interface: anyone who can reach this machine can read the runs' curves and watched sentences; give 127.0.0.1:PORT to keep it local\n", addr)
 	}
-	p := &watchPage{runs: runs}
+	p := newWatchPage(runs)
 	page := pageHandler(false, true)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {

@@ -269,7 +269,7 @@ func TestServeAddsTheWatchPage(t *testing.T) {
 	}
 }
 
-func TestWatchRunsTakesCheckpointsAndFolders(t *testing.T) {
+func TestWatchRunsTakesCheckpointsAndFoldersAndNamesThem(t *testing.T) {
 	dir := t.TempDir()
 	watchFixture(t, dir, "a", []int{10})
 	writeFile(t, filepath.Join(dir, "b.metrics.jsonl"), nil)
@@ -285,6 +285,11 @@ func TestWatchRunsTakesCheckpointsAndFolders(t *testing.T) {
 	}
 	if want := []string{"new.ckpt new.metrics.jsonl", "a.ckpt a.metrics.jsonl", "b.ckpt b.metrics.jsonl"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("runs %q, want %q", names, want)
+	}
+	// Two runs of one name are told apart by their folders.
+	p := newWatchPage([]WatchRun{{Checkpoint: "a/m.ckpt"}, {Checkpoint: "b/m.ckpt"}, {Checkpoint: "b/n.ckpt"}})
+	if want := []string{"a/m", "b/m", "n"}; !reflect.DeepEqual(p.names, want) {
+		t.Errorf("names %q, want %q", p.names, want)
 	}
 	for _, bad := range []string{filepath.Join(dir, "notes.txt"), t.TempDir(), filepath.Join(dir, "missing")} {
 		if _, err := WatchRuns([]string{bad}); err == nil {
@@ -365,6 +370,9 @@ func TestWatchPageInChromium(t *testing.T) {
 		`{"event":"valid","step":400,"epoch":2,"valid_loss":1,"valid_ppl":5,"valid_aer":0.1}`+"\n", []app.WatchRecord{watchRecord(400, 1)})
 	do(t, ctx, "wait for the new validation", chromedp.Poll[chromedp.Void](`document.querySelector(".run input[type=range]").max === "3"`, chromedp.WithPollingTimeout(10*time.Second)))
 	st = run(t, ctx, "read the page", readWatch(recs[0].Sentences[0].Weights))
+	if out := run(t, ctx, "read the slider's output", chromedp.Evaluate[string](`document.querySelector(".run output").textContent`)); out != "validation 1 of 4: step 100 · epoch 1 · perplexity 90 · AER 0.6" {
+		t.Errorf("the slider says %q", out)
+	}
 	if st.Points["valid_aer"] != 4 || st.Value != "0" || st.Step != "100" {
 		t.Errorf("after a new validation: %d AER points, slider at %s, records of step %s; want 4, 0 and 100", st.Points["valid_aer"], st.Value, st.Step)
 	}
@@ -400,7 +408,7 @@ func TestWatchScreenshots(t *testing.T) {
 	s := startWatch(t, runs)
 	do(t, ctx, "open the page", chromedp.EmulateViewport(width, 900), chromedp.Navigate(s.URL),
 		chromedp.Poll[chromedp.Void](`document.querySelector(".run .sentences[data-step]") !== null`))
-	steps := runs[0].info().Steps
+	steps := runs[0].info("").Steps
 	var want []int
 	for _, f := range strings.FieldsFunc(os.Getenv("ATTEND_WATCH_STEPS"), func(r rune) bool { return r == ',' }) {
 		step, err := strconv.Atoi(f)

@@ -17,7 +17,7 @@
     { key: "tok_per_s", label: "training speed (target tokens/s)", color: "#2ca02c" },
   ];
 
-  const runs = []; // per run: {el, info, index, follow, cache: Map(step → record promise), shown}
+  const runs = []; // per run: {n, el, info, index, follow, cache: Map(step → record promise), shown: the record drawn}
 
   function showError(message) {
     $("error").textContent = message;
@@ -183,16 +183,20 @@
     slider.max = steps.length - 1;
     slider.value = run.index;
     const step = steps[run.index];
-    out.textContent = `validation ${run.index + 1} of ${steps.length}: step ${step}`;
-    if (run.shown === step) return;
+    const head = `validation ${run.index + 1} of ${steps.length}`;
+    if (run.shown && run.shown.step === step) {
+      out.textContent = `${head}: ${describe(run.shown)}`;
+      return;
+    }
+    out.textContent = `${head}: step ${step}`;
     try {
       const rec = await record(run, step);
-      if (steps[run.index] !== step) return; // the slider moved on meanwhile
-      run.shown = step;
-      out.textContent = `validation ${run.index + 1} of ${steps.length}: ${describe(rec)}`;
+      if (run.info.steps[run.index] !== step) return; // the slider moved on meanwhile
+      run.shown = rec;
+      out.textContent = `${head}: ${describe(rec)}`;
       drawRecord(run, rec);
     } catch (e) {
-      out.textContent = `validation ${run.index + 1} of ${steps.length}: step ${step} (${e.message})`;
+      out.textContent = `${head}: step ${step} (${e.message})`;
     }
   }
 
