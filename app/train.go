@@ -107,6 +107,9 @@ type TrainRequest struct {
 type TrainOptions struct {
 	TrainRequest
 	Stderr io.Writer
+	// Lead, when set, is called by the lead process of the run (the only one, but under mpirun) before it
+	// trains, and the function it returns once it has: `attend train --watch` serves the run's page there.
+	Lead func() (done func(), err error)
 }
 
 // ReportedError is the error of a process of a distributed run that another process (the lead) reports: a
@@ -147,6 +150,17 @@ func RunTrain(ctx context.Context, o TrainOptions) error {
 		for _, w := range append(notes, cfg.RecipeWarnings()...) {
 			fmt.Fprintf(o.Stderr, "warning: %s\n", w)
 		}
+	}
+	if o.Lead != nil && group.Rank() == 0 {
+		done, err := o.Lead()
+		if err != nil && group.Size() > 1 {
+			fmt.Fprintf(o.Stderr, "attend (process 0 of %d): %v\n", group.Size(), err)
+			group.Abort(1) // the other processes would wait for the lead forever
+		}
+		if err != nil {
+			return err
+		}
+		defer done()
 	}
 	_, err = Train(ctx, o.TrainRequest)
 	var stopped *model.InterruptedError
@@ -200,7 +214,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	}
 	metricsPath := req.MetricsPath
 	if metricsPath == "" {
-		metricsPath = strings.TrimSuffix(req.Out, ".ckpt") + ".metrics.jsonl"
+		metricsPath = MetricsPath(req.Out)
 	}
 	valid, stored, err := validCorpus(req, start)
 	if err != nil {

@@ -30,6 +30,27 @@ import (
 // like at each validation (train.watch_sentences): NAME.watch for NAME.ckpt.
 func WatchDir(out string) string { return strings.TrimSuffix(out, ".ckpt") + ".watch" }
 
+// MetricsPath is the metrics log a run writes beside the checkpoint path out unless told another (--metrics):
+// NAME.metrics.jsonl for NAME.ckpt.
+func MetricsPath(out string) string { return strings.TrimSuffix(out, ".ckpt") + ".metrics.jsonl" }
+
+// WatchSteps are the steps of the records (STEP.json) in the watch folder dir, in order; none when there is no
+// folder.
+func WatchSteps(dir string) ([]int, error) {
+	files, err := watchFiles(dir, ".json")
+	if err != nil {
+		return nil, err
+	}
+	var steps []int
+	for step, names := range files {
+		if slices.Contains(names, strconv.Itoa(step)+".json") {
+			steps = append(steps, step)
+		}
+	}
+	slices.Sort(steps)
+	return steps, nil
+}
+
 // WatchRecord is what NAME.watch/STEP.json holds: one validation, of the weights after step Step, and the
 // watched sentences as the model translated them then. A run keeps the record of every validation.
 type WatchRecord struct {

@@ -1,5 +1,5 @@
-// Package curves draws a training run's curves from its metrics log: training loss, validation perplexity and
-// training speed against the optimizer step.
+// Package curves reads a training run's curves from its metrics log (training loss, validation perplexity,
+// BLEU and AER, training speed against the optimizer step) and draws them.
 package curves
 
 import (
@@ -37,7 +37,10 @@ var ErrFormat = errors.New("unknown picture format (want .png or .svg)")
 type Curves struct {
 	Loss     plotter.XYs // mean training loss per logged interval
 	ValidPPL plotter.XYs // validation perplexity
-	TokPerS  plotter.XYs // training target tokens per second
+	// ValidBLEU and ValidAER are the validations' BLEU (train.valid_bleu) and the AER of their attention
+	// (--valid-gold), empty when the run had none.
+	ValidBLEU, ValidAER plotter.XYs
+	TokPerS             plotter.XYs // training target tokens per second
 	// Epoch is the epoch (from 1) of the last step record, and EpochsDone the epochs complete after it; -1 when
 	// a log written before records had "epochs_done" does not say (it does when a validation of that step
 	// follows, whose "epoch" then counted the completed epochs).
@@ -53,6 +56,8 @@ type record struct {
 	Loss       *float64 `json:"loss"`
 	TokPerS    *float64 `json:"tok_per_s"`
 	ValidPPL   *float64 `json:"valid_ppl"`
+	ValidBLEU  *float64 `json:"valid_bleu"`
+	ValidAER   *float64 `json:"valid_aer"`
 }
 
 // Read reads a metrics log (one JSON object per line, as attend train writes it); name is used in errors,
@@ -101,6 +106,12 @@ func Read(r io.Reader, name string) (*Curves, error) {
 				return nil, missing("valid_ppl")
 			}
 			c.ValidPPL = append(c.ValidPPL, plotter.XY{X: *rec.Step, Y: *rec.ValidPPL})
+			if rec.ValidBLEU != nil {
+				c.ValidBLEU = append(c.ValidBLEU, plotter.XY{X: *rec.Step, Y: *rec.ValidBLEU})
+			}
+			if rec.ValidAER != nil {
+				c.ValidAER = append(c.ValidAER, plotter.XY{X: *rec.Step, Y: *rec.ValidAER})
+			}
 			// An older log's validation records have the completed epochs in "epoch" and no "epochs_done".
 			if last := len(c.Loss) - 1; last >= 0 && c.Loss[last].X == *rec.Step && c.EpochsDone < 0 && rec.EpochsDone == nil && rec.Epoch != nil {
 				c.EpochsDone = *rec.Epoch

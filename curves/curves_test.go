@@ -37,6 +37,18 @@ func TestReadTakesStepsAndValidations(t *testing.T) {
 	}
 }
 
+func TestReadTakesBLEUAndAERWhereTheLogHasThem(t *testing.T) {
+	log := testLog + `{"event":"valid","step":150,"epoch":2,"valid_ppl":30,"valid_bleu":12.5,"valid_aer":0.25}` + "\n"
+	c, err := Read(strings.NewReader(log), "run.metrics.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ValidPPL) != 2 || len(c.ValidBLEU) != 1 || c.ValidBLEU[0].X != 150 || c.ValidBLEU[0].Y != 12.5 ||
+		len(c.ValidAER) != 1 || c.ValidAER[0].Y != 0.25 {
+		t.Errorf("ppl %v, BLEU %v, AER %v", c.ValidPPL, c.ValidBLEU, c.ValidAER)
+	}
+}
+
 func TestReadNamesFileAndLine(t *testing.T) {
 	for _, tt := range []struct {
 		name, log, want string

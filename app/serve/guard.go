@@ -81,6 +81,11 @@ func (p *hostPolicy) allows(host string) bool {
 	return p.anyIP && net.ParseIP(name) != nil
 }
 
+// refusal is the answer to a request whose Host header (r.Host) the policy does not allow.
+func (p *hostPolicy) refusal(host string) *apiError {
+	return errorf(http.StatusForbidden, "this server does not answer to the host %q; it answers to the names of the address it listens on, and to those --allowed-hosts gives (such as the name a proxy forwards)", host)
+}
+
 // hostName is a host as compared: lowercase, without IPv6 brackets or a final dot.
 func hostName(host string) string {
 	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))

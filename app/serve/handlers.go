@@ -97,7 +97,7 @@ const statusClientGone = 499
 
 // routes are the server's endpoints, behind logging, metrics and CORS.
 func (s *Server) routes() http.Handler {
-	page := pageHandler()
+	page := pageHandler(true, s.watch != nil)
 	metricsHandler := s.metrics.handler()
 	type route struct {
 		method string
@@ -127,7 +127,7 @@ func (s *Server) routes() http.Handler {
 		case r.URL.Path != "/healthz" && !s.hosts.allows(r.Host):
 			// A page that points its own name at this server's address (DNS rebinding) sends that name.
 			label = "refused host"
-			writeError(rec, errorf(http.StatusForbidden, "this server does not answer to the host %q; it answers to the names of the address it listens on, and to those --allowed-hosts gives (such as the name a proxy forwards)", r.Host))
+			writeError(rec, s.hosts.refusal(r.Host))
 		case api && r.Method == http.MethodOptions && s.cors.enabled():
 			w.Header().Set("Access-Control-Allow-Methods", rt.method+", OPTIONS")
 			w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
@@ -138,6 +138,9 @@ func (s *Server) routes() http.Handler {
 		case api:
 			w.Header().Set("Allow", rt.method)
 			writeError(rec, errorf(http.StatusMethodNotAllowed, "%s takes %s, not %s", r.URL.Path, rt.method, r.Method))
+		case s.watch != nil && isWatchAPI(r.URL.Path):
+			label = "/v1/watch"
+			s.watch.serveAPI(rec, r)
 		case strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1":
 			label = "/v1/ unknown" // one label for every unknown path: a label per path would grow without bound
 			writeError(rec, errorf(http.StatusNotFound, "no endpoint %s; the API has POST /v1/translate, POST /v1/heatmap and GET /v1/model", logPath(r.URL.Path)))

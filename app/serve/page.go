@@ -4,30 +4,43 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
-// pageFiles are the page: plain HTML, CSS and JavaScript, no framework and no build step, compiled into the
-// binary; it loads nothing from the network.
+// pageFiles are the pages: plain HTML, CSS and JavaScript, no framework and no build step, compiled into the
+// binary; they load nothing from the network. shared.js holds what both pages share.
 //
-//go:embed page/index.html page/page.css page/page.js
+//go:embed page/index.html page/page.js page/watch.html page/watch.js page/page.css page/shared.js
 var pageFiles embed.FS
 
-// pageHandler serves the page at / and its files, with a content security policy that lets it reach only
-// this server.
-func pageHandler() http.Handler {
+// pageHandler serves the pages and their files, with a content security policy that lets them reach only this
+// server: the translation page at / (translate), the watch page at /watch (watch; / leads there without the
+// translation page).
+func pageHandler(translate, watch bool) http.Handler {
 	sub, err := fs.Sub(pageFiles, "page")
 	if err != nil {
 		panic(err) // the embedded directory is part of the binary
 	}
-	files := http.FileServerFS(sub)
+	files := map[string]string{"/page.css": "page.css", "/shared.js": "shared.js"}
+	pages := []string{}
+	if translate {
+		files["/"], files["/page.js"] = "index.html", "page.js"
+		pages = append(pages, "/ for the translation page")
+	}
+	if watch {
+		files["/watch"], files["/watch.js"] = "watch.html", "watch.js"
+		pages = append(pages, "/watch for the watch page")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/", "/page.css", "/page.js":
-		default:
-			writeError(w, errorf(http.StatusNotFound, "no page %s; open / for the page, or use the API under /v1/", r.URL.Path))
+		name, ok := files[r.URL.Path]
+		switch {
+		case r.URL.Path == "/" && !translate && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			http.Redirect(w, r, "/watch", http.StatusFound)
 			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		case !ok:
+			writeError(w, errorf(http.StatusNotFound, "no page %s; open %s, or use the API under /v1/", r.URL.Path, strings.Join(pages, ", ")))
+			return
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			w.Header().Set("Allow", "GET, HEAD")
 			writeError(w, errorf(http.StatusMethodNotAllowed, "the page takes GET, not %s", r.Method))
 			return
@@ -37,6 +50,6 @@ func pageHandler() http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
-		files.ServeHTTP(w, r)
+		http.ServeFileFS(w, r, sub, name)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
 )
 
@@ -66,6 +67,9 @@ func Run(ctx context.Context, o RunOptions) error {
 			"attend serve: WARNING: or the address of one interface\n", o.Addr)
 	}
 	fmt.Fprintf(o.Stdout, "attend serve: %s (step %d) on http://%s/ — open it in a browser; Ctrl-C stops\n", o.Model, srv.Step(), l.Addr())
+	if len(o.Watch) > 0 {
+		fmt.Fprintf(o.Stdout, "attend serve: the watch page of %s at http://%s/watch\n", plural.Count(len(o.Watch), "run"), l.Addr())
+	}
 	app.Started(ctx) // a signal now lets the requests in flight finish (Serve)
 	go func() {
 		for {

@@ -53,6 +53,8 @@ type Options struct {
 	// AllowedHosts are more names a request's Host header may give (a comma-separated list of host names or IP
 	// addresses, ports ignored, as --allowed-hosts takes them), such as the name a reverse proxy forwards.
 	AllowedHosts string
+	// Watch are the runs of the watch page at /watch (see WatchRuns); none: no watch page.
+	Watch []WatchRun
 	// Log gets one line per request and the server's messages (nil: discarded).
 	Log io.Writer
 }
@@ -109,6 +111,7 @@ type Server struct {
 	handler http.Handler
 	hosts   *hostPolicy
 	cors    *corsPolicy
+	watch   *watchPage // nil without Options.Watch
 	// inFlight counts the requests being answered.
 	inFlight atomic.Int64
 }
@@ -137,6 +140,9 @@ func New(path string, ck *model.Checkpoint, opts Options) (*Server, error) {
 	s.metrics = newMetrics(func() float64 { return float64(s.batcher.queued()) },
 		func() float64 { return float64(s.cur.Load().ck.Progress.Step) }, func() float64 { return float64(s.inFlight.Load()) })
 	s.batcher = newBatcher(s.cur.Load, opts.Queue, opts.Wait, s.metrics, s.logger)
+	if len(opts.Watch) > 0 {
+		s.watch = newWatchPage(opts.Watch)
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -185,9 +191,7 @@ func (s *Server) Step() int { return s.cur.Load().ck.Progress.Step }
 // guards the open network: reading a request's headers may take 10 s and the whole request 30 s, writing the
 // response the request timeout and 10 s more, and headers are at most 64 KiB. Serve closes l.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: s.opts.Timeout + 10*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
-		ErrorLog: s.logger}
+	hs := httpServer(s.handler, s.opts.Timeout+10*time.Second, s.logger)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
 	select {
@@ -205,6 +209,12 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	s.logger.Printf("stopped")
 	return nil
+}
+
+// httpServer is the HTTP server of h, with the guards Serve describes; writing a response may take writeTimeout.
+func httpServer(h http.Handler, writeTimeout time.Duration, logger *log.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: logger}
 }
 
 // Close stops the batcher after the batch being decoded; Serve calls it once the HTTP server has shut down. A

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"path/filepath"
+
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/app/serve"
 	"github.com/spf13/cobra"
 )
 
@@ -10,6 +13,7 @@ func newDemoCmd() *cobra.Command {
 	var threads int
 	var seed uint64
 	var noProgress bool
+	var watch string
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "Generate the built-in synthetic corpus, train on it and report held-out accuracy",
@@ -19,7 +23,12 @@ translates the held-out test set; and prints exact-match accuracy and the alignm
 against the generator's gold alignment. Everything it writes goes to --out: the corpus (with test.align, the
 gold), checkpoints, metrics, heatmap.png (the attention of one test sentence: the reordering shows as an
 off-diagonal pattern) and heatmaps/index.html (a gallery of the first test sentences). The directory is the
-demo's: a second run replaces what the first wrote there.`,
+demo's: a second run replaces what the first wrote there.
+
+With --watch it serves the watch page of its training run (DIR/demo.ckpt) until it ends, and prints its URL:
+the attention of the watched validation sentences goes from uniform to the reordering diagonal, and the AER
+of the attention against the corpus's gold alignment falls (see attend watch). --watch takes a free port of
+127.0.0.1, --watch=HOST:PORT another address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req.Config = app.DemoConfig()
@@ -31,7 +40,13 @@ demo's: a second run replaces what the first wrote there.`,
 			}
 			req.Stdout = cmd.OutOrStdout()
 			req.Recorder = newRecorder(cmd.OutOrStdout(), progressOf(cmd), noProgress)
-			_, err := app.Demo(cmd.Context(), req)
+			ckpt := filepath.Join(req.Dir, "demo.ckpt") // the checkpoint app.Demo trains
+			stop, err := startWatch(cmd, watch, []serve.WatchRun{{Checkpoint: ckpt, Metrics: app.MetricsPath(ckpt)}})
+			if err != nil {
+				return err
+			}
+			defer stop()
+			_, err = app.Demo(cmd.Context(), req)
 			return err
 		},
 	}
@@ -40,5 +55,6 @@ demo's: a second run replaces what the first wrote there.`,
 	fl.IntVar(&threads, "threads", 2, "CPU threads")
 	fl.Uint64Var(&seed, "seed", 1, "random seed for the corpus and the training run")
 	fl.BoolVar(&noProgress, "no-progress", false, "plain log lines instead of a progress bar (the default when stderr is not a terminal)")
+	watchFlag(fl, &watch)
 	return cmd
 }

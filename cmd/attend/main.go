@@ -184,6 +184,7 @@ attention, LSTM decoder) on a parallel corpus, translates new text with it, and 
   attend heatmap --model m.ckpt --text "ein mann fährt fahrrad ." --out attn.png
   attend align --model m.ckpt --src test.de --tgt test.en --gold gold.align
   attend plot --metrics m.metrics.jsonl --out curves.png
+  attend watch m.ckpt              a page of a run learning: its curves, where it looked at each validation
 
 Long flags take two dashes (--model); the common ones have Marian's short forms: -m --model, -i --input,
 -o --output (or --out), -c --config.
@@ -196,7 +197,7 @@ sentence — and then a second one quits at once.`,
 	}
 	root.AddCommand(newTrainCmd(), newTranslateCmd(), newEvalCmd(), newBPECmd(), newAverageCmd(), newLexiconCmd(), newDemoCmd(), newVersionCmd())
 	root.AddCommand(newHeatmapCmd(), newAlignCmd(), newPlotCmd())
-	root.AddCommand(newServeCmd())
+	root.AddCommand(newServeCmd(), newWatchCmd())
 	progressFlags(root)
 	root.SetFlagErrorFunc(flagError)
 	return root

@@ -12,6 +12,7 @@ import (
 func newServeCmd() *cobra.Command {
 	var o serve.RunOptions
 	var decode decodeFlags
+	var watch []string
 	cmd := &cobra.Command{
 		Use:   "serve --model CKPT [--addr 127.0.0.1:8080]",
 		Short: "Translate over HTTP: a JSON API, and a page where you watch the model look",
@@ -28,6 +29,8 @@ The API (JSON, versioned under /v1/):
   GET  /v1/model      the checkpoint: config, vocabulary sizes, step, what it can do, the server's limits
   GET  /healthz       {"status": "ok"}; 503 while the server stops, or if the model cannot serve the flags
   GET  /metrics       Prometheus metrics: requests by status, latency, batch sizes, queue length, memory
+  GET  /v1/watch      with --watch: the runs of the watch page at /watch, and GET /v1/watch/RUN/STEP a record
+                      (see attend watch)
 
 Translations are those of attend translate with the same settings (the search flags below are the defaults
 of a request). Attention and alignments are given between the white-space words of the input and of the
@@ -59,6 +62,12 @@ serving (the log says why).`,
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
 			o.Streams, o.Search, o.Reload = streamsOf(cmd), decode.given(cmd), hup
+			if len(watch) > 0 {
+				var err error
+				if o.Watch, err = serve.WatchRuns(watch); err != nil {
+					return err
+				}
+			}
 			return serve.Run(cmd.Context(), o)
 		},
 	}
@@ -73,6 +82,7 @@ serving (the log says why).`,
 	fl.IntVar(&o.Queue, "queue", serve.DefaultQueue, "most sentences waiting for the decoder before requests get 503")
 	fl.DurationVar(&o.Timeout, "timeout", serve.DefaultTimeout, "longest a request may wait for its translations (then 504)")
 	fl.DurationVar(&o.Wait, "wait", serve.DefaultWait, "how long requests for the alignment attention (of a full-context model) are gathered before they are decoded together")
+	fl.StringSliceVar(&watch, "watch", nil, "also serve the watch page of these runs at /watch: checkpoints (NAME.ckpt) or folders of runs, comma-separated or repeated (see attend watch)")
 	decode.register(fl)
 	_ = cmd.MarkFlagRequired("model")
 	return cmd

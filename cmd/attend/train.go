@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/app/serve"
 	"github.com/attend-nmt/attend/model"
 	"github.com/spf13/cobra"
 )
@@ -24,6 +25,7 @@ type trainFlags struct {
 	forceMemory             bool // train even when the estimated memory is more than the machine has
 	overwrite               bool // replace the checkpoints of another run at --out
 	cpuProfile              string
+	watch                   string // the address of the run's watch page; "": none
 }
 
 func newTrainCmd() *cobra.Command {
@@ -45,6 +47,9 @@ At every validation it also writes, for the validation sentences of train.watch_
 three and one chosen by the seed), the greedy translation and its attention to NAME.watch/STEP.json, with a heat
 map a sentence (STEP-LINE.png; those of the last train.keep_last validations are kept). With --valid-gold it
 scores the attention of the first validation pairs against gold links, as align --gold does, and logs the AER.
+With --watch it serves a page of the run while it trains, and prints its URL; the page stops with the run
+(attend watch NAME.ckpt shows it afterwards). --watch takes a free port of 127.0.0.1, --watch=HOST:PORT
+another address (with "=": a word after a bare --watch is not its value).
 
 Before any work, every file it will write (--out and the files beside it, --metrics, --cpuprofile) is checked
 against every file it reads (the corpora, --config, --resume) and against each other: none may be the same file
@@ -62,7 +67,14 @@ It also refuses vocabularies that data.min_freq or data.max_vocab leave without 
 more than a tenth of a side's tokens <unk>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := app.RunTrain(cmd.Context(), app.TrainOptions{Stderr: cmd.ErrOrStderr(), TrainRequest: app.TrainRequest{
+			metrics := f.metrics
+			if metrics == "" {
+				metrics = app.MetricsPath(f.out)
+			}
+			lead := func() (func(), error) {
+				return startWatch(cmd, f.watch, []serve.WatchRun{{Checkpoint: f.out, Metrics: metrics}})
+			}
+			err := app.RunTrain(cmd.Context(), app.TrainOptions{Stderr: cmd.ErrOrStderr(), Lead: lead, TrainRequest: app.TrainRequest{
 				ConfigFile: f.config, Overrides: func(c *model.Config) error { return applyTrainFlags(cmd, &f, c) },
 				Train: f.corpus, Valid: f.valid, NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics, ValidGold: f.validGold,
 				CPUProfile: f.cpuProfile, Stdout: cmd.OutOrStdout(), ForceMemory: f.forceMemory, Overwrite: f.overwrite,
@@ -98,6 +110,7 @@ more than a tenth of a side's tokens <unk>.`,
 	fl.BoolVar(&f.noProgress, "no-progress", false, "plain log lines instead of a progress bar (the default when stderr is not a terminal)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fl.BoolVar(&f.forceMemory, "force-memory", false, "train even when the model's estimated memory is more than this machine has (a warning instead of the refusal)")
+	watchFlag(fl, &f.watch)
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }

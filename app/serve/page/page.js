@@ -1,25 +1,11 @@
-// attend serve's page: translate a sentence, draw its attention, and light the words each word looked at.
-// Plain JavaScript, no framework, nothing from the network but this server's API.
+// attend serve's page: translate a sentence, draw its attention (shared.js), and light the words each word looked
+// at. Plain JavaScript, no framework, nothing from the network but this server's API.
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
 
-  // The colour scale of `attend heatmap` (Moreland's extended black body, reversed): white at 0, through yellow,
-  // orange, red and purple, to black at 1, sampled every tenth.
-  const STOPS = [[255, 255, 255], [251, 226, 125], [244, 192, 34], [253, 143, 51], [246, 96, 58], [226, 45, 60],
-    [177, 0, 153], [73, 15, 206], [13, 23, 153], [25, 17, 74], [0, 0, 0]];
-
-  function rgb(w) {
-    const x = Math.min(Math.max(Number(w) || 0, 0), 1) * (STOPS.length - 1);
-    const i = Math.min(Math.floor(x), STOPS.length - 2);
-    const f = x - i;
-    return STOPS[i].map((c, k) => Math.round(c + f * (STOPS[i + 1][k] - c)));
-  }
-  const css = (c) => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
-  // Dark backgrounds take white text.
-  const isDark = (c) => 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2] < 128;
-  const fmt = (w) => Number(w).toFixed(2);
+  const { rgb, css, isDark, fmt } = shared;
 
   let info = null; // GET /v1/model
   let shown = null; // {text, result, settings} of the sentence on display
@@ -30,14 +16,7 @@
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
     });
-    if (!res.ok) {
-      let message = `${res.status} ${res.statusText}`;
-      try {
-        message = (await res.json()).error || message;
-      } catch (_) { /* not JSON */ }
-      throw new Error(message);
-    }
-    return res;
+    return shared.checked(res);
   }
 
   function showError(message) {
@@ -127,45 +106,7 @@
     if (outWords.length === 0) tr.textContent = "(empty)";
     $("source").replaceChildren(...a.source.map((w, i) => wordButton(w, "src", i)));
 
-    const head = document.createElement("tr");
-    const corner = document.createElement("td");
-    head.append(corner);
-    a.source.forEach((w, i) => {
-      const th = document.createElement("th");
-      th.scope = "col";
-      th.dataset.col = i;
-      const span = document.createElement("span");
-      span.textContent = w;
-      span.dir = "auto";
-      th.append(span);
-      head.append(th);
-    });
-    const rows = a.output.map((w, t) => {
-      const row = document.createElement("tr");
-      const th = document.createElement("th");
-      th.scope = "row";
-      th.dataset.row = t;
-      th.textContent = w;
-      th.dir = "auto";
-      row.append(th);
-      a.weights[t].forEach((x, i) => {
-        const td = document.createElement("td");
-        const c = rgb(x);
-        td.style.backgroundColor = css(c);
-        td.dataset.row = t;
-        td.dataset.col = i;
-        td.title = `${w} → ${a.source[i]}: ${fmt(x)}`;
-        const hidden = document.createElement("span");
-        hidden.className = "visually-hidden";
-        hidden.textContent = fmt(x);
-        td.append(hidden);
-        row.append(td);
-      });
-      return row;
-    });
-    const table = $("heat");
-    table.tHead.replaceChildren(head);
-    table.tBodies[0].replaceChildren(...rows);
+    shared.fill($("heat"), a);
 
     const list = $("nbest");
     if (result.n_best && result.n_best.length > 0) {
