@@ -8,6 +8,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// demoWatchEvery is how often (in steps) demo --watch validates: the demo's epoch is 250 steps, and by its
+// end the attention has already found the reordering.
+const demoWatchEvery = 25
+
 func newDemoCmd() *cobra.Command {
 	req := app.DemoRequest{Train: 8000, Valid: 500, Test: 1000}
 	var threads int
@@ -25,10 +29,11 @@ gold), checkpoints, metrics, heatmap.png (the attention of one test sentence: th
 off-diagonal pattern) and heatmaps/index.html (a gallery of the first test sentences). The directory is the
 demo's: a second run replaces what the first wrote there.
 
-With --watch it serves the watch page of its training run (DIR/demo.ckpt) until it ends, and prints its URL:
-the attention of the watched validation sentences goes from uniform to the reordering diagonal, and the AER
-of the attention against the corpus's gold alignment falls (see attend watch). --watch takes a free port of
-127.0.0.1, --watch=HOST:PORT another address.`,
+With --watch it serves the watch page of its training run (DIR/demo.ckpt) until it ends, and prints its URL,
+and it validates every 25 steps instead of once an epoch, so that the page shows the attention of the watched
+validation sentences going from uniform to the reordering diagonal while the AER of the attention against the
+corpus's gold alignment falls (see attend watch). The model trains the same; its best checkpoint is chosen among
+those validations. --watch takes a free port of 127.0.0.1, --watch=HOST:PORT another address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req.Config = app.DemoConfig()
@@ -37,6 +42,9 @@ of the attention against the corpus's gold alignment falls (see attend watch). -
 			}
 			if cmd.Flags().Changed("seed") {
 				req.Config.Train.Seed = seed
+			}
+			if cmd.Flags().Changed("watch") {
+				req.Config.Train.ValidEvery = demoWatchEvery
 			}
 			req.Stdout = cmd.OutOrStdout()
 			req.Recorder = newRecorder(cmd.OutOrStdout(), progressOf(cmd), noProgress)
