@@ -1,6 +1,8 @@
 package app
 
 import (
+	"runtime"
+
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/model"
@@ -23,16 +25,18 @@ type StreamSentence struct {
 }
 
 // TranslateStream translates sentences as they arrive, with the search TranslateTokens uses (model.Ensemble.Translate),
-// in a running batch for recurrent models: opts.Batch rows per core (⌈opts.Batch/opts.Beam⌉ sentences), each
-// ended sentence's rows refilled at once (beam search too: model.Search.Running). next is
-// called on TranslateStream's goroutine whenever the search has room and the sentences next gave before have all
-// been placed: it returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length
-// and encoded when it enters), an empty non-nil slice when none is waiting (next is asked again at the next
-// step), or nil to take no more. Each translation goes to its sentence's Done, on TranslateStream's goroutine,
-// as soon as the sentence ends; a sentence without tokens gets its empty translation at once. The translations
-// are those TranslateTokens gives (words, for a model trained on subwords), without Heads, which a stream does
-// not compute. TranslateStream returns when the batch is empty and next has no sentence.
-func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() []StreamSentence) error {
+// in a running batch for recurrent models stepped by cores goroutines (0: one per core, GOMAXPROCS): opts.Batch
+// sentences per core (opts.Beam rows each), each ended sentence's rows refilled at once (beam search too:
+// model.Search.Running). next is called on TranslateStream's goroutine whenever the search has room and the
+// sentences next gave before have all been placed, with room, the number of sentences the batch can take now: it
+// returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length and encoded when
+// it enters; more than room wait for rows to free), an empty non-nil slice when none is waiting (next is asked
+// again at the next step), or nil to take no more. Each translation goes to its sentence's Done, on
+// TranslateStream's goroutine, as soon as the sentence ends; a sentence without tokens gets its empty translation
+// at once. The translations are those TranslateTokens gives (words, for a model trained on subwords), without
+// Heads, which a stream does not compute. TranslateStream returns when the batch is empty and next has no
+// sentence.
+func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, cores int, next func(room int) []StreamSentence) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
@@ -59,9 +63,24 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 	var entering []block
 	inBatch := map[int]streamSentence{}
 	id := 0
+	if procs := runtime.GOMAXPROCS(0); cores <= 0 || cores > procs {
+		cores = procs
+	}
+	search := opts.modelSearch(nil, cores) // (a search runs on at most as many cores as it has jobs)
+	search.Running = true
+	// A stream keeps opts.Batch sentences per core, as translate's job per core does (Beam rows each). A server
+	// runs a stream per core (a worker each), which shares the sentences out evenly; when one stream stepped by
+	// every core held ⌈Batch/Beam⌉ beam sentences per core, so that its steps stayed short, a core stood idle while
+	// the other did a step's work of one goroutine (encoding, reordering): `BEAM=5 scripts/serve-load.sh` reached
+	// 58% of translate --input, now 80–85%, with half-load p99 under 60 ms.
+	search.Rows = opts.Batch
+	if !opts.greedy() {
+		search.Rows = beamBatchSize(opts.Batch, opts.Beam*len(models.Models), m.TgtVocab.Size()) // (as translate's)
+	}
+	capacity := search.Rows * cores
 	take := func() *model.Job {
 		for len(entering) == 0 {
-			waiting := next()
+			waiting := next(max(0, capacity-len(inBatch)))
 			if waiting == nil {
 				return nil
 			}
@@ -97,14 +116,6 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		}
 		return j
 	}
-	search := opts.modelSearch(nil, 0)
-	search.Running = true
-	// A beam stream keeps opts.Batch rows per core, as greedy's does: ⌈Batch/Beam⌉ sentences of Beam rows each.
-	// opts.Batch sentences of Beam rows made each step so slow that at half load a few long sentences in a row
-	// swelled the batch, and p99 with it (`BEAM=5 scripts/serve-load.sh`: 150 ms, now 30 ms), for no more
-	// sentences/s at full load.
-	k := max(1, opts.Beam)
-	search.Rows = max(1, (opts.Batch+k-1)/k)
 	return models.Translate(search, take, func(i int, list []decoder.Scored) {
 		s := inBatch[i]
 		delete(inBatch, i)

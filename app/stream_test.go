@@ -66,7 +66,7 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 		}
 	}
 	unks := 0
-	for _, c := range []struct {
+	for ci, c := range []struct {
 		m     *model.Seq2Seq[float32]
 		sents [][]string
 		opts  DecodeOptions
@@ -80,6 +80,7 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 		{words, randomSents, DecodeOptions{MaxLen: 7, Batch: 2, Beam: 2, NBest: 2, Beta: 0.2, ReplaceUnk: true}},
 	} {
 		m, sents, opts := c.m, c.sents, c.opts
+		cores := ci % 2 // every other case on one core (a server's streams), the others on every core
 		want, err := TranslateTokens(context.Background(), m, sents, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +94,10 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 			script = append(script, []int{i}, nil)
 		}
 		// A "none waiting" when the batch is empty ends a stream: then it is started again, as a server does.
-		next := func() []StreamSentence {
+		next := func(room int) []StreamSentence {
+			if room < 0 {
+				t.Fatalf("%+v: next asked with room %d", opts, room)
+			}
 			for len(script) > 0 {
 				ids := script[0]
 				script = script[1:]
@@ -114,7 +118,7 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 			if starts > len(sents) {
 				t.Fatalf("%+v: started %d streams and %d answers of next are left", opts, starts, len(script))
 			}
-			if err := TranslateStream(m, opts, next); err != nil {
+			if err := TranslateStream(m, opts, cores, next); err != nil {
 				t.Fatal(err)
 			}
 		}
