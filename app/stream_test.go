@@ -143,3 +143,53 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 		t.Fatal("no translation had <unk>: replacing it went untested")
 	}
 }
+
+// TestTranslateStreamSharesABatchAcrossSettings gives the sentences of one beam-search stream settings of their
+// own (StreamSentence.Search: alpha, n-best, max length, length ratio, coverage penalty, <unk> replacement; the
+// stream's beam width), fed two at a time so that they join a running batch of each other's: each must get what
+// TranslateTokens gives it alone with its settings.
+func TestTranslateStreamSharesABatchAcrossSettings(t *testing.T) {
+	m := untrainedModel(t)
+	m.Init(rand.New(rand.NewPCG(3, 2)))
+	var sents [][]string
+	for i := range 12 {
+		sents = append(sents, strings.Fields("a b c d e a c e b d"[:2*(i%6)+1]))
+	}
+	base := DecodeOptions{MaxLen: 7, Batch: 3, Beam: 3}
+	variants := []DecodeOptions{base, {MaxLen: 5, Batch: 3, Beam: 3, NBest: 2, Alpha: 0.6},
+		{MaxLen: 7, Batch: 3, Beam: 3, NBest: 3, Beta: 0.2, MaxLenRatio: 1.5, ReplaceUnk: true}}
+	got := make([]*Translation, len(sents))
+	var waiting []StreamSentence
+	for i, s := range sents {
+		waiting = append(waiting, StreamSentence{Tokens: s, Search: &variants[i%len(variants)], Done: func(tr Translation) { got[i] = &tr }})
+	}
+	for cores := range 2 {
+		clear(got)
+		w := waiting
+		if err := TranslateStream(m, base, cores, func(int) []StreamSentence {
+			if len(w) == 0 {
+				return nil
+			}
+			n := min(2, len(w))
+			next := w[:n]
+			w = w[n:]
+			return next
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range sents {
+			want, err := TranslateTokens(context.Background(), m, sents[i:i+1], variants[i%len(variants)])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i] == nil {
+				t.Fatalf("sentence %d never came back", i)
+			}
+			g, _ := json.Marshal(got[i])
+			wj, _ := json.Marshal(want[0])
+			if !bytes.Equal(g, wj) || fmt.Sprint(got[i].Alternatives) != fmt.Sprint(want[0].Alternatives) {
+				t.Fatalf("cores %d, sentence %d with %+v:\nstream %s %v\nalone  %s %v", cores, i, variants[i%len(variants)], g, got[i].Alternatives, wj, want[0].Alternatives)
+			}
+		}
+	}
+}

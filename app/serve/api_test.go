@@ -379,6 +379,52 @@ func TestConcurrentRequestsAreDecodedTogether(t *testing.T) {
 	}
 }
 
+// TestRequestsOfOtherSettingsShareABatch sends one-sentence beam requests at once, of three settings that share a
+// running batch (the same beam width; alpha, n_best, max_len of their own): every answer, score and n-best list
+// must be the one the request gets alone.
+func TestRequestsOfOtherSettingsShareABatch(t *testing.T) {
+	_, hs := newTestServer(t, "", testOptions(t))
+	lines := readLines(t, "test.src")[:18]
+	settings := []map[string]any{{"beam": 3}, {"beam": 3, "alpha": 0.6, "n_best": 2}, {"beam": 3, "n_best": 3, "max_len": 6}}
+	request := func(i int) map[string]any {
+		req := map[string]any{"text": lines[i]}
+		for k, v := range settings[i%len(settings)] {
+			req[k] = v
+		}
+		return req
+	}
+	alone := make([]string, len(lines))
+	for i := range lines {
+		b, _ := json.Marshal(translateOK(t, hs.URL, request(i)))
+		alone[i] = string(b)
+	}
+	got := make([]string, len(lines))
+	var wg sync.WaitGroup
+	for i := range lines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, _ := json.Marshal(request(i))
+			resp, err := http.Post(hs.URL+"/v1/translate", "application/json", bytes.NewReader(body))
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			var tr TranslateResponse
+			if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&tr) == nil {
+				b, _ := json.Marshal(tr)
+				got[i] = string(b)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range lines {
+		if got[i] != alone[i] {
+			t.Fatalf("line %d with %v: %s alone, %s among concurrent requests", i, settings[i%len(settings)], alone[i], got[i])
+		}
+	}
+}
+
 // histogram reads a histogram's count and sum from /metrics.
 func histogram(t *testing.T, url, name string) (count, sum float64) {
 	t.Helper()

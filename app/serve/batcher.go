@@ -33,11 +33,12 @@ func greedy(o app.DecodeOptions) bool {
 // batcher decodes the sentences of concurrent requests together, on one worker goroutine per core, each with
 // matrix products on one thread, as translate decodes a job per core. Sentences of greedy and of beam search go
 // through app.TranslateStream, a running batch on the worker's core: the first one starts decoding at once and
-// each later one of the same settings enters the running batch of a worker with rows free (one, or the beam's
+// each later one of settings of the same shape (app.StreamShape: the same search and beam width, whatever its
+// alpha, n-best and length limit) enters the running batch of a worker with rows free (one, or the beam's
 // width), so the batches stay full under load and a sentence's answer leaves as soon as it ends. Sentences that
 // ask for the alignment attention, which a stream does not compute, are gathered for up to wait, or until a batch
-// per core is full, then decoded together by app.TranslateTokens. Sentences of other settings wait for the
-// running batches to drain (they take no new sentences once those wait), so no setting starves another.
+// per core is full, then decoded together by app.TranslateTokens. Sentences of settings of another shape wait for
+// the running batches to drain (they take no new sentences once those wait), so no setting starves another.
 //
 // A worker per core, rather than one running batch stepped by every core, leaves no core idle while another
 // does what a step does on one goroutine (the new sentences' encoder, the batch's reordering): at full load
@@ -180,8 +181,9 @@ func (b *batcher) takeAll() []*job {
 	return all
 }
 
-// take removes and returns up to most waiting jobs with options opts, dropping those whose request is gone, in
-// order of arrival. It takes none when the oldest job waiting has other options, so that they get their turn.
+// take removes and returns up to most waiting jobs that can be decoded with options opts (batchable), dropping
+// those whose request is gone, in order of arrival. It takes none when the oldest job waiting cannot, so that its
+// options get their turn.
 func (b *batcher) take(opts app.DecodeOptions, most int) []*job {
 	taken, _ := b.takeOrYield(opts, most)
 	return taken
@@ -199,7 +201,7 @@ func (b *batcher) takeOrYield(opts app.DecodeOptions, most int) ([]*job, bool) {
 		switch {
 		case j.ctx.Err() != nil:
 			b.drop(j)
-		case j.opts != opts || len(taken) == most:
+		case !batchable(j.opts, opts) || len(taken) == most:
 			if len(taken) == 0 && len(kept) == 0 {
 				// The oldest live job wants other settings: leave everything for its turn.
 				n := copy(b.waiting, b.waiting[i:])
@@ -215,6 +217,16 @@ func (b *batcher) takeOrYield(opts app.DecodeOptions, most int) ([]*job, bool) {
 	clear(b.waiting[len(kept):])
 	b.waiting = kept
 	return taken, false
+}
+
+// batchable reports whether a job of options o can be decoded with jobs of options opts: in a running batch
+// when they have the same app.StreamShape, each with its own search settings; gathered for the alignment
+// attention (opts.Alignment), which app.TranslateTokens decodes with one setting, when they are equal.
+func batchable(o, opts app.DecodeOptions) bool {
+	if opts.Alignment || o.Alignment {
+		return o == opts
+	}
+	return app.StreamShape(o) == app.StreamShape(opts)
 }
 
 // tokens are the job's tokens for model m: those it was checked with, unless the model was reloaded since.
@@ -259,7 +271,7 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 		sents := make([]app.StreamSentence, len(jobs))
 		for i, j := range jobs {
 			inBatch[j] = true
-			sents[i] = app.StreamSentence{Tokens: j.tokensFor(m), Done: func(tr app.Translation) {
+			sents[i] = app.StreamSentence{Tokens: j.tokensFor(m), Search: &j.opts, Done: func(tr app.Translation) {
 				answered++
 				b.decoding.Add(-1)
 				delete(inBatch, j)
