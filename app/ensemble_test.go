@@ -134,7 +134,7 @@ func TestEnsembleStreams(t *testing.T) {
 	for i, s := range ensembleSentences {
 		waiting = append(waiting, StreamSentence{Tokens: s, Done: func(tr Translation) { got[i] = tr }})
 	}
-	if err := TranslateStream(a, opts, func() []StreamSentence {
+	if err := TranslateStream(a, opts, 0, func(int) []StreamSentence {
 		w := waiting
 		waiting = nil
 		return w

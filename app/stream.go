@@ -1,6 +1,9 @@
 package app
 
 import (
+	"fmt"
+	"runtime"
+
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/decoder"
 	"github.com/attend-nmt/attend/model"
@@ -16,23 +19,40 @@ func SourceLength(m *model.Seq2Seq[float32], tokens []string) int {
 	return len(pieces)
 }
 
-// StreamSentence is a tokenized sentence for TranslateStream and what receives its translation.
+// StreamSentence is a tokenized sentence for TranslateStream and what receives its translation. Search, when
+// set, is the sentence's own search settings in place of the stream's: they must have the stream's StreamShape.
 type StreamSentence struct {
 	Tokens []string
 	Done   func(Translation)
+	Search *DecodeOptions
+}
+
+// StreamShape is what the settings of the sentences of one TranslateStream must share: o without the settings a
+// sentence of a running batch may have of its own (StreamSentence.Search), which change only how its words are
+// chosen, ranked, cut and written, not the batch's rows: ReplaceUnk, and for beam search Alpha, Beta, NBest,
+// MaxLen and MaxLenRatio. A beam width is the rows of every sentence of a batch, and greedy and beam search
+// choose their words differently, each on its own output layer: those never share a stream.
+func StreamShape(o DecodeOptions) DecodeOptions {
+	o.ReplaceUnk, o.products = false, nil // (products are Precision's, chosen)
+	if !o.greedy() {
+		o.Alpha, o.Beta, o.NBest, o.MaxLen, o.MaxLenRatio = 0, 0, 1, 0, 0 // (NBest 1: never greedy's shape)
+	}
+	return o
 }
 
 // TranslateStream translates sentences as they arrive, with the search TranslateTokens uses (model.Ensemble.Translate),
-// in a running batch for recurrent models: opts.Batch rows per core (⌈opts.Batch/opts.Beam⌉ sentences), each
-// ended sentence's rows refilled at once (beam search too: model.Search.Running). next is
-// called on TranslateStream's goroutine whenever the search has room and the sentences next gave before have all
-// been placed: it returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length
-// and encoded when it enters), an empty non-nil slice when none is waiting (next is asked again at the next
-// step), or nil to take no more. Each translation goes to its sentence's Done, on TranslateStream's goroutine,
-// as soon as the sentence ends; a sentence without tokens gets its empty translation at once. The translations
-// are those TranslateTokens gives (words, for a model trained on subwords), without Heads, which a stream does
-// not compute. TranslateStream returns when the batch is empty and next has no sentence.
-func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() []StreamSentence) error {
+// in a running batch for recurrent models stepped by cores goroutines (0: one per core, GOMAXPROCS): opts.Batch
+// sentences per core (opts.Beam rows each), each ended sentence's rows refilled at once (beam search too:
+// model.Search.Running). next is called on TranslateStream's goroutine whenever the search has room and the
+// sentences next gave before have all been placed, with room, the number of sentences the batch can take now: it
+// returns the sentences waiting (they are cut into blocks of opts.Batch, each ordered by length and encoded when
+// it enters; more than room wait for rows to free), an empty non-nil slice when none is waiting (next is asked
+// again at the next step), or nil to take no more. Each translation goes to its sentence's Done, on
+// TranslateStream's goroutine, as soon as the sentence ends; a sentence without tokens gets its empty translation
+// at once. The translations are those TranslateTokens gives (words, for a model trained on subwords), without
+// Heads, which a stream does not compute. TranslateStream returns when the batch is empty and next has no
+// sentence.
+func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, cores int, next func(room int) []StreamSentence) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
@@ -55,60 +75,98 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, next func() 
 		batch    data.Batch
 		examples []data.Example // of the answer the block is cut from, which batch.Index points into
 		ids      []int          // the stream's id of each real row
+		beam     *decoder.BeamOptions
 	}
 	var entering []block
 	inBatch := map[int]streamSentence{}
 	id := 0
+	if procs := runtime.GOMAXPROCS(0); cores <= 0 || cores > procs {
+		cores = procs
+	}
+	search := opts.modelSearch(nil, cores) // (a search runs on at most as many cores as it has jobs)
+	search.Running = true
+	// A stream keeps opts.Batch sentences per core, as translate's job per core does (Beam rows each). A server
+	// runs a stream per core (a worker each), which shares the sentences out evenly; when one stream stepped by
+	// every core held ⌈Batch/Beam⌉ beam sentences per core, so that its steps stayed short, a core stood idle while
+	// the other did a step's work of one goroutine (encoding, reordering): `BEAM=5 scripts/serve-load.sh` reached
+	// 58% of translate --input, now 80–85%, with half-load p99 under 60 ms.
+	search.Rows = opts.Batch
+	if !opts.greedy() {
+		search.Rows = beamBatchSize(opts.Batch, opts.Beam*len(models.Models), m.TgtVocab.Size()) // (as translate's)
+	}
+	capacity := search.Rows * cores
 	take := func() *model.Job {
 		for len(entering) == 0 {
-			waiting := next()
+			waiting := next(max(0, capacity-len(inBatch)))
 			if waiting == nil {
 				return nil
 			}
 			if len(waiting) == 0 {
 				return &model.Job{}
 			}
-			var examples []data.Example
-			var ids []int
+			// The sentences are cut into blocks of one beam search's settings each (decoder.Block's Beam).
+			type group struct {
+				examples []data.Example
+				ids      []int
+			}
+			var order []decoder.BeamOptions
+			groups := map[decoder.BeamOptions]*group{}
 			for _, s := range waiting {
-				sent := newStreamSentence(m, s)
+				o := opts
+				if s.Search != nil {
+					o = *s.Search
+					o.Beam, o.NBest = min(o.Beam, opts.Beam), min(o.NBest, opts.Beam)
+					if StreamShape(o) != StreamShape(opts) {
+						panic(fmt.Sprintf("app: a stream sentence's search %+v in a stream of %+v", o, opts))
+					}
+				}
+				sent := newStreamSentence(m, s, o.ReplaceUnk)
 				if len(sent.pieces) == 0 {
-					s.Done(sent.translation(m, nil, opts.ReplaceUnk))
+					s.Done(sent.translation(m, nil))
 					continue
 				}
+				var key decoder.BeamOptions
+				if !opts.greedy() {
+					key = o.beamOptions()
+				}
+				g := groups[key]
+				if g == nil {
+					g = &group{}
+					groups[key] = g
+					order = append(order, key)
+				}
 				inBatch[id] = sent
-				examples = append(examples, data.Example{Src: m.SrcVocab.Encode(sent.pieces)})
-				ids = append(ids, id)
+				g.examples = append(g.examples, data.Example{Src: m.SrcVocab.Encode(sent.pieces)})
+				g.ids = append(g.ids, id)
 				id++
 			}
-			for _, b := range data.MakeBatches(examples, data.BatchOptions{BatchSize: opts.Batch}, nil) {
-				blk := block{batch: b, examples: examples, ids: make([]int, b.Real)}
-				for r := range blk.ids {
-					blk.ids[r] = ids[b.Index[r]]
+			for _, key := range order {
+				g := groups[key]
+				var beam *decoder.BeamOptions
+				if !opts.greedy() {
+					beam = &key
 				}
-				entering = append(entering, blk)
+				for _, b := range data.MakeBatches(g.examples, data.BatchOptions{BatchSize: opts.Batch}, nil) {
+					blk := block{batch: b, examples: g.examples, ids: make([]int, b.Real), beam: beam}
+					for r := range blk.ids {
+						blk.ids[r] = g.ids[b.Index[r]]
+					}
+					entering = append(entering, blk)
+				}
 			}
 		}
 		e := entering[0]
 		entering = entering[1:]
-		j := &model.Job{Batch: &e.batch, IDs: e.ids}
+		j := &model.Job{Batch: &e.batch, IDs: e.ids, Beam: e.beam}
 		if rows != nil {
 			j.Shortlist = shortlistOf(m, rows, e.examples, *opts.Shortlist, &e.batch)
 		}
 		return j
 	}
-	search := opts.modelSearch(nil, 0)
-	search.Running = true
-	// A beam stream keeps opts.Batch rows per core, as greedy's does: ⌈Batch/Beam⌉ sentences of Beam rows each.
-	// opts.Batch sentences of Beam rows made each step so slow that at half load a few long sentences in a row
-	// swelled the batch, and p99 with it (`BEAM=5 scripts/serve-load.sh`: 150 ms, now 30 ms), for no more
-	// sentences/s at full load.
-	k := max(1, opts.Beam)
-	search.Rows = max(1, (opts.Batch+k-1)/k)
 	return models.Translate(search, take, func(i int, list []decoder.Scored) {
 		s := inBatch[i]
 		delete(inBatch, i)
-		s.done(s.translation(m, list, opts.ReplaceUnk))
+		s.done(s.translation(m, list))
 	})
 }
 
@@ -118,12 +176,13 @@ type streamSentence struct {
 	words, pieces []string
 	wordOf        []int // the word of each piece; nil for a model of words
 	done          func(Translation)
+	replaceUnk    bool
 }
 
-func newStreamSentence(m *model.Seq2Seq[float32], s StreamSentence) streamSentence {
+func newStreamSentence(m *model.Seq2Seq[float32], s StreamSentence, replaceUnk bool) streamSentence {
 	words := nonNil(s.Tokens)
 	pieces, wordOf := splitSentences(m, nil, [][]string{words})
-	sent := streamSentence{words: words, pieces: nonNil(pieces[0]), done: s.Done}
+	sent := streamSentence{words: words, pieces: nonNil(pieces[0]), done: s.Done, replaceUnk: replaceUnk}
 	if wordOf != nil {
 		sent.wordOf = wordOf[0]
 	}
@@ -132,10 +191,10 @@ func newStreamSentence(m *model.Seq2Seq[float32], s StreamSentence) streamSenten
 
 // translation is what TranslateTokens makes of the search's list of sentence s (nil for a sentence without
 // tokens): listTranslation, brought to words for a model of subwords (toWords).
-func (s streamSentence) translation(m *model.Seq2Seq[float32], list []decoder.Scored, replaceUnk bool) Translation {
+func (s streamSentence) translation(m *model.Seq2Seq[float32], list []decoder.Scored) Translation {
 	tr := Translation{Source: s.pieces, Output: []string{}, Attention: [][]float32{}}
 	if len(s.pieces) > 0 {
-		tr = listTranslation(m, s.pieces, list, replaceUnk)
+		tr = listTranslation(m, s.pieces, list, s.replaceUnk)
 	}
 	if s.wordOf != nil {
 		tr = toWords(tr, s.words, s.wordOf)

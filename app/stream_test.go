@@ -66,7 +66,7 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 		}
 	}
 	unks := 0
-	for _, c := range []struct {
+	for ci, c := range []struct {
 		m     *model.Seq2Seq[float32]
 		sents [][]string
 		opts  DecodeOptions
@@ -80,6 +80,7 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 		{words, randomSents, DecodeOptions{MaxLen: 7, Batch: 2, Beam: 2, NBest: 2, Beta: 0.2, ReplaceUnk: true}},
 	} {
 		m, sents, opts := c.m, c.sents, c.opts
+		cores := ci % 2 // every other case on one core (a server's streams), the others on every core
 		want, err := TranslateTokens(context.Background(), m, sents, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +94,10 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 			script = append(script, []int{i}, nil)
 		}
 		// A "none waiting" when the batch is empty ends a stream: then it is started again, as a server does.
-		next := func() []StreamSentence {
+		next := func(room int) []StreamSentence {
+			if room < 0 {
+				t.Fatalf("%+v: next asked with room %d", opts, room)
+			}
 			for len(script) > 0 {
 				ids := script[0]
 				script = script[1:]
@@ -114,7 +118,7 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 			if starts > len(sents) {
 				t.Fatalf("%+v: started %d streams and %d answers of next are left", opts, starts, len(script))
 			}
-			if err := TranslateStream(m, opts, next); err != nil {
+			if err := TranslateStream(m, opts, cores, next); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -137,5 +141,55 @@ func TestTranslateStreamMatchesTranslateTokens(t *testing.T) {
 	}
 	if unks == 0 {
 		t.Fatal("no translation had <unk>: replacing it went untested")
+	}
+}
+
+// TestTranslateStreamSharesABatchAcrossSettings gives the sentences of one beam-search stream settings of their
+// own (StreamSentence.Search: alpha, n-best, max length, length ratio, coverage penalty, <unk> replacement; the
+// stream's beam width), fed two at a time so that they join a running batch of each other's: each must get what
+// TranslateTokens gives it alone with its settings.
+func TestTranslateStreamSharesABatchAcrossSettings(t *testing.T) {
+	m := untrainedModel(t)
+	m.Init(rand.New(rand.NewPCG(3, 2)))
+	var sents [][]string
+	for i := range 12 {
+		sents = append(sents, strings.Fields("a b c d e a c e b d"[:2*(i%6)+1]))
+	}
+	base := DecodeOptions{MaxLen: 7, Batch: 3, Beam: 3}
+	variants := []DecodeOptions{base, {MaxLen: 5, Batch: 3, Beam: 3, NBest: 2, Alpha: 0.6},
+		{MaxLen: 7, Batch: 3, Beam: 3, NBest: 3, Beta: 0.2, MaxLenRatio: 1.5, ReplaceUnk: true}}
+	got := make([]*Translation, len(sents))
+	var waiting []StreamSentence
+	for i, s := range sents {
+		waiting = append(waiting, StreamSentence{Tokens: s, Search: &variants[i%len(variants)], Done: func(tr Translation) { got[i] = &tr }})
+	}
+	for cores := range 2 {
+		clear(got)
+		w := waiting
+		if err := TranslateStream(m, base, cores, func(int) []StreamSentence {
+			if len(w) == 0 {
+				return nil
+			}
+			n := min(2, len(w))
+			next := w[:n]
+			w = w[n:]
+			return next
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range sents {
+			want, err := TranslateTokens(context.Background(), m, sents[i:i+1], variants[i%len(variants)])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i] == nil {
+				t.Fatalf("sentence %d never came back", i)
+			}
+			g, _ := json.Marshal(got[i])
+			wj, _ := json.Marshal(want[0])
+			if !bytes.Equal(g, wj) || fmt.Sprint(got[i].Alternatives) != fmt.Sprint(want[0].Alternatives) {
+				t.Fatalf("cores %d, sentence %d with %+v:\nstream %s %v\nalone  %s %v", cores, i, variants[i%len(variants)], g, got[i].Alternatives, wj, want[0].Alternatives)
+			}
+		}
 	}
 }

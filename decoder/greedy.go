@@ -410,7 +410,7 @@ func (g *greedySearch[T]) useBlock(block *Block[T]) {
 		}
 		sl.check(len(block.IDs), g.o.Vocab)
 	}
-	if o := block.Beam; o != nil && (g.beam == nil || o.Width != g.k || o.Validate() != nil) {
+	if o := block.Beam; o != nil && (g.beamOpts == nil || o.Width != g.k || o.Validate() != nil) {
 		panic(fmt.Sprintf("decoder: a block's beam search settings %+v in a search of %d rows per sentence (%v)", *o, g.k, o.Validate()))
 	}
 	switch {

@@ -71,6 +71,9 @@ type Job struct {
 	Batch     *data.Batch
 	IDs       []int
 	Shortlist *decoder.Shortlist[float32]
+	// Beam, optional, is the beam search settings of the job's sentences in a running beam search (Search.Running),
+	// in place of Search.Beam: of the same Width (decoder.Block's Beam).
+	Beam *decoder.BeamOptions
 }
 
 // Search is how Ensemble.Translate searches: greedily, or with beam search when Beam is set, from <s> to </s>
@@ -213,7 +216,7 @@ func (e *Ensemble) queue(s Search, cores int, first *decoder.Block[float32], nex
 // block starts the sessions of job j as a block of decoder.GreedyQueue.
 func (e *Ensemble) block(j *Job) *decoder.Block[float32] {
 	return &decoder.Block[float32]{Sessions: e.sessions(j.Batch), SrcLen: j.Batch.SrcLen, Lengths: j.Batch.SrcLengths[:j.Batch.Rows],
-		IDs: j.IDs, Shortlist: j.Shortlist}
+		IDs: j.IDs, Shortlist: j.Shortlist, Beam: j.Beam}
 }
 
 // joiners reports whether sentences can join every one of sessions while it decodes others (decoder.Joiner).

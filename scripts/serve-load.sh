@@ -8,7 +8,8 @@
 #    times before the attacks and three times after (TRANSLATE_RUNS), the median for the comparison;
 # 2. start attend serve on 127.0.0.1:$PORT and read its resident memory;
 # 3. full load: CLIENTS concurrent clients (64) send the file's sentences, one per request, as fast as they
-#    get answers, for DURATION (60s);
+#    get answers, for DURATION (60s), and the cores the server and the load generator used (the load generator
+#    runs on the same cores, which translate --input has to itself: the ratio printed does not correct for it);
 # 4. half load: requests at half the throughput of step 3, at a constant rate, for DURATION;
 # 5. half the clients: CLIENTS/2 clients as fast as they get answers, for DURATION;
 # 6. reload under full load: CLIENTS clients as in step 3, for DURATION; half-way through, RELOAD_MODEL (default:
@@ -73,7 +74,13 @@ attack() { # clients rate
     "$out/serve.test" -test.run '^TestLoad$' -test.count=1 | grep '^LOAD' | tee -a "$out/load.txt"
 }
 echo "full load: $CLIENTS clients as fast as they are answered, $DURATION"
-attack "$CLIENTS" 0
+# The cores the server and the load generator (which shares them, unlike translate --input) used in this phase:
+# their CPU seconds over its wall-clock seconds.
+cpu() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
+serve_cpu=$(cpu "$pid"); wall=$(date +%s.%N)
+TIMEFORMAT='%U %S' && { time attack "$CLIENTS" 0; } 2>"$out/attack.time"
+awk -v s0="$serve_cpu" -v s1="$(cpu "$pid")" -v w0="$wall" -v w1="$(date +%s.%N)" '{ u = $1; s = $2 } END {
+  printf "cores used at full load: server %.2f, load generator %.2f\n", (s1 - s0) / (w1 - w0), (u + s) / (w1 - w0) }' "$out/attack.time"
 full=$(awk '/^LOAD/ {for (i = 1; i <= NF; i++) if ($i ~ /^throughput=/) {sub("throughput=", "", $i); print $i}}' "$out/load.txt" | tail -1)
 half=$(awk -v f="$full" 'BEGIN {printf "%d", f / 2}')
 echo "rss after full load: $(rss "$pid") MiB; load: $(uptime)"

@@ -7,9 +7,11 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/attend-nmt/attend/app"
+	"github.com/attend-nmt/attend/backend"
 )
 
 // job is one sentence of a request, waiting for the decoder or being decoded.
@@ -28,31 +30,56 @@ func greedy(o app.DecodeOptions) bool {
 	return o.Beam <= 1 && o.NBest == 0 && o.MaxLenRatio == 0 && !o.Alignment
 }
 
-// batcher decodes the sentences of concurrent requests together, on one goroutine that has every core. Sentences
-// of greedy and of beam search go through app.TranslateStream: the first one starts decoding at once and each
-// later one of the same settings enters the running batch as soon as it has rows free (one, or the beam's
-// width), so a batch stays full under load and a sentence's answer leaves as soon as it ends. Sentences that ask
-// for the alignment attention, which a stream does not compute, are gathered for up to wait, or until a batch
-// per core is full, then decoded together by app.TranslateTokens. Sentences of other settings wait for the
-// running batch to drain (it takes no new sentences once they wait), so no setting starves another.
+// batcher decodes the sentences of concurrent requests together, on one worker goroutine per core, each with
+// matrix products on one thread, as translate decodes a job per core. Sentences of greedy and of beam search go
+// through app.TranslateStream, a running batch on the worker's core: the first one starts decoding at once and
+// each later one of settings of the same shape (app.StreamShape: the same search and beam width, whatever its
+// alpha, n-best and length limit) enters the running batch of a worker with rows free (one, or the beam's
+// width), so the batches stay full under load and a sentence's answer leaves as soon as it ends. Sentences that
+// ask for the alignment attention, which a stream does not compute, are gathered for up to wait, or until a batch
+// per core is full, then decoded together by app.TranslateTokens. Sentences of settings of another shape wait for
+// the running batches to drain (they take no new sentences once those wait), so no setting starves another.
+//
+// A worker per core, rather than one running batch stepped by every core, leaves no core idle while another
+// does what a step does on one goroutine (the new sentences' encoder, the batch's reordering): at full load
+// with the default preset's model, `BEAM=5 scripts/serve-load.sh` found the server using 1.4 of its 2 cores.
 type batcher struct {
 	model   func() *loaded // the model to decode with
 	limit   int            // the most sentences waiting
 	wait    time.Duration
 	metrics *metrics
 	logger  *log.Logger
+	workers int // one per core
+	// decoding is the number of sentences in the workers' running batches.
+	decoding atomic.Int64
 
 	mu      sync.Mutex
 	waiting []*job
 	closing bool
 	wake    chan struct{} // a job arrived (capacity 1: wakes coalesce)
-	stopped chan struct{} // closed when run returns
+	quit    chan struct{} // closed by close: the workers stop
+	stopped chan struct{} // closed when every worker has returned
 }
 
 func newBatcher(model func() *loaded, limit int, wait time.Duration, m *metrics, logger *log.Logger) *batcher {
 	b := &batcher{model: model, limit: limit, wait: wait, metrics: m, logger: logger,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	go b.run()
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
+	// The workers' searches each want single-threaded products: OpenBLAS's thread count is the process's, and a
+	// search that set it for itself would set it back under the other workers' feet.
+	backend.SetBLASThreads(1)
+	b.workers = runtime.GOMAXPROCS(0)
+	var workers sync.WaitGroup
+	for range b.workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			b.run()
+		}()
+	}
+	go func() {
+		workers.Wait()
+		close(b.stopped)
+	}()
 	return b
 }
 
@@ -86,21 +113,19 @@ func (b *batcher) queued() int {
 	return len(b.waiting)
 }
 
-// close stops the batcher once the batch being decoded is done; sentences still waiting fail.
+// close stops the batcher once the batches being decoded are done; sentences still waiting fail.
 func (b *batcher) close() {
 	b.mu.Lock()
-	b.closing = true
-	b.mu.Unlock()
-	select {
-	case b.wake <- struct{}{}:
-	default:
+	if !b.closing {
+		b.closing = true
+		close(b.quit)
 	}
+	b.mu.Unlock()
 	<-b.stopped
 }
 
-// run is the decoding goroutine.
+// run is a worker: the decoding goroutine of one core.
 func (b *batcher) run() {
-	defer close(b.stopped)
 	for {
 		first, closing := b.oldest()
 		if closing {
@@ -110,7 +135,10 @@ func (b *batcher) run() {
 			return
 		}
 		if first == nil {
-			<-b.wake
+			select {
+			case <-b.wake:
+			case <-b.quit:
+			}
 			continue
 		}
 		m := b.model()
@@ -153,8 +181,9 @@ func (b *batcher) takeAll() []*job {
 	return all
 }
 
-// take removes and returns up to most waiting jobs with options opts, dropping those whose request is gone, in
-// order of arrival. It takes none when the oldest job waiting has other options, so that they get their turn.
+// take removes and returns up to most waiting jobs that can be decoded with options opts (batchable), dropping
+// those whose request is gone, in order of arrival. It takes none when the oldest job waiting cannot, so that its
+// options get their turn.
 func (b *batcher) take(opts app.DecodeOptions, most int) []*job {
 	taken, _ := b.takeOrYield(opts, most)
 	return taken
@@ -172,7 +201,7 @@ func (b *batcher) takeOrYield(opts app.DecodeOptions, most int) ([]*job, bool) {
 		switch {
 		case j.ctx.Err() != nil:
 			b.drop(j)
-		case j.opts != opts || len(taken) == most:
+		case !batchable(j.opts, opts) || len(taken) == most:
 			if len(taken) == 0 && len(kept) == 0 {
 				// The oldest live job wants other settings: leave everything for its turn.
 				n := copy(b.waiting, b.waiting[i:])
@@ -190,6 +219,16 @@ func (b *batcher) takeOrYield(opts app.DecodeOptions, most int) ([]*job, bool) {
 	return taken, false
 }
 
+// batchable reports whether a job of options o can be decoded with jobs of options opts: in a running batch
+// when they have the same app.StreamShape, each with its own search settings; gathered for the alignment
+// attention (opts.Alignment), which app.TranslateTokens decodes with one setting, when they are equal.
+func batchable(o, opts app.DecodeOptions) bool {
+	if opts.Alignment || o.Alignment {
+		return o == opts
+	}
+	return app.StreamShape(o) == app.StreamShape(opts)
+}
+
 // tokens are the job's tokens for model m: those it was checked with, unless the model was reloaded since.
 func (j *job) tokensFor(m *loaded) []string {
 	if j.model == m {
@@ -198,33 +237,50 @@ func (j *job) tokensFor(m *loaded) []string {
 	return m.tokenizer.Tokenize(j.text)
 }
 
-// stream decodes jobs of options opts with model m as they arrive, until none is left or the model
-// changes, the batcher closes, or other settings wait.
+// stream decodes jobs of options opts with model m as they arrive, in a running batch on the worker's core,
+// until none is left or the model changes, the batcher closes, or other settings wait.
 func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 	inBatch := map[*job]bool{}
 	defer b.recoverJobs(inBatch)
+	// The sentences this stream took and answered, whose difference is its share of b.decoding.
+	taken, answered := 0, 0
+	defer func() { b.decoding.Add(int64(answered - taken)) }()
 	took := false
-	err := app.TranslateStream(m.ck.Model, opts, func() []app.StreamSentence {
+	err := app.TranslateStream(m.ck.Model, opts, 1, func(room int) []app.StreamSentence {
 		b.mu.Lock()
 		stop := b.closing
 		b.mu.Unlock()
 		if stop || b.model() != m {
 			return nil
 		}
-		// One block at a time: the rest stay in the queue, where a request that goes away is dropped from.
-		jobs, yield := b.takeOrYield(opts, opts.Batch)
+		if room <= 0 {
+			return []app.StreamSentence{} // (none waiting for it)
+		}
+		// What the batch has room for, one block at most, and no more than an even share among the workers of
+		// the sentences being decoded and waiting, so that every core has its part: the rest stay in the queue,
+		// for the other workers (or this one's next steps, as its sentences end), and where a request that goes
+		// away is dropped from.
+		share := (b.queued()+int(b.decoding.Load())+b.workers-1)/b.workers - (taken - answered)
+		if share <= 0 {
+			return []app.StreamSentence{}
+		}
+		jobs, yield := b.takeOrYield(opts, min(room, opts.Batch, share))
 		if yield {
 			return nil // other settings wait: finish this batch
 		}
 		sents := make([]app.StreamSentence, len(jobs))
 		for i, j := range jobs {
 			inBatch[j] = true
-			sents[i] = app.StreamSentence{Tokens: j.tokensFor(m), Done: func(tr app.Translation) {
+			sents[i] = app.StreamSentence{Tokens: j.tokensFor(m), Search: &j.opts, Done: func(tr app.Translation) {
+				answered++
+				b.decoding.Add(-1)
 				delete(inBatch, j)
 				b.metrics.sentences.Inc()
 				j.done(tr, nil)
 			}}
 		}
+		taken += len(jobs)
+		b.decoding.Add(int64(len(jobs)))
 		if len(jobs) > 0 {
 			took = true
 			b.metrics.batch.Observe(float64(len(jobs)))
