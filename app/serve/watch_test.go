@@ -389,7 +389,8 @@ func TestWatchPageInChromium(t *testing.T) {
 // folders, comma-separated) for the documentation: $ATTEND_WATCH_SCREENSHOT-curves.png of the first run's
 // curves and, for each step of $ATTEND_WATCH_STEPS (comma-separated; default: the first, middle and last
 // validations), $ATTEND_WATCH_SCREENSHOT-STEP.png of its watched sentences with the slider at that step, in a
-// window $ATTEND_WATCH_WIDTH pixels wide (default 1000). It is a tool, skipped unless
+// window $ATTEND_WATCH_WIDTH pixels wide (default 1000), and with several runs $ATTEND_WATCH_SCREENSHOT-runs.png
+// of them side by side, each at the last of those steps, with its first watched sentence. It is a tool, skipped unless
 // $ATTEND_WATCH_SCREENSHOT is set.
 func TestWatchScreenshots(t *testing.T) {
 	prefix := os.Getenv("ATTEND_WATCH_SCREENSHOT")
@@ -434,4 +435,14 @@ func TestWatchScreenshots(t *testing.T) {
 		shoot(".run .validation", fmt.Sprintf("%s-%d.png", prefix, step))
 	}
 	shoot(".run .overview", prefix+"-curves.png")
+	if len(runs) > 1 {
+		// The runs side by side, every slider at the last step shot, with only the first watched sentence.
+		do(t, ctx, "set every run's slider and keep one sentence",
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+				for (const s of document.querySelectorAll(".run input[type=range]")) { s.value = %d; s.dispatchEvent(new Event("input")); }
+				document.styleSheets[0].insertRule(".run .sentence:not(:first-child) { display: none }");
+			})()`, slices.Index(steps, want[len(want)-1]))),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`[...document.querySelectorAll(".run .sentences")].every(e => e.dataset.step === "%d")`, want[len(want)-1])))
+		shoot("#runs", prefix+"-runs.png")
+	}
 }
