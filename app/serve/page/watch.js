@@ -8,10 +8,11 @@
   const POLL_MS = 3000;
   const SVG = "http://www.w3.org/2000/svg";
 
-  // The curves, in the order drawn; valid marks the series with a point per validation.
+  // The curves, in the order drawn; valid marks the series with a point per validation, log those drawn on a
+  // logarithmic scale (perplexity falls by orders of magnitude early, then by a few percent).
   const SERIES = [
     { key: "loss", label: "training loss (nats per token)", color: "#1f77b4" },
-    { key: "valid_ppl", label: "validation perplexity", color: "#d62728", valid: true },
+    { key: "valid_ppl", label: "validation perplexity (log scale)", color: "#d62728", valid: true, log: true },
     { key: "valid_bleu", label: "validation BLEU", color: "#9467bd", valid: true },
     { key: "valid_aer", label: "attention AER (lower is better)", color: "#ff7f0e", valid: true },
     { key: "tok_per_s", label: "training speed (target tokens/s)", color: "#2ca02c" },
@@ -50,11 +51,13 @@
   // and a line at the step mark.
   function chart(s, pts, x0, x1, mark) {
     const W = 360, H = 120, L = 46, R = 10, T = 8, B = 20;
-    let y0 = Math.min(...pts.map((p) => p[1])), y1 = Math.max(...pts.map((p) => p[1]));
+    const lo = Math.min(...pts.map((p) => p[1])), hi = Math.max(...pts.map((p) => p[1]));
+    const f = s.log && lo > 0 ? Math.log : (v) => v;
+    let y0 = f(lo), y1 = f(hi);
     if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
     if (x0 === x1) { x0 -= 1; x1 += 1; }
     const px = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
-    const py = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
+    const py = (y) => T + (1 - (f(y) - y0) / (y1 - y0)) * (H - T - B);
     const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img", "data-series": s.key });
     const last = pts[pts.length - 1];
     svg.append(svgEl("title"));
@@ -65,8 +68,8 @@
       t.textContent = text;
       svg.append(t);
     };
-    label(L - 4, T + 8, short(y1), "end");
-    label(L - 4, H - B, short(y0), "end");
+    label(L - 4, T + 8, short(hi), "end");
+    label(L - 4, H - B, short(lo), "end");
     label(L, H - 5, `step ${Math.round(x0)}`, "start");
     label(W - R, H - 5, `${Math.round(x1)}`, "end");
     if (mark !== undefined && s.valid) {
