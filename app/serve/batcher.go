@@ -92,11 +92,16 @@ func (b *batcher) submit(jobs []*job) bool {
 	}
 	b.waiting = append(b.waiting, jobs...)
 	b.mu.Unlock()
+	b.nudge()
+	return true
+}
+
+// nudge wakes a worker waiting for jobs, if one is (wakes coalesce: one is enough until it takes its share).
+func (b *batcher) nudge() {
 	select {
 	case b.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // closed reports whether the batcher is closing: it takes no more sentences.
@@ -281,6 +286,11 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 		}
 		taken += len(jobs)
 		b.decoding.Add(int64(len(jobs)))
+		if len(jobs) > 0 && b.queued() > 0 {
+			// This worker took its share and left the rest: another worker (one wake reached only this one)
+			// takes its own, rather than leave its core idle until the next request.
+			b.nudge()
+		}
 		if len(jobs) > 0 {
 			took = true
 			b.metrics.batch.Observe(float64(len(jobs)))
