@@ -102,6 +102,14 @@ type TrainRequest struct {
 	products             kernels.Products // chosen once by Train from train.precision
 }
 
+// Metrics is the metrics log the run writes: MetricsPath, or by default MetricsPath(Out), beside the checkpoint.
+func (r TrainRequest) Metrics() string {
+	if r.MetricsPath != "" {
+		return r.MetricsPath
+	}
+	return MetricsPath(r.Out)
+}
+
 // TrainOptions is everything `attend train` reads from its command line: a TrainRequest whose Config is read
 // from ConfigFile (the defaults when "") with Overrides applied, and where a process of several reports its error.
 type TrainOptions struct {
@@ -212,10 +220,7 @@ func Train(ctx context.Context, req TrainRequest) (model.Summary, error) {
 	if req.Out == "" {
 		return model.Summary{}, fmt.Errorf("no output checkpoint path (--out)")
 	}
-	metricsPath := req.MetricsPath
-	if metricsPath == "" {
-		metricsPath = MetricsPath(req.Out)
-	}
+	metricsPath := req.Metrics()
 	valid, stored, err := validCorpus(req, start)
 	if err != nil {
 		return model.Summary{}, err

@@ -67,18 +67,15 @@ It also refuses vocabularies that data.min_freq or data.max_vocab leave without 
 more than a tenth of a side's tokens <unk>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			metrics := f.metrics
-			if metrics == "" {
-				metrics = app.MetricsPath(f.out)
-			}
-			lead := func() (func(), error) {
-				return startWatch(cmd, f.watch, []serve.WatchRun{{Checkpoint: f.out, Metrics: metrics}})
-			}
-			err := app.RunTrain(cmd.Context(), app.TrainOptions{Stderr: cmd.ErrOrStderr(), Lead: lead, TrainRequest: app.TrainRequest{
+			req := app.TrainRequest{
 				ConfigFile: f.config, Overrides: func(c *model.Config) error { return applyTrainFlags(cmd, &f, c) },
 				Train: f.corpus, Valid: f.valid, NoValid: f.noValid, Out: f.out, Resume: f.resume, MetricsPath: f.metrics, ValidGold: f.validGold,
 				CPUProfile: f.cpuProfile, Stdout: cmd.OutOrStdout(), ForceMemory: f.forceMemory, Overwrite: f.overwrite,
-				Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress)}})
+				Recorder: newRecorder(cmd.OutOrStdout(), progressOf(cmd), f.noProgress)}
+			lead := func() (func(), error) {
+				return startWatch(cmd, f.watch, []serve.WatchRun{{Checkpoint: req.Out, Metrics: req.Metrics()}})
+			}
+			err := app.RunTrain(cmd.Context(), app.TrainOptions{Stderr: cmd.ErrOrStderr(), Lead: lead, TrainRequest: req})
 			var reported *app.ReportedError // the lead process reports it, and says how to resume
 			var stopped *model.InterruptedError
 			if errors.As(err, &stopped) && !errors.As(err, &reported) {
