@@ -5,7 +5,7 @@
 (() => {
   const $ = (id) => document.getElementById(id);
 
-  const { rgb, css, isDark, fmt } = shared;
+  const { rgb, css, isDark, fmt, showError } = shared;
 
   let info = null; // GET /v1/model
   let shown = null; // {text, result, settings} of the sentence on display
@@ -19,11 +19,6 @@
     return shared.checked(res);
   }
 
-  function showError(message) {
-    const el = $("error");
-    el.textContent = message;
-    el.hidden = !message;
-  }
   const status = (message) => { $("status").textContent = message; };
 
   // settings are the search the switch chooses: greedy, or a beam with its n-best list.

@@ -1,5 +1,5 @@
 // What attend's pages (the translation page and the watch page) share: heat maps of attention, coloured as
-// `attend heatmap` colours them, and the API's errors. Plain JavaScript, no framework.
+// `attend heatmap` colours them, and the API's errors and how they are shown. Plain JavaScript, no framework.
 "use strict";
 
 const shared = (() => {
@@ -75,5 +75,12 @@ const shared = (() => {
     return res;
   }
 
-  return { rgb, css, isDark, fmt, fill, checked };
+  // showError shows message in the page's #error box, or hides the box when message is empty.
+  function showError(message) {
+    const box = document.getElementById("error");
+    box.textContent = message;
+    box.hidden = !message;
+  }
+
+  return { rgb, css, isDark, fmt, fill, checked, showError };
 })();

@@ -20,10 +20,7 @@
 
   const runs = []; // per run: {n, el, info, index, follow, cache: Map(step → record promise), shown: the record drawn}
 
-  function showError(message) {
-    $("error").textContent = message;
-    $("error").hidden = !message;
-  }
+  const { showError } = shared;
 
   async function getJSON(path) {
     const res = await shared.checked(await fetch(path, { cache: "no-store" }));
