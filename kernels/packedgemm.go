@@ -102,9 +102,43 @@ func (g *PackedGemm) Mul(x []float32, m, ldx int, c []float32, ldc int, add bool
 			for r := 0; r < full; r += packedRows {
 				packedTile(x[r*ldx+k0:], ldx, panel, kb, c[r*ldc+lo:], ldc, cols, accumulate)
 			}
-			// A last row alone: the tile's eight rows all read it and write the same sums to it.
-			for r := full; r < m; r++ {
-				packedTile(x[r*ldx+k0:], 0, panel, kb, c[r*ldc+lo:], 0, cols, accumulate)
+			if !hasAVX512 { // the last rows one at a time (in Go a row costs a row)
+				for r := full; r < m; r++ {
+					packedTile(x[r*ldx+k0:], 0, panel, kb, c[r*ldc+lo:], 0, cols, accumulate)
+				}
+			}
+		}
+	}
+	if full < m && hasAVX512 {
+		g.mulTail(x[full*ldx:], m-full, ldx, c[full*ldc:], ldc, add)
+	}
+}
+
+// mulTail is Mul of the last rows, fewer than a tile's, as one tile of copies padded with zeros (on the stack,
+// which f32Tile does not keep): a row's sums are the same in any row of a tile, and a tile costs about what a
+// row alone does, where a row at a time cost the tile's eight times over.
+func (g *PackedGemm) mulTail(x []float32, rows, ldx int, c []float32, ldc int, add bool) {
+	var tileX [packedRows * packedBlock]float32
+	var tileC [packedRows * packedCols]float32
+	k, n := g.k, g.n
+	for k0 := 0; k0 < k; k0 += packedBlock {
+		kb := min(packedBlock, k-k0)
+		accumulate := add || k0 > 0
+		for r := range rows {
+			copy(tileX[r*kb:(r+1)*kb], x[r*ldx+k0:])
+		}
+		for p := range (n + packedCols - 1) / packedCols {
+			panel := g.w[(p*k+k0)*packedCols : (p*k+k0+kb)*packedCols]
+			lo := p * packedCols
+			cols := min(packedCols, n-lo)
+			if accumulate {
+				for r := range rows {
+					copy(tileC[r*packedCols:r*packedCols+cols], c[r*ldc+lo:])
+				}
+			}
+			packedTile(tileX[:], kb, panel, kb, tileC[:], packedCols, cols, accumulate)
+			for r := range rows {
+				copy(c[r*ldc+lo:r*ldc+lo+cols], tileC[r*packedCols:])
 			}
 		}
 	}
