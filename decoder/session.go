@@ -27,6 +27,9 @@ type session[T kernels.Float] struct {
 	views           []sessionPart[T]
 	bufRows, bufSrc int
 	srcHint         int // the longest padded source of the sessions joined: the scratch is made for it
+	// gates is the first layer's gate product on its weights packed once for every step of every part
+	// (kernels.PackForSteps), or nil: Step's BLAS products.
+	gates kernels.WeightProduct
 }
 
 // memRow is row row of a memory that Start made.
@@ -76,6 +79,12 @@ func (s *session[T]) split(parts int) {
 	for p := range s.bufs {
 		s.bufs[p] = s.d.newScratch(s.bufRows, s.bufSrc, gateW)
 		gateW = s.bufs[p].gateW
+	}
+	if s.gates == nil {
+		s.gates = kernels.PackForSteps(gateW, s.d.InputWidth()+s.d.Cfg.Hidden, 4*s.d.Cfg.Hidden)
+	}
+	for _, b := range s.bufs {
+		b.gateProduct = s.gates
 	}
 }
 

@@ -252,6 +252,11 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 	defer func() { b.decoding.Add(int64(answered - taken)) }()
 	took := false
 	err := app.TranslateStream(m.ck.Model, opts, 1, func(room int) []app.StreamSentence {
+		// Between two steps the worker lets the goroutines waiting for a core run: the requests whose answers its
+		// last step gave, those that arrived. A worker never waits while it has sentences, so without this they
+		// waited for the Go scheduler to preempt it, every 10 ms: at half load, greedy search's p50 was 18 ms
+		// where the server took 8.
+		runtime.Gosched()
 		b.mu.Lock()
 		stop := b.closing
 		b.mu.Unlock()
