@@ -24,7 +24,9 @@ type recurrence[T kernels.Float] struct {
 	// h·W_hh and which LSTMForward then activates in place, so that after a forward pass it holds every position's
 	// activations (what the backward pass reads); hiddenGM is W_hh laid out gate-major, (H, 4H), so that h·W_hh is
 	// one product. A GRU's gx and gh (B, 3H) are one step's input and hidden parts.
-	gates, hiddenGM  []T
+	gates, hiddenGM []T
+	// hiddenPacked is hiddenGM packed for inference's products (kernels.PackForSteps), or nil: BLAS's.
+	hiddenPacked     kernels.WeightProduct
 	gx, gh           []T
 	h, c, hNew, cNew []T // (B, H)
 	get              func(name string, n int) []T
@@ -101,6 +103,10 @@ func (s *recurrence[T]) forward(w dirWeights[T], x []T, lengths []int, states, f
 		s.gates, s.hiddenGM = s.get("gates", S*B*4*H), s.get("hiddenGM", H*4*H)
 		kernels.Project(x, S*B, I, w.inputW, 4, H, s.gates, false)
 		kernels.GateMajor(w.hiddenW, 4, H, H, s.hiddenGM)
+		s.hiddenPacked = nil
+		if cache == nil { // inference: h·W_hh on the weights packed once for every step, where that beats BLAS
+			s.hiddenPacked = kernels.PackForSteps(s.hiddenGM, H, 4*H)
+		}
 	} else {
 		s.gx, s.gh = s.get("gx", B*3*H), s.get("gh", B*3*H)
 	}
@@ -122,7 +128,11 @@ func (s *recurrence[T]) forward(w dirWeights[T], x []T, lengths []int, states, f
 			// gates = x_t·W_ih (above) + b + h·W_hh, then the pointwise step.
 			gates := at(s.gates, 4*H)
 			kernels.AddBias(gates, B, 4*H, w.bias)
-			kernels.Gemm(false, false, B, 4*H, H, 1, s.h, H, s.hiddenGM, 4*H, 1, gates, 4*H)
+			if s.hiddenPacked != nil {
+				s.hiddenPacked.Mul(any(s.h).([]float32), B, H, any(gates).([]float32), 4*H, true)
+			} else {
+				kernels.Gemm(false, false, B, 4*H, H, 1, s.h, H, s.hiddenGM, 4*H, 1, gates, 4*H)
+			}
 			var tanhC []T
 			if cache != nil {
 				tanhC = at(cache.tanhC, H)
