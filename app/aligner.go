@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -42,10 +43,14 @@ func alignerCheckpoints(dir string) (forward, reverse string) {
 // and o.Reverse to their checkpoints. Each stage keeps its result in o.Train, so that the same command run again
 // after an interruption goes on where it stopped: a model trained for the epochs asked is not trained again, a
 // model begun is resumed from its checkpoint (which reads its links from NAME.align), and a corpus given as one
-// file (--data) is split once into the two files the models train on, source.txt and target.txt.
+// file (--data) is split once into the two files the models train on, source.txt and target.txt. A directory
+// is of one corpus (claimAlignerDir): a run on another is refused before it reads or writes anything there.
 func trainAligner(ctx context.Context, o *AlignOptions) error {
 	if err := os.MkdirAll(o.Train, 0o755); err != nil {
 		return fmt.Errorf("--train: %w", err)
+	}
+	if err := claimAlignerDir(o.Train, o.Corpus); err != nil {
+		return err
 	}
 	corpus, err := alignerCorpus(o.Train, o.Corpus)
 	if err != nil {
@@ -88,6 +93,51 @@ func trainAligner(ctx context.Context, o *AlignOptions) error {
 		if _, err := Train(ctx, req); err != nil {
 			return fmt.Errorf("--train %s: %w", o.Train, err)
 		}
+	}
+	return nil
+}
+
+// alignerStamp is the file in the directory of `attend align --train` that says which corpus its models and
+// files are of: the SHA-256 of the corpus's files, then their paths.
+const alignerStamp = "corpus.sha256"
+
+// claimAlignerDir makes sure that the directory of `attend align --train` is of corpus c: it writes the corpus's
+// stamp (alignerStamp) in a directory without one, and refuses one whose stamp is another corpus's, whose models
+// and split files a run would otherwise take for c's (the links would be those of models of the other corpus).
+func claimAlignerDir(dir string, c Corpus) error {
+	paths := []string{c.TSV}
+	if c.TSV == "" {
+		paths = []string{c.Src, c.Tgt}
+	}
+	h := sha256.New()
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%d\n", len(paths)) // (one file or two: a TSV is never the two files' concatenation)
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	stamp := fmt.Sprintf("sha256 %x\n%s\n", h.Sum(nil), strings.Join(paths, "\n"))
+	path := filepath.Join(dir, alignerStamp)
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return checkpoint.WriteFile(path, func(w io.Writer) error {
+			_, err := io.WriteString(w, stamp)
+			return err
+		})
+	case err != nil:
+		return fmt.Errorf("--train: %w", err)
+	}
+	oldSum, oldPaths, _ := strings.Cut(string(old), "\n")
+	if sum, _, _ := strings.Cut(stamp, "\n"); sum != oldSum {
+		return fmt.Errorf("--train %s holds the aligner of another corpus (%s, says %s): give another directory, or "+
+			"remove this one to start again", dir, strings.Join(strings.Split(strings.TrimSpace(oldPaths), "\n"), " and "), path)
 	}
 	return nil
 }

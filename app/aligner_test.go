@@ -83,6 +83,25 @@ func TestAlignTrain(t *testing.T) {
 	if again != first || strings.Count(first, "\n") != len(tr) {
 		t.Errorf("the run on a finished directory wrote other links, or not one line per pair (%d lines)", strings.Count(first, "\n"))
 	}
+	// Another corpus in the same directory is refused before anything is read or written there: its models and
+	// split files are the first corpus's.
+	pairs, err := os.ReadFile(bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.tsv")
+	if err := os.WriteFile(other, append([]byte("x\ty\n"), pairs...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	err = RunAlign(context.Background(), AlignOptions{Streams: Streams{Stdout: &stderr, Stderr: &stderr}, Train: work, Epochs: 3,
+		preset: &preset, Corpus: Corpus{TSV: other}, Output: output, Batch: 64, Iterations: 4, Threads: 2, Given: map[string]bool{"epochs": true}})
+	if err == nil || !strings.Contains(err.Error(), "holds the aligner of another corpus ("+bars+", says ") {
+		t.Errorf("another corpus in %s: error %v, want it refused naming %s\n%s", work, err, bars, stderr.String())
+	}
+	if links, _ := os.ReadFile(output); string(links) != first {
+		t.Errorf("the refused run changed %s", output)
+	}
 	// The two models by align --model --reverse, their alignment attention linked by a threshold.
 	var stdout bytes.Buffer
 	forward, reverse := alignerCheckpoints(work)

@@ -43,7 +43,7 @@ previous word, a full-context alignment attention guided by the statistical link
 change) and writes the two models' alignment attention symmetrized by --sym (default grow-diag-final-and),
 with --threshold. DIR keeps the models (forward.ckpt, reverse.ckpt) and their statistical links (forward.align,
 reverse.align): the same command run again after an interruption goes on where it stopped, and on a finished
-DIR it only aligns.
+DIR it only aligns. DIR is of one corpus (DIR/corpus.sha256 says which): another corpus is refused there.
 
 --tokenized reads the text as already tokenized: its words are split on white space only, so that the link
 positions are those of the given tokens ("Mr." is one word; attend's own tokenizer would make it two). A
