@@ -83,18 +83,21 @@ func TestPackedGemmMatchesInOrderSums(t *testing.T) {
 	}
 }
 
-// BenchmarkPackedGemm times a decoder step's gate products in training at the "small" model's shapes (a worker's
-// 32 rows, 640 inputs, 1,024 gate columns), forward x·W and backward dG·Wᵀ, on a PackedGemm packed once and on
-// Gemm's BLAS (single-threaded with -tags openblas in training's workers; here as the BLAS is set).
+// BenchmarkPackedGemm times a decoder step's gate products at the "small" model's shapes (640 inputs, 1,024 gate
+// columns) on a PackedGemm packed once and on Gemm's BLAS (single-threaded with -tags openblas in training's
+// workers and in decoding; here as the BLAS is set): in training, a worker's 32 rows forward x·W and backward
+// dG·Wᵀ; in decoding (kernels.PackForSteps), forward at a running batch's 1, 5, 16 and 64 rows.
 func BenchmarkPackedGemm(b *testing.B) {
-	const m, in, gates = 32, 640, 1024
+	const in, gates = 640, 1024
 	rng := rand.New(rand.NewPCG(1, 2))
 	w := normals(rng, in*gates, 0.04)
 	for _, c := range []struct {
 		name    string
-		k, n    int
+		m, k, n int
 		forward bool
-	}{{"forward", in, gates, true}, {"backward", gates, in, false}} {
+	}{{"forward", 32, in, gates, true}, {"backward", 32, gates, in, false},
+		{"decode-1", 1, in, gates, true}, {"decode-5", 5, in, gates, true}, {"decode-16", 16, in, gates, true}, {"decode-64", 64, in, gates, true}} {
+		m := c.m
 		x, out := normals(rng, m*c.k, 1), make([]float32, m*c.n)
 		b.Run(c.name+"/packed", func(b *testing.B) {
 			if !hasAVX512 {
@@ -105,7 +108,7 @@ func BenchmarkPackedGemm(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				g.Mul(x, m, c.k, out, c.n, false)
 			}
-			b.ReportMetric(2*m*in*gates*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(float64(2*m*in*gates)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 		b.Run(c.name+"/blas", func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -115,7 +118,7 @@ func BenchmarkPackedGemm(b *testing.B) {
 					Gemm(false, true, m, c.n, c.k, 1, x, c.k, w, c.k, 0, out, c.n)
 				}
 			}
-			b.ReportMetric(2*m*in*gates*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(float64(2*m*in*gates)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
