@@ -257,10 +257,7 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 		// waited for the Go scheduler to preempt it, every 10 ms: at half load, greedy search's p50 was 18 ms
 		// where the server took 8.
 		runtime.Gosched()
-		b.mu.Lock()
-		stop := b.closing
-		b.mu.Unlock()
-		if stop || b.model() != m {
+		if b.closed() || b.model() != m {
 			return nil
 		}
 		if room <= 0 {
@@ -291,12 +288,12 @@ func (b *batcher) stream(m *loaded, opts app.DecodeOptions) {
 		}
 		taken += len(jobs)
 		b.decoding.Add(int64(len(jobs)))
-		if len(jobs) > 0 && b.queued() > 0 {
-			// This worker took its share and left the rest: another worker (one wake reached only this one)
-			// takes its own, rather than leave its core idle until the next request.
-			b.nudge()
-		}
 		if len(jobs) > 0 {
+			if b.queued() > 0 {
+				// This worker took its share and left the rest: another worker (one wake reached only this one)
+				// takes its own, rather than leave its core idle until the next request.
+				b.nudge()
+			}
 			took = true
 			b.metrics.batch.Observe(float64(len(jobs)))
 		}
