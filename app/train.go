@@ -135,7 +135,7 @@ func (e *ReportedError) Unwrap() error { return e.Err }
 // them all, since the others would wait for it forever in the next gradient sum. A process other than the lead
 // returns a stop as a *ReportedError: every process stopped at the same step, and the lead reports it.
 func RunTrain(ctx context.Context, o TrainOptions) error {
-	cfg := model.Default()
+	cfg := model.DefaultPreset()
 	var notes []string // replaced keys of the config file, read as their replacements
 	if o.ConfigFile != "" {
 		var err error

@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// TestPresetFilesMatchTheirFunctions keeps configs/default.yaml and Default, configs/small.yaml and Small in
+// TestPresetFilesMatchTheirFunctions keeps configs/default.yaml and DefaultPreset, configs/small.yaml and Small in
 // step, and base.yaml at Small's widths doubled.
 func TestPresetFilesMatchTheirFunctions(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		want Config
-	}{{"default.yaml", Default()}, {"small.yaml", Small()}} {
+	}{{"default.yaml", DefaultPreset()}, {"small.yaml", Small()}} {
 		got, _, err := LoadConfig("../configs/" + c.file)
 		if err != nil {
 			t.Fatal(err)
@@ -23,7 +23,7 @@ func TestPresetFilesMatchTheirFunctions(t *testing.T) {
 			t.Fatalf("configs/%s:\n%s\nwant:\n%s", c.file, got.YAML(), c.want.YAML())
 		}
 	}
-	if d := Default(); d.Data.Lowercase || d.Data.Subword != SubwordBPE || d.Data.Merges == 0 {
+	if d := DefaultPreset(); d.Data.Lowercase || d.Data.Subword != SubwordBPE || d.Data.Merges == 0 {
 		t.Fatalf("the default config trains lowercase %v, subword %q, %d merges; want cased BPE", d.Data.Lowercase, d.Data.Subword, d.Data.Merges)
 	}
 	base, _, err := LoadConfig("../configs/base.yaml")

@@ -197,3 +197,41 @@ func TestInterruptSavesAndResumeFinishes(t *testing.T) {
 		t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }
+
+// TestTrainWithoutConfigIsGuided trains the default preset (no --config) for a few steps at tiny widths: the
+// statistical aligner links the corpus first (NAME.align, a line per pair), and the model has the alignment
+// attention that heatmap --alignment draws and a model trained with --config demo.yaml has not.
+func TestTrainWithoutConfigIsGuided(t *testing.T) {
+	dir := t.TempDir()
+	train, valid, test := synth.Split(120, 10, 4, 5)
+	if err := synth.WriteFiles(dir, train, valid, test); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "m.ckpt")
+	stdout, stderr, code := run(t, "", "train", "--src", filepath.Join(dir, "train.src"), "--tgt", filepath.Join(dir, "train.tgt"),
+		"--out", ckpt, "--max-steps", "3", "--set", "data.merges=50", "--set", "model.emb=8", "--set", "model.enc_hidden=8",
+		"--set", "model.dec_hidden=8", "--set", "model.attn_dim=8", "--no-progress")
+	if code != 0 {
+		t.Fatalf("train exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "guided alignment: the statistical aligner") {
+		t.Fatalf("the default preset did not run the statistical aligner; stdout:\n%s", stdout)
+	}
+	links, err := os.ReadFile(filepath.Join(dir, "m.align"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(links), "\n"); n != len(train) {
+		t.Fatalf("m.align has %d lines, want one per training pair (%d)", n, len(train))
+	}
+	first := strings.Fields(train[0].Src)
+	pic := filepath.Join(dir, "a.png")
+	if _, stderr, code := run(t, "", "heatmap", "--model", ckpt, "--alignment", "--text", strings.Join(first, " "), "--out", pic); code != 0 {
+		t.Fatalf("heatmap --alignment of the default preset's model exited %d: %s", code, stderr)
+	}
+	decodePNG(t, pic)
+	demo := trainDirection(t, dir, "demo", "train.src", "train.tgt")
+	if _, stderr, code := run(t, "", "heatmap", "--model", demo, "--alignment", "--text", strings.Join(first, " "), "--out", pic); code == 0 || !strings.Contains(stderr, "no alignment attention") {
+		t.Fatalf("heatmap --alignment of a model trained with demo.yaml: exit %d, stderr %q; want the error that it has no alignment attention", code, stderr)
+	}
+}
