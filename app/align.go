@@ -45,7 +45,7 @@ type AlignOptions struct {
 // o.Stdout, or o.Stderr when the links go to standard output).
 func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	modelOnly := []string{"reverse", "threshold", "batch", "max-len", "decoder-attention", "layer"}
-	statisticalOnly := []string{"iterations", "keep-case", "no-progress", "statistical-model"}
+	statisticalOnly := []string{"iterations", "keep-case", "statistical-model"}
 	switch {
 	case o.Statistical && o.Model != "" || o.Train != "" && (o.Statistical || o.Model != ""):
 		return fmt.Errorf("give one of --model, --statistical and --train, not several")
@@ -71,7 +71,7 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 		return fmt.Errorf("--one-based describes the --gold file; give one")
 	}
 	for _, name := range statisticalOnly {
-		if !o.Statistical && o.Given[name] && !(o.Train != "" && name == "no-progress") {
+		if !o.Statistical && o.Given[name] {
 			return fmt.Errorf("--%s is an option of --statistical", name)
 		}
 	}
@@ -87,10 +87,15 @@ func RunAlign(ctx context.Context, o AlignOptions) (err error) {
 	}
 	switch {
 	case o.Sym != "":
-	case o.Statistical || o.Train != "":
+	case o.Train != "":
+		o.Sym = string(AlignerSym)
+	case o.Statistical:
 		o.Sym = string(align.GrowDiagFinalAnd)
 	default:
 		o.Sym = string(align.GrowDiagFinal)
+	}
+	if o.Train != "" && !o.Given["threshold"] {
+		o.Threshold = AlignerThreshold
 	}
 	if err := align.Symmetrization(o.Sym).Validate(); err != nil {
 		return fmt.Errorf("--sym: %w", err)

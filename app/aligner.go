@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/attend-nmt/attend/align"
 	"github.com/attend-nmt/attend/data"
 	"github.com/attend-nmt/attend/internal/plural"
 	"github.com/attend-nmt/attend/model"
@@ -29,6 +30,15 @@ func AlignerConfig() model.Config {
 	cfg.Train.Epochs, cfg.Train.GuidedAlignment, cfg.Train.GuidedAlignmentWeight = 15, model.GuideAuto, 1
 	return cfg
 }
+
+// How `attend align --train` combines its two models' alignment attention unless --sym and --threshold say
+// otherwise: the links whose weight is at least AlignerThreshold in both directions. Chosen on the Hansards
+// lines 1–200 with the preset's 15 epochs (docs/alignment.md: AER 0.163 there, against 0.216 for
+// grow-diag-final-and of the two argmaxes).
+const (
+	AlignerSym       = align.Intersection
+	AlignerThreshold = 0.25
+)
 
 // alignerCheckpoints are the checkpoints of the two models of `attend align --train dir`, source→target and
 // target→source, each with NAME.align (the statistical aligner's links that guide it) and NAME.metrics.jsonl

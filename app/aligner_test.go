@@ -72,9 +72,10 @@ func TestAlignTrain(t *testing.T) {
 			t.Errorf("the second run does not say %q:\n%s", want, log)
 		}
 	}
-	// Measured: AER 0.0074 (precision 0.989, recall 0.996); 0.0417 after one epoch.
-	if aer := scoreOf(t, log); aer > 0.03 {
-		t.Errorf("AER %.4f on the synthetic corpus; want at most 0.03\n%s", aer, log)
+	// Measured with --train's defaults (--sym intersection --threshold 0.25): AER 0.0033 (precision 0.9995,
+	// recall 0.994); 0.0235 after one epoch (grow-diag-final-and of the argmaxes: 0.0074 after two).
+	if aer := scoreOf(t, log); aer > 0.015 {
+		t.Errorf("AER %.4f on the synthetic corpus; want at most 0.015\n%s", aer, log)
 	}
 	again, log := run(2)
 	if strings.Contains(log, "aligner: training") || strings.Count(log, "not trained again") != 2 {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/attend-nmt/attend/app"
 	"github.com/attend-nmt/attend/internal/bound"
 	"github.com/attend-nmt/attend/model"
@@ -40,9 +42,9 @@ With --train DIR, it is an aligner in one command, run like fast_align: it links
 statistical aligner, trains on it a model in each direction (source→target and target→source; the preset
 configs/align.yaml: the small model on lowercased words, general attention after the decoder reads the
 previous word, a full-context alignment attention guided by the statistical links, 15 epochs, --epochs to
-change) and writes the two models' alignment attention symmetrized by --sym (default grow-diag-final-and),
-with --threshold. DIR keeps the models (forward.ckpt, reverse.ckpt) and their statistical links (forward.align,
-reverse.align): the same command run again after an interruption goes on where it stopped, and on a finished
+change) and writes the links of the two models' alignment attention: by default those whose weight is at
+least 0.25 in both directions (--sym intersection --threshold 0.25, the best on the Hansards gold). DIR keeps
+the models (forward.ckpt, reverse.ckpt) and their statistical links (forward.align, reverse.align): the same command run again after an interruption goes on where it stopped, and on a finished
 DIR it only aligns. DIR is of one corpus (DIR/corpus.sha256 says which): another corpus is refused there.
 
 --tokenized reads the text as already tokenized: its words are split on white space only, so that the link
@@ -83,8 +85,8 @@ not scored.`,
 	fl.StringVar(&o.Gold, "gold", "", "gold alignment file (Pharaoh, sure i-j and possible ipj links) to score against")
 	fl.BoolVar(&o.OneBased, "one-based", false, "the gold file's positions count from 1")
 	fl.StringVar(&o.Reverse, "reverse", "", "target→source checkpoint, for symmetrization")
-	fl.StringVar(&o.Sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical or --train)")
-	floatVar(fl, &o.Threshold, "threshold", 0, bound.Between(0, 1, "0: the argmax"), "link every weight at or above this instead of the argmax (0: argmax)")
+	fl.StringVar(&o.Sym, "sym", "", "combine the directions by grow-diag-final-and, grow-diag-final, grow-diag, intersection or union, or take forward or reverse alone (default: grow-diag-final with --reverse, grow-diag-final-and with --statistical, intersection with --train)")
+	floatVar(fl, &o.Threshold, "threshold", 0, bound.Between(0, 1, "0: the argmax"), fmt.Sprintf("link every weight at or above this instead of the argmax (0: argmax; default 0, %g with --train)", app.AlignerThreshold))
 	fl.BoolVar(&o.DecoderAttn, "decoder-attention", false, "with a model trained with model.full_context_alignment: link by the decoder's attention, not the alignment attention")
 	fl.IntVar(&o.Batch, "batch", 64, "sentences per batch")
 	fl.IntVar(&o.Layer, "layer", 0, "with a Transformer: link by the attention of decoder block N, 1 to model.layers (default: the checkpoint's model.attention_layer)")
@@ -92,7 +94,7 @@ not scored.`,
 	fl.IntVar(&o.Iterations, "iterations", wordalign.DefaultOptions().Iterations, "with --statistical: EM iterations of fast_align's model per direction (fast_align's -I counts one more)")
 	fl.IntVar(&o.Threads, "threads", 0, "CPU threads (default: every core)")
 	fl.BoolVar(&o.KeepCase, "keep-case", false, "with --statistical: do not lowercase the words")
-	fl.BoolVar(&noProgress, "no-progress", false, "with --statistical or --train: no progress bar on a terminal, only lines (a line per EM iteration, the training log)")
+	fl.BoolVar(&noProgress, "no-progress", false, "no progress bar on a terminal, only lines (with --statistical a line per EM iteration, with --train the training log)")
 	fl.IntVar(&o.MaxLen, "max-len", 0, "with --model: skip, with a warning, the pairs with a side longer than this many tokens (default: the larger of the checkpoint's data.max_len and decode.max_len)")
 	return cmd
 }
