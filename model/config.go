@@ -301,7 +301,9 @@ func Default() Config {
 // guided full-context alignment (model.full_context_alignment, train.guided_alignment auto at weight 0.1), so
 // that a new model's alignments (translate --alignments, heatmap --alignment, serve's page) link words as an
 // aligner does. On Multi30k De→En over three seeds it lowered neither BLEU nor perplexity (docs/alignment.md);
-// it costs the statistical aligner's run before training and 5 to 26% more training time.
+// it costs the statistical aligner's run before training and 5 to 26% more training time. A Transformer
+// (--set model.type=transformer without --config) starts from Default instead: the alignment attention is the
+// recurrent decoder's.
 func DefaultPreset() Config {
 	cfg := Default()
 	cfg.Model.FullContextAlignment, cfg.Train.GuidedAlignment = true, GuideAuto

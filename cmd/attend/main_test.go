@@ -200,7 +200,8 @@ func TestInterruptSavesAndResumeFinishes(t *testing.T) {
 
 // TestTrainWithoutConfigIsGuided trains the default preset (no --config) for a few steps at tiny widths: the
 // statistical aligner links the corpus first (NAME.align, a line per pair), and the model has the alignment
-// attention that heatmap --alignment draws and a model trained with --config demo.yaml has not.
+// attention that heatmap --alignment draws and a model trained with --config demo.yaml has not; a Transformer
+// (--set model.type=transformer) trains unguided.
 func TestTrainWithoutConfigIsGuided(t *testing.T) {
 	dir := t.TempDir()
 	train, valid, test := synth.Split(120, 10, 4, 5)
@@ -230,6 +231,17 @@ func TestTrainWithoutConfigIsGuided(t *testing.T) {
 		t.Fatalf("heatmap --alignment of the default preset's model exited %d: %s", code, stderr)
 	}
 	decodePNG(t, pic)
+	// --set model.type=transformer without a config file trains Default's Transformer, which the preset's
+	// recurrent alignment attention does not fit: unguided, no links written.
+	stdout, stderr, code = run(t, "", "train", "--src", filepath.Join(dir, "train.src"), "--tgt", filepath.Join(dir, "train.tgt"),
+		"--out", filepath.Join(dir, "tf.ckpt"), "--max-steps", "2", "--set", "data.merges=50", "--set", "model.type=transformer",
+		"--set", "model.d_model=16", "--set", "model.heads=2", "--set", "model.ff=32", "--no-progress")
+	if code != 0 || strings.Contains(stdout, "guided alignment") {
+		t.Fatalf("train --set model.type=transformer without a config: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tf.align")); err == nil {
+		t.Fatal("the unguided Transformer wrote tf.align")
+	}
 	demo := trainDirection(t, dir, "demo", "train.src", "train.tgt")
 	if _, stderr, code := run(t, "", "heatmap", "--model", demo, "--alignment", "--text", strings.Join(first, " "), "--out", pic); code == 0 || !strings.Contains(stderr, "no alignment attention") {
 		t.Fatalf("heatmap --alignment of a model trained with demo.yaml: exit %d, stderr %q; want the error that it has no alignment attention", code, stderr)
