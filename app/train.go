@@ -135,23 +135,19 @@ func (e *ReportedError) Unwrap() error { return e.Err }
 // them all, since the others would wait for it forever in the next gradient sum. A process other than the lead
 // returns a stop as a *ReportedError: every process stopped at the same step, and the lead reports it.
 func RunTrain(ctx context.Context, o TrainOptions) error {
-	cfg := model.Default()
-	var notes []string // replaced keys of the config file, read as their replacements
-	if o.ConfigFile != "" {
-		var err error
+	var (
+		cfg   model.Config
+		notes []string // replaced keys of the config file, read as their replacements
+		err   error
+	)
+	if o.ConfigFile == "" {
+		if cfg, err = model.DefaultPresetWith(o.Overrides); err != nil {
+			return err
+		}
+	} else {
 		if cfg, notes, err = model.LoadConfig(o.ConfigFile); err != nil {
 			return err
 		}
-	}
-	if o.Overrides != nil {
-		if err := o.Overrides(&cfg); err != nil {
-			return err
-		}
-	}
-	if o.ConfigFile == "" && !cfg.Model.IsTransformer() {
-		// The default preset's guided alignment attention is a recurrent model's: --set model.type=transformer
-		// without a config file trains Default's Transformer, unguided.
-		cfg = model.DefaultPreset()
 		if o.Overrides != nil {
 			if err := o.Overrides(&cfg); err != nil {
 				return err

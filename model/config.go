@@ -310,6 +310,20 @@ func DefaultPreset() Config {
 	return cfg
 }
 
+// DefaultPresetWith returns DefaultPreset with set (the command line's keys; nil: none) applied, or Default with
+// them when they make the model a Transformer, whose attention the preset's alignment attention does not fit.
+func DefaultPresetWith(set func(*Config) error) (Config, error) {
+	cfg := Default()
+	if set == nil {
+		return DefaultPreset(), nil
+	}
+	if err := set(&cfg); err != nil || cfg.Model.IsTransformer() {
+		return cfg, err
+	}
+	cfg = DefaultPreset()
+	return cfg, set(&cfg)
+}
+
 // LoadConfig reads a YAML file over Default and validates the result. Unknown sections and keys, a section or
 // key given twice, and values of the wrong type, are errors naming the file, the line and the key. A key
 // replaced since (train.bf16, train.bf16x3: replacedPrecision) is read as its replacement, and notes say so, one

@@ -239,3 +239,29 @@ func Small() Config {
 	cfg.Data.Lowercase, cfg.Data.Subword, cfg.Data.Merges = true, SubwordNone, 0
 	return cfg
 }
+
+// TestDefaultPresetWith: the command line's keys over the default preset keep its guidance for a recurrent
+// model, and start from Default (unguided) when they make the model a Transformer, which would otherwise fail
+// validation on the recurrent alignment attention.
+func TestDefaultPresetWith(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		set    func(*Config) error
+		guided bool
+	}{
+		{"nothing", nil, true},
+		{"epochs", func(c *Config) error { c.Train.Epochs = 3; return nil }, true},
+		{"transformer", func(c *Config) error { c.Model.Type = TypeTransformer; return nil }, false},
+	} {
+		cfg, err := DefaultPresetWith(c.set)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if guided := cfg.Model.FullContextAlignment && cfg.Train.GuidedAlignment == GuideAuto; guided != c.guided {
+			t.Errorf("%s: guided %v, want %v", c.name, guided, c.guided)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
