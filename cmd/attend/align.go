@@ -44,8 +44,9 @@ configs/align.yaml: the small model on lowercased words, general attention after
 previous word, a full-context alignment attention guided by the statistical links, 15 epochs, --epochs to
 change) and writes the links of the two models' alignment attention: by default those whose weight is at
 least 0.25 in both directions (--sym intersection --threshold 0.25, the best on the Hansards gold). DIR keeps
-the models (forward.ckpt, reverse.ckpt) and their statistical links (forward.align, reverse.align): the same command run again after an interruption goes on where it stopped, and on a finished
-DIR it only aligns. DIR is of one corpus (DIR/corpus.sha256 says which): another corpus is refused there.
+the models (forward.ckpt, reverse.ckpt) and their statistical links (forward.align, reverse.align): the same
+command run again after an interruption goes on where it stopped, and on a finished DIR it only aligns. DIR is
+of one corpus (DIR/corpus.sha256 says which): another corpus is refused there.
 
 --tokenized reads the text as already tokenized: its words are split on white space only, so that the link
 positions are those of the given tokens ("Mr." is one word; attend's own tokenizer would make it two). A
