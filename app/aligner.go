@@ -121,15 +121,9 @@ func claimAlignerDir(dir string, c Corpus) error {
 	}
 	h := sha256.New()
 	for _, path := range paths {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
 		fmt.Fprintf(h, "%d\n", len(paths)) // (one file or two: a TSV is never the two files' concatenation)
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
+		if err := hashFile(h, path); err != nil {
+			return fmt.Errorf("--train: %w", err)
 		}
 	}
 	stamp := fmt.Sprintf("sha256 %x\n%s\n", h.Sum(nil), strings.Join(paths, "\n"))

@@ -92,16 +92,22 @@ func guideOwner(out string, start *model.Checkpoint) func(string) error {
 
 // fileSHA256 is the SHA-256 of the file at path (hex).
 func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
 	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
+	if err := hashFile(sum, path); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// hashFile writes the content of the file at path to h (a hash).
+func hashFile(h io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(h, f)
+	return err
 }
 
 // readGuideFile reads a Pharaoh file of 0-based links, hashing it as it goes.
