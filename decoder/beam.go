@@ -85,7 +85,7 @@ type Scored struct {
 	// CoveragePenalty(Attention, β).
 	Score float64
 	// Bound is how far LogProb may be from the log-probability that exact logits give, with the output layer
-	// in bfloat16 (Output.Products): the sum of its steps' bounds (bf16Beam); Score's is Bound divided by the
+	// in bfloat16 (Output.Products): the sum of its steps' bounds (bf16Search); Score's is Bound divided by the
 	// length penalty. 0 with the model's own products.
 	Bound float64
 }
@@ -121,13 +121,13 @@ type beamState[T kernels.Float] struct {
 	nextNode  []int
 	nextScore []float64
 
-	// fast is the output layer in bfloat16 on AMX (Output.Products), or nil. bound is the bound of each
+	// fast is the search's output layer in bfloat16 (Output.Products), or nil. bound is the bound of each
 	// row's log-probability (Scored.Bound), stepBound that of the step's words' log-probabilities of each row,
 	// nextBound the next step's rows' bound; all 0 without fast.
-	fast                        *bf16Beam
+	fast                        *bf16Search
 	bound, stepBound, nextBound []float64
 
-	// The step's logits: each member's, width per row, ld apart (bf16Beam's stride, or width).
+	// The step's logits: each member's, width per row, ld apart (bf16Search's stride, or width).
 	logits    [][]T
 	width, ld int
 	parts     []beamScratch[T] // each goroutine's that chooses the words of a share of the sentences
@@ -211,7 +211,7 @@ func (b *beamState[T]) prepare(g *greedySearch[T]) {
 	for i, m := range g.members {
 		b.logits[i] = m.logits
 	}
-	if b.fast != nil { // the logits are bf16Beam's
+	if b.fast = g.fast; b.fast != nil { // the logits are bf16Search's
 		b.logits[0], b.ld = any(b.fast.c).([]T), b.fast.o.amx.Stride()
 	}
 }
@@ -485,7 +485,7 @@ func nextDown[E kernels.Float](c E) E {
 }
 
 // spread moves the first step's rows of the batch g's sentences, one per sentence (sents of them), to rows
-// j·k: each member's logits and the first member's attention weights (the others are not read), and bf16Beam's
+// j·k: each member's logits and the first member's attention weights (the others are not read), and bf16Search's
 // rows.
 func (b *beamState[T]) spread(g *greedySearch[T], sents int) {
 	for i, m := range g.members {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/attend-nmt/attend/encoder"
@@ -11,29 +12,15 @@ import (
 	"github.com/attend-nmt/attend/param"
 )
 
-// bf16Logits returns o's bf16 logits of the (rows, K) input x, bias added, rows × vocab, on o's kernel.
-func bf16Logits(t *testing.T, o *bf16Output, x []float32, rows, vocab int) []float32 {
-	logits := make([]float32, rows*vocab)
-	in := kernels.NewAMXInput(rows, o.k)
-	in.Round(x, o.k, 0, rows)
-	c := make([]float32, o.amx.OutputLen(rows))
-	if err := o.amx.Mul(in, rows, c, 0, o.amx.Strips()); err != nil {
-		t.Fatal(err)
-	}
-	for r := 0; r < rows; r++ {
-		copy(logits[r*vocab:(r+1)*vocab], c[r*o.amx.Stride():])
-	}
-	kernels.AddBias(logits, rows, vocab, o.bias)
-	return logits
-}
-
-// TestBF16OutputPicksTheFloat64Best scores 400 random inputs through a bf16 output layer of 37 inputs and 500
-// words in which word 301 is word 120 nudged by 1e-6 per weight and both get a large bias, so that bf16 cannot
-// tell them apart and they are the best two for most inputs. Every choice must be the word of the largest
-// float64 logit, summed here independently; both of the near-tied words must win for some inputs, each such
-// input must have been rescored, and most other inputs must need no rescoring beyond the best word.
-// It runs on kernels.AMXWeights: on AMX, on AVX512-BF16, or in plain Go, whichever runs here.
-func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
+// TestBF16GreedyPicksTheExactBest scores 400 random inputs through a greedy search's bf16 output layer
+// (bf16Search rescoring each row's best word) of 37 inputs and 500 words in which word 301 is word 120 nudged by
+// 1e-6 per weight and both get a large bias, so that bf16 cannot tell them apart and they are the best two for
+// most inputs. Every logit must be within its row's bound of the float64 one, summed here independently, and the
+// bound not ten times looser than the errors; every choice must be the word of the largest float64 logit (up to
+// float32 rounding, which the rescored logits are rounded to); both of the near-tied words must win for some
+// inputs, each such input must have been rescored, and most other inputs must need no rescoring beyond the best
+// word. It runs on kernels.AMXWeights: on AMX, on AVX512-BF16, or in plain Go, whichever runs here.
+func TestBF16GreedyPicksTheExactBest(t *testing.T) {
 	const k, vocab, rows, a, b = 37, 500, 400, 120, 301
 	rng := rand.New(rand.NewPCG(8, 9))
 	w := make([]float32, k*vocab)
@@ -48,43 +35,43 @@ func TestBF16OutputPicksTheFloat64Best(t *testing.T) {
 		w[i*vocab+b] = w[i*vocab+a] + float32(rng.NormFloat64()*1e-6)
 	}
 	bias[a], bias[b] = 6, 6
-	o := newBF16Output(w, bias, k, vocab)
+	f := newBF16Search(newBF16Output(w, bias, k, vocab), rows, 1, 1)
 	x := make([]float32, rows*k)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	logits := bf16Logits(t, o, x, rows, vocab)
+	f.round(x, 0, rows)
+	f.multiply(rows, 0, 1)
+	f.rescoreRows(x, 0, rows, 0)
 
 	wins := map[int]int{}
 	var alone int     // inputs whose best word needed no other rescored
 	var worst float64 // the largest error of a bf16 logit as a share of its bound
+	ld := f.o.amx.Stride()
 	for r := 0; r < rows; r++ {
-		xr := x[r*k : (r+1)*k]
-		var sq float64
-		for _, xi := range xr {
-			sq += float64(xi) * float64(xi)
-		}
-		row := logits[r*vocab : (r+1)*vocab]
-		bound := o.errorBound(sq, float64(row[kernels.Argmax(row)]))
+		xr, row := x[r*k:(r+1)*k], f.c[r*ld:r*ld+vocab]
 		want, wantScore := -1, math.Inf(-1)
-		for v := 0; v < vocab; v++ {
+		exact := make([]float64, vocab)
+		for v := range exact {
 			s := float64(bias[v])
 			for i := k - 1; i >= 0; i-- { // another order than bf16Output.score's
 				s += float64(xr[i]) * float64(w[i*vocab+v])
 			}
-			if s > wantScore {
+			if exact[v] = s; s > wantScore {
 				want, wantScore = v, s
 			}
+			bound := f.delta[r] + f.rounding[r]
 			if e := math.Abs(float64(row[v]) - s); e > bound {
-				t.Fatalf("input %d, word %d: bf16 logit %.9g is %.3g from the true %.9g, beyond the bound %.3g", r, v, row[v], e, s, bound)
-			} else {
-				worst = max(worst, e/bound)
+				t.Fatalf("input %d, word %d: logit %.9g is %.3g from the true %.9g, beyond the bound %.3g", r, v, row[v], e, s, bound)
+			} else if !slices.Contains(f.rescored[r], v) {
+				worst = max(worst, e/f.delta[r])
 			}
 		}
-		got, rescored := o.best(xr, logits[r*vocab:(r+1)*vocab])
-		if got != want {
-			t.Fatalf("input %d: chose word %d, the float64 best is %d (logits %.9g and %.9g)", r, got, want, o.score(xr, got), wantScore)
+		got := kernels.Argmax(row)
+		if float32(exact[got]) != float32(wantScore) {
+			t.Fatalf("input %d: chose word %d, the float64 best is %d (logits %.9g and %.9g)", r, got, want, exact[got], wantScore)
 		}
+		rescored := len(f.rescored[r])
 		if want == a || want == b {
 			wins[want]++
 			if rescored < 2 {

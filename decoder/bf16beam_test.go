@@ -37,7 +37,7 @@ func TestBF16BeamRescoresTheBest(t *testing.T) {
 		bias[v] = float32(rng.NormFloat64())
 	}
 	o := newBF16Output(w, bias, k, vocab)
-	f := newBF16Beam(o, rows, width, 1)
+	f := newBF16Search(o, rows, 2*width, 1)
 	x := make([]float32, rows*k)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())

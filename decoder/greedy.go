@@ -81,7 +81,7 @@ type GreedyOptions struct {
 // The output layer is chosen once, when the first block enters: a model alone whose Session lets the search
 // compute its output layer (advancer) scores only each sentence's candidate words with a shortlist (in
 // float32), or, on bfloat16 Products (not Products.Float32), the vocabulary in bfloat16, the words near the
-// best rescored exactly (bf16Output); otherwise each member's float32 output layer scores the vocabulary.
+// best rescored exactly (bf16Search); otherwise each member's float32 output layer scores the vocabulary.
 func GreedyQueue[T kernels.Float](next func() *Block[T], done func(id int, h Hypothesis), o GreedyOptions) error {
 	return greedyQueue(next, done, o, func(d *Decoder[T]) *bf16Output { return d.bf16For(o.Products) })
 }
@@ -91,7 +91,7 @@ func GreedyQueue[T kernels.Float](next func() *Block[T], done func(id int, h Hyp
 // when its n-best list (up to NBest hypotheses sorted by Score, best first) goes to done; a new sentence joins
 // when Width rows are free. A block's Beam, when set, is its sentences' settings in place of opts: it may differ
 // from opts in all but Width, which is the rows of every sentence. o.MaxLen is not used (a sentence's limit is
-// its settings'). With Products in bfloat16 a model alone's output layer is bf16Beam's; a shortlist scores in
+// its settings'). With Products in bfloat16 a model alone's output layer is bf16Search's; a shortlist scores in
 // float32. A sentence's hypotheses and scores do not depend on the sentences it shares the batch with, up to the
 // summation order of the matrix products.
 func BeamQueue[T kernels.Float](next func() *Block[T], done func(id int, list []Scored), o GreedyOptions, opts BeamOptions) error {
@@ -192,7 +192,7 @@ func (g *greedySearch[T]) chooseGreedy() {
 const (
 	phaseAdvance = iota // the members' steps up to the output layer, each part a share of the rows
 	phaseOutput         // logits of a share of the vocabulary
-	phaseRescore        // bf16Beam's rescoring of a share of the rows
+	phaseRescore        // bf16Search's rescoring of a share of the rows
 	phaseSelect         // the best word of a share of the rows
 )
 
@@ -229,13 +229,8 @@ type greedySearch[T kernels.Float] struct {
 	dead  []bool        // each sentence's
 	short *shortlist[T] // the words the batch scores, nil to score the whole vocabulary
 	gone  []int         // beam search's words of ended sentences, still in short until sentences join
-	// fast is the output layer in bfloat16, or nil; with it, amxIn holds the first member's outIn rounded to
-	// bf16 and logits32 the bf16 logits, AMXWeights' padded product, ld (its Stride) apart, for fastRows rows.
-	fast     *bf16Output
-	amxIn    *kernels.AMXInput
-	ld       int
-	fastRows int
-	logits32 []float32
+	// fast is the output layer in bfloat16 with the words that can matter rescored, or nil.
+	fast *bf16Search
 	// The output layer, as chooseOutput decided.
 	round  func(from, to int)
 	output func(p, parts, n int)
@@ -426,11 +421,8 @@ func (g *greedySearch[T]) useBlock(block *Block[T]) {
 			g.beam = newBeamState[T](g.o.Vocab, g.k, g.o.EOS, len(g.members), g.mean || len(g.members) > 1, len(g.parts))
 		}
 		if adv != nil && len(g.members) == 1 && g.short == nil && !g.mean {
-			switch o := g.bf16(adv.decoder()); {
-			case g.beam == nil:
-				g.fast = o
-			case o != nil && o.amx != nil:
-				g.beam.fast = newBF16Beam(o, g.o.Rows, g.k, len(g.parts))
+			if o := g.bf16(adv.decoder()); o != nil {
+				g.fast = newBF16Search(o, g.o.Rows, g.cands(), len(g.parts))
 			}
 		}
 		g.chooseOutput()
@@ -548,19 +540,14 @@ func (g *greedySearch[T]) step() {
 			m.logits = make([]T, rows*g.o.Vocab)
 		}
 	}
-	if g.fast != nil && n > g.fastRows {
-		g.fastRows = max(n, g.o.Rows)
-		g.amxIn = kernels.NewAMXInput(g.fastRows, g.fast.k)
-		g.logits32 = make([]float32, g.fast.amx.OutputLen(g.fastRows))
+	if f := g.fast; f != nil && g.n > len(f.delta) {
+		g.fast = newBF16Search(f.o, g.n, g.cands(), len(g.parts))
 	}
 	if g.beam != nil {
-		if f := g.beam.fast; f != nil && g.n > len(f.delta) {
-			g.beam.fast = newBF16Beam(f.o, g.n, g.k, len(g.parts))
-		}
 		g.beam.prepare(g)
 	}
 	for _, phase := range []int{phaseAdvance, phaseOutput, phaseRescore, phaseSelect} {
-		if phase == phaseRescore && (g.beam == nil || g.beam.fast == nil) {
+		if phase == phaseRescore && g.fast == nil {
 			continue
 		}
 		if phase == phaseSelect && g.spread {
@@ -598,7 +585,7 @@ func (g *greedySearch[T]) run(p, phase int) {
 	case phaseOutput:
 		g.output(p, parts, n)
 	case phaseRescore:
-		g.beam.fast.rescoreRows(any(g.members[0].outIn).([]float32), from, to, p)
+		g.fast.rescoreRows(any(g.members[0].outIn).([]float32), from, to, p)
 	case phaseSelect:
 		if g.beam != nil { // beam search's choice: of a share of the sentences
 			g.beam.chooseAll(g, p, parts)
@@ -611,16 +598,28 @@ func (g *greedySearch[T]) run(p, phase int) {
 	}
 }
 
+// cands is how many words of each row a bf16Search must rescore: the best for greedy search, 2k for beam search.
+func (g *greedySearch[T]) cands() int {
+	if g.beam == nil {
+		return 1
+	}
+	return 2 * g.k
+}
+
 // chooseOutput decides, once, when the first block enters (its shortlist, if any, made), how the search
 // computes the output layer: round readies a share of the rows' inputs for it (nil: nothing to ready), output
 // computes part p of parts of the logits of the batch's n rows, and pick returns row k's best word.
 func (g *greedySearch[T]) chooseOutput() {
 	first := &g.members[0]
 	v := g.o.Vocab
-	switch sl, fast := g.short, g.fast; {
-	case g.beam != nil && g.beam.fast != nil: // bf16Beam's: bfloat16 products, the words that can matter rescored
-		g.round = func(from, to int) { g.beam.fast.round(any(first.outIn).([]float32), from, to) }
-		g.output = func(p, parts, n int) { g.beam.fast.multiply(n, p, parts) }
+	switch sl := g.short; {
+	case g.fast != nil: // bfloat16 products, the words that can matter rescored (bf16Search)
+		g.round = func(from, to int) { g.fast.round(any(first.outIn).([]float32), from, to) }
+		g.output = func(p, parts, n int) { g.fast.multiply(n, p, parts) }
+		g.pick = func(_ *greedyPart[T], k int) int {
+			ld := g.fast.o.amx.Stride()
+			return kernels.Argmax(g.fast.c[k*ld : k*ld+v])
+		}
 	case sl != nil: // the shortlist's words, in float32
 		g.output = func(p, parts, n int) {
 			m := len(sl.ids)
@@ -629,23 +628,6 @@ func (g *greedySearch[T]) chooseOutput() {
 		g.pick = func(_ *greedyPart[T], k int) int {
 			m := len(sl.ids)
 			return sl.argmax(first.logits[k*m:(k+1)*m], g.slots[k].cands)
-		}
-	case fast != nil: // bfloat16 products, the near-best words rescored
-		oi := fast.k
-		g.round = func(from, to int) { g.amxIn.Round(any(first.outIn).([]float32), oi, from, to) }
-		g.output = func(p, parts, n int) {
-			strips := fast.amx.Strips()
-			first, last := strips*p/parts, strips*(p+1)/parts
-			if err := fast.amx.Mul(g.amxIn, n, g.logits32, first, last); err != nil {
-				panic(err) // the shapes were made to fit
-			}
-			from, to := fast.amx.Columns(first, last)
-			kernels.AddBiasStrided(g.logits32[from:], n, g.ld, fast.bias[from:to])
-		}
-		g.ld = fast.amx.Stride()
-		g.pick = func(_ *greedyPart[T], k int) int {
-			word, _ := fast.best(any(first.outIn[k*oi:(k+1)*oi]).([]float32), g.logits32[k*g.ld:k*g.ld+v])
-			return word
 		}
 	default: // the members' own float32 output layers
 		g.output = func(p, parts, n int) {

@@ -61,8 +61,8 @@ type fitter interface{ fit(slack int) }
 
 // Output is how a search computes its output layer, decided once when it starts: with Products in bfloat16 (not
 // Products.Float32), a model alone whose Session lets the search compute its output layer (a recurrent decoder)
-// scores the vocabulary on bfloat16 products and rescores the words near the best exactly (see bf16Output and
-// bf16Beam); with a Shortlist, such a model scores only each sentence's candidate words (and then in float32).
+// scores the vocabulary on bfloat16 products and rescores the words near the best exactly (see
+// bf16Search); with a Shortlist, such a model scores only each sentence's candidate words (and then in float32).
 // The zero value is the model's own float32 output layer.
 type Output[T kernels.Float] struct {
 	Products  kernels.Products
