@@ -394,7 +394,7 @@ func (m *Model) normalize(counts []int64) {
 	if m.prob == nil {
 		m.prob = make([]float64, len(counts))
 	}
-	parallelRows(rows, m.workers(), func(e int) {
+	data.ParallelFor(context.Background(), rows, m.workers(), func(e int) {
 		lo, hi := m.pairs.start[e], m.pairs.start[e+1]
 		total := 0.0
 		for _, c := range counts[lo:hi] {
@@ -506,27 +506,4 @@ func (m *Model) pass(ctx context.Context, examples []data.Example, p Progress, f
 		total.add(s)
 	}
 	return total, ctx.Err()
-}
-
-// parallelRows runs fn on rows 0…rows−1 on workers goroutines.
-func parallelRows(rows, workers int, fn func(row int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	const block = 1024
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(block)) - block
-				if lo >= rows {
-					return
-				}
-				for r := lo; r < min(lo+block, rows); r++ {
-					fn(r)
-				}
-			}
-		}()
-	}
-	wg.Wait()
 }
