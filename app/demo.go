@@ -134,7 +134,7 @@ func demoHeatmaps(req DemoRequest, ck *model.Checkpoint, ckPath string, trs []Tr
 		}
 	}
 	dir := filepath.Join(req.Dir, "heatmaps")
-	if err := heatmap.WriteGalleryDir(dir, "attend demo: attention on the test set", maps); err != nil {
+	if err := heatmap.WriteGalleryDir(dir, "attend demo: attention on the test set", maps, nil); err != nil {
 		return err
 	}
 	fmt.Fprintf(req.Stdout, "gallery of %s: %s\n", plural.Count(len(maps), "test sentence"), filepath.Join(dir, "index.html"))

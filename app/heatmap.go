@@ -160,7 +160,7 @@ func RunHeatmap(ctx context.Context, o HeatmapOptions) error {
 		title = fmt.Sprintf("attention of %s, the first of an ensemble of %d models, on %s", filepath.Base(o.Models[0]), len(o.Models), filepath.Base(o.Input))
 	}
 	drawing := o.startPhase("drawing "+filepath.Join(o.OutDir, "*.png"), int64(len(maps)), "picture")
-	err = heatmap.WriteGalleryDirProgress(o.OutDir, title, maps, func(n int) { drawing.Set(int64(n)) })
+	err = heatmap.WriteGalleryDir(o.OutDir, title, maps, func(n int) { drawing.Set(int64(n)) })
 	drawing.End()
 	if err != nil {
 		return err

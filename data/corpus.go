@@ -221,10 +221,8 @@ func (c *Corpus) Split(ctx context.Context, b *BPE, opt SplitOptions) (*Corpus, 
 	}
 	maxLen := opt.MaxLen
 	pieces := make([][]string, len(c.tokens))
-	if err := parallelFor(ctx, len(c.tokens), opt.Threads, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			pieces[i] = b.Segment(c.tokens[i])
-		}
+	if err := ParallelFor(ctx, len(c.tokens), opt.Threads, func(i int) {
+		pieces[i] = b.Segment(c.tokens[i])
 	}); err != nil {
 		return nil, err
 	}
@@ -493,9 +491,10 @@ func tokenizeStream(ctx context.Context, scan func(emit func(line int, texts ...
 	return scanErr
 }
 
-// parallelFor calls fn on [0, n) cut into parts, on threads goroutines (<= 0: one per CPU), and returns ctx's
-// error if it was cancelled meanwhile (some parts may then not have run).
-func parallelFor(ctx context.Context, n, threads int, fn func(lo, hi int)) error {
+// ParallelFor calls fn on every i in [0, n), a block of 1024 at a time, on threads goroutines (<= 0: one per
+// CPU), and returns ctx's error if it was cancelled meanwhile (some blocks may then not have run). The order of
+// the calls is not fixed: fn must only write what belongs to i.
+func ParallelFor(ctx context.Context, n, threads int, fn func(i int)) error {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
@@ -507,7 +506,9 @@ func parallelFor(ctx context.Context, n, threads int, fn func(lo, hi int)) error
 		go func() {
 			defer wg.Done()
 			for lo := range next {
-				fn(lo, min(lo+part, n))
+				for i := lo; i < min(lo+part, n); i++ {
+					fn(i)
+				}
 			}
 		}()
 	}

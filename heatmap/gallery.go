@@ -121,14 +121,9 @@ source word, higher when attention is spread.</p>
 `
 
 // WriteGalleryDir writes, in dir (created if needed), every map as NNNN.png and NNNN.json (numbered from 0001
-// in the given order) and index.html showing them all (see WriteGallery). It returns the first error.
-func WriteGalleryDir(dir, title string, maps []*Map) error {
-	return WriteGalleryDirProgress(dir, title, maps, nil)
-}
-
-// WriteGalleryDirProgress is WriteGalleryDir telling progress, when set, the number of maps written, after
-// each one.
-func WriteGalleryDirProgress(dir, title string, maps []*Map, progress func(written int)) error {
+// in the given order) and index.html showing them all (see WriteGallery). It returns the first error. progress,
+// when set, is told the number of maps written, after each one.
+func WriteGalleryDir(dir, title string, maps []*Map, progress func(written int)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("heatmap: %w", err)
 	}

@@ -40,7 +40,7 @@ var linkPattern = regexp.MustCompile(`(?:src|href)="([^"#]+)"`)
 func TestGalleryLinksResolve(t *testing.T) {
 	dir := t.TempDir()
 	maps := galleryMaps()
-	if err := WriteGalleryDir(dir, "test gallery", maps); err != nil {
+	if err := WriteGalleryDir(dir, "test gallery", maps, nil); err != nil {
 		t.Fatal(err)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
@@ -91,7 +91,7 @@ func TestGalleryInHeadlessChromium(t *testing.T) {
 		t.Skip("chromium is not installed")
 	}
 	dir := t.TempDir()
-	if err := WriteGalleryDir(dir, "test gallery", galleryMaps()); err != nil {
+	if err := WriteGalleryDir(dir, "test gallery", galleryMaps(), nil); err != nil {
 		t.Fatal(err)
 	}
 	url := "file://" + filepath.ToSlash(filepath.Join(dir, "index.html"))

@@ -1,6 +1,7 @@
 package wordalign
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -86,7 +87,7 @@ func (t *table) newIndexCache(examples []data.Example, srcSize, workers int) *in
 		return nil
 	}
 	c.at = make([]int32, c.start[len(examples)])
-	parallelRows(len(examples), workers, func(k int) {
+	data.ParallelFor(context.Background(), len(examples), workers, func(k int) {
 		ex, at := examples[k], c.of(k)
 		for _, f := range ex.Tgt {
 			for j := range len(ex.Src) + 1 {

@@ -29,7 +29,7 @@ import (
 )
 
 // Options set the model and its training. The zero value is not usable: start from DefaultOptions (fast_align's
-// recommended -d -o -v) or Model1Options.
+// recommended -d -o -v), or set Iterations alone for IBM Model 1 with plain EM.
 type Options struct {
 	// Iterations is the number of EM updates of the parameters, at least 1. fast_align's -I counts its final
 	// pass, which only aligns, as an iteration too: its default -I 5 is 4 updates.
@@ -87,12 +87,6 @@ func ModelOptions(name string) (Options, error) {
 		return Options{}, fmt.Errorf("wordalign: unknown model %q; want hmm or fast_align", name)
 	}
 	return opts, nil
-}
-
-// Model1Options returns IBM Model 1 with plain EM: every source position and the empty word equally likely, no
-// prior on the lexical table.
-func Model1Options(iterations int) Options {
-	return Options{Iterations: iterations}
 }
 
 // Validate reports a setting out of range, naming it.
@@ -244,16 +238,6 @@ func Train(ctx context.Context, examples []data.Example, srcSize, tgtSize int, o
 	return m, nil
 }
 
-// Tension is the diagonal prior's λ the model aligns with.
-func (m *Model) Tension() float64 { return m.tension }
-
-// Translations returns the row of source id e of the lexical table: the target ids seen with e, ascending, and
-// their t(f | e). The slices belong to the model.
-func (m *Model) Translations(e int) (tgt []int32, prob []float64) {
-	lo, hi := m.pairs.start[e], m.pairs.start[e+1]
-	return m.pairs.tgt[lo:hi], m.prob[lo:hi]
-}
-
 // Align links each target word of every example to its most probable source word under the model (Viterbi),
 // or leaves it unlinked when the empty word is more probable; a tie goes to the empty word, then to the first
 // source word, as in fast_align. The links of a pair come sorted by source, then target position. Pairs need
@@ -265,13 +249,11 @@ func (m *Model) Align(ctx context.Context, examples []data.Example) ([][]align.L
 	}
 	links := make([][]align.Link, len(examples))
 	p := Progress{Iterations: m.opts.Iterations, Total: len(examples)}
-	err := m.run(ctx, len(examples), p, func(c int, s *scratch) {
-		for k := c * chunkSize; k < min((c+1)*chunkSize, len(examples)); k++ {
-			if m.jump != nil {
-				links[k] = m.hmmViterbi(examples[k], s)
-			} else {
-				links[k] = m.viterbi(examples[k], s)
-			}
+	_, err := m.pass(ctx, examples, p, func(k int, s *scratch, _ *chunkSums) {
+		if m.jump != nil {
+			links[k] = m.hmmViterbi(examples[k], s)
+		} else {
+			links[k] = m.viterbi(examples[k], s)
 		}
 	})
 	if err != nil {
@@ -412,7 +394,7 @@ func (m *Model) normalize(counts []int64) {
 	if m.prob == nil {
 		m.prob = make([]float64, len(counts))
 	}
-	parallelRows(rows, m.workers(), func(e int) {
+	data.ParallelFor(context.Background(), rows, m.workers(), func(e int) {
 		lo, hi := m.pairs.start[e], m.pairs.start[e+1]
 		total := 0.0
 		for _, c := range counts[lo:hi] {
@@ -488,23 +470,9 @@ func (m *Model) workers() int {
 // the chunks' sums added in chunk order. It reports progress after each chunk and stops early when ctx is
 // cancelled.
 func (m *Model) pass(ctx context.Context, examples []data.Example, p Progress, fn func(int, *scratch, *chunkSums)) (chunkSums, error) {
-	chunks := (len(examples) + chunkSize - 1) / chunkSize
-	sums := make([]chunkSums, chunks)
-	err := m.run(ctx, len(examples), p, func(c int, s *scratch) {
-		for k := c * chunkSize; k < min((c+1)*chunkSize, len(examples)); k++ {
-			fn(k, s, &sums[c])
-		}
-	})
-	var total chunkSums
-	for _, s := range sums {
-		total.add(s)
-	}
-	return total, err
-}
-
-// run hands the chunks of n pairs to the workers and reports progress as they finish.
-func (m *Model) run(ctx context.Context, n int, p Progress, chunk func(c int, s *scratch)) error {
+	n := len(examples)
 	chunks := (n + chunkSize - 1) / chunkSize
+	sums := make([]chunkSums, chunks)
 	var next atomic.Int64
 	done := make(chan int, chunks)
 	var wg sync.WaitGroup
@@ -518,7 +486,9 @@ func (m *Model) run(ctx context.Context, n int, p Progress, chunk func(c int, s 
 				if c >= chunks || ctx.Err() != nil {
 					return
 				}
-				chunk(c, &s)
+				for k := c * chunkSize; k < min((c+1)*chunkSize, n); k++ {
+					fn(k, &s, &sums[c])
+				}
 				done <- min((c+1)*chunkSize, n) - c*chunkSize
 			}
 		}()
@@ -531,28 +501,9 @@ func (m *Model) run(ctx context.Context, n int, p Progress, chunk func(c int, s 
 			m.opts.Progress(p)
 		}
 	}
-	return ctx.Err()
-}
-
-// parallelRows runs fn on rows 0…rows−1 on workers goroutines.
-func parallelRows(rows, workers int, fn func(row int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	const block = 1024
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(block)) - block
-				if lo >= rows {
-					return
-				}
-				for r := lo; r < min(lo+block, rows); r++ {
-					fn(r)
-				}
-			}
-		}()
+	var total chunkSums
+	for _, s := range sums {
+		total.add(s)
 	}
-	wg.Wait()
+	return total, ctx.Err()
 }

@@ -15,6 +15,22 @@ import (
 	"gonum.org/v1/gonum/mathext"
 )
 
+// Tension is the diagonal prior's λ the model aligns with.
+func (m *Model) Tension() float64 { return m.tension }
+
+// Translations returns the row of source id e of the lexical table: the target ids seen with e, ascending, and
+// their t(f | e). The slices belong to the model.
+func (m *Model) Translations(e int) (tgt []int32, prob []float64) {
+	lo, hi := m.pairs.start[e], m.pairs.start[e+1]
+	return m.pairs.tgt[lo:hi], m.prob[lo:hi]
+}
+
+// Model1Options returns IBM Model 1 with plain EM: every source position and the empty word equally likely, no
+// prior on the lexical table.
+func Model1Options(iterations int) Options {
+	return Options{Iterations: iterations}
+}
+
 // probOf is t(f | e) in m, or −1 when the pair is not in the table.
 func probOf(m *Model, e, f int) float64 {
 	tgt, prob := m.Translations(e)
