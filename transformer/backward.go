@@ -25,8 +25,8 @@ func (p *pass[T]) backward(w, dw stackWeights[T], dOut, dMem []T) {
 	p.final.Backward(w.norm, dw.norm, dOut, dX, a.Get(p.name+".dtmp", n*d), n, d)
 	for l := len(p.blocks) - 1; l >= 0; l-- {
 		// the memory's gradient adds up over the blocks
-		p.blocks[l].Backward(w.blocks[l], dw.blocks[l], dX, dMem, p.masks(l), s)
+		p.blocks[l].Backward(w.blocks[l], dw.blocks[l], dX, dMem, blockMasks(p.masks, l, p.sub), s)
 	}
 	// forward: x = (√D · E[w] + P) ⊙ mask
-	p.emb.backward(dw.emb, dw.pos, dX, p.ids, rows, steps, p.embMask)
+	p.emb.backward(dw.emb, dw.pos, dX, p.ids, rows, steps, p.embMask())
 }
