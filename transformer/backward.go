@@ -16,7 +16,7 @@ func (p *pass[T]) backward(w, dw stackWeights[T], dOut, dMem []T) {
 		// forward: the encoder's out = LN(x) with padded rows 0, so those rows pass no gradient
 		dm := a.Get(p.name+".dmem", n*d)
 		copy(dm, dOut)
-		clearPadded(dm, p.lengths, rows, steps, d)
+		block.ClearPadded(dm, p.lengths, rows, steps, d)
 		dOut = dm
 	}
 	clear(dMem)

@@ -77,17 +77,9 @@ func (m *Model[T]) stackForward(decoder bool, w stackWeights[T], ids, lengths []
 	p.final = block.Norm[T]{H: out, Mean: a.Get(name+".ln.mean", n), Rstd: a.Get(name+".ln.rstd", n)}
 	p.final.Forward(w.norm, x, n, d)
 	if lengths != nil {
-		clearPadded(out, lengths, rows, steps, d)
+		block.ClearPadded(out, lengths, rows, steps, d)
 	}
 	return p
-}
-
-// clearPadded zeroes the rows of x (B·L, width) batch-major at positions at or past their row's length.
-func clearPadded[T kernels.Float](x []T, lengths []int, rows, steps, width int) {
-	for r := 0; r < rows; r++ {
-		from := max(0, min(lengths[r], steps))
-		clear(x[(r*steps+from)*width : (r+1)*steps*width])
-	}
 }
 
 // Encode runs the encoder over a batch without dropout: src time-major (S×B, data.Batch.Src), lengths (B).
