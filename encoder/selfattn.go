@@ -139,14 +139,7 @@ func (s *SelfAttention[T]) Init(rng *rand.Rand) {
 }
 
 // Weights returns the data of every tensor of Params, the weights argument of Forward and Backward.
-func (s *SelfAttention[T]) Weights() [][]T {
-	params := s.Params()
-	out := make([][]T, len(params))
-	for i, p := range params {
-		out[i] = p.Data
-	}
-	return out
-}
+func (s *SelfAttention[T]) Weights() [][]T { return param.Data(s.Params()) }
 
 // SelfAttentionCache is what SelfAttention.Forward keeps for Backward: every block's input and intermediate
 // values, in arena memory that the next Forward with the same arena and name overwrites.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
 )
 
 // A stack's dropout masks (encodeForward, decodeForward) are one list in the order of maskNodes: the
@@ -85,6 +86,6 @@ func (m *Model[T]) stackForward(decoder bool, w stackWeights[T], ids, lengths []
 // Encode runs the encoder over a batch without dropout: src time-major (S×B, data.Batch.Src), lengths (B).
 func (m *Model[T]) Encode(src []int, lengths []int, rows, srcLen int) *Memory[T] {
 	mem := &Memory[T]{Rows: rows, SrcLen: srcLen, Lengths: append([]int(nil), lengths...), States: make([]T, rows*srcLen*m.Cfg.Dim)}
-	m.encodeForward(m.weightsOf(false, dataOf(m.encoderTensors())), src, mem.Lengths, rows, srcLen, nil, mem.States, kernels.NewArena[T](), "enc")
+	m.encodeForward(m.weightsOf(false, param.Data(m.encoderTensors())), src, mem.Lengths, rows, srcLen, nil, mem.States, kernels.NewArena[T](), "enc")
 	return mem
 }

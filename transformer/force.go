@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
 )
 
 // decodeForward runs the decoder over tgtIn (time-major T×B) by teacher forcing, reading the memory mem
@@ -39,7 +40,7 @@ type Forced[T kernels.Float] struct {
 func (m *Model[T]) Force(mem *Memory[T], tgtIn []int, tgtLen int) *Forced[T] {
 	d, v, rows, s := m.Cfg.Dim, m.Cfg.TgtVocab, mem.Rows, mem.SrcLen
 	n := rows * tgtLen
-	p := m.decodeForward(m.weightsOf(true, dataOf(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, nil, kernels.NewArena[T](), "dec")
+	p := m.decodeForward(m.weightsOf(true, param.Data(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, nil, kernels.NewArena[T](), "dec")
 	out := make([]T, n*d)
 	transpose(out, p.final.H, rows, tgtLen, d)
 	f := &Forced[T]{Logits: make([]T, n*v)}

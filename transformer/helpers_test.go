@@ -136,8 +136,8 @@ func plainGuidedLoss[T kernels.Float](m *Model[T], b testBatch, ms *masks[T], sm
 	}
 	a := kernels.NewArena[T]()
 	mem := make([]T, b.rows*b.srcLen*d)
-	m.encodeForward(m.weightsOf(false, dataOf(m.encoderTensors())), b.src, b.srcLengths, b.rows, b.srcLen, em, mem, a, "enc")
-	p := m.decodeForward(m.weightsOf(true, dataOf(m.decoderTensors())), mem, b.srcLengths, b.srcLen, b.tgtIn, b.rows, b.tgtLen, dm, a, "dec")
+	m.encodeForward(m.weightsOf(false, param.Data(m.encoderTensors())), b.src, b.srcLengths, b.rows, b.srcLen, em, mem, a, "enc")
+	p := m.decodeForward(m.weightsOf(true, param.Data(m.decoderTensors())), mem, b.srcLengths, b.srcLen, b.tgtIn, b.rows, b.tgtLen, dm, a, "dec")
 	out := make([]T, n*d)
 	transpose(out, p.final.H, b.rows, b.tgtLen, d)
 	logits := make([]T, n*v)

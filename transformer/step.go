@@ -7,6 +7,7 @@ import (
 
 	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
 )
 
 // State is the decoding state of Rows hypotheses: per decoder block, the self-attention keys and values of the
@@ -64,7 +65,7 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 		panic(fmt.Sprintf("transformer: a memory of %d×%d positions with %d states and %d lengths", mem.Rows, mem.SrcLen, len(mem.States), len(mem.Lengths)))
 	}
 	st := &State[T]{Rows: mem.Rows, rows: make([]row[T], mem.Rows), d: d, ff: m.Cfg.FF, heads: m.Cfg.Heads,
-		w: m.weightsOf(true, dataOf(m.decoderTensors()))}
+		w: m.weightsOf(true, param.Data(m.decoderTensors()))}
 	src := &source[T]{mem: mem}
 	for r := range st.rows {
 		st.rows[r] = row[T]{src: src, sent: r}
