@@ -259,3 +259,12 @@ func dropped[T kernels.Float](g, mask, out []T, rows, steps, d int) []T {
 	}
 	return out[:rows*steps*d]
 }
+
+// ClearPadded zeroes the rows of x (B·L, width) batch-major at positions at or past their row's length: a
+// stack's outputs there, or their gradients.
+func ClearPadded[T kernels.Float](x []T, lengths []int, rows, steps, width int) {
+	for r := 0; r < rows; r++ {
+		from := max(0, min(lengths[r], steps))
+		clear(x[(r*steps+from)*width : (r+1)*steps*width])
+	}
+}

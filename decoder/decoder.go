@@ -497,25 +497,21 @@ type Forced[T kernels.Float] struct {
 	Logits, Weights, Heads, Alignment []T
 }
 
-// TeacherForcedAll is TeacherForced that also gives every head's weights, for attention with several heads,
-// and, with Config.FullContextAlignment, the weights of the alignment attention at every step, the word aligned
-// at step t being tgtOut[t] (tgtLen, rows).
-func (d *Decoder[T]) TeacherForcedAll(enc *encoder.Output[T], lengths []int, tgtIn, tgtOut []int, tgtLen int) Forced[T] {
-	return d.teacherForced(enc, lengths, tgtIn, tgtOut, tgtLen, true)
-}
-
-// teacherForced is TeacherForcedAll, without the heads unless wantHeads and without the alignment if tgtOut is
-// nil.
-func (d *Decoder[T]) teacherForced(enc *encoder.Output[T], lengths []int, tgtIn, tgtOut []int, tgtLen int, wantHeads bool) Forced[T] {
+// TeacherForced runs the decoder over a time-major target input tgtIn (tgtLen, rows) and returns the logits and
+// attention weights of every step (Forced); with all also every head's weights, for attention with several
+// heads, and, with Config.FullContextAlignment, the weights of the alignment attention at every step, the word
+// aligned at step t being tgtOut[t] (tgtLen, rows; unread without all). It is the plain-Go reference of the
+// training graph and the validation scorer.
+func (d *Decoder[T]) TeacherForced(enc *encoder.Output[T], lengths []int, tgtIn, tgtOut []int, tgtLen int, all bool) Forced[T] {
 	rows, v, sl := enc.Rows, d.Cfg.Vocab, enc.SrcLen
 	mem, st := d.Start(enc, lengths)
 	buf := d.NewScratch(rows, sl)
 	f := Forced[T]{Logits: make([]T, tgtLen*rows*v), Weights: make([]T, tgtLen*rows*sl)}
 	nh := d.HeadCount()
-	if nh > 1 && wantHeads {
+	if nh > 1 && all {
 		f.Heads = make([]T, tgtLen*rows*nh*sl)
 	}
-	if d.AlignW != nil && tgtOut != nil {
+	if d.AlignW != nil && all {
 		f.Alignment = make([]T, tgtLen*rows*sl)
 	}
 	for t := 0; t < tgtLen; t++ {
@@ -552,12 +548,4 @@ func (d *Decoder[T]) alignStep(mem *Memory[T], rows int, query, emb, q, work, we
 	d.Attn.Step(align.Step[T]{Rows: rows, SrcLen: sl, Query: q[:rows*h], Keys: mem.Keys[:rows*sl*mem.KeyWidth],
 		Memory: mem.States[:rows*sl*d.Cfg.MemDim], Lengths: mem.Lengths[:rows], Weights: weights, Context: ctx[:rows*d.Cfg.MemDim],
 		Work: work[:d.Attn.WorkSize(rows, sl)]})
-}
-
-// TeacherForced runs the decoder over a time-major target input tgtIn (tgtLen, rows) and returns the logits
-// (tgtLen, rows, Vocab) and attention weights (tgtLen, rows, SrcLen) of every step. It is the plain-Go reference
-// of the training graph and the validation scorer.
-func (d *Decoder[T]) TeacherForced(enc *encoder.Output[T], lengths []int, tgtIn []int, tgtLen int) (logits, weights []T) {
-	f := d.teacherForced(enc, lengths, tgtIn, nil, tgtLen, false)
-	return f.Logits, f.Weights
 }

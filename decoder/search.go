@@ -76,15 +76,7 @@ type Output[T kernels.Float] struct {
 // being decoded. When stop is closed (nil never is) the search stops before its next step with ErrStopped.
 func Greedy[T kernels.Float](sessions []Session[T], lengths []int, srcLen, vocab, bos, eos, maxLen int, stop <-chan struct{}) ([]Hypothesis, error) {
 	hyps := make([]Hypothesis, len(lengths))
-	block := &Block[T]{Sessions: sessions, SrcLen: srcLen, Lengths: lengths, IDs: make([]int, len(lengths))}
-	for r := range block.IDs {
-		block.IDs[r] = r
-	}
-	err := GreedyQueue(func() *Block[T] {
-		b := block
-		block = nil
-		return b
-	}, func(id int, h Hypothesis) { hyps[id] = h },
+	err := GreedyQueue(once(sessions, lengths, srcLen, nil), func(id int, h Hypothesis) { hyps[id] = h },
 		GreedyOptions{Rows: len(lengths), Threads: 1, Vocab: vocab, BOS: bos, EOS: eos, MaxLen: maxLen, Stop: stop})
 	if err != nil {
 		return nil, err
@@ -127,19 +119,25 @@ func beam[T kernels.Float](sessions []Session[T], mean bool, lengths []int, srcL
 		return nil, fmt.Errorf("decoder: a shortlist with %d models, or with a model whose output layer a search cannot compute", len(sessions))
 	}
 	lists := make([][]Scored, len(lengths))
-	block := &Block[T]{Sessions: sessions, SrcLen: srcLen, Lengths: lengths, IDs: make([]int, len(lengths)), Shortlist: out.Shortlist}
-	for r := range block.IDs {
-		block.IDs[r] = r
-	}
-	err := queue(func() *Block[T] {
-		b := block
-		block = nil
-		return b
-	}, func(id int, list []Scored) { lists[id] = list },
+	err := queue(once(sessions, lengths, srcLen, out.Shortlist), func(id int, list []Scored) { lists[id] = list },
 		GreedyOptions{Rows: len(lengths) * opts.Width, Threads: 1, Products: out.Products, Vocab: v, BOS: bos, EOS: eos, Stop: opts.Stop},
 		&opts, mean, func(d *Decoder[T]) *bf16Output { return d.bf16For(out.Products) })
 	if err != nil {
 		return nil, err
 	}
 	return lists, nil
+}
+
+// once is the queue (GreedyQueue's next) of one block: every row of sessions, started on sentences of source
+// lengths lengths padded to srcLen, its id its row, with the shortlist sl (nil: none).
+func once[T kernels.Float](sessions []Session[T], lengths []int, srcLen int, sl *Shortlist[T]) func() *Block[T] {
+	block := &Block[T]{Sessions: sessions, SrcLen: srcLen, Lengths: lengths, IDs: make([]int, len(lengths)), Shortlist: sl}
+	for r := range block.IDs {
+		block.IDs[r] = r
+	}
+	return func() *Block[T] {
+		b := block
+		block = nil
+		return b
+	}
 }

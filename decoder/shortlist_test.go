@@ -79,7 +79,7 @@ func TestGreedyQueueShortlist(t *testing.T) {
 					// Teacher-force the sentence's words and check each against its candidates' logits.
 					steps := len(h.Attention)
 					in := append([]int{queueBOS}, h.Tokens...)[:steps]
-					logits, _ := d.TeacherForced(enc, ls, in, steps)
+					logits := d.TeacherForced(enc, ls, in, nil, steps, false).Logits
 					for s := range steps {
 						next := queueEOS
 						if s < len(h.Tokens) {

@@ -139,14 +139,7 @@ func (s *SelfAttention[T]) Init(rng *rand.Rand) {
 }
 
 // Weights returns the data of every tensor of Params, the weights argument of Forward and Backward.
-func (s *SelfAttention[T]) Weights() [][]T {
-	params := s.Params()
-	out := make([][]T, len(params))
-	for i, p := range params {
-		out[i] = p.Data
-	}
-	return out
-}
+func (s *SelfAttention[T]) Weights() [][]T { return param.Data(s.Params()) }
 
 // SelfAttentionCache is what SelfAttention.Forward keeps for Backward: every block's input and intermediate
 // values, in arena memory that the next Forward with the same arena and name overwrites.
@@ -174,13 +167,6 @@ func (c *SelfAttentionCache[T]) Weights(l, j int) []T {
 	return out
 }
 
-// maskPadded zeroes the rows of x (N, D) at positions past their sentence's length: the blocks' outputs there.
-func (c *SelfAttentionCache[T]) maskPadded(x []T, d int) {
-	for r := 0; r < c.rows; r++ {
-		clear(x[(r*c.srcLen+max(0, min(c.lengths[r], c.srcLen)))*d : (r+1)*c.srcLen*d])
-	}
-}
-
 // Forward runs the blocks over memory (B, S, D) batch-major, lengths the rows' real lengths, and writes the
 // last block's output into out (B, S, D); rows of positions past a sentence's length come out 0. weights are the
 // data of Params in order (Weights). Buffers come from arena under names starting with name; memory must stay
@@ -196,7 +182,7 @@ func (s *SelfAttention[T]) Forward(weights [][]T, memory []T, lengths []int, row
 	for l := range s.Blocks {
 		c := block.NewBlockCache(arena, fmt.Sprintf("%s.%d", name, l), s.block(), rows, srcLen, 0, lengths, nil)
 		x = c.Forward(s.blockWeights(weights[l*blockTensors:(l+1)*blockTensors]), x, nil, nil, false)
-		cache.maskPadded(x, s.Dim)
+		block.ClearPadded(x, lengths, rows, srcLen, s.Dim)
 		cache.blocks = append(cache.blocks, c)
 	}
 	copy(out, x)
@@ -215,7 +201,7 @@ func (s *SelfAttention[T]) Backward(weights [][]T, cache *SelfAttentionCache[T],
 	copy(dMemory, dOut)
 	for l := len(s.Blocks) - 1; l >= 0; l-- {
 		// forward: the block's output with padded rows set to 0, so those rows pass no gradient
-		cache.maskPadded(dMemory, s.Dim)
+		block.ClearPadded(dMemory, cache.lengths, cache.rows, cache.srcLen, s.Dim)
 		at := func(w [][]T) block.BlockWeights[T] { return s.blockWeights(w[l*blockTensors : (l+1)*blockTensors]) }
 		cache.blocks[l].Backward(at(weights), at(grads), dMemory, nil, nil, scratch)
 	}

@@ -114,7 +114,8 @@ func testBeamMatchesForcedRescoring(t *testing.T, cfg ModelConfig) {
 			} else {
 				tgtIn = tgtIn[:steps]
 			}
-			logits, weights := m.Decoder.TeacherForced(m.Encode(&one), one.SrcLengths, tgtIn, steps)
+			f := m.Decoder.TeacherForced(m.Encode(&one), one.SrcLengths, tgtIn, nil, steps, false)
+			logits, weights := f.Logits, f.Weights
 			if len(h.Attention) != steps {
 				t.Fatalf("row %d hyp %d: %d attention rows for %d steps", r, i, len(h.Attention), steps)
 			}

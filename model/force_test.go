@@ -53,7 +53,7 @@ func TestForcingGreedyOutputReproducesGreedy(t *testing.T) {
 	for r, f := range forced {
 		byExample[forcedBatch.Index[r]] = f
 	}
-	logits, _ := m.Decoder.TeacherForced(m.Encode(&forcedBatch), forcedBatch.SrcLengths, forcedBatch.TgtIn, forcedBatch.TgtLen)
+	logits := m.Decoder.TeacherForced(m.Encode(&forcedBatch), forcedBatch.SrcLengths, forcedBatch.TgtIn, nil, forcedBatch.TgtLen, false).Logits
 	v := m.TgtVocab.Size()
 	var sum float64
 	for r, h := range hyps {

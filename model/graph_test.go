@@ -124,7 +124,7 @@ func TestGraphForwardMatchesPlainGo(t *testing.T) {
 					}
 				}
 			}
-			_, weights := m.Decoder.TeacherForced(enc, b.SrcLengths, b.TgtIn, b.TgtLen)
+			weights := m.Decoder.TeacherForced(enc, b.SrcLengths, b.TgtIn, nil, b.TgtLen, false).Weights
 			if variant.fused && cell == "lstm" && tg.attention != nil {
 				t.Fatal("fused graph returned per-step attention nodes: the fused decoder is not in use")
 			}

@@ -97,7 +97,7 @@ func TestGuidedGradientsMatchFiniteDifferencesAndTheGraph(t *testing.T) {
 }
 
 // TestForcedAlignmentIsWhatGuidedAlignmentTrains checks that the alignment attention read at inference
-// (Decoder.TeacherForcedAll, as align and translate --alignments read it) is the one guided alignment trains:
+// (Decoder.TeacherForced with all, as align and translate --alignments read it) is the one guided alignment trains:
 // its weights give, through align.GuideLoss, the guided loss of a training step without dropout, in the fused
 // and the unfused graph; and that it differs from the decoder's own attention once AlignW is not zero.
 func TestForcedAlignmentIsWhatGuidedAlignmentTrains(t *testing.T) {
@@ -110,7 +110,7 @@ func TestForcedAlignmentIsWhatGuidedAlignmentTrains(t *testing.T) {
 			m.Decoder.AlignW.Data[i] = 2*rng.Float64() - 1
 		}
 		b := randomBatch(rand.New(rand.NewPCG(5, 6)), 9, 11, []int{3, 1, 2, 0}, []int{2, 3, 1, 0})
-		f := m.Decoder.TeacherForcedAll(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen)
+		f := m.Decoder.TeacherForced(m.Encode(b), b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen, true)
 		guide := make([]float64, b.TgtLen*b.Rows*b.SrcLen)
 		tokens := 0
 		for r := 0; r < b.Rows; r++ {

@@ -46,14 +46,13 @@ func (n rnnNet[T]) session(b *data.Batch) decoder.Session[T] {
 }
 
 func (n rnnNet[T]) forcedLogits(b *data.Batch) []T {
-	logits, _ := n.dec.TeacherForced(n.encode(b), b.SrcLengths, b.TgtIn, b.TgtLen)
-	return logits
+	return n.dec.TeacherForced(n.encode(b), b.SrcLengths, b.TgtIn, nil, b.TgtLen, false).Logits
 }
 
 func (n rnnNet[T]) force(b *data.Batch, vocab int) []Forced {
 	// logits (TgtLen, Rows, V) and weights (TgtLen, Rows, SrcLen), time-major like the batch.
 	enc := n.encode(b)
-	f := n.dec.TeacherForcedAll(enc, b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen)
+	f := n.dec.TeacherForced(enc, b.SrcLengths, b.TgtIn, b.TgtOut, b.TgtLen, true)
 	srcLen, nh := b.SrcLen, n.dec.HeadCount()
 	out := make([]Forced, b.Real)
 	forcedSteps(out, b, f.Logits, vocab, func(r, step int) {

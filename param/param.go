@@ -23,6 +23,16 @@ type Tensor[T kernels.Float] struct {
 	Copies int
 }
 
+// Data returns the data of each tensor, in order: the weights (or, of a set shaped alike, the gradients) that
+// plain-Go passes take as slices.
+func Data[T kernels.Float](tensors []*Tensor[T]) [][]T {
+	out := make([][]T, len(tensors))
+	for i, t := range tensors {
+		out[i] = t.Data
+	}
+	return out
+}
+
 // Block returns the contiguous sub-tensor t[i] of a tensor whose first axis indexes blocks (for example gate i
 // of a (4, In, H) LSTM weight), as a slice sharing t's memory.
 func (t *Tensor[T]) Block(i int) []T {

@@ -16,7 +16,7 @@ func (p *pass[T]) backward(w, dw stackWeights[T], dOut, dMem []T) {
 		// forward: the encoder's out = LN(x) with padded rows 0, so those rows pass no gradient
 		dm := a.Get(p.name+".dmem", n*d)
 		copy(dm, dOut)
-		clearPadded(dm, p.lengths, rows, steps, d)
+		block.ClearPadded(dm, p.lengths, rows, steps, d)
 		dOut = dm
 	}
 	clear(dMem)
@@ -25,8 +25,8 @@ func (p *pass[T]) backward(w, dw stackWeights[T], dOut, dMem []T) {
 	p.final.Backward(w.norm, dw.norm, dOut, dX, a.Get(p.name+".dtmp", n*d), n, d)
 	for l := len(p.blocks) - 1; l >= 0; l-- {
 		// the memory's gradient adds up over the blocks
-		p.blocks[l].Backward(w.blocks[l], dw.blocks[l], dX, dMem, p.masks(l), s)
+		p.blocks[l].Backward(w.blocks[l], dw.blocks[l], dX, dMem, blockMasks(p.masks, l, p.sub), s)
 	}
 	// forward: x = (√D · E[w] + P) ⊙ mask
-	p.emb.backward(dw.emb, dw.pos, dX, p.ids, rows, steps, p.embMask)
+	p.emb.backward(dw.emb, dw.pos, dX, p.ids, rows, steps, p.embMask())
 }

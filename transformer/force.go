@@ -4,30 +4,20 @@ import (
 	"fmt"
 
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
 )
-
-// decMasks is the decoder's dropout masks, each time-major (T, B, D); nil (or missing) masks mean no dropout.
-type decMasks[T kernels.Float] struct {
-	emb             []T
-	self, cross, ff [][]T // per block
-}
-
-// at is the masks of block l's sub-layers.
-func (m decMasks[T]) at(l int) [][]T {
-	return [][]T{maskAt(m.self, l), maskAt(m.cross, l), maskAt(m.ff, l)}
-}
 
 // decodeForward runs the decoder over tgtIn (time-major T×B) by teacher forcing, reading the memory mem
 // (B·S, D) whose rows have srcLengths real positions. Its output (B·T, D) batch-major is the pass's final.H.
 // Buffers come from a under names starting with name; the inputs must stay unchanged until the pass's backward
 // has run.
-func (m *Model[T]) decodeForward(w stackWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks decMasks[T], a *kernels.Arena[T], name string) *pass[T] {
+func (m *Model[T]) decodeForward(w stackWeights[T], mem []T, srcLengths []int, srcLen int, tgtIn []int, rows, tgtLen int, masks [][]T, a *kernels.Arena[T], name string) *pass[T] {
 	d, n := m.Cfg.Dim, rows*tgtLen
 	if len(tgtIn) != n || len(srcLengths) != rows || len(mem) != rows*srcLen*d {
 		panic(fmt.Sprintf("transformer: decoder over %d ids, %d lengths, memory %d for %d×%d×%d (source %d)", len(tgtIn), len(srcLengths), len(mem), rows, tgtLen, d, srcLen))
 	}
 	// y += Drop(CausalSelfAttn(LN1(y)));  y += Drop(CrossAttn(LN2(y), mem));  y += Drop(FFN(LN3(y)))
-	return m.stackForward(true, w, tgtIn, nil, rows, tgtLen, mem, srcLengths, srcLen, masks.emb, masks.at, a.Get(name+".ln.h", n*d), a, name)
+	return m.stackForward(true, w, tgtIn, nil, rows, tgtLen, mem, srcLengths, srcLen, masks, a.Get(name+".ln.h", n*d), a, name)
 }
 
 // transpose writes src (A, B, width), its first two axes swapped, into dst (B, A, width): batch-major rows to
@@ -50,7 +40,7 @@ type Forced[T kernels.Float] struct {
 func (m *Model[T]) Force(mem *Memory[T], tgtIn []int, tgtLen int) *Forced[T] {
 	d, v, rows, s := m.Cfg.Dim, m.Cfg.TgtVocab, mem.Rows, mem.SrcLen
 	n := rows * tgtLen
-	p := m.decodeForward(m.weightsOf(true, dataOf(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, decMasks[T]{}, kernels.NewArena[T](), "dec")
+	p := m.decodeForward(m.weightsOf(true, param.Data(m.decoderTensors())), mem.States, mem.Lengths, s, tgtIn, rows, tgtLen, nil, kernels.NewArena[T](), "dec")
 	out := make([]T, n*d)
 	transpose(out, p.final.H, rows, tgtLen, d)
 	f := &Forced[T]{Logits: make([]T, n*v)}

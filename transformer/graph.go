@@ -126,12 +126,15 @@ func maskInputs(inputs, masks []*G.Node) ([]*G.Node, []int, string) {
 	return inputs, at, string(present)
 }
 
-// maskValue is the mask at index i of at (the values of the op's inputs in), or nil.
-func maskValue[T kernels.Float](in [][]T, at []int, i int) []T {
-	if at[i] < 0 {
-		return nil
+// maskValues is the masks at the indices at of the values of the op's inputs in (nil where −1), in order.
+func maskValues[T kernels.Float](in [][]T, at []int) [][]T {
+	masks := make([][]T, len(at))
+	for i, k := range at {
+		if k >= 0 {
+			masks[i] = in[k]
+		}
 	}
-	return in[at[i]]
+	return masks
 }
 
 // inputGrads returns zeroed gradient buffers from the arena for the inputs of a fused op whose values are in:
@@ -164,12 +167,7 @@ func (m *Model[T]) encoderOp(p *graph.Params[T], src, lengths *[]int, rows, srcL
 		Name:  fmt.Sprintf("TransformerEncoder(%d,%d,%d,%d,%d,%s,%d,%d,%s)", m.Cfg.Dim, m.Cfg.Heads, m.Cfg.FF, m.Cfg.Layers, m.Cfg.SrcVocab, m.Cfg.Positions, rows, srcLen, present),
 		Shape: tensor.Shape{rows * srcLen, m.Cfg.Dim},
 		Forward: func(in [][]T, out []T) {
-			em := encMasks[T]{emb: maskValue(in, at, 0)}
-			for l := range m.Enc {
-				em.self = append(em.self, maskValue(in, at, 1+2*l))
-				em.ff = append(em.ff, maskValue(in, at, 2+2*l))
-			}
-			pass = m.encodeForward(m.weightsOf(false, in[:len(tensors)]), *src, *lengths, rows, srcLen, em, out, p.Arena, name)
+			pass = m.encodeForward(m.weightsOf(false, in[:len(tensors)]), *src, *lengths, rows, srcLen, maskValues(in, at), out, p.Arena, name)
 		},
 		Backward: func(in [][]T, g []T) [][]T {
 			grads := inputGrads(p.Arena, name, 0, tensors, in)
@@ -195,13 +193,7 @@ func (m *Model[T]) decoderOp(p *graph.Params[T], mem *G.Node, srcLengths, tgtIn 
 		Name:  fmt.Sprintf("TransformerDecoder(%d,%d,%d,%d,%d,%s,%d,%d,%d,%s)", d, m.Cfg.Heads, m.Cfg.FF, m.Cfg.Layers, m.Cfg.TgtVocab, m.Cfg.Positions, rows, srcLen, tgtLen, present),
 		Shape: tensor.Shape{n, d},
 		Forward: func(in [][]T, out []T) {
-			dm := decMasks[T]{emb: maskValue(in, at, 0)}
-			for l := range m.Dec {
-				dm.self = append(dm.self, maskValue(in, at, 1+3*l))
-				dm.cross = append(dm.cross, maskValue(in, at, 2+3*l))
-				dm.ff = append(dm.ff, maskValue(in, at, 3+3*l))
-			}
-			*pass = m.decodeForward(m.weightsOf(true, in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, dm, p.Arena, name)
+			*pass = m.decodeForward(m.weightsOf(true, in[1:1+len(tensors)]), in[0], *srcLengths, srcLen, *tgtIn, rows, tgtLen, maskValues(in, at), p.Arena, name)
 			transpose(out, (*pass).final.H, rows, tgtLen, d)
 		},
 		Backward: func(in [][]T, g []T) [][]T {

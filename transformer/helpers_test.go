@@ -94,22 +94,20 @@ func (ms *masks[T]) fn(p *graph.Params[T], rng *rand.Rand, rows, d int) func(str
 	}
 }
 
-// enc and dec are the masks as the plain passes take them.
-func (ms *masks[T]) enc(layers int) encMasks[T] {
-	e := encMasks[T]{emb: ms.bufs["drop.tf.src"]}
+// enc and dec are the masks as the plain passes take them, in maskNodes' order.
+func (ms *masks[T]) enc(layers int) [][]T {
+	e := [][]T{ms.bufs["drop.tf.src"]}
 	for l := 0; l < layers; l++ {
-		e.self = append(e.self, ms.bufs[fmt.Sprintf("drop.tf.enc.%d.self", l)])
-		e.ff = append(e.ff, ms.bufs[fmt.Sprintf("drop.tf.enc.%d.ff", l)])
+		e = append(e, ms.bufs[fmt.Sprintf("drop.tf.enc.%d.self", l)], ms.bufs[fmt.Sprintf("drop.tf.enc.%d.ff", l)])
 	}
 	return e
 }
 
-func (ms *masks[T]) dec(layers int) decMasks[T] {
-	e := decMasks[T]{emb: ms.bufs["drop.tf.tgt"]}
+func (ms *masks[T]) dec(layers int) [][]T {
+	e := [][]T{ms.bufs["drop.tf.tgt"]}
 	for l := 0; l < layers; l++ {
-		e.self = append(e.self, ms.bufs[fmt.Sprintf("drop.tf.dec.%d.self", l)])
-		e.cross = append(e.cross, ms.bufs[fmt.Sprintf("drop.tf.dec.%d.cross", l)])
-		e.ff = append(e.ff, ms.bufs[fmt.Sprintf("drop.tf.dec.%d.ff", l)])
+		e = append(e, ms.bufs[fmt.Sprintf("drop.tf.dec.%d.self", l)], ms.bufs[fmt.Sprintf("drop.tf.dec.%d.cross", l)],
+			ms.bufs[fmt.Sprintf("drop.tf.dec.%d.ff", l)])
 	}
 	return e
 }
@@ -132,15 +130,14 @@ type testGuide[T kernels.Float] struct {
 // align.GuideLoss), which it returns too: the loss and the guided term Graph computes with the guide.
 func plainGuidedLoss[T kernels.Float](m *Model[T], b testBatch, ms *masks[T], smoothing float64, g *testGuide[T]) (loss, guided float64) {
 	d, v, n := m.Cfg.Dim, m.Cfg.TgtVocab, b.rows*b.tgtLen
-	var em encMasks[T]
-	var dm decMasks[T]
+	var em, dm [][]T
 	if ms != nil {
 		em, dm = ms.enc(m.Cfg.Layers), ms.dec(m.Cfg.Layers)
 	}
 	a := kernels.NewArena[T]()
 	mem := make([]T, b.rows*b.srcLen*d)
-	m.encodeForward(m.weightsOf(false, dataOf(m.encoderTensors())), b.src, b.srcLengths, b.rows, b.srcLen, em, mem, a, "enc")
-	p := m.decodeForward(m.weightsOf(true, dataOf(m.decoderTensors())), mem, b.srcLengths, b.srcLen, b.tgtIn, b.rows, b.tgtLen, dm, a, "dec")
+	m.encodeForward(m.weightsOf(false, param.Data(m.encoderTensors())), b.src, b.srcLengths, b.rows, b.srcLen, em, mem, a, "enc")
+	p := m.decodeForward(m.weightsOf(true, param.Data(m.decoderTensors())), mem, b.srcLengths, b.srcLen, b.tgtIn, b.rows, b.tgtLen, dm, a, "dec")
 	out := make([]T, n*d)
 	transpose(out, p.final.H, b.rows, b.tgtLen, d)
 	logits := make([]T, n*v)

@@ -37,17 +37,23 @@ func (e embedding[T]) sinusoids(out []T, steps int) {
 	}
 }
 
+// word writes into x (D) the embedding of word id at position i, √D · E[id] + P_i: sinusoid holds the
+// sinusoidal positions up to i.
+func (e embedding[T]) word(x []T, id, i int, sinusoid []T) {
+	scale := T(math.Sqrt(float64(e.dim)))
+	er, pr := e.table[id*e.dim:][:e.dim], e.position(i, sinusoid)
+	for u := range x {
+		x[u] = scale*er[u] + pr[u]
+	}
+}
+
 // forward writes x (B·L, D) for the ids (time-major L×B); sinusoid is sinusoids' table.
 func (e embedding[T]) forward(x []T, ids []int, rows, steps int, mask, sinusoid []T) {
 	d := e.dim
-	scale := T(math.Sqrt(float64(d)))
 	for r := 0; r < rows; r++ {
 		for i := 0; i < steps; i++ {
-			id := ids[i*rows+r]
-			xr, er, pr := x[(r*steps+i)*d:][:d], e.table[id*d:][:d], e.position(i, sinusoid)
-			for u := range xr {
-				xr[u] = scale*er[u] + pr[u]
-			}
+			xr := x[(r*steps+i)*d:][:d]
+			e.word(xr, ids[i*rows+r], i, sinusoid)
 			if mask != nil {
 				kernels.MulSlice(xr, mask[(i*rows+r)*d:][:d])
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/attend-nmt/attend/block"
 	"github.com/attend-nmt/attend/kernels"
+	"github.com/attend-nmt/attend/param"
 )
 
 // State is the decoding state of Rows hypotheses: per decoder block, the self-attention keys and values of the
@@ -64,7 +65,7 @@ func (m *Model[T]) Start(mem *Memory[T]) *State[T] {
 		panic(fmt.Sprintf("transformer: a memory of %d×%d positions with %d states and %d lengths", mem.Rows, mem.SrcLen, len(mem.States), len(mem.Lengths)))
 	}
 	st := &State[T]{Rows: mem.Rows, rows: make([]row[T], mem.Rows), d: d, ff: m.Cfg.FF, heads: m.Cfg.Heads,
-		w: m.weightsOf(true, dataOf(m.decoderTensors()))}
+		w: m.weightsOf(true, param.Data(m.decoderTensors()))}
 	src := &source[T]{mem: mem}
 	for r := range st.rows {
 		st.rows[r] = row[T]{src: src, sent: r}
@@ -127,7 +128,7 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 		st.selfLen[r], st.srcLen[r] = w.pos+1, w.src.mem.Lengths[w.sent]
 	}
 	x, h := st.x[:n*d], st.h[:n*d]
-	m.embedStep(st, x, prev)
+	m.embedStep(st, x, prev, lk)
 	for l := range m.Dec {
 		// the decoder's block, in place: y += SelfAttn(LN1(y)), its keys and values of each row's position added
 		// to the cache;  y += CrossAttn(LN2(y), mem);  y += FFN(LN3(y))
@@ -154,31 +155,18 @@ func (m *Model[T]) Step(st *State[T], prev []int, logits, weights []T) {
 	}
 }
 
-// embedStep writes into x (rows, D) the decoder's input at each row's position t: √D · E_tgt[prev[r]] + P_t.
-func (m *Model[T]) embedStep(st *State[T], x []T, prev []int) {
+// embedStep writes into x (rows, D) the decoder's input at each row's position t: √D · E_tgt[prev[r]] + P_t,
+// the sinusoidal positions computed when a row first reaches t (lk positions: the furthest row's).
+func (m *Model[T]) embedStep(st *State[T], x []T, prev []int, lk int) {
 	d := m.Cfg.Dim
-	scale := T(math.Sqrt(float64(d)))
-	for r, w := range prev {
-		p := m.position(st, st.rows[r].pos)
-		e, o := m.TgtEmb.Data[w*d:(w+1)*d], x[r*d:(r+1)*d]
-		for j := range o {
-			o[j] = scale*e[j] + p[j]
-		}
-	}
-}
-
-// position is the encoding P_t of position t: the learned one (later positions reuse the last), or the sinusoid,
-// which st computes when a row first reaches t.
-func (m *Model[T]) position(st *State[T], t int) []T {
-	d := m.Cfg.Dim
-	if m.TgtPos != nil {
-		return m.TgtPos.Data[min(t, m.Cfg.MaxPositions-1)*d:][:d]
-	}
-	for k := len(st.sinusoids) / d; k <= t; k++ {
+	for k := len(st.sinusoids) / d; m.TgtPos == nil && k < lk; k++ {
 		st.sinusoids = append(st.sinusoids, make([]T, d)...)
 		Position(st.sinusoids[k*d:], k)
 	}
-	return st.sinusoids[t*d:][:d]
+	e := embedding[T]{table: st.w.emb, pos: st.w.pos, dim: d}
+	for r, w := range prev {
+		e.word(x[r*d:(r+1)*d], w, st.rows[r].pos, st.sinusoids)
+	}
 }
 
 // stepAttention sets c up as the step's attention of the rows' queries (one position each) over lk keys, row r's

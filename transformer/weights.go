@@ -39,15 +39,6 @@ func (m *Model[T]) stackTensors(decoder bool, emb, pos *param.Tensor[T], blocks 
 	return append(out, norm.Gain, norm.Bias)
 }
 
-// dataOf returns the data of each tensor.
-func dataOf[T kernels.Float](tensors []*param.Tensor[T]) [][]T {
-	out := make([][]T, len(tensors))
-	for i, t := range tensors {
-		out[i] = t.Data
-	}
-	return out
-}
-
 // weightsOf reads w, slices in the order of encoderTensors (or, with decoder, decoderTensors).
 // (The stacks have as many blocks, and learned positions both or neither.)
 func (m *Model[T]) weightsOf(decoder bool, w [][]T) stackWeights[T] {
