@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -425,11 +426,8 @@ func TranslateWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tok
 
 // translatePieces is TranslateTokens on the model's own tokens.
 func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
-	models, err := searchModels(m, opts)
+	opts, models, batchSize, err := prepareSearch(m, opts)
 	if err != nil {
-		return nil, err
-	}
-	if opts, err = opts.choose(); err != nil {
 		return nil, err
 	}
 	out := make([]Translation, len(sents))
@@ -450,13 +448,6 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		index = append(index, i)
 	}
 	opts.progress(len(sents) - len(examples)) // the empty ones
-	batchSize := opts.Batch
-	if !opts.greedy() {
-		// A beam wider than the target vocabulary is cut to it (the command says so).
-		opts.Beam = min(opts.Beam, m.TgtVocab.Size())
-		opts.NBest = min(opts.NBest, opts.Beam)
-		batchSize = beamBatchSize(opts.Batch, opts.Beam*len(models.Models), m.TgtVocab.Size())
-	}
 	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: batchSize}, nil)
 	shortlist := batchShortlist(m, examples, opts.Shortlist)
 	taken := 0
@@ -477,7 +468,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		opts.progress(1)
 	})
 	if err != nil {
-		panic(err) // Validate checked the options, searchModels the shortlist
+		panic(err) // Validate checked the options, prepareSearch the shortlist
 	}
 	stopped := ctx.Err()
 	if stopped != nil {
@@ -520,22 +511,24 @@ func listTranslation(m *model.Seq2Seq[float32], src []string, list []decoder.Sco
 // has each model's logits: its beam counts once per model.
 const maxBeamLogits = 1 << 27
 
-// beamBatchSize is the number of sentences per beam-search batch: batch, or fewer so that the batch's
-// sentences × beam × vocab logits stay within maxBeamLogits, and at least one.
-func beamBatchSize(batch, beam, vocab int) int {
-	return max(1, min(batch, maxBeamLogits/max(beam*vocab, 1)))
-}
-
-// searchModels returns the models that translate for m under opts, opts.Ensemble or m alone, after checking
-// that m can translate with opts (CheckModel).
-func searchModels(m *model.Seq2Seq[float32], opts DecodeOptions) (*model.Ensemble, error) {
+// prepareSearch readies opts for a search with m, as translate and a stream search: a beam wider than the
+// target vocabulary is cut to it (the command says so), m is checked against opts (CheckModel) and the products
+// are chosen (choose). It returns opts, the models that translate (opts.Ensemble, or m alone), and the number of
+// sentences per batch: opts.Batch, or for beam search fewer so that the batch's sentences × beam × vocabulary
+// logits (the beam counting once per model) stay within maxBeamLogits, and at least one.
+func prepareSearch(m *model.Seq2Seq[float32], opts DecodeOptions) (DecodeOptions, *model.Ensemble, int, error) {
+	vocab := m.TgtVocab.Size()
+	opts.Beam = min(opts.Beam, vocab)
+	opts.NBest = min(opts.NBest, opts.Beam)
 	if err := opts.CheckModel("", m); err != nil {
-		return nil, fmt.Errorf("translate: %w", err)
+		return opts, nil, 0, fmt.Errorf("translate: %w", err)
 	}
-	if opts.Ensemble == nil {
-		return model.Single(m), nil
+	models := cmp.Or(opts.Ensemble, model.Single(m))
+	opts, err := opts.choose()
+	if opts.greedy() {
+		return opts, models, opts.Batch, err
 	}
-	return opts.Ensemble, nil
+	return opts, models, max(1, min(opts.Batch, maxBeamLogits/max(opts.Beam*len(models.Models)*vocab, 1))), err
 }
 
 // CheckModel reports why m, the checkpoint name (a path; "" for "the model"), cannot translate with o, or nil
