@@ -35,9 +35,6 @@ type TranslateRequest struct {
 	// (see Translation.Links).
 	Alignments io.Writer
 	Threshold  float64
-	// Pause is how long Translate waits for another input line before it translates what has arrived, so
-	// that typed or piped-in lines are answered at once (0: DefaultPause).
-	Pause time.Duration
 }
 
 // DecodeOptions chooses how sentences are decoded. The zero values of the search settings give greedy search.
@@ -279,7 +276,7 @@ func readLines(r io.Reader, name string) <-chan inputLine {
 
 // Translate reads sentences and writes one translation per input line (an empty line gives an empty line), in
 // order, as it goes: it collects a window of lines — windowBatchesPerCore batches per core, or whatever arrived before
-// input paused for req.Pause — translates the window on every core, writes it, and flushes. A
+// input paused for DefaultPause — translates the window on every core, writes it, and flushes. A
 // cancelled ctx stops it with ctx's error, a beam search before its next step: every sentence translated before
 // the first that was not is written first. It returns the number of sentences written.
 func Translate(ctx context.Context, req TranslateRequest) (int, error) {
@@ -289,10 +286,6 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	var err error
 	if req.Decode, err = req.Decode.choose(); err != nil {
 		return 0, err
-	}
-	pause := req.Pause
-	if pause <= 0 {
-		pause = DefaultPause
 	}
 	Started(ctx) // what is translated is written as it goes, and stays
 	lines := readLines(req.Input, req.InputName)
@@ -310,7 +303,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	text := func(output []string) string { return translationText(output, opts) }
 	written := 0
 	for {
-		window, inputErr, more := collectWindow(ctx, lines, windowSize, pause)
+		window, inputErr, more := collectWindow(ctx, lines, windowSize, DefaultPause)
 		if err := ctx.Err(); err != nil {
 			return written, err
 		}
