@@ -618,18 +618,8 @@ func outputTokens(v *data.Vocab, h decoder.Hypothesis, source []string, replaceU
 	for i, id := range h.Tokens {
 		words[i] = v.Token(id)
 		if replaceUnk && id == data.UnkID && i < len(h.Attention) && len(h.Attention[i]) > 0 {
-			words[i] = source[argmax(h.Attention[i])]
+			words[i] = source[kernels.Argmax(h.Attention[i])]
 		}
 	}
 	return words
-}
-
-func argmax(xs []float32) int {
-	best := 0
-	for i, x := range xs {
-		if x > xs[best] {
-			best = i
-		}
-	}
-	return best
 }
