@@ -347,15 +347,19 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	}
 }
 
-// collectWindow takes lines until it has size of them, the input ends, or no line arrives for pause. more is
-// false once the input has ended (cleanly, or with inputErr).
+// collectWindow takes lines until it has size of them, the input ends, or no line arrives for pause (0: no line
+// is waiting). more is false once the input has ended (cleanly, or with inputErr).
 func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause time.Duration) (window []string, inputErr error, more bool) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for len(window) < size {
 		var wait <-chan time.Time
-		if len(window) > 0 {
+		switch {
+		case len(window) == 0:
+		case pause == 0 && len(lines) == 0:
+			return window, nil, true
+		case pause > 0:
 			timer.Reset(pause)
 			wait = timer.C
 		}
