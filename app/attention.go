@@ -212,10 +212,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	if err := checkGold(req.Gold, pairs, req.Corpus, req.GoldName, req.OneBasedGold); err != nil {
 		return align.Scores{}, err
 	}
-	srcs, tgts := make([][]string, len(pairs)), make([][]string, len(pairs))
-	for i, p := range pairs {
-		srcs[i], tgts[i] = p.Src, p.Tgt
-	}
+	srcs, tgts := sides(pairs)
 	long := LongPairs(srcs, tgts, req.MaxLen)
 	skip := make(map[int]bool, len(long))
 	for _, p := range long {

@@ -369,7 +369,9 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	}
 	refName := req.Refs[0].Name
 	refSets := make([][]string, len(req.Refs)) // refSets[k][i]: reference k of sentence i
+	refNames := make([]string, len(req.Refs))
 	for k, r := range req.Refs {
+		refNames[k] = r.Name
 		want := -1 // any number of lines: the first reference's
 		if k > 0 {
 			want = len(refSets[0])
@@ -379,10 +381,6 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		}
 	}
 	refs := refSets[0]
-	refNames := make([]string, len(req.Refs))
-	for k, r := range req.Refs {
-		refNames[k] = r.Name
-	}
 	var systems [][]string
 	for _, h := range req.Hyps {
 		hyps, err := readAllLines(h, len(refs), refName)
