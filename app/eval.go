@@ -49,7 +49,7 @@ type EvalRequest struct {
 	Src       NamedReader
 	Decode    DecodeOptions
 	// Output, when not nil, receives the model's translations, one per line, detokenized as they are scored,
-	// or with Decode.NBest > 0 the n-best list of each sentence as translate writes it (WriteNBest).
+	// or with Decode.NBest > 0 the n-best list of each sentence as translate writes it.
 	Output io.Writer
 
 	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (the figure training logs report) instead of
@@ -472,11 +472,7 @@ func translateForEval(ctx context.Context, req EvalRequest, tok data.Tokenizer, 
 	if req.Output != nil {
 		out := bufio.NewWriter(req.Output)
 		for i, tr := range trs {
-			if req.Decode.NBest > 0 {
-				WriteNBest(out, i, tr, data.Detokenize)
-			} else {
-				out.WriteString(hyps[i] + "\n")
-			}
+			req.Decode.writeTranslation(out, i, tr, data.Detokenize)
 		}
 		if err := out.Flush(); err != nil {
 			return nil, fmt.Errorf("eval: write translations: %w", err)

@@ -231,12 +231,16 @@ func unlabelRows(output []string, rows int) []string {
 	return output
 }
 
-// WriteNBest writes the n-best list of sentence id (counted from 0) in Marian's and Moses's n-best format, the
-// best first: "id ||| translation ||| F0= score ||| score" per hypothesis, the translation written by text. The
-// one feature, F0, is the model's score: the log-probability, with the length and coverage penalties when
-// DecodeOptions.Alpha and Beta are on; the last field, the total, is the same figure. A write error stays in w
-// (a bufio.Writer reports it at Flush).
-func WriteNBest(w io.Writer, id int, tr Translation, text func([]string) string) {
+// writeTranslation writes the translation of sentence id (counted from 0) as translate does, its words written by
+// text: one line, or with o.NBest its n-best list in Marian's and Moses's n-best format, the best first: "id |||
+// translation ||| F0= score ||| score" per hypothesis. The one feature, F0, is the model's score: the
+// log-probability, with the length and coverage penalties when o.Alpha and Beta are on; the last field, the
+// total, is the same figure. A write error stays in w (a bufio.Writer reports it at Flush).
+func (o DecodeOptions) writeTranslation(w io.Writer, id int, tr Translation, text func([]string) string) {
+	if o.NBest <= 0 {
+		fmt.Fprintln(w, text(tr.Output))
+		return
+	}
 	fmt.Fprintf(w, "%d ||| %s ||| F0= %.6f ||| %.6f\n", id, text(tr.Output), tr.Score, tr.Score)
 	for _, alt := range tr.Alternatives {
 		fmt.Fprintf(w, "%d ||| %s ||| F0= %.6f ||| %.6f\n", id, text(alt.Output), alt.Score, alt.Score)
@@ -311,11 +315,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		// they are written before the error is returned.
 		trs, err := TranslateText(ctx, req.Model, window, opts)
 		for _, tr := range trs {
-			if req.Decode.NBest > 0 {
-				WriteNBest(out, written, tr, text)
-			} else {
-				fmt.Fprintln(out, text(tr.Output))
-			}
+			req.Decode.writeTranslation(out, written, tr, text)
 			if attn != nil {
 				if err := attn.Encode(tr); err != nil {
 					return written, fmt.Errorf("write attention: %w", err)
