@@ -176,12 +176,11 @@ type AlignRequest struct {
 	Corpus    Corpus // the sentence pairs
 	// Tokenized reads the corpus as pre-tokenized text: the positions of the links are those of its white-space
 	// tokens, each of which the model's tokenizer may split further (see forceWords).
-	Tokenized   bool
-	Output      io.Writer
-	Threshold   float64        // 0: argmax alignment
-	Gold        [][]align.Link // gold links of the first lines, one entry per line, or nil
-	GoldName    string         // the gold file, for messages
-	OneBasedOut bool           // write 1-based positions
+	Tokenized bool
+	Output    io.Writer
+	Threshold float64        // 0: argmax alignment
+	Gold      [][]align.Link // gold links of the first lines, one entry per line, or nil
+	GoldName  string         // the gold file, for messages
 	// OneBasedGold says the gold file's positions count from 1, for messages quoting its links.
 	OneBasedGold bool
 	Batch        int
@@ -213,10 +212,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 	if err := checkGold(req.Gold, pairs, req.Corpus, req.GoldName, req.OneBasedGold); err != nil {
 		return align.Scores{}, err
 	}
-	srcs, tgts := make([][]string, len(pairs)), make([][]string, len(pairs))
-	for i, p := range pairs {
-		srcs[i], tgts[i] = p.Src, p.Tgt
-	}
+	srcs, tgts := sides(pairs)
 	long := LongPairs(srcs, tgts, req.MaxLen)
 	skip := make(map[int]bool, len(long))
 	for _, p := range long {
@@ -250,7 +246,7 @@ func Align(ctx context.Context, req AlignRequest) (align.Scores, error) {
 			links[i] = align.Symmetrize(links[i], align.Transpose(reverse[i].Links(req.Threshold)), req.Sym)
 		}
 	}
-	return writeLinks(req.Output, links, req.Gold, skip, req.OneBasedOut)
+	return writeLinks(req.Output, links, req.Gold, skip)
 }
 
 // checkGold reports gold links with more lines than the corpus has pairs, or with a link beyond its pair.
@@ -268,16 +264,16 @@ func checkGold(gold [][]align.Link, pairs []data.Pair, corpus Corpus, goldName s
 	return nil
 }
 
-// writeLinks writes one Pharaoh line per sentence pair to w and returns the scores of the first len(gold) pairs
-// against the gold links, leaving out those in skip.
-func writeLinks(w io.Writer, links, gold [][]align.Link, skip map[int]bool, oneBased bool) (align.Scores, error) {
+// writeLinks writes one Pharaoh line per sentence pair to w (0-based positions) and returns the scores of the
+// first len(gold) pairs against the gold links, leaving out those in skip.
+func writeLinks(w io.Writer, links, gold [][]align.Link, skip map[int]bool) (align.Scores, error) {
 	var scores align.Scores
 	var out strings.Builder
 	for i, l := range links {
 		if i < len(gold) && !skip[i] {
 			scores.Add(l, gold[i])
 		}
-		out.WriteString(align.FormatPharaoh(l, oneBased))
+		out.WriteString(align.FormatPharaoh(l, false))
 		out.WriteByte('\n')
 	}
 	if _, err := io.WriteString(w, out.String()); err != nil {

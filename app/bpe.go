@@ -80,40 +80,28 @@ func ApplySubwords(ctx context.Context, req SubwordRequest) (int, error) {
 	seen := map[string][]string{} // each distinct word is segmented once
 	written := 0
 	for {
-		var l inputLine
-		var more bool
-		select {
-		case <-ctx.Done():
-			out.Flush()
-			return written, ctx.Err()
-		case l, more = <-lines:
-		}
-		if !more {
-			return written, flushed(out)
-		}
-		if l.err != nil {
-			return written, cmp.Or(flushed(out), l.err)
-		}
-		var words []string
-		if req.BPE == nil {
-			words = data.UndoBPE(strings.Fields(l.text))
-		} else {
-			for _, w := range req.Tokenizer.Tokenize(l.text) {
-				pieces, ok := seen[w]
-				if !ok {
-					pieces = req.BPE.Segment(w)
-					seen[w] = pieces
+		window, inputErr, more := collectWindow(ctx, lines, cap(lines), 0) // the lines waiting
+		for _, text := range window {
+			var words []string
+			if req.BPE == nil {
+				words = data.UndoBPE(strings.Fields(text))
+			} else {
+				for _, w := range req.Tokenizer.Tokenize(text) {
+					pieces, ok := seen[w]
+					if !ok {
+						pieces = req.BPE.Segment(w)
+						seen[w] = pieces
+					}
+					words = append(words, pieces...)
 				}
-				words = append(words, pieces...)
 			}
+			out.WriteString(strings.Join(words, " "))
+			out.WriteByte('\n')
+			written++
 		}
-		out.WriteString(strings.Join(words, " "))
-		out.WriteByte('\n')
-		written++
-		if len(lines) == 0 {
-			if err := flushed(out); err != nil {
-				return written, err
-			}
+		// An interruption is what a cancelled ctx reports, whether or not the flush failed.
+		if err := cmp.Or(ctx.Err(), flushed(out), inputErr); err != nil || !more {
+			return written, err
 		}
 	}
 }

@@ -49,7 +49,7 @@ type EvalRequest struct {
 	Src       NamedReader
 	Decode    DecodeOptions
 	// Output, when not nil, receives the model's translations, one per line, detokenized as they are scored,
-	// or with Decode.NBest > 0 the n-best list of each sentence as translate writes it (WriteNBest).
+	// or with Decode.NBest > 0 the n-best list of each sentence as translate writes it.
 	Output io.Writer
 
 	// TokLC scores BLEU on attend's lowercased regex tokens without smoothing (the figure training logs report) instead of
@@ -369,7 +369,9 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	}
 	refName := req.Refs[0].Name
 	refSets := make([][]string, len(req.Refs)) // refSets[k][i]: reference k of sentence i
+	refNames := make([]string, len(req.Refs))
 	for k, r := range req.Refs {
+		refNames[k] = r.Name
 		want := -1 // any number of lines: the first reference's
 		if k > 0 {
 			want = len(refSets[0])
@@ -379,10 +381,6 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 		}
 	}
 	refs := refSets[0]
-	refNames := make([]string, len(req.Refs))
-	for k, r := range req.Refs {
-		refNames[k] = r.Name
-	}
 	var systems [][]string
 	for _, h := range req.Hyps {
 		hyps, err := readAllLines(h, len(refs), refName)
@@ -432,20 +430,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 			tokenize, smooth, name = metrics.NewTokenizer13a().Tokenize, metrics.SmoothExp, "13a"
 		}
 		res.BLEUSignature = metrics.BLEUSignature(len(refSets), req.TokLC, name, smooth, req.Version)
-		refToks := make([][][]string, len(refs)) // refToks[i]: the references of sentence i
-		for _, set := range refSets {
-			for i, toks := range tokenizeAll(tokenize, set) {
-				refToks[i] = append(refToks[i], toks)
-			}
-		}
-		counts := make([][]metrics.BLEUCounts, len(systems))
-		for k, hyps := range systems {
-			hypToks := tokenizeAll(tokenize, hyps)
-			counts[k] = make([]metrics.BLEUCounts, len(refs))
-			for i := range refs {
-				counts[k][i] = metrics.SentenceBLEUCounts(hypToks[i], refToks[i]...)
-			}
-		}
+		counts := sentenceCounts(systems, refSets, tokenize, metrics.SentenceBLEUCounts)
 		score := func(c metrics.BLEUCounts) metrics.BLEUScore { return metrics.BLEUFromCounts(c, smooth) }
 		for k, e := range estimate(est, counts, score, func(s metrics.BLEUScore) float64 { return s.Score }) {
 			res.Systems[k].BLEU, res.Systems[k].BLEUInterval, res.Systems[k].BLEUTest = &e.score, e.interval, e.test
@@ -453,17 +438,7 @@ func Eval(ctx context.Context, req EvalRequest) (EvalResult, error) {
 	}
 	if wantChrF {
 		res.ChrFSignature = metrics.ChrFSignature(len(refSets), req.Version)
-		counts := make([][]metrics.ChrFCounts, len(systems))
-		sentenceRefs := make([]string, len(refSets))
-		for k, hyps := range systems {
-			counts[k] = make([]metrics.ChrFCounts, len(refs))
-			for i := range refs {
-				for j, set := range refSets {
-					sentenceRefs[j] = set[i]
-				}
-				counts[k][i] = metrics.SentenceChrFCounts(hyps[i], sentenceRefs...)
-			}
-		}
+		counts := sentenceCounts(systems, refSets, func(line string) string { return line }, metrics.SentenceChrFCounts)
 		for k, e := range estimate(est, counts, metrics.ChrFFromCounts, func(s metrics.ChrFScore) float64 { return s.Score }) {
 			res.Systems[k].ChrF, res.Systems[k].ChrFInterval, res.Systems[k].ChrFTest = &e.score, e.interval, e.test
 		}
@@ -497,11 +472,7 @@ func translateForEval(ctx context.Context, req EvalRequest, tok data.Tokenizer, 
 	if req.Output != nil {
 		out := bufio.NewWriter(req.Output)
 		for i, tr := range trs {
-			if req.Decode.NBest > 0 {
-				WriteNBest(out, i, tr, data.Detokenize)
-			} else {
-				out.WriteString(hyps[i] + "\n")
-			}
+			req.Decode.writeTranslation(out, i, tr, data.Detokenize)
 		}
 		if err := out.Flush(); err != nil {
 			return nil, fmt.Errorf("eval: write translations: %w", err)
@@ -659,10 +630,22 @@ func tokLC(line string) []string {
 	return out
 }
 
-func tokenizeAll(tokenize func(string) []string, lines []string) [][]string {
-	out := make([][]string, len(lines))
-	for i, l := range lines {
-		out[i] = tokenize(l)
+// sentenceCounts counts each system's hypothesis of each sentence against the sentence's references, one from
+// each set of refSets (at least one), every line read by read (BLEU's tokenizer; chrF takes the text as it is):
+// counts[k][i] is system k's at sentence i.
+func sentenceCounts[T, C any](systems, refSets [][]string, read func(string) T, count func(T, ...T) C) [][]C {
+	refs := make([][]T, len(refSets[0])) // refs[i]: the references of sentence i
+	for _, set := range refSets {
+		for i, line := range set {
+			refs[i] = append(refs[i], read(line))
+		}
 	}
-	return out
+	counts := make([][]C, len(systems))
+	for k, hyps := range systems {
+		counts[k] = make([]C, len(refs))
+		for i, r := range refs {
+			counts[k][i] = count(read(hyps[i]), r...)
+		}
+	}
+	return counts
 }

@@ -56,14 +56,8 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, cores int, n
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	// A beam wider than the target vocabulary is cut to it, as TranslateTokens cuts it.
-	opts.Beam = min(opts.Beam, m.TgtVocab.Size())
-	opts.NBest = min(opts.NBest, opts.Beam)
-	models, err := searchModels(m, opts)
+	opts, models, rowsPerCore, err := prepareSearch(m, opts) // (as TranslateTokens prepares its search)
 	if err != nil {
-		return err
-	}
-	if opts, err = opts.choose(); err != nil {
 		return err
 	}
 	var rows *decoder.OutputRows[float32]
@@ -90,10 +84,7 @@ func TranslateStream(m *model.Seq2Seq[float32], opts DecodeOptions, cores int, n
 	// every core held ⌈Batch/Beam⌉ beam sentences per core, so that its steps stayed short, a core stood idle while
 	// the other did a step's work of one goroutine (encoding, reordering): `BEAM=5 scripts/serve-load.sh` reached
 	// 58% of translate --input, now 80–85%, with half-load p99 under 60 ms.
-	search.Rows = opts.Batch
-	if !opts.greedy() {
-		search.Rows = beamBatchSize(opts.Batch, opts.Beam*len(models.Models), m.TgtVocab.Size()) // (as translate's)
-	}
+	search.Rows = rowsPerCore
 	capacity := search.Rows * cores
 	take := func() *model.Job {
 		for len(entering) == 0 {

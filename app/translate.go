@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,9 +35,6 @@ type TranslateRequest struct {
 	// (see Translation.Links).
 	Alignments io.Writer
 	Threshold  float64
-	// Pause is how long Translate waits for another input line before it translates what has arrived, so
-	// that typed or piped-in lines are answered at once (0: DefaultPause).
-	Pause time.Duration
 }
 
 // DecodeOptions chooses how sentences are decoded. The zero values of the search settings give greedy search.
@@ -233,12 +231,16 @@ func unlabelRows(output []string, rows int) []string {
 	return output
 }
 
-// WriteNBest writes the n-best list of sentence id (counted from 0) in Marian's and Moses's n-best format, the
-// best first: "id ||| translation ||| F0= score ||| score" per hypothesis, the translation written by text. The
-// one feature, F0, is the model's score: the log-probability, with the length and coverage penalties when
-// DecodeOptions.Alpha and Beta are on; the last field, the total, is the same figure. A write error stays in w
-// (a bufio.Writer reports it at Flush).
-func WriteNBest(w io.Writer, id int, tr Translation, text func([]string) string) {
+// writeTranslation writes the translation of sentence id (counted from 0) as translate does, its words written by
+// text: one line, or with o.NBest its n-best list in Marian's and Moses's n-best format, the best first: "id |||
+// translation ||| F0= score ||| score" per hypothesis. The one feature, F0, is the model's score: the
+// log-probability, with the length and coverage penalties when o.Alpha and Beta are on; the last field, the
+// total, is the same figure. A write error stays in w (a bufio.Writer reports it at Flush).
+func (o DecodeOptions) writeTranslation(w io.Writer, id int, tr Translation, text func([]string) string) {
+	if o.NBest <= 0 {
+		fmt.Fprintln(w, text(tr.Output))
+		return
+	}
 	fmt.Fprintf(w, "%d ||| %s ||| F0= %.6f ||| %.6f\n", id, text(tr.Output), tr.Score, tr.Score)
 	for _, alt := range tr.Alternatives {
 		fmt.Fprintf(w, "%d ||| %s ||| F0= %.6f ||| %.6f\n", id, text(alt.Output), alt.Score, alt.Score)
@@ -278,7 +280,7 @@ func readLines(r io.Reader, name string) <-chan inputLine {
 
 // Translate reads sentences and writes one translation per input line (an empty line gives an empty line), in
 // order, as it goes: it collects a window of lines — windowBatchesPerCore batches per core, or whatever arrived before
-// input paused for req.Pause — translates the window on every core, writes it, and flushes. A
+// input paused for DefaultPause — translates the window on every core, writes it, and flushes. A
 // cancelled ctx stops it with ctx's error, a beam search before its next step: every sentence translated before
 // the first that was not is written first. It returns the number of sentences written.
 func Translate(ctx context.Context, req TranslateRequest) (int, error) {
@@ -288,10 +290,6 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	var err error
 	if req.Decode, err = req.Decode.choose(); err != nil {
 		return 0, err
-	}
-	pause := req.Pause
-	if pause <= 0 {
-		pause = DefaultPause
 	}
 	Started(ctx) // what is translated is written as it goes, and stays
 	lines := readLines(req.Input, req.InputName)
@@ -309,7 +307,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	text := func(output []string) string { return translationText(output, opts) }
 	written := 0
 	for {
-		window, inputErr, more := collectWindow(ctx, lines, windowSize, pause)
+		window, inputErr, more := collectWindow(ctx, lines, windowSize, DefaultPause)
 		if err := ctx.Err(); err != nil {
 			return written, err
 		}
@@ -317,11 +315,7 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 		// they are written before the error is returned.
 		trs, err := TranslateText(ctx, req.Model, window, opts)
 		for _, tr := range trs {
-			if req.Decode.NBest > 0 {
-				WriteNBest(out, written, tr, text)
-			} else {
-				fmt.Fprintln(out, text(tr.Output))
-			}
+			req.Decode.writeTranslation(out, written, tr, text)
 			if attn != nil {
 				if err := attn.Encode(tr); err != nil {
 					return written, fmt.Errorf("write attention: %w", err)
@@ -353,15 +347,19 @@ func Translate(ctx context.Context, req TranslateRequest) (int, error) {
 	}
 }
 
-// collectWindow takes lines until it has size of them, the input ends, or no line arrives for pause. more is
-// false once the input has ended (cleanly, or with inputErr).
+// collectWindow takes lines until it has size of them, the input ends, or no line arrives for pause (0: no line
+// is waiting). more is false once the input has ended (cleanly, or with inputErr).
 func collectWindow(ctx context.Context, lines <-chan inputLine, size int, pause time.Duration) (window []string, inputErr error, more bool) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for len(window) < size {
 		var wait <-chan time.Time
-		if len(window) > 0 {
+		switch {
+		case len(window) == 0:
+		case pause == 0 && len(lines) == 0:
+			return window, nil, true
+		case pause > 0:
 			timer.Reset(pause)
 			wait = timer.C
 		}
@@ -425,11 +423,8 @@ func TranslateWords(ctx context.Context, m *model.Seq2Seq[float32], tok data.Tok
 
 // translatePieces is TranslateTokens on the model's own tokens.
 func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]string, opts DecodeOptions) ([]Translation, error) {
-	models, err := searchModels(m, opts)
+	opts, models, batchSize, err := prepareSearch(m, opts)
 	if err != nil {
-		return nil, err
-	}
-	if opts, err = opts.choose(); err != nil {
 		return nil, err
 	}
 	out := make([]Translation, len(sents))
@@ -450,13 +445,6 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		index = append(index, i)
 	}
 	opts.progress(len(sents) - len(examples)) // the empty ones
-	batchSize := opts.Batch
-	if !opts.greedy() {
-		// A beam wider than the target vocabulary is cut to it (the command says so).
-		opts.Beam = min(opts.Beam, m.TgtVocab.Size())
-		opts.NBest = min(opts.NBest, opts.Beam)
-		batchSize = beamBatchSize(opts.Batch, opts.Beam*len(models.Models), m.TgtVocab.Size())
-	}
 	batches := data.MakeBatches(examples, data.BatchOptions{BatchSize: batchSize}, nil)
 	shortlist := batchShortlist(m, examples, opts.Shortlist)
 	taken := 0
@@ -477,7 +465,7 @@ func translatePieces(ctx context.Context, m *model.Seq2Seq[float32], sents [][]s
 		opts.progress(1)
 	})
 	if err != nil {
-		panic(err) // Validate checked the options, searchModels the shortlist
+		panic(err) // Validate checked the options, prepareSearch the shortlist
 	}
 	stopped := ctx.Err()
 	if stopped != nil {
@@ -520,22 +508,24 @@ func listTranslation(m *model.Seq2Seq[float32], src []string, list []decoder.Sco
 // has each model's logits: its beam counts once per model.
 const maxBeamLogits = 1 << 27
 
-// beamBatchSize is the number of sentences per beam-search batch: batch, or fewer so that the batch's
-// sentences × beam × vocab logits stay within maxBeamLogits, and at least one.
-func beamBatchSize(batch, beam, vocab int) int {
-	return max(1, min(batch, maxBeamLogits/max(beam*vocab, 1)))
-}
-
-// searchModels returns the models that translate for m under opts, opts.Ensemble or m alone, after checking
-// that m can translate with opts (CheckModel).
-func searchModels(m *model.Seq2Seq[float32], opts DecodeOptions) (*model.Ensemble, error) {
+// prepareSearch readies opts for a search with m, as translate and a stream search: a beam wider than the
+// target vocabulary is cut to it (the command says so), m is checked against opts (CheckModel) and the products
+// are chosen (choose). It returns opts, the models that translate (opts.Ensemble, or m alone), and the number of
+// sentences per batch: opts.Batch, or for beam search fewer so that the batch's sentences × beam × vocabulary
+// logits (the beam counting once per model) stay within maxBeamLogits, and at least one.
+func prepareSearch(m *model.Seq2Seq[float32], opts DecodeOptions) (DecodeOptions, *model.Ensemble, int, error) {
+	vocab := m.TgtVocab.Size()
+	opts.Beam = min(opts.Beam, vocab)
+	opts.NBest = min(opts.NBest, opts.Beam)
 	if err := opts.CheckModel("", m); err != nil {
-		return nil, fmt.Errorf("translate: %w", err)
+		return opts, nil, 0, fmt.Errorf("translate: %w", err)
 	}
-	if opts.Ensemble == nil {
-		return model.Single(m), nil
+	models := cmp.Or(opts.Ensemble, model.Single(m))
+	opts, err := opts.choose()
+	if opts.greedy() {
+		return opts, models, opts.Batch, err
 	}
-	return opts.Ensemble, nil
+	return opts, models, max(1, min(opts.Batch, maxBeamLogits/max(opts.Beam*len(models.Models)*vocab, 1))), err
 }
 
 // CheckModel reports why m, the checkpoint name (a path; "" for "the model"), cannot translate with o, or nil
@@ -632,18 +622,8 @@ func outputTokens(v *data.Vocab, h decoder.Hypothesis, source []string, replaceU
 	for i, id := range h.Tokens {
 		words[i] = v.Token(id)
 		if replaceUnk && id == data.UnkID && i < len(h.Attention) && len(h.Attention[i]) > 0 {
-			words[i] = source[argmax(h.Attention[i])]
+			words[i] = source[kernels.Argmax(h.Attention[i])]
 		}
 	}
 	return words
-}
-
-func argmax(xs []float32) int {
-	best := 0
-	for i, x := range xs {
-		if x > xs[best] {
-			best = i
-		}
-	}
-	return best
 }

@@ -165,7 +165,7 @@ func (w *watcher) validated(v model.ValidLog) (float64, error) {
 		for i, tr := range forced {
 			links[i] = tr.Links(0)
 		}
-		scores, _ := writeLinks(io.Discard, links, w.gold, nil, false)
+		scores, _ := writeLinks(io.Discard, links, w.gold, nil)
 		aer = scores.AER()
 	}
 	if len(w.watched) == 0 {

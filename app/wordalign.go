@@ -14,13 +14,12 @@ type StatisticalAlignRequest struct {
 	Corpus Corpus
 	// Tokenizer splits the corpus's lines into the words whose positions the links give: attend's regex
 	// tokenizer, or data.WhitespaceTokenizer for pre-tokenized text.
-	Tokenizer   data.Tokenizer
-	Options     wordalign.Options
-	Sym         align.Symmetrization // align.Forward or align.Reverse for one direction alone
-	Output      io.Writer
-	Gold        [][]align.Link // gold links of the first lines, one entry per line, or nil
-	GoldName    string         // the gold file, for messages
-	OneBasedOut bool           // write 1-based positions
+	Tokenizer data.Tokenizer
+	Options   wordalign.Options
+	Sym       align.Symmetrization // align.Forward or align.Reverse for one direction alone
+	Output    io.Writer
+	Gold      [][]align.Link // gold links of the first lines, one entry per line, or nil
+	GoldName  string         // the gold file, for messages
 	// OneBasedGold says the gold file's positions count from 1, for messages quoting its links.
 	OneBasedGold bool
 }
@@ -41,5 +40,5 @@ func AlignStatistical(ctx context.Context, req StatisticalAlignRequest) (align.S
 	if err != nil {
 		return align.Scores{}, err
 	}
-	return writeLinks(req.Output, links.Symmetrized(req.Sym), req.Gold, nil, req.OneBasedOut)
+	return writeLinks(req.Output, links.Symmetrized(req.Sym), req.Gold, nil)
 }
