@@ -522,10 +522,10 @@ func prepareSearch(m *model.Seq2Seq[float32], opts DecodeOptions) (DecodeOptions
 	}
 	models := cmp.Or(opts.Ensemble, model.Single(m))
 	opts, err := opts.choose()
-	if opts.greedy() {
+	if err != nil || opts.greedy() {
 		return opts, models, opts.Batch, err
 	}
-	return opts, models, max(1, min(opts.Batch, maxBeamLogits/max(opts.Beam*len(models.Models)*vocab, 1))), err
+	return opts, models, max(1, min(opts.Batch, maxBeamLogits/max(opts.Beam*len(models.Models)*vocab, 1))), nil
 }
 
 // CheckModel reports why m, the checkpoint name (a path; "" for "the model"), cannot translate with o, or nil
